@@ -1,0 +1,268 @@
+"""The catalog of algorithms: one closed form (or one composition) per algorithm.
+
+Adding an algorithm means adding one entry to :data:`ALGORITHMS` here and one
+execution in :mod:`symcomm.simulate`; the tests hold the two against each other.
+
+Conventions (DESIGN.md): elements, M = the full unsharded buffer, exact (N−1)/N forms.
+Power-of-two algorithms are written with log₂N; general ones with ⌈log₂N⌉.  Rooted
+algorithms root at rank 0.  ``send``/``recv`` keyword arguments are the busiest
+*non-root* rank; ``root_send``/``root_recv`` the root.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+import sympy as sp
+
+from . import symbols as S
+from .cost import Cost
+from .primitives import PRIMITIVES
+
+N, M, G = S.N, S.M, S.G
+log2N = sp.log(N, 2)          # power-of-two algorithms only
+ceil_log2N = S.log2_ceil(N)   # general N
+
+THAKUR = "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1)"
+CHAN = "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13)"
+BRUCK = "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11)"
+PATARASUK = "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2)"
+
+
+# -- requirements on N and M -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Requirement:
+    """A condition on the integer arguments, with the words to explain a violation."""
+
+    kind: str                 # "power_of_two" | "divides" | "equals"
+    symbol: sp.Symbol
+    other: sp.Expr | int = 0  # divides: symbol divides ``other``; equals: symbol == other
+
+    def violation(self, values: dict) -> str | None:
+        x = values.get(self.symbol)
+        if x is None:
+            return None
+        if self.kind == "power_of_two":
+            if x < 1 or x & (x - 1):
+                return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol} to be a power of two (2, 4, 8, ...)"
+        elif self.kind == "divides":
+            y = sp.sympify(self.other).subs(values)
+            if not y.is_number:
+                return None
+            if y % x:
+                return f"{self.other}={y} is not allowed: it must be a multiple of {self.symbol}={x}"
+        elif self.kind == "equals":
+            if x != self.other:
+                return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol}={self.other}"
+        return None
+
+    def describe(self) -> str:
+        return {
+            "power_of_two": f"{self.symbol} a power of two",
+            "divides": f"{self.other} a multiple of {self.symbol}",
+            "equals": f"{self.symbol} = {self.other}",
+        }[self.kind]
+
+
+POW2 = Requirement("power_of_two", N)
+N_DIVIDES_M = Requirement("divides", N, M)
+G_DIVIDES_N = Requirement("divides", G, N)
+PAIR = Requirement("equals", N, 2)
+
+
+# -- algorithms ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Phase:
+    """One step of a composed algorithm: ``algorithm`` of ``primitive`` on a group."""
+
+    primitive: str
+    algorithm: str
+    group: sp.Expr = N
+    message: sp.Expr = M
+    across_nodes: bool = False
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    primitive: str
+    name: str
+    summary: str
+    source: str
+    requires: tuple[Requirement, ...] = ()
+    closed_form: Cost | None = None
+    phases: tuple[Phase, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.primitive, self.name)
+
+    @property
+    def power_of_two(self) -> bool:
+        return POW2 in self.requires
+
+    @cached_property
+    def cost(self) -> Cost:
+        """The closed form, or the sum of the phases' costs (composition)."""
+        if self.closed_form is not None:
+            return self.closed_form
+        total = None
+        for phase in self.phases:
+            part = algorithm(phase.primitive, phase.algorithm).cost.subs(
+                {N: phase.group, M: phase.message})
+            # N/group groups run this phase side by side, one per set of ranks
+            part = replace(part, total=part.total * N / phase.group)
+            if phase.across_nodes:
+                part = part.across_nodes()
+            total = part if total is None else total.then(part)
+        return total.simplified()
+
+    def violations(self, values: dict) -> list[str]:
+        return [msg for req in self.requires if (msg := req.violation(values))]
+
+
+_ENTRIES = [
+    # ---- broadcast -----------------------------------------------------------------------
+    Algorithm("broadcast", "flat", "the root sends the whole buffer to each rank in turn",
+              THAKUR + ", §4 (Broadcast), the linear baseline",
+              closed_form=Cost.of(root_send=(N - 1) * M, root_recv=0, send=0, recv=M,
+                                  total=(N - 1) * M, alpha=N - 1, beta=(N - 1) * M)),
+    Algorithm("broadcast", "binomial_tree", "the set of ranks holding the data doubles each round",
+              THAKUR + ", §4 (Broadcast): T = ⌈log₂p⌉(α + nβ)", (POW2,),
+              Cost.of(root_send=log2N * M, root_recv=0, send=(log2N - 1) * M, recv=M,
+                      total=(N - 1) * M, alpha=log2N, beta=log2N * M)),
+    Algorithm("broadcast", "scatter_allgather",
+              "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
+              THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ", (POW2, N_DIVIDES_M),
+              phases=(Phase("scatter", "binomial_tree"), Phase("all_gather", "ring"))),
+    # ---- scatter -------------------------------------------------------------------------
+    Algorithm("scatter", "flat", "the root sends block r to rank r, one rank at a time",
+              CHAN + ", §5 (Scatter, linear)", (N_DIVIDES_M,),
+              Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=0, recv=M / N,
+                      total=(N - 1) * M / N, alpha=N - 1, beta=(N - 1) * M / N)),
+    Algorithm("scatter", "binomial_tree", "the root sends half of the blocks, then each holder halves again",
+              CHAN + ", §5 (Scatter, minimum-spanning-tree)", (POW2, N_DIVIDES_M),
+              Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=M / 2 - M / N, recv=M / 2,
+                      total=log2N * M / 2, alpha=log2N, beta=(N - 1) * M / N)),
+    # ---- gather --------------------------------------------------------------------------
+    Algorithm("gather", "flat", "each rank sends its block to the root, one at a time",
+              CHAN + ", §5 (Gather, linear)", (N_DIVIDES_M,),
+              Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=M / N, recv=0,
+                      total=(N - 1) * M / N, alpha=N - 1, beta=(N - 1) * M / N)),
+    Algorithm("gather", "binomial_tree", "blocks are merged pairwise up a binomial tree",
+              CHAN + ", §5 (Gather, minimum-spanning-tree)", (POW2, N_DIVIDES_M),
+              Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=M / 2, recv=M / 2 - M / N,
+                      total=log2N * M / 2, alpha=log2N, beta=(N - 1) * M / N)),
+    # ---- reduce --------------------------------------------------------------------------
+    Algorithm("reduce", "flat", "each rank sends its buffer to the root, which adds them one by one",
+              THAKUR + ", §4 (Reduce), the linear baseline",
+              closed_form=Cost.of(root_send=0, root_recv=(N - 1) * M, send=M, recv=0,
+                                  total=(N - 1) * M, alpha=N - 1, beta=(N - 1) * M,
+                                  gamma=(N - 1) * M)),
+    Algorithm("reduce", "binomial_tree", "partial sums are combined pairwise up a binomial tree",
+              THAKUR + ", §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ)", (POW2,),
+              Cost.of(root_send=0, root_recv=log2N * M, send=M, recv=(log2N - 1) * M,
+                      total=(N - 1) * M, alpha=log2N, beta=log2N * M, gamma=log2N * M)),
+    Algorithm("reduce", "rabenseifner", "reduce-scatter by recursive halving, then binomial gather",
+              THAKUR + ", §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
+              phases=(Phase("reduce_scatter", "recursive_halving"), Phase("gather", "binomial_tree"))),
+    # ---- all-gather ----------------------------------------------------------------------
+    Algorithm("all_gather", "ring", "each rank passes the block it last received to its right neighbour",
+              THAKUR + ", §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ", (N_DIVIDES_M,),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=N - 1, beta=(N - 1) * M / N)),
+    Algorithm("all_gather", "recursive_doubling", "partners at distance 1, 2, 4... swap all they hold",
+              THAKUR + ", §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ", (POW2, N_DIVIDES_M),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=log2N, beta=(N - 1) * M / N)),
+    Algorithm("all_gather", "bruck", "in round k each rank sends min(2^k, N − 2^k) blocks to rank − 2^k",
+              BRUCK + "; " + THAKUR + ", §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ", (N_DIVIDES_M,),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=ceil_log2N, beta=(N - 1) * M / N)),
+    Algorithm("all_gather", "gather_broadcast", "flat gather to the root, then flat broadcast (all-gather = gather + broadcast)",
+              "the seed's identity All-Gather = Gather + Broadcast, composed here", (N_DIVIDES_M,),
+              phases=(Phase("gather", "flat"), Phase("broadcast", "flat"))),
+    # ---- reduce-scatter ------------------------------------------------------------------
+    Algorithm("reduce_scatter", "ring", "each rank adds its block to the partial sum it receives and passes it on",
+              PATARASUK + ", §3 (the reduce-scatter half of the ring all-reduce)", (N_DIVIDES_M,),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=N - 1, beta=(N - 1) * M / N, gamma=(N - 1) * M / N)),
+    Algorithm("reduce_scatter", "recursive_halving", "partners at distance N/2, N/4... exchange and add half of what they hold",
+              THAKUR + ", §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ)", (POW2, N_DIVIDES_M),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=log2N, beta=(N - 1) * M / N, gamma=(N - 1) * M / N)),
+    Algorithm("reduce_scatter", "pairwise", "in round i rank r sends block r + i to rank r + i and adds the block from r − i",
+              THAKUR + ", §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ)", (N_DIVIDES_M,),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=N - 1, beta=(N - 1) * M / N, gamma=(N - 1) * M / N)),
+    # ---- all-reduce ----------------------------------------------------------------------
+    Algorithm("all_reduce", "ring", "ring reduce-scatter then ring all-gather (all-reduce = reduce-scatter + all-gather)",
+              PATARASUK + ", §3; " + THAKUR + ", §4 (Allreduce)", (N_DIVIDES_M,),
+              phases=(Phase("reduce_scatter", "ring"), Phase("all_gather", "ring"))),
+    Algorithm("all_reduce", "flat", "flat reduce to the root, then flat broadcast: the naive parameter-server form",
+              "the seed's naive All-Reduce = Reduce + Broadcast, composed here",
+              phases=(Phase("reduce", "flat"), Phase("broadcast", "flat"))),
+    Algorithm("all_reduce", "binomial_tree", "binomial reduce, then binomial broadcast",
+              THAKUR + ", §4 (Allreduce), MPICH's former default", (POW2,),
+              phases=(Phase("reduce", "binomial_tree"), Phase("broadcast", "binomial_tree"))),
+    Algorithm("all_reduce", "recursive_doubling", "partners at distance 1, 2, 4... swap and add whole buffers",
+              THAKUR + ", §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ", (POW2,),
+              Cost.of(send=log2N * M, recv=log2N * M, total=N * log2N * M,
+                      alpha=log2N, beta=log2N * M, gamma=log2N * M)),
+    Algorithm("all_reduce", "rabenseifner", "recursive-halving reduce-scatter, then recursive-doubling all-gather",
+              THAKUR + ", §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
+              phases=(Phase("reduce_scatter", "recursive_halving"), Phase("all_gather", "recursive_doubling"))),
+    Algorithm("all_reduce", "in_network",
+              "every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); "
+              "the down-link carries the sum while the up-link still carries inputs, so β counts M once",
+              "Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS",
+              closed_form=Cost.of(send=M, recv=M, total=N * M, alpha=2, beta=M)),
+    Algorithm("all_reduce", "hierarchical",
+              "ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",
+              "Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce)",
+              (G_DIVIDES_N, N_DIVIDES_M),
+              phases=(Phase("reduce_scatter", "ring", group=G),
+                      Phase("all_reduce", "ring", group=N / G, message=M / G, across_nodes=True),
+                      Phase("all_gather", "ring", group=G))),
+    # ---- all-to-all ----------------------------------------------------------------------
+    Algorithm("all_to_all", "pairwise", "in round i rank r sends its block for r + i and receives from r − i",
+              THAKUR + ", §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ", (N_DIVIDES_M,),
+              Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
+                      alpha=N - 1, beta=(N - 1) * M / N)),
+    Algorithm("all_to_all", "bruck", "in round k each rank forwards the blocks whose index has bit k set",
+              BRUCK + "; " + THAKUR + ", §4 (Alltoall): T = lg p·α + (n/2) lg p·β", (POW2, N_DIVIDES_M),
+              Cost.of(send=log2N * M / 2, recv=log2N * M / 2, total=N * log2N * M / 2,
+                      alpha=log2N, beta=log2N * M / 2)),
+    # ---- send/recv -----------------------------------------------------------------------
+    Algorithm("send_recv", "direct", "rank 0 sends M elements to rank 1 in one message",
+              "the α-β model itself (Hockney 1994, Parallel Computing 20(3))", (PAIR,),
+              Cost.of(send=M, recv=M, total=M, alpha=1, beta=M)),
+]
+
+#: (primitive, algorithm) → Algorithm
+ALGORITHMS: dict[tuple[str, str], Algorithm] = {alg.key: alg for alg in _ENTRIES}
+
+
+def algorithms_of(primitive_name: str) -> list[Algorithm]:
+    return [alg for alg in ALGORITHMS.values() if alg.primitive == primitive_name]
+
+
+def algorithm(primitive_name: str, name: str) -> Algorithm:
+    """Look up an algorithm, or raise a ValueError that lists the valid names."""
+    if primitive_name not in PRIMITIVES:
+        raise ValueError(f"unknown primitive {primitive_name!r}; choose one of: {', '.join(PRIMITIVES)}")
+    try:
+        return ALGORITHMS[(primitive_name, name)]
+    except KeyError:
+        names = ", ".join(alg.name for alg in algorithms_of(primitive_name))
+        raise ValueError(f"unknown algorithm {name!r} for {primitive_name}; choose one of: {names}") from None
+
+
+#: The algorithm a user gets when they name none: bandwidth-optimal, any N.
+DEFAULT_ALGORITHM = {
+    "broadcast": "flat", "scatter": "flat", "gather": "flat", "reduce": "flat",
+    "all_gather": "ring", "reduce_scatter": "ring", "all_reduce": "ring",
+    "all_to_all": "pairwise", "send_recv": "direct",
+}

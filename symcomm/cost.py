@@ -1,0 +1,181 @@
+"""The cost of one communication operation, as SymPy expressions.
+
+Conventions (DESIGN.md): counts are *elements*; ``send``/``recv`` are the largest
+number of elements any one rank sends/receives; ``total`` is the elements sent summed
+over all ranks; the time is T = Σ coefficient · symbol over α (messages on the critical
+path), β (elements moved on the critical path), γ (elements reduced on the critical
+path), plus α_inter/β_inter for the inter-node level of two-level algorithms.
+
+A rooted operation keeps two traffic roles, the root and the busiest non-root rank,
+because composing phases (reduce, then broadcast) adds traffic rank by rank: the root
+of a naive all-reduce sends (N−1)M, not (N−1)M + M.  A symmetric operation has no root.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import sympy as sp
+
+from . import symbols as S
+
+_LEVEL_MAP = {S.alpha: S.alpha_inter, S.beta: S.beta_inter}
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Elements one rank sends and receives."""
+
+    send: sp.Expr
+    recv: sp.Expr
+
+    def __add__(self, other: "Traffic") -> "Traffic":
+        return Traffic(self.send + other.send, self.recv + other.recv)
+
+    def scaled(self, factor: sp.Expr) -> "Traffic":
+        return Traffic(self.send * factor, self.recv * factor)
+
+    def subs(self, mapping) -> "Traffic":
+        return Traffic(_subs(self.send, mapping), _subs(self.recv, mapping))
+
+    def simplified(self) -> "Traffic":
+        return Traffic(_tidy(self.send), _tidy(self.recv))
+
+
+def _subs(expr, mapping) -> sp.Expr:
+    return sp.sympify(expr).subs(mapping, simultaneous=True)
+
+
+def _tidy(expr) -> sp.Expr:
+    return sp.factor(sp.simplify(sp.sympify(expr)))
+
+
+def _frozen(mapping: Mapping[sp.Symbol, sp.Expr]) -> tuple[tuple[sp.Symbol, sp.Expr], ...]:
+    order = {sym: i for i, sym in enumerate(S.TIME_SYMBOLS)}
+    return tuple(sorted(((k, sp.sympify(v)) for k, v in mapping.items() if sp.sympify(v) != 0),
+                        key=lambda kv: order[kv[0]]))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Traffic and α-β-γ time coefficients of one operation (or a sequence of them).
+
+    ``others`` is the busiest non-root rank (every rank, when ``root`` is None).
+    ``coefficients`` maps a time symbol (α, β, γ, α_inter, β_inter) to its coefficient.
+    """
+
+    others: Traffic
+    total: sp.Expr
+    coefficients: tuple[tuple[sp.Symbol, sp.Expr], ...]
+    root: Traffic | None = None
+
+    @staticmethod
+    def of(*, send, recv, total, alpha=0, beta=0, gamma=0,
+           root_send=None, root_recv=None, **inter) -> "Cost":
+        """Build a cost; give ``root_send``/``root_recv`` for rooted operations."""
+        coeffs = {S.alpha: alpha, S.beta: beta, S.gamma: gamma}
+        for key, value in inter.items():
+            coeffs[S.symbol(key)] = value
+        root = None
+        if root_send is not None or root_recv is not None:
+            root = Traffic(sp.sympify(root_send or 0), sp.sympify(root_recv or 0))
+        return Cost(Traffic(sp.sympify(send), sp.sympify(recv)), sp.sympify(total),
+                    _frozen(coeffs), root)
+
+    # -- reading -------------------------------------------------------------------
+    def coefficient(self, sym: sp.Symbol) -> sp.Expr:
+        return dict(self.coefficients).get(sym, sp.Integer(0))
+
+    @property
+    def alpha(self) -> sp.Expr:
+        return self.coefficient(S.alpha)
+
+    @property
+    def beta(self) -> sp.Expr:
+        return self.coefficient(S.beta)
+
+    @property
+    def gamma(self) -> sp.Expr:
+        return self.coefficient(S.gamma)
+
+    @property
+    def send(self) -> sp.Expr:
+        """Largest number of elements any one rank sends."""
+        if self.root is None:
+            return self.others.send
+        return larger(self.root.send, self.others.send)
+
+    @property
+    def recv(self) -> sp.Expr:
+        """Largest number of elements any one rank receives."""
+        if self.root is None:
+            return self.others.recv
+        return larger(self.root.recv, self.others.recv)
+
+    @property
+    def time(self) -> sp.Expr:
+        return sp.Add(*(coef * sym for sym, coef in self.coefficients))
+
+    # -- composing -----------------------------------------------------------------
+    def then(self, other: "Cost") -> "Cost":
+        """This operation followed by ``other`` (sequential phases, same root)."""
+        root = None
+        if self.root is not None or other.root is not None:
+            root = (self.root or self.others) + (other.root or other.others)
+        coeffs = dict(self.coefficients)
+        for sym, coef in other.coefficients:
+            coeffs[sym] = coeffs.get(sym, 0) + coef
+        return Cost(self.others + other.others, self.total + other.total, _frozen(coeffs), root)
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return self.then(other)
+
+    def times(self, count) -> "Cost":
+        """The operation repeated ``count`` times in sequence."""
+        count = sp.sympify(count)
+        return Cost(self.others.scaled(count), self.total * count,
+                    _frozen({sym: coef * count for sym, coef in self.coefficients}),
+                    None if self.root is None else self.root.scaled(count))
+
+    def subs(self, mapping) -> "Cost":
+        """Substitute symbols (group size, message size...) in every expression, simultaneously."""
+        return Cost(self.others.subs(mapping), _subs(self.total, mapping),
+                    _frozen({sym: _subs(coef, mapping) for sym, coef in self.coefficients}),
+                    None if self.root is None else self.root.subs(mapping))
+
+    def across_nodes(self) -> "Cost":
+        """The same operation on the inter-node level: α → α_inter, β → β_inter."""
+        coeffs: dict = {}
+        for sym, coef in self.coefficients:
+            target = _LEVEL_MAP.get(sym, sym)
+            coeffs[target] = coeffs.get(target, 0) + coef
+        return Cost(self.others, self.total, _frozen(coeffs), self.root)
+
+    def simplified(self) -> "Cost":
+        return Cost(self.others.simplified(), _tidy(self.total),
+                    _frozen({sym: _tidy(coef) for sym, coef in self.coefficients}),
+                    None if self.root is None else self.root.simplified())
+
+    def fields(self) -> dict[str, sp.Expr]:
+        """The reported quantities by name, in display order."""
+        out = {"send": self.send, "recv": self.recv, "total": self.total}
+        for sym in S.TIME_SYMBOLS:
+            if sym in (S.alpha, S.beta, S.gamma) or sym in dict(self.coefficients):
+                out[S.BY_SYMBOL[sym].cli_name] = self.coefficient(sym)
+        return out
+
+
+def larger(x: sp.Expr, y: sp.Expr) -> sp.Expr:
+    """max(x, y), decided symbolically when the sign of x − y is provable for N ≥ 2.
+
+    Returns an unevaluated ``Max`` when neither order can be proved.
+    """
+    from .proof import is_nonnegative  # the prover owns inequality reasoning
+
+    x, y = sp.sympify(x), sp.sympify(y)
+    if is_nonnegative(x - y):
+        return x
+    if is_nonnegative(y - x):
+        return y
+    return sp.Max(x, y)

@@ -1,0 +1,226 @@
+"""Claims and their proofs: the public API for stating and checking identities.
+
+A claim is a small immutable value: an equality (:class:`Claim`), an inequality
+(:class:`AtLeast`) or a limit (:class:`Limit`).  :func:`prove` returns a :class:`Proof`
+or raises :class:`ClaimFailed` whose message shows the simplified difference, so that a
+user's own pytest reads::
+
+    from symcomm import prove, Claim, AtLeast
+    prove(Claim(ring_cost.beta, 2 * (N - 1) * M / N))
+
+Proofs are symbolic, never sampled.  The domain of every claim: integer symbols are
+≥ 1 and N ≥ 2; a bare log₂N marks a power-of-two formula (N = 2^j, j ≥ 1) while
+⌈log₂N⌉ marks a general one.  Inequalities are proved by rewriting each integer symbol
+as (its least value + a natural number), then showing the numerator is a sum of
+non-negative terms, by induction on a natural number where that is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import symbols as S
+
+#: Least value of an integer symbol in every claim; others default to 1.
+LEAST = {S.N: 2}
+_INDUCTION_DEPTH = 5
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Where a claim is meant to hold: least values, and symbols that are powers of two."""
+
+    least: tuple[tuple[sp.Symbol, int], ...] = tuple(LEAST.items())
+    power_of_two: frozenset = frozenset()
+
+    def least_of(self, sym: sp.Symbol) -> int:
+        return dict(self.least).get(sym, 1)
+
+
+DEFAULT = Domain()
+POWER_OF_TWO = Domain(power_of_two=frozenset({S.N}))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """lhs = rhs for every value in the domain."""
+
+    lhs: sp.Expr
+    rhs: sp.Expr
+    name: str = ""
+    source: str = ""
+    domain: Domain = DEFAULT
+
+    relation = "="
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """lhs ≥ rhs for every value in the domain."""
+
+    lhs: sp.Expr
+    rhs: sp.Expr
+    name: str = ""
+    source: str = ""
+    domain: Domain = DEFAULT
+
+    relation = "≥"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """expr → value as var → point (∞ by default)."""
+
+    expr: sp.Expr
+    value: sp.Expr
+    var: sp.Symbol = S.N
+    point: sp.Expr = sp.oo
+    name: str = ""
+    source: str = ""
+
+    relation = "→"
+
+
+@dataclass(frozen=True)
+class Proof:
+    claim: object
+    holds: bool
+    detail: str
+
+    def __bool__(self) -> bool:
+        return self.holds
+
+
+class ClaimFailed(AssertionError):
+    """A claim that symcomm could not prove; the message shows why."""
+
+
+def _label(claim) -> str:
+    return f"claim {claim.name!r}" if claim.name else "claim"
+
+
+def check(claim) -> Proof:
+    """Try to prove ``claim``; return a :class:`Proof` that says whether it holds."""
+    if isinstance(claim, Limit):
+        got = sp.simplify(sp.limit(sp.sympify(claim.expr), claim.var, claim.point))
+        ok = sp.simplify(got - sp.sympify(claim.value)) == 0
+        detail = (f"lim {claim.var}→{claim.point} of {claim.expr} = {got}"
+                  + ("" if ok else f", not {claim.value}"))
+        return Proof(claim, ok, detail)
+    diff = sp.sympify(claim.lhs) - sp.sympify(claim.rhs)
+    if isinstance(claim, Claim):
+        reduced, _ = _in_domain(diff, claim.domain)
+        reduced = sp.simplify(reduced)
+        if reduced == 0:
+            return Proof(claim, True, f"{claim.lhs} = {claim.rhs}")
+        return Proof(claim, False, f"lhs − rhs simplifies to {sp.factor(reduced)}, not 0")
+    if isinstance(claim, AtLeast):
+        if is_nonnegative(diff, claim.domain):
+            return Proof(claim, True, f"{claim.lhs} ≥ {claim.rhs}")
+        witness = counterexample(diff, claim.domain)
+        where = f"; it is negative at {witness}" if witness else " (no counterexample found)"
+        return Proof(claim, False,
+                     f"could not prove lhs − rhs = {sp.factor(sp.simplify(diff))} ≥ 0{where}")
+    raise TypeError(f"prove() takes Claim, AtLeast or Limit, not {type(claim).__name__}")
+
+
+def prove(claim) -> Proof:
+    """Prove ``claim`` or raise :class:`ClaimFailed` with the simplified difference."""
+    proof = check(claim)
+    if not proof:
+        source = f" [{claim.source}]" if claim.source else ""
+        raise ClaimFailed(f"{_label(claim)}{source} does not hold: {proof.detail}")
+    return proof
+
+
+# -- inequality reasoning --------------------------------------------------------------
+
+def _natural(name: str) -> sp.Symbol:
+    return sp.Symbol(name, integer=True, nonnegative=True)
+
+
+def _integer_symbols(expr: sp.Expr):
+    return sorted((x for x in expr.free_symbols if x.is_integer), key=lambda x: x.name)
+
+
+def _in_domain(expr: sp.Expr, domain: Domain):
+    """Rewrite every integer symbol as least value + natural number.
+
+    Returns the rewritten expression and the natural-number variables introduced.
+    """
+    expr = sp.sympify(expr)
+    naturals = []
+    for sym in _integer_symbols(expr):
+        least = domain.least_of(sym)
+        log2 = sp.log(sym) / sp.log(2)
+        ceil_log2 = sp.ceiling(log2)
+        nat = _natural(f"i_{sym.name}")
+        if sym in domain.power_of_two or (expr.has(sp.log(sym)) and not expr.has(ceil_log2)):
+            # sym = 2^j with 2^j ≥ least
+            j0 = max(0, (least - 1).bit_length())
+            j = nat + j0
+            expr = expr.subs(sp.log(sym), j * sp.log(2)).subs(sym, 2 ** j)
+        elif expr.has(ceil_log2):
+            # sym in (2^(ℓ−1), 2^ℓ] with ℓ = ⌈log₂ sym⌉ ≥ 1 (sym ≥ 2): sym = 2^(ℓ−1) + 1 + i
+            if least < 2:
+                raise ValueError(f"⌈log₂{sym}⌉ needs {sym} ≥ 2 in the claim's domain")
+            ell_nat = _natural(f"l_{sym.name}")
+            expr = expr.subs(ceil_log2, ell_nat + 1).subs(sym, 2 ** ell_nat + 1 + nat)
+            naturals.append(ell_nat)
+        else:
+            expr = expr.subs(sym, nat + least)
+        naturals.append(nat)
+    return expr, naturals
+
+
+def _nonnegative_sum(expr: sp.Expr, naturals, depth: int) -> bool:
+    num, den = sp.fraction(sp.together(sp.sympify(expr)))
+    if not den.is_positive:
+        if den.is_negative:
+            num = -num
+        else:
+            return False
+    num = sp.expand(num, power_exp=True)
+    if num.is_nonnegative or all(term.is_nonnegative for term in sp.Add.make_args(num)):
+        return True
+    if depth == 0:
+        return False
+    for var in naturals:
+        if not num.has(var):
+            continue
+        base = num.subs(var, 0)
+        step = num.subs(var, var + 1) - num
+        if (_nonnegative_sum(base, naturals, depth - 1)
+                and _nonnegative_sum(step, naturals, depth - 1)):
+            return True
+    return False
+
+
+def is_nonnegative(expr, domain: Domain = DEFAULT) -> bool:
+    """True when expr ≥ 0 is proved for every value of its symbols in ``domain``."""
+    expr = sp.sympify(expr)
+    if expr.has(sp.Max, sp.Min):
+        return False
+    rewritten, naturals = _in_domain(expr, domain)
+    return _nonnegative_sum(rewritten, naturals, _INDUCTION_DEPTH)
+
+
+def counterexample(expr, domain: Domain = DEFAULT, tries: int = 6):
+    """A small assignment making expr negative, to tell 'false' from 'not proved'."""
+    expr = sp.sympify(expr)
+    syms = _integer_symbols(expr)
+    reals = [x for x in expr.free_symbols if x not in syms]
+    for n in range(tries):
+        point = {}
+        for sym in syms:
+            value = domain.least_of(sym) + n
+            if sym in domain.power_of_two or expr.has(sp.log(sym)):
+                value = 2 ** (max(1, (domain.least_of(sym) - 1).bit_length()) + n)
+            point[sym] = value
+        point.update({x: 1 for x in reals})
+        value = expr.subs(point)
+        if value.is_number and value.is_negative:
+            return ", ".join(f"{k}={v}" for k, v in sorted(point.items(), key=lambda kv: kv[0].name))
+    return None

@@ -1,0 +1,120 @@
+"""Every symbol symcomm uses, in one place.
+
+The seed's notation is kept: Φ parameters, batch b, sequence length s, hidden size h,
+N GPUs.  Assumptions are declared so that a proof holds for every admissible value: a
+count of ranks or tokens is a positive integer, a latency or a bandwidth cost is a
+positive real.  Each symbol also has a plain ASCII *CLI name* (``Phi``, ``alpha``...),
+which is also the keyword its evaluator takes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    symbol: sp.Symbol
+    cli_name: str
+    meaning: str
+    unit: str
+
+
+def _integer(name: str) -> sp.Symbol:
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+def _real(name: str) -> sp.Symbol:
+    return sp.Symbol(name, real=True, positive=True)
+
+
+def _nonneg(name: str) -> sp.Symbol:
+    return sp.Symbol(name, real=True, nonnegative=True)
+
+
+# --- the seed's notation -------------------------------------------------------------
+Phi = _integer("Phi")          # parameters (FP16: 2Φ bytes)
+b = _integer("b")              # batch (sequences per step for the group described)
+s = _integer("s")              # sequence length
+h = _integer("h")              # hidden size
+N = _integer("N")              # ranks (GPUs) in the group
+
+# --- collectives -----------------------------------------------------------------------
+M = _integer("M")              # message: the full, unsharded buffer, in elements
+G = _integer("G")              # ranks per node (inner level of a two-level algorithm)
+
+# --- α-β-γ time model ------------------------------------------------------------------
+alpha = _nonneg("alpha")              # s per message (inside a node / single level)
+beta = _nonneg("beta")                # s per element (inside a node / single level)
+gamma = _nonneg("gamma")              # s per reduced element
+alpha_inter = _nonneg("alpha_inter")  # s per message across nodes
+beta_inter = _nonneg("beta_inter")    # s per element across nodes
+
+# --- model and parallel layout ---------------------------------------------------------
+L = _integer("L")              # transformer layers
+m = _integer("m")              # micro-batches per step (pipeline)
+v = _integer("v")              # model chunks per pipeline stage (interleaved schedule)
+k = _integer("k")              # experts chosen per token (top-k)
+f = _real("f")                 # MoE capacity factor
+E = _integer("E")              # experts
+h_kv = _integer("h_kv")        # width of K (or V) per token: h for MHA, smaller with GQA
+a = _integer("a")              # attention heads
+d = _integer("d")              # data-parallel degree
+t = _integer("t")              # tensor-parallel degree
+p = _integer("p")              # pipeline-parallel degree
+c = _integer("c")              # context-parallel degree
+e = _integer("e")              # expert-parallel degree
+
+
+SYMBOLS: dict[str, SymbolInfo] = {
+    info.cli_name: info
+    for info in (
+        SymbolInfo(Phi, "Phi", "model parameters", "elements"),
+        SymbolInfo(b, "b", "batch size (sequences per step)", "sequences"),
+        SymbolInfo(s, "s", "sequence length", "tokens"),
+        SymbolInfo(h, "h", "hidden dimension", "elements"),
+        SymbolInfo(N, "N", "number of GPUs (ranks) in the group", "ranks"),
+        SymbolInfo(M, "M", "message size: the full unsharded buffer", "elements"),
+        SymbolInfo(G, "G", "ranks per node (inner group of a two-level algorithm)", "ranks"),
+        SymbolInfo(alpha, "alpha", "latency per message (intra-node or single level)", "s"),
+        SymbolInfo(beta, "beta", "transfer time per element (intra-node or single level)", "s/element"),
+        SymbolInfo(gamma, "gamma", "reduction time per element", "s/element"),
+        SymbolInfo(alpha_inter, "alpha_inter", "latency per message across nodes", "s"),
+        SymbolInfo(beta_inter, "beta_inter", "transfer time per element across nodes", "s/element"),
+        SymbolInfo(L, "L", "transformer layers", "layers"),
+        SymbolInfo(m, "m", "micro-batches per step", "micro-batches"),
+        SymbolInfo(v, "v", "model chunks per pipeline stage (interleaved)", "chunks"),
+        SymbolInfo(k, "k", "experts per token (top-k)", "experts"),
+        SymbolInfo(f, "f", "MoE capacity factor", "ratio"),
+        SymbolInfo(E, "E", "number of experts", "experts"),
+        SymbolInfo(h_kv, "h_kv", "width of K or V per token (h for MHA, less with GQA)", "elements"),
+        SymbolInfo(a, "a", "attention heads", "heads"),
+        SymbolInfo(d, "d", "data-parallel degree", "ranks"),
+        SymbolInfo(t, "t", "tensor-parallel degree", "ranks"),
+        SymbolInfo(p, "p", "pipeline-parallel degree", "ranks"),
+        SymbolInfo(c, "c", "context-parallel degree", "ranks"),
+        SymbolInfo(e, "e", "expert-parallel degree", "ranks"),
+    )
+}
+
+BY_SYMBOL: dict[sp.Symbol, SymbolInfo] = {info.symbol: info for info in SYMBOLS.values()}
+
+#: The coefficients of T = a·α + b·β + c·γ (+ the inter-node pair), in display order.
+TIME_SYMBOLS: tuple[sp.Symbol, ...] = (alpha, beta, gamma, alpha_inter, beta_inter)
+
+
+def log2_ceil(n: sp.Expr) -> sp.Expr:
+    """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks."""
+    return sp.ceiling(sp.log(n, 2))
+
+
+def symbol(cli_name: str) -> sp.Symbol:
+    """The symbol with this CLI name, or a ValueError listing the names that exist."""
+    try:
+        return SYMBOLS[cli_name].symbol
+    except KeyError:
+        raise ValueError(
+            f"unknown symbol {cli_name!r}; known symbols: {', '.join(SYMBOLS)}"
+        ) from None

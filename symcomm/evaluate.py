@@ -1,0 +1,31 @@
+"""Exact evaluation of an expression at given values (the CLI and the tests use it).
+
+Integers stay integers: SymPy's exact arithmetic is used, and log₂ of a power of two is
+reduced to its integer (log(2**20)/log(2) → 20) before anything is converted.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+
+def exact(expr, values: dict) -> sp.Expr:
+    """expr with ``values`` substituted, reduced to an exact number where possible."""
+    result = sp.sympify(expr).subs(values, simultaneous=True)
+    if result.has(sp.log):
+        result = sp.simplify(sp.expand_log(result, force=True))
+    if result.has(sp.Max, sp.Min, sp.ceiling, sp.floor, sp.Piecewise):
+        result = result.doit()
+    return result
+
+
+def plain(number: sp.Expr) -> int | float:
+    """An exact integer stays a Python int (any size); anything else becomes a float."""
+    number = sp.sympify(number)
+    if number.is_Integer:
+        return int(number)
+    if number.is_number:
+        if number.is_integer:
+            return int(number)
+        return float(number)
+    raise ValueError(f"not a number: {number} (a symbol has no value: {sorted(map(str, number.free_symbols))})")

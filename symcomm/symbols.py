@@ -66,6 +66,8 @@ t = _integer("t")              # tensor-parallel degree
 p = _integer("p")              # pipeline-parallel degree
 c = _integer("c")              # context-parallel degree
 e = _integer("e")              # expert-parallel degree
+L_moe = _integer("L_moe")      # MoE layers (those whose MLP is a mixture of experts)
+Phi_E = _integer("Phi_E")      # expert parameters (the part of Φ sharded by expert parallelism)
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -96,6 +98,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(p, "p", "pipeline-parallel degree", "ranks"),
         SymbolInfo(c, "c", "context-parallel degree", "ranks"),
         SymbolInfo(e, "e", "expert-parallel degree", "ranks"),
+        SymbolInfo(L_moe, "L_moe", "MoE layers (MLP replaced by a mixture of experts)", "layers"),
+        SymbolInfo(Phi_E, "Phi_E", "expert parameters (part of Phi, sharded over the experts)", "elements"),
     )
 }
 

@@ -1,0 +1,621 @@
+"""Parallel strategies, composed from the catalog's collectives.
+
+A strategy is a tuple of :class:`Term` values — which primitive, which catalog
+algorithm, on which group, with which message, how many times per training step — and
+its cost is the role-wise sum of the terms' catalog costs (:meth:`Cost.then`).  No total
+is typed by hand: every count below is a number of collectives, and every volume comes
+from :mod:`symcomm.algorithms` with N → group, M → message.
+
+Conventions (DESIGN.md, stated once here and repeated in each strategy's ``convention``):
+
+- elements, never bytes; M of a term is the full unsharded buffer of that collective;
+- per *training step* (one optimizer step), forward + backward, for the whole model;
+  a term's label says whether it belongs to the forward or the backward pass;
+- exact (N−1)/N forms; limits are claims in the chapters, never substituted here;
+- ``send`` = elements sent by the busiest GPU, assuming the same GPU is busiest in every
+  term (true for the symmetric collectives used here; for pipelines it is an interior
+  stage); ``total`` = elements sent summed over all GPUs (a term's total × its groups);
+- time = Σ of the terms' α-β-γ times, no overlap of communication with computation;
+- a single strategy's group is N; b is the batch of one step for the group described
+  (EP: the batch each rank routes); hybrid layouts take the global batch and divide by d.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+import sympy as sp
+
+from . import symbols as S
+from .algorithms import algorithm, algorithms_of
+from .cost import Cost
+
+Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
+L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
+d, t, p, c, e, L_moe, Phi_E = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E
+
+RAJBHANDARI = "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20"
+ZHAO = "Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12)"
+SHOEYBI = "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053"
+NARAYANAN = "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21"
+KORTHIKANTI = "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198"
+HUANG = "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS"
+JACOBS = "Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509"
+LIU = "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889"
+FEDUS = "Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120)"
+LEPIKHIN = "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668"
+
+_TIME = S.TIME_SYMBOLS
+_INTER = {S.alpha: S.alpha_inter, S.beta: S.beta_inter}
+
+
+# -- a term: one kind of collective, repeated ---------------------------------------------
+
+@dataclass(frozen=True)
+class Term:
+    """``count`` × the catalog's ``algorithm`` of ``primitive`` on ``group`` ranks, message M = ``message``.
+
+    ``groups`` is how many such groups run side by side (it multiplies ``total`` only; it
+    may be fractional when copies differ, e.g. the interleaved pipeline).  ``across_nodes``
+    is True, False, or a relation such as ``t*c > G`` deciding the level once values are
+    known: α, β land on α_inter, β_inter where it holds.
+    """
+
+    primitive: str
+    algorithm: str
+    group: sp.Expr
+    message: sp.Expr
+    count: sp.Expr
+    label: str
+    groups: sp.Expr = sp.Integer(1)
+    across_nodes: bool | sp.Basic = False
+    axis: str = ""               # which parallel dimension the term belongs to (tp, dp, pp, ...)
+
+    @property
+    def cost(self) -> Cost:
+        base = algorithm(self.primitive, self.algorithm).cost
+        part = base.subs({N: sp.sympify(self.group), S.M: sp.sympify(self.message)}).times(self.count)
+        part = replace(part, total=part.total * sp.sympify(self.groups))
+        return _on_level(part, self.across_nodes)
+
+
+def _on_level(cost: Cost, across) -> Cost:
+    if across is True or across is sp.true:
+        return cost.across_nodes()
+    if across is False or across is sp.false:
+        return cost
+    # a relation: keep both levels and let the values decide
+    inter = cost.across_nodes()
+    coeffs = []
+    for sym in _TIME:
+        both = sp.Piecewise((inter.coefficient(sym), across), (cost.coefficient(sym), True))
+        if both != 0:
+            coeffs.append((sym, both))
+    return replace(cost, coefficients=tuple(coeffs))
+
+
+# -- options: settings that are not symbols -----------------------------------------------
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    default: str
+    allowed: tuple[str, ...] | None
+    meaning: str
+
+    def resolve(self, value) -> str:
+        text = str(value)
+        if self.allowed is not None and text not in self.allowed:
+            raise ValueError(f"{self.name}={text} is not allowed; choose {_choices(self.allowed)}")
+        return text
+
+
+def _choices(allowed) -> str:
+    allowed = list(allowed)
+    return allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
+
+
+def _flag(name: str, meaning: str, default: str = "0") -> Option:
+    return Option(name, default, ("0", "1"), meaning)
+
+
+# -- strategies -----------------------------------------------------------------------------
+
+Check = Callable[[Mapping[sp.Symbol, sp.Expr], Mapping[str, str]], "list[str]"]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    title: str
+    summary: str
+    source: str
+    convention: str
+    options: dict[str, Option]
+    build: Callable[..., tuple[Term, ...]]
+    checks: tuple[Check, ...] = ()
+    extra: Callable[..., dict] | None = None
+
+    def resolve(self, **options) -> dict[str, str]:
+        """Every option's value as a string, defaults filled in; ValueError on a bad one."""
+        unknown = [name for name in options if name not in self.options]
+        if unknown:
+            known = ", ".join(self.options) or "none"
+            raise ValueError(f"unknown option {unknown[0]!r} for {self.name}; options: {known}")
+        return {name: opt.resolve(options.get(name, opt.default)) for name, opt in self.options.items()}
+
+    def terms(self, **options) -> tuple[Term, ...]:
+        return tuple(self.build(**self.resolve(**options)))
+
+    def cost(self, **options) -> Cost:
+        """Σ of the terms' costs: send of the busiest GPU per step, total over all GPUs."""
+        return _sum(term.cost for term in self.terms(**options))
+
+    def by_axis(self, **options) -> dict[str, Cost]:
+        """The cost split by parallel dimension (tp, dp, pp, cp, ep), in term order."""
+        out: dict[str, Cost] = {}
+        for term in self.terms(**options):
+            out[term.axis] = out[term.axis].then(term.cost) if term.axis in out else term.cost
+        return out
+
+    def extras(self, **options) -> dict[str, sp.Expr]:
+        """Quantities beside the traffic, e.g. the pipeline bubble fraction."""
+        return {} if self.extra is None else dict(self.extra(**self.resolve(**options)))
+
+    def validate(self, values: Mapping[sp.Symbol, object], **options) -> list[str]:
+        """One line per problem with the values or options; empty when all is well."""
+        problems = []
+        for name, value in options.items():
+            if name not in self.options:
+                problems.append(f"unknown option {name!r} for {self.name}; options: {', '.join(self.options) or 'none'}")
+                continue
+            try:
+                self.options[name].resolve(value)
+            except ValueError as err:
+                problems.append(str(err))
+        if problems:
+            return problems
+        resolved = self.resolve(**options)
+        values = {sym: sp.sympify(val) for sym, val in values.items()}
+        for check in self.checks:
+            problems.extend(check(values, resolved))
+        for term in self.build(**resolved):
+            problems.extend(_power_of_two(term, values))
+        return list(dict.fromkeys(problems))
+
+
+def _sum(costs) -> Cost:
+    total = None
+    for cost in costs:
+        total = cost if total is None else total.then(cost)
+    return total
+
+
+def _known(expr, values):
+    value = sp.sympify(expr).subs(values)
+    return value if value.is_number else None
+
+
+def _power_of_two(term: Term, values) -> list[str]:
+    alg = algorithm(term.primitive, term.algorithm)
+    n = _known(term.group, values)
+    if not alg.power_of_two or n is None or not n.is_integer:
+        return []
+    n = int(n)
+    if n >= 1 and not n & (n - 1):
+        return []
+    return [f"{term.group}={n} is not allowed: {term.algorithm} {term.primitive} needs a power-of-two group (2, 4, 8, ...)"]
+
+
+# -- reusable checks --------------------------------------------------------------------------
+
+def _divisible(numerator, divisor, names: str = "") -> Check:
+    """``numerator`` must be a multiple of ``divisor``; ``names`` = "num|div" spells them."""
+    top, bottom = names.split("|") if names else (str(numerator), str(divisor))
+
+    def check(values, options):
+        x, y = _known(numerator, values), _known(divisor, values)
+        if x is None or y is None or y == 0 or (x / y).is_integer:
+            return []
+        return [f"{top}={x} must be divisible by {bottom}={y}"]
+    return check
+
+
+def _equal(lhs, rhs, name: str = "") -> Check:
+    def check(values, options):
+        x, y = _known(lhs, values), _known(rhs, values)
+        if x is None or y is None or x == y:
+            return []
+        return [f"{name or lhs}={x} must equal {rhs}={y}"]
+    return check
+
+
+def _when(option: str, allowed: tuple[str, ...], inner: Check) -> Check:
+    def check(values, options):
+        return inner(values, options) if options[option] in allowed else []
+    return check
+
+
+def _at_least(expr, least: int) -> Check:
+    def check(values, options):
+        x = _known(expr, values)
+        if x is None or x >= least:
+            return []
+        return [f"{expr}={x} must be at least {least}"]
+    return check
+
+
+# -- data parallel ------------------------------------------------------------------------------
+
+_ALL_REDUCE = tuple(alg.name for alg in algorithms_of("all_reduce"))
+_DP_ALGORITHMS = _ALL_REDUCE + ("naive",)
+
+
+def _dp(algorithm: str) -> tuple[Term, ...]:
+    # "naive" is the seed's parameter-server form: the catalog's flat reduce + flat broadcast
+    name = "flat" if algorithm == "naive" else algorithm
+    return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce (after backward)", axis="dp"),)
+
+
+def _zero12() -> tuple[Term, ...]:
+    return (
+        Term("reduce_scatter", "ring", N, Phi, 1, "gradient reduce-scatter (after backward)", axis="dp"),
+        Term("all_gather", "ring", N, Phi, 1, "updated-parameter all-gather (after the optimizer step)", axis="dp"),
+    )
+
+
+def _zero3_on(group, message, groups=1, across=False) -> tuple[Term, ...]:
+    return (
+        Term("all_gather", "ring", group, message, 1, "parameter all-gather (forward)", groups, across, "dp"),
+        Term("all_gather", "ring", group, message, 1, "parameter all-gather (backward)", groups, across, "dp"),
+        Term("reduce_scatter", "ring", group, message, 1, "gradient reduce-scatter (backward)", groups, across, "dp"),
+    )
+
+
+def _zero3() -> tuple[Term, ...]:
+    return _zero3_on(N, Phi)
+
+
+def _hsdp() -> tuple[Term, ...]:
+    # shard groups are the G ranks of a node; the N/G copies of each shard sit on N/G nodes
+    inside = _zero3_on(G, Phi, groups=N / G, across=False)
+    across = Term("all_reduce", "ring", N / G, Phi / G, 1, "shard-gradient all-reduce across replicas (backward)",
+                  G, True, "dp")
+    return inside + (across,)
+
+
+# -- tensor and sequence parallel ----------------------------------------------------------------
+
+def _passes(recompute: str) -> tuple[tuple[str, int], ...]:
+    """(pass, how many times it runs per layer): full recompute re-runs the forward."""
+    out = [("forward", 1), ("backward", 1)]
+    if recompute == "1":
+        out.insert(1, ("forward recompute", 1))
+    return tuple(out)
+
+
+def _tp_terms(group, message, layers, algorithm="ring", recompute="0", sp_on="0", groups=1,
+              across=False, micro=1) -> tuple[Term, ...]:
+    """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
+    2 all-gathers + 2 reduce-scatters in their place."""
+    out = []
+    for name, _ in _passes(recompute):
+        if sp_on == "1":
+            out.append(Term("all_gather", "ring", group, message / micro, 2 * layers * micro,
+                            f"sequence all-gather ({name})", groups, across, "tp"))
+            out.append(Term("reduce_scatter", "ring", group, message / micro, 2 * layers * micro,
+                            f"sequence reduce-scatter ({name})", groups, across, "tp"))
+        else:
+            out.append(Term("all_reduce", algorithm, group, message / micro, 2 * layers * micro,
+                            f"activation all-reduce ({name})", groups, across, "tp"))
+    return tuple(out)
+
+
+def _tp(algorithm: str, recompute: str) -> tuple[Term, ...]:
+    return _tp_terms(N, b * s * h, L, algorithm, recompute)
+
+
+def _sp(recompute: str) -> tuple[Term, ...]:
+    return _tp_terms(N, b * s * h, L, recompute=recompute, sp_on="1")
+
+
+# -- pipeline parallel -------------------------------------------------------------------------------
+
+def _chunks(schedule: str):
+    return v if schedule == "interleaved" else sp.Integer(1)
+
+
+def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m) -> tuple[Term, ...]:
+    """One point-to-point send per chunk boundary and micro-batch, forward (activations)
+    and backward (their gradients).  An interior stage sends v·m messages each way; the
+    pipeline has stages·v − 1 chunk boundaries, hence groups = (stages·v − 1)/v per pipeline."""
+    chunks = _chunks(schedule)
+    boundaries_per_count = (stages * chunks - 1) / chunks * pipelines
+    return (
+        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage (forward)",
+             boundaries_per_count, across, "pp"),
+        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage (backward)",
+             boundaries_per_count, across, "pp"),
+    )
+
+
+def _pp(schedule: str) -> tuple[Term, ...]:
+    return _pp_terms(N, b * s * h, schedule)
+
+
+def bubble_fraction(stages, schedule: str) -> sp.Expr:
+    """Pipeline bubble time / ideal compute time (Narayanan et al. 2021, §2.2):
+    (p − 1)/m for GPipe and 1F1B, (p − 1)/(v·m) interleaved."""
+    return (stages - 1) / (_chunks(schedule) * m)
+
+
+def _pp_extras(schedule: str) -> dict:
+    in_flight = {"gpipe": m, "1f1b": N, "interleaved": N}[schedule]
+    return {"bubble_fraction": bubble_fraction(N, schedule),
+            "micro_batches_in_flight": in_flight}
+
+
+# -- expert parallel ------------------------------------------------------------------------------------
+
+_ALL_TO_ALL = tuple(alg.name for alg in algorithms_of("all_to_all"))
+
+
+def _routed(capacity: str):
+    """Elements per token that leave for the experts: k copies, padded to f·k with capacity."""
+    return f * k if capacity == "padded" else k
+
+
+def _ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
+              micro=1) -> tuple[Term, ...]:
+    message = _routed(capacity) * tokens_h / micro
+    count = layers * micro
+    return tuple(
+        Term("all_to_all", algorithm, group, message, count, label, groups, across, "ep")
+        for label in ("token dispatch all-to-all (forward)", "expert-output combine all-to-all (forward)",
+                      "combine-gradient all-to-all (backward)", "dispatch-gradient all-to-all (backward)"))
+
+
+def _ep(algorithm: str, capacity: str) -> tuple[Term, ...]:
+    return _ep_terms(N, b * s * h, L_moe, capacity, algorithm)
+
+
+# -- context parallel ------------------------------------------------------------------------------------
+
+def _kv_width(gqa: str):
+    return h_kv if gqa == "1" else h
+
+
+def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+    """Per layer and pass: all-to-all of Q, K, V (sequence-sharded → head-sharded) and of O
+    (back).  A rank's buffer is its s/group tokens: M = batch·(seq/group)·width."""
+    out = []
+    for name in ("forward", "backward"):
+        for what, w in (("Q", width), ("K", kv), ("V", kv), ("O", width)):
+            out.append(Term("all_to_all", "pairwise", group, batch * seq / group * w / micro, layers * micro,
+                            f"{what} all-to-all ({name})", groups, across, "cp"))
+    return tuple(out)
+
+
+def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+    """Ring attention: forward, K and V blocks travel once round the ring — a ring
+    all-gather of the full-sequence K (and V), M = batch·seq·kv; backward, K and V travel
+    again and dK, dV are summed on the way home — a ring reduce-scatter each."""
+    message = batch * seq * kv / micro
+    n = layers * micro
+    return (
+        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass (forward)", groups, across, "cp"),
+        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass (backward)", groups, across, "cp"),
+        Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction (backward)", groups, across, "cp"),
+    )
+
+
+def _cp_ulysses(gqa: str) -> tuple[Term, ...]:
+    return _ulysses_terms(N, b, s, h, _kv_width(gqa), L)
+
+
+def _cp_ring(gqa: str) -> tuple[Term, ...]:
+    return _ring_terms(N, b, s, _kv_width(gqa), L)
+
+
+# -- hybrid layouts ----------------------------------------------------------------------------------------
+
+#: Megatron rank order, innermost first: rank = tp + t·(cp + c·(dp + d·pp)).  A group
+#: spans nodes when the ranks it covers (its size × the sizes inside it) exceed G.
+RANK_ORDER = ("t", "c", "d", "p")
+
+
+def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tuple[Term, ...]:
+    replica_batch = b / d                      # sequences of one data-parallel replica
+    local_seq = s / c                          # tokens of each sequence on one CP rank
+    layers = L / p                             # layers on one pipeline stage
+    n_gpus = t * c * d * p
+    terms: list[Term] = []
+
+    # TP on the replica batch and the local sequence, L/p layers, every micro-batch
+    terms += _tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp,
+                       groups=n_gpus / t, across=_spans(t, G), micro=m)
+
+    # CP on its group: K/V heads split by TP
+    if cp == "ring":
+        terms += _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c, _spans(t * c, G), m)
+    else:
+        terms += _ulysses_terms(c, replica_batch, s, h / t, _kv_width(gqa) / t, layers, n_gpus / c,
+                                _spans(t * c, G), m)
+
+    # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage
+    if moe == "1":
+        tokens_h = replica_batch * local_seq * h / (t if sp == "1" else 1)
+        terms += _ep_terms(e, tokens_h, L_moe / p, "dropless", groups=n_gpus / e, across=_spans(t * e, G), micro=m)
+
+    # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
+    activation = replica_batch * local_seq * h
+    shard = activation / t if (sp == "1" or scatter_gather == "1") else activation
+    terms += _pp_terms(p, shard, schedule, pipelines=t * c * d, across=_spans(n_gpus, G))
+    if scatter_gather == "1" and sp == "0":
+        chunks = _chunks(schedule)
+        for name in ("forward", "backward"):
+            terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
+                              f"scatter-gather re-assembly at the receiving stage ({name})",
+                              (p * chunks - 1) / chunks * c * d, _spans(t, G), "pp"))
+
+    # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
+    dense = (Phi - Phi_E) if moe == "1" else Phi
+    terms += _dp_terms(zero, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
+    if moe == "1":
+        # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
+        terms += _dp_terms(zero, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
+                           _spans(t * c * d, G), "expert ")
+    return tuple(terms)
+
+
+def _spans(x, y):
+    """The relation x > y, or its truth value when SymPy can already decide it."""
+    return sp.StrictGreaterThan(x, y, evaluate=False) if not (x - y).is_number else bool(x > y)
+
+
+def _dp_terms(zero, group, shard, groups, across, what) -> tuple[Term, ...]:
+    if zero == "0":
+        return (Term("all_reduce", "ring", group, shard, 1, f"{what}gradient all-reduce (backward)",
+                     groups, across, "dp"),)
+    if zero in ("1", "2"):
+        return (Term("reduce_scatter", "ring", group, shard, 1, f"{what}gradient reduce-scatter (backward)",
+                     groups, across, "dp"),
+                Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather (after the step)",
+                     groups, across, "dp"))
+    return tuple(replace(term, label=what + term.label) for term in _zero3_on(group, shard, groups, across))
+
+
+def _hybrid_extras(schedule, **_) -> dict:
+    return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+
+
+def _no_experts(values, options) -> list[str]:
+    x = _known(e, values)
+    return [] if x is None or x == 1 else [f"e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1"]
+
+
+def _hybrid_checks() -> tuple[Check, ...]:
+    return (
+        _equal(t * p * d * c, N, "t*p*d*c"),
+        _when("moe", ("0",), _no_experts),
+        _divisible(L, p),
+        _when("schedule", ("interleaved",), _divisible(L, p * v)),
+        _when("schedule", ("interleaved",), _divisible(m, p)),
+        _divisible(a, t),
+        _divisible(b, d),
+        _divisible(b / d, m, "b/d|m"),
+        _divisible(s, c),
+        _divisible(d * c, e, "d*c|e"),
+        _divisible(E, e),
+        _divisible(L_moe, p),
+    )
+
+
+# -- the registry ------------------------------------------------------------------------------------------
+
+_EXACT = "elements; per training step, forward + backward; exact (N−1)/N form"
+_SCHEDULES = ("gpipe", "1f1b", "interleaved")
+_RECOMPUTE = _flag("recompute", "1 = full activation recomputation: the forward collectives run again in backward")
+
+
+def _strategy(name, title, summary, source, convention, options, build, checks=(), extra=None) -> Strategy:
+    return Strategy(name, title, summary, source, convention, {o.name: o for o in options}, build,
+                    tuple(checks), extra)
+
+
+_ENTRIES = (
+    _strategy("dp", "Data parallel",
+              "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+              "the seed, ch. 2; " + RAJBHANDARI + ", §7.1",
+              _EXACT + "; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ)",
+              (Option("algorithm", "ring", _DP_ALGORITHMS,
+                      "all-reduce algorithm: ring (default), naive (flat reduce + flat broadcast) or any catalog all-reduce"),),
+              _dp),
+    _strategy("zero1", "ZeRO stage 1 (optimizer states sharded)",
+              "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
+              RAJBHANDARI + ", §7.2.1", _EXACT + "; the paper prints the limit 2Ψ", (), _zero12),
+    _strategy("zero2", "ZeRO stage 2 (optimizer states and gradients sharded)",
+              "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
+              RAJBHANDARI + ", §7.2.1", _EXACT + "; the paper prints the limit 2Ψ", (), _zero12),
+    _strategy("zero3", "ZeRO stage 3 / FSDP (parameters sharded too)",
+              "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients",
+              RAJBHANDARI + ", §7.2.2; " + ZHAO + ", §3",
+              _EXACT + "; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); "
+              "the paper prints the limit 3Ψ", (), _zero3),
+    _strategy("hsdp", "Hybrid sharded data parallel",
+              "ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
+              ZHAO + ", §3.2.2 (hybrid sharding)",
+              _EXACT + "; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter)",
+              (), _hsdp, (_divisible(N, G),)),
+    _strategy("tp", "Tensor parallel (Megatron)",
+              "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+              SHOEYBI + ", §3; " + NARAYANAN + ", §3.2",
+              _EXACT + "; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again",
+              (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
+              _tp, (_divisible(a, N),)),
+    _strategy("sp", "Tensor + sequence parallel (Megatron)",
+              "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h",
+              KORTHIKANTI + ", §4.2.2",
+              _EXACT + "; per step over L layers; recompute=1 adds the forward collectives again",
+              (_RECOMPUTE,), _sp, (_divisible(a, N), _divisible(s, N))),
+    _strategy("pp", "Pipeline parallel",
+              "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
+              HUANG + "; " + NARAYANAN + ", §2.2",
+              "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each "
+              "stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries",
+              (Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),),
+              _pp,
+              (_divisible(L, N), _when("schedule", ("interleaved",), _divisible(L, N * v, "L|N*v")),
+               _when("schedule", ("interleaved",), _divisible(m, N)), _divisible(b, m)),
+              _pp_extras),
+    _strategy("ep", "Expert parallel (MoE)",
+              "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, "
+              "forward and backward",
+              LEPIKHIN + ", §2.2; " + FEDUS + ", §2.1",
+              "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); "
+              "b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h",
+              (Option("algorithm", "pairwise", _ALL_TO_ALL, "all-to-all algorithm"),
+               Option("capacity", "dropless", ("dropless", "padded"),
+                      "dropless: exactly the routed copies; padded: buffers padded to capacity factor f")),
+              _ep, (_divisible(E, N),)),
+    _strategy("cp_ulysses", "Context parallel, DeepSpeed-Ulysses",
+              "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
+              JACOBS + ", §3.1",
+              "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv",
+              (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),),
+              _cp_ulysses, (_divisible(s, N), _divisible(a, N))),
+    _strategy("cp_ring", "Context parallel, ring attention",
+              "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
+              LIU + ", §3",
+              "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv",
+              (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),),
+              _cp_ring, (_divisible(s, N),)),
+    _strategy("hybrid", "Hybrid layout (d, t, p, c, e)",
+              "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+              NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI,
+              "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
+              "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
+              "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G",
+              (Option("zero", "1", ("0", "1", "2", "3"), "ZeRO stage of the data-parallel axis"),
+               _flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
+               _RECOMPUTE,
+               Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),
+               _flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather"),
+               Option("cp", "ring", ("ring", "ulysses"), "context-parallel algorithm"),
+               _flag("gqa", "1 = K and V have width h_kv, else h"),
+               _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e")),
+              _hybrid, _hybrid_checks(), _hybrid_extras),
+)
+
+#: CLI name → Strategy; ``fsdp`` is the ZeRO-3 object itself.
+STRATEGIES: dict[str, Strategy] = {entry.name: entry for entry in _ENTRIES}
+STRATEGIES["fsdp"] = STRATEGIES["zero3"]
+
+
+def strategy(name: str) -> Strategy:
+    """Look up a strategy, or raise a ValueError listing the names that exist."""
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}") from None

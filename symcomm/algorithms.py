@@ -21,7 +21,7 @@ from .cost import Cost
 from .primitives import PRIMITIVES
 
 N, M, G = S.N, S.M, S.G
-log2N = sp.log(N, 2)          # power-of-two algorithms only
+log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
 
 THAKUR = "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1)"

@@ -104,7 +104,7 @@ def _label(claim) -> str:
 def check(claim) -> Proof:
     """Try to prove ``claim``; return a :class:`Proof` that says whether it holds."""
     if isinstance(claim, Limit):
-        got = sp.simplify(sp.limit(sp.sympify(claim.expr), claim.var, claim.point))
+        got = sp.simplify(sp.limit(sp.sympify(claim.expr).rewrite(sp.log), claim.var, claim.point))
         ok = sp.simplify(got - sp.sympify(claim.value)) == 0
         detail = (f"lim {claim.var}→{claim.point} of {claim.expr} = {got}"
                   + ("" if ok else f", not {claim.value}"))
@@ -154,14 +154,13 @@ def _in_domain(expr: sp.Expr, domain: Domain):
     naturals = []
     for sym in _integer_symbols(expr):
         least = domain.least_of(sym)
-        log2 = sp.log(sym) / sp.log(2)
-        ceil_log2 = sp.ceiling(log2)
+        ceil_log2 = sp.ceiling(S.log2(sym))
         nat = _natural(f"i_{sym.name}")
-        if sym in domain.power_of_two or (expr.has(sp.log(sym)) and not expr.has(ceil_log2)):
+        if sym in domain.power_of_two or (expr.has(S.log2(sym)) and not expr.has(ceil_log2)):
             # sym = 2^j with 2^j ≥ least
             j0 = max(0, (least - 1).bit_length())
             j = nat + j0
-            expr = expr.subs(sp.log(sym), j * sp.log(2)).subs(sym, 2 ** j)
+            expr = expr.subs(S.log2(sym), j).subs(sym, 2 ** j)
         elif expr.has(ceil_log2):
             # sym in (2^(ℓ−1), 2^ℓ] with ℓ = ⌈log₂ sym⌉ ≥ 1 (sym ≥ 2): sym = 2^(ℓ−1) + 1 + i
             if least < 2:
@@ -216,7 +215,7 @@ def counterexample(expr, domain: Domain = DEFAULT, tries: int = 6):
         point = {}
         for sym in syms:
             value = domain.least_of(sym) + n
-            if sym in domain.power_of_two or expr.has(sp.log(sym)):
+            if sym in domain.power_of_two or expr.has(S.log2(sym)):
                 value = 2 ** (max(1, (domain.least_of(sym) - 1).bit_length()) + n)
             point[sym] = value
         point.update({x: 1 for x in reals})

@@ -152,6 +152,10 @@ class Strategy:
         """Σ of the terms' costs: send of the busiest GPU per step, total over all GPUs."""
         return _sum(term.cost for term in self.terms(**options))
 
+    def cost_where(self, keep: Callable[[Term], bool], **options) -> Cost:
+        """Σ of the costs of the terms ``keep`` accepts (e.g. :func:`forward` ones)."""
+        return _sum(term.cost for term in self.terms(**options) if keep(term))
+
     def by_axis(self, **options) -> dict[str, Cost]:
         """The cost split by parallel dimension (tp, dp, pp, cp, ep), in term order."""
         out: dict[str, Cost] = {}
@@ -183,6 +187,11 @@ class Strategy:
         for term in self.build(**resolved):
             problems.extend(_power_of_two(term, values))
         return list(dict.fromkeys(problems))
+
+
+def forward(term: Term) -> bool:
+    """Terms of the forward pass (recomputation excluded): what many papers count."""
+    return term.label.endswith("(forward)")
 
 
 def _sum(costs) -> Cost:
@@ -508,7 +517,6 @@ def _hybrid_checks() -> tuple[Check, ...]:
         _divisible(s, c),
         _divisible(d * c, e, "d*c|e"),
         _divisible(E, e),
-        _divisible(L_moe, p),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.codegen.cfunctions import log2
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ TIME_SYMBOLS: tuple[sp.Symbol, ...] = (alpha, beta, gamma, alpha_inter, beta_int
 
 def log2_ceil(n: sp.Expr) -> sp.Expr:
     """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks."""
-    return sp.ceiling(sp.log(n, 2))
+    return sp.ceiling(log2(n))
 
 
 def symbol(cli_name: str) -> sp.Symbol:

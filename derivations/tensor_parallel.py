@@ -1,0 +1,73 @@
+"""Chapter 4 — tensor parallel (Megatron) and sequence parallel.
+
+Per layer (L = 1), elements, forward + backward unless a title says forward; exact
+(N−1)/N forms, then the limit.  Narayanan et al. print 8bsh(t−1)/t per layer per device
+per micro-batch — the exact form.
+"""
+
+import sympy as sp
+
+from symcomm.derivation import Chapter, Derivation, Step
+from symcomm.proof import Claim, Limit
+from symcomm.strategies import KORTHIKANTI, NARAYANAN, SHOEYBI, STRATEGIES, forward
+from symcomm.symbols import L, N, b, h, s
+
+TP_SOURCE = SHOEYBI + ", §3; " + NARAYANAN + ", §3.2"
+SP_SOURCE = KORTHIKANTI + ", §4.2.2"
+bsh = b * s * h
+
+tp = STRATEGIES["tp"].cost().subs({L: 1})
+tp_recompute = STRATEGIES["tp"].cost(recompute=1).subs({L: 1})
+seq = STRATEGIES["sp"].cost().subs({L: 1})
+seq_recompute = STRATEGIES["sp"].cost(recompute=1).subs({L: 1})
+tp_forward = STRATEGIES["tp"].cost_where(forward).subs({L: 1})
+sp_forward = STRATEGIES["sp"].cost_where(forward).subs({L: 1})
+
+TP = Derivation(
+    "Tensor parallel: elements each GPU sends per layer per step",
+    (Step(tp.send, "composed: 2 ring all-reduces of b·s·h forward (attention, MLP outputs), 2 backward"),
+     Step(4 * 2 * bsh * (N - 1) / N, "each ring all-reduce sends 2(N−1)/N of its b·s·h buffer"),
+     Step(8 * bsh * (N - 1) / N, "the 8bsh(t−1)/t Narayanan et al. print, with t = N"),
+     Step(8 * bsh, "as N → ∞", "→")),
+    "elements, per layer (L = 1), forward + backward, exact then limit", TP_SOURCE, lhs="per-GPU send")
+
+TP_RECOMPUTE = Derivation(
+    "Tensor parallel with full recomputation: elements each GPU sends per layer per step",
+    (Step(tp_recompute.send, "composed: the 2 forward all-reduces run again before the backward"),
+     Step(6 * 2 * bsh * (N - 1) / N, "six ring all-reduces of b·s·h"),
+     Step(12 * bsh * (N - 1) / N, "collect"),
+     Step(12 * bsh, "as N → ∞", "→")),
+    "elements, per layer, forward + recompute + backward, exact then limit", TP_SOURCE, lhs="per-GPU send")
+
+SP = Derivation(
+    "Sequence parallel: elements each GPU sends per layer per step",
+    (Step(seq.send, "composed: each all-reduce replaced by an all-gather and a reduce-scatter of b·s·h"),
+     Step(4 * (bsh * (N - 1) / N + bsh * (N - 1) / N), "4 (all-gather + reduce-scatter) pairs, (N−1)/N·bsh each"),
+     Step(8 * bsh * (N - 1) / N, "the same as tensor parallel alone")),
+    "elements, per layer, forward + backward, exact", SP_SOURCE, lhs="per-GPU send")
+
+NARAYANAN_EXAMPLE = {N: 8, b: 1, s: 2048, h: 12288}
+
+CLAIMS = (
+    Claim(seq.send, tp.send, name="SP volume = TP volume (per GPU)", source=SP_SOURCE),
+    Claim(seq.total, tp.total, name="SP volume = TP volume (all GPUs)", source=SP_SOURCE),
+    Claim(seq_recompute.send, tp_recompute.send, name="with full recompute, SP volume = TP volume", source=SP_SOURCE),
+    Claim(tp_recompute.send / tp.send, sp.Rational(3, 2), name="full recompute multiplies TP volume by 3/2",
+          source=KORTHIKANTI + ", §5"),
+    Claim(tp_forward.send, 4 * bsh * (N - 1) / N, name="TP forward only: 4bsh(N−1)/N per layer", source=SHOEYBI + ", §3"),
+    Claim(sp_forward.send, tp_forward.send, name="SP forward volume = TP forward volume", source=SP_SOURCE),
+    Limit(tp_recompute.send, 12 * bsh, name="TP with full recompute → 12bsh", source=TP_SOURCE),
+    Claim(tp.send.subs(NARAYANAN_EXAMPLE), 176160768,
+          name="Narayanan et al. example: t=8, b=1, s=2048, h=12288 → 176,160,768 elements per layer",
+          source=NARAYANAN + ", §3.2"),
+    Claim(tp.alpha, 8 * (N - 1), name="TP: 4 ring all-reduces, 2(N−1) latency steps each, per layer",
+          source=TP_SOURCE),
+)
+
+CHAPTER = Chapter(
+    4, "tensor-parallel", "Tensor and sequence parallel",
+    "Megatron splits each layer's weight matrices over N GPUs; the partial outputs of the "
+    "attention and MLP blocks are summed by an all-reduce of the b·s·h activations, twice "
+    "forward and twice backward. Sequence parallelism splits the all-reduce into its two "
+    "halves and keeps the activations between them sharded along the sequence.",
+    (TP, TP_RECOMPUTE, SP), CLAIMS)

@@ -4,7 +4,15 @@ The order of :data:`CHAPTERS` is the order of the documentation.
 """
 
 from . import collectives
+from . import data_parallel, zero, tensor_parallel, pipeline, expert_parallel, context_parallel, hybrid
 
 CHAPTERS = (
     collectives.CHAPTER,
+    data_parallel.CHAPTER,
+    zero.CHAPTER,
+    tensor_parallel.CHAPTER,
+    pipeline.CHAPTER,
+    expert_parallel.CHAPTER,
+    context_parallel.CHAPTER,
+    hybrid.CHAPTER,
 )

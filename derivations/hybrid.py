@@ -1,0 +1,162 @@
+"""Chapter 8 — hybrid layouts: every axis on its own group, on the sizes that remain.
+
+Elements per GPU per training step, forward + backward, exact (group−1)/group forms.
+Global batch b, so a replica sees b/d sequences and a CP rank s/c tokens of each; a
+pipeline stage holds L/p layers; a GPU owns Φ/(t·p) parameters, reduced over the d·c
+ranks that hold the same ones.  Rank order (Megatron): t innermost, then c, d, p; a
+group crosses nodes when the ranks it spans exceed G, the GPUs per node.
+
+The worked examples use published layouts (sources at each); where the model differs
+from the real run (layer counts rounded so that L/p is whole, ...) the text says so.
+Bytes = elements × 2 (bf16/fp16).
+"""
+
+import sympy as sp
+
+from symcomm.derivation import Chapter, Derivation, Step
+from symcomm.proof import Claim
+from symcomm.strategies import KORTHIKANTI, NARAYANAN, RAJBHANDARI, STRATEGIES
+from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
+                             m, p, s, t)
+
+HYBRID = STRATEGIES["hybrid"]
+SOURCE = NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + ", §7"
+BYTES = 2   # bf16 / fp16
+
+axes = HYBRID.by_axis(zero=1)
+axes_ulysses = HYBRID.by_axis(zero=1, cp="ulysses")
+axes_sg = HYBRID.by_axis(zero=1, scatter_gather=1)
+axes_sp = HYBRID.by_axis(zero=1, sp=1)
+replica_tokens_h = (b / d) * (s / c) * h
+
+TP_AXIS = Derivation(
+    "Hybrid, tensor axis: elements each GPU sends per step",
+    (Step(axes["tp"].send, "composed: 4 ring all-reduces per layer and micro-batch over t GPUs"),
+     Step(4 * (L / p) * m * 2 * (replica_tokens_h / m) * (t - 1) / t,
+          "L/p layers, m micro-batches of (b/d)/m sequences with s/c tokens each"),
+     Step(8 * (b / d) * (s / c) * h * (t - 1) / t * (L / p), "Narayanan et al.'s 8bsh(t−1)/t on the remaining sizes")),
+    "elements, per GPU per step, forward + backward, exact", NARAYANAN + ", §3.2", lhs="per-GPU send, TP")
+
+PP_AXIS = Derivation(
+    "Hybrid, pipeline axis: elements an interior stage's GPU sends per step",
+    (Step(axes["pp"].send, "composed: one send per micro-batch each way"),
+     Step(2 * (b / d) * (s / c) * h, "the replica's activations forward, their gradients backward")),
+    "elements, per GPU per step, every TP rank sends its own copy (no scatter-gather)",
+    NARAYANAN + ", §3.2", lhs="per-GPU send, PP")
+
+PP_SCATTER_GATHER = Derivation(
+    "Hybrid, pipeline axis with scatter-gather: elements each GPU sends per step",
+    (Step(axes_sg["pp"].send, "composed: each TP rank sends 1/t, the receiving stage all-gathers over t"),
+     Step(2 * (b / d) * (s / c) * h / t + 2 * (b / d) * (s / c) * h * (t - 1) / t,
+          "point-to-point 1/t, all-gather (t−1)/t, each way"),
+     Step(2 * (b / d) * (s / c) * h, "the same volume per GPU: scatter-gather moves it off the inter-node link")),
+    "elements, per GPU per step; the β_inter part falls to 1/t", NARAYANAN + ", §4.1", lhs="per-GPU send, PP")
+
+DP_AXIS = Derivation(
+    "Hybrid, data axis with ZeRO-1: elements each GPU sends per step",
+    (Step(axes["dp"].send, "composed: reduce-scatter + all-gather of the Φ/(t·p) shard over d·c GPUs"),
+     Step(2 * Phi / (t * p) * (d * c - 1) / (d * c), "DP's 2Φ(N−1)/N with Φ → Φ/(t·p), N → d·c")),
+    "elements, per GPU per step, exact", RAJBHANDARI + ", §7.2.1", lhs="per-GPU send, DP")
+
+CP_AXIS = Derivation(
+    "Hybrid, context axis (ring attention): elements each GPU sends per step",
+    (Step(axes["cp"].send, "composed: K, V all-gathered forward and backward, dK, dV reduce-scattered, heads split by t"),
+     Step(6 * (b / d) * s * (h / t) * (c - 1) / c * (L / p), "6 ring passes of (b/d)·s·h/t per layer")),
+    "elements, per GPU per step, MHA (K, V of width h)", "Liu et al. 2023, §3", lhs="per-GPU send, CP")
+
+CLAIMS = [
+    Claim(axes_sp["tp"].send, axes["tp"].send, name="hybrid: sequence parallel keeps the TP volume", source=KORTHIKANTI),
+    Claim(axes_sp["pp"].send, axes["pp"].send / t, name="hybrid: with SP the pipeline sends 1/t (already sharded)",
+          source=KORTHIKANTI),
+    Claim(axes_ulysses["cp"].send, 8 * (b / d) * (s / c) * (h / t) * (c - 1) / c * (L / p),
+          name="hybrid: Ulysses CP, 8 all-to-alls per layer of the rank's (b/d)(s/c)(h/t)", source="Jacobs et al. 2023, §3"),
+]
+
+
+# -- worked examples ---------------------------------------------------------------------------------
+
+def _example(title, source, values, expected, options, note=""):
+    """Derivations evaluating the composed per-axis sends at a layout; expected = hand formulas."""
+    got = HYBRID.by_axis(**options)
+    out = []
+    for axis, hand in expected.items():
+        out.append(Derivation(
+            f"{title}: {axis.upper()} elements per GPU per step",
+            (Step(got[axis].send.subs(values), "the composed per-axis send at this layout"),
+             Step(hand, "the closed form, by hand")),
+            "elements, per GPU per step, forward + backward" + (f"; {note}" if note else ""),
+            source, lhs=f"per-GPU send, {axis.upper()}"))
+    return tuple(out)
+
+
+LLAMA2 = {t: 8, p: 4, d: 4, c: 1, e: 1, b: 128, s: 4096, h: 8192, L: 80, m: 32, Phi: 70 * 10**9, G: 8}
+LLAMA2_TP = 8 * 32 * 4096 * 8192 * sp.Rational(7, 8) * 20          # 8(b/d)sh(t−1)/t·L/p
+LLAMA2_PP = 2 * 32 * 4096 * 8192                                   # 2(b/d)sh
+LLAMA2_DP = 2 * sp.Rational(70 * 10**9, 32) * sp.Rational(3, 4)     # 2Φ/(tp)·(d−1)/d
+
+GPT3 = {t: 8, p: 16, d: 12, c: 1, e: 1, b: 1536, s: 2048, h: 12288, L: 96, m: 128, Phi: 175 * 10**9, G: 8}
+GPT3_TP = 8 * 128 * 2048 * 12288 * sp.Rational(7, 8) * 6
+GPT3_PP = 2 * 128 * 2048 * 12288
+GPT3_DP = 2 * sp.Rational(175 * 10**9, 128) * sp.Rational(11, 12)
+
+LLAMA3 = {t: 8, p: 16, d: 128, c: 1, e: 1, b: 2048, s: 8192, h: 16384, L: 128, m: 16, Phi: 405 * 10**9, G: 8}
+LLAMA3_TP = 8 * 16 * 8192 * 16384 * sp.Rational(7, 8) * 8
+LLAMA3_PP = 2 * 16 * 8192 * 16384
+LLAMA3_DP = 2 * sp.Rational(405 * 10**9, 128) * sp.Rational(127, 128)
+
+# DeepSeek-V3-like: 2048 GPUs, 8 per node; 256 routed experts of 3·7168·2048 parameters in
+# each of 58 MoE layers; L rounded from 61 to 64 so that L/p is whole.
+DSV3_PHI_E = 58 * 256 * 3 * 7168 * 2048
+DSV3 = {t: 1, p: 16, d: 128, c: 1, e: 64, b: 15360, s: 4096, h: 7168, L: 64, L_moe: 58, k: 8, m: 120,
+        Phi: 671 * 10**9, Phi_E: DSV3_PHI_E, G: 8}
+DSV3_EP = 4 * 8 * 120 * 4096 * 7168 * sp.Rational(63, 64) * sp.Rational(58, 16)   # 4k(b/d)sh(e−1)/e·L_moe/p
+DSV3_PP = 2 * 120 * 4096 * 7168
+DSV3_DP = (2 * sp.Rational(671 * 10**9 - DSV3_PHI_E, 16) * sp.Rational(127, 128)   # dense shard over d·c = 128
+           + 2 * sp.Rational(DSV3_PHI_E, 64 * 16) * sp.Rational(1, 2))               # expert shard over d·c/e = 2
+# stated hardware: NVLink 400 GB/s, one 400 Gb/s (50 GB/s) NIC per GPU, bf16, latency ignored
+DSV3_HARDWARE = {beta: sp.Rational(2, 400 * 10**9), beta_inter: sp.Rational(2, 50 * 10**9), alpha: 0, alpha_inter: 0}
+
+LLAMA2_SOURCE = "Touvron et al. 2023, Llama 2, §2.2 (70B: L=80, h=8192, s=4096); layout t=8, p=4, d=4 as in the issue"
+GPT3_SOURCE = NARAYANAN + ", Table 1 (175B: t=8, p=16, 1536 GPUs, batch 1536)"
+LLAMA3_SOURCE = "Llama Team 2024, The Llama 3 Herd of Models, §3.3.2 (405B: TP 8, PP 16, DP 128, seq 8192, 16M tokens)"
+DSV3_SOURCE = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, §3.2 (PP 16, EP 64, ZeRO-1, 2048 H800) and §4.2"
+
+EXAMPLES = (
+    _example("Llama-2-70B-like (t=8, p=4, d=4, ZeRO-1)", LLAMA2_SOURCE, LLAMA2,
+             {"tp": LLAMA2_TP, "pp": LLAMA2_PP, "dp": LLAMA2_DP}, {"zero": 1}, "Φ = 70·10⁹")
+    + _example("GPT-3 175B (t=8, p=16, d=12)", GPT3_SOURCE, GPT3,
+               {"tp": GPT3_TP, "pp": GPT3_PP, "dp": GPT3_DP}, {"zero": 0}, "plain DP all-reduce")
+    + _example("Llama-3-405B-like (t=8, p=16, d=128, ZeRO-1)", LLAMA3_SOURCE, LLAMA3,
+               {"tp": LLAMA3_TP, "pp": LLAMA3_PP, "dp": LLAMA3_DP}, {"zero": 1}, "L rounded from 126 to 128")
+    + _example("DeepSeek-V3-like MoE (p=16, d=128, e=64, ZeRO-1)", DSV3_SOURCE, DSV3,
+               {"ep": DSV3_EP, "pp": DSV3_PP, "dp": DSV3_DP}, {"zero": 1, "moe": 1},
+               "uniform routing over all 64 EP ranks (the real model limits each token to 4 nodes)")
+)
+
+_llama2 = HYBRID.by_axis(zero=1)
+_dsv3 = HYBRID.by_axis(zero=1, moe=1)
+CLAIMS += [
+    Claim(_llama2["tp"].send.subs(LLAMA2) * BYTES, 300_647_710_720,
+          name="Llama-2-70B-like: TP sends 300,647,710,720 bytes (≈ 300.6 GB) per GPU per step in bf16",
+          source=LLAMA2_SOURCE),
+    Claim(_llama2["pp"].send.subs(LLAMA2) * BYTES, 4_294_967_296,
+          name="Llama-2-70B-like: PP sends 4,294,967,296 bytes (≈ 4.29 GB) per GPU per step in bf16",
+          source=LLAMA2_SOURCE),
+    Claim(_llama2["tp"].coefficient(beta_inter).subs(LLAMA2), 0,
+          name="Llama-2-70B-like: the TP group (t = 8 = G) stays inside a node", source=LLAMA2_SOURCE),
+    Claim(axes_sg["pp"].coefficient(beta_inter).subs(LLAMA2), _llama2["pp"].coefficient(beta_inter).subs(LLAMA2) / 8,
+          name="Llama-2-70B-like: scatter-gather cuts the inter-node pipeline traffic by t = 8",
+          source=NARAYANAN + ", §4.1"),
+    Claim(_llama2["pp"].coefficient(beta).subs(LLAMA2), 0,
+          name="Llama-2-70B-like: pipeline boundaries cross nodes", source=LLAMA2_SOURCE),
+    Claim(_dsv3["ep"].time.subs(DSV3).subs(DSV3_HARDWARE), DSV3_EP * sp.Rational(2, 50 * 10**9),
+          name="DeepSeek-V3-like: EP (t·e = 64 > G = 8) runs at the inter-node β: time = volume × β_inter",
+          source=DSV3_SOURCE),
+]
+
+CHAPTER = Chapter(
+    8, "hybrid", "Hybrid layouts",
+    "Real runs combine the axes: N = t·p·d·c GPUs, experts inside d·c. Each axis runs its own "
+    "collectives on its own group, on the sizes that remain for it; whether a group crosses "
+    "nodes decides whether it pays the intra- or inter-node α and β.",
+    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS) + EXAMPLES, tuple(CLAIMS))

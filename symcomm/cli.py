@@ -1,0 +1,390 @@
+"""The ``symcomm`` command: list, show, eval, prove.
+
+Bad input gets one line on stderr naming the parameter and what is allowed, and exit
+status 2; a failed proof exits 1.  Exact values stay exact: integers print as integers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time as _time
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import symbols as S
+from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, algorithm, algorithms_of
+from .cost import Cost
+from .evaluate import exact, plain
+from .primitives import PRIMITIVES
+from .printing import FORMATS, render
+from .units import DTYPES, bytes_per_element, human_size, human_time
+
+#: parameter names the CLI accepts besides the symbols' own names
+ALIASES = {"gpus_per_node": "G"}
+_TIME_NAMES = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
+_PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
+
+
+class UsageError(Exception):
+    """Bad input: reported in one line, exit status 2."""
+
+
+def _strategies() -> dict:
+    try:
+        from .strategies import STRATEGIES
+    except ImportError:  # the strategies module is optional for the collectives CLI
+        return {}
+    return STRATEGIES
+
+
+# -- what a command is about ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Target:
+    """A primitive with one algorithm, or a strategy with its options, ready to evaluate."""
+
+    kind: str                    # "primitive" | "strategy"
+    name: str
+    cost: Cost
+    algorithm: str = ""
+    options: dict = field(default_factory=dict)
+    terms: tuple = ()
+    extras: dict = field(default_factory=dict)
+    source: str = ""
+    convention: str = ""
+    requires: tuple[str, ...] = ()
+    obj: object = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "primitive":
+            return f"{self.name} / {self.algorithm}"
+        opts = " ".join(f"{k}={v}" for k, v in self.options.items())
+        return f"{self.name}" + (f" ({opts})" if opts else "")
+
+    def problems(self, values: dict) -> list[str]:
+        if self.kind == "primitive":
+            return self.obj.violations(values)
+        return self.obj.validate(values, **self.options)
+
+
+def _all_names() -> str:
+    return ", ".join(list(PRIMITIVES) + list(_strategies()))
+
+
+def resolve(name: str, algorithm_name: str | None, options: dict) -> Target:
+    if name in PRIMITIVES:
+        if options:
+            key = next(iter(options))
+            raise UsageError(f"unknown parameter {key!r} for {name}; allowed: N, M, G (hierarchical), "
+                             + ", ".join(sorted(_TIME_NAMES)))
+        try:
+            alg = algorithm(name, algorithm_name or DEFAULT_ALGORITHM[name])
+        except ValueError as err:
+            raise UsageError(f"--algorithm: {err}") from None
+        return Target("primitive", name, alg.cost, alg.name, source=alg.source,
+                      convention="elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
+                                 "send/recv = busiest rank, total = all ranks",
+                      requires=tuple(r.describe() for r in alg.requires), obj=alg)
+    strategies = _strategies()
+    if name in strategies:
+        strategy = strategies[name]
+        if algorithm_name is not None:
+            if "algorithm" not in strategy.options:
+                raise UsageError(f"--algorithm is not an option of {name}; its options: "
+                                 f"{', '.join(strategy.options) or 'none'}")
+            options = {**options, "algorithm": algorithm_name}
+        try:
+            resolved = strategy.resolve(**options)
+            cost = strategy.cost(**resolved)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        return Target("strategy", strategy.name, cost, options=resolved,
+                      terms=strategy.terms(**resolved), extras=strategy.extras(**resolved),
+                      source=strategy.source, convention=strategy.convention, obj=strategy)
+    raise UsageError(f"unknown primitive or strategy {name!r}; choose one of: {_all_names()}")
+
+
+# -- parsing KEY=VALUE ----------------------------------------------------------------------
+
+_POWER = re.compile(r"^\s*(\d+)\s*(?:\*\*|\^)\s*(\d+)\s*$")
+
+
+def parse_number(key: str, text: str, integer: bool, least: int = 1) -> sp.Rational:
+    match = _POWER.match(text)
+    try:
+        value = sp.Integer(match.group(1)) ** int(match.group(2)) if match else sp.Rational(text.strip())
+    except (TypeError, ValueError, SyntaxError):
+        kind = "a whole number" if integer else "a number"
+        raise UsageError(f"{key}={text!r} is not a number; {key} takes {kind} "
+                         "(e.g. 8, 2**30, 1073741824" + ("" if integer else ", 5e-6") + ")") from None
+    if integer and not value.is_integer:
+        raise UsageError(f"{key}={text} is not allowed: {key} takes a whole number")
+    if value < 0 or (integer and value < least):
+        bound = f"a whole number ≥ {least}" if integer else "a number ≥ 0"
+        raise UsageError(f"{key}={text} is not allowed: {key} takes {bound}")
+    return value
+
+
+def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict, dict]:
+    """KEY=VALUE words → (symbol values as text, option values as text)."""
+    values, options = {}, {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"{item!r} is not KEY=VALUE; write for example N=8 M=1073741824")
+        key, text = item.split("=", 1)
+        key = ALIASES.get(key.strip(), key.strip())
+        if key in target_options:
+            options[key] = text
+        else:
+            values[key] = text
+    return values, options
+
+
+def bind(target: Target, texts: dict) -> tuple[dict, dict]:
+    """Check names and parse values: (symbol → exact value, time symbol → value)."""
+    needed = set()
+    for expr in list(target.cost.fields().values()):
+        needed |= {x for x in sp.sympify(expr).free_symbols if x not in S.TIME_SYMBOLS}
+    for expr in target.extras.values():
+        needed |= sp.sympify(expr).free_symbols
+    needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
+    time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
+    allowed = needed_names + sorted(_TIME_NAMES)
+    values, times = {}, {}
+    for key, text in texts.items():
+        if key in _TIME_NAMES:
+            times[S.symbol(key)] = parse_number(key, text, integer=False)
+        elif key in needed_names:
+            sym = S.symbol(key)
+            least = 2 if (target.kind == "primitive" and sym is S.N) else 1
+            values[sym] = parse_number(key, text, integer=bool(sym.is_integer), least=least)
+        else:
+            options = f"; options: {', '.join(target.obj.options)}" if target.kind == "strategy" and target.obj.options else ""
+            raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
+    missing = [name for name in needed_names if S.symbol(name) not in values]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
+                         f"(as KEY=VALUE)")
+    problems = target.problems(values)
+    if problems:
+        raise UsageError(problems[0])
+    if times:
+        absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
+        if absent:
+            raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
+                             f"{', '.join(sorted(time_needed))} once any of them is given")
+    return values, times
+
+
+# -- evaluation ---------------------------------------------------------------------------
+
+def evaluate(target: Target, values: dict, times: dict, scale: int) -> dict:
+    out: dict = {}
+    for key, expr in target.cost.fields().items():
+        number = exact(expr, values)
+        if key not in ("alpha", "alpha_inter"):
+            number = number * scale
+        out[key] = number
+    if times:
+        t = sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
+                 for sym, coef in target.cost.coefficients), sp.Integer(0))
+        out["time"] = t
+    return out
+
+
+def _term_rows(target: Target, values: dict, scale: int) -> list[dict]:
+    rows = []
+    for term in target.terms:
+        cost = term.cost
+        rows.append({
+            "label": term.label,
+            "axis": getattr(term, "axis", ""),
+            "collective": term.primitive,
+            "algorithm": term.algorithm,
+            "group": plain(exact(term.group, values)),
+            "message": plain(exact(term.message, values) * scale),
+            "count": plain(exact(term.count, values)),
+            "send": plain(exact(cost.send, values) * scale),
+        })
+    return rows
+
+
+def cmd_eval(args) -> int:
+    strategy = _strategies().get(args.name)
+    option_names = set(strategy.options) if strategy is not None else set()
+    texts, option_texts = split_assignments(args.assignments, option_names)
+    target = resolve(args.name, args.algorithm, option_texts)
+    values, times = bind(target, texts)
+    scale = bytes_per_element(args.dtype) if args.dtype else 1
+    unit = "bytes" if args.dtype else "elements"
+    result = evaluate(target, values, times, scale)
+    extras = {key: exact(expr, values) for key, expr in target.extras.items()}
+    payload = {
+        "kind": target.kind,
+        "name": target.name,
+        **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": target.options}),
+        "values": {S.BY_SYMBOL[sym].cli_name: plain(val) for sym, val in values.items()},
+        "unit": unit,
+        **({"dtype": args.dtype, "bytes_per_element": scale} if args.dtype else {}),
+        **{key: plain(val) for key, val in result.items()},
+        **{key: plain(val) for key, val in extras.items()},
+    }
+    if target.kind == "strategy":
+        payload["terms"] = _term_rows(target, values, scale)
+    if args.json:
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    given = " ".join(f"{k}={v}" for k, v in payload["values"].items())
+    print(f"{target.label}   {given}")
+    for key in result:
+        value = plain(result[key])
+        if key in ("send", "recv", "total"):
+            shown = human_size(value, unit)
+            if unit == "bytes":
+                shown += f" ({value:,} bytes)" if isinstance(value, int) else ""
+        elif key == "time":
+            shown = human_time(value)
+        elif key in ("alpha", "alpha_inter"):
+            shown = f"{value:,} messages on the critical path"
+        elif key.startswith("beta"):
+            shown = f"{value:,} {unit} moved on the critical path"
+        else:
+            shown = f"{value:,} {unit} reduced on the critical path"
+        print(f"  {key:<12} {shown}")
+    for key, val in extras.items():
+        print(f"  {key:<12} {plain(val)}")
+    for row in payload.get("terms", []):
+        print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
+              f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
+              f"send {human_size(row['send'], unit)}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    strategy = _strategies().get(args.name)
+    option_names = set(strategy.options) if strategy is not None else set()
+    _, option_texts = split_assignments(args.assignments, option_names)
+    target = resolve(args.name, args.algorithm, option_texts)
+    if args.format not in FORMATS:
+        raise UsageError(f"--format {args.format!r} is not allowed; choose one of {', '.join(FORMATS)}")
+    print(f"{target.label}")
+    print(f"  convention: {target.convention}")
+    if target.requires:
+        print(f"  requires:   {'; '.join(target.requires)}")
+    print(f"  source:     {target.source}")
+    for key, expr in target.cost.fields().items():
+        print(f"  {key:<12} {render(expr, args.format)}")
+    if target.cost.time != 0:
+        print(f"  {'time':<12} {render(target.cost.time, args.format)}")
+    for key, expr in target.extras.items():
+        print(f"  {key:<12} {render(expr, args.format)}")
+    for term in target.terms:
+        print(f"  · {term.label}: {render(term.count, args.format)} × {term.primitive}/{term.algorithm} "
+              f"on {render(term.group, args.format)} ranks, message {render(term.message, args.format)}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    primitives = [
+        {"name": p.name, "title": p.title, "pattern": p.pattern, "reduces": p.reduces,
+         "algorithms": [{"name": a.name, "requires": [r.describe() for r in a.requires],
+                         "summary": a.summary, "source": a.source}
+                        for a in algorithms_of(p.name)]}
+        for p in PRIMITIVES.values()
+    ]
+    strategies = [
+        {"name": key, "title": s.title, "options": {n: {"default": o.default, "allowed": o.allowed}
+                                                    for n, o in s.options.items()},
+         **({"alias_of": s.name} if key != s.name else {})}
+        for key, s in _strategies().items()
+    ]
+    if args.json:
+        print(json.dumps({"primitives": primitives, "strategies": strategies}, indent=2, ensure_ascii=False))
+        return 0
+    for p in primitives:
+        print(f"{p['name']:<15} {', '.join(a['name'] for a in p['algorithms'])}")
+    if strategies:
+        print()
+        for s in strategies:
+            opts = " ".join(f"{n}={o['default']}" for n, o in s["options"].items())
+            alias = f" (alias of {s['alias_of']})" if "alias_of" in s else ""
+            print(f"{s['name']:<15} {s['title']}{alias}" + (f"  [{opts}]" if opts else ""))
+    return 0
+
+
+def cmd_prove(args) -> int:
+    from derivations import CHAPTERS
+    from .proof import check
+
+    started = _time.perf_counter()
+    failed = count = 0
+    for chapter in CHAPTERS:
+        for claim in chapter.all_claims():
+            proof = check(claim)
+            count += 1
+            if proof:
+                if not args.quiet:
+                    print(f"ok    [{chapter.slug}] {claim.name}")
+            else:
+                failed += 1
+                print(f"FAIL  [{chapter.slug}] {claim.name}: {proof.detail}")
+    seconds = _time.perf_counter() - started
+    print(f"{count - failed} of {count} claims proved in {len(CHAPTERS)} chapters ({seconds:.1f} s)")
+    return 1 if failed else 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="symcomm", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("list", help="every primitive with its algorithms, and the strategies")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_list)
+    for name, fn, text in (("show", cmd_show, "closed forms"), ("eval", cmd_eval, "numbers")):
+        p = sub.add_parser(name, help=f"{text} of a primitive or strategy")
+        p.add_argument("name")
+        p.add_argument("assignments", nargs="*", metavar="KEY=VALUE")
+        p.add_argument("--algorithm")
+        if name == "show":
+            p.add_argument("--format", default="text")
+        else:
+            p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element")
+            p.add_argument("--json", action="store_true")
+        p.set_defaults(run=fn)
+    p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
+    p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
+    p.set_defaults(run=cmd_prove)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        # KEY=VALUE words may follow options (eval all_reduce --algorithm ring N=8 M=8):
+        # argparse leaves those after an option unparsed, so they are collected here
+        args, extra = build_parser().parse_known_args(argv)
+        stray = [word for word in extra if word.startswith("-") or "=" not in word]
+        if stray or (extra and not hasattr(args, "assignments")):
+            raise UsageError(f"unrecognized arguments: {' '.join(stray or extra)}")
+        if extra:
+            args.assignments = list(args.assignments) + extra
+        if getattr(args, "dtype", None):
+            bytes_per_element(args.dtype)
+        return args.run(args)
+    except (UsageError, ValueError) as err:
+        print(f"symcomm: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

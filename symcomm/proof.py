@@ -115,7 +115,7 @@ def check(claim) -> Proof:
         reduced = sp.simplify(reduced)
         if reduced == 0:
             return Proof(claim, True, f"{claim.lhs} = {claim.rhs}")
-        return Proof(claim, False, f"lhs − rhs simplifies to {sp.factor(reduced)}, not 0")
+        return Proof(claim, False, f"lhs − rhs simplifies to {sp.factor(sp.simplify(diff))}, not 0")
     if isinstance(claim, AtLeast):
         if is_nonnegative(diff, claim.domain):
             return Proof(claim, True, f"{claim.lhs} ≥ {claim.rhs}")

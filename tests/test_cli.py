@@ -1,0 +1,98 @@
+"""The command line: exact JSON numbers, published figures, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from symcomm.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def eval_json(capsys, *argv):
+    code, out, err = run(capsys, "eval", *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_ring_all_reduce_published_figures(capsys):
+    # the issue's worked example: N=8, M=2^30 → α 14, β 1.75·2^30, γ 0.875·2^30
+    got = eval_json(capsys, "all_reduce", "--algorithm", "ring", "N=8", "M=1073741824")
+    assert got["alpha"] == 14
+    assert got["beta"] == 7 * 2**30 // 4
+    assert got["gamma"] == 7 * 2**30 // 8
+    assert got["send"] == got["recv"] == 7 * 2**30 // 4
+    assert got["total"] == 8 * 7 * 2**30 // 4
+    assert got["unit"] == "elements" and "time" not in got
+
+
+def test_bytes_and_time(capsys):
+    got = eval_json(capsys, "all_reduce", "N=8", "M=2**30", "--dtype", "bf16",
+                    "alpha=5e-6", "beta=1e-11", "gamma=0")
+    assert got["unit"] == "bytes"
+    assert got["send"] == 2 * 7 * 2**30 // 4
+    # T = 14·5 µs + 2·1.75·2^30 bytes · 1e-11 s/byte
+    assert got["time"] == pytest.approx(14 * 5e-6 + 3.5 * 2**30 * 1e-11)
+
+
+def test_huge_values_stay_exact_integers(capsys):
+    got = eval_json(capsys, "all_reduce", "N=1048576", "M=1125899906842624")
+    n, m = 2**20, 2**50
+    assert got["send"] == 2 * (n - 1) * m // n
+    assert got["total"] == 2 * (n - 1) * m
+    assert isinstance(got["total"], int)
+
+
+def test_general_n_uses_ceiling_log(capsys):
+    # Bruck all-gather, N=6: rounds send 1, 2, 2 blocks → ⌈log₂6⌉ = 3 rounds, 5 blocks
+    got = eval_json(capsys, "all_gather", "--algorithm", "bruck", "N=6", "M=60")
+    assert got["alpha"] == 3 and got["send"] == 50
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["eval", "allreduce", "N=8", "M=8"], "unknown primitive"),
+    (["eval", "all_reduce", "--algorithm", "nope", "N=8", "M=8"], "algorithm"),
+    (["eval", "all_reduce", "N=0", "M=8"], "N=0"),
+    (["eval", "all_reduce", "--algorithm", "rabenseifner", "N=3", "M=12"], "power of two"),
+    (["eval", "all_reduce", "N=8", "M=-1"], "M=-1"),
+    (["eval", "all_reduce", "N=8", "M=abc"], "M='abc'"),
+    (["eval", "all_reduce", "N=8"], "missing M"),
+    (["eval", "all_reduce", "N=8", "M=8", "foo=1"], "unknown parameter 'foo'"),
+    (["eval", "all_reduce", "N=8", "M=8", "--dtype", "fp7"], "--dtype"),
+    (["show", "all_reduce", "--format", "pdf"], "--format"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, word):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert word in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_console_script_has_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "symcomm.cli", "eval", "all_reduce", "N=3", "M=x"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_list_json_names_every_primitive(capsys):
+    code, out, _ = run(capsys, "list", "--json")
+    names = {p["name"] for p in json.loads(out)["primitives"]}
+    assert names == {"broadcast", "scatter", "gather", "reduce", "all_gather", "reduce_scatter",
+                     "all_reduce", "all_to_all", "send_recv"}
+
+
+@pytest.mark.parametrize("fmt", ["text", "latex", "markdown", "python"])
+def test_show_formats(capsys, fmt):
+    code, out, _ = run(capsys, "show", "all_reduce", "--algorithm", "ring", "--format", fmt)
+    assert code == 0 and "send" in out
+
+
+def test_prove_passes(capsys):
+    code, out, _ = run(capsys, "prove", "--quiet")
+    assert code == 0, out

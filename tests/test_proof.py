@@ -1,0 +1,44 @@
+"""The claims API as a user meets it in their own tests."""
+
+import pytest
+import sympy as sp
+
+from symcomm import AtLeast, Claim, ClaimFailed, Limit, POWER_OF_TWO, algorithm, check, prove
+from symcomm.symbols import M, N, log2, log2_ceil
+
+ring = algorithm("all_reduce", "ring").cost
+
+
+def test_true_identity_proves():
+    # Patarasuk & Yuan 2009 §3: ring all-reduce moves 2(N−1)/N·M per rank
+    assert prove(Claim(ring.send, 2 * (N - 1) * M / N))
+
+
+def test_false_identity_shows_the_simplified_difference():
+    with pytest.raises(ClaimFailed) as err:
+        prove(Claim(ring.send, 2 * M, name="ring is 2M"))
+    message = str(err.value)
+    assert "ring is 2M" in message
+    assert "-2*M/N" in message  # 2M(N−1)/N − 2M = −2M/N
+
+
+def test_inequality_and_counterexample():
+    assert prove(AtLeast(N - 1, log2_ceil(N)))        # N − 1 ≥ ⌈log₂N⌉ for all N ≥ 2
+    proof = check(AtLeast(log2_ceil(N), N - 1))
+    assert not proof and "negative at N=" in proof.detail
+
+
+def test_power_of_two_domain():
+    assert prove(Claim(log2_ceil(N), log2(N), domain=POWER_OF_TWO))
+    assert not check(Claim(log2_ceil(N), log2(N)))
+
+
+def test_limit():
+    assert prove(Limit(ring.send, 2 * M))
+    with pytest.raises(ClaimFailed):
+        prove(Limit(ring.send, M))
+
+
+def test_induction_proves_exponential_beats_linear():
+    j = sp.Symbol("j", integer=True, positive=True)
+    assert prove(AtLeast(2 ** j, j + 1, domain=POWER_OF_TWO))

@@ -1,0 +1,228 @@
+"""Strategies against independent reasoning: hand counts from the definitions, published numbers.
+
+Expected values here are written from what each rank holds and sends, never read from
+symcomm.strategies.  Fractions keep them exact.
+"""
+
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings, strategies as st
+
+from symcomm import symbols as S
+from symcomm.strategies import STRATEGIES, Term, forward, strategy
+
+FAST = settings(max_examples=25, deadline=None)
+
+
+def exact(expr, values) -> Fraction:
+    value = sp.sympify(expr).subs(values)
+    assert value.is_Rational, f"{expr} at {values} is {value}, not a number"
+    return Fraction(int(value.p), int(value.q))
+
+
+def ring_block_sends(n: int, buffer: Fraction) -> Fraction:
+    """A ring pass (all-gather or reduce-scatter) of a full buffer: N−1 blocks of buffer/N."""
+    return (n - 1) * buffer / n
+
+
+# -- published numbers -------------------------------------------------------------------------
+
+def test_narayanan_tensor_parallel_example():
+    # Narayanan et al. 2021 §3.2: per layer, per device, 8bsh(t−1)/t; t=8, b=1, s=2048, h=12288
+    # → 8·1·2048·12288·7/8 = 7·25,165,824 = 176,160,768 elements.
+    cost = STRATEGIES["tp"].cost()
+    values = {S.N: 8, S.b: 1, S.s: 2048, S.h: 12288, S.L: 1}
+    assert exact(cost.send, values) == 176_160_768
+
+
+def test_llama2_70b_like_hybrid():
+    # Issue 3: t=8, p=4, d=4, b=128, s=4096, h=8192, L=80, bf16, ZeRO-1.
+    # TP by hand: 4 all-reduces per layer (2 fwd + 2 bwd), each sends 2·(t−1)/t of the
+    # replica's (b/d)·s·h = 32·4096·8192 activations; 80/4 = 20 layers per stage.
+    replica = 32 * 4096 * 8192
+    tp_elements = 4 * 2 * Fraction(7, 8) * replica * 20
+    # PP by hand: an interior stage sends the replica's activations forward and gradients back.
+    pp_elements = 2 * replica
+    values = {S.t: 8, S.p: 4, S.d: 4, S.c: 1, S.e: 1, S.b: 128, S.s: 4096, S.h: 8192, S.L: 80, S.m: 32,
+              S.Phi: 70 * 10**9, S.G: 8}
+    axes = STRATEGIES["hybrid"].by_axis(zero=1)
+    assert exact(axes["tp"].send, values) == tp_elements
+    assert exact(axes["pp"].send, values) == pp_elements
+    assert round(float(2 * tp_elements) / 1e9, 1) == 300.6     # GB, bf16
+    assert round(float(2 * pp_elements) / 1e9, 2) == 4.29
+    # DP, ZeRO-1: reduce-scatter + all-gather of the 70e9/(8·4) shard over d = 4
+    assert exact(axes["dp"].send, values) == 2 * Fraction(70 * 10**9, 32) * Fraction(3, 4)
+    # levels: the TP group is one node (t = G), pipeline and data groups cross nodes
+    assert axes["tp"].coefficient(S.beta_inter).subs(values) == 0
+    assert exact(axes["pp"].coefficient(S.beta_inter), values) == pp_elements
+
+
+# -- single strategies, for many sizes ------------------------------------------------------------
+
+@FAST
+@given(n=st.integers(2, 64), phi=st.integers(1, 10**12))
+def test_data_parallel_ring_and_naive(n, phi):
+    values = {S.N: n, S.Phi: phi}
+    ring = STRATEGIES["dp"].cost()
+    # ring all-reduce = ring reduce-scatter + ring all-gather of Φ
+    assert exact(ring.send, values) == 2 * ring_block_sends(n, Fraction(phi))
+    assert exact(ring.total, values) == 2 * (n - 1) * phi
+    naive = STRATEGIES["dp"].cost(algorithm="naive")
+    # parameter server: every non-root sends Φ up, the root sends Φ to each of N−1 ranks
+    assert exact(naive.root.send, values) == (n - 1) * phi
+    assert exact(naive.root.recv, values) == (n - 1) * phi
+    assert exact(naive.send, values) == (n - 1) * phi
+    assert exact(naive.total, values) == 2 * (n - 1) * phi
+
+
+@FAST
+@given(n=st.integers(2, 64), phi=st.integers(1, 10**12))
+def test_zero_stages(n, phi):
+    values = {S.N: n, S.Phi: phi}
+    rs_plus_ag = 2 * ring_block_sends(n, Fraction(phi))
+    assert exact(STRATEGIES["zero1"].cost().send, values) == rs_plus_ag
+    assert exact(STRATEGIES["zero2"].cost().send, values) == rs_plus_ag
+    # ZeRO-3: all-gather forward, all-gather backward, reduce-scatter
+    assert exact(STRATEGIES["zero3"].cost().send, values) == 3 * ring_block_sends(n, Fraction(phi))
+    assert STRATEGIES["fsdp"] is STRATEGIES["zero3"]
+
+
+@FAST
+@given(g=st.integers(1, 16), replicas=st.integers(1, 16), phi=st.integers(1, 10**9))
+def test_hsdp(g, replicas, phi):
+    n = g * replicas
+    values = {S.N: n, S.G: g, S.Phi: phi}
+    inside = 3 * ring_block_sends(g, Fraction(phi))                     # ZeRO-3 over the node
+    across = 2 * ring_block_sends(replicas, Fraction(phi, g))           # all-reduce of the shard
+    cost = STRATEGIES["hsdp"].cost()
+    assert exact(cost.send, values) == inside + across
+    assert exact(cost.coefficient(S.beta_inter), values) == across
+
+
+@FAST
+@given(n=st.integers(2, 64), b=st.integers(1, 64), s=st.integers(1, 8192), h=st.integers(1, 16384),
+       layers=st.integers(1, 8))
+def test_tensor_and_sequence_parallel(n, b, s, h, layers):
+    values = {S.N: n, S.b: b, S.s: s, S.h: h, S.L: layers}
+    bsh = Fraction(b * s * h)
+    # per layer: 2 all-reduces forward + 2 backward, each = reduce-scatter + all-gather
+    per_layer = 4 * 2 * ring_block_sends(n, bsh)
+    assert exact(STRATEGIES["tp"].cost().send, values) == layers * per_layer
+    assert exact(STRATEGIES["sp"].cost().send, values) == layers * per_layer
+    # full recompute: the 2 forward all-reduces again
+    assert exact(STRATEGIES["tp"].cost(recompute=1).send, values) == layers * 6 * 2 * ring_block_sends(n, bsh)
+
+
+def _interleaved_pipeline(n: int, chunks: int, bsh: int) -> tuple[int, int]:
+    """(busiest GPU's send, total) by walking the chunk boundaries: chunk j lives on GPU j mod n."""
+    sent = [0] * n
+    for j in range(n * chunks - 1):
+        sent[j % n] += bsh                 # activations forward, chunk j → j + 1
+        sent[(j + 1) % n] += bsh           # gradients backward, chunk j + 1 → j
+    return max(sent), sum(sent)
+
+
+@FAST
+@given(n=st.integers(3, 16), chunks=st.integers(1, 4), bsh=st.integers(1, 10**6), micro=st.integers(1, 8))
+def test_pipeline_by_walking_the_boundaries(n, chunks, bsh, micro):
+    busiest, total = _interleaved_pipeline(n, chunks, bsh)
+    schedule = "interleaved" if chunks > 1 else "1f1b"
+    values = {S.N: n, S.v: chunks, S.b: bsh, S.s: 1, S.h: 1, S.m: micro}
+    cost = STRATEGIES["pp"].cost(schedule=schedule)
+    assert exact(cost.send, values) == busiest
+    assert exact(cost.total, values) == total
+    assert exact(cost.alpha, values) == 2 * chunks * micro          # one message per micro-batch each way
+    bubble = STRATEGIES["pp"].extras(schedule=schedule)["bubble_fraction"]
+    assert exact(bubble, values) == Fraction(n - 1, chunks * micro)  # Narayanan et al. 2021 §2.2
+
+
+@FAST
+@given(n=st.integers(2, 64), k=st.integers(1, 8), tokens=st.integers(1, 10**5), h=st.integers(1, 8192))
+def test_expert_parallel(n, k, tokens, h):
+    values = {S.N: n, S.k: k, S.b: tokens, S.s: 1, S.h: h, S.L_moe: 1, S.f: sp.Rational(5, 4)}
+    routed = Fraction(k * tokens * h)
+    # dispatch + combine, forward and backward; uniform routing keeps 1/N at home
+    assert exact(STRATEGIES["ep"].cost().send, values) == 4 * routed * (n - 1) / n
+    assert exact(STRATEGIES["ep"].cost(capacity="padded").send, values) == 4 * Fraction(5, 4) * routed * (n - 1) / n
+
+
+@FAST
+@given(n=st.integers(2, 32), b=st.integers(1, 8), shard=st.integers(1, 4096), h=st.integers(1, 8192),
+       h_kv=st.integers(1, 8192))
+def test_context_parallel(n, b, shard, h, h_kv):
+    s = n * shard
+    values = {S.N: n, S.b: b, S.s: s, S.h: h, S.h_kv: h_kv, S.L: 1}
+    # Ulysses forward: all-to-all of this rank's b·(s/N) tokens of Q, K, V, O; N−1 of N blocks leave
+    ulysses = STRATEGIES["cp_ulysses"]
+    assert exact(ulysses.cost_where(forward).send, values) == 4 * Fraction(b * shard * h * (n - 1), n)
+    assert exact(ulysses.cost_where(forward, gqa=1).send, values) == 2 * Fraction(b * shard * (h + h_kv) * (n - 1), n)
+    # ring attention forward: this rank forwards N−1 K blocks and N−1 V blocks of b·(s/N)·h_kv
+    ring = STRATEGIES["cp_ring"]
+    assert exact(ring.cost_where(forward, gqa=1).send, values) == 2 * (n - 1) * b * shard * h_kv
+    assert exact(ring.cost_where(forward).send, values) == 2 * (n - 1) * b * shard * h
+
+
+# -- levels and composition -------------------------------------------------------------------
+
+def test_term_level_follows_the_relation():
+    term = Term("all_reduce", "ring", S.t, S.M, 1, "x", across_nodes=S.t > S.G)
+    inside = {S.t: 4, S.G: 8, S.M: 1024}
+    across = {S.t: 16, S.G: 8, S.M: 1024}
+    assert term.cost.coefficient(S.beta).subs(inside) == 2 * 1024 * 3 // 4
+    assert term.cost.coefficient(S.beta_inter).subs(inside) == 0
+    assert term.cost.coefficient(S.beta).subs(across) == 0
+    assert term.cost.coefficient(S.beta_inter).subs(across) == 2 * 1024 * 15 // 16
+    assert term.cost.coefficient(S.alpha_inter).subs(across) == 2 * 15
+
+
+def test_groups_multiply_only_the_total():
+    term = Term("all_gather", "ring", 4, 400, 3, "x", groups=5)
+    assert term.cost.send == 3 * 300
+    assert term.cost.total == 5 * 3 * 3 * 400
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+HYBRID_OK = {S.t: 2, S.p: 4, S.d: 4, S.c: 1, S.L: 32, S.b: 64, S.m: 8, S.N: 32}
+
+
+def test_validate_accepts_a_good_layout():
+    assert STRATEGIES["hybrid"].validate(HYBRID_OK) == []
+
+
+def test_validate_names_the_parameter():
+    hybrid = STRATEGIES["hybrid"]
+    assert hybrid.validate({**HYBRID_OK, S.p: 3, S.L: 32, S.N: 32}) == [
+        "t*p*d*c=24 must equal N=32", "L=32 must be divisible by p=3"]
+    assert "L=30 must be divisible by p=4" in hybrid.validate({**HYBRID_OK, S.L: 30})
+    assert hybrid.validate(HYBRID_OK, zero=4) == ["zero=4 is not allowed; choose 0, 1, 2 or 3"]
+    assert hybrid.validate({**HYBRID_OK, S.a: 6, S.t: 4, S.N: 64}) == ["a=6 must be divisible by t=4"]
+    assert any(msg.startswith("e=8") for msg in hybrid.validate({**HYBRID_OK, S.e: 8}))
+    dp = STRATEGIES["dp"]
+    assert dp.validate({S.N: 6}, algorithm="recursive_doubling") == [
+        "N=6 is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)"]
+    assert dp.validate({S.N: 8}, algorithm="recursive_doubling") == []
+
+
+def test_unknown_options_raise_with_the_allowed_values():
+    with pytest.raises(ValueError, match="zero=4 is not allowed; choose 0, 1, 2 or 3"):
+        STRATEGIES["hybrid"].cost(zero=4)
+    with pytest.raises(ValueError, match="schedule=zigzag is not allowed; choose gpipe, 1f1b or interleaved"):
+        STRATEGIES["pp"].cost(schedule="zigzag")
+    with pytest.raises(ValueError, match="unknown option"):
+        STRATEGIES["tp"].cost(zero=1)
+    with pytest.raises(ValueError, match="unknown strategy"):
+        strategy("dpp")
+
+
+# -- every chapter's claims prove ----------------------------------------------------------------
+
+def test_every_chapter_claim_proves():
+    from derivations import CHAPTERS
+    from symcomm.derivation import check_chapters
+
+    failed = [(chapter.number, proof.claim.name, proof.detail)
+              for chapter, proof in check_chapters(CHAPTERS) if not proof]
+    assert failed == []

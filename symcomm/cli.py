@@ -7,6 +7,7 @@ status 2; a failed proof exits 1.  Exact values stay exact: integers print as in
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import sys
@@ -22,6 +23,11 @@ from .evaluate import exact, plain
 from .primitives import PRIMITIVES
 from .printing import FORMATS, render
 from .units import DTYPES, bytes_per_element, human_size, human_time
+
+#: More subcommands: "module:function", the function takes argparse's subparsers object,
+#: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
+#: raise UsageError or ValueError for bad input).
+SUBCOMMANDS: tuple[str, ...] = ()
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
@@ -365,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
     p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     p.set_defaults(run=cmd_prove)
+    for path in SUBCOMMANDS:
+        module, _, function = path.partition(":")
+        getattr(importlib.import_module(module), function)(sub)
     return parser
 
 

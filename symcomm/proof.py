@@ -105,7 +105,8 @@ def check(claim) -> Proof:
     """Try to prove ``claim``; return a :class:`Proof` that says whether it holds."""
     if isinstance(claim, Limit):
         got = sp.simplify(sp.limit(sp.sympify(claim.expr).rewrite(sp.log), claim.var, claim.point))
-        ok = sp.simplify(got - sp.sympify(claim.value)) == 0
+        want = sp.sympify(claim.value)
+        ok = got == want or (got.is_finite is not False and sp.simplify(got - want) == 0)
         detail = (f"lim {claim.var}→{claim.point} of {claim.expr} = {got}"
                   + ("" if ok else f", not {claim.value}"))
         return Proof(claim, ok, detail)

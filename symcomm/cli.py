@@ -161,14 +161,18 @@ def bind(target: Target, texts: dict) -> tuple[dict, dict]:
     needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
     time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
     allowed = needed_names + sorted(_TIME_NAMES)
-    values, times = {}, {}
+    values, times, unused = {}, {}, []
     for key, text in texts.items():
         if key in _TIME_NAMES:
             times[S.symbol(key)] = parse_number(key, text, integer=False)
-        elif key in needed_names:
+        elif key in needed_names or (target.kind == "strategy" and key in S.SYMBOLS):
+            # a strategy may be given a known symbol it does not use with these options
+            # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
             least = 2 if (target.kind == "primitive" and sym is S.N) else 1
             values[sym] = parse_number(key, text, integer=bool(sym.is_integer), least=least)
+            if key not in needed_names:
+                unused.append(key)
         else:
             options = f"; options: {', '.join(target.obj.options)}" if target.kind == "strategy" and target.obj.options else ""
             raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
@@ -179,6 +183,8 @@ def bind(target: Target, texts: dict) -> tuple[dict, dict]:
     problems = target.problems(values)
     if problems:
         raise UsageError(problems[0])
+    if unused:
+        print(f"symcomm: note: {', '.join(unused)} not used by {target.label}", file=sys.stderr)
     if times:
         absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
         if absent:

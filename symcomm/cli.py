@@ -27,7 +27,7 @@ from .units import DTYPES, bytes_per_element, human_size, human_time
 #: More subcommands: "module:function", the function takes argparse's subparsers object,
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli",)
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}

@@ -298,7 +298,7 @@ _LATEX_TEXT = {
     "Φ": r"$\Phi$", "Ψ": r"$\Psi$", "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$",
     "·": r"$\cdot$", "×": r"$\times$", "≥": r"$\geq$", "≤": r"$\leq$", "→": r"$\to$", "Σ": r"$\Sigma$",
     "⌈": r"$\lceil$", "⌉": r"$\rceil$", "₂": r"$_2$", "²": r"$^2$", "∞": r"$\infty$", "≈": r"$\approx$",
-    "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "ø": r"{\o}",
+    "§": r"\S{}", "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "ø": r"{\o}",
 }
 
 
@@ -533,7 +533,6 @@ def to_data(chosen: list[Formula]) -> dict:
             "source": f.source,
         })
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "generator": package,
         "format_version": 1,
         "srepr_namespace": dict(SREPR_NAMESPACE),
@@ -542,9 +541,7 @@ def to_data(chosen: list[Formula]) -> dict:
 
 
 def to_json(chosen: list[Formula]) -> str:
-    data = to_data(chosen)
-    data.pop("$schema")
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_data(chosen), indent=2, ensure_ascii=False) + "\n"
 
 
 def schema() -> dict:

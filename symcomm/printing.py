@@ -1,14 +1,35 @@
 """Render expressions for people and for code: one function per output format.
 
-SymPy's printers do the work; this module only chooses the printer by format name so
-that the CLI, the templates and the exporters agree.
+SymPy's printers do the work.  The LaTeX printer is SymPy's, taught two things that
+its default gets wrong for this subject: log₂N prints as \\log_2 N, and symbols print
+in the seed's notation (Φ, α_inter...).  Everything that shows a formula — the CLI,
+the templates, the exporters — goes through :func:`render`.
 """
 
 from __future__ import annotations
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 FORMATS = ("text", "latex", "markdown", "python")
+
+
+class SymcommLatexPrinter(LatexPrinter):
+    """SymPy's LaTeX printer with log₂ written the way papers write it."""
+
+    def _print_log2(self, expr, exp=None):
+        arg = expr.args[0]
+        inner = self._print(arg)
+        body = rf"\log_2 {inner}" if arg.is_Symbol else rf"\log_2\left({inner}\right)"
+        return rf"\left({body}\right)^{{{exp}}}" if exp else body
+
+
+def latex(expr) -> str:
+    """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N."""
+    expr = sp.sympify(expr)
+    if not expr.has(sp.Piecewise):
+        expr = sp.factor_terms(expr)
+    return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
 
 
 def render(expr, fmt: str = "text") -> str:
@@ -16,9 +37,9 @@ def render(expr, fmt: str = "text") -> str:
     if fmt == "text":
         return sp.sstr(expr)
     if fmt == "latex":
-        return sp.latex(expr)
+        return latex(expr)
     if fmt == "markdown":
-        return f"${sp.latex(expr)}$"
+        return f"${latex(expr)}$"
     if fmt == "python":
         return sp.pycode(expr)
     raise ValueError(f"--format {fmt!r} is not allowed; choose one of {', '.join(FORMATS)}")

@@ -1,0 +1,150 @@
+"""The main job: prove every claim, then render docs/ (Markdown, LaTeX, plots).
+
+    python build_docs.py [--out docs]
+
+A claim that fails stops the build (exit 1, naming the claim).  The same input builds
+byte-identical files.  Plots need the optional extra ``symcomm[plots]`` (matplotlib);
+without it they are skipped and the build says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jinja2
+
+from derivations import CHAPTERS
+from symcomm import docs
+from symcomm.proof import check
+
+ROOT = Path(__file__).resolve().parent
+TEMPLATES = ROOT / "templates"
+
+_MD_SPECIAL = re.compile(r"([\\|*_`<>\[\]])")
+
+
+def md(text) -> str:
+    """Prose for a Markdown page: characters Markdown would read as markup are escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def environments():
+    loader = jinja2.FileSystemLoader(str(TEMPLATES))
+    markdown = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                                  keep_trailing_newline=True, trim_blocks=False)
+    markdown.filters["md"] = md
+    latex = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                               block_start_string=r"\BLOCK{", block_end_string="}",
+                               variable_start_string=r"\VAR{", variable_end_string="}",
+                               comment_start_string=r"\#{", comment_end_string="}",
+                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    latex.filters["tex"] = docs.tex_text
+    return markdown, latex
+
+
+def write(path: Path, text: str | bytes, written: list) -> None:
+    """Write atomically: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+    written.append(path)
+
+
+def prove_all(chapters) -> tuple[dict, int]:
+    """Check every claim, chapter by chapter; exit on the first chapter with a failure."""
+    proofs, proved = {}, 0
+    for chapter in chapters:
+        started = time.perf_counter()
+        failures = []
+        for claim in chapter.all_claims():
+            proof = check(claim)
+            proofs[id(claim)] = proof
+            if proof:
+                proved += 1
+            else:
+                failures.append(proof)
+        seconds = time.perf_counter() - started
+        print(f"chapter {chapter.number} {chapter.slug}: {len(chapter.derivations)} derivations, "
+              f"{len(chapter.all_claims()) - len(failures)} claims proved ({seconds:.1f} s)", flush=True)
+        for proof in failures:
+            print(f"FAIL [{chapter.slug}] {proof.claim.name}: {proof.detail}", file=sys.stderr)
+        if failures:
+            sys.exit(1)
+    return proofs, proved
+
+
+def render_plots(out: Path, strategies, written: list) -> list[dict]:
+    try:
+        import matplotlib
+    except ImportError:
+        print("plots skipped: matplotlib is not installed (pip install 'symcomm[plots]')")
+        return []
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from symcomm.plots import PLOTS
+
+    # fixed ids and no date, so that two builds are byte-identical
+    plt.rcParams.update({"svg.hashsalt": "symcomm", "svg.fonttype": "path"})
+    plots = []
+    for name, draw in PLOTS.items():
+        fn = draw if name == "all_reduce_time_vs_message" else (lambda d=draw: d(strategies))
+        fig, title, caption = fn()
+        path = out / "plots" / f"{name}.svg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(suffix=".svg") as tmp:
+            fig.savefig(tmp.name, format="svg", metadata={"Date": None}, bbox_inches="tight")
+            write(path, Path(tmp.name).read_bytes(), written)
+        plt.close(fig)
+        plots.append({"title": title, "caption": caption, "path": f"plots/{name}.svg"})
+    return plots
+
+
+def build(out: Path) -> int:
+    started = time.perf_counter()
+    from symcomm.strategies import STRATEGIES
+
+    proofs, proved = prove_all(CHAPTERS)
+    written: list = []
+    markdown, latex = environments()
+    chapters = []
+    for chapter in CHAPTERS:
+        context = docs.chapter_context(chapter, proofs)
+        context["module"] = chapter.module if hasattr(chapter, "module") else chapter.slug.replace("-", "_")
+        chapters.append(context)
+    plots = render_plots(out, STRATEGIES, written)
+    shared = {
+        "chapters": chapters, "claims_proved": proved, "convention": docs.COLLECTIVE_CONVENTION,
+        "symbols": docs.symbol_rows(), "primitives": docs.primitive_rows(),
+        "algorithms": docs.algorithm_rows(), "bounds": docs.bound_rows(),
+        "strategies": docs.strategy_rows(STRATEGIES), "plots": plots,
+    }
+    write(out / "index.md", markdown.get_template("markdown/index.md.j2").render(**shared), written)
+    page = markdown.get_template("markdown/chapter.md.j2")
+    for context in chapters:
+        write(out / f"{context['slug']}.md", page.render(ch=context), written)
+    write(out / "symcomm.tex", latex.get_template("latex/symcomm.tex.j2").render(**shared), written)
+    seconds = time.perf_counter() - started
+    derivations = sum(len(ch.derivations) for ch in CHAPTERS)
+    print(f"built docs: {len(CHAPTERS)} chapters, {derivations} derivations, {proved} claims proved, "
+          f"{len(written)} files written to {out}, {seconds:.1f} s")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "docs"), help="output directory (default: docs/)")
+    args = parser.parse_args(argv)
+    return build(Path(args.out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

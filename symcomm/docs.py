@@ -1,0 +1,174 @@
+"""Turn the engine's objects into plain data for the templates.
+
+Templates do no arithmetic and hold no formula text: every formula reaches them here,
+already printed by :mod:`symcomm.printing`, once as LaTeX.  Each row also carries its
+convention and its source, so that no table shows a formula without them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+
+from . import symbols as S
+from .algorithms import ALGORITHMS, algorithms_of
+from .bounds import LOWER_BOUNDS
+from .derivation import Chapter
+from .primitives import PRIMITIVES
+from .printing import latex
+from .proof import AtLeast, Claim, Limit, Proof
+
+COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); send/recv = the busiest "
+                         "rank; total = summed over ranks; exact (N−1)/N forms")
+_GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
+          S.alpha_inter: r"\alpha_{\mathrm{inter}}", S.beta_inter: r"\beta_{\mathrm{inter}}"}
+
+
+def time_latex(cost) -> str:
+    """T = a·α + b·β + c·γ with the coefficients kept apart, as the literature tabulates."""
+    parts = []
+    for sym, coef in cost.coefficients:
+        coef = sp.sympify(coef)
+        text = latex(coef)
+        if coef.is_Add or (coef.is_Piecewise):
+            text = rf"\left({text}\right)"
+        parts.append(_GREEK[sym] if coef == 1 else rf"{text}\,{_GREEK[sym]}")
+    return " + ".join(parts) if parts else "0"
+
+
+def cost_row(cost) -> dict:
+    return {
+        "send": latex(cost.send),
+        "recv": latex(cost.recv),
+        "total": latex(cost.total),
+        "alpha": latex(cost.alpha + cost.coefficient(S.alpha_inter)) if cost.coefficient(S.alpha_inter) == 0 else
+        f"{latex(cost.alpha)} + {latex(cost.coefficient(S.alpha_inter))}_{{\\mathrm{{inter}}}}",
+        "beta": latex(cost.beta) if cost.coefficient(S.beta_inter) == 0 else
+        f"{latex(cost.beta)} + {latex(cost.coefficient(S.beta_inter))}_{{\\mathrm{{inter}}}}",
+        "gamma": latex(cost.gamma),
+        "time": time_latex(cost),
+    }
+
+
+# -- claims and derivations ----------------------------------------------------------------
+
+_RELATION = {Claim: "=", AtLeast: r"\ge"}
+
+
+def claim_row(claim, proof: Proof | None = None) -> dict:
+    if isinstance(claim, Limit):
+        statement = rf"\lim_{{{latex(claim.var)} \to {latex(claim.point)}}} {latex(claim.expr)} = {latex(claim.value)}"
+    else:
+        statement = f"{latex(claim.lhs)} {_RELATION[type(claim)]} {latex(claim.rhs)}"
+    return {"name": claim.name, "statement": statement, "source": claim.source,
+            "holds": None if proof is None else bool(proof)}
+
+
+def derivation_row(derivation) -> dict:
+    steps = []
+    for i, step in enumerate(derivation.steps):
+        relation = "" if i == 0 else ("=" if step.relation == "=" else r"\xrightarrow{N \to \infty}")
+        steps.append({"relation": relation, "latex": latex(step.expr), "reason": step.reason})
+    return {"title": derivation.title, "lhs": derivation.lhs, "convention": derivation.convention,
+            "source": derivation.source, "steps": steps,
+            "claims": [claim_row(c) for c in derivation.claims]}
+
+
+def chapter_context(chapter: Chapter, proofs: dict | None = None) -> dict:
+    proofs = proofs or {}
+    return {
+        "number": chapter.number, "slug": chapter.slug, "title": chapter.title, "intro": chapter.intro,
+        "derivations": [derivation_row(d) for d in chapter.derivations],
+        "claims": [claim_row(c, proofs.get(id(c))) for c in chapter.claims],
+        "claim_count": len(chapter.all_claims()),
+    }
+
+
+# -- the cheat sheet -------------------------------------------------------------------------
+
+def primitive_rows() -> list[dict]:
+    """The seed's §1.5 comparison table, from the primitives' own data."""
+    rows = []
+    for p in PRIMITIVES.values():
+        senders, receivers = p.pattern.split("→")
+        rows.append({"title": p.title, "name": p.name, "senders": senders, "receivers": receivers,
+                     "reduces": "yes" if p.reduces else "no", "summary": p.summary, "use": p.use,
+                     "input": latex(p.input_elements), "output": latex(p.output_elements)})
+    return rows
+
+
+def algorithm_rows() -> list[dict]:
+    rows = []
+    for p in PRIMITIVES.values():
+        for alg in algorithms_of(p.name):
+            rows.append({"primitive": p.title, "primitive_name": p.name, "name": alg.name,
+                         "summary": alg.summary, "source": alg.source,
+                         "requires": "; ".join(r.describe() for r in alg.requires) or "any N",
+                         "composed_of": " + ".join(f"{ph.primitive}/{ph.algorithm}" for ph in alg.phases),
+                         **cost_row(alg.cost)})
+    return rows
+
+
+def bound_rows() -> list[dict]:
+    return [{"primitive": PRIMITIVES[name].title, "source": source, **cost_row(bound)}
+            for name, (bound, source) in LOWER_BOUNDS.items()]
+
+
+def strategy_rows(strategies: dict) -> list[dict]:
+    rows = []
+    for key, strategy in strategies.items():
+        if key != strategy.name:
+            continue  # aliases are listed with their strategy
+        aliases = [k for k, s in strategies.items() if s is strategy and k != key]
+        cost = strategy.cost()
+        defaults = ", ".join(f"{n}={o.default}" for n, o in strategy.options.items())
+        rows.append({"name": key, "aliases": ", ".join(aliases), "title": strategy.title,
+                     "options": defaults, "source": strategy.source, "convention": strategy.convention,
+                     "send": latex(cost.send), "total": latex(cost.total),
+                     # a time that depends on where groups land (Piecewise) is shown per chapter
+                     "time": None if cost.time.has(sp.Piecewise) else time_latex(cost),
+                     "terms": [{"label": t.label, "collective": t.primitive, "algorithm": t.algorithm,
+                                "group": latex(t.group), "message": latex(t.message), "count": latex(t.count)}
+                               for t in strategy.terms()]})
+    return rows
+
+
+def symbol_rows() -> list[dict]:
+    return [{"latex": latex(info.symbol), "cli": info.cli_name, "meaning": info.meaning, "unit": info.unit,
+             "assumption": "positive integer" if info.symbol.is_integer else
+             ("positive real" if info.symbol.is_positive else "real ≥ 0")}
+            for info in S.SYMBOLS.values()]
+
+
+# -- text for LaTeX --------------------------------------------------------------------------
+
+_TEX_TEXT = {
+    "Φ": r"$\Phi$", "Ψ": r"$\Psi$", "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$",
+    "−": "--", "–": "--", "—": "---", "≥": r"$\ge$", "≤": r"$\le$", "→": r"$\to$", "×": r"$\times$",
+    "·": r"$\cdot$", "≈": r"$\approx$", "∞": r"$\infty$", "⌈": r"$\lceil$", "⌉": r"$\rceil$",
+    "₂": r"$_2$", "²": r"$^2$", "¹": r"$^1$", "⁰": r"$^0$", "³": r"$^3$", "µ": r"$\mu$", "§": r"\S{}",
+    "≠": r"$\ne$", "…": r"\ldots{}", "“": "``", "”": "''", "’": "'", "‘": "`", "½": r"$\frac12$",
+    "σ": r"$\sigma$", "Σ": r"$\Sigma$", "ε": r"$\epsilon$", "⁻": r"$^-$", "√": r"$\surd$",
+}
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_CJK_GROUP = re.compile(r"\s*[（(][^)）]*[\u2e80-\u9fff][^)）]*[)）]")
+_CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
+
+
+def tex_text(text: str) -> str:
+    """Prose for pdflatex: specials escaped, known symbols mapped, CJK dropped (the
+    seed's title in Chinese has no glyphs in pdflatex; the English citation stays)."""
+    text = _CJK.sub("", _CJK_GROUP.sub("", str(text)))
+    out = []
+    for ch in text:
+        if ch in _TEX_SPECIAL:
+            out.append(_TEX_SPECIAL[ch])
+        elif ch in _TEX_TEXT:
+            out.append(_TEX_TEXT[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)

@@ -1,0 +1,104 @@
+"""The documentation's plots, drawn from the engine's expressions (matplotlib: optional).
+
+Each plot function returns (figure, title, caption) and states its assumptions in the
+caption; numbers come from the symbolic costs through ``sympy.lambdify``.  Install
+the extra with ``pip install 'symcomm[plots]'``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from .algorithms import ALGORITHMS, POW2, algorithms_of
+
+
+def _numeric(expr, *syms):
+    return sp.lambdify(syms, sp.sympify(expr), "numpy")
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    ax.grid(True, which="both", alpha=0.3)
+    return fig, ax
+
+
+def dp_volume_vs_n(strategies):
+    """Per-GPU elements sent per step ÷ Φ for naive DP, ring DP and ZeRO-3."""
+    fig, ax = _figure()
+    n = np.arange(2, 1025)
+    curves = (("DP, naive (root)", strategies["dp"].cost(algorithm="naive").send),
+              ("DP, ring", strategies["dp"].cost(algorithm="ring").send),
+              ("ZeRO-3 / FSDP", strategies["zero3"].cost().send))
+    for label, send in curves:
+        y = _numeric(send / S.Phi, S.N)(n) * np.ones_like(n, dtype=float)
+        ax.plot(n, y, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("GPUs N")
+    ax.set_ylabel("busiest-GPU send per step / Φ")
+    ax.legend()
+    caption = ("Elements sent by the busiest GPU per training step, divided by Φ (exact (N−1)/N forms). "
+               "The naive root grows as N−1; the ring tends to 2, ZeRO-3 to 3.")
+    return fig, "Data parallel: per-GPU volume vs N", caption
+
+
+def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
+    """Per-layer, per-GPU send vs sequence length for TP, SP, Ulysses and ring attention."""
+    fig, ax = _figure()
+    seq = 2.0 ** np.arange(10, 21)
+    curves = (("TP (Megatron)", strategies["tp"].cost().send),
+              ("SP (Megatron sequence parallel)", strategies["sp"].cost().send),
+              ("CP, Ulysses", strategies["cp_ulysses"].cost().send),
+              ("CP, ring attention", strategies["cp_ring"].cost().send))
+    values = {S.N: n, S.h: h, S.b: b, S.L: 1}
+    for label, send in curves:
+        y = _numeric(sp.sympify(send).subs(values), S.s)(seq) * np.ones_like(seq)
+        ax.plot(seq, y, marker="o", markersize=3, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length s")
+    ax.set_ylabel("elements sent per GPU per layer per step")
+    ax.legend()
+    caption = (f"One layer, forward + backward, N = {n} GPUs, h = {h}, b = {b}, K/V of full width; "
+               "elements. TP and SP coincide (proved in chapter 4); Ulysses is 1/N of them.")
+    return fig, "Tensor, sequence and context parallel vs sequence length", caption
+
+
+def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
+                               alpha=5e-6, beta_bytes=1 / 50e9, alpha_inter=10e-6,
+                               beta_inter_bytes=1 / 25e9):
+    """α-β time of every all-reduce algorithm vs message size."""
+    fig, ax = _figure()
+    sizes = 2.0 ** np.arange(10, 33)          # bytes
+    values = {S.N: n, S.G: ranks_per_node, S.alpha: alpha, S.beta: beta_bytes * bytes_per_element,
+              S.gamma: 0, S.alpha_inter: alpha_inter, S.beta_inter: beta_inter_bytes * bytes_per_element}
+    for alg in algorithms_of("all_reduce"):
+        if POW2 in alg.requires and n & (n - 1):
+            continue
+        time = sp.sympify(alg.cost.time).subs(values)
+        y = _numeric(time, S.M)(sizes / bytes_per_element) * np.ones_like(sizes)
+        ax.plot(sizes, y, label=alg.name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size M (bytes)")
+    ax.set_ylabel("time (s)")
+    ax.legend(fontsize=8)
+    caption = (f"N = {n} GPUs, {ranks_per_node} per node, bf16, α = {alpha * 1e6:g} µs, "
+               f"β = 1/({1 / beta_bytes / 1e9:g} GB/s) inside a node, α_inter = {alpha_inter * 1e6:g} µs, "
+               f"β_inter = 1/({1 / beta_inter_bytes / 1e9:g} GB/s) across nodes (hierarchical only; "
+               "the flat algorithms are charged the intra-node α, β), γ = 0, no overlap.")
+    return fig, "All-reduce algorithms: time vs message size", caption
+
+
+PLOTS = {
+    "dp_volume_vs_n": dp_volume_vs_n,
+    "sequence_parallel_vs_s": sequence_parallel_vs_s,
+    "all_reduce_time_vs_message": all_reduce_time_vs_message,
+}

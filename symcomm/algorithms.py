@@ -28,6 +28,7 @@ THAKUR = "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communic
 CHAN = "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13)"
 BRUCK = "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11)"
 PATARASUK = "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2)"
+GLOO = "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend"
 
 
 # -- requirements on N and M -------------------------------------------------------------
@@ -239,6 +240,19 @@ _ENTRIES = [
     Algorithm("send_recv", "direct", "rank 0 sends M elements to rank 1 in one message",
               "the α-β model itself (Hockney 1994, Parallel Computing 20(3))", (PAIR,),
               Cost.of(send=M, recv=M, total=M, alpha=1, beta=M)),
+    # ---- what gloo runs (facts read from gloo's source; see symcomm/profiles.py) -------------
+    Algorithm("broadcast", "binomial_any",
+              "binomial tree for any N, low bit first: in round i every holder v < 2^i sends the "
+              "whole buffer to v + 2^i (if that rank exists)",
+              GLOO + ", gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
+              closed_form=Cost.of(root_send=ceil_log2N * M, root_recv=0,
+                                  # the busiest non-root is vrank 1: it sends in rounds i ≥ 1 with 1 + 2^i < N
+                                  send=(sp.Max(S.log2_ceil(N - 1), 1) - 1) * M, recv=M,
+                                  total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
+    Algorithm("reduce", "ring_gather",
+              "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
+              GLOO + ", gloo/reduce.cc (ring reduce-scatter, then gather to root)", (N_DIVIDES_M,),
+              phases=(Phase("reduce_scatter", "ring"), Phase("gather", "flat"))),
 ]
 
 #: (primitive, algorithm) → Algorithm

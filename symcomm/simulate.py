@@ -421,6 +421,24 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
 }
 
 
+# -- what gloo runs (gloo/broadcast.cc, gloo/reduce.cc; see symcomm/profiles.py) --------------
+
+def binomial_any_broadcast(net: Network, data: dict) -> dict:
+    """Any N, low bit first: in round i every holder v < 2^i sends to v + 2^i if it exists."""
+    have = {ROOT: data[ROOT]}
+    step = 1
+    while step < net.n:
+        msgs = [Message(v, v + step, have[v]) for v in range(step) if v + step < net.n]
+        for msg in net.exchange(msgs):
+            have[msg.dst] = msg.data
+        step *= 2
+    return have
+
+
+EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
+EXECUTIONS[("reduce", "ring_gather")] = _then(_whole(ring_reduce_scatter), flat_gather)
+
+
 def run(primitive_name: str, algorithm_name: str, inputs: list,
         ranks_per_node: int | None = None) -> Run:
     """Execute an algorithm on ``inputs`` (one entry per rank, None where a rank holds nothing)."""

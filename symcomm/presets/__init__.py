@@ -1,0 +1,312 @@
+"""Hardware and model presets, shipped as data (``hardware.json``, ``models.json``).
+
+Every value carries its source.  Bandwidths are per GPU and per direction in bytes/s;
+``β`` per byte = 1 / bandwidth (seconds per byte), and per element = that × bytes per
+element.  A model's Φ is never stored: :func:`parameter_count` computes it from the
+architecture with the formula that ``derivations/parameters.py`` derives and checks
+against the published counts.
+
+    >>> from symcomm.presets import hardware, model
+    >>> hardware("h100").beta_inter_per_byte    # 1 / 50 GB/s
+    2e-11
+    >>> model("llama3-8b").parameters
+    8030261248
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import sympy as sp
+
+from .. import symbols as S
+
+# -- the parameter-count formula --------------------------------------------------------------
+
+def _int(name: str) -> sp.Symbol:
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+#: architecture symbols beside symcomm's own (h, L, a, s, E, L_moe)
+F = _int("F")            # FFN (MLP intermediate) width of a dense layer
+F_e = _int("F_e")        # FFN width of one expert
+V = _int("V")            # vocabulary
+n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
+E_s = _int("E_s")        # shared (always active) experts of a MoE layer
+q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
+d_nope, d_rope, d_v = _int("d_nope"), _int("d_rope"), _int("d_v")  # MLA head widths
+
+h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
+
+
+def attention_mha_biased() -> sp.Expr:
+    """GPT: W_Q, W_K, W_V, W_O (h × h each) and their biases: 4h² + 4h."""
+    return 4 * h ** 2 + 4 * h
+
+
+def attention_gqa() -> sp.Expr:
+    """Llama: W_Q, W_O of h × h; W_K, W_V of h × (n_kv·h/a); no biases."""
+    head = h / a
+    return h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+
+
+def attention_mla() -> sp.Expr:
+    """DeepSeek multi-head latent attention: low-rank Q (h→r_q→a·(d_nope+d_rope)), joint
+    low-rank K,V (h→r_kv+d_rope, r_kv→a·(d_nope+d_v)), two RMSNorms on the ranks, W_O."""
+    return (h * q_r + q_r + q_r * a * (d_nope + d_rope)
+            + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
+
+
+def phi_gpt() -> sp.Expr:
+    """GPT-2/3: per layer attention + MLP (2hF + F + h with biases) + 2 LayerNorms (4h);
+    token embedding V·h (tied with the output), learned positions s·h, final LayerNorm 2h."""
+    return L * (attention_mha_biased() + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
+
+
+def phi_llama(tied: bool = False) -> sp.Expr:
+    """Llama/Mixtral: dense layers attention + SwiGLU MLP (3hF) + 2 RMSNorms (2h); MoE layers
+    E experts of 3h·F_e and a router h·E; embeddings V·h in and (untied) V·h out; final norm h."""
+    dense = attention_gqa() + 3 * h * F + 2 * h
+    moe = attention_gqa() + E * 3 * h * F_e + h * E + 2 * h
+    return (L - L_moe) * dense + L_moe * moe + (1 if tied else 2) * V * h + h
+
+
+def phi_deepseek() -> sp.Expr:
+    """DeepSeek-V3: MLA; first L − L_moe layers dense (3hF), then MoE layers with E routed
+    and E_s shared experts (3h·F_e each), a router h·E plus its E bias terms; untied embeddings."""
+    dense = attention_mla() + 3 * h * F + 2 * h
+    moe = attention_mla() + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
+    return (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
+
+
+def phi_experts() -> sp.Expr:
+    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e."""
+    return L_moe * E * 3 * h * F_e
+
+
+FAMILIES = ("gpt", "llama", "deepseek")
+
+
+def parameter_formula(family: str, tied: bool = False) -> sp.Expr:
+    if family == "gpt":
+        return phi_gpt()
+    if family == "llama":
+        return phi_llama(tied)
+    if family == "deepseek":
+        return phi_deepseek()
+    raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")
+
+
+# -- models ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    title: str
+    family: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    ffn: int
+    vocab: int
+    seq: int
+    experts: int = 1
+    top_k: int = 1
+    moe_layers: int = 0
+    moe_ffn: int = 0
+    shared_experts: int = 0
+    tied: bool = False
+    mla: tuple = ()                     # (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head)
+    published_parameters: float | None = None
+    source: str = ""
+
+    @property
+    def moe(self) -> bool:
+        return self.moe_layers > 0
+
+    def architecture(self) -> dict:
+        """Values of the architecture symbols for :func:`parameter_formula`."""
+        out = {h: self.hidden, L: self.layers, a: self.heads, n_kv: self.kv_heads, F: self.ffn,
+               V: self.vocab, s: self.seq, E: self.experts, L_moe: self.moe_layers,
+               F_e: self.moe_ffn or self.ffn, E_s: self.shared_experts}
+        if self.mla:
+            out.update(zip((q_r, kv_r, d_nope, d_rope, d_v), self.mla))
+        return out
+
+    @property
+    def parameters(self) -> int:
+        """Φ from the architecture (exact integer)."""
+        return int(parameter_formula(self.family, self.tied).subs(self.architecture()))
+
+    @property
+    def expert_parameters(self) -> int:
+        return int(phi_experts().subs(self.architecture())) if self.moe else 0
+
+    def values(self) -> dict[str, int]:
+        """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s (+ E, k, L_moe, Phi_E for MoE)."""
+        head = self.hidden // self.heads
+        out = {"Phi": self.parameters, "h": self.hidden, "L": self.layers, "a": self.heads,
+               "h_kv": self.kv_heads * head, "s": self.seq}
+        if self.moe:
+            out.update({"E": self.experts, "k": self.top_k, "L_moe": self.moe_layers,
+                        "Phi_E": self.expert_parameters})
+        return out
+
+
+def _model_from(name: str, data: dict) -> Model:
+    mla = tuple(data[key] for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                      "qk_rope_head_dim", "v_head_dim")) if data.get("kv_lora_rank") else ()
+    return Model(name=name, title=data.get("title", name), family=data["family"], hidden=int(data["hidden"]),
+                 layers=int(data["layers"]), heads=int(data["heads"]),
+                 kv_heads=int(data.get("kv_heads", data["heads"])), ffn=int(data["ffn"]),
+                 vocab=int(data["vocab"]), seq=int(data["seq"]), experts=int(data.get("experts", 1)),
+                 top_k=int(data.get("top_k", 1)), moe_layers=int(data.get("moe_layers", 0)),
+                 moe_ffn=int(data.get("moe_ffn", 0)), shared_experts=int(data.get("shared_experts", 0)),
+                 tied=bool(data.get("tied", False)), mla=mla,
+                 published_parameters=data.get("published_parameters"), source=data.get("source", ""))
+
+
+@functools.lru_cache(maxsize=None)
+def _load(filename: str) -> dict:
+    text = resources.files(__package__).joinpath(filename).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def model_names() -> tuple[str, ...]:
+    return tuple(k for k in _load("models.json") if not k.startswith("_"))
+
+
+def model(name: str) -> Model:
+    """A shipped model preset, or ValueError naming the ones that exist."""
+    data = _load("models.json")
+    if name.startswith("_") or name not in data:
+        raise ValueError(f"--model {name!r} is not allowed; choose one of {', '.join(model_names())}")
+    return _model_from(name, data[name])
+
+
+def model_from_config(path: str | Path, seq: int | None = None) -> Model:
+    """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Mistral, Mixtral,
+    Qwen2, DeepSeek-V2/V3 key names); no network."""
+    path = Path(path)
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"--model-config {str(path)!r}: no such file") from None
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"--model-config {str(path)!r} is not a readable JSON file ({err.__class__.__name__})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"--model-config {str(path)!r}: expected a JSON object (a Hugging Face config.json)")
+
+    def get(*keys, default=None):
+        for key in keys:
+            if cfg.get(key) is not None:
+                return cfg[key]
+        if default is not None:
+            return default
+        raise ValueError(f"--model-config {str(path)!r} lacks {' / '.join(keys)} (needed for the parameter count)")
+
+    model_type = str(cfg.get("model_type", ""))
+    if model_type in ("gpt2", "gpt_neox", "gptj", "opt") or "n_embd" in cfg:
+        hidden = int(get("n_embd", "hidden_size"))
+        data = {"family": "gpt", "hidden": hidden, "layers": get("n_layer", "num_hidden_layers"),
+                "heads": get("n_head", "num_attention_heads"),
+                "ffn": cfg.get("n_inner") or cfg.get("intermediate_size") or 4 * hidden,
+                "vocab": get("vocab_size"), "seq": get("n_positions", "max_position_embeddings")}
+        data["kv_heads"] = data["heads"]
+    else:
+        family = "deepseek" if cfg.get("kv_lora_rank") else "llama"
+        layers = int(get("num_hidden_layers"))
+        experts = int(cfg.get("num_local_experts") or cfg.get("n_routed_experts") or cfg.get("num_experts") or 1)
+        data = {"family": family, "hidden": get("hidden_size"), "layers": layers,
+                "heads": get("num_attention_heads"),
+                "kv_heads": get("num_key_value_heads", default=get("num_attention_heads")),
+                "ffn": get("intermediate_size"), "vocab": get("vocab_size"),
+                "seq": get("max_position_embeddings"), "tied": bool(cfg.get("tie_word_embeddings", False))}
+        if experts > 1:
+            dense = int(cfg.get("first_k_dense_replace", 0))
+            data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": layers - dense,
+                         "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],
+                         "shared_experts": int(cfg.get("n_shared_experts") or 0)})
+        if family == "deepseek":
+            data.update({key: get(key) for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                                    "qk_rope_head_dim", "v_head_dim")})
+    if seq is not None:
+        data["seq"] = seq
+    data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
+    data["source"] = f"Hugging Face config.json at {path}"
+    return _model_from(str(path), data)
+
+
+# -- hardware -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    title: str
+    bytes_per_second: float
+    latency_s: float
+    published: str
+    conversion: str
+    source: str
+    latency_source: str
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    title: str
+    intra: Link
+    inter: Link
+    gpus_per_node: int
+    memory_bytes: float
+    hbm_bytes_per_second: float
+    source: str
+
+    @property
+    def beta_per_byte(self) -> float:
+        """Seconds per byte inside a node: 1 / (per-direction bytes/s)."""
+        return 1.0 / self.intra.bytes_per_second
+
+    @property
+    def beta_inter_per_byte(self) -> float:
+        return 1.0 / self.inter.bytes_per_second
+
+    @property
+    def gamma_per_byte(self) -> float:
+        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth."""
+        return 3.0 / self.hbm_bytes_per_second
+
+    def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
+        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G."""
+        return {"alpha": self.intra.latency_s, "beta": self.beta_per_byte * bytes_per_element,
+                "gamma": self.gamma_per_byte * bytes_per_element,
+                "alpha_inter": self.inter.latency_s, "beta_inter": self.beta_inter_per_byte * bytes_per_element,
+                "G": self.gpus_per_node}
+
+
+def hardware_names() -> tuple[str, ...]:
+    return tuple(_load("hardware.json")["systems"])
+
+
+def link(name: str) -> Link:
+    links = _load("hardware.json")["links"]
+    if name not in links:
+        raise ValueError(f"link {name!r} is not allowed; choose one of {', '.join(links)}")
+    d = links[name]
+    return Link(name, d["title"], float(d["bytes_per_second"]), float(d["latency_s"]), d["published"],
+                d["conversion"], d["source"], d["latency_source"])
+
+
+def hardware(name: str) -> Hardware:
+    """A shipped system preset, or ValueError naming the ones that exist."""
+    systems = _load("hardware.json")["systems"]
+    if name not in systems:
+        raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)}")
+    d = systems[name]
+    return Hardware(name, d["title"], link(d["intra"]), link(d["inter"]), int(d["gpus_per_node"]),
+                    float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"])

@@ -85,8 +85,17 @@ PRIMITIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); e
                         "send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved "
                         "+ γ·elements reduced on the critical path")
 
-#: Names an ``srepr`` string needs besides ``from sympy import *``.
-SREPR_NAMESPACE = {"log2": "sympy.codegen.cfunctions.log2"}
+def srepr_namespace(exprs) -> dict[str, str]:
+    """Names the ``srepr`` of ``exprs`` uses that ``from sympy import *`` does not provide
+    (``log2``, ``ExprCondPair``...), mapped to their import paths."""
+    out = {}
+    for expr in exprs:
+        for node in sp.preorder_traversal(expr):
+            cls = type(node)
+            name = cls.__name__
+            if name not in out and getattr(sp, name, None) is not cls and not node.is_Atom:
+                out[name] = f"{cls.__module__}.{cls.__qualname__}"
+    return dict(sorted(out.items()))
 
 
 # -- the formulas ------------------------------------------------------------------------------
@@ -535,7 +544,7 @@ def to_data(chosen: list[Formula]) -> dict:
     return {
         "generator": package,
         "format_version": 1,
-        "srepr_namespace": dict(SREPR_NAMESPACE),
+        "srepr_namespace": srepr_namespace(f.expr for f in chosen),
         "formulas": records,
     }
 

@@ -1,0 +1,464 @@
+"""symcomm export: the generated Python, C and JSON agree with symcomm's own evaluator.
+
+The oracle is :func:`symcomm.evaluate.exact` (SymPy's exact arithmetic), never the code
+under test; a few values are also checked against hand counts and published formulas.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, settings, strategies as st
+from sympy.codegen.cfunctions import log2
+
+from symcomm import symbols as S
+from symcomm.cli import main
+from symcomm.evaluate import exact
+from symcomm.export import FORMATS, SCHEMA_PATH, export, formulas, schema, select
+
+FORMULAS = formulas()
+BY_NAME = {f.name: f for f in FORMULAS}
+HYBRID = [f for f in FORMULAS if f.owner == "hybrid"]
+OTHERS = [f for f in FORMULAS if f.owner != "hybrid"]
+def SETTINGS(n: int):
+    return settings(max_examples=n, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("generated")
+    export("python", path=folder / "symcomm_formulas.py")
+    return folder, _load(folder / "symcomm_formulas.py", "symcomm_formulas_generated")
+
+
+# -- drawing admissible values -------------------------------------------------------------------
+
+def _power_of_two_symbols(expr) -> set:
+    """Symbols under a bare log₂ (a power-of-two algorithm): they must be powers of two.
+    A log₂ under ⌈·⌉ takes any value."""
+    under_ceiling = {node.args[0] for node in sp.preorder_traversal(expr)
+                     if isinstance(node, sp.ceiling) and isinstance(node.args[0], log2)}
+    out = set()
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, log2) and node not in under_ceiling:
+            out |= node.args[0].free_symbols
+    return out
+
+
+def _least(formula, sym) -> int:
+    # a collective needs at least 2 ranks (⌈log₂(N − 1)⌉ appears in general-N trees)
+    return 2 if (sym is S.N) else 1
+
+
+def draw_values(draw, formula, big: bool = True) -> dict:
+    """int for integer symbols (powers of two where a bare log₂ needs it), Fraction for reals."""
+    pow2 = _power_of_two_symbols(formula.expr)
+    values = {}
+    for info in formula.parameters:
+        sym = info.symbol
+        if sym in pow2:
+            values[sym] = 2 ** draw(st.integers(_least(formula, sym) - 1, 70 if big else 16))
+        elif sym.is_integer:
+            top = 2 ** 70 if big else 2 ** 16
+            values[sym] = draw(st.one_of(st.integers(_least(formula, sym), 64),
+                                         st.integers(_least(formula, sym), top)))
+        else:
+            values[sym] = draw(st.fractions(min_value=0, max_value=1000, max_denominator=10 ** 9))
+    return values
+
+
+def oracle(formula, values) -> sp.Expr:
+    exact_values = {sym: sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v)
+                    for sym, v in values.items()}
+    result = exact(formula.expr, exact_values)
+    assert result.is_Rational, f"{formula.name} did not reduce to a rational: {result}"
+    return result
+
+
+def assert_exact(module, formula, values):
+    kwargs = {S.BY_SYMBOL[sym].cli_name: v for sym, v in values.items()}
+    got = getattr(module, formula.name)(**kwargs)
+    want = oracle(formula, values)
+    if want.is_Integer:
+        assert type(got) is int, f"{formula.name}({kwargs}) = {got!r}: an integer result must be an int"
+        assert got == int(want), f"{formula.name}({kwargs}) = {got}, evaluator says {want}"
+    else:
+        assert isinstance(got, Fraction), f"{formula.name}({kwargs}) = {got!r}: expected an exact Fraction"
+        assert got == Fraction(int(want.p), int(want.q)), f"{formula.name}({kwargs}) = {got}, evaluator says {want}"
+
+
+# -- names -----------------------------------------------------------------------------------------
+
+def test_names_are_unique_identifiers_valid_in_python_and_c():
+    names = [f.name for f in FORMULAS]
+    assert len(names) == len(set(names))
+    for name in names:
+        assert name.isidentifier() and not name.startswith("_") and name.isascii()
+
+
+def test_every_algorithm_and_strategy_is_exported():
+    from symcomm.algorithms import ALGORITHMS
+    from symcomm.strategies import STRATEGIES
+
+    subjects = {f.subject for f in FORMULAS}
+    for prim, alg in ALGORITHMS:
+        assert f"{prim}__{alg}__send" in BY_NAME and f"{prim}__{alg}__time" in BY_NAME
+    for name, strategy in STRATEGIES.items():
+        assert strategy.name in subjects
+
+
+def test_only_selects_by_formula_subject_and_owner():
+    assert [f.name for f in select(["all_reduce__ring__send"])] == ["all_reduce__ring__send"]
+    assert {f.subject for f in select(["all_reduce__ring"])} == {"all_reduce__ring"}
+    assert {f.owner for f in select(["tp"])} == {"tp"}
+    assert {f.subject for f in select(["tp__recompute_1"])} == {"tp__recompute_1"}
+    with pytest.raises(ValueError, match="nope"):
+        select(["nope"])
+
+
+# -- python ----------------------------------------------------------------------------------------
+
+@SETTINGS(150)
+@given(data=st.data())
+def test_python_equals_the_evaluator_exactly(generated, data):
+    _, module = generated
+    formula = data.draw(st.sampled_from(OTHERS), label="formula")
+    assert_exact(module, formula, draw_values(data.draw, formula))
+
+
+@SETTINGS(12)
+@given(data=st.data())
+def test_python_equals_the_evaluator_exactly_hybrid(generated, data):
+    # fewer examples: the evaluator needs ~0.5 s for a hybrid time formula
+    _, module = generated
+    formula = data.draw(st.sampled_from(HYBRID), label="formula")
+    assert_exact(module, formula, draw_values(data.draw, formula))
+
+
+def test_python_hand_counts(generated):
+    _, g = generated
+    # ring all-reduce, N=4, M=8: 2(N−1) = 6 steps, each sends one block of M/N = 2 elements
+    assert g.all_reduce__ring__send(N=4, M=8) == 12
+    assert g.all_reduce__ring__alpha(N=4) == 6
+    # N=3, M=1: 2·2/3 elements, kept exact
+    assert g.all_reduce__ring__send(N=3, M=1) == Fraction(4, 3)
+    # Bruck all-gather, N=5: rounds at distances 1, 2, 4 → 3 rounds; N=8 → 3; N=9 → 4
+    assert [g.all_gather__bruck__alpha(N=n) for n in (5, 8, 9, 2)] == [3, 3, 4, 1]
+    # recursive doubling all-reduce, N = 2**40: 40 rounds, each swapping the whole buffer
+    assert g.all_reduce__recursive_doubling__alpha(N=2 ** 40) == 40
+    assert g.all_reduce__recursive_doubling__send(N=2 ** 40, M=3) == 120
+    # ZeRO-3 (Rajbhandari et al. 2020, §7.2.2): 3Ψ(N−1)/N per GPU; N=4, Ψ=1000 → 2250
+    assert g.zero3__send(N=4, Phi=1000) == 2250
+    # Megatron TP (Shoeybi et al. 2019, §3): 4 all-reduces of b·s·h per layer (2 fwd + 2 bwd),
+    # ring: 2(N−1)/N each → 8bsh(N−1)/N; N=8, b=1, s=2048, h=12288, L=1
+    assert g.tp__send(N=8, b=1, s=2048, h=12288, L=1) == 8 * 2048 * 12288 * 7 // 8
+    # pipeline bubble (Narayanan et al. 2021, §2.2): (p − 1)/m = 3/8 for 4 stages, 8 micro-batches
+    assert g.pp__bubble_fraction(N=4, m=8) == Fraction(3, 8)
+    # time with exact α, β: ring all-reduce N=2, M=2: 2 messages, 2 elements moved, 1 reduced
+    assert g.all_reduce__ring__time(N=2, M=2, alpha=Fraction(1, 3), beta=5, gamma=7) == Fraction(2, 3) + 10 + 7
+
+
+def test_python_module_is_standalone(generated):
+    folder, module = generated
+    tree = ast.parse((folder / "symcomm_formulas.py").read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported == {"math", "fractions"}
+    # -S: no site-packages, so no sympy and no symcomm
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import symcomm_formulas as f; "
+            "print(f.all_reduce__ring__send(N=4, M=8), f.all_gather__bruck__alpha(N=6))")
+    run = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(folder)],
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["12", "3"]
+
+
+def test_python_keywords_and_docstring(generated):
+    _, g = generated
+    formula = BY_NAME["all_reduce__ring__beta"]
+    fn = g.all_reduce__ring__beta
+    with pytest.raises(TypeError):
+        fn(8, 16)  # keyword-only
+    assert fn(N=8, M=16) == 28  # 2(N−1)M/N = 2·7·16/8
+    doc = fn.__doc__
+    assert sp.latex(2 * S.M * (S.N - 1) / S.N) in doc
+    assert formula.source in doc and formula.convention in doc
+    assert "N a power of two" in g.all_reduce__recursive_doubling__send.__doc__
+
+
+def test_python_numpy_module(tmp_path):
+    np = pytest.importorskip("numpy")
+    names = ["all_reduce__ring__send", "all_gather__bruck__alpha", "all_reduce__recursive_doubling__beta",
+             "hsdp__beta_inter", "pp__bubble_fraction"]
+    path = tmp_path / "formulas_np.py"
+    text = export("python", names, numpy=True, path=path)
+    tree = ast.parse(text)
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert imported <= {"numpy", "functools"} and "numpy" in imported
+    module = _load(path, "formulas_np_generated")
+    Ns = np.array([2, 4, 8, 16])
+    got = module.all_reduce__recursive_doubling__beta(N=Ns, M=np.full(4, 1024))
+    assert got.tolist() == [1024, 2048, 3072, 4096]  # log₂N · M
+    assert module.all_gather__bruck__alpha(N=np.array([5, 8, 9])).tolist() == [3, 3, 4]
+    for name in names:
+        formula = BY_NAME[name]
+        values = {info.symbol: (8 if info.symbol.is_integer else Fraction(1, 4)) for info in formula.parameters}
+        kwargs = {S.BY_SYMBOL[sym].cli_name: float(v) for sym, v in values.items()}
+        assert math.isclose(float(getattr(module, name)(**kwargs)), float(oracle(formula, values)), rel_tol=1e-12)
+
+
+# -- C ---------------------------------------------------------------------------------------------
+
+def _compiler():
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
+def _c_points(formula, rng: random.Random, count: int) -> list[dict]:
+    """Values a double holds exactly: integers below 2**20, dyadic fractions for reals."""
+    pow2 = _power_of_two_symbols(formula.expr)
+    points = []
+    for _ in range(count):
+        values = {}
+        for info in formula.parameters:
+            sym = info.symbol
+            if sym in pow2:
+                values[sym] = 2 ** rng.randint(_least(formula, sym) - 1, 12)
+            elif sym.is_integer:
+                values[sym] = rng.choice([rng.randint(_least(formula, sym), 16), rng.randint(_least(formula, sym), 2 ** 20)])
+            else:
+                values[sym] = Fraction(rng.randint(0, 4096), 1024)
+        points.append(values)
+    return points
+
+
+@pytest.mark.skipif(_compiler() is None, reason="no C compiler")
+def test_c_header_compiles_and_equals_the_evaluator(tmp_path):
+    header = tmp_path / "symcomm_formulas.h"
+    export("c", path=header)
+    rng = random.Random(20240601)
+    # the whole header is compiled; a random sample of formulas (every algorithm's, some
+    # strategies') is called at random points: the evaluator is slow on the hybrid forms
+    chosen = [f for f in FORMULAS if f.kind == "primitive"]
+    chosen += rng.sample([f for f in OTHERS if f.kind == "strategy"], 40) + rng.sample(HYBRID, 6)
+    cases = [(f, values) for f in chosen for values in _c_points(f, rng, 2)]
+    lines = ['#include <stdio.h>', '#include "symcomm_formulas.h"', "int main(void)", "{"]
+    for f, values in cases:
+        args = ", ".join(repr(float(values[info.symbol])) for info in f.parameters)
+        lines.append(f'    printf("%.17g\\n", {f.name}({args}));')
+    lines += ["    return 0;", "}"]
+    (tmp_path / "main.c").write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "main"
+    build = subprocess.run([_compiler(), "-std=c99", "-Wall", "-Werror", "-O0", "-o", str(exe),
+                            str(tmp_path / "main.c"), "-lm"], capture_output=True, text=True, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
+    assert len(out) == len(cases)
+    for (f, values), text in zip(cases, out):
+        want = float(oracle(f, values))
+        assert math.isclose(float(text), want, rel_tol=1e-12, abs_tol=1e-12), (f.name, values, text, want)
+
+
+@pytest.mark.skipif(_compiler() is None, reason="no C compiler")
+def test_c_log2_helpers_are_exact(tmp_path):
+    header = tmp_path / "h.h"
+    export("c", ["all_gather__bruck__alpha", "all_reduce__recursive_doubling__alpha"], path=header)
+    ns = [1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 2 ** 40, 2 ** 40 + 1]
+    body = "\n".join(f'    printf("%.17g %.17g\\n", all_gather__bruck__alpha({n}.0), '
+                     f'all_reduce__recursive_doubling__alpha({n}.0));' for n in ns)
+    (tmp_path / "m.c").write_text(f'#include <stdio.h>\n#include "h.h"\nint main(void)\n{{\n{body}\n    return 0;\n}}\n')
+    subprocess.run([_compiler(), "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "m"), str(tmp_path / "m.c"),
+                    "-lm"], check=True, cwd=tmp_path)
+    rows = subprocess.run([str(tmp_path / "m")], capture_output=True, text=True, check=True).stdout.splitlines()
+    for n, row in zip(ns, rows):
+        ceil_log2, log2n = map(float, row.split())
+        assert ceil_log2 == math.ceil(math.log2(n)) if n < 2 ** 30 else ceil_log2 == (n - 1).bit_length()
+        if n & (n - 1) == 0:
+            assert log2n == n.bit_length() - 1
+
+
+# -- JSON ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def document():
+    return json.loads(export("json"))
+
+
+def test_json_validates_against_the_shipped_schema(document):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator.check_schema(schema())
+    jsonschema.Draft202012Validator(schema()).validate(document)
+    assert len(document["formulas"]) == len(FORMULAS)
+    broken = json.loads(json.dumps(document))
+    del broken["formulas"][0]["srepr"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema())
+
+
+def test_schema_ships_as_package_data():
+    from importlib.resources import files
+
+    shipped = files("symcomm") / "schema" / "formulas.schema.json"
+    assert shipped.is_file() and Path(str(shipped)) == SCHEMA_PATH
+
+
+def _srepr_namespace(document) -> dict:
+    namespace: dict = {}
+    exec("from sympy import *", namespace)
+    for name, where in document["srepr_namespace"].items():
+        module, _, attr = where.rpartition(".")
+        namespace[name] = getattr(importlib.import_module(module), attr)
+    return namespace
+
+
+def test_json_srepr_round_trips_to_an_equal_expression(document):
+    namespace = _srepr_namespace(document)
+    for record in document["formulas"]:
+        expr = eval(record["srepr"], dict(namespace))
+        original = BY_NAME[record["name"]].expr
+        # identical, or equal once SymPy's automatic evaluation (2*(N - 1) → 2*N - 2) is undone
+        assert expr == original or sp.expand(expr - original) == 0, record["name"]
+        names = {p["name"] for p in record["parameters"]}
+        assert {S.BY_SYMBOL[sym].cli_name for sym in expr.free_symbols} == names
+
+
+def test_json_record_fields(document):
+    records = {r["name"]: r for r in document["formulas"]}
+    ring = records["all_reduce__ring__send"]
+    assert (ring["kind"], ring["primitive"], ring["algorithm"], ring["strategy"]) == \
+        ("primitive", "all_reduce", "ring", None)
+    assert [p["name"] for p in ring["parameters"]] == ["N", "M"]
+    assert ring["parameters"][0]["assumptions"] == {"integer": True, "real": True, "positive": True,
+                                                    "nonnegative": True}
+    assert ring["latex"] == sp.latex(2 * S.M * (S.N - 1) / S.N)
+    assert "Patarasuk" in ring["source"] and "M = the full unsharded buffer" in ring["convention"]
+    time = records["all_reduce__ring__time"]
+    alpha = next(p for p in time["parameters"] if p["name"] == "alpha")
+    assert alpha["assumptions"]["integer"] is False and alpha["assumptions"]["nonnegative"] is True
+    naive = records["dp__algorithm_naive__send"]
+    assert (naive["kind"], naive["strategy"], naive["algorithm"], naive["options"]) == \
+        ("strategy", "dp", "naive", {"algorithm": "naive"})
+
+
+@SETTINGS(40)
+@given(data=st.data())
+def test_json_srepr_evaluates_like_the_formula(document, data):
+    # the round-tripped expression, evaluated, equals the evaluator on the original
+    record = data.draw(st.sampled_from([r for r in document["formulas"] if not r["name"].startswith("hybrid")]))
+    formula = BY_NAME[record["name"]]
+    values = draw_values(data.draw, formula, big=False)
+    expr = eval(record["srepr"], _srepr_namespace(document))
+    exact_values = {sym: sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v)
+                    for sym, v in values.items()}
+    assert exact(expr, exact_values) == oracle(formula, values)
+
+
+# -- latex and markdown ----------------------------------------------------------------------------
+
+def test_markdown_table_for_a_subset():
+    text = export("markdown", ["all_reduce__ring", "pp__bubble_fraction"])
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(select(["all_reduce__ring"])) + 1
+    ring_send = next(r for r in rows if r.startswith("| `all_reduce__ring__send`"))
+    assert f"${sp.latex(2 * S.M * (S.N - 1) / S.N)}$" in ring_send
+    assert "all_gather" not in text and "Patarasuk" in text
+    assert f"${sp.latex((S.N - 1) / S.m)}$" in text
+
+
+def test_latex_table_for_a_subset():
+    text = export("latex", ["all_reduce__ring", "hsdp"])
+    assert text.startswith(r"\documentclass") and text.rstrip().endswith(r"\end{document}")
+    assert text.count(r"\begin{longtable}") == text.count(r"\end{longtable}") == 2
+    assert r"\texttt{all\_reduce\_\_ring\_\_send}" in text
+    assert sp.latex(2 * S.M * (S.N - 1) / S.N) in text
+    # prose is escaped for LaTeX: no bare non-ASCII, & and § spelled out
+    prose = [line for line in text.splitlines() if line.startswith(("Source:", r"\noindent Convention:"))]
+    assert prose and all(line.isascii() for line in prose)
+    assert r"Rabenseifner \& Gropp" not in text or r"\&" in text
+    body = text.split(r"\midrule")[1].split(r"\bottomrule")[0]
+    for row in body.strip().splitlines():
+        assert row.count(" & ") == 2 and row.endswith(r"\\")
+
+
+def test_templates_hold_no_formulas():
+    folder = Path(__file__).resolve().parents[1] / "templates" / "export"
+    for template in folder.glob("*.j2"):
+        text = template.read_text(encoding="utf-8")
+        assert r"\frac" not in text and "N - 1" not in text and "(N" not in text
+
+
+# -- CLI and files ---------------------------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    code = main(["export", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--format", "yaml"], "--format"),
+    (["--format", "c", "--only", "all_reduce__nope"], "all_reduce__nope"),
+    (["--format", "json", "--numpy"], "--numpy"),
+    ([], "--format"),
+])
+def test_cli_bad_input_is_one_line_exit_2(capsys, argv, word):
+    code, out, err = _cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and word in err and "Traceback" not in err
+
+
+def test_cli_missing_directory_writes_nothing(capsys, tmp_path):
+    target = tmp_path / "missing" / "f.h"
+    code, out, err = _cli(capsys, "--format", "c", "-o", str(target))
+    assert code == 2 and "does not exist" in err and err.count("\n") == 1
+    assert not target.parent.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_cli_writes_atomically(capsys, tmp_path):
+    target = tmp_path / "ring.md"
+    code, out, err = _cli(capsys, "--format", "markdown", "--only", "all_reduce__ring", "-o", str(target))
+    assert code == 0 and out == "" and err == ""
+    assert target.read_text(encoding="utf-8") == export("markdown", ["all_reduce__ring"])
+    assert [p.name for p in tmp_path.iterdir()] == ["ring.md"]  # no temporary file left
+
+
+def test_failed_write_keeps_the_old_file(monkeypatch, tmp_path):
+    target = tmp_path / "f.json"
+    target.write_text("old")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        export("json", ["pp__send"], path=target)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.json"]
+
+
+def test_cli_stdout_and_list(capsys):
+    code, out, err = _cli(capsys, "--format", "python", "--only", "zero3__send")
+    assert code == 0 and "def zero3__send(*, Phi, N):" in out
+    code, out, err = _cli(capsys, "--list", "--only", "all_reduce__ring")
+    assert out.split() == [f.name for f in select(["all_reduce__ring"])]
+
+
+def test_every_format_is_exported():
+    for fmt in FORMATS:
+        assert export(fmt, ["send_recv__direct"]).strip()

@@ -126,6 +126,7 @@ def build(out: Path) -> int:
         "symbols": docs.symbol_rows(), "primitives": docs.primitive_rows(),
         "algorithms": docs.algorithm_rows(), "bounds": docs.bound_rows(),
         "strategies": docs.strategy_rows(STRATEGIES), "plots": plots,
+        "pictures": docs.picture_rows(), "usage": docs.usage_rows(STRATEGIES),
     }
     write(out / "index.md", markdown.get_template("markdown/index.md.j2").render(**shared), written)
     page = markdown.get_template("markdown/chapter.md.j2")

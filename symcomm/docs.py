@@ -172,3 +172,54 @@ def tex_text(text: str) -> str:
         else:
             out.append("?")
     return "".join(out)
+
+
+# -- the seed's pictures, executed -----------------------------------------------------------
+
+_LETTERS = "ABCDEFGH"
+
+
+def _picture_inputs(primitive, n: int):
+    """Labelled buffers: rank r's data is named by letter r (block j gets subscript j)."""
+    import numpy as np
+
+    # the smallest M that shows the primitive: N blocks where it splits or joins blocks
+    # (or exchanges them), one element otherwise, as the seed draws them
+    splits = S.M / S.N in (primitive.input_elements, primitive.output_elements)
+    message = n if splits or primitive.name == "all_to_all" else 1
+    blocks = int(sp.sympify(primitive.input_elements).subs({S.N: n, S.M: message}))
+
+    def buffer(rank):
+        if blocks == 1:
+            return np.array([sp.Symbol(_LETTERS[rank])], dtype=object)
+        return np.array([sp.Symbol(f"{_LETTERS[rank]}_{j}") for j in range(blocks)], dtype=object)
+    inputs = [buffer(r) for r in range(n)]
+    if primitive.name in ("broadcast", "scatter"):
+        inputs = [inputs[0]] + [None] * (n - 1)
+    if primitive.name == "send_recv":
+        inputs = [inputs[0], None]
+    return inputs
+
+
+def picture_rows(n: int = 4) -> list[dict]:
+    """Each primitive's definition run on labelled data: what every GPU holds before and after."""
+    rows = []
+    for p in PRIMITIVES.values():
+        ranks = 2 if p.name == "send_recv" else n
+        inputs = _picture_inputs(p, ranks)
+        outputs = p.define(inputs)
+        show = lambda buf: "" if buf is None else ", ".join(latex(x) for x in buf)
+        rows.append({"title": p.title, "ranks": list(range(ranks)),
+                     "before": [show(x) for x in inputs], "after": [show(x) for x in outputs]})
+    return rows
+
+
+def usage_rows(strategies: dict) -> list[dict]:
+    """Which collectives each strategy is made of (the seed's §1.6 'key applications')."""
+    rows = []
+    for key, strategy in strategies.items():
+        if key != strategy.name:
+            continue
+        used = list(dict.fromkeys(PRIMITIVES[t.primitive].title for t in strategy.terms()))
+        rows.append({"name": key, "title": strategy.title, "collectives": ", ".join(used)})
+    return rows

@@ -5,6 +5,7 @@ The order of :data:`CHAPTERS` is the order of the documentation.
 
 from . import collectives
 from . import data_parallel, zero, tensor_parallel, pipeline, expert_parallel, context_parallel, hybrid
+from . import parameters
 
 CHAPTERS = (
     collectives.CHAPTER,
@@ -15,4 +16,5 @@ CHAPTERS = (
     expert_parallel.CHAPTER,
     context_parallel.CHAPTER,
     hybrid.CHAPTER,
+    parameters.CHAPTER,
 )

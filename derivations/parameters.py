@@ -1,0 +1,119 @@
+"""Chapter 9 — how many parameters: Φ from the architecture.
+
+The strategies take Φ as given; the presets compute it from the published architecture
+with :func:`symcomm.presets.parameter_formula`.  This chapter derives that formula weight
+matrix by weight matrix, proves that the GPT form equals Narayanan et al.'s
+12Lh²(1 + 13/(12h) + (V+s)/(12Lh)) (plus the final LayerNorm they leave out), that its
+leading term is Kaplan et al.'s 12Lh², and checks each preset against its published count:
+the exact integer is written out by hand here, and it lies within 2% of the published
+figure (the names round: "70B" is 68.98·10⁹ for Llama 2).
+
+Counts are elements (parameters), not bytes.
+"""
+
+import sympy as sp
+
+from symcomm.derivation import Chapter, Derivation, Step
+from symcomm.presets import (E_s, F, F_e, V, attention_gqa, attention_mla, d_nope, d_rope, d_v, kv_r,
+                             model, n_kv, phi_deepseek, phi_experts, phi_gpt, phi_llama, q_r)
+from symcomm.proof import AtLeast, Claim, Limit
+from symcomm.symbols import E, L, L_moe, a, h, s
+
+KAPLAN = "Kaplan et al. 2020, Scaling Laws for Neural Language Models, §2.1 (N ≈ 2·d_model·n_layer·(2·d_attn + d_ff) = 12·n_layer·d_model²)"
+NARAYANAN = "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §5.1 (P = 12lh²(1 + 13/(12h) + (V+s)/(12lh)))"
+TOLERANCE = sp.Rational(2, 100)
+
+GPT = Derivation(
+    "GPT-style transformer: parameters",
+    (Step(phi_gpt().subs(F, 4 * h), "per layer: W_Q, W_K, W_V, W_O and biases, MLP h→4h→h with biases, "
+                                    "2 LayerNorms; token embedding (tied), positions, final LayerNorm"),
+     Step(12 * L * h ** 2 + 13 * L * h + (V + s) * h + 2 * h, "collect: 4h² + 8h² per layer, 13h of biases and norms"),
+     Step(12 * L * h ** 2 * (1 + sp.Rational(13, 12) / h + (V + s) / (12 * L * h)) + 2 * h,
+          "Narayanan et al.'s form, plus the final LayerNorm (2h) they omit")),
+    "parameters (elements); learned positions s·h; embeddings tied", NARAYANAN, lhs="Φ, GPT")
+
+LLAMA_ATTENTION = Derivation(
+    "Grouped-query attention: parameters of one layer",
+    (Step(attention_gqa(), "W_Q and W_O are h × h; W_K and W_V are h × (n_kv · h/a)"),
+     Step(2 * h ** 2 + 2 * h ** 2 * n_kv / a, "collect"),
+     Step(4 * h ** 2 - 2 * h ** 2 * (a - n_kv) / a, "multi-head attention's 4h², less the K, V heads GQA drops")),
+    "parameters (elements); no biases", "Ainslie et al. 2023, GQA; Touvron et al. 2023, Llama 2, §2.2", lhs="attention")
+
+LLAMA = Derivation(
+    "Llama-style transformer (dense and MoE layers): parameters",
+    (Step(phi_llama(), "dense layers: attention + SwiGLU (3 matrices h × F) + 2 RMSNorms; MoE layers: E experts "
+                       "and a router h × E; embeddings in and out (untied), final RMSNorm"),
+     Step(L * (attention_gqa() + 2 * h) + (L - L_moe) * 3 * h * F + L_moe * (3 * h * F_e * E + h * E)
+          + 2 * V * h + h, "attention and norms in every layer; MLP or experts"),),
+    "parameters (elements); dense model: L_moe = 0", "Touvron et al. 2023, Llama 2, §2; Jiang et al. 2024, Mixtral of Experts, §2",
+    lhs="Φ, Llama")
+
+DEEPSEEK = Derivation(
+    "DeepSeek-V3 (MLA + MoE): parameters",
+    (Step(phi_deepseek(), "MLA attention; first L − L_moe layers dense, then E routed + E_s shared experts, "
+                          "router h·E with E bias terms"),
+     Step(L * (attention_mla() + 2 * h) + (L - L_moe) * 3 * h * F + L_moe * (3 * h * F_e * (E + E_s) + h * E + E)
+          + 2 * V * h + h, "attention and norms in every layer; MLP or experts"),
+     Step(L * (attention_mla() + 2 * h) + (L - L_moe) * 3 * h * F + L_moe * (3 * h * F_e * E_s + h * E + E)
+          + 2 * V * h + h + phi_experts(), "the routed experts Φ_E = 3h·F_e·E·L_moe, the part EP shards")),
+    "parameters (elements); the multi-token-prediction module (14B) is not part of the 671B",
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, §2.1 and §4.2", lhs="Φ, DeepSeek-V3")
+
+MLA = Derivation(
+    "Multi-head latent attention: parameters of one layer",
+    (Step(attention_mla(), "W_DQ (h × r_q), its RMSNorm, W_UQ/W_QR (r_q × a(d_nope + d_rope)); W_DKV and W_KR "
+                           "(h × (r_kv + d_rope)), its RMSNorm, W_UK/W_UV (r_kv × a(d_nope + d_v)); W_O (a·d_v × h)"),
+     Step(h * (q_r + kv_r + d_rope + a * d_v) + q_r * (1 + a * (d_nope + d_rope)) + kv_r * (1 + a * (d_nope + d_v)),
+          "collect by input width")),
+    "parameters (elements)", "DeepSeek-AI 2024, DeepSeek-V2 §2.1 and DeepSeek-V3 §2.1.1", lhs="attention, MLA")
+
+CLAIMS = [
+    Limit(phi_gpt().subs(F, 4 * h) / (12 * L * h ** 2), 1, h, sp.oo,
+          name="GPT: Φ / 12Lh² → 1 as h → ∞ (Kaplan et al.'s approximation)", source=KAPLAN),
+    Claim(attention_gqa().subs(n_kv, a), 4 * h ** 2, name="GQA with n_kv = a is multi-head attention: 4h²",
+          source="Vaswani et al. 2017"),
+]
+
+# -- the presets against hand counts and published totals --------------------------------------
+
+#: hand counts: (per-layer parts) × layers + embeddings + final norm, each written out
+HAND = {
+    # 12·96·12288² + 13·96·12288 + (50257 + 2048)·12288 + 2·12288
+    "gpt3-175b": 12 * 96 * 12288 ** 2 + 13 * 96 * 12288 + (50257 + 2048) * 12288 + 2 * 12288,
+    # per layer: 2·8192² + 2·8192·1024 + 3·8192·28672 + 2·8192 = 855,654,400; × 80; + 2·32000·8192 + 8192
+    "llama2-70b": 855_654_400 * 80 + 2 * 32000 * 8192 + 8192,
+    # per layer: 2·4096² + 2·4096·1024 + 3·4096·14336 + 2·4096 = 218,112,000; × 32; + 2·128256·4096 + 4096
+    "llama3-8b": 218_112_000 * 32 + 2 * 128256 * 4096 + 4096,
+    "llama3-70b": 855_654_400 * 80 + 2 * 128256 * 8192 + 8192,
+    # per layer: 2·16384² + 2·16384·1024 + 3·16384·53248 + 2·16384 = 3,187,703,808; × 126
+    "llama3-405b": 3_187_703_808 * 126 + 2 * 128256 * 16384 + 16384,
+    # per layer: 41,943,040 attention + 8 × 176,160,768 experts + 4096·8 router + 8192 norms
+    "mixtral-8x7b": (41_943_040 + 8 * 176_160_768 + 4096 * 8 + 8192) * 32 + 2 * 32000 * 4096 + 4096,
+    # MLA 187,107,328 per layer; dense MLP 3·7168·18432; experts 257 × 3·7168·2048; router 256·7168 + 256
+    "deepseek-v3": (187_107_328 + 3 * 7168 * 18432 + 2 * 7168) * 3
+                   + (187_107_328 + 257 * 3 * 7168 * 2048 + 256 * 7168 + 256 + 2 * 7168) * 58
+                   + 2 * 129280 * 7168 + 7168,
+}
+
+for _name, _count in HAND.items():
+    _m = model(_name)
+    _formula = {"gpt": phi_gpt(), "llama": phi_llama(_m.tied), "deepseek": phi_deepseek()}[_m.family]
+    _phi = _formula.subs(_m.architecture())
+    _published = sp.Integer(int(_m.published_parameters))
+    CLAIMS.append(Claim(_phi, _count, name=f"{_m.title}: Φ = {_count:,} by the formula and by hand",
+                        source=_m.source))
+    CLAIMS.append(AtLeast(TOLERANCE * _published, sp.Abs(_phi - _published),
+                          name=f"{_m.title}: within 2% of the published {float(_published) / 1e9:g}B",
+                          source=_m.source))
+
+CLAIMS.append(Claim(phi_experts().subs(model("deepseek-v3").architecture()), 58 * 256 * 3 * 7168 * 2048,
+                    name="DeepSeek-V3: Φ_E = 58 · 256 · 3 · 7168 · 2048 routed-expert parameters",
+                    source="DeepSeek-AI 2024, DeepSeek-V3 Technical Report, §4.2"))
+
+CHAPTER = Chapter(
+    9, "parameters", "Parameters: Φ from the architecture",
+    "Φ enters every data-parallel formula. The presets compute it from the published architecture, "
+    "weight matrix by weight matrix; this chapter derives the formulas, proves the GPT form equal to "
+    "Narayanan et al.'s and its leading term Kaplan et al.'s 12Lh², and checks every preset against a "
+    "hand count and its published total (within 2%).",
+    (GPT, LLAMA_ATTENTION, LLAMA, MLA, DEEPSEEK), tuple(CLAIMS))

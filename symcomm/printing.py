@@ -17,6 +17,14 @@ FORMATS = ("text", "latex", "markdown", "python")
 class SymcommLatexPrinter(LatexPrinter):
     """SymPy's LaTeX printer with log₂ written the way papers write it."""
 
+    def _print_Integer(self, expr):
+        # 300647710720 → 300\,647\,710\,720: digits grouped in threes, as tables print them
+        text = str(abs(int(expr)))
+        if len(text) <= 5:
+            return super()._print_Integer(expr)
+        groups = [text[max(0, i - 3):i] for i in range(len(text), 0, -3)][::-1]
+        return ("-" if expr < 0 else "") + r"\,".join(groups)
+
     def _print_log2(self, expr, exp=None):
         arg = expr.args[0]
         inner = self._print(arg)

@@ -27,7 +27,7 @@ from .units import DTYPES, bytes_per_element, human_size, human_time
 #: More subcommands: "module:function", the function takes argparse's subparsers object,
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
-SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli",)
+SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:register_cli")
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
@@ -232,6 +232,9 @@ def cmd_eval(args) -> int:
     texts, option_texts = split_assignments(args.assignments, option_names)
     target = resolve(args.name, args.algorithm, option_texts)
     values, times = bind(target, texts)
+    if args.backend:  # what that library runs for each collective (symcomm.profiles)
+        from .profiles import under_backend
+        target = under_backend(target, args.backend, values, bytes_per_element(args.dtype) if args.dtype else 4)
     scale = bytes_per_element(args.dtype) if args.dtype else 1
     unit = "bytes" if args.dtype else "elements"
     result = evaluate(target, values, times, scale)
@@ -372,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--format", default="text")
         else:
             p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element")
+            p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
             p.add_argument("--json", action="store_true")
         p.set_defaults(run=fn)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")

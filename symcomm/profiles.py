@@ -454,7 +454,6 @@ def strategy_cost(strategy, backend: str | Profile, values: dict | None = None, 
 
 def under_backend(target, backend: str, values: dict, itemsize: int = 4):
     """A CLI target (symcomm.cli.Target) re-costed under ``backend`` (``eval --backend``)."""
-    from .cli import UsageError
 
     try:
         prof = profile(backend)
@@ -472,4 +471,4 @@ def under_backend(target, backend: str, values: dict, itemsize: int = 4):
             cost = term.cost if cost is None else cost.then(term.cost)
         return replace(target, cost=cost, terms=terms, options={**target.options, "backend": backend})
     except ValueError as err:
-        raise UsageError(f"--backend: {err}") from None
+        raise ValueError(f"--backend: {err}") from None

@@ -1,0 +1,602 @@
+"""Measured wire bytes of a real collective library against the model: ``symcomm measure``
+and ``symcomm validate --backend gloo``.
+
+N ranks are N processes on 127.0.0.1 running torch.distributed with the gloo backend
+(optional extra ``[measure]``: torch==2.13.0, CPU build).  Around each operation every
+rank sums, over its process's TCP sockets, the kernel's own counter of payload bytes
+sent (``getsockopt(TCP_INFO)``: tcpi_bytes_sent − tcpi_bytes_retrans):
+
+    barrier · read · operation · barrier · read      →  delta − (bytes of one barrier)
+
+The barrier after the operation makes sure every byte of it has left every sender
+(each receiver has it); its own bytes are measured beforehand (barrier · read ·
+barrier · read, repeated) and subtracted.  Counters include gloo's protocol preambles,
+so the prediction is payload + the profile's per-message overhead (symcomm.profiles).
+
+``struct tcp_info`` (Linux include/uapi/linux/tcp.h) byte offsets used here:
+    200  __u64 tcpi_bytes_sent     (RFC 4898 tcpEStatsPerfHCDataOctetsOut, Linux ≥ 4.19)
+    208  __u64 tcpi_bytes_retrans  (RFC 4898 tcpEStatsPerfOctetsRetrans, Linux ≥ 4.19)
+They follow 8 one-byte fields (0–7), 24 __u32 (8–103: rto … total_retrans), then
+__u64 pacing_rate 104, max_pacing_rate 112, bytes_acked 120, bytes_received 128, __u32
+segs_out 136, segs_in 140, notsent_bytes 144, min_rtt 148, data_segs_in 152,
+data_segs_out 156, __u64 delivery_rate 160, busy_time 168, rwnd_limited 176,
+sndbuf_limited 184, __u32 delivered 192, delivered_ce 196.  A shorter answer from the
+kernel (older than 4.19) is an error, not a zero.
+
+Every run is bounded: process-group set-up and each collective have timeouts, and the
+parent kills its own worker processes when the whole group overruns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import symbols as S
+from .profiles import PROFILES, Profile, gloo_wire, profile
+
+TCPI_BYTES_SENT = 200
+TCPI_BYTES_RETRANS = 208
+TCP_INFO_MIN = 216
+
+PRIMITIVES = ("broadcast", "scatter", "gather", "reduce", "all_gather", "reduce_scatter",
+              "all_reduce", "all_to_all")
+ROOTED = {"broadcast", "scatter", "gather", "reduce"}
+DEFAULT_RANKS = (2, 3, 4, 8)
+DEFAULT_SIZES = (2 ** 10, 2 ** 16, 2 ** 22)
+STEPS = ("ddp", "fsdp")
+ITEM = 4                       # float32
+WIDTH = 384                    # the small model: two bias-free Linear(384, 384) layers
+PHI = 2 * WIDTH * WIDTH        # Φ = 294912 parameters; 384 is a multiple of 2, 3, 4, 8
+STEP_INDEX = 3                 # measure the 3rd step: DDP rebuilds buckets after step 1
+                               # and broadcasts the new order during step 2
+
+
+class MeasureError(RuntimeError):
+    """The measurement could not be made (missing torch, a timeout, a dead rank)."""
+
+
+# -- the kernel's counters ---------------------------------------------------------------------
+
+def tcp_bytes_sent() -> tuple[int, int]:
+    """(payload bytes sent minus retransmitted, summed over this process's TCP sockets; sockets)."""
+    total = count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue
+        try:
+            if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+            if len(raw) < TCP_INFO_MIN:
+                raise MeasureError(f"TCP_INFO is {len(raw)} bytes: this kernel has no tcpi_bytes_sent (Linux ≥ 4.19)")
+            sent, retrans = struct.unpack_from("<QQ", raw, TCPI_BYTES_SENT)
+            total += sent - retrans
+            count += 1
+        except OSError:
+            continue  # a listening or unconnected socket
+        finally:
+            sock.close()
+    return total, count
+
+
+# -- the worker: one process per rank -----------------------------------------------------------
+
+def element_count(primitive: str, n: int, m: int) -> int:
+    """M rounded down to a multiple of N (blocks must be whole for every primitive)."""
+    return max(n, m - m % n)
+
+
+def _operation(dist, torch, primitive, n, m, rank):
+    """A zero-argument callable running ``primitive`` on M = m float32 elements (root 0)."""
+    block = m // n
+    x = torch.ones(m)
+    if primitive == "broadcast":
+        return lambda: dist.broadcast(x, 0)
+    if primitive == "reduce":
+        return lambda: dist.reduce(x, 0)
+    if primitive == "all_reduce":
+        return lambda: dist.all_reduce(x)
+    if primitive == "all_gather":
+        out, mine = torch.empty(m), torch.ones(block)
+        fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        return lambda: fn(out, mine)
+    if primitive == "reduce_scatter":
+        out = torch.empty(block)
+        fn = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        return lambda: fn(out, x)
+    if primitive == "all_to_all":
+        out = torch.empty(m)
+        return lambda: dist.all_to_all_single(out, x)
+    if primitive == "gather":
+        mine = torch.ones(block)
+        outs = [torch.empty(block) for _ in range(n)] if rank == 0 else None
+        return lambda: dist.gather(mine, outs, 0)
+    if primitive == "scatter":
+        out = torch.empty(block)
+        ins = list(torch.ones(m).chunk(n)) if rank == 0 else None
+        return lambda: dist.scatter(out, ins, 0)
+    raise ValueError(f"cannot measure {primitive!r}")
+
+
+def _model(torch):
+    nn = torch.nn
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(WIDTH, WIDTH, bias=False), nn.ReLU(), nn.Linear(WIDTH, WIDTH, bias=False))
+
+
+def _train_step(torch, model, optimizer, batch):
+    optimizer.zero_grad()
+    model(batch).sum().backward()
+    optimizer.step()
+
+
+def _worker(rank, n, port, plan, queue, timeout):
+    import warnings
+    warnings.filterwarnings("ignore")
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    try:
+        import datetime
+        import torch
+        import torch.distributed as dist
+
+        torch.set_num_threads(1)
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n,
+                                timeout=datetime.timedelta(seconds=timeout))
+
+        def window(fn) -> int:
+            dist.barrier()
+            before = tcp_bytes_sent()[0]
+            fn()
+            dist.barrier()
+            return tcp_bytes_sent()[0] - before
+
+        barriers = [window(lambda: None) for _ in range(3)]
+        barrier = barriers[-1]
+        queue.put(("barrier", rank, barriers))
+        for kind, name, m in plan:
+            if kind == "op":
+                fn = _operation(dist, torch, name, n, m, rank)
+                queue.put(("row", rank, ((kind, name, m), window(fn) - barrier)))
+            else:
+                model = _model(torch)
+                if name == "ddp":
+                    from torch.nn.parallel import DistributedDataParallel
+                    model = DistributedDataParallel(model)
+                else:
+                    from torch.distributed.device_mesh import init_device_mesh
+                    from torch.distributed.fsdp import fully_shard
+                    mesh = init_device_mesh("cpu", (n,))
+                    for layer in (model[0], model[2]):
+                        fully_shard(layer, mesh=mesh)
+                    fully_shard(model, mesh=mesh)
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+                batch = torch.randn(8, WIDTH)
+                for _ in range(STEP_INDEX - 1):
+                    _train_step(torch, model, optimizer, batch)
+                got = window(lambda: _train_step(torch, model, optimizer, batch)) - barrier
+                queue.put(("row", rank, ((kind, name, m), got)))
+            if rank == 0:
+                queue.put(("tick", rank, None))
+        dist.barrier()
+        dist.destroy_process_group()
+        queue.put(("done", rank, None))
+    except Exception as err:  # reported to the parent, which names the rank
+        queue.put(("error", rank, f"{type(err).__name__}: {err}"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tuple[dict, list]:
+    """Run ``plan`` on N local ranks; returns ({plan item: [bytes per rank]}, barrier bytes)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise MeasureError("torch is not installed: pip install -e '.[measure]' (torch==2.13.0, CPU build)") from None
+    import multiprocessing as mp
+    import queue as queue_module
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = _free_port()
+    op_timeout = max(30.0, timeout / 2)
+    procs = [ctx.Process(target=_worker, args=(r, n, port, plan, q, op_timeout), daemon=True) for r in range(n)]
+    for p in procs:
+        p.start()
+    rows: dict = {}
+    barriers: list = [None] * n
+    done = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while done < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise MeasureError(f"N={n}: timed out after {timeout:.0f} s")
+            try:
+                kind, rank, payload = q.get(timeout=min(left, 1.0))
+            except queue_module.Empty:
+                dead = [r for r, p in enumerate(procs) if p.exitcode not in (None, 0)]
+                if dead:
+                    raise MeasureError(f"N={n}: rank {dead[0]} exited with status {procs[dead[0]].exitcode}")
+                continue
+            if kind == "error":
+                raise MeasureError(f"N={n}: rank {rank}: {payload}")
+            if kind == "barrier":
+                barriers[rank] = payload
+            elif kind == "row":
+                item, got = payload
+                rows.setdefault(item, [None] * n)[rank] = got
+            elif kind == "tick" and progress:
+                progress()
+            elif kind == "done":
+                done += 1
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+    return rows, barriers
+
+
+# -- predictions -------------------------------------------------------------------------------
+
+def _roles(values: list, rooted: bool) -> dict:
+    if rooted:
+        return {"root": values[0], "busiest_other": max(values[1:]), "total": sum(values)}
+    return {"busiest": max(values), "total": sum(values)}
+
+
+def _exact(expr, values):
+    return sp.nsimplify(sp.sympify(expr).subs(values))
+
+
+def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) -> dict:
+    """The model's prediction for one collective: catalog payload by role and wire bytes per rank."""
+    rule = prof.rule(primitive, n, m * item)
+    cost = rule.implementation.cost
+    values = {S.N: n, S.M: m}
+    rooted = primitive in ROOTED
+    if rooted and cost.root is not None:
+        model = {"root": _exact(cost.root.send, values) * item,
+                 "busiest_other": _exact(cost.others.send, values) * item}
+    else:
+        model = {"busiest": _exact(cost.send, values) * item}
+    model["total"] = _exact(cost.total, values) * item
+    out = {"algorithm": f"{rule.implementation.primitive}/{rule.implementation.name}",
+           "model_payload": {k: _plain(v) for k, v in model.items()}}
+    if prof.wire is not None and prof.overhead.modelled:
+        wire = prof.wire(primitive, n, m, item)
+        out["payload"] = [w.payload for w in wire]
+        out["messages_sent"] = [w.sent for w in wire]
+        out["messages_received"] = [w.received for w in wire]
+        out["predicted"] = [w.bytes(prof.overhead) for w in wire]
+        # what the catalog formula misses, beyond rounding a block to whole elements per message
+        exact_roles = _roles(out["payload"], rooted)
+        slack = _roles([item * max(1, w.sent) for w in wire], rooted)
+        out["surplus"] = {k: _plain(exact_roles[k] - model[k]) for k in model}
+        out["rounding_slack"] = slack
+    return out
+
+
+def predict_step(prof: Profile, step: str, n: int, item: int = ITEM) -> dict:
+    """DDP (strategy dp) or FSDP (strategy zero3, one unit per Linear) under ``prof``."""
+    from .profiles import strategy_cost, strategy_terms
+    from .strategies import STRATEGIES
+
+    strategy = STRATEGIES["dp" if step == "ddp" else "zero3"]
+    options = {"algorithm": "ring"} if step == "ddp" else {}
+    values = {S.N: n, S.Phi: PHI}
+    cost = strategy_cost(strategy, prof, values, item, **options)
+    units = 1 if step == "ddp" else 2  # FSDP wraps each Linear: every collective runs per unit
+    out = {"strategy": strategy.name, "Phi": PHI, "units": units,
+           "model_payload": {"busiest": _plain(_exact(cost.send, values) * item),
+                             "total": _plain(_exact(cost.total, values) * item)},
+           "terms": []}
+    if prof.wire is not None and prof.overhead.modelled:
+        per_rank = [0] * n
+        payload = [0] * n
+        for term in strategy_terms(strategy, prof, values, item, **options):
+            group, message = int(_exact(term.group, values)), int(_exact(term.message, values))
+            count = int(_exact(term.count, values))
+            out["terms"].append({"label": term.label, "runs": f"{term.primitive}/{term.algorithm}",
+                                 "message": message, "count": count * units})
+            for _ in range(count * units):
+                for r, w in enumerate(prof.wire(term.primitive, group, message // units, item)):
+                    per_rank[r] += w.bytes(prof.overhead)
+                    payload[r] += w.payload
+        out["predicted"] = per_rank
+        out["payload"] = payload
+    return out
+
+
+def _plain(x):
+    x = sp.nsimplify(x)
+    return int(x) if x.is_integer else float(x)
+
+
+# -- the sweep ---------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    kind: str            # "op" | "step"
+    name: str            # primitive or ddp/fsdp
+    n: int
+    m: int               # elements (ops) or Φ (steps)
+    measured: list
+    prediction: dict
+    barrier: list = field(default_factory=list)
+
+    @property
+    def matched(self) -> bool:
+        return not self.problems()
+
+    def problems(self) -> list[str]:
+        pred = self.prediction.get("predicted")
+        if pred is None:
+            return []
+        out = []
+        if list(self.measured) != list(pred):
+            diff = [a - b for a, b in zip(self.measured, pred)]
+            out.append(f"wire bytes per rank measured {self.measured}, predicted {pred} (difference {diff})")
+        if self.kind == "op":
+            for role, surplus in self.prediction["surplus"].items():
+                if abs(surplus) > self.prediction["rounding_slack"][role] and not self._explained(surplus):
+                    out.append(f"{role} payload differs from the catalog formula by {surplus} bytes")
+        else:
+            busiest = max(self.prediction["payload"])
+            if busiest != self.prediction["model_payload"]["busiest"]:
+                out.append(f"busiest payload {busiest} ≠ strategy prediction {self.prediction['model_payload']['busiest']}")
+        return out
+
+    def _explained(self, surplus) -> bool:
+        # gloo's reduce above 2·N·1 MiB: segments the ring loop sends beyond the ring's need,
+        # documented in the gloo profile's reduce rule and counted by gloo_wire
+        return self.name == "reduce" and surplus > 0
+
+    def as_dict(self) -> dict:
+        out = {"kind": self.kind, "name": self.name, "N": self.n,
+               ("M" if self.kind == "op" else "Phi"): self.m, "bytes_per_element": ITEM,
+               "measured": self.measured, **self.prediction, "matched": self.matched}
+        problems = self.problems()
+        if problems:
+            out["problems"] = problems
+        pred = self.prediction.get("predicted")
+        if pred:
+            out["ratio"] = [round(a / b, 6) if b else None for a, b in zip(self.measured, pred)]
+        return out
+
+
+class Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total: int, enabled: bool = True, stream=sys.stderr):
+        self.total, self.done, self.enabled, self.stream = total, 0, enabled, stream
+        self.label = ""
+        self.started = time.monotonic()
+
+    def step(self, label: str | None = None) -> None:
+        if label is not None:
+            self.label = label
+        else:
+            self.done += 1
+        if self.enabled:
+            width = 30
+            filled = int(width * self.done / max(1, self.total))
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                              f"{self.label:<24} {time.monotonic() - self.started:5.1f} s")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def sweep(ranks=DEFAULT_RANKS, sizes=DEFAULT_SIZES, primitives=PRIMITIVES, steps=STEPS,
+          backend: str = "gloo", timeout: float = 180.0, progress: bool = True) -> list[Row]:
+    prof = profile(backend)
+    plans = {}
+    for n in ranks:
+        plan = [("op", p, element_count(p, n, m)) for p in primitives for m in sizes]
+        plan += [("step", s, PHI) for s in steps]
+        plans[n] = plan
+    bar = Progress(sum(len(p) for p in plans.values()), progress)
+    rows = []
+    try:
+        for n, plan in plans.items():
+            bar.step(f"N={n}")
+            measured, barriers = run_group(n, plan, timeout, progress=bar.step)
+            for kind, name, m in plan:
+                pred = predict_op(prof, name, n, m) if kind == "op" else predict_step(prof, name, n)
+                rows.append(Row(kind, name, n, m, measured[(kind, name, m)], pred, barriers))
+    finally:
+        bar.close()
+    return rows
+
+
+def rows_from(saved: dict, backend: str = "gloo") -> list[Row]:
+    """Rows of a saved measurement file, predicted afresh under ``backend``."""
+    prof = profile(backend)
+    rows = []
+    for r in saved["rows"]:
+        if r["kind"] == "op":
+            pred = predict_op(prof, r["name"], r["N"], r["M"])
+            rows.append(Row("op", r["name"], r["N"], r["M"], r["measured"], pred))
+        else:
+            rows.append(Row("step", r["name"], r["N"], r["Phi"], r["measured"], predict_step(prof, r["name"], r["N"])))
+    return rows
+
+
+def report(rows: list[Row], backend: str) -> dict:
+    import platform
+
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = None
+    return {
+        "backend": backend,
+        "library": "torch.distributed gloo on 127.0.0.1",
+        "torch": torch_version,
+        "kernel": platform.release(),
+        "counter": "TCP_INFO tcpi_bytes_sent − tcpi_bytes_retrans, summed over the process's TCP sockets",
+        "unit": "bytes sent by each rank during one operation (barrier subtracted)",
+        "overhead": {"per_message_sent": PROFILES[backend].overhead.per_message_sent,
+                     "per_message_received": PROFILES[backend].overhead.per_message_received,
+                     "note": PROFILES[backend].overhead.note},
+        "model": {"width": WIDTH, "Phi": PHI, "layers": 2, "measured_step": STEP_INDEX},
+        "rows": [r.as_dict() for r in rows],
+        "matched": sum(r.matched for r in rows),
+        "count": len(rows),
+    }
+
+
+# -- CLI ----------------------------------------------------------------------------------------
+
+def _ints(text: str, what: str, least: int) -> tuple[int, ...]:
+    from .cli import UsageError, parse_number
+
+    out = []
+    for word in text.split(","):
+        value = parse_number(what, word, integer=True, least=least)
+        out.append(int(value))
+    if not out:
+        raise UsageError(f"--{what} takes a comma-separated list, e.g. 2,3,4,8")
+    return tuple(out)
+
+
+def _names(text: str, allowed, what: str) -> tuple[str, ...]:
+    from .cli import UsageError
+
+    if text in ("", "none"):
+        return ()
+    names = tuple(w.strip() for w in text.split(","))
+    for name in names:
+        if name not in allowed:
+            raise UsageError(f"--{what} {name!r} is not allowed; choose from {', '.join(allowed)}")
+    return names
+
+
+def _options(args):
+    from .cli import UsageError
+
+    ranks = _ints(args.ranks, "ranks", 2)
+    if max(ranks) > 8:
+        raise UsageError(f"--ranks {max(ranks)} is not allowed: at most 8 ranks on this machine")
+    sizes = _ints(args.sizes, "sizes", 1)
+    if max(sizes) > 2 ** 22:
+        raise UsageError(f"--sizes {max(sizes)} is not allowed: at most 2**22 elements (16 MiB of float32)")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout} is not allowed: give seconds > 0")
+    return dict(ranks=ranks, sizes=sizes, primitives=_names(args.primitives, PRIMITIVES, "primitives"),
+                steps=_names(args.steps, STEPS, "steps"), timeout=args.timeout)
+
+
+def _print_table(result: dict) -> None:
+    print(f"{result['library']}, torch {result['torch']}, backend profile {result['backend']}: "
+          f"bytes sent per rank (measured / predicted)")
+    for row in result["rows"]:
+        size = f"M={row['M']}" if row["kind"] == "op" else f"Φ={row['Phi']}"
+        pred = row.get("predicted")
+        status = "ok  " if row["matched"] else "MISS"
+        busiest = max(row["measured"])
+        line = f"{status} {row['name']:<15} N={row['N']:<2} {size:<11} busiest {busiest:>11,}"
+        if pred:
+            ratio = busiest / max(pred) if max(pred) else float("nan")
+            line += f" / {max(pred):>11,}  ratio {ratio:.6f}"
+        model = row["model_payload"]
+        line += f"  model payload {max(v for k, v in model.items() if k != 'total'):,}"
+        print(line + f"  [{row.get('algorithm', row.get('strategy'))}]")
+        for problem in row.get("problems", []):
+            print(f"       {problem}")
+    print(f"{result['matched']} of {result['count']} matched")
+
+
+def cmd_measure(args) -> int:
+    result = _run(args)
+    if args.output:
+        with open(args.output, "w") as fh:
+            json.dump(result, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+    if args.json:
+        print(json.dumps(result, indent=1, ensure_ascii=False))
+    else:
+        _print_table(result)
+    return 0
+
+
+def _run(args) -> dict:
+    from .cli import UsageError
+
+    if args.backend not in PROFILES:
+        raise UsageError(f"--backend {args.backend!r} is not allowed; choose one of: {', '.join(PROFILES)}")
+    if args.backend != "gloo":
+        raise UsageError(f"--backend {args.backend}: only gloo can be measured here (torch.distributed on loopback)")
+    if getattr(args, "input", None):
+        try:
+            with open(args.input) as fh:
+                saved = json.load(fh)
+            return report(rows_from(saved, args.backend), args.backend)
+        except (OSError, ValueError, KeyError) as err:
+            raise UsageError(f"--from {args.input}: {err}") from None
+    opts = _options(args)
+    try:
+        rows = sweep(backend=args.backend, progress=not args.no_progress, **opts)
+    except MeasureError as err:
+        raise UsageError(str(err)) from None
+    return report(rows, args.backend)
+
+
+def cmd_validate(args) -> int:
+    result = _run(args)
+    if args.output:
+        with open(args.output, "w") as fh:
+            json.dump(result, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+    if args.json:
+        print(json.dumps(result, indent=1, ensure_ascii=False))
+    else:
+        _print_table(result)
+    misses = [r for r in result["rows"] if not r["matched"]]
+    for row in misses:
+        size = f"M={row['M']}" if row["kind"] == "op" else f"Φ={row['Phi']}"
+        print(f"symcomm: validate: {row['name']} N={row['N']} {size} misses the {result['backend']} "
+              f"profile: {'; '.join(row.get('problems', []))}", file=sys.stderr)
+    return 1 if misses else 0
+
+
+def register_cli(subparsers) -> None:
+    for name, fn, text in (("measure", cmd_measure, "measure wire bytes of torch.distributed/gloo on loopback"),
+                           ("validate", cmd_validate, "measure and compare with a backend profile; exit 1 on a miss")):
+        p = subparsers.add_parser(name, help=text)
+        p.add_argument("--backend", default="gloo", help=f"profile: {', '.join(PROFILES)} (only gloo is measurable)")
+        p.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)), help="N values, e.g. 2,3,4,8 (≤ 8)")
+        p.add_argument("--sizes", default=",".join(f"2**{m.bit_length() - 1}" for m in DEFAULT_SIZES),
+                       help="M values in float32 elements, e.g. 2**10,2**16,2**22 (≤ 2**22; rounded down to a multiple of N)")
+        p.add_argument("--primitives", default=",".join(PRIMITIVES))
+        p.add_argument("--steps", default=",".join(STEPS), help="training steps to measure: ddp,fsdp or none")
+        p.add_argument("--timeout", type=float, default=180.0, help="seconds allowed per group of N ranks")
+        p.add_argument("--json", action="store_true")
+        p.add_argument("--output", help="also write the JSON result to this file")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        if name == "validate":
+            p.add_argument("--from", dest="input", help="validate a measurement file instead of measuring")
+        p.set_defaults(run=fn)

@@ -21,7 +21,7 @@ class SymcommLatexPrinter(LatexPrinter):
         # 300647710720 → 300\,647\,710\,720: digits grouped in threes, as tables print them
         text = str(abs(int(expr)))
         if len(text) <= 5:
-            return super()._print_Integer(expr)
+            return str(expr)
         groups = [text[max(0, i - 3):i] for i in range(len(text), 0, -3)][::-1]
         return ("-" if expr < 0 else "") + r"\,".join(groups)
 

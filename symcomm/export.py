@@ -37,6 +37,10 @@ algorithms) is ``n.bit_length() - 1``; any other log₂ falls back to ``math.log
 float), as does everything once a float argument is passed.  The numpy module
 (``numpy=True``) is float arithmetic, vectorised over arrays.
 
+**Importing.**  ``symcomm.export`` is the function :func:`export` (re-exported by the
+package); reach this module with ``from symcomm.export import formulas, select, ...`` or
+``importlib.import_module("symcomm.export")`` (``import symcomm.export as m`` gives the function).
+
 **C.**  ``static inline double`` functions, C99; ⌈log₂x⌉ and log₂ of a power of two are
 computed exactly by two helpers (``symcomm_ceil_log2``, ``symcomm_log2``); link with
 ``-lm``.  Doubles are exact for integers below 2⁵³.

@@ -52,7 +52,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import sympy as sp
@@ -63,6 +63,7 @@ from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import symbols as S
+from .printing import render
 
 FORMATS = ("latex", "markdown", "python", "c", "json")
 
@@ -127,6 +128,11 @@ class Formula:
         """The symbols the formula uses, in the order of :data:`symcomm.symbols.SYMBOLS`."""
         free = self.expr.free_symbols
         return tuple(info for info in S.SYMBOLS.values() if info.symbol in free)
+
+    @cached_property
+    def latex(self) -> str:
+        """The formula in LaTeX, through :func:`symcomm.printing.render` like every other view."""
+        return render(self.expr, "latex")
 
     @property
     def argnames(self) -> tuple[str, ...]:
@@ -357,7 +363,7 @@ def _grouped(chosen: list[Formula]) -> list[dict]:
             "source": f.source, "convention": f.convention, "requires": list(f.requires),
             "options": [f"{k}={v}" for k, v in f.options], "rows": []})
         group["rows"].append({"name": f.name, "quantity": f.quantity, "meaning": QUANTITIES.get(f.quantity, ""),
-                              "latex": sp.latex(f.expr)})
+                              "latex": f.latex})
     return list(groups.values())
 
 
@@ -440,7 +446,7 @@ def _py_function(f: Formula, body: str, numpy: bool) -> str:
     requires = f"\n    Requires: {'; '.join(f.requires)}." if f.requires else ""
     options = f"\n    Options: {', '.join(f'{k}={v}' for k, v in f.options)}." if f.options else ""
     doc = (f'{f.title}: {f.quantity} ({QUANTITIES.get(f.quantity, "see the source")}).\n\n'
-           f"    .. math:: {sp.latex(f.expr)}\n\n"
+           f"    .. math:: {f.latex}\n\n"
            f"    Convention: {f.convention}.{requires}{options}\n"
            f"    Source: {f.source}.\n" + (f"\n    Arguments:\n{params}\n" if params else ""))
     result = body if numpy else f"_exact({body})"
@@ -504,7 +510,7 @@ def to_c(chosen: list[Formula]) -> str:
     for f in chosen:
         args = ", ".join(f"double {name}" for name in f.argnames) or "void"
         comment = [f"{f.title}: {f.quantity} ({QUANTITIES.get(f.quantity, 'see the source')}).",
-                   f"  {sp.latex(f.expr)}",
+                   f"  {f.latex}",
                    f"Convention: {f.convention}."]
         if f.requires:
             comment.append(f"Requires: {'; '.join(f.requires)}.")
@@ -540,7 +546,7 @@ def to_data(chosen: list[Formula]) -> dict:
                            for info in f.parameters],
             "requires": list(f.requires),
             "srepr": sp.srepr(f.expr),
-            "latex": sp.latex(f.expr),
+            "latex": f.latex,
             "text": sp.sstr(f.expr),
             "convention": f.convention,
             "source": f.source,

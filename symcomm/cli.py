@@ -403,6 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError) as err:
         print(f"symcomm: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader left (symcomm list | head): stop quietly, as a filter should
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

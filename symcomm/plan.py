@@ -1,0 +1,395 @@
+"""The layout planner: every valid (d, t, p, c, e, ZeRO stage, SP, recompute) layout, ranked
+by the hybrid strategy's communication time.
+
+    symcomm plan --model llama3-70b --gpus 1024 --gpus-per-node 8 --hardware h100 \\
+                 --batch 1024 --seq 8192 [--top 10] [--json]
+
+The layouts are enumerated as numpy arrays and every option combination's per-axis time
+is one call of a cached lambdified evaluator over all layouts (:mod:`symcomm.numeric`);
+no SymPy runs per layout.  The time is the α-β-γ communication time per training step of
+the busiest GPU, summed over the axes (no overlap with computation or between axes).
+
+Memory (a simple check, on by default): mixed-precision Adam keeps 16 bytes per parameter
+(2 weights + 2 gradients + 12 optimizer states), of which ZeRO stage 1/2/3 shards 12, 14,
+16 over the data-parallel group (Rajbhandari et al. 2020, §3.1 and Fig. 1); activations per
+layer and micro-batch are s·b·h·(10 + 24/t) bytes, or 34·s·b·h/t with sequence parallel
+(Korthikanti et al. 2022, Table 2, with the 5·a·s²·b attention-score term dropped as flash
+attention does), 2·s·b·h (÷ t with SP) with full recomputation, with s → s/c under context
+parallelism; the first 1F1B stage holds min(p, m) micro-batches of its L/p layers.
+"""
+
+from __future__ import annotations
+
+import json
+import time as _time
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+
+from . import numeric
+from .units import bytes_per_element, human_size, human_time
+
+#: in display order
+AXES = ("tp", "cp", "ep", "pp", "dp")
+ZERO_STAGES = ("0", "1", "2", "3")
+
+ASSUMPTIONS = (
+    "time = α-β-γ communication time of the busiest GPU per training step (forward + backward), "
+    "each axis on its own group, axes summed: no overlap with computation or between axes",
+    "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
+    "the ranks it spans exceed the GPUs per node); ring collectives; 1F1B schedule; micro-batch of "
+    "--micro-batch sequences, m = batch / (d · micro-batch)",
+    "pipeline bubble not added to the time (shown as a fraction); no compute time modelled",
+    "bytes on the wire = elements × bytes of --dtype; β = 1 / per-direction bandwidth per GPU",
+)
+MEMORY_ASSUMPTION = ("memory check: 16 bytes/parameter mixed-precision Adam, ZeRO sharding over the "
+                     "data-parallel group; activations per Korthikanti et al. 2022 Table 2 without the "
+                     "attention-score term (flash attention); no allowance for logits, buffers, fragmentation")
+
+
+class PlanError(ValueError):
+    """An impossible request: one line naming the parameter."""
+
+
+@dataclass(frozen=True)
+class Request:
+    model: object                 # symcomm.presets.Model
+    hardware: object              # symcomm.presets.Hardware
+    gpus: int
+    batch: int
+    seq: int
+    gpus_per_node: int | None = None
+    micro_batch: int = 1
+    dtype: str = "bf16"
+    cp: str = "ring"
+    memory_check: bool = True
+    recompute: tuple[str, ...] = ("0", "1")
+
+    @property
+    def G(self) -> int:
+        return self.gpus_per_node or self.hardware.gpus_per_node
+
+
+@dataclass
+class Plan:
+    request: Request
+    layouts: dict                 # column name → numpy array, sorted best first
+    per_axis: dict                # axis → {"time": array, "send": array (bytes)}
+    considered: int
+    seconds: float
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+    def __len__(self) -> int:
+        return len(self.layouts["time"])
+
+    def rows(self, top: int | None = None) -> list[dict]:
+        n = len(self) if top is None else min(top, len(self))
+        out = []
+        for i in range(n):
+            row = {key: _py(col[i]) for key, col in self.layouts.items()}
+            row["axes"] = {axis: {"time": float(v["time"][i]), "send_bytes": float(v["send"][i])}
+                           for axis, v in self.per_axis.items()}
+            out.append(row)
+        return out
+
+
+def _py(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _divisors(n: int) -> np.ndarray:
+    small = [i for i in range(1, int(n ** 0.5) + 1) if n % i == 0]
+    return np.array(sorted(set(small + [n // i for i in small])), dtype=np.int64)
+
+
+# -- the symbolic side: per-axis expressions of each option combination, built once -------------
+
+_TERM_COSTS: dict = {}
+
+
+def _axis_costs(options: tuple[tuple[str, str], ...]):
+    """axis → Cost of the hybrid strategy with these options (term costs memoised across options)."""
+    from .strategies import STRATEGIES
+
+    hybrid = STRATEGIES["hybrid"]
+    out: dict = {}
+    for term in hybrid.terms(**dict(options)):
+        cost = _TERM_COSTS.get(term)
+        if cost is None:
+            cost = _TERM_COSTS[term] = term.cost
+        out[term.axis] = out[term.axis].then(cost) if term.axis in out else cost
+    return out
+
+
+def _bubble_expr(schedule: str = "1f1b"):
+    from .strategies import STRATEGIES
+    return STRATEGIES["hybrid"].extras(schedule=schedule)["bubble_fraction"]
+
+
+# -- the plan ------------------------------------------------------------------------------------
+
+def check_request(req: Request) -> None:
+    for name, value in (("--gpus", req.gpus), ("--batch", req.batch), ("--seq", req.seq),
+                        ("--gpus-per-node", req.G), ("--micro-batch", req.micro_batch)):
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise PlanError(f"{name}={value} is not allowed: {name} takes a whole number ≥ 1")
+    if req.gpus > req.G and req.gpus % req.G:
+        raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
+                        f"of {req.G} (whole nodes) or at most {req.G}")
+    if req.cp not in ("ring", "ulysses"):
+        raise PlanError(f"--cp={req.cp} is not allowed; choose ring or ulysses")
+    if req.batch % req.micro_batch:
+        raise PlanError(f"--batch={req.batch} is not allowed: it must be a multiple of --micro-batch={req.micro_batch}")
+    bytes_per_element(req.dtype)
+
+
+def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
+    """Every (t, p, c, e, d) satisfying the divisibility rules, as integer arrays."""
+    model, n, G = req.model, req.gpus, req.G
+    ts = _divisors(np.gcd(model.heads, G))                        # t | heads and t | G: a TP group in a node
+    ts = ts[(model.kv_heads % ts == 0) | (ts <= 1)]               # K, V heads split evenly too
+    ps = _divisors(model.layers)                                  # p | L
+    cs = _divisors(req.seq)                                       # c | s
+    es = _divisors(model.experts) if model.moe else np.array([1], dtype=np.int64)
+    T, P, C, E = (x.ravel() for x in np.meshgrid(ts, ps, cs, es, indexing="ij"))
+    tpc = T * P * C
+    ok = (n % tpc == 0)
+    D = np.where(ok, n // np.maximum(tpc, 1), 0)
+    ok &= D >= 1
+    ok &= (req.batch % np.maximum(D, 1) == 0)                     # d | global batch
+    ok &= ((req.batch // np.maximum(D, 1)) % req.micro_batch == 0)
+    ok &= ((D * C) % E == 0)                                      # e inside d·c
+    if req.cp == "ulysses":
+        ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
+    ok &= P <= model.layers
+    M = np.where(ok, req.batch // np.maximum(D * req.micro_batch, 1), 0)
+    return {"t": T[ok], "p": P[ok], "c": C[ok], "e": E[ok], "d": D[ok], "m": M[ok]}
+
+
+def _memory(req: Request, L: dict, zero: str, sp_on: str, recompute: str) -> np.ndarray:
+    """Bytes per GPU: model states under ZeRO + activations of the first pipeline stage."""
+    model = req.model
+    t, p, c, d, e, m = (L[k].astype(np.float64) for k in ("t", "p", "c", "d", "e", "m"))
+    phi_e = float(model.expert_parameters)
+    dense = (float(model.parameters) - phi_e) / (t * p)
+    experts = phi_e / (e * t * p)
+    states = 0.0
+    for shard, group in ((dense, d * c), (experts, d * c / e)):
+        if zero == "0":
+            states = states + 16 * shard
+        elif zero == "1":
+            states = states + 4 * shard + 12 * shard / group
+        elif zero == "2":
+            states = states + 2 * shard + 14 * shard / group
+        else:
+            states = states + 16 * shard / group
+    sbh = (req.seq / c) * req.micro_batch * model.hidden
+    if recompute == "1":
+        per_layer = 2 * sbh / (t if sp_on == "1" else 1)
+    elif sp_on == "1":
+        per_layer = 34 * sbh / t
+    else:
+        per_layer = sbh * (10 + 24 / t)
+    activations = per_layer * (model.layers / p) * np.minimum(p, m)
+    return states + activations
+
+
+def plan(req: Request) -> Plan:
+    """Every valid layout, evaluated and sorted by communication time (then memory)."""
+    started = _time.perf_counter()
+    check_request(req)
+    layouts = enumerate_layouts(req)
+    if layouts["t"].size == 0:
+        raise PlanError(
+            f"no layout fits: need t | heads ({req.model.heads}) and t | G ({req.G}), p | layers ({req.model.layers}), "
+            f"c | seq ({req.seq}), d = gpus/(t·p·c) dividing batch ({req.batch}) in micro-batches of {req.micro_batch}"
+            + (f", e | experts ({req.model.experts}) and e | d·c" if req.model.moe else "")
+            + f"; --gpus={req.gpus} leaves none")
+    scale = bytes_per_element(req.dtype)
+    hw = req.hardware.values(scale)
+    base = {**req.model.values(), "s": req.seq, "b": req.batch, "G": req.G, **hw}
+    base["G"] = req.G
+    moe = "1" if req.model.moe else "0"
+    bubble_ev = numeric.evaluator(_bubble_expr())
+
+    columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "zero", "sp", "recompute",
+                                                "time", "memory_bytes", "bubble_fraction")}
+    axes: dict[str, dict[str, list]] = {axis: {"time": [], "send": []} for axis in AXES}
+    considered = 0
+    for sp_on in ("0", "1"):
+        keep_sp = layouts["t"] > 1 if sp_on == "1" else np.ones_like(layouts["t"], dtype=bool)
+        if sp_on == "1":
+            keep_sp &= ((req.seq // layouts["c"]) % layouts["t"] == 0)   # SP splits the local sequence over t
+        sub = {k: v[keep_sp] for k, v in layouts.items()}
+        if sub["t"].size == 0:
+            continue
+        values = {**base, **{k: sub[k].astype(np.float64) for k in ("t", "p", "c", "e", "d", "m")}}
+        no_pipeline = sub["p"] == 1
+        bubble = np.broadcast_to(bubble_ev.float(**{n: values[n] for n in bubble_ev.names}), sub["t"].shape)
+        for recompute in req.recompute:
+            for zero in ZERO_STAGES:
+                options = (("zero", zero), ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
+                           ("cp", req.cp), ("gqa", "1"), ("moe", moe))
+                costs = _axis_costs(options)
+                n = sub["t"].size
+                considered += n
+                total = np.zeros(n)
+                per = {}
+                for axis in AXES:
+                    if axis not in costs:
+                        per[axis] = (np.zeros(n), np.zeros(n))
+                        continue
+                    tev = numeric.evaluator(costs[axis].time)
+                    sev = numeric.evaluator(costs[axis].send)
+                    t_axis = np.broadcast_to(tev.float(**{k: values[k] for k in tev.names}), (n,))
+                    s_axis = np.broadcast_to(sev.float(**{k: values[k] for k in sev.names}), (n,)) * scale
+                    if axis == "pp":     # one stage: no pipeline boundaries at all
+                        t_axis, s_axis = np.where(no_pipeline, 0.0, t_axis), np.where(no_pipeline, 0.0, s_axis)
+                    per[axis] = (t_axis, s_axis)
+                    total = total + t_axis
+                memory = _memory(req, sub, zero, sp_on, recompute)
+                keep = memory <= req.hardware.memory_bytes if req.memory_check else np.ones(n, dtype=bool)
+                for k in ("t", "p", "c", "e", "d", "m"):
+                    columns[k].append(sub[k][keep])
+                columns["zero"].append(np.full(int(keep.sum()), int(zero)))
+                columns["sp"].append(np.full(int(keep.sum()), int(sp_on)))
+                columns["recompute"].append(np.full(int(keep.sum()), int(recompute)))
+                columns["time"].append(total[keep])
+                columns["memory_bytes"].append(memory[keep])
+                columns["bubble_fraction"].append(np.where(no_pipeline, 0.0, bubble)[keep])
+                for axis in AXES:
+                    axes[axis]["time"].append(per[axis][0][keep])
+                    axes[axis]["send"].append(per[axis][1][keep])
+    merged = {k: np.concatenate(v) if v else np.array([]) for k, v in columns.items()}
+    if merged["time"].size == 0:
+        raise PlanError(
+            f"no layout fits in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name}); "
+            "try more --gpus, a smaller --micro-batch, or --no-memory-check")
+    order = np.lexsort((merged["memory_bytes"], merged["time"]))
+    merged = {k: v[order] for k, v in merged.items()}
+    per_axis = {axis: {q: np.concatenate(v[q])[order] for q in ("time", "send")} for axis, v in axes.items()
+                if axis != "ep" or req.model.moe}
+    if req.cp and not np.any(merged["c"] > 1):
+        per_axis.pop("cp", None)
+    assumptions = ASSUMPTIONS + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",))
+    return Plan(req, merged, per_axis, considered, _time.perf_counter() - started, assumptions)
+
+
+# -- output ------------------------------------------------------------------------------------------
+
+def to_json(p: Plan, top: int) -> dict:
+    req = p.request
+    return {
+        "model": req.model.name, "model_title": req.model.title, "parameters": req.model.parameters,
+        "hardware": req.hardware.name, "hardware_title": req.hardware.title,
+        "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
+        "micro_batch": req.micro_batch, "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype),
+        "cp": req.cp, "memory_check": req.memory_check,
+        "memory_bytes_per_gpu": req.hardware.memory_bytes,
+        "layouts_considered": p.considered, "layouts_kept": len(p), "seconds": p.seconds,
+        "assumptions": list(p.assumptions),
+        "units": {"time": "s", "send_bytes": "bytes", "memory_bytes": "bytes"},
+        "layouts": p.rows(top),
+    }
+
+
+def to_text(p: Plan, top: int) -> str:
+    req = p.request
+    lines = [
+        f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
+        f"({req.G} per node), batch {req.batch}, seq {req.seq}, micro-batch {req.micro_batch}, {req.dtype}",
+        f"{p.considered:,} layouts evaluated, {len(p):,} kept" + (" (fit in memory)" if req.memory_check else "")
+        + f", in {human_time(p.seconds)}",
+        "",
+    ]
+    axes = list(p.per_axis)
+    header = f"{'#':>3} {'t':>3} {'p':>3} {'c':>3} {'e':>3} {'d':>5} {'m':>5} {'zero':>4} {'sp':>2} {'rc':>2} " \
+             f"{'time':>10} " + " ".join(f"{a:>10}" for a in axes) + f" {'memory':>10} {'bubble':>6}"
+    lines.append(header)
+    for i, row in enumerate(p.rows(top), 1):
+        lines.append(
+            f"{i:>3} {row['t']:>3} {row['p']:>3} {row['c']:>3} {row['e']:>3} {row['d']:>5} {row['m']:>5} "
+            f"{row['zero']:>4} {row['sp']:>2} {row['recompute']:>2} {human_time(row['time']):>10} "
+            + " ".join(f"{human_time(row['axes'][a]['time']):>10}" for a in axes)
+            + f" {human_size(row['memory_bytes']):>10} {row['bubble_fraction']:>6.3f}")
+    if len(p):
+        best = p.rows(1)[0]
+        lines += ["", "best layout, per axis (time; bytes each GPU sends per step):"]
+        for axis in axes:
+            lines.append(f"  {axis}: {human_time(best['axes'][axis]['time'])}; "
+                         f"{human_size(best['axes'][axis]['send_bytes'])}")
+    lines += ["", "assumptions:"] + [f"  - {a}" for a in p.assumptions]
+    return "\n".join(lines)
+
+
+# -- CLI -------------------------------------------------------------------------------------------
+
+def register_cli(subparsers) -> None:
+    p = subparsers.add_parser("plan", help="rank every valid (d, t, p, c, e, ZeRO, SP) layout by communication time")
+    p.add_argument("--model", help="a model preset (see --list)")
+    p.add_argument("--model-config", help="path to a Hugging Face config.json")
+    p.add_argument("--hardware", default=None, help="a hardware preset")
+    p.add_argument("--gpus", type=int)
+    p.add_argument("--gpus-per-node", type=int, default=None)
+    p.add_argument("--batch", type=int, help="global batch (sequences per optimizer step)")
+    p.add_argument("--seq", type=int, default=None, help="sequence length (default: the model's)")
+    p.add_argument("--micro-batch", type=int, default=1)
+    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--cp", default="ring", help="context-parallel algorithm: ring or ulysses")
+    p.add_argument("--no-recompute", action="store_true", help="do not consider full activation recomputation")
+    p.add_argument("--no-memory-check", action="store_true")
+    p.add_argument("--top", type=int, default=10)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_plan)
+
+
+def request_from_args(args) -> Request:
+    from .cli import UsageError
+    from . import presets
+
+    try:
+        if args.model and args.model_config:
+            raise UsageError("give --model or --model-config, not both")
+        if args.model_config:
+            model = presets.model_from_config(args.model_config)
+        elif args.model:
+            model = presets.model(args.model)
+        else:
+            raise UsageError(f"--model is required; choose one of {', '.join(presets.model_names())} "
+                             "(or --model-config path/config.json)")
+        if not args.hardware:
+            raise UsageError(f"--hardware is required; choose one of {', '.join(presets.hardware_names())}")
+        hardware = presets.hardware(args.hardware)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    for name in ("gpus", "batch"):
+        if getattr(args, name) is None:
+            raise UsageError(f"--{name} is required (a whole number ≥ 1)")
+    if args.top is not None and args.top < 1:
+        raise UsageError(f"--top={args.top} is not allowed: --top takes a whole number ≥ 1")
+    return Request(model=model, hardware=hardware, gpus=args.gpus, batch=args.batch,
+                   seq=args.seq if args.seq is not None else model.seq, gpus_per_node=args.gpus_per_node,
+                   micro_batch=args.micro_batch, dtype=args.dtype, cp=args.cp,
+                   memory_check=not args.no_memory_check, recompute=("0",) if args.no_recompute else ("0", "1"))
+
+
+def cmd_plan(args) -> int:
+    from .cli import UsageError
+
+    req = request_from_args(args)
+    try:
+        result = plan(req)
+    except PlanError as err:
+        raise UsageError(str(err)) from None
+    if args.json:
+        print(json.dumps(to_json(result, args.top), indent=2, ensure_ascii=False))
+    else:
+        print(to_text(result, args.top))
+    return 0

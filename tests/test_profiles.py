@@ -91,7 +91,7 @@ def test_eval_backend_cli(capsys):
     got = json.loads(capsys.readouterr().out)
     assert got["send"] == 4 * 7 * 2 ** 20 // 8
     assert any(t["collective"] == "all_reduce" for t in got["terms"])
-    assert main(["eval", "all_reduce", "N=8", "M=1024", "--backend", "mpich", "--json"]) == 0
+    assert main(["eval", "all_reduce", "N=8", "M=256", "--backend", "mpich", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["algorithm"].startswith("recursive_doubling")
     assert main(["eval", "zero3", "N=8", "Phi=1", "--backend", "nope"]) == 2
     assert "nope" in capsys.readouterr().err

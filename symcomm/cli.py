@@ -27,7 +27,8 @@ from .units import DTYPES, bytes_per_element, human_size, human_time
 #: More subcommands: "module:function", the function takes argparse's subparsers object,
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
-SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:register_cli")
+SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:register_cli",
+                               "symcomm.plan:register_cli")
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
@@ -231,6 +232,9 @@ def cmd_eval(args) -> int:
     option_names = set(strategy.options) if strategy is not None else set()
     texts, option_texts = split_assignments(args.assignments, option_names)
     target = resolve(args.name, args.algorithm, option_texts)
+    if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins
+        from .presets import fill_from_presets
+        texts = fill_from_presets(args, target, texts)
     values, times = bind(target, texts)
     if args.backend:  # what that library runs for each collective (symcomm.profiles)
         from .profiles import under_backend
@@ -376,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element")
             p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
+            p.add_argument("--model", help="model preset: fills Phi, h, L, a, h_kv, s (and E, k, L_moe, Phi_E)")
+            p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
+            p.add_argument("--hardware", help="hardware preset: fills alpha, beta, gamma, alpha_inter, beta_inter "
+                                              "(per byte; --dtype defaults to bf16) and G")
             p.add_argument("--json", action="store_true")
         p.set_defaults(run=fn)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")

@@ -65,6 +65,7 @@ class Request:
     cp: str = "ring"
     memory_check: bool = True
     recompute: tuple[str, ...] = ("0", "1")
+    max_bubble: float = 1.0        # drop layouts whose 1F1B bubble fraction (p − 1)/m exceeds this
 
     @property
     def G(self) -> int:
@@ -145,6 +146,8 @@ def check_request(req: Request) -> None:
                         f"of {req.G} (whole nodes) or at most {req.G}")
     if req.cp not in ("ring", "ulysses"):
         raise PlanError(f"--cp={req.cp} is not allowed; choose ring or ulysses")
+    if not 0 <= req.max_bubble:
+        raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
     if req.batch % req.micro_batch:
         raise PlanError(f"--batch={req.batch} is not allowed: it must be a multiple of --micro-batch={req.micro_batch}")
     bytes_per_element(req.dtype)
@@ -256,6 +259,7 @@ def plan(req: Request) -> Plan:
                     total = total + t_axis
                 memory = _memory(req, sub, zero, sp_on, recompute)
                 keep = memory <= req.hardware.memory_bytes if req.memory_check else np.ones(n, dtype=bool)
+                keep &= np.where(no_pipeline, 0.0, bubble) <= req.max_bubble
                 for k in ("t", "p", "c", "e", "d", "m"):
                     columns[k].append(sub[k][keep])
                 columns["zero"].append(np.full(int(keep.sum()), int(zero)))
@@ -270,8 +274,9 @@ def plan(req: Request) -> Plan:
     merged = {k: np.concatenate(v) if v else np.array([]) for k, v in columns.items()}
     if merged["time"].size == 0:
         raise PlanError(
-            f"no layout fits in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name}); "
-            "try more --gpus, a smaller --micro-batch, or --no-memory-check")
+            f"no layout fits in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})"
+            + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
+            + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
     order = np.lexsort((merged["memory_bytes"], merged["time"]))
     merged = {k: v[order] for k, v in merged.items()}
     per_axis = {axis: {q: np.concatenate(v[q])[order] for q in ("time", "send")} for axis, v in axes.items()
@@ -291,7 +296,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "micro_batch": req.micro_batch, "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype),
-        "cp": req.cp, "memory_check": req.memory_check,
+        "cp": req.cp, "memory_check": req.memory_check, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
         "layouts_considered": p.considered, "layouts_kept": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
@@ -345,6 +350,8 @@ def register_cli(subparsers) -> None:
     p.add_argument("--cp", default="ring", help="context-parallel algorithm: ring or ulysses")
     p.add_argument("--no-recompute", action="store_true", help="do not consider full activation recomputation")
     p.add_argument("--no-memory-check", action="store_true")
+    p.add_argument("--max-bubble", type=float, default=1.0,
+                   help="drop layouts whose pipeline bubble fraction (p−1)/m exceeds this (default 1: keep all)")
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_plan)
@@ -377,7 +384,8 @@ def request_from_args(args) -> Request:
     return Request(model=model, hardware=hardware, gpus=args.gpus, batch=args.batch,
                    seq=args.seq if args.seq is not None else model.seq, gpus_per_node=args.gpus_per_node,
                    micro_batch=args.micro_batch, dtype=args.dtype, cp=args.cp,
-                   memory_check=not args.no_memory_check, recompute=("0",) if args.no_recompute else ("0", "1"))
+                   memory_check=not args.no_memory_check, recompute=("0",) if args.no_recompute else ("0", "1"),
+                   max_bubble=args.max_bubble)
 
 
 def cmd_plan(args) -> int:

@@ -310,3 +310,33 @@ def hardware(name: str) -> Hardware:
     d = systems[name]
     return Hardware(name, d["title"], link(d["intra"]), link(d["inter"]), int(d["gpus_per_node"]),
                     float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"])
+
+
+# -- the CLI's eval: values from presets ----------------------------------------------------------
+
+def fill_from_presets(args, target, texts: dict) -> dict:
+    """KEY=VALUE texts completed from ``--model``/``--model-config``/``--hardware`` for the
+    symbols ``target`` uses; an explicit KEY=VALUE always wins.  With ``--hardware`` the
+    time symbols are per byte, so ``--dtype`` defaults to bf16."""
+    from ..cli import UsageError, _TIME_NAMES
+
+    needed: set[str] = set()
+    for expr in list(target.cost.fields().values()) + list(target.extras.values()):
+        needed |= {S.BY_SYMBOL[x].cli_name for x in sp.sympify(expr).free_symbols if x in S.BY_SYMBOL}
+    filled: dict[str, object] = {}
+    try:
+        if args.model and args.model_config:
+            raise UsageError("give --model or --model-config, not both")
+        if args.model or args.model_config:
+            chosen = model(args.model) if args.model else model_from_config(args.model_config)
+            filled.update({k: v for k, v in chosen.values().items() if k in needed})
+        if args.hardware:
+            system = hardware(args.hardware)
+            if not args.dtype:
+                args.dtype = "bf16"
+            for key, value in system.values(1).items():
+                if key in _TIME_NAMES or key in needed:
+                    filled[key] = value
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return {**{k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}, **texts}

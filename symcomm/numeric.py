@@ -537,3 +537,109 @@ def _finish(num, den, scalar: bool):
     result = num.astype(np.float64) / den.astype(np.float64)
     exact_ints = (num // np.where(den == 0, 1, den))
     return np.where(whole, exact_ints.astype(np.float64), result)
+
+
+# -- evaluators kept on disk across processes --------------------------------------------------------
+
+def _cache_file():
+    """``$SYMCOMM_CACHE_DIR`` (default ``~/.cache/symcomm``)/evaluators-<fingerprint>.json, or None
+    when ``SYMCOMM_CACHE=0``.  The fingerprint hashes every module of the package and SymPy's
+    version, so any change to a formula starts a new file."""
+    import hashlib
+    import os
+    from pathlib import Path
+
+    if os.environ.get("SYMCOMM_CACHE", "1") == "0":
+        return None
+    digest = hashlib.sha256(sp.__version__.encode())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    root = Path(os.environ.get("SYMCOMM_CACHE_DIR") or Path.home() / ".cache" / "symcomm")
+    return root / f"evaluators-{digest.hexdigest()[:16]}.json"
+
+
+_DISK: dict = {}            # loaded entries: key → {"names": [...], "source": "..."}
+_DISK_STATE = {"file": False, "dirty": False}
+
+
+def _disk_entries() -> dict:
+    import json
+
+    if _DISK_STATE["file"] is False:
+        _DISK_STATE["file"] = _cache_file()
+        path = _DISK_STATE["file"]
+        if path is not None and path.exists():
+            try:
+                _DISK.update(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                pass
+    return _DISK
+
+
+def save_cache() -> None:
+    """Write the evaluators built in this process to the disk cache (atomically)."""
+    import json
+    import os
+    import tempfile
+
+    path = _DISK_STATE["file"]
+    if not _DISK_STATE["dirty"] or not path:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(_DISK, out)
+        os.replace(tmp, path)
+        _DISK_STATE["dirty"] = False
+    except OSError:
+        pass
+
+
+class StoredEvaluator:
+    """A float evaluator compiled from source kept on disk; exact arithmetic builds the
+    expression on first use (``build``)."""
+
+    def __init__(self, names, source: str, build: Callable[[], sp.Expr]):
+        self.names = tuple(names)
+        namespace = {"numpy": np, **_NAMESPACE}
+        exec(compile(source, "<symcomm evaluator>", "exec"), namespace)
+        self._float = namespace["_lambdifygenerated"]
+        self._build = build
+        self.source = source
+
+    def float(self, **values):
+        missing = [name for name in self.names if name not in values]
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}: this expression needs {', '.join(self.names)}")
+        return self._float(*(_as_float(values[name]) for name in self.names))
+
+    def __call__(self, exact: bool | None = None, **values):
+        args = [values.get(name) for name in self.names]
+        if exact is False or (exact is None and any(_is_float(v) for v in args if v is not None)):
+            return self.float(**values)
+        return evaluator(self._build())(exact=exact, **values)
+
+
+def stored(key: str, build: Callable[[], sp.Expr]):
+    """The evaluator of ``build()``, kept on disk under ``key`` so that a later process skips
+    building the SymPy expression and lambdify.  Call :func:`save_cache` when done."""
+    ev = _STORED.get(key)
+    if ev is not None:
+        return ev
+    entries = _disk_entries()
+    entry = entries.get(key)
+    if entry is not None:
+        try:
+            ev = _STORED[key] = StoredEvaluator(entry["names"], entry["source"], build)
+            return ev
+        except Exception:  # a stale or damaged entry: rebuild it
+            pass
+    ev = _STORED[key] = evaluator(build())
+    entries[key] = {"names": list(ev.names), "source": ev.source}
+    _DISK_STATE["dirty"] = True
+    return ev
+
+
+_STORED: dict = {}          # key → evaluator, in this process

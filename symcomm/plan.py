@@ -220,7 +220,7 @@ def plan(req: Request) -> Plan:
     base = {**req.model.values(), "s": req.seq, "b": req.batch, "G": req.G, **hw}
     base["G"] = req.G
     moe = "1" if req.model.moe else "0"
-    bubble_ev = numeric.evaluator(_bubble_expr())
+    bubble_ev = numeric.stored("plan/hybrid/bubble/1f1b", _bubble_expr)
 
     columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "zero", "sp", "recompute",
                                                 "time", "memory_bytes", "bubble_fraction")}
@@ -240,17 +240,17 @@ def plan(req: Request) -> Plan:
             for zero in ZERO_STAGES:
                 options = (("zero", zero), ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
                            ("cp", req.cp), ("gqa", "1"), ("moe", moe))
-                costs = _axis_costs(options)
                 n = sub["t"].size
                 considered += n
                 total = np.zeros(n)
                 per = {}
                 for axis in AXES:
-                    if axis not in costs:
+                    if axis == "ep" and moe == "0":
                         per[axis] = (np.zeros(n), np.zeros(n))
                         continue
-                    tev = numeric.evaluator(costs[axis].time)
-                    sev = numeric.evaluator(costs[axis].send)
+                    key = f"plan/hybrid/{dict(options)}/{axis}"
+                    tev = numeric.stored(key + "/time", lambda o=options, x=axis: _axis_costs(o)[x].time)
+                    sev = numeric.stored(key + "/send", lambda o=options, x=axis: _axis_costs(o)[x].send)
                     t_axis = np.broadcast_to(tev.float(**{k: values[k] for k in tev.names}), (n,))
                     s_axis = np.broadcast_to(sev.float(**{k: values[k] for k in sev.names}), (n,)) * scale
                     if axis == "pp":     # one stage: no pipeline boundaries at all
@@ -271,6 +271,7 @@ def plan(req: Request) -> Plan:
                 for axis in AXES:
                     axes[axis]["time"].append(per[axis][0][keep])
                     axes[axis]["send"].append(per[axis][1][keep])
+    numeric.save_cache()
     merged = {k: np.concatenate(v) if v else np.array([]) for k, v in columns.items()}
     if merged["time"].size == 0:
         raise PlanError(

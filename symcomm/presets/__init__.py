@@ -138,12 +138,12 @@ class Model:
             out.update(zip((q_r, kv_r, d_nope, d_rope, d_v), self.mla))
         return out
 
-    @property
+    @functools.cached_property
     def parameters(self) -> int:
         """Φ from the architecture (exact integer)."""
         return int(parameter_formula(self.family, self.tied).subs(self.architecture()))
 
-    @property
+    @functools.cached_property
     def expert_parameters(self) -> int:
         return int(phi_experts().subs(self.architecture())) if self.moe else 0
 

@@ -185,3 +185,29 @@ CHAPTER = Chapter(
     claims=tuple(c for alg in ALGORITHMS.values() for c in optimality_claims(alg))
     + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES,
 )
+
+
+# -- what gloo runs (issue 7: backend profiles; symcomm/profiles.py) ---------------------------
+
+from dataclasses import replace as _replace  # noqa: E402
+
+from symcomm.algorithms import GLOO as _GLOO_SOURCE  # noqa: E402
+
+_bin_any, _bin_tree = _cost("broadcast", "binomial_any"), _cost("broadcast", "binomial_tree")
+_ring_gather = _cost("reduce", "ring_gather")
+
+GLOO_CLAIMS = (
+    Claim(_bin_any.root.send.subs(S.log2_ceil(N), log2N), _bin_tree.root.send,
+          name="broadcast/binomial_any: the root sends what the binomial tree's root sends when N is a power of two",
+          source=_GLOO_SOURCE + ", gloo/broadcast.cc", domain=POWER_OF_TWO),
+    Claim(_bin_any.total, _bin_tree.total, name="broadcast/binomial_any: every rank but the root receives M once",
+          source=_GLOO_SOURCE + ", gloo/broadcast.cc"),
+    *_adds(_ring_gather, ring_rs, flat_gather, "reduce = ring reduce-scatter + flat gather (gloo/reduce.cc)"),
+    Claim(_ring_gather.others.send, M, name="reduce/ring_gather: a non-root rank sends exactly M",
+          source=_GLOO_SOURCE + ", gloo/reduce.cc"),
+    Claim(ring_ar.send, 2 * ring_rs.send,
+          name="gloo runs reduce-scatter as a whole all-reduce: twice the ring reduce-scatter's traffic",
+          source="torch 2.13.0 ProcessGroupGloo (measured: identical wire bytes to all_reduce)"),
+)
+
+CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS)

@@ -368,7 +368,8 @@ class Row:
     def _explained(self, surplus) -> bool:
         # gloo's reduce above 2·N·1 MiB: segments the ring loop sends beyond the ring's need,
         # documented in the gloo profile's reduce rule and counted by gloo_wire
-        return self.name == "reduce" and surplus > 0
+        from .profiles import GLOO_MAX_SEGMENT
+        return self.name == "reduce" and surplus > 0 and self.m * ITEM > 2 * self.n * GLOO_MAX_SEGMENT
 
     def as_dict(self) -> dict:
         out = {"kind": self.kind, "name": self.name, "N": self.n,

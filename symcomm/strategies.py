@@ -22,6 +22,7 @@ Conventions (DESIGN.md, stated once here and repeated in each strategy's ``conve
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
@@ -74,10 +75,16 @@ class Term:
 
     @property
     def cost(self) -> Cost:
-        base = algorithm(self.primitive, self.algorithm).cost
-        part = base.subs({N: sp.sympify(self.group), S.M: sp.sympify(self.message)}).times(self.count)
-        part = replace(part, total=part.total * sp.sympify(self.groups))
-        return _on_level(part, self.across_nodes)
+        return _term_cost(self)
+
+
+@functools.lru_cache(maxsize=None)
+def _term_cost(term: Term) -> Cost:
+    """A term's cost, computed once per distinct term (terms are immutable values)."""
+    base = algorithm(term.primitive, term.algorithm).cost
+    part = base.subs({N: sp.sympify(term.group), S.M: sp.sympify(term.message)}).times(term.count)
+    part = replace(part, total=part.total * sp.sympify(term.groups))
+    return _on_level(part, term.across_nodes)
 
 
 def _on_level(cost: Cost, across) -> Cost:

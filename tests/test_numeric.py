@@ -1,0 +1,120 @@
+"""Lambdified evaluators: exact integers, no silent int64 overflow, vectorised Piecewise.
+
+Expected values are hand counts from the formulas' definitions (DESIGN.md conventions),
+not outputs of the code under test.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from symcomm.algorithms import algorithm
+from symcomm.numeric import StoredEvaluator, ceil_log2, evaluate, evaluator
+from symcomm.strategies import STRATEGIES
+from symcomm.symbols import G, L, b, beta_inter, c, d, h, log2_ceil, N, p, s, t
+
+
+def test_ring_all_reduce_exact_and_broadcast():
+    ring = algorithm("all_reduce", "ring").cost
+    # ring all-reduce of M = 2^30 over 8 ranks: each rank sends 2·(7/8)·M = 7·2^28·... elements
+    got = evaluate(ring.beta, N=8, M=2 ** 30)
+    assert got == 7 * 2 ** 30 // 4 and isinstance(got, int)
+    arr = evaluate(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30)
+    assert arr.dtype == np.int64
+    assert arr.tolist() == [2 ** 30, 3 * 2 ** 29, 7 * 2 ** 28]
+    # not a whole number: the correctly rounded float, as `symcomm eval` does
+    assert evaluate(ring.beta, N=3, M=10) == pytest.approx(40 / 3, rel=1e-15)
+
+
+def test_floats_select_float_arithmetic():
+    ring = algorithm("all_reduce", "ring").cost
+    N_ = np.array([2.0, 4.0, 8.0])
+    got = evaluate(ring.time, N=N_, M=1e9, alpha=5e-6, beta=1e-11, gamma=1e-12)
+    hand = 2 * (N_ - 1) * 5e-6 + 2 * (N_ - 1) / N_ * 1e9 * 1e-11 + (N_ - 1) / N_ * 1e9 * 1e-12
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, hand, rtol=1e-14)
+
+
+def test_phi_1e13_over_2_20_ranks_does_not_overflow():
+    total = STRATEGIES["dp"].cost().total          # 2Φ(N−1) summed over all ranks
+    want = 2 * 10 ** 13 * (2 ** 20 - 1)             # 20,971,500,000,000,000,000 > 2^63
+    assert want > 2 ** 63
+    assert evaluate(total, Phi=10 ** 13, N=2 ** 20) == want
+    arr = evaluate(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20)
+    assert arr.dtype == object
+    assert [int(x) for x in arr] == [want, want // 10]
+    # per-rank send 2Φ(N−1)/N is not whole here: exact rational, rounded once
+    send = evaluate(STRATEGIES["dp"].cost().send, Phi=10 ** 13, N=2 ** 20)
+    assert send == float(Fraction(2 * 10 ** 13 * (2 ** 20 - 1), 2 ** 20))
+
+
+def test_bshL_near_1e18_exact_although_intermediates_exceed_int64():
+    tp = STRATEGIES["tp"].cost().send               # 8·b·s·h·L·(N−1)/N
+    values = dict(b=10 ** 3, s=10 ** 5, h=10 ** 5, L=10 ** 5, N=2 ** 20)   # b·s·h·L = 10^18
+    # 8·10^18·(2^20 − 1)/2^20 = 8·10^18 − 8·10^18/2^20 = 8·10^18 − 7,629,394,531,250
+    want = 8 * 10 ** 18 - 7_629_394_531_250
+    assert evaluate(tp, **values) == want
+    arr = evaluate(tp, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
+    assert [int(x) for x in arr] == [want, want]
+    assert arr.dtype == np.int64                     # the result fits even if 8·b·s·h·L·(N−1) does not
+    assert evaluate(tp, exact=False, **values) == pytest.approx(want, rel=1e-15)
+
+
+def test_int64_path_when_safe():
+    total = STRATEGIES["dp"].cost().total
+    got = evaluate(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]))
+    assert got.dtype == np.int64 and got.tolist() == [2 * 10 ** 9 * 7, 2 * 7 * 2]
+
+
+def test_ceil_log2_exact_for_integers():
+    n = np.array([2, 3, 4, 5, 2 ** 40, 2 ** 40 + 1, 2 ** 53 + 1, 2 ** 62 + 1], dtype=np.int64)
+    # hand: the smallest k with 2^k ≥ n; 2^53 + 1 rounds to 2^53 in float64
+    want = [1, 2, 2, 3, 40, 41, 54, 63]
+    assert ceil_log2(n).tolist() == want
+    ev = evaluator(log2_ceil(N))
+    assert ev(N=n).tolist() == want
+    assert ev(N=2 ** 53 + 1) == 54
+    assert ceil_log2(np.array([2 ** 70 + 1], dtype=object)).tolist() == [71]
+
+
+def test_piecewise_is_vectorised_and_exact():
+    # Megatron TP on the inter-node β only when t > G: 2·(4·L·b·h·s·(t−1)/(c·d·p·t)) β_inter
+    coef = STRATEGIES["hybrid"].by_axis(zero=1)["tp"].coefficient(beta_inter)
+    ev = evaluator(coef)
+    assert "select" in ev.source or "where" in ev.source
+    values = dict(L=1, b=8, s=16, h=32, c=1, d=1, p=1, G=8, m=1)
+    tt = np.array([4, 8, 16])
+    # t = 16 > G = 8: 8·1·8·32·16·15/16 = 30720; t = 4, 8 stay in the node: 0
+    assert ev(t=tt, **{k: v for k, v in values.items() if k in ev.names}).tolist() == [0, 0, 30720]
+    got = ev(t=tt.astype(float), **{k: v for k, v in values.items() if k in ev.names})
+    assert got.tolist() == [0.0, 0.0, 30720.0]
+
+
+def test_exact_time_with_fractions():
+    ring = algorithm("all_reduce", "ring").cost
+    got = evaluate(ring.time, N=8, M=2 ** 30, alpha=Fraction(1, 10 ** 6), beta=Fraction(1, 10 ** 11), gamma=0)
+    want = Fraction(14, 10 ** 6) + Fraction(7 * 2 ** 28, 10 ** 11)
+    assert got == float(want)
+
+
+def test_arguments_by_cli_name_and_errors():
+    ring = algorithm("all_reduce", "ring").cost
+    ev = evaluator(ring.beta)
+    assert ev.names == ("M", "N")
+    assert evaluator(ring.beta) is ev                # cached
+    with pytest.raises(ValueError, match="missing N"):
+        ev(M=8)
+    with pytest.raises(ValueError, match="unknown symbol 'Q'"):
+        ev(M=8, N=2, Q=1)
+    assert ev(M=8, N=2, Phi=99) == 8                 # other symcomm symbols are ignored
+
+
+def test_stored_source_round_trip():
+    expr = STRATEGIES["hybrid"].by_axis(zero=1)["dp"].time
+    ev = evaluator(expr)
+    again = StoredEvaluator(ev.names, ev.source, lambda: expr)
+    values = dict(G=8, Phi=7e10, alpha=3e-6, alpha_inter=1e-5, beta=2e-12, beta_inter=2e-11, gamma=1e-12,
+                  c=1.0, d=np.array([2.0, 16.0]), p=4.0, t=8.0)
+    np.testing.assert_allclose(again.float(**values), ev.float(**values), rtol=0)

@@ -1,0 +1,140 @@
+"""Presets against their published figures, Φ against hand counts, config.json, eval --model/--hardware."""
+
+import json
+
+import pytest
+
+from symcomm import presets
+from symcomm.cli import main
+
+
+def rel(x, y):
+    return abs(x - y) / y
+
+
+# per-direction bytes/s from the datasheets' own figures (bidirectional NVLink ÷ 2, Gb/s ÷ 8)
+@pytest.mark.parametrize("name, bytes_per_second", [
+    ("nvlink3", 600e9 / 2),             # A100: 600 GB/s total
+    ("nvlink4", 900e9 / 2),             # H100/H200: 900 GB/s total
+    ("nvlink5", 1800e9 / 2),            # B200: 1.8 TB/s total
+    ("ib-hdr", 200e9 / 8),              # 200 Gb/s
+    ("ib-ndr", 400e9 / 8),              # 400 Gb/s
+    ("ib-xdr", 800e9 / 8),              # 800 Gb/s
+    ("roce-400g", 400e9 / 8),           # 400 GbE
+    ("pcie4", 16e9 * 16 * 128 / 130 / 8),   # 16 GT/s × 16 lanes, 128b/130b
+    ("pcie5", 32e9 * 16 * 128 / 130 / 8),   # 32 GT/s
+])
+def test_links_per_direction(name, bytes_per_second):
+    link = presets.link(name)
+    assert rel(link.bytes_per_second, bytes_per_second) < 2e-3
+    assert link.source and link.latency_source and link.conversion
+    assert 0 < link.latency_s < 20e-6
+
+
+def test_systems_and_beta_per_byte():
+    h100 = presets.hardware("h100")
+    assert h100.gpus_per_node == 8 and h100.memory_bytes == 80e9
+    assert h100.beta_per_byte == pytest.approx(2 / 900e9)          # s per byte inside the node
+    assert h100.beta_inter_per_byte == pytest.approx(8 / 400e9)    # s per byte across nodes
+    assert h100.gamma_per_byte == pytest.approx(3 / 3.35e12)
+    values = h100.values(2)                                        # bf16: β per element = 2 × β per byte
+    assert values["beta_inter"] == pytest.approx(16 / 400e9) and values["G"] == 8
+    for name in presets.hardware_names():
+        system = presets.hardware(name)
+        assert system.source and system.memory_bytes > 0 and system.hbm_bytes_per_second > 0
+    assert presets.hardware("a100").inter.name == "ib-hdr"
+    assert presets.hardware("b200").intra.name == "nvlink5"
+    with pytest.raises(ValueError, match="--hardware 'x100' is not allowed; choose one of a100"):
+        presets.hardware("x100")
+
+
+# Φ written out by hand (weights and biases of each block), and the published totals
+@pytest.mark.parametrize("name, hand, published, tolerance", [
+    # 12Lh² + 13Lh + (V + s)h + 2h with L=96, h=12288, V=50257, s=2048 (GPT-3 "175B")
+    ("gpt3-175b", 12 * 96 * 12288 ** 2 + 13 * 96 * 12288 + (50257 + 2048) * 12288 + 2 * 12288, 175e9, 0.01),
+    # 80 × (8192² × 2 + 8192 × 1024 × 2 + 3 × 8192 × 28672 + 2 × 8192) + 2 × 32000 × 8192 + 8192 ("70B")
+    ("llama2-70b", 80 * (2 * 8192 ** 2 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) + 2 * 32000 * 8192 + 8192,
+     70e9, 0.02),
+    ("llama3-8b", 8_030_261_248, 8_030_261_248, 0),                 # the model card's exact count
+    ("llama3-70b", 70_553_706_496, 70.6e9, 0.001),
+    ("llama3-405b", 405_853_388_800, 405e9, 0.005),
+    ("mixtral-8x7b", 46_702_792_704, 46.7e9, 0.001),
+    ("deepseek-v3", 671_026_419_200, 671e9, 0.001),
+])
+def test_parameter_counts(name, hand, published, tolerance):
+    model = presets.model(name)
+    assert model.parameters == hand
+    assert rel(model.parameters, published) <= tolerance
+    assert model.source
+
+
+def test_model_values_for_the_strategies():
+    llama = presets.model("llama3-70b").values()
+    assert llama == {"Phi": 70_553_706_496, "h": 8192, "L": 80, "a": 64, "h_kv": 8 * 128, "s": 8192}
+    dsv3 = presets.model("deepseek-v3").values()
+    assert dsv3["E"] == 256 and dsv3["k"] == 8 and dsv3["L_moe"] == 58
+    assert dsv3["Phi_E"] == 58 * 256 * 3 * 7168 * 2048
+    with pytest.raises(ValueError, match="--model 'gpt5' is not allowed"):
+        presets.model("gpt5")
+
+
+def test_hugging_face_config_gpt2_and_llama(tmp_path):
+    gpt2 = tmp_path / "gpt2" / "config.json"
+    gpt2.parent.mkdir()
+    gpt2.write_text(json.dumps({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+                                "n_positions": 1024, "vocab_size": 50257}))
+    assert presets.model_from_config(gpt2).parameters == 124_439_808     # GPT-2 small, as published
+    llama = tmp_path / "config.json"
+    llama.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+                                 "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                 "vocab_size": 128256, "max_position_embeddings": 8192,
+                                 "tie_word_embeddings": False}))
+    assert presets.model_from_config(llama).parameters == 8_030_261_248
+    mixtral = tmp_path / "mixtral.json"
+    mixtral.write_text(json.dumps({"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+                                   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                   "vocab_size": 32000, "max_position_embeddings": 32768,
+                                   "num_local_experts": 8, "num_experts_per_tok": 2}))
+    model = presets.model_from_config(mixtral)
+    assert model.parameters == 46_702_792_704 and model.values()["k"] == 2
+    with pytest.raises(ValueError, match="no such file"):
+        presets.model_from_config(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"model_type": "llama", "hidden_size": 8}))
+    with pytest.raises(ValueError, match="lacks num_hidden_layers"):
+        presets.model_from_config(bad)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_eval_with_presets(capsys, tmp_path):
+    code, out, err = run(capsys, "eval", "dp", "--model", "llama3-8b", "N=8", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["values"]["Phi"] == 8_030_261_248
+    assert got["send"] == 2 * 8_030_261_248 * 7 // 8
+    code, out, err = run(capsys, "eval", "all_reduce", "--hardware", "h100", "N=8", "M=2**30", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["dtype"] == "bf16"                      # --hardware gives β per byte: bf16 unless told
+    M = 2 ** 30
+    hand = 14 * 3.4e-6 + 2 * 7 / 8 * M * 2 / 450e9 + 7 / 8 * M * 2 * 3 / 3.35e12
+    assert got["time"] == pytest.approx(hand, rel=1e-12)
+    code, out, err = run(capsys, "eval", "all_reduce", "--hardware", "h100", "N=8", "M=2**30", "alpha=0", "--json")
+    assert json.loads(out)["time"] == pytest.approx(hand - 14 * 3.4e-6, rel=1e-12)   # KEY=VALUE wins
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
+                                  "vocab_size": 50257}))
+    code, out, err = run(capsys, "eval", "dp", "--model-config", str(config), "N=2", "--json")
+    assert code == 0 and json.loads(out)["values"]["Phi"] == 124_439_808
+
+
+def test_eval_preset_errors(capsys):
+    code, out, err = run(capsys, "eval", "dp", "--model", "nope", "N=8")
+    assert code == 2 and err.count("\n") == 1 and "--model 'nope' is not allowed; choose one of" in err
+    code, out, err = run(capsys, "eval", "dp", "--hardware", "tpu", "N=8")
+    assert code == 2 and "--hardware 'tpu' is not allowed" in err

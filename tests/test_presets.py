@@ -138,3 +138,19 @@ def test_eval_preset_errors(capsys):
     assert code == 2 and err.count("\n") == 1 and "--model 'nope' is not allowed; choose one of" in err
     code, out, err = run(capsys, "eval", "dp", "--hardware", "tpu", "N=8")
     assert code == 2 and "--hardware 'tpu' is not allowed" in err
+
+
+def test_rates_bits_and_bytes():
+    from symcomm.units import DTYPES, human_rate, human_size, human_time, rate_bytes_per_second
+
+    assert rate_bytes_per_second("400 Gb/s") == 50e9          # bits ÷ 8
+    assert rate_bytes_per_second("900 GB/s") == 900e9
+    assert rate_bytes_per_second("1.8TB/s") == 1.8e12
+    assert human_rate(50e9) == "50 GB/s (400 Gb/s)"
+    with pytest.raises(ValueError, match="rate '400 gbit' is not allowed"):
+        rate_bytes_per_second("400 gbit")
+    assert DTYPES == {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+    assert human_size(3 * 2 ** 30) == "3.00 GiB" and human_time(2.5e-6) == "2.5 µs"
+    # the presets' per-direction rates are the published rates converted by the same rule
+    assert presets.link("ib-ndr").bytes_per_second == rate_bytes_per_second("400 Gb/s")
+    assert presets.link("nvlink4").bytes_per_second == rate_bytes_per_second("900 GB/s") / 2

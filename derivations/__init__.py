@@ -5,7 +5,7 @@ The order of :data:`CHAPTERS` is the order of the documentation.
 
 from . import collectives
 from . import data_parallel, zero, tensor_parallel, pipeline, expert_parallel, context_parallel, hybrid
-from . import parameters
+from . import parameters, reality
 
 CHAPTERS = (
     collectives.CHAPTER,
@@ -17,4 +17,5 @@ CHAPTERS = (
     context_parallel.CHAPTER,
     hybrid.CHAPTER,
     parameters.CHAPTER,
+    reality.CHAPTER,
 )

@@ -418,4 +418,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the module's importable twin so that UsageError is the class subcommands raise
+    from symcomm.cli import main as _main
+
+    sys.exit(_main())

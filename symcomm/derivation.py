@@ -55,6 +55,18 @@ class Derivation:
 
 
 @dataclass(frozen=True)
+class Table:
+    """Data a chapter shows as a table (measurements, worked examples): cells are plain
+    values or SymPy expressions; the templates print them, they compute nothing."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    caption: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Chapter:
     number: int
     slug: str
@@ -62,6 +74,7 @@ class Chapter:
     intro: str
     derivations: tuple[Derivation, ...] = ()
     claims: tuple = ()           # claims outside any chain (e.g. one per algorithm)
+    tables: tuple = ()           # Table values shown after the introduction
 
     def all_claims(self) -> tuple:
         out = []

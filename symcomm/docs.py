@@ -75,9 +75,28 @@ def derivation_row(derivation) -> dict:
             "claims": [claim_row(c) for c in derivation.claims]}
 
 
+def cell(value) -> dict:
+    """One table cell: math (printed by SymPy) or text, already formatted."""
+    if isinstance(value, bool):
+        return {"math": False, "text": "yes" if value else "no"}
+    if isinstance(value, int):
+        return {"math": False, "text": f"{value:,}"}
+    if isinstance(value, float):
+        return {"math": False, "text": f"{value:.6g}"}
+    if isinstance(value, sp.Basic):
+        return {"math": True, "text": latex(value)}
+    return {"math": False, "text": str(value)}
+
+
+def table_context(table) -> dict:
+    return {"title": table.title, "columns": list(table.columns), "caption": table.caption,
+            "source": table.source, "rows": [[cell(v) for v in row] for row in table.rows]}
+
+
 def chapter_context(chapter: Chapter, proofs: dict | None = None) -> dict:
     proofs = proofs or {}
     return {
+        "tables": [table_context(t) for t in chapter.tables],
         "number": chapter.number, "slug": chapter.slug, "title": chapter.title, "intro": chapter.intro,
         "derivations": [derivation_row(d) for d in chapter.derivations],
         "claims": [claim_row(c, proofs.get(id(c))) for c in chapter.claims],

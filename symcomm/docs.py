@@ -30,6 +30,8 @@ def time_latex(cost) -> str:
     parts = []
     for sym, coef in cost.coefficients:
         coef = sp.sympify(coef)
+        if not coef.has(sp.Piecewise):
+            coef = sp.factor_terms(coef)   # what latex() prints: 2(N−1) needs no brackets
         text = latex(coef)
         if coef.is_Add or (coef.is_Piecewise):
             text = rf"\left({text}\right)"

@@ -14,7 +14,7 @@ Bytes = elements × 2 (bf16/fp16).
 import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim
+from symcomm.proof import Claim, Domain
 from symcomm.strategies import KORTHIKANTI, NARAYANAN, RAJBHANDARI, STRATEGIES
 from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
                              m, p, s, t)
@@ -28,6 +28,7 @@ axes_ulysses = HYBRID.by_axis(zero=1, cp="ulysses")
 axes_sg = HYBRID.by_axis(zero=1, scatter_gather=1)
 axes_sp = HYBRID.by_axis(zero=1, sp=1)
 replica_tokens_h = (b / d) * (s / c) * h
+INTERIOR_STAGE = Domain(least=((p, 3),))   # a stage with a neighbour on each side exists
 
 TP_AXIS = Derivation(
     "Hybrid, tensor axis: elements each GPU sends per step",
@@ -41,8 +42,8 @@ PP_AXIS = Derivation(
     "Hybrid, pipeline axis: elements an interior stage's GPU sends per step",
     (Step(axes["pp"].send, "composed: one send per micro-batch each way"),
      Step(2 * (b / d) * (s / c) * h, "the replica's activations forward, their gradients backward")),
-    "elements, per GPU per step, every TP rank sends its own copy (no scatter-gather)",
-    NARAYANAN + ", §3.2", lhs="per-GPU send, PP")
+    "elements, per GPU per step, every TP rank sends its own copy (no scatter-gather); p ≥ 3",
+    NARAYANAN + ", §3.2", lhs="per-GPU send, PP", domain=INTERIOR_STAGE)
 
 PP_SCATTER_GATHER = Derivation(
     "Hybrid, pipeline axis with scatter-gather: elements each GPU sends per step",
@@ -50,7 +51,8 @@ PP_SCATTER_GATHER = Derivation(
      Step(2 * (b / d) * (s / c) * h / t + 2 * (b / d) * (s / c) * h * (t - 1) / t,
           "point-to-point 1/t, all-gather (t−1)/t, each way"),
      Step(2 * (b / d) * (s / c) * h, "the same volume per GPU: scatter-gather moves it off the inter-node link")),
-    "elements, per GPU per step; the β_inter part falls to 1/t", NARAYANAN + ", §4.1", lhs="per-GPU send, PP")
+    "elements, per GPU per step; the β_inter part falls to 1/t; p ≥ 3", NARAYANAN + ", §4.1", lhs="per-GPU send, PP",
+    domain=INTERIOR_STAGE)
 
 DP_AXIS = Derivation(
     "Hybrid, data axis with ZeRO-1: elements each GPU sends per step",

@@ -6,11 +6,12 @@ is an interior stage (N ≥ 3).  The bubble fraction is bubble time / ideal comp
 """
 
 from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, Limit
+from symcomm.proof import Claim, Domain, Limit
 from symcomm.strategies import HUANG, NARAYANAN, STRATEGIES
 from symcomm.symbols import N, b, h, m, s, v
 
 PP_SOURCE = HUANG + "; " + NARAYANAN + ", §2.2"
+INTERIOR = Domain(least=((N, 3),))   # a stage with a neighbour on each side exists
 bsh = b * s * h
 PP = STRATEGIES["pp"]
 
@@ -23,7 +24,18 @@ PER_GPU = Derivation(
     (Step(one_f_one_b.send, "composed: m sends of b·s·h/m forward, m sends of their gradients backward"),
      Step(m * (bsh / m) + m * (bsh / m), "m micro-batches each way"),
      Step(2 * bsh, "micro-batching changes the number of messages, not the volume")),
-    "elements, per step, forward + backward, interior stage", PP_SOURCE, lhs="per-GPU send")
+    "elements, per step, forward + backward, interior stage (N ≥ 3)", PP_SOURCE, lhs="per-GPU send",
+    domain=INTERIOR)
+
+TWO_STAGES = Derivation(
+    "Pipeline of two stages: elements the busier stage sends per step",
+    (Step(interleaved.send.subs(N, 2), "composed, N = 2: no stage has a neighbour on both sides"),
+     Step((2 * v - 1) * bsh, "the v chunks of a stage have 2v − 1 boundaries with the other stage's chunks")),
+    "elements, per step, forward + backward, busier of the two stages",
+    NARAYANAN + ", §2.2", lhs="per-GPU send",
+    claims=(Claim(one_f_one_b.send.subs(N, 2), bsh,
+                  name="two stages, 1F1B: stage 0 sends the activations, stage 1 their gradients: bsh each",
+                  source=PP_SOURCE),))
 
 TOTAL = Derivation(
     "Pipeline: elements sent over the whole pipeline per step",
@@ -47,11 +59,13 @@ BUBBLE = Derivation(
 
 CLAIMS = (
     Claim(gpipe.send, one_f_one_b.send, name="GPipe and 1F1B send the same volume", source=PP_SOURCE),
-    Claim(interleaved.send, v * one_f_one_b.send, name="interleaving multiplies the per-GPU volume by v",
-          source=NARAYANAN + ", §2.2.2"),
-    Claim(interleaved.alpha, v * one_f_one_b.alpha, name="interleaving multiplies the messages by v",
-          source=NARAYANAN + ", §2.2.2"),
-    Claim(one_f_one_b.alpha, 2 * m, name="an interior stage sends 2m messages per step", source=PP_SOURCE),
+    Claim(interleaved.send, v * one_f_one_b.send, name="interleaving multiplies the per-GPU volume by v (N ≥ 3)",
+          source=NARAYANAN + ", §2.2.2", domain=INTERIOR),
+    Claim(interleaved.alpha, v * one_f_one_b.alpha, name="interleaving multiplies the messages by v (N ≥ 3)",
+          source=NARAYANAN + ", §2.2.2", domain=INTERIOR),
+    Claim(one_f_one_b.alpha, 2 * m, name="an interior stage sends 2m messages per step (N ≥ 3)", source=PP_SOURCE,
+          domain=INTERIOR),
+    Claim(one_f_one_b.send.subs(N, 1), 0, name="one stage: no pipeline traffic", source=PP_SOURCE),
     Claim(PP.extras(schedule="1f1b")["bubble_fraction"], (N - 1) / m, name="1F1B bubble fraction (N−1)/m",
           source=NARAYANAN + ", §2.2.1"),
     Claim(PP.extras(schedule="gpipe")["bubble_fraction"], (N - 1) / m, name="GPipe bubble fraction (N−1)/m",
@@ -67,4 +81,4 @@ CHAPTER = Chapter(
     "activations forward and their gradients backward, in m micro-batches. The schedule "
     "(GPipe, 1F1B, interleaved) changes the bubble and the number of messages; only "
     "interleaving changes the volume.",
-    (PER_GPU, TOTAL, INTERLEAVED, BUBBLE), CLAIMS)
+    (PER_GPU, TWO_STAGES, TOTAL, INTERLEAVED, BUBBLE), CLAIMS)

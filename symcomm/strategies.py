@@ -72,6 +72,9 @@ class Term:
     groups: sp.Expr = sp.Integer(1)
     across_nodes: bool | sp.Basic = False
     axis: str = ""               # which parallel dimension the term belongs to (tp, dp, pp, ...)
+    # the share of the per-GPU figures (send, recv, α, β, γ) that the busiest GPU carries,
+    # where GPUs differ (a pipeline's end stages send one way only); total is unaffected
+    busiest: sp.Expr = sp.Integer(1)
 
     @property
     def cost(self) -> Cost:
@@ -83,7 +86,8 @@ def _term_cost(term: Term) -> Cost:
     """A term's cost, computed once per distinct term (terms are immutable values)."""
     base = algorithm(term.primitive, term.algorithm).cost
     part = base.subs({N: sp.sympify(term.group), S.M: sp.sympify(term.message)}).times(term.count)
-    part = replace(part, total=part.total * sp.sympify(term.groups))
+    total = part.total * sp.sympify(term.groups)
+    part = replace(part.times(term.busiest), total=total)
     return _on_level(part, term.across_nodes)
 
 
@@ -342,17 +346,31 @@ def _chunks(schedule: str):
     return v if schedule == "interleaved" else sp.Integer(1)
 
 
+def pipeline_share(stages, chunks) -> sp.Expr:
+    """The busiest stage's sends over an interior stage's 2v per micro-batch.
+
+    With p ≥ 3 stages an interior stage sends v chunks forward and v backward; with p = 2
+    each stage has one boundary inside each of its chunks but one (2v − 1 sends); with
+    p = 1 there is no boundary at all.  (Hand count over the chunk order 0, 1, …, pv − 1
+    placed round-robin on the stages, Narayanan et al. 2021 §2.2.)
+    """
+    return sp.Piecewise((0, sp.Eq(stages, 1)), ((2 * chunks - 1) / (2 * chunks), sp.Eq(stages, 2)),
+                        (1, True))
+
+
 def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m) -> tuple[Term, ...]:
     """One point-to-point send per chunk boundary and micro-batch, forward (activations)
     and backward (their gradients).  An interior stage sends v·m messages each way; the
-    pipeline has stages·v − 1 chunk boundaries, hence groups = (stages·v − 1)/v per pipeline."""
+    pipeline has stages·v − 1 chunk boundaries, hence groups = (stages·v − 1)/v per pipeline;
+    the end stages of a short pipeline send less (:func:`pipeline_share`)."""
     chunks = _chunks(schedule)
     boundaries_per_count = (stages * chunks - 1) / chunks * pipelines
+    share = pipeline_share(stages, chunks)
     return (
         Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage (forward)",
-             boundaries_per_count, across, "pp"),
+             boundaries_per_count, across, "pp", share),
         Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage (backward)",
-             boundaries_per_count, across, "pp"),
+             boundaries_per_count, across, "pp", share),
     )
 
 
@@ -473,7 +491,8 @@ def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tupl
         for name in ("forward", "backward"):
             terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
                               f"scatter-gather re-assembly at the receiving stage ({name})",
-                              (p * chunks - 1) / chunks * c * d, _spans(t, G), "pp"))
+                              (p * chunks - 1) / chunks * c * d, _spans(t, G), "pp",
+                              pipeline_share(p, chunks)))
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe == "1" else Phi

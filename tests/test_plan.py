@@ -66,8 +66,9 @@ def test_tensor_and_pipeline_by_hand():
     # TP inside a node: 2 all-reduces forward + 2 backward per layer and micro-batch, 16 layers, 32 micro-batches
     count = 4 * 16 * 32
     tp = count * (2 * 7 * ALPHA + 2 * 7 / 8 * M * BYTES * BETA + 7 / 8 * M * BYTES * GAMMA)
-    # PP: the 16 GPUs span 2 nodes: one send per micro-batch forward and one backward, inter-node
-    pp = 2 * 32 * ALPHA_INTER + 2 * 32 * M * BYTES * BETA_INTER
+    # PP, two stages: stage 0 sends one activation per micro-batch forward, stage 1 one gradient
+    # backward; each GPU sends 32 messages, inter-node (the 16 GPUs span 2 nodes)
+    pp = 32 * ALPHA_INTER + 32 * M * BYTES * BETA_INTER
     assert result.per_axis["tp"]["time"][i] == pytest.approx(tp, rel=1e-12)
     assert result.per_axis["pp"]["time"][i] == pytest.approx(pp, rel=1e-12)
     assert result.per_axis["dp"]["time"][i] == 0      # d·c = 1

@@ -154,3 +154,20 @@ def test_rates_bits_and_bytes():
     # the presets' per-direction rates are the published rates converted by the same rule
     assert presets.link("ib-ndr").bytes_per_second == rate_bytes_per_second("400 Gb/s")
     assert presets.link("nvlink4").bytes_per_second == rate_bytes_per_second("900 GB/s") / 2
+
+
+def test_flat_group_over_several_nodes_pays_the_network(capsys):
+    # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring crosses the network, so
+    # the single-level α, β are the inter-node ones (a note says so)
+    import json as _json
+    from symcomm.cli import main
+    from symcomm.presets import hardware, model
+
+    assert main(["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100", "--json"]) == 0
+    out = capsys.readouterr()
+    got = _json.loads(out.out)
+    h100, phi = hardware("h100").values(1), model("llama3-8b").values()["Phi"]
+    hand = (2 * 63 * h100["alpha_inter"] + 2 * 63 / 64 * phi * 2 * h100["beta_inter"]
+            + 63 / 64 * phi * 2 * h100["gamma"])
+    assert got["time"] == pytest.approx(hand, rel=1e-9)
+    assert "spans nodes" in out.err

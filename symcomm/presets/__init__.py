@@ -15,6 +15,8 @@ against the published counts.
 
 from __future__ import annotations
 
+import sys
+
 import functools
 import json
 from dataclasses import dataclass, field
@@ -334,7 +336,16 @@ def fill_from_presets(args, target, texts: dict) -> dict:
             system = hardware(args.hardware)
             if not args.dtype:
                 args.dtype = "bf16"
-            for key, value in system.values(1).items():
+            preset = system.values(1)
+            single_level = not any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
+            group = texts.get("N", filled.get("N"))
+            if single_level and group is not None and int(sp.sympify(group)) > system.gpus_per_node:
+                # one flat group over several nodes: its ring/tree is as fast as its slowest
+                # link, the network, so the single-level α, β are the inter-node ones
+                preset["alpha"], preset["beta"] = preset["alpha_inter"], preset["beta_inter"]
+                print(f"symcomm: note: N={group} spans nodes of {system.gpus_per_node} GPUs: "
+                      "alpha, beta are the inter-node values", file=sys.stderr)
+            for key, value in preset.items():
                 if key in _TIME_NAMES or key in needed:
                     filled[key] = value
     except ValueError as err:

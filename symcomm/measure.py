@@ -531,8 +531,8 @@ def _print_table(result: dict) -> None:
     print(f"{result['matched']} of {result['count']} matched")
 
 
-def cmd_measure(args) -> int:
-    result = _run(args)
+def _emit(result: dict, args) -> None:
+    """Save (--output), then print as JSON (--json) or as a table."""
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(result, fh, indent=1, ensure_ascii=False)
@@ -541,6 +541,10 @@ def cmd_measure(args) -> int:
         print(json.dumps(result, indent=1, ensure_ascii=False))
     else:
         _print_table(result)
+
+
+def cmd_measure(args) -> int:
+    _emit(_run(args), args)
     return 0
 
 
@@ -568,14 +572,7 @@ def _run(args) -> dict:
 
 def cmd_validate(args) -> int:
     result = _run(args)
-    if args.output:
-        with open(args.output, "w") as fh:
-            json.dump(result, fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
-    if args.json:
-        print(json.dumps(result, indent=1, ensure_ascii=False))
-    else:
-        _print_table(result)
+    _emit(result, args)
     misses = [r for r in result["rows"] if not r["matched"]]
     for row in misses:
         size = f"M={row['M']}" if row["kind"] == "op" else f"Φ={row['Phi']}"

@@ -101,7 +101,14 @@ BUS_BANDWIDTH = tuple(
         ("all_gather", "ring", (N - 1) / N),
         ("reduce_scatter", "ring", (N - 1) / N),
         ("all_to_all", "pairwise", (N - 1) / N),
+        ("send_recv", "direct", 1),
     )
+) + tuple(
+    # broadcast and reduce: factor 1, reached by the pipelined chain as its chunks grow
+    Limit(_cost(primitive, "ring").beta / M, 1, var=S.C,
+          name=f"{primitive}/ring: β/M → nccl-tests' bus-bandwidth factor 1 as the chunks C → ∞",
+          source=NCCL_TESTS)
+    for primitive in ("broadcast", "reduce")
 )
 
 # -- the seed's identities, as costs (their data form is executed in tests) -------------------

@@ -20,7 +20,7 @@ from . import symbols as S
 from .cost import Cost
 from .primitives import PRIMITIVES
 
-N, M, G = S.N, S.M, S.G
+N, M, G, C = S.N, S.M, S.G, S.C
 log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
 
@@ -71,6 +71,9 @@ POW2 = Requirement("power_of_two", N)
 N_DIVIDES_M = Requirement("divides", N, M)
 G_DIVIDES_N = Requirement("divides", G, N)
 PAIR = Requirement("equals", N, 2)
+C_DIVIDES_M = Requirement("divides", C, M)
+# a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
+_CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 
 
 # -- algorithms ------------------------------------------------------------------------------
@@ -240,6 +243,23 @@ _ENTRIES = [
     Algorithm("send_recv", "direct", "rank 0 sends M elements to rank 1 in one message",
               "the α-β model itself (Hockney 1994, Parallel Computing 20(3))", (PAIR,),
               Cost.of(send=M, recv=M, total=M, alpha=1, beta=M)),
+    # ---- pipelined chains (what NCCL runs for broadcast and reduce) ------------------------
+    Algorithm("broadcast", "ring",
+              "pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk "
+              "as soon as it has it; N + C − 2 rounds of M/C",
+              "NCCL: broadcast and reduce run as a pipelined chain along the ring (NCCL user guide, "
+              "Collective operations); the time is Thakur et al. 2005 §4's segmented-pipeline form",
+              (C_DIVIDES_M,),
+              Cost.of(root_send=M, root_recv=0, send=_CHAIN_MIDDLE, recv=M, total=(N - 1) * M,
+                      alpha=N + C - 2, beta=(N + C - 2) * M / C)),
+    Algorithm("reduce", "ring",
+              "pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it "
+              "receives and forwards it; N + C − 2 rounds of M/C",
+              "NCCL: broadcast and reduce run as a pipelined chain along the ring (NCCL user guide, "
+              "Collective operations); the time is Thakur et al. 2005 §4's segmented-pipeline form",
+              (C_DIVIDES_M,),
+              Cost.of(root_send=0, root_recv=M, send=M, recv=_CHAIN_MIDDLE, total=(N - 1) * M,
+                      alpha=N + C - 2, beta=(N + C - 2) * M / C, gamma=(N + C - 2) * M / C)),
     # ---- what gloo runs (facts read from gloo's source; see symcomm/profiles.py) -------------
     Algorithm("broadcast", "binomial_any",
               "binomial tree for any N, low bit first: in round i every holder v < 2^i sends the "

@@ -184,4 +184,12 @@ def larger(x: sp.Expr, y: sp.Expr) -> sp.Expr:
         return x
     if is_nonnegative(y - x):
         return y
+    if (x - y).has(sp.Piecewise):
+        # decide branch by branch: x ≥ y in every branch of the folded difference
+        folded = sp.piecewise_fold(x - y)
+        if isinstance(folded, sp.Piecewise):
+            if all(is_nonnegative(branch) for branch, _ in folded.args):
+                return x
+            if all(is_nonnegative(-branch) for branch, _ in folded.args):
+                return y
     return sp.Max(x, y)

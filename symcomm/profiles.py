@@ -14,8 +14,8 @@ Profiles:
 - ``nccl`` — ring for all-gather / reduce-scatter / all-reduce (NCCL user guide,
   "NCCL_ALGO": Ring, Tree, CollNet, NVLS, PAT); in-network (NVLS) reduction where
   NVLink SHARP applies; all-to-all, scatter, gather as grouped point-to-point sends
-  (the pairwise / flat volumes); broadcast and reduce run as pipelined rings (chains),
-  which the catalog does not hold, so ``nccl`` has no rule for them;
+  (the pairwise / flat volumes); broadcast and reduce as pipelined chains along the
+  ring (the catalog's ``ring`` broadcast and reduce, in C chunks);
 - ``mpich`` — MPICH's documented switch points (Thakur, Rabenseifner & Gropp 2005 §4,
   and the MPIR_CVAR_*_MSG_SIZE defaults they describe);
 - ``gloo`` — torch.distributed's gloo backend (torch 2.13.0), from gloo's source files
@@ -191,6 +191,8 @@ NCCL = Profile(
         Rule("scatter", "flat", "NCCL examples: scatter as grouped ncclSend from the root"),
         Rule("gather", "flat", "NCCL examples: gather as grouped ncclRecv at the root"),
         Rule("send_recv", "direct", NCCL_DOCS),
+        Rule("broadcast", "ring", NCCL_DOCS + "; broadcast is a pipelined chain along the ring (C chunks)"),
+        Rule("reduce", "ring", NCCL_DOCS + "; reduce is a pipelined chain along the ring (C chunks)"),
     ),
     overhead=Overhead(0, 0, "Simple protocol: completion flags travel beside the data, not in it; "
                             "LL (×2) and LL128 (×128/120) inflate the payload instead (not modelled)"),

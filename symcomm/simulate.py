@@ -59,9 +59,10 @@ class Run:
 class Network:
     """N ranks joined by one-port full-duplex links; counts what the algorithms do."""
 
-    def __init__(self, n: int, ranks_per_node: int | None = None):
+    def __init__(self, n: int, ranks_per_node: int | None = None, chunks: int | None = None):
         self.n = n
         self.ranks_per_node = ranks_per_node or n
+        self.chunks = chunks or 1          # pieces a pipelined chain splits its buffer into
         self.sent = [0] * n
         self.received = [0] * n
         self.messages = [0] * n
@@ -375,6 +376,35 @@ def bruck_all_to_all(net: Network, data: dict) -> dict:
             for r in range(net.n)}
 
 
+# -- pipelined chains: chunk k leaves rank i (i-th along the chain) in round i + k -----------
+
+def chain_broadcast(net: Network, data: dict) -> dict:
+    pieces = {ROOT: _split(data[ROOT], net.chunks)}
+    held = {r: {} for r in range(net.n)}
+    held[ROOT] = dict(enumerate(pieces[ROOT]))
+    for rnd in range(net.n + net.chunks - 2):
+        msgs = [Message(i, i + 1, held[i][rnd - i], rnd - i)
+                for i in range(net.n - 1) if 0 <= rnd - i < net.chunks]
+        for msg in net.exchange(msgs):
+            held[msg.dst][msg.tag] = msg.data
+    return {r: np.concatenate([held[r][k] for k in range(net.chunks)]) for r in range(net.n)}
+
+
+def chain_reduce(net: Network, data: dict) -> dict:
+    # the chain runs N−1 → … → 0; position i along it is rank N−1−i
+    partial = {r: _split(data[r].copy(), net.chunks) for r in range(net.n)}
+    for rnd in range(net.n + net.chunks - 2):
+        msgs = []
+        for i in range(net.n - 1):
+            k = rnd - i
+            if 0 <= k < net.chunks:
+                src = net.n - 1 - i
+                msgs.append(Message(src, src - 1, partial[src][k], k))
+        for msg in net.exchange(msgs):
+            partial[msg.dst][msg.tag] = net.add(msg.dst, partial[msg.dst][msg.tag], msg.data)
+    return {ROOT: np.concatenate(partial[ROOT])}
+
+
 def direct_send_recv(net: Network, data: dict) -> dict:
     (msg,) = net.exchange([Message(0, 1, data[0])])
     return {0: data[0], 1: msg.data}
@@ -394,6 +424,8 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("broadcast", "flat"): flat_broadcast,
     ("broadcast", "binomial_tree"): binomial_broadcast,
     ("broadcast", "scatter_allgather"): _then(binomial_scatter, _whole(ring_all_gather)),
+    ("broadcast", "ring"): chain_broadcast,
+    ("reduce", "ring"): chain_reduce,
     ("scatter", "flat"): flat_scatter,
     ("scatter", "binomial_tree"): binomial_scatter,
     ("gather", "flat"): flat_gather,
@@ -440,13 +472,13 @@ EXECUTIONS[("reduce", "ring_gather")] = _then(_whole(ring_reduce_scatter), flat_
 
 
 def run(primitive_name: str, algorithm_name: str, inputs: list,
-        ranks_per_node: int | None = None) -> Run:
+        ranks_per_node: int | None = None, chunks: int | None = None) -> Run:
     """Execute an algorithm on ``inputs`` (one entry per rank, None where a rank holds nothing)."""
     try:
         execute = EXECUTIONS[(primitive_name, algorithm_name)]
     except KeyError:
         raise ValueError(f"no execution for {primitive_name}/{algorithm_name}") from None
-    net = Network(len(inputs), ranks_per_node)
+    net = Network(len(inputs), ranks_per_node, chunks)
     data = {r: x for r, x in enumerate(inputs) if x is not None}
     result = execute(net, data)
     return net.finish([result.get(r) for r in range(len(inputs))])

@@ -45,6 +45,7 @@ N = _integer("N")              # ranks (GPUs) in the group
 # --- collectives -----------------------------------------------------------------------
 M = _integer("M")              # message: the full, unsharded buffer, in elements
 G = _integer("G")              # ranks per node (inner level of a two-level algorithm)
+C = _integer("C")              # chunks a pipelined chain splits the buffer into
 
 # --- α-β-γ time model ------------------------------------------------------------------
 alpha = _nonneg("alpha")              # s per message (inside a node / single level)
@@ -81,6 +82,7 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(N, "N", "number of GPUs (ranks) in the group", "ranks"),
         SymbolInfo(M, "M", "message size: the full unsharded buffer", "elements"),
         SymbolInfo(G, "G", "ranks per node (inner group of a two-level algorithm)", "ranks"),
+        SymbolInfo(C, "C", "chunks a pipelined chain (ring broadcast/reduce) splits the buffer into", "chunks"),
         SymbolInfo(alpha, "alpha", "latency per message (intra-node or single level)", "s"),
         SymbolInfo(beta, "beta", "transfer time per element (intra-node or single level)", "s/element"),
         SymbolInfo(gamma, "gamma", "reduction time per element", "s/element"),

@@ -49,8 +49,14 @@ def test_mpich_switch_points():
 def test_unknown_backend_and_missing_rule_are_explained():
     with pytest.raises(ValueError, match="choose one of"):
         profile("openmpi")
+    # a profile that says nothing of a primitive explains itself
+    from dataclasses import replace
+    bare = replace(profile("nccl"), rules=tuple(r for r in profile("nccl").rules if r.primitive != "broadcast"))
     with pytest.raises(ValueError, match="no rule for broadcast"):
-        profile("nccl").rule("broadcast", 8, 1024)
+        bare.rule("broadcast", 8, 1024)
+    # NCCL runs broadcast and reduce as pipelined chains along the ring (NCCL user guide)
+    assert profile("nccl").rule("broadcast", 8, 1024).algorithm == "ring"
+    assert profile("nccl").rule("reduce", 8, 1024).algorithm == "ring"
 
 
 def test_gloo_overhead_is_three_preambles_per_message():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR
+from symcomm.algorithms import ALGORITHMS, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -22,7 +22,7 @@ def test_every_algorithm_has_an_execution():
 
 @st.composite
 def layouts(draw, alg):
-    """(N, M, G) admissible for ``alg``: N in 2..64, powers of two where required."""
+    """(N, M, G, C) admissible for ``alg``: N in 2..64, powers of two where required."""
     if PAIR in alg.requires:
         n = 2
     elif POW2 in alg.requires:
@@ -35,7 +35,11 @@ def layouts(draw, alg):
         g = draw(st.sampled_from(divisors))
     per_rank = draw(st.integers(1, 4))
     m = n * per_rank if N_DIVIDES_M in alg.requires else draw(st.integers(1, 3 * n))
-    return n, m, g
+    chunks = None
+    if C_DIVIDES_M in alg.requires:
+        chunks = draw(st.integers(1, 8))
+        m = chunks * draw(st.integers(1, 4))
+    return n, m, g, chunks
 
 
 def _same(got, want):
@@ -47,11 +51,11 @@ def _same(got, want):
 @given(data=st.data())
 def test_execution_matches_definition_and_formula(key, data):
     alg = ALGORITHMS[key]
-    n, m, g = data.draw(layouts(alg))
+    n, m, g, chunks = data.draw(layouts(alg))
     seed = data.draw(st.integers(0, 2**32 - 1))
     inputs = PRIMITIVES[alg.primitive].inputs_for(n, m, np.random.default_rng(seed))
 
-    result = run(alg.primitive, alg.name, inputs, ranks_per_node=g)
+    result = run(alg.primitive, alg.name, inputs, ranks_per_node=g, chunks=chunks)
 
     # 1. the data: the algorithm computes the primitive
     want = expected(alg.primitive, inputs)
@@ -61,6 +65,8 @@ def test_execution_matches_definition_and_formula(key, data):
     values = {S.N: n, S.M: m}
     if g is not None:
         values[S.G] = g
+    if chunks is not None:
+        values[S.C] = chunks
     cost = alg.cost
     assert result.send == exact(cost.send, values)
     assert result.recv == exact(cost.recv, values)

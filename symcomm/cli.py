@@ -41,10 +41,9 @@ class UsageError(Exception):
 
 
 def _strategies() -> dict:
-    try:
-        from .strategies import STRATEGIES
-    except ImportError:  # the strategies module is optional for the collectives CLI
-        return {}
+    # imported on first use: `symcomm list` of the collectives needs no strategy
+    from .strategies import STRATEGIES
+
     return STRATEGIES
 
 

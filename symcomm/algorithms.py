@@ -247,16 +247,18 @@ _ENTRIES = [
     Algorithm("broadcast", "ring",
               "pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk "
               "as soon as it has it; N + C − 2 rounds of M/C",
-              "NCCL: broadcast and reduce run as a pipelined chain along the ring (NCCL user guide, "
-              "Collective operations); the time is Thakur et al. 2005 §4's segmented-pipeline form",
+              "NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, "
+              "copies and sends on, the rank before the root only receives), chunk by chunk; the "
+              "segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
               (C_DIVIDES_M,),
               Cost.of(root_send=M, root_recv=0, send=_CHAIN_MIDDLE, recv=M, total=(N - 1) * M,
                       alpha=N + C - 2, beta=(N + C - 2) * M / C)),
     Algorithm("reduce", "ring",
               "pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it "
               "receives and forwards it; N + C − 2 rounds of M/C",
-              "NCCL: broadcast and reduce run as a pipelined chain along the ring (NCCL user guide, "
-              "Collective operations); the time is Thakur et al. 2005 §4's segmented-pipeline form",
+              "NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, "
+              "each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of "
+              "Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
               (C_DIVIDES_M,),
               Cost.of(root_send=0, root_recv=M, send=M, recv=_CHAIN_MIDDLE, total=(N - 1) * M,
                       alpha=N + C - 2, beta=(N + C - 2) * M / C, gamma=(N + C - 2) * M / C)),

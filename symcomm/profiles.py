@@ -191,8 +191,8 @@ NCCL = Profile(
         Rule("scatter", "flat", "NCCL examples: scatter as grouped ncclSend from the root"),
         Rule("gather", "flat", "NCCL examples: gather as grouped ncclRecv at the root"),
         Rule("send_recv", "direct", NCCL_DOCS),
-        Rule("broadcast", "ring", NCCL_DOCS + "; broadcast is a pipelined chain along the ring (C chunks)"),
-        Rule("reduce", "ring", NCCL_DOCS + "; reduce is a pipelined chain along the ring (C chunks)"),
+        Rule("broadcast", "ring", "NCCL src/device/broadcast.h: NCCL_ALGO_RING, a pipelined chain along the ring (C chunks)"),
+        Rule("reduce", "ring", "NCCL src/device/reduce.h: NCCL_ALGO_RING, a pipelined chain along the ring (C chunks)"),
     ),
     overhead=Overhead(0, 0, "Simple protocol: completion flags travel beside the data, not in it; "
                             "LL (×2) and LL128 (×128/120) inflate the payload instead (not modelled)"),

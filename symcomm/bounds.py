@@ -1,6 +1,6 @@
 """Lower bounds on the cost of each primitive with point-to-point messages.
 
-Chan, Heimlich, Purkayastha & van de Geijn 2007, CCPE 19(13), §3 ("Lower bounds"):
+Chan, Heimlich, Purkayastha & van de Geijn 2007, CCPE 19(13), its lower bounds:
 every collective needs ⌈log₂N⌉ rounds, since the number of ranks holding (a
 contribution to) the data at most doubles per round; a rank that must end up with data
 it lacks must receive it; a reduction must add (N−1)/N·M elements somewhere per rank.
@@ -20,7 +20,7 @@ N, M = S.N, S.M
 _rounds = S.log2_ceil(N)
 _share = (N - 1) * M / N
 
-CHAN = "Chan et al. 2007, CCPE 19(13), §3"
+CHAN = "Chan et al. 2007, CCPE 19(13), lower bounds"
 
 #: primitive → (bound as a Cost of α, β, γ coefficients, source)
 LOWER_BOUNDS: dict[str, tuple[Cost, str]] = {

@@ -39,15 +39,22 @@ def time_latex(cost) -> str:
     return " + ".join(parts) if parts else "0"
 
 
+def _two_level(cost, intra, inter) -> str:
+    """a + [b]_inter: the intra-node coefficient, then the inter-node one, expanded
+    (2N/G − 2 reads better than −2(G − N)/G)."""
+    across = cost.coefficient(inter)
+    if across == 0:
+        return latex(cost.coefficient(intra))
+    return rf"{latex(cost.coefficient(intra))} + \left[{latex(sp.expand(across), pull_factors=False)}\right]_{{\mathrm{{inter}}}}"
+
+
 def cost_row(cost) -> dict:
     return {
         "send": latex(cost.send),
         "recv": latex(cost.recv),
         "total": latex(cost.total),
-        "alpha": latex(cost.alpha + cost.coefficient(S.alpha_inter)) if cost.coefficient(S.alpha_inter) == 0 else
-        f"{latex(cost.alpha)} + {latex(cost.coefficient(S.alpha_inter))}_{{\\mathrm{{inter}}}}",
-        "beta": latex(cost.beta) if cost.coefficient(S.beta_inter) == 0 else
-        f"{latex(cost.beta)} + {latex(cost.coefficient(S.beta_inter))}_{{\\mathrm{{inter}}}}",
+        "alpha": _two_level(cost, S.alpha, S.alpha_inter),
+        "beta": _two_level(cost, S.beta, S.beta_inter),
         "gamma": latex(cost.gamma),
         "time": time_latex(cost),
     }

@@ -32,12 +32,14 @@ class SymcommLatexPrinter(LatexPrinter):
         return rf"\left({body}\right)^{{{exp}}}" if exp else body
 
 
-def latex(expr) -> str:
-    """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N."""
+def latex(expr, pull_factors: bool = True) -> str:
+    """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
+    (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
     expr = sp.sympify(expr)
-    if not expr.has(sp.Piecewise):
+    if pull_factors and not expr.has(sp.Piecewise):
         expr = sp.factor_terms(expr)
-    return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
+        return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
+    return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
 
 
 def render(expr, fmt: str = "text") -> str:

@@ -37,9 +37,10 @@ def load() -> dict:
     return json.loads(DATA.read_text())
 
 
-def rows(backend: str = "gloo") -> list:
+@lru_cache(maxsize=None)
+def rows(backend: str = "gloo") -> tuple:
     """The measured rows, predicted afresh by the current engine (symcomm.measure.Row)."""
-    return rows_from(load(), backend)
+    return tuple(rows_from(load(), backend))
 
 
 def table() -> list[dict]:

@@ -11,7 +11,12 @@ import sympy as sp
 
 def exact(expr, values: dict) -> sp.Expr:
     """expr with ``values`` substituted, reduced to an exact number where possible."""
-    result = sp.sympify(expr).subs(values, simultaneous=True)
+    values = {sp.sympify(k): sp.sympify(v) for k, v in dict(values).items()}
+    if all(key.is_Symbol for key in values):
+        # structural replacement: simultaneous, and the tree evaluates as it is rebuilt
+        result = sp.sympify(expr).xreplace(values)
+    else:
+        result = sp.sympify(expr).subs(values, simultaneous=True)
     if result.has(sp.Max, sp.Min, sp.ceiling, sp.floor, sp.Piecewise):
         result = result.doit()
     return result

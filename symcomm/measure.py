@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import symbols as S
+from .evaluate import exact, plain
 from .profiles import PROFILES, Profile, gloo_wire, profile
 
 TCPI_BYTES_SENT = 200
@@ -264,7 +265,7 @@ def _roles(values: list, rooted: bool) -> dict:
 
 
 def _exact(expr, values):
-    return sp.nsimplify(sp.sympify(expr).subs(values))
+    return exact(expr, values)
 
 
 def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) -> dict:
@@ -327,8 +328,7 @@ def predict_step(prof: Profile, step: str, n: int, item: int = ITEM) -> dict:
 
 
 def _plain(x):
-    x = sp.nsimplify(x)
-    return int(x) if x.is_integer else float(x)
+    return plain(x)
 
 
 # -- the sweep ---------------------------------------------------------------------------------

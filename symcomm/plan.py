@@ -38,7 +38,8 @@ ASSUMPTIONS = (
     "time = α-β-γ communication time of the busiest GPU per training step (forward + backward), "
     "each axis on its own group, axes summed: no overlap with computation or between axes",
     "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
-    "the ranks it spans exceed the GPUs per node); ring collectives; 1F1B schedule; micro-batch of "
+    "the ranks it spans exceed the GPUs per node; the busiest pipeline stage sends forward across nodes once "
+    "the pipeline spans nodes, backward too when t·c·d ≥ GPUs per node); ring collectives; 1F1B schedule; micro-batch of "
     "--micro-batch sequences, m = batch / (d · micro-batch)",
     "pipeline bubble not added to the time (shown as a fraction); no compute time modelled",
     "bytes on the wire = elements × bytes of --dtype; β = 1 / per-direction bandwidth per GPU",

@@ -358,11 +358,15 @@ def pipeline_share(stages, chunks) -> sp.Expr:
                         (1, True))
 
 
-def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m) -> tuple[Term, ...]:
+def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
+              across_backward=None) -> tuple[Term, ...]:
     """One point-to-point send per chunk boundary and micro-batch, forward (activations)
     and backward (their gradients).  An interior stage sends v·m messages each way; the
     pipeline has stages·v − 1 chunk boundaries, hence groups = (stages·v − 1)/v per pipeline;
-    the end stages of a short pipeline send less (:func:`pipeline_share`)."""
+    the end stages of a short pipeline send less (:func:`pipeline_share`).  ``across`` is
+    the level of the busiest stage's forward sends, ``across_backward`` (default: the
+    same) of its backward ones."""
+    across_backward = across if across_backward is None else across_backward
     chunks = _chunks(schedule)
     boundaries_per_count = (stages * chunks - 1) / chunks * pipelines
     share = pipeline_share(stages, chunks)
@@ -370,7 +374,7 @@ def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m) -> 
         Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage (forward)",
              boundaries_per_count, across, "pp", share),
         Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage (backward)",
-             boundaries_per_count, across, "pp", share),
+             boundaries_per_count, across_backward, "pp", share),
     )
 
 
@@ -485,7 +489,12 @@ def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tupl
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
     shard = activation / t if (sp == "1" or scatter_gather == "1") else activation
-    terms += _pp_terms(p, shard, schedule, pipelines=t * c * d, across=_spans(n_gpus, G))
+    # stage s holds ranks [s·tcd, (s+1)·tcd): some boundary crosses a node once the pipeline
+    # spans nodes; a stage whose *both* boundaries cross needs G | tcd, i.e. tcd ≥ G. The
+    # busiest stage (one crossing the forward way) pays α_inter, β_inter forward, and
+    # backward only when tcd ≥ G (G dividing tcd or tcd dividing G, as layouts have it)
+    terms += _pp_terms(p, shard, schedule, pipelines=t * c * d, across=_spans(n_gpus, G),
+                       across_backward=_spans(t * c * d, G - 1))
     if scatter_gather == "1" and sp == "0":
         chunks = _chunks(schedule)
         for name in ("forward", "backward"):
@@ -630,7 +639,8 @@ _ENTRIES = (
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
-              "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G",
+              "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest "
+              "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G",
               (Option("zero", "1", ("0", "1", "2", "3"), "ZeRO stage of the data-parallel axis"),
                _flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
                _RECOMPUTE,

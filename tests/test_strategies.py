@@ -226,3 +226,19 @@ def test_every_chapter_claim_proves():
     failed = [(chapter.number, proof.claim.name, proof.detail)
               for chapter, proof in check_chapters(CHAPTERS) if not proof]
     assert failed == []
+
+
+def test_pipeline_levels_by_rank_placement():
+    # Megatron order: stage s holds ranks [s·tcd, (s+1)·tcd). With t·c·d = 4 and 8 GPUs per
+    # node, stages 0-1 share node 0 and stages 2-3 node 1: only the 1→2 boundary crosses.
+    # Stage 1 is the busiest: its activations go forward across nodes, its gradients go back
+    # to stage 0 inside the node. One step of (b/d)·s·h elements each way.
+    values = {S.t: 2, S.c: 1, S.d: 2, S.p: 4, S.G: 8, S.b: 8, S.s: 16, S.h: 32, S.L: 4, S.m: 2, S.Phi: 10**6}
+    pp = STRATEGIES["hybrid"].by_axis(zero=1)["pp"]
+    per_direction = (8 // 2) * 16 * 32
+    assert exact(pp.coefficient(S.beta_inter), values) == per_direction
+    assert exact(pp.coefficient(S.beta), values) == per_direction
+    # with t·c·d = 8 = G every stage is a node of its own: both directions cross
+    values.update({S.t: 4, S.d: 2})
+    assert exact(pp.coefficient(S.beta_inter), values) == 2 * (8 // 2) * 16 * 32
+    assert exact(pp.coefficient(S.beta), values) == 0

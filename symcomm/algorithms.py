@@ -230,6 +230,20 @@ _ENTRIES = [
               phases=(Phase("reduce_scatter", "ring", group=G),
                       Phase("all_reduce", "ring", group=N / G, message=M / G, across_nodes=True),
                       Phase("all_gather", "ring", group=G))),
+    Algorithm("all_gather", "hierarchical",
+              "ring all-gather across the N/G nodes among ranks of the same local index (M/G each), "
+              "then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
+              "two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+              (G_DIVIDES_N, N_DIVIDES_M),
+              phases=(Phase("all_gather", "ring", group=N / G, message=M / G, across_nodes=True),
+                      Phase("all_gather", "ring", group=G))),
+    Algorithm("reduce_scatter", "hierarchical",
+              "ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the "
+              "M/G partial sums across the N/G nodes",
+              "two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+              (G_DIVIDES_N, N_DIVIDES_M),
+              phases=(Phase("reduce_scatter", "ring", group=G),
+                      Phase("reduce_scatter", "ring", group=N / G, message=M / G, across_nodes=True))),
     # ---- all-to-all ----------------------------------------------------------------------
     Algorithm("all_to_all", "pairwise", "in round i rank r sends its block for r + i and receives from r − i",
               THAKUR + ", §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ", (N_DIVIDES_M,),

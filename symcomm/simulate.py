@@ -350,6 +350,40 @@ def hierarchical_all_reduce(net: Network, data: dict) -> dict:
     return ring_all_gather(net, shards, inside)
 
 
+def _levels(net: Network):
+    g = net.ranks_per_node
+    nodes = net.n // g
+    inside = [list(range(node * g, (node + 1) * g)) for node in range(nodes)]
+    across = [[node * g + local for node in range(nodes)] for local in range(g)]
+    return g, nodes, inside, across
+
+
+def hierarchical_all_gather(net: Network, blocks: dict) -> dict:
+    g, nodes, inside, across = _levels(net)
+    # across nodes: local index l gathers blocks l, G + l, 2G + l, … (node order)
+    strided = ring_all_gather(net, blocks, across)
+    # inside the node: every local index's strided chunk
+    mixed = ring_all_gather(net, strided, inside)
+    # local reordering only: chunk l holds block node·G + l at position node
+    out = {}
+    for r, buffer in mixed.items():
+        pieces = _split(buffer, net.n)            # order (l, node)
+        out[r] = np.concatenate([pieces[l * nodes + node] for node in range(nodes) for l in range(g)])
+    return out
+
+
+def hierarchical_reduce_scatter(net: Network, data: dict) -> dict:
+    g, nodes, inside, across = _levels(net)
+    # local reordering only: chunk l gathers blocks l, G + l, 2G + l, … so that the two
+    # reduce-scatters leave block node·G + l on rank node·G + l
+    permuted = {}
+    for r, buffer in data.items():
+        pieces = _split(buffer, net.n)            # block index node·G + l
+        permuted[r] = np.concatenate([pieces[node * g + l] for l in range(g) for node in range(nodes)])
+    partial = ring_reduce_scatter(net, permuted, inside)
+    return ring_reduce_scatter(net, partial, across)
+
+
 def pairwise_all_to_all(net: Network, data: dict) -> dict:
     blocks = {r: _split(data[r], net.n) for r in range(net.n)}
     out = {r: {r: blocks[r][r]} for r in range(net.n)}
@@ -447,6 +481,8 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("all_reduce", "rabenseifner"): _then(recursive_halving_reduce_scatter, recursive_doubling_all_gather),
     ("all_reduce", "in_network"): in_network_all_reduce,
     ("all_reduce", "hierarchical"): hierarchical_all_reduce,
+    ("all_gather", "hierarchical"): hierarchical_all_gather,
+    ("reduce_scatter", "hierarchical"): hierarchical_reduce_scatter,
     ("all_to_all", "pairwise"): pairwise_all_to_all,
     ("all_to_all", "bruck"): bruck_all_to_all,
     ("send_recv", "direct"): direct_send_recv,

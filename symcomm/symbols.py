@@ -75,7 +75,7 @@ Phi_E = _integer("Phi_E")      # expert parameters (the part of Φ sharded by ex
 SYMBOLS: dict[str, SymbolInfo] = {
     info.cli_name: info
     for info in (
-        SymbolInfo(Phi, "Phi", "model parameters", "elements"),
+        SymbolInfo(Phi, "Phi", "model parameters (2Φ bytes in fp16/bf16, as the seed counts them)", "elements"),
         SymbolInfo(b, "b", "batch size (sequences per step)", "sequences"),
         SymbolInfo(s, "s", "sequence length", "tokens"),
         SymbolInfo(h, "h", "hidden dimension", "elements"),

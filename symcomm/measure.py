@@ -264,10 +264,6 @@ def _roles(values: list, rooted: bool) -> dict:
     return {"busiest": max(values), "total": sum(values)}
 
 
-def _exact(expr, values):
-    return exact(expr, values)
-
-
 def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) -> dict:
     """The model's prediction for one collective: catalog payload by role and wire bytes per rank."""
     rule = prof.rule(primitive, n, m * item)
@@ -275,13 +271,13 @@ def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) 
     values = {S.N: n, S.M: m}
     rooted = primitive in ROOTED
     if rooted and cost.root is not None:
-        model = {"root": _exact(cost.root.send, values) * item,
-                 "busiest_other": _exact(cost.others.send, values) * item}
+        model = {"root": exact(cost.root.send, values) * item,
+                 "busiest_other": exact(cost.others.send, values) * item}
     else:
-        model = {"busiest": _exact(cost.send, values) * item}
-    model["total"] = _exact(cost.total, values) * item
+        model = {"busiest": exact(cost.send, values) * item}
+    model["total"] = exact(cost.total, values) * item
     out = {"algorithm": f"{rule.implementation.primitive}/{rule.implementation.name}",
-           "model_payload": {k: _plain(v) for k, v in model.items()}}
+           "model_payload": {k: plain(v) for k, v in model.items()}}
     if prof.wire is not None and prof.overhead.modelled:
         wire = prof.wire(primitive, n, m, item)
         out["payload"] = [w.payload for w in wire]
@@ -291,7 +287,7 @@ def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) 
         # what the catalog formula misses, beyond rounding a block to whole elements per message
         exact_roles = _roles(out["payload"], rooted)
         slack = _roles([item * max(1, w.sent) for w in wire], rooted)
-        out["surplus"] = {k: _plain(exact_roles[k] - model[k]) for k in model}
+        out["surplus"] = {k: plain(exact_roles[k] - model[k]) for k in model}
         out["rounding_slack"] = slack
     return out
 
@@ -307,15 +303,15 @@ def predict_step(prof: Profile, step: str, n: int, item: int = ITEM) -> dict:
     cost = strategy_cost(strategy, prof, values, item, **options)
     units = 1 if step == "ddp" else 2  # FSDP wraps each Linear: every collective runs per unit
     out = {"strategy": strategy.name, "Phi": PHI, "units": units,
-           "model_payload": {"busiest": _plain(_exact(cost.send, values) * item),
-                             "total": _plain(_exact(cost.total, values) * item)},
+           "model_payload": {"busiest": plain(exact(cost.send, values) * item),
+                             "total": plain(exact(cost.total, values) * item)},
            "terms": []}
     if prof.wire is not None and prof.overhead.modelled:
         per_rank = [0] * n
         payload = [0] * n
         for term in strategy_terms(strategy, prof, values, item, **options):
-            group, message = int(_exact(term.group, values)), int(_exact(term.message, values))
-            count = int(_exact(term.count, values))
+            group, message = int(exact(term.group, values)), int(exact(term.message, values))
+            count = int(exact(term.count, values))
             out["terms"].append({"label": term.label, "runs": f"{term.primitive}/{term.algorithm}",
                                  "message": message, "count": count * units})
             for _ in range(count * units):
@@ -325,10 +321,6 @@ def predict_step(prof: Profile, step: str, n: int, item: int = ITEM) -> dict:
         out["predicted"] = per_rank
         out["payload"] = payload
     return out
-
-
-def _plain(x):
-    return plain(x)
 
 
 # -- the sweep ---------------------------------------------------------------------------------

@@ -235,7 +235,6 @@ def plan(req: Request) -> Plan:
         if sub["t"].size == 0:
             continue
         values = {**base, **{k: sub[k].astype(np.float64) for k in ("t", "p", "c", "e", "d", "m")}}
-        no_pipeline = sub["p"] == 1
         bubble = np.broadcast_to(bubble_ev.float(**{n: values[n] for n in bubble_ev.names}), sub["t"].shape)
         for recompute in req.recompute:
             for zero in ZERO_STAGES:
@@ -254,13 +253,11 @@ def plan(req: Request) -> Plan:
                     sev = numeric.stored(key + "/send", lambda o=options, x=axis: _axis_costs(o)[x].send)
                     t_axis = np.broadcast_to(tev.float(**{k: values[k] for k in tev.names}), (n,))
                     s_axis = np.broadcast_to(sev.float(**{k: values[k] for k in sev.names}), (n,)) * scale
-                    if axis == "pp":     # one stage: no pipeline boundaries at all
-                        t_axis, s_axis = np.where(no_pipeline, 0.0, t_axis), np.where(no_pipeline, 0.0, s_axis)
                     per[axis] = (t_axis, s_axis)
                     total = total + t_axis
                 memory = _memory(req, sub, zero, sp_on, recompute)
                 keep = memory <= req.hardware.memory_bytes if req.memory_check else np.ones(n, dtype=bool)
-                keep &= np.where(no_pipeline, 0.0, bubble) <= req.max_bubble
+                keep &= bubble <= req.max_bubble
                 for k in ("t", "p", "c", "e", "d", "m"):
                     columns[k].append(sub[k][keep])
                 columns["zero"].append(np.full(int(keep.sum()), int(zero)))
@@ -268,7 +265,7 @@ def plan(req: Request) -> Plan:
                 columns["recompute"].append(np.full(int(keep.sum()), int(recompute)))
                 columns["time"].append(total[keep])
                 columns["memory_bytes"].append(memory[keep])
-                columns["bubble_fraction"].append(np.where(no_pipeline, 0.0, bubble)[keep])
+                columns["bubble_fraction"].append(bubble[keep])
                 for axis in AXES:
                     axes[axis]["time"].append(per[axis][0][keep])
                     axes[axis]["send"].append(per[axis][1][keep])

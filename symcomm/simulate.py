@@ -340,22 +340,20 @@ def in_network_all_reduce(net: Network, data: dict) -> dict:
     return {msg.dst: msg.data for msg in down}
 
 
-def hierarchical_all_reduce(net: Network, data: dict) -> dict:
-    g = net.ranks_per_node
-    nodes = net.n // g
-    inside = [list(range(node * g, (node + 1) * g)) for node in range(nodes)]
-    across = [[node * g + local for node in range(nodes)] for local in range(g)]
-    shards = ring_reduce_scatter(net, data, inside)
-    shards = ring_all_reduce(net, shards, across)
-    return ring_all_gather(net, shards, inside)
-
-
 def _levels(net: Network):
+    """(G, nodes, the groups inside each node, the groups of one local index across nodes)."""
     g = net.ranks_per_node
     nodes = net.n // g
     inside = [list(range(node * g, (node + 1) * g)) for node in range(nodes)]
     across = [[node * g + local for node in range(nodes)] for local in range(g)]
     return g, nodes, inside, across
+
+
+def hierarchical_all_reduce(net: Network, data: dict) -> dict:
+    _, _, inside, across = _levels(net)
+    shards = ring_reduce_scatter(net, data, inside)
+    shards = ring_all_reduce(net, shards, across)
+    return ring_all_gather(net, shards, inside)
 
 
 def hierarchical_all_gather(net: Network, blocks: dict) -> dict:

@@ -21,6 +21,7 @@ import jinja2
 
 from derivations import CHAPTERS
 from symcomm import docs
+from symcomm.printing import tex_text
 from symcomm.proof import check
 
 ROOT = Path(__file__).resolve().parent
@@ -44,7 +45,7 @@ def environments():
                                variable_start_string=r"\VAR{", variable_end_string="}",
                                comment_start_string=r"\#{", comment_end_string="}",
                                trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    latex.filters["tex"] = docs.tex_text
+    latex.filters["tex"] = tex_text
     return markdown, latex
 
 

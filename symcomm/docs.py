@@ -7,12 +7,11 @@ convention and its source, so that no table shows a formula without them.
 
 from __future__ import annotations
 
-import re
 
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import ALGORITHMS, algorithms_of
+from .algorithms import algorithms_of
 from .bounds import LOWER_BOUNDS
 from .derivation import Chapter
 from .primitives import PRIMITIVES
@@ -167,39 +166,6 @@ def symbol_rows() -> list[dict]:
              "assumption": "positive integer" if info.symbol.is_integer else
              ("positive real" if info.symbol.is_positive else "real ≥ 0")}
             for info in S.SYMBOLS.values()]
-
-
-# -- text for LaTeX --------------------------------------------------------------------------
-
-_TEX_TEXT = {
-    "Φ": r"$\Phi$", "Ψ": r"$\Psi$", "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$",
-    "−": "--", "–": "--", "—": "---", "≥": r"$\ge$", "≤": r"$\le$", "→": r"$\to$", "×": r"$\times$",
-    "·": r"$\cdot$", "≈": r"$\approx$", "∞": r"$\infty$", "⌈": r"$\lceil$", "⌉": r"$\rceil$",
-    "₂": r"$_2$", "²": r"$^2$", "¹": r"$^1$", "⁰": r"$^0$", "³": r"$^3$", "µ": r"$\mu$", "§": r"\S{}",
-    "≠": r"$\ne$", "…": r"\ldots{}", "“": "``", "”": "''", "’": "'", "‘": "`", "½": r"$\frac12$",
-    "σ": r"$\sigma$", "Σ": r"$\Sigma$", "ε": r"$\epsilon$", "⁻": r"$^-$", "√": r"$\surd$",
-}
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-_CJK_GROUP = re.compile(r"\s*[（(][^)）]*[\u2e80-\u9fff][^)）]*[)）]")
-_CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
-
-
-def tex_text(text: str) -> str:
-    """Prose for pdflatex: specials escaped, known symbols mapped, CJK dropped (the
-    seed's title in Chinese has no glyphs in pdflatex; the English citation stays)."""
-    text = _CJK.sub("", _CJK_GROUP.sub("", str(text)))
-    out = []
-    for ch in text:
-        if ch in _TEX_SPECIAL:
-            out.append(_TEX_SPECIAL[ch])
-        elif ch in _TEX_TEXT:
-            out.append(_TEX_TEXT[ch])
-        elif ord(ch) < 128:
-            out.append(ch)
-        else:
-            out.append("?")
-    return "".join(out)
 
 
 # -- the seed's pictures, executed -----------------------------------------------------------

@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -59,11 +59,11 @@ import sympy as sp
 from sympy.codegen.cfunctions import log2
 from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
-from sympy.printing.precedence import PRECEDENCE, precedence
+from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import symbols as S
-from .printing import render
+from .printing import render, tex_text
 
 FORMATS = ("latex", "markdown", "python", "c", "json")
 
@@ -310,30 +310,6 @@ class HeaderPrinter(C99CodePrinter):
 
 # -- text helpers --------------------------------------------------------------------------------
 
-_LATEX_TEXT = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "−": "-", "–": "--", "—": "---", "’": "'", "‘": "`", "“": "``", "”": "''", "…": r"\ldots{}",
-    "Φ": r"$\Phi$", "Ψ": r"$\Psi$", "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$",
-    "·": r"$\cdot$", "×": r"$\times$", "≥": r"$\geq$", "≤": r"$\leq$", "→": r"$\to$", "Σ": r"$\Sigma$",
-    "⌈": r"$\lceil$", "⌉": r"$\rceil$", "₂": r"$_2$", "²": r"$^2$", "∞": r"$\infty$", "≈": r"$\approx$",
-    "§": r"\S{}", "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "ø": r"{\o}",
-}
-
-
-def latex_text(text: str) -> str:
-    """Plain text (sources, conventions) escaped for LaTeX; non-ASCII spelled in LaTeX."""
-    out = []
-    for ch in str(text):
-        if ch in _LATEX_TEXT:
-            out.append(_LATEX_TEXT[ch])
-        elif ord(ch) < 128:
-            out.append(ch)
-        else:
-            out.append("?")  # nothing silently breaks pdflatex
-    return "".join(out)
-
-
 def _markdown_cell(text: str) -> str:
     return str(text).replace("|", r"\|").replace("\n", " ")
 
@@ -392,14 +368,14 @@ def to_latex(chosen: list[Formula]) -> str:
     groups = _grouped(chosen)
     for g in groups:
         for key in ("title", "summary", "source", "convention"):
-            g[key] = latex_text(g[key])
-        g["requires"] = [latex_text(r) for r in g["requires"]]
-        g["options"] = [latex_text(o) for o in g["options"]]
-        g["subject"] = latex_text(g["subject"])
+            g[key] = tex_text(g[key])
+        g["requires"] = [tex_text(r) for r in g["requires"]]
+        g["options"] = [tex_text(o) for o in g["options"]]
+        g["subject"] = tex_text(g["subject"])
         for row in g["rows"]:
-            row["name"] = latex_text(row["name"])
-            row["quantity"] = latex_text(row["quantity"])
-            row["meaning"] = latex_text(row["meaning"])
+            row["name"] = tex_text(row["name"])
+            row["quantity"] = tex_text(row["quantity"])
+            row["meaning"] = tex_text(row["meaning"])
     return _environment().get_template("formulas.tex.j2").render(groups=groups)
 
 

@@ -8,8 +8,8 @@ width h_kv (grouped-query attention).
 import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, Limit
-from symcomm.strategies import JACOBS, KORTHIKANTI, LIU, STRATEGIES, forward
+from symcomm.proof import Claim
+from symcomm.strategies import JACOBS, LIU, STRATEGIES, forward
 from symcomm.symbols import L, N, b, h, h_kv, s
 
 bsh = b * s * h

@@ -7,7 +7,7 @@ dispatch and combine; the backward pass repeats them in reverse.
 """
 
 from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, Limit, POWER_OF_TWO, AtLeast
+from symcomm.proof import Claim, POWER_OF_TWO, AtLeast
 from symcomm.strategies import FEDUS, LEPIKHIN, STRATEGIES, forward
 from symcomm.symbols import L_moe, N, b, f, h, k, s
 

@@ -11,7 +11,6 @@ the switch adds, so no rank needs to receive the partial sums of others.
 
 from __future__ import annotations
 
-import sympy as sp
 
 from . import symbols as S
 from .cost import Cost

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, algorithm, algorithms_of
+from .algorithms import DEFAULT_ALGORITHM, algorithm, algorithms_of
 from .cost import Cost
 from .evaluate import exact, plain
 from .primitives import PRIMITIVES

@@ -13,7 +13,7 @@ of a naive all-reduce sends (N−1)M, not (N−1)M + M.  A symmetric operation h
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
 import sympy as sp

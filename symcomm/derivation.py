@@ -8,7 +8,7 @@ proved equal, a ``→`` step is proved to be the limit N → ∞ of the step bef
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy as sp
 

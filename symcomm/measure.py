@@ -37,11 +37,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import sympy as sp
-
 from . import symbols as S
 from .evaluate import exact, plain
-from .profiles import PROFILES, Profile, gloo_wire, profile
+from .profiles import PROFILES, Profile, profile
 
 TCPI_BYTES_SENT = 200
 TCPI_BYTES_RETRANS = 208

@@ -404,7 +404,6 @@ def _atom(node) -> Callable:
 
         def piecewise(env):
             nums, dens, conds = [], [], []
-            taken = None
             for value, cond in branches:
                 ok = cond(env)
                 n, q = value.evaluate(_by_name(value, env))

@@ -25,7 +25,6 @@ import time as _time
 from dataclasses import dataclass, field
 
 import numpy as np
-import sympy as sp
 
 from . import numeric
 from .units import bytes_per_element, human_size, human_time

@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import ALGORITHMS, POW2, algorithms_of
+from .algorithms import POW2, algorithms_of
 
 
 def _numeric(expr, *syms):

@@ -17,7 +17,7 @@ non-negative terms, by induction on a natural number where that is needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy as sp
 

@@ -23,7 +23,7 @@ Conventions (DESIGN.md, stated once here and repeated in each strategy's ``conve
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 import sympy as sp

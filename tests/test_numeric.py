@@ -8,12 +8,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-import sympy as sp
 
 from symcomm.algorithms import algorithm
 from symcomm.numeric import StoredEvaluator, ceil_log2, evaluate, evaluator
 from symcomm.strategies import STRATEGIES
-from symcomm.symbols import G, L, b, beta_inter, c, d, h, log2_ceil, N, p, s, t
+from symcomm.symbols import beta_inter, log2_ceil, N
 
 
 def test_ring_all_reduce_exact_and_broadcast():

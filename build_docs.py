@@ -10,10 +10,9 @@ without it they are skipped and the build says so.
 from __future__ import annotations
 
 import argparse
-import os
+import io
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +20,8 @@ import jinja2
 
 from derivations import CHAPTERS
 from symcomm import docs
+from symcomm.errors import SymcommError
+from symcomm.files import make_folder, write_file
 from symcomm.printing import tex_text
 from symcomm.proof import check
 
@@ -50,13 +51,9 @@ def environments():
 
 
 def write(path: Path, text: str | bytes, written: list) -> None:
-    """Write atomically: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
+    """Write atomically (a reader never sees half a file), a regular file under the umask."""
+    make_folder(path.parent, "--out")
+    write_file(path, text, "--out")
     written.append(path)
 
 
@@ -100,10 +97,9 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
         fn = draw if name == "all_reduce_time_vs_message" else (lambda d=draw: d(strategies))
         fig, title, caption = fn()
         path = out / "plots" / f"{name}.svg"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(suffix=".svg") as tmp:
-            fig.savefig(tmp.name, format="svg", metadata={"Date": None}, bbox_inches="tight")
-            write(path, Path(tmp.name).read_bytes(), written)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        write(path, buffer.getvalue(), written)
         plt.close(fig)
         plots.append({"title": title, "caption": caption, "path": f"plots/{name}.svg"})
     return plots
@@ -145,7 +141,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs"), help="output directory (default: docs/)")
     args = parser.parse_args(argv)
-    return build(Path(args.out))
+    try:
+        make_folder(Path(args.out), "--out")
+        return build(Path(args.out))
+    except SymcommError as err:
+        print(f"build_docs: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import re
 import sys
 import time as _time
 from dataclasses import dataclass, field
@@ -19,7 +18,9 @@ import sympy as sp
 from . import symbols as S
 from .algorithms import DEFAULT_ALGORITHM, algorithm, algorithms_of
 from .cost import Cost
+from .errors import InputError, SymcommError
 from .evaluate import exact, plain
+from .inputs import parse_number
 from .primitives import PRIMITIVES
 from .printing import FORMATS, render
 from .units import DTYPES, bytes_per_element, human_size, human_time
@@ -36,8 +37,8 @@ _TIME_NAMES = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
 _PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
 
 
-class UsageError(Exception):
-    """Bad input: reported in one line, exit status 2."""
+#: bad input: reported in one line, exit status 2 (the name earlier releases used)
+UsageError = InputError
 
 
 def _strategies() -> dict:
@@ -117,25 +118,6 @@ def resolve(name: str, algorithm_name: str | None, options: dict) -> Target:
 
 # -- parsing KEY=VALUE ----------------------------------------------------------------------
 
-_POWER = re.compile(r"^\s*(\d+)\s*(?:\*\*|\^)\s*(\d+)\s*$")
-
-
-def parse_number(key: str, text: str, integer: bool, least: int = 1) -> sp.Rational:
-    match = _POWER.match(text)
-    try:
-        value = sp.Integer(match.group(1)) ** int(match.group(2)) if match else sp.Rational(text.strip())
-    except (TypeError, ValueError, SyntaxError):
-        kind = "a whole number" if integer else "a number"
-        raise UsageError(f"{key}={text!r} is not a number; {key} takes {kind} "
-                         "(e.g. 8, 2**30, 1073741824" + ("" if integer else ", 5e-6") + ")") from None
-    if integer and not value.is_integer:
-        raise UsageError(f"{key}={text} is not allowed: {key} takes a whole number")
-    if value < 0 or (integer and value < least):
-        bound = f"a whole number ≥ {least}" if integer else "a number ≥ 0"
-        raise UsageError(f"{key}={text} is not allowed: {key} takes {bound}")
-    return value
-
-
 def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict, dict]:
     """KEY=VALUE words → (symbol values as text, option values as text)."""
     values, options = {}, {}
@@ -143,7 +125,10 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
         if "=" not in item:
             raise UsageError(f"{item!r} is not KEY=VALUE; write for example N=8 M=1073741824")
         key, text = item.split("=", 1)
-        key = ALIASES.get(key.strip(), key.strip())
+        typed = key.strip()
+        key = ALIASES.get(typed, typed)
+        if key in values or key in options:
+            raise UsageError(f"{typed} is given twice; give each parameter once")
         if key in target_options:
             options[key] = text
         else:
@@ -407,13 +392,21 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "dtype", None):
             bytes_per_element(args.dtype)
         return args.run(args)
-    except (UsageError, ValueError) as err:
-        print(f"symcomm: error: {err}", file=sys.stderr)
+    except (SymcommError, ValueError) as err:
+        print(f"symcomm: error: {_one_line(err)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # the reader left (symcomm list | head): stop quietly, as a filter should
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        print("symcomm: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(err: Exception) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 500 else text[:497] + "..."
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ reduced to its integer (log2(2**20) → 20) before anything is converted.
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
+
+from .errors import InputError
 
 
 def exact(expr, values: dict) -> sp.Expr:
@@ -30,5 +34,9 @@ def plain(number: sp.Expr) -> int | float:
     if number.is_number:
         if number.is_integer:
             return int(number)
-        return float(number)
+        value = float(number)
+        if not math.isfinite(value):
+            raise InputError(f"a result ({'infinite' if number.is_infinite else 'beyond the float range'}) "
+                             "cannot be shown; give smaller values")
+        return value
     raise ValueError(f"not a number: {number} (a symbol has no value: {sorted(map(str, number.free_symbols))})")

@@ -60,7 +60,7 @@ def _show(value) -> str:
         return "2**100"
     value = Fraction(value)
     if value.denominator == 1:
-        return f"{value.numerator:,}" if value.numerator < 10 ** 7 else f"{value.numerator:.3g}"
+        return f"{value.numerator:,}"
     return f"{float(value):g}"
 
 
@@ -273,11 +273,13 @@ def check(data: Any, schema_name: str, what: str) -> Any:
     return data
 
 
-def read_json(path, what: str, schema_name: str, limit: int) -> Any:
-    """A JSON file read with a size cap, parsed safely and checked against a schema."""
+def read_json(path, option: str, schema_name: str, limit: int) -> Any:
+    """A JSON file read with a size cap, parsed safely and checked against a schema; errors
+    name ``option`` (``--model-config``) and the file."""
     from .files import read_capped
 
-    raw = read_capped(path, limit, what)
+    raw = read_capped(path, limit, option)
+    what = f"{option} {str(path)!r}"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -20,6 +20,7 @@ parallelism; the first 1F1B stage holds min(p, m) micro-batches of its L/p layer
 
 from __future__ import annotations
 
+import functools
 import json
 import time as _time
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import numeric
+from .errors import InputError
+from .inputs import parse_real, parse_whole
 from .units import bytes_per_element, human_size, human_time
 
 #: in display order
@@ -48,7 +51,7 @@ MEMORY_ASSUMPTION = ("memory check: 16 bytes/parameter mixed-precision Adam, ZeR
                      "attention-score term (flash attention); no allowance for logits, buffers, fragmentation")
 
 
-class PlanError(ValueError):
+class PlanError(InputError):
     """An impossible request: one line naming the parameter."""
 
 
@@ -69,7 +72,7 @@ class Request:
 
     @property
     def G(self) -> int:
-        return self.gpus_per_node or self.hardware.gpus_per_node
+        return self.hardware.gpus_per_node if self.gpus_per_node is None else self.gpus_per_node
 
 
 @dataclass
@@ -129,6 +132,14 @@ def _axis_costs(options: tuple[tuple[str, str], ...]):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _axis_evaluators(options: tuple[tuple[str, str], ...]) -> dict:
+    """axis → (evaluator of its time, evaluator of its send), built once per option combination
+    in this process.  Nothing is kept on disk: no code is ever loaded from a cache."""
+    return {axis: (numeric.evaluator(cost.time), numeric.evaluator(cost.send))
+            for axis, cost in _axis_costs(options).items()}
+
+
 def _bubble_expr(schedule: str = "1f1b"):
     from .strategies import STRATEGIES
     return STRATEGIES["hybrid"].extras(schedule=schedule)["bubble_fraction"]
@@ -139,14 +150,15 @@ def _bubble_expr(schedule: str = "1f1b"):
 def check_request(req: Request) -> None:
     for name, value in (("--gpus", req.gpus), ("--batch", req.batch), ("--seq", req.seq),
                         ("--gpus-per-node", req.G), ("--micro-batch", req.micro_batch)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise PlanError(f"{name}={value} is not allowed: {name} takes a whole number ≥ 1")
+        most = LIMITS[name[2:]]
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= most:
+            raise PlanError(f"{name}={value} is not allowed: {name} takes a whole number from 1 to {most:,}")
     if req.gpus > req.G and req.gpus % req.G:
         raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
                         f"of {req.G} (whole nodes) or at most {req.G}")
     if req.cp not in ("ring", "ulysses"):
         raise PlanError(f"--cp={req.cp} is not allowed; choose ring or ulysses")
-    if not 0 <= req.max_bubble:
+    if not 0 <= req.max_bubble < float("inf"):
         raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
     if req.batch % req.micro_batch:
         raise PlanError(f"--batch={req.batch} is not allowed: it must be a multiple of --micro-batch={req.micro_batch}")
@@ -220,7 +232,7 @@ def plan(req: Request) -> Plan:
     base = {**req.model.values(), "s": req.seq, "b": req.batch, "G": req.G, **hw}
     base["G"] = req.G
     moe = "1" if req.model.moe else "0"
-    bubble_ev = numeric.stored("plan/hybrid/bubble/1f1b", _bubble_expr)
+    bubble_ev = numeric.evaluator(_bubble_expr())
 
     columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "zero", "sp", "recompute",
                                                 "time", "memory_bytes", "bubble_fraction")}
@@ -247,9 +259,7 @@ def plan(req: Request) -> Plan:
                     if axis == "ep" and moe == "0":
                         per[axis] = (np.zeros(n), np.zeros(n))
                         continue
-                    key = f"plan/hybrid/{dict(options)}/{axis}"
-                    tev = numeric.stored(key + "/time", lambda o=options, x=axis: _axis_costs(o)[x].time)
-                    sev = numeric.stored(key + "/send", lambda o=options, x=axis: _axis_costs(o)[x].send)
+                    tev, sev = _axis_evaluators(options)[axis]
                     t_axis = np.broadcast_to(tev.float(**{k: values[k] for k in tev.names}), (n,))
                     s_axis = np.broadcast_to(sev.float(**{k: values[k] for k in sev.names}), (n,)) * scale
                     per[axis] = (t_axis, s_axis)
@@ -268,7 +278,6 @@ def plan(req: Request) -> Plan:
                 for axis in AXES:
                     axes[axis]["time"].append(per[axis][0][keep])
                     axes[axis]["send"].append(per[axis][1][keep])
-    numeric.save_cache()
     merged = {k: np.concatenate(v) if v else np.array([]) for k, v in columns.items()}
     if merged["time"].size == 0:
         raise PlanError(
@@ -339,63 +348,69 @@ def register_cli(subparsers) -> None:
     p.add_argument("--model", help="a model preset (see --list)")
     p.add_argument("--model-config", help="path to a Hugging Face config.json")
     p.add_argument("--hardware", default=None, help="a hardware preset")
-    p.add_argument("--gpus", type=int)
-    p.add_argument("--gpus-per-node", type=int, default=None)
-    p.add_argument("--batch", type=int, help="global batch (sequences per optimizer step)")
-    p.add_argument("--seq", type=int, default=None, help="sequence length (default: the model's)")
-    p.add_argument("--micro-batch", type=int, default=1)
+    p.add_argument("--gpus", help=f"GPUs in the job (1 to {LIMITS['gpus']:,})")
+    p.add_argument("--gpus-per-node", default=None, help="GPUs per node (default: the hardware preset's)")
+    p.add_argument("--batch", help="global batch (sequences per optimizer step)")
+    p.add_argument("--seq", default=None, help="sequence length (default: the model's)")
+    p.add_argument("--micro-batch", default="1")
     p.add_argument("--dtype", default="bf16")
     p.add_argument("--cp", default="ring", help="context-parallel algorithm: ring or ulysses")
     p.add_argument("--no-recompute", action="store_true", help="do not consider full activation recomputation")
     p.add_argument("--no-memory-check", action="store_true")
-    p.add_argument("--max-bubble", type=float, default=1.0,
+    p.add_argument("--max-bubble", default="1",
                    help="drop layouts whose pipeline bubble fraction (p−1)/m exceeds this (default 1: keep all)")
-    p.add_argument("--top", type=int, default=10)
+    p.add_argument("--top", default="10", help="rows to show")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_plan)
 
 
+#: bounds on every number the planner takes, named in its errors (the enumeration loops over
+#: divisors of these: they keep it finite)
+LIMITS = {"gpus": 2 ** 21, "gpus-per-node": 1024, "batch": 2 ** 24, "seq": 2 ** 24, "micro-batch": 2 ** 16,
+          "top": 10 ** 6}
+
+
+def _whole(args, name: str, default=None):
+    text = getattr(args, name.replace("-", "_"))
+    if text is None:
+        return default
+    return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
+
+
 def request_from_args(args) -> Request:
-    from .cli import UsageError
     from . import presets
 
-    try:
-        if args.model and args.model_config:
-            raise UsageError("give --model or --model-config, not both")
-        if args.model_config:
-            model = presets.model_from_config(args.model_config)
-        elif args.model:
-            model = presets.model(args.model)
-        else:
-            raise UsageError(f"--model is required; choose one of {', '.join(presets.model_names())} "
-                             "(or --model-config path/config.json)")
-        if not args.hardware:
-            raise UsageError(f"--hardware is required; choose one of {', '.join(presets.hardware_names())}")
-        hardware = presets.hardware(args.hardware)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
+    if args.model and args.model_config:
+        raise InputError("give --model or --model-config, not both")
+    if args.model_config:
+        model = presets.model_from_config(args.model_config)
+    elif args.model:
+        model = presets.model(args.model)
+    else:
+        raise InputError(f"--model is required; choose one of {', '.join(presets.model_names())} "
+                         "(or --model-config path/config.json)")
+    if not args.hardware:
+        raise InputError(f"--hardware is required; choose one of {', '.join(presets.hardware_names())}")
+    hardware = presets.hardware(args.hardware)
     for name in ("gpus", "batch"):
         if getattr(args, name) is None:
-            raise UsageError(f"--{name} is required (a whole number ≥ 1)")
-    if args.top is not None and args.top < 1:
-        raise UsageError(f"--top={args.top} is not allowed: --top takes a whole number ≥ 1")
-    return Request(model=model, hardware=hardware, gpus=args.gpus, batch=args.batch,
-                   seq=args.seq if args.seq is not None else model.seq, gpus_per_node=args.gpus_per_node,
-                   micro_batch=args.micro_batch, dtype=args.dtype, cp=args.cp,
+            raise InputError(f"--{name} is required (a whole number from 1 to {LIMITS[name]:,})")
+    seq = _whole(args, "seq", model.seq)
+    if seq > LIMITS["seq"]:
+        raise InputError(f"the model's sequence {seq:,} is above the planner's limit {LIMITS['seq']:,}; give --seq")
+    return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
+                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"),
+                   micro_batch=_whole(args, "micro-batch"), dtype=args.dtype, cp=args.cp,
                    memory_check=not args.no_memory_check, recompute=("0",) if args.no_recompute else ("0", "1"),
-                   max_bubble=args.max_bubble)
+                   max_bubble=parse_real("--max-bubble", str(args.max_bubble), least=0, most=10 ** 6))
 
 
 def cmd_plan(args) -> int:
-    from .cli import UsageError
-
     req = request_from_args(args)
-    try:
-        result = plan(req)
-    except PlanError as err:
-        raise UsageError(str(err)) from None
+    top = _whole(args, "top")
+    result = plan(req)
     if args.json:
-        print(json.dumps(to_json(result, args.top), indent=2, ensure_ascii=False))
+        print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False))
     else:
-        print(to_text(result, args.top))
+        print(to_text(result, top))
     return 0

@@ -6,6 +6,8 @@ prefixes (KiB = 2¹⁰ bytes); times use SI prefixes.
 
 from __future__ import annotations
 
+from .errors import InputError
+
 #: dtype name → bytes per element
 DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 
@@ -14,10 +16,11 @@ def bytes_per_element(dtype: str) -> int:
     """Bytes per element of a dtype name, or of a positive integer given as text."""
     if dtype in DTYPES:
         return DTYPES[dtype]
-    if dtype.isdigit() and int(dtype) > 0:
+    if isinstance(dtype, str) and dtype.isascii() and dtype.isdigit() and len(dtype) <= 3 and 1 <= int(dtype) <= 64:
         return int(dtype)
-    raise ValueError(f"--dtype {dtype!r} is not allowed; choose one of {', '.join(DTYPES)} "
-                     "or a positive whole number of bytes per element")
+    shown = dtype if len(str(dtype)) <= 20 else str(dtype)[:17] + "..."
+    raise InputError(f"--dtype {shown!r} is not allowed; choose one of {', '.join(DTYPES)} "
+                     "or a whole number of bytes per element from 1 to 64")
 
 
 _SIZES = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")

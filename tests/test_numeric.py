@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from symcomm.algorithms import algorithm
-from symcomm.numeric import StoredEvaluator, ceil_log2, evaluate, evaluator
+from symcomm.numeric import ceil_log2, evaluate, evaluator
 from symcomm.strategies import STRATEGIES
 from symcomm.symbols import beta_inter, log2_ceil, N
 
@@ -108,12 +108,3 @@ def test_arguments_by_cli_name_and_errors():
     with pytest.raises(ValueError, match="unknown symbol 'Q'"):
         ev(M=8, N=2, Q=1)
     assert ev(M=8, N=2, Phi=99) == 8                 # other symcomm symbols are ignored
-
-
-def test_stored_source_round_trip():
-    expr = STRATEGIES["hybrid"].by_axis(zero=1)["dp"].time
-    ev = evaluator(expr)
-    again = StoredEvaluator(ev.names, ev.source, lambda: expr)
-    values = dict(G=8, Phi=7e10, alpha=3e-6, alpha_inter=1e-5, beta=2e-12, beta_inter=2e-11, gamma=1e-12,
-                  c=1.0, d=np.array([2.0, 16.0]), p=4.0, t=8.0)
-    np.testing.assert_allclose(again.float(**values), ev.float(**values), rtol=0)

@@ -1,17 +1,13 @@
 """The planner, checked by hand on a 16-GPU cluster (two nodes of 8 A100s)."""
 
 import json
-import os
-import tempfile
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("SYMCOMM_CACHE_DIR", tempfile.mkdtemp(prefix="symcomm-test-cache-"))
-
-from symcomm import presets  # noqa: E402
-from symcomm.cli import main  # noqa: E402
-from symcomm.plan import PlanError, Request, enumerate_layouts, plan  # noqa: E402
+from symcomm import presets
+from symcomm.cli import main
+from symcomm.plan import PlanError, Request, enumerate_layouts, plan
 
 LLAMA8B = presets.model("llama3-8b")
 A100 = presets.hardware("a100")

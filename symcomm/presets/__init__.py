@@ -26,6 +26,10 @@ from pathlib import Path
 import sympy as sp
 
 from .. import symbols as S
+from ..errors import InputError
+
+#: a Hugging Face config.json is a few KiB; anything past this is not one
+MAX_CONFIG_BYTES = 1024 * 1024
 
 # -- the parameter-count formula --------------------------------------------------------------
 
@@ -194,15 +198,13 @@ def model(name: str) -> Model:
 def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Mistral, Mixtral,
     Qwen2, DeepSeek-V2/V3 key names); no network."""
+    from ..inputs import read_json
+
     path = Path(path)
-    try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"--model-config {str(path)!r}: no such file") from None
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"--model-config {str(path)!r} is not a readable JSON file ({err.__class__.__name__})") from None
+    what = f"--model-config {str(path)!r}"
+    cfg = read_json(path, "--model-config", "model-config", limit=MAX_CONFIG_BYTES)
     if not isinstance(cfg, dict):
-        raise ValueError(f"--model-config {str(path)!r}: expected a JSON object (a Hugging Face config.json)")
+        raise InputError(f"{what}: expected a JSON object (a Hugging Face config.json)")
 
     def get(*keys, default=None):
         for key in keys:
@@ -210,7 +212,7 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                 return cfg[key]
         if default is not None:
             return default
-        raise ValueError(f"--model-config {str(path)!r} lacks {' / '.join(keys)} (needed for the parameter count)")
+        raise InputError(f"{what} lacks {' / '.join(keys)} (needed for the parameter count)")
 
     model_type = str(cfg.get("model_type", ""))
     if model_type in ("gpt2", "gpt_neox", "gptj", "opt") or "n_embd" in cfg:
@@ -239,9 +241,24 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                                                     "qk_rope_head_dim", "v_head_dim")})
     if seq is not None:
         data["seq"] = seq
+    _check_shape(data, what)
     data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
     data["source"] = f"Hugging Face config.json at {path}"
     return _model_from(str(path), data)
+
+
+def _check_shape(data: dict, what: str) -> None:
+    """Relations between the fields that a schema cannot state: heads divide the width, K/V
+    heads divide the heads, top-k within the experts, dense layers within the layers."""
+    hidden, heads, kv = int(data["hidden"]), int(data["heads"]), int(data.get("kv_heads", data["heads"]))
+    if hidden % heads:
+        raise InputError(f"{what}: hidden size {hidden} is not a multiple of the {heads} attention heads")
+    if kv > heads or heads % kv:
+        raise InputError(f"{what}: {kv} key/value heads must divide the {heads} attention heads")
+    if int(data.get("moe_layers", 0)) > int(data["layers"]) or int(data.get("moe_layers", 0)) < 0:
+        raise InputError(f"{what}: first_k_dense_replace must be at most the {data['layers']} layers")
+    if int(data.get("top_k", 1)) > int(data.get("experts", 1)):
+        raise InputError(f"{what}: num_experts_per_tok {data['top_k']} exceeds the {data['experts']} experts")
 
 
 # -- hardware -------------------------------------------------------------------------------------
@@ -320,7 +337,9 @@ def fill_from_presets(args, target, texts: dict) -> dict:
     """KEY=VALUE texts completed from ``--model``/``--model-config``/``--hardware`` for the
     symbols ``target`` uses; an explicit KEY=VALUE always wins.  With ``--hardware`` the
     time symbols are per byte, so ``--dtype`` defaults to bf16."""
-    from ..cli import UsageError, _TIME_NAMES
+    from ..inputs import parse_number
+
+    time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
 
     needed: set[str] = set()
     for expr in list(target.cost.fields().values()) + list(target.extras.values()):
@@ -328,7 +347,7 @@ def fill_from_presets(args, target, texts: dict) -> dict:
     filled: dict[str, object] = {}
     try:
         if args.model and args.model_config:
-            raise UsageError("give --model or --model-config, not both")
+            raise InputError("give --model or --model-config, not both")
         if args.model or args.model_config:
             chosen = model(args.model) if args.model else model_from_config(args.model_config)
             filled.update({k: v for k, v in chosen.values().items() if k in needed})
@@ -339,15 +358,15 @@ def fill_from_presets(args, target, texts: dict) -> dict:
             preset = system.values(1)
             single_level = not any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
             group = texts.get("N", filled.get("N"))
-            if single_level and group is not None and int(sp.sympify(group)) > system.gpus_per_node:
+            if single_level and group is not None and parse_number("N", str(group), integer=True) > system.gpus_per_node:
                 # one flat group over several nodes: its ring/tree is as fast as its slowest
                 # link, the network, so the single-level α, β are the inter-node ones
                 preset["alpha"], preset["beta"] = preset["alpha_inter"], preset["beta_inter"]
                 print(f"symcomm: note: N={group} spans nodes of {system.gpus_per_node} GPUs: "
                       "alpha, beta are the inter-node values", file=sys.stderr)
             for key, value in preset.items():
-                if key in _TIME_NAMES or key in needed:
+                if key in time_names or key in needed:
                     filled[key] = value
     except ValueError as err:
-        raise UsageError(str(err)) from None
+        raise InputError(str(err)) from None
     return {**{k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}, **texts}

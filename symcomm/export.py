@@ -44,6 +44,16 @@ package); reach this module with ``from symcomm.export import formulas, select, 
 **C.**  ``static inline double`` functions, C99; ⌈log₂x⌉ and log₂ of a power of two are
 computed exactly by two helpers (``symcomm_ceil_log2``, ``symcomm_log2``); link with
 ``-lm``.  Doubles are exact for integers below 2⁵³.
+
+**JSON** (``format_version`` 2).  Each formula carries its expression as ``tree``: plain
+JSON data (operator nodes ``{"op": "Add", "args": [...]}``, leaves ``{"symbol": "N"}``,
+``{"integer": "-1"}``, ``{"rational": "1/2"}``; the format is documented in
+:mod:`symcomm.exprtree`).  Load it with :func:`symcomm.exprtree.from_tree`, which rebuilds
+the SymPy expression from a whitelist of node types and symbols without evaluating any
+text, or walk it with any JSON parser.  ``srepr`` (SymPy source text, with the names
+``srepr_namespace`` lists), ``text`` and ``latex`` are for display and for *trusted input
+only*: ``eval()`` or ``sympify()`` of text runs arbitrary code, so never eval() text from
+a file you did not produce yourself; load ``tree`` instead.
 """
 
 from __future__ import annotations
@@ -63,6 +73,7 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import symbols as S
+from .exprtree import to_tree
 from .printing import render, tex_text
 
 FORMATS = ("latex", "markdown", "python", "c", "json")
@@ -92,7 +103,10 @@ PRIMITIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); e
 
 def srepr_namespace(exprs) -> dict[str, str]:
     """Names the ``srepr`` of ``exprs`` uses that ``from sympy import *`` does not provide
-    (``log2``, ``ExprCondPair``...), mapped to their import paths."""
+    (``log2``, ``ExprCondPair``...), mapped to their import paths.
+
+    For reading back a file you produced yourself (trusted input only); a formula from any
+    other file is loaded from its ``tree`` with :func:`symcomm.exprtree.from_tree`."""
     out = {}
     for expr in exprs:
         for node in sp.preorder_traversal(expr):
@@ -501,7 +515,11 @@ def to_c(chosen: list[Formula]) -> str:
 
 
 def to_data(chosen: list[Formula]) -> dict:
-    """The JSON document as Python data (what ``--format json`` prints)."""
+    """The JSON document as Python data (what ``--format json`` prints).
+
+    ``tree`` is the expression to load (:func:`symcomm.exprtree.from_tree`, no code is
+    evaluated); ``srepr`` is SymPy source text for trusted input only (see the module
+    docstring)."""
     from . import __name__ as package
 
     records = []
@@ -521,6 +539,7 @@ def to_data(chosen: list[Formula]) -> dict:
                             "unit": info.unit, "assumptions": _assumptions(info.symbol)}
                            for info in f.parameters],
             "requires": list(f.requires),
+            "tree": to_tree(f.expr),
             "srepr": sp.srepr(f.expr),
             "latex": f.latex,
             "text": sp.sstr(f.expr),
@@ -529,7 +548,7 @@ def to_data(chosen: list[Formula]) -> dict:
         })
     return {
         "generator": package,
-        "format_version": 1,
+        "format_version": 2,
         "srepr_namespace": srepr_namespace(f.expr for f in chosen),
         "formulas": records,
     }

@@ -18,5 +18,6 @@ class InputError(SymcommError, ValueError):
     """Bad input (a value, an option, a file): one line naming it and what is allowed."""
 
 
-class OutputError(InputError):
-    """An output path symcomm refuses to write (not a regular file, missing folder...)."""
+class OutputError(InputError, OSError):
+    """An output path symcomm refuses or fails to write (not a regular file, missing folder,
+    disk full...).  Also an :class:`OSError`, which is what a failed write has always been."""

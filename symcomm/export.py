@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -73,6 +72,8 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import symbols as S
+from .errors import InputError
+from .files import check_output, write_file
 from .exprtree import to_tree
 from .printing import render, tex_text
 
@@ -598,26 +599,13 @@ def export(fmt: str, only=None, *, numpy: bool = False, path: str | os.PathLike 
 
 
 def _check_target(path: Path) -> None:
-    if path.is_dir():
-        raise ValueError(f"-o {path}: is a directory; give a file name")
-    if not path.parent.is_dir():
-        raise ValueError(f"-o {path}: directory {path.parent} does not exist; create it first (nothing was written)")
+    check_output(path, "-o")
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and os.replace."""
-    _check_target(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``text`` to ``path``: a regular file, replaced atomically, under the user's umask
+    (:func:`symcomm.files.write_file`)."""
+    write_file(path, text, "-o")
 
 
 # -- CLI -------------------------------------------------------------------------------------------
@@ -637,8 +625,6 @@ def register_cli(subparsers) -> None:
 def _run(args) -> int:
     import sys
 
-    from .cli import UsageError
-
     try:
         if args.list:
             for f in select(args.only):
@@ -648,7 +634,7 @@ def _run(args) -> int:
             raise ValueError(f"--format is required; choose one of {', '.join(FORMATS)}")
         text = export(args.format, args.only, numpy=args.numpy, path=args.output)
     except ValueError as err:
-        raise UsageError(str(err)) from None
+        raise InputError(str(err)) from None
     if args.output is None:
         sys.stdout.write(text)
     return 0

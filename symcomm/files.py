@@ -116,7 +116,7 @@ def write_file(path, data: str | bytes, what: str = "-o") -> Path:
         except FileNotFoundError:
             pass
         if isinstance(err, OSError) and not isinstance(err, OutputError):
-            raise OutputError(f"{what} {str(path)!r}: cannot be written ({err.strerror})") from None
+            raise OutputError(f"{what} {str(path)!r}: cannot be written ({err.strerror or err})") from None
         raise
     return path
 

@@ -1,0 +1,236 @@
+"""Hostile input, generated: every subcommand, in-process, each call time-limited.
+
+The property (issue "No input may run code, hang, or destroy a file"): a call ends within
+its time limit with exit 0 (an answer), 1 (validate found a miss) or 2 with exactly one
+line on stderr that names what the user typed wrong; never a traceback, never a file
+written outside the temporary folder, never code run (a marker file an injected payload
+would create stays absent).  ``SYMCOMM_FUZZ_EXAMPLES`` raises the number of examples.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from symcomm import symbols as S
+from symcomm.cli import main
+from symcomm.presets import hardware_names, model_names
+from symcomm.primitives import PRIMITIVES
+from symcomm.strategies import STRATEGIES
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT_S = 10
+EXAMPLES = int(os.environ.get("SYMCOMM_FUZZ_EXAMPLES", "250"))
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def _marker(tmp: Path) -> Path:
+    return tmp / "PWNED"
+
+
+def numbers(tmp: Path):
+    marker = _marker(tmp)
+    payloads = [
+        f"__import__('os').system('touch {marker}') or 8",
+        f"exec(\"open('{marker}','w')\")",
+        f"eval(\"open('{marker}','w')\")",
+        "lambda: 1", "N", "Phi*2", "sympy.pi", "x" * 300,
+    ]
+    return st.one_of(
+        st.integers(-10, 10 ** 40).map(str),
+        st.sampled_from(["0", "-1", "1", "2", "3", "8", "12", "1024", "2**30", "2**100", "2**101",
+                         "2**100000000000", "10**10**10", "1e1000000000", "1e400", "1e-400", "1e-12",
+                         "5e-6", "0.5", "1/3", "1/0", "0/0", "3*2**30", "2^10", "nan", "inf", "-inf",
+                         "Infinity", "٣", "８", "１e3", "0x10", "1_000", " 8 ", "", "=", "8=8",
+                         "9" * 5000, "1" + "0" * 4400]),
+        st.sampled_from(payloads),
+        st.text(max_size=12),
+    )
+
+
+def json_values(tmp: Path):
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 30, 10 ** 30),
+                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+    return st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                      st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                        max_leaves=12)
+
+
+CONFIG_KEYS = ["num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+               "intermediate_size", "vocab_size", "max_position_embeddings", "n_embd", "n_layer",
+               "n_head", "num_local_experts", "num_experts_per_tok", "kv_lora_rank", "tie_word_embeddings"]
+
+
+def files(tmp: Path):
+    """A file argument: a random JSON file, a config with hostile fields, or a hostile path."""
+    special = st.sampled_from(["/dev/zero", "/dev/null", str(tmp / "missing.json"), str(tmp), str(tmp / "fifo"),
+                               str(tmp / "deep.json"), str(tmp / "nan.json"), str(tmp / "bigint.json")])
+
+    @st.composite
+    def random_json(draw):
+        kind = draw(st.sampled_from(["any", "config", "rows"]))
+        if kind == "any":
+            data = draw(json_values(tmp))
+        elif kind == "config":
+            base = {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 8,
+                    "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64}
+            for key in draw(st.lists(st.sampled_from(CONFIG_KEYS), max_size=3)):
+                base[key] = draw(st.one_of(json_values(tmp), st.sampled_from([0, -1, 10 ** 18, 1e18, [8], "8"])))
+            data = base
+        else:
+            row = {"kind": draw(st.sampled_from(["op", "step", "x"])),
+                   "name": draw(st.sampled_from(["all_reduce", "ddp", "fsdp", "nope"])),
+                   "N": draw(st.one_of(st.integers(-1, 10 ** 7), st.just("4"))),
+                   "M": draw(st.integers(-1, 2 ** 45)), "Phi": draw(st.integers(-1, 2 ** 45)),
+                   "measured": draw(st.lists(st.integers(-1, 10), max_size=4))}
+            data = draw(st.sampled_from([{"rows": [row]}, {"rows": 5}, [row], {"rows": [row] * 2}]))
+        path = tmp / f"f{draw(st.integers(0, 5))}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return str(path)
+
+    return st.one_of(special, random_json())
+
+
+def outputs(tmp: Path):
+    return st.sampled_from([str(tmp / "out.txt"), str(tmp / "fifo"), "/dev/null", str(tmp),
+                            str(tmp / "no" / "such" / "dir" / "x.txt"), str(tmp / "link"), "/proc/version"])
+
+
+@st.composite
+def argv(draw, tmp: Path):
+    number = numbers(tmp)
+    command = draw(st.sampled_from(["eval", "eval", "eval", "show", "list", "plan", "plan", "export",
+                                    "validate", "measure", "bogus"]))
+    words = [command]
+    if command in ("eval", "show"):
+        words.append(draw(st.one_of(st.sampled_from(list(PRIMITIVES) + list(STRATEGIES)), st.text(max_size=8))))
+        keys = list(S.SYMBOLS) + ["gpus_per_node", "zero", "sp", "recompute", "schedule", "algorithm", "Q", ""]
+        for _ in range(draw(st.integers(0, 6))):
+            words.append(f"{draw(st.sampled_from(keys))}={draw(number)}")
+        if draw(st.booleans()):
+            words += ["--algorithm", draw(st.sampled_from(["ring", "tree", "bruck", "flat", "x"]))]
+        if command == "eval":
+            for flag, values in (("--dtype", st.one_of(st.sampled_from(["fp32", "bf16", "4", "0", "65", "٣"]), number)),
+                                 ("--backend", st.sampled_from(["nccl", "gloo", "mpich", "textbook", "x"])),
+                                 ("--model", st.sampled_from(list(model_names()) + ["x"])),
+                                 ("--hardware", st.sampled_from(list(hardware_names()) + ["x"])),
+                                 ("--model-config", files(tmp))):
+                if draw(st.integers(0, 3)) == 0:
+                    words += [flag, draw(values)]
+            if draw(st.booleans()):
+                words.append("--json")
+        else:
+            words += ["--format", draw(st.sampled_from(["text", "latex", "markdown", "x"]))]
+    elif command == "list":
+        words += draw(st.sampled_from([[], ["--json"], ["--bogus"]]))
+    elif command == "plan":
+        words += ["--model", draw(st.sampled_from(["llama3-8b", "mixtral-8x7b", "x"]))]
+        if draw(st.integers(0, 4)) == 0:
+            words += ["--model-config", draw(files(tmp))]
+        words += ["--hardware", draw(st.sampled_from(["a100", "h100", "x"]))]
+        for flag in ("--gpus", "--batch", "--seq", "--gpus-per-node", "--micro-batch", "--max-bubble", "--top"):
+            if draw(st.integers(0, 2)):
+                words += [flag, draw(st.one_of(number, st.sampled_from(["16", "64", "8", "1"])))]
+        if draw(st.booleans()):
+            words.append("--json")
+    elif command == "export":
+        words += ["--format", draw(st.sampled_from(["python", "c", "json", "latex", "markdown", "x"]))]
+        words += ["--only", draw(st.sampled_from(["all_reduce__ring", "tp", "all_reduce__ring__send", "zzz"]))]
+        if draw(st.booleans()):
+            words += ["-o", draw(outputs(tmp))]
+    elif command == "validate":
+        words += ["--from", draw(files(tmp)), "--no-progress"]
+        if draw(st.booleans()):
+            words += ["--output", draw(outputs(tmp))]
+    elif command == "measure":
+        for flag in ("--ranks", "--sizes", "--timeout", "--primitives", "--steps"):
+            if draw(st.booleans()):
+                words += [flag, draw(number)]
+        words += ["--no-progress"] + (["--output", draw(outputs(tmp))] if draw(st.booleans()) else [])
+    else:
+        words += draw(st.lists(st.text(max_size=6), max_size=3))
+    return words
+
+
+def _prepare(tmp: Path) -> None:
+    fifo = tmp / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    (tmp / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp / "nan.json").write_text('{"rows": [{"N": NaN}]}')
+    (tmp / "bigint.json").write_text('{"hidden_size": ' + "9" * 5000 + "}")
+    link = tmp / "link"
+    if not link.is_symlink():
+        link.symlink_to(tmp / "elsewhere.txt")
+
+
+def _snapshot(tmp: Path) -> set:
+    return {str(p.relative_to(ROOT)) for p in ROOT.iterdir()}
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fuzz")
+    _prepare(tmp)
+    return tmp
+
+
+def _no_measuring(*args, **kwargs):
+    return []   # a valid measure/validate request would start torch ranks: not here
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_hostile_input_ends_cleanly(arena, data, monkeypatch_module):
+    words = data.draw(argv(arena))
+    before = _snapshot(arena)
+    fifo_mode = os.stat(arena / "fifo").st_mode
+    stdout, stderr = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, LIMIT_S)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(words)
+    except Hang:
+        pytest.fail(f"no answer within {LIMIT_S} s: symcomm {words!r}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    err = stderr.getvalue()
+    assert "Traceback" not in err, (words, err)
+    assert not _marker(arena).exists(), f"code ran: {words!r}"
+    assert code in (0, 1, 2), (words, code, err)
+    if code == 2:
+        lines = [line for line in err.splitlines() if line.strip() and not line.startswith("symcomm: note:")]
+        assert len(lines) == 1 and lines[0].startswith("symcomm: error: "), (words, err)
+    assert _snapshot(arena) == before, f"a file appeared outside the temporary folder: {words!r}"
+    assert stat.S_ISFIFO(os.stat(arena / "fifo").st_mode) and os.stat(arena / "fifo").st_mode == fifo_mode
+    assert (arena / "link").is_symlink() and not (arena / "elsewhere.txt").exists(), words
+    assert os.path.exists("/dev/null") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    patch = pytest.MonkeyPatch()
+    import symcomm.measure as measure
+
+    patch.setattr(measure, "sweep", _no_measuring)
+    yield patch
+    patch.undo()

@@ -126,6 +126,8 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
             raise UsageError(f"{item!r} is not KEY=VALUE; write for example N=8 M=1073741824")
         key, text = item.split("=", 1)
         typed = key.strip()
+        if not typed:
+            raise UsageError(f"{item!r} is not KEY=VALUE: the name before '=' is empty; write for example N=8")
         key = ALIASES.get(typed, typed)
         if key in values or key in options:
             raise UsageError(f"{typed} is given twice; give each parameter once")
@@ -386,7 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         args, extra = build_parser().parse_known_args(argv)
         stray = [word for word in extra if word.startswith("-") or "=" not in word]
         if stray or (extra and not hasattr(args, "assignments")):
-            raise UsageError(f"unrecognized arguments: {' '.join(stray or extra)}")
+            shown = " ".join(w if w.strip() and w == w.strip() else repr(w) for w in stray or extra)
+            raise UsageError(f"unrecognized arguments: {shown}")
         if extra:
             args.assignments = list(args.assignments) + extra
         if getattr(args, "dtype", None):

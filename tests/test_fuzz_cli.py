@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from symcomm import symbols as S
@@ -29,7 +29,7 @@ from symcomm.strategies import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 10
-EXAMPLES = int(os.environ.get("SYMCOMM_FUZZ_EXAMPLES", "250"))
+EXAMPLES = int(os.environ.get("SYMCOMM_FUZZ_EXAMPLES", "1500"))
 
 
 class Hang(Exception):
@@ -52,7 +52,9 @@ def numbers(tmp: Path):
         f"eval(\"open('{marker}','w')\")",
         "lambda: 1", "N", "Phi*2", "sympy.pi", "x" * 300,
     ]
+    plausible = st.sampled_from(["1", "2", "4", "8", "16", "64", "2**20", "3*2**30", "1e-5", "2e-11", "0.5", "12"])
     return st.one_of(
+        plausible, plausible, plausible,
         st.integers(-10, 10 ** 40).map(str),
         st.sampled_from(["0", "-1", "1", "2", "3", "8", "12", "1024", "2**30", "2**100", "2**101",
                          "2**100000000000", "10**10**10", "1e1000000000", "1e400", "1e-400", "1e-12",
@@ -168,6 +170,48 @@ def argv(draw, tmp: Path):
     return words
 
 
+#: commands that work, from the README; the fuzzer breaks one or two words of each
+VALID = [
+    ["eval", "all_reduce", "N=8", "M=2**30"],
+    ["eval", "all_reduce", "--algorithm", "ring", "N=8", "M=2**30", "--dtype", "bf16", "alpha=5e-6", "beta=1e-11",
+     "gamma=0"],
+    ["eval", "broadcast", "--algorithm", "binomial_tree", "N=8", "M=1024", "--json"],
+    ["eval", "all_gather", "--algorithm", "bruck", "N=6", "M=60"],
+    ["eval", "tp", "N=8", "b=1", "s=2048", "h=12288", "L=1", "--json"],
+    ["eval", "hybrid", "d=4", "t=8", "p=4", "c=1", "Phi=70000000000", "b=128", "s=4096", "h=8192", "L=80", "m=32",
+     "zero=1", "gpus_per_node=8", "--dtype", "bf16"],
+    ["eval", "zero3", "N=8", "Phi=294912", "--backend", "gloo"],
+    ["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100"],
+    ["show", "all_reduce", "--algorithm", "ring", "--format", "latex"],
+    ["plan", "--model", "llama3-8b", "--gpus", "64", "--gpus-per-node", "8", "--hardware", "a100", "--batch", "64",
+     "--top", "3"],
+    ["export", "--format", "python", "--only", "all_reduce__ring"],
+    ["list", "--json"],
+]
+
+
+@st.composite
+def broken(draw, tmp: Path):
+    """A working command with up to two words replaced, one inserted or one repeated."""
+    words = list(draw(st.sampled_from(VALID)))
+    for _ in range(draw(st.integers(0, 2))):
+        i = draw(st.integers(1, len(words) - 1))
+        how = draw(st.sampled_from(["value", "value", "value", "repeat", "drop", "file"]))
+        if how == "value" and "=" in words[i]:
+            words[i] = words[i].split("=")[0] + "=" + draw(numbers(tmp))
+        elif how == "value" and words[i - 1].startswith("-"):
+            words[i] = draw(numbers(tmp))
+        elif how == "repeat":
+            words.insert(i, words[i])
+        elif how == "drop":
+            del words[i]
+        elif words[0] in ("eval", "plan"):
+            words += ["--model-config", draw(files(tmp))]
+        if len(words) < 2:
+            break
+    return words
+
+
 def _prepare(tmp: Path) -> None:
     fifo = tmp / "fifo"
     if not fifo.exists():
@@ -199,7 +243,7 @@ def _no_measuring(*args, **kwargs):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_hostile_input_ends_cleanly(arena, data, monkeypatch_module):
-    words = data.draw(argv(arena))
+    words = data.draw(st.one_of(broken(arena), argv(arena)))
     before = _snapshot(arena)
     fifo_mode = os.stat(arena / "fifo").st_mode
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -214,12 +258,19 @@ def test_hostile_input_ends_cleanly(arena, data, monkeypatch_module):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     err = stderr.getvalue()
+    event(f"{words[0]} exit {code}")
     assert "Traceback" not in err, (words, err)
     assert not _marker(arena).exists(), f"code ran: {words!r}"
     assert code in (0, 1, 2), (words, code, err)
     if code == 2:
         lines = [line for line in err.splitlines() if line.strip() and not line.startswith("symcomm: note:")]
         assert len(lines) == 1 and lines[0].startswith("symcomm: error: "), (words, err)
+        named = {w.split("=")[0] for w in words if "=" in w} | {w.lstrip("-") for w in words if w.startswith("-")}
+        named |= {w for w in words if "/" in w or w in ("eval", "show", "plan", "export", "validate", "measure")}
+        named |= {w for w in words if w.strip()} | {repr(w) for w in words}
+        # it names what the user typed, or the option or parameter they left out
+        absent = any(word in lines[0] for word in ("missing ", " is required", " are required"))
+        assert absent or any(name and name[:60] in lines[0] for name in named), (words, lines[0])
     assert _snapshot(arena) == before, f"a file appeared outside the temporary folder: {words!r}"
     assert stat.S_ISFIFO(os.stat(arena / "fifo").st_mode) and os.stat(arena / "fifo").st_mode == fifo_mode
     assert (arena / "link").is_symlink() and not (arena / "elsewhere.txt").exists(), words

@@ -18,15 +18,16 @@ from pathlib import Path
 
 import jinja2
 
-from derivations import CHAPTERS
+from symcomm.derivations import CHAPTERS
 from symcomm import docs
+from symcomm.templates import FOLDER as TEMPLATE_FOLDER
 from symcomm.errors import SymcommError
 from symcomm.files import make_folder, write_file
 from symcomm.printing import tex_text
 from symcomm.proof import check
 
 ROOT = Path(__file__).resolve().parent
-TEMPLATES = ROOT / "templates"
+TEMPLATES = TEMPLATE_FOLDER
 
 _MD_SPECIAL = re.compile(r"([\\|*_`<>\[\]])")
 

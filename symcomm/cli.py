@@ -323,7 +323,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_prove(args) -> int:
-    from derivations import CHAPTERS
+    from symcomm.derivations import CHAPTERS
     from .proof import check
 
     started = _time.perf_counter()

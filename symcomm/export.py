@@ -74,13 +74,14 @@ from sympy.printing.pycode import PythonCodePrinter
 from . import symbols as S
 from .errors import InputError
 from .files import check_output, write_file
+from .templates import FOLDER as TEMPLATE_FOLDER
 from .exprtree import to_tree
 from .printing import render, tex_text
 
 FORMATS = ("latex", "markdown", "python", "c", "json")
 
 SCHEMA_PATH = Path(__file__).with_name("schema") / "formulas.schema.json"
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "export"
+TEMPLATES = TEMPLATE_FOLDER / "export"
 
 #: What each quantity means (the JSON carries it, the tables show it).
 QUANTITIES = {

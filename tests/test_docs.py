@@ -39,7 +39,7 @@ def _files(root: Path) -> dict:
 def test_build_summary_line(fresh):
     _, stdout = fresh
     last = stdout.strip().splitlines()[-1]
-    from derivations import CHAPTERS
+    from symcomm.derivations import CHAPTERS
     assert last.startswith(f"built docs: {len(CHAPTERS)} chapters,")
     assert "claims proved" in last and "files written" in last and last.endswith(" s")
 

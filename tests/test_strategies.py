@@ -220,7 +220,7 @@ def test_unknown_options_raise_with_the_allowed_values():
 # -- every chapter's claims prove ----------------------------------------------------------------
 
 def test_every_chapter_claim_proves():
-    from derivations import CHAPTERS
+    from symcomm.derivations import CHAPTERS
     from symcomm.derivation import check_chapters
 
     failed = [(chapter.number, proof.claim.name, proof.detail)

@@ -1,0 +1,98 @@
+"""The package as a user installs it: a wheel in a fresh virtual environment, outside the
+source tree, runs every subcommand, the export in every format, and the docs build.
+
+Slow (a wheel, a venv, the dependencies from the registry): it runs when SYMCOMM_CI=1 (as
+.ci/run sets) or SYMCOMM_WHEEL=1, and skips otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = os.environ.get("SYMCOMM_CI") == "1" or os.environ.get("SYMCOMM_WHEEL") == "1"
+
+pytestmark = pytest.mark.skipif(not RUN, reason="builds a wheel and a venv: set SYMCOMM_WHEEL=1 (CI sets SYMCOMM_CI=1)")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    work = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(work / "dist"), str(ROOT)], check=True)
+    wheel = next((work / "dist").glob("symcomm-*.whl"))
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True)
+    home = work / "home"          # no source tree on the path: run from here
+    home.mkdir()
+    return wheel, python, home
+
+
+def _run(python: Path, home: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    return subprocess.run([str(python), *argv], cwd=home, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_wheel_holds_the_package_and_no_top_level_content(installed):
+    wheel, _, _ = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"symcomm"}, tops                       # no top-level "derivations" or "templates"
+    for needed in ("symcomm/derivations/__init__.py", "symcomm/derivations/data/gloo_measurements.json",
+                   "symcomm/templates/export/formulas.md.j2", "symcomm/templates/latex/symcomm.tex.j2",
+                   "symcomm/schema/formulas.schema.json", "symcomm/presets/models.json"):
+        assert needed in names, needed
+
+
+def test_installed_package_is_not_the_source_tree(installed):
+    _, python, home = installed
+    got = _run(python, home, "-c", "import symcomm, symcomm.derivations as d; print(symcomm.__file__); print(d.__file__)")
+    assert got.returncode == 0, got.stderr
+    assert str(ROOT) not in got.stdout and "site-packages" in got.stdout
+
+
+@pytest.mark.parametrize("fmt", ["python", "c", "json", "latex", "markdown"])
+def test_export_every_format(installed, fmt):
+    _, python, home = installed
+    out = home / f"formulas.{fmt}"
+    got = _run(python, home, "-m", "symcomm.cli", "export", "--format", fmt, "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    assert out.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv", [
+    ["list", "--json"],
+    ["show", "all_reduce", "--algorithm", "ring", "--format", "latex"],
+    ["eval", "all_reduce", "N=8", "M=2**30", "--json"],
+    ["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100"],
+    ["plan", "--model", "llama3-8b", "--gpus", "64", "--hardware", "a100", "--batch", "64", "--top", "2"],
+    ["validate", "--from", "DATA", "--no-progress"],
+    ["prove", "--quiet"],
+])
+def test_every_subcommand(installed, argv):
+    _, python, home = installed
+    data = ROOT / "derivations" / "data" / "gloo_measurements.json"
+    argv = [str(data) if word == "DATA" else word for word in argv]
+    got = _run(python, home, "-m", "symcomm.cli", *argv)
+    assert got.returncode == 0, got.stderr
+    if argv[0] == "list":
+        assert json.loads(got.stdout)["primitives"]
+
+
+def test_build_docs_against_the_wheel(installed):
+    _, python, home = installed
+    script = home / "build_docs.py"
+    shutil.copy(ROOT / "build_docs.py", script)          # beside no symcomm/: imports the installed one
+    got = _run(python, home, str(script), "--out", str(home / "docs"))
+    assert got.returncode == 0, got.stderr
+    assert (home / "docs" / "index.md").is_file() and (home / "docs" / "symcomm.tex").is_file()

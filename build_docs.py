@@ -123,8 +123,8 @@ def build(out: Path) -> int:
         "chapters": chapters, "claims_proved": proved, "convention": docs.COLLECTIVE_CONVENTION,
         "symbols": docs.symbol_rows(), "primitives": docs.primitive_rows(),
         "algorithms": docs.algorithm_rows(), "bounds": docs.bound_rows(),
-        "strategies": docs.strategy_rows(STRATEGIES), "plots": plots,
-        "pictures": docs.picture_rows(), "usage": docs.usage_rows(STRATEGIES),
+        "strategies": docs.strategy_rows(), "plots": plots,
+        "pictures": docs.picture_rows(), "usage": docs.usage_rows(),
     }
     write(out / "index.md", markdown.get_template("markdown/index.md.j2").render(**shared), written)
     page = markdown.get_template("markdown/chapter.md.j2")

@@ -11,18 +11,16 @@ import importlib
 import json
 import sys
 import time as _time
-from dataclasses import dataclass, field
-
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import DEFAULT_ALGORITHM, algorithm, algorithms_of
-from .cost import Cost
+from .algorithms import algorithms_of
 from .errors import InputError, SymcommError
 from .evaluate import exact, plain
 from .inputs import parse_number
 from .primitives import PRIMITIVES
 from .printing import FORMATS, render
+from .subjects import Subject, aliases, option_names, subject
 from .units import DTYPES, bytes_per_element, human_size, human_time
 
 #: More subcommands: "module:function", the function takes argparse's subparsers object,
@@ -48,76 +46,6 @@ def _strategies() -> dict:
     return STRATEGIES
 
 
-# -- what a command is about ----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Target:
-    """A primitive with one algorithm, or a strategy with its options, ready to evaluate."""
-
-    kind: str                    # "primitive" | "strategy"
-    name: str
-    cost: Cost
-    algorithm: str = ""
-    options: dict = field(default_factory=dict)
-    terms: tuple = ()
-    extras: dict = field(default_factory=dict)
-    source: str = ""
-    convention: str = ""
-    requires: tuple[str, ...] = ()
-    obj: object = None
-
-    @property
-    def label(self) -> str:
-        if self.kind == "primitive":
-            return f"{self.name} / {self.algorithm}"
-        opts = " ".join(f"{k}={v}" for k, v in self.options.items())
-        return f"{self.name}" + (f" ({opts})" if opts else "")
-
-    def problems(self, values: dict) -> list[str]:
-        if self.kind == "primitive":
-            return self.obj.violations(values)
-        return self.obj.validate(values, **self.options)
-
-
-def _all_names() -> str:
-    return ", ".join(list(PRIMITIVES) + list(_strategies()))
-
-
-def resolve(name: str, algorithm_name: str | None, options: dict) -> Target:
-    if name in PRIMITIVES:
-        if options:
-            key = next(iter(options))
-            raise UsageError(f"unknown parameter {key!r} for {name}; allowed: N, M, G (hierarchical), "
-                             + ", ".join(sorted(_TIME_NAMES)))
-        try:
-            alg = algorithm(name, algorithm_name or DEFAULT_ALGORITHM[name])
-        except ValueError as err:
-            raise UsageError(f"--algorithm: {err}") from None
-        return Target("primitive", name, alg.cost, alg.name, source=alg.source,
-                      convention="elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
-                                 "send/recv = busiest rank, total = all ranks",
-                      requires=tuple(r.describe() for r in alg.requires), obj=alg)
-    strategies = _strategies()
-    if name in strategies:
-        strategy = strategies[name]
-        if algorithm_name is not None:
-            if "algorithm" not in strategy.options:
-                raise UsageError(f"--algorithm is not an option of {name}; its options: "
-                                 f"{', '.join(strategy.options) or 'none'}")
-            options = {**options, "algorithm": algorithm_name}
-        try:
-            resolved = strategy.resolve(**options)
-            cost = strategy.cost(**resolved)
-        except ValueError as err:
-            raise UsageError(str(err)) from None
-        return Target("strategy", strategy.name, cost, options=resolved,
-                      terms=strategy.terms(**resolved), extras=strategy.extras(**resolved),
-                      source=strategy.source, convention=strategy.convention, obj=strategy)
-    raise UsageError(f"unknown primitive or strategy {name!r}; choose one of: {_all_names()}")
-
-
-# -- parsing KEY=VALUE ----------------------------------------------------------------------
-
 def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict, dict]:
     """KEY=VALUE words → (symbol values as text, option values as text)."""
     values, options = {}, {}
@@ -138,13 +66,9 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
     return values, options
 
 
-def bind(target: Target, texts: dict) -> tuple[dict, dict]:
+def bind(target: Subject, texts: dict) -> tuple[dict, dict]:
     """Check names and parse values: (symbol → exact value, time symbol → value)."""
-    needed = set()
-    for expr in list(target.cost.fields().values()):
-        needed |= {x for x in sp.sympify(expr).free_symbols if x not in S.TIME_SYMBOLS}
-    for expr in target.extras.values():
-        needed |= sp.sympify(expr).free_symbols
+    needed = target.symbols()
     needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
     time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
     allowed = needed_names + sorted(_TIME_NAMES)
@@ -152,16 +76,15 @@ def bind(target: Target, texts: dict) -> tuple[dict, dict]:
     for key, text in texts.items():
         if key in _TIME_NAMES:
             times[S.symbol(key)] = parse_number(key, text, integer=False)
-        elif key in needed_names or (target.kind == "strategy" and key in S.SYMBOLS):
+        elif key in needed_names or (target.open_symbols and key in S.SYMBOLS):
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
-            least = 2 if (target.kind == "primitive" and sym is S.N) else 1
-            values[sym] = parse_number(key, text, integer=bool(sym.is_integer), least=least)
+            values[sym] = parse_number(key, text, integer=bool(sym.is_integer), least=target.least.get(sym, 1))
             if key not in needed_names:
                 unused.append(key)
         else:
-            options = f"; options: {', '.join(target.obj.options)}" if target.kind == "strategy" and target.obj.options else ""
+            options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
             raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
     missing = [name for name in needed_names if S.symbol(name) not in values]
     if missing:
@@ -182,7 +105,7 @@ def bind(target: Target, texts: dict) -> tuple[dict, dict]:
 
 # -- evaluation ---------------------------------------------------------------------------
 
-def evaluate(target: Target, values: dict, times: dict, scale: int) -> dict:
+def evaluate(target: Subject, values: dict, times: dict, scale: int) -> dict:
     out: dict = {}
     for key, expr in target.cost.fields().items():
         number = exact(expr, values)
@@ -196,7 +119,7 @@ def evaluate(target: Target, values: dict, times: dict, scale: int) -> dict:
     return out
 
 
-def _term_rows(target: Target, values: dict, scale: int) -> list[dict]:
+def _term_rows(target: Subject, values: dict, scale: int) -> list[dict]:
     rows = []
     for term in target.terms:
         cost = term.cost
@@ -214,32 +137,31 @@ def _term_rows(target: Target, values: dict, scale: int) -> list[dict]:
 
 
 def cmd_eval(args) -> int:
-    strategy = _strategies().get(args.name)
-    option_names = set(strategy.options) if strategy is not None else set()
-    texts, option_texts = split_assignments(args.assignments, option_names)
-    target = resolve(args.name, args.algorithm, option_texts)
+    texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
+    target = subject(args.name, args.algorithm, **option_texts)
+    dtype = args.dtype
     if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins
         from .presets import fill_from_presets
-        texts = fill_from_presets(args, target, texts)
+        texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
+                                         hardware_name=args.hardware, dtype=dtype)
     values, times = bind(target, texts)
     if args.backend:  # what that library runs for each collective (symcomm.profiles)
-        from .profiles import under_backend
-        target = under_backend(target, args.backend, values, bytes_per_element(args.dtype) if args.dtype else 4)
-    scale = bytes_per_element(args.dtype) if args.dtype else 1
-    unit = "bytes" if args.dtype else "elements"
+        target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
+    scale = bytes_per_element(dtype) if dtype else 1
+    unit = "bytes" if dtype else "elements"
     result = evaluate(target, values, times, scale)
     extras = {key: exact(expr, values) for key, expr in target.extras.items()}
     payload = {
         "kind": target.kind,
         "name": target.name,
-        **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": target.options}),
+        **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": dict(target.options)}),
         "values": {S.BY_SYMBOL[sym].cli_name: plain(val) for sym, val in values.items()},
         "unit": unit,
-        **({"dtype": args.dtype, "bytes_per_element": scale} if args.dtype else {}),
+        **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
         **{key: plain(val) for key, val in result.items()},
         **{key: plain(val) for key, val in extras.items()},
     }
-    if target.kind == "strategy":
+    if target.terms:
         payload["terms"] = _term_rows(target, values, scale)
     if args.json:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -271,10 +193,8 @@ def cmd_eval(args) -> int:
 
 
 def cmd_show(args) -> int:
-    strategy = _strategies().get(args.name)
-    option_names = set(strategy.options) if strategy is not None else set()
-    _, option_texts = split_assignments(args.assignments, option_names)
-    target = resolve(args.name, args.algorithm, option_texts)
+    _, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
+    target = subject(args.name, args.algorithm, **option_texts)
     if args.format not in FORMATS:
         raise UsageError(f"--format {args.format!r} is not allowed; choose one of {', '.join(FORMATS)}")
     print(f"{target.label}")
@@ -302,11 +222,12 @@ def cmd_list(args) -> int:
                         for a in algorithms_of(p.name)]}
         for p in PRIMITIVES.values()
     ]
+    listed = list(_strategies().items()) + [(alias, _strategies()[own]) for alias, own in aliases().items()]
     strategies = [
-        {"name": key, "title": s.title, "options": {n: {"default": o.default, "allowed": o.allowed}
+        {"name": key, "title": s.title, "options": {n: {"default": o.text(o.default), "allowed": list(o.texts)}
                                                     for n, o in s.options.items()},
          **({"alias_of": s.name} if key != s.name else {})}
-        for key, s in _strategies().items()
+        for key, s in listed
     ]
     if args.json:
         print(json.dumps({"primitives": primitives, "strategies": strategies}, indent=2, ensure_ascii=False))
@@ -323,7 +244,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_prove(args) -> int:
-    from symcomm.derivations import CHAPTERS
+    from .derivations import CHAPTERS
     from .proof import check
 
     started = _time.perf_counter()

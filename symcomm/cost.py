@@ -89,6 +89,19 @@ class Cost:
         return Cost(Traffic(sp.sympify(send), sp.sympify(recv)), sp.sympify(total),
                     _frozen(coeffs), root)
 
+    @staticmethod
+    def zero() -> "Cost":
+        """Nothing sent and no time: the neutral element of :meth:`then`."""
+        return Cost(Traffic(sp.Integer(0), sp.Integer(0)), sp.Integer(0), ())
+
+    @staticmethod
+    def sum(costs) -> "Cost":
+        """The costs one after another (:meth:`then`); :meth:`zero` for none."""
+        total = Cost.zero()
+        for cost in costs:
+            total = total.then(cost)
+        return total
+
     # -- reading -------------------------------------------------------------------
     def coefficient(self, sym: sp.Symbol) -> sp.Expr:
         return dict(self.coefficients).get(sym, sp.Integer(0))

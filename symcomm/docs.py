@@ -142,22 +142,28 @@ def bound_rows() -> list[dict]:
             for name, (bound, source) in LOWER_BOUNDS.items()]
 
 
-def strategy_rows(strategies: dict) -> list[dict]:
+def _strategy_subjects():
+    from .subjects import every
+
+    return [sub for sub in every() if sub.kind == "strategy"]
+
+
+def strategy_rows() -> list[dict]:
+    from .subjects import aliases
+
     rows = []
-    for key, strategy in strategies.items():
-        if key != strategy.name:
-            continue  # aliases are listed with their strategy
-        aliases = [k for k, s in strategies.items() if s is strategy and k != key]
-        cost = strategy.cost()
-        defaults = ", ".join(f"{n}={o.default}" for n, o in strategy.options.items())
-        rows.append({"name": key, "aliases": ", ".join(aliases), "title": strategy.title,
-                     "options": defaults, "source": strategy.source, "convention": strategy.convention,
+    for sub in _strategy_subjects():
+        cost = sub.cost
+        rows.append({"name": sub.name, "aliases": ", ".join(a for a, own in aliases().items() if own == sub.name),
+                     "title": sub.title,
+                     "options": ", ".join(f"{n}={v}" for n, v in sub.options.items()),
+                     "source": sub.source, "convention": sub.convention,
                      "send": latex(cost.send), "total": latex(cost.total),
                      # a time that depends on where groups land (Piecewise) is shown per chapter
                      "time": None if cost.time.has(sp.Piecewise) else time_latex(cost),
                      "terms": [{"label": t.label, "collective": t.primitive, "algorithm": t.algorithm,
                                 "group": latex(t.group), "message": latex(t.message), "count": latex(t.count)}
-                               for t in strategy.terms()]})
+                               for t in sub.terms]})
     return rows
 
 
@@ -208,12 +214,8 @@ def picture_rows(n: int = 4) -> list[dict]:
     return rows
 
 
-def usage_rows(strategies: dict) -> list[dict]:
+def usage_rows() -> list[dict]:
     """Which collectives each strategy is made of (the seed's §1.6 'key applications')."""
-    rows = []
-    for key, strategy in strategies.items():
-        if key != strategy.name:
-            continue
-        used = list(dict.fromkeys(PRIMITIVES[t.primitive].title for t in strategy.terms()))
-        rows.append({"name": key, "title": strategy.title, "collectives": ", ".join(used)})
-    return rows
+    return [{"name": sub.name, "title": sub.title,
+             "collectives": ", ".join(dict.fromkeys(PRIMITIVES[t.primitive].title for t in sub.terms))}
+            for sub in _strategy_subjects()]

@@ -177,7 +177,7 @@ def _variants(strategy) -> list[tuple[str, dict[str, str]]]:
     for name, option in strategy.options.items():
         for value in option.allowed or ():
             if value != option.default:
-                out.append((f"__{name}_{value}", {name: value}))
+                out.append((f"__{name}_{option.text(value)}", {name: value}))
     return out
 
 

@@ -448,29 +448,12 @@ def strategy_terms(strategy, backend: str | Profile, values: dict | None = None,
 def strategy_cost(strategy, backend: str | Profile, values: dict | None = None, itemsize: int = 4,
                   **options) -> Cost:
     """Σ of the terms' costs, each under ``backend``'s choice."""
-    total = None
-    for term in strategy_terms(strategy, backend, values, itemsize, **options):
-        total = term.cost if total is None else total.then(term.cost)
-    return total
+    return Cost.sum(term.cost for term in strategy_terms(strategy, backend, values, itemsize, **options))
 
 
-def under_backend(target, backend: str, values: dict, itemsize: int = 4):
-    """A CLI target (symcomm.cli.Target) re-costed under ``backend`` (``eval --backend``)."""
-
-    try:
-        prof = profile(backend)
-        if target.kind == "primitive":
-            n = _number(S.N, values)
-            size = _number(S.M, values)
-            rule = prof.rule(target.name, n, None if size is None else size * itemsize)
-            impl = rule.implementation
-            label = impl.name if impl.primitive == target.name else f"{impl.primitive}/{impl.name}"
-            return replace(target, cost=impl.cost, algorithm=f"{label} [{backend}]", source=rule.source,
-                           requires=tuple(r.describe() for r in impl.requires), obj=impl)
-        terms = strategy_terms(target.obj, prof, values, itemsize, **target.options)
-        cost = None
-        for term in terms:
-            cost = term.cost if cost is None else cost.then(term.cost)
-        return replace(target, cost=cost, terms=terms, options={**target.options, "backend": backend})
-    except ValueError as err:
-        raise ValueError(f"--backend: {err}") from None
+def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int = 4) -> tuple[Algorithm, Rule]:
+    """(what ``prof`` runs for ``primitive`` at these values, the rule that chose it)."""
+    n = _number(S.N, values)
+    size = _number(S.M, values)
+    rule = prof.rule(primitive, n, None if size is None else size * itemsize)
+    return rule.implementation, rule

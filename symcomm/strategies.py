@@ -110,16 +110,33 @@ def _on_level(cost: Cost, across) -> Cost:
 
 @dataclass(frozen=True)
 class Option:
+    """A setting that is not a symbol: a flag (False/True, written 0/1), a stage (0..3) or a
+    choice among names.  ``allowed`` holds the typed values; the text form (``text``) is what
+    the command line takes and every output prints."""
+
     name: str
-    default: str
-    allowed: tuple[str, ...] | None
+    default: object
+    allowed: tuple
     meaning: str
 
-    def resolve(self, value) -> str:
-        text = str(value)
-        if self.allowed is not None and text not in self.allowed:
-            raise ValueError(f"{self.name}={text} is not allowed; choose {_choices(self.allowed)}")
-        return text
+    @staticmethod
+    def text(value) -> str:
+        """0/1 for a flag, the number for a stage, the name for a choice."""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        return str(value)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return tuple(self.text(value) for value in self.allowed)
+
+    def resolve(self, value):
+        """The typed value of ``value`` (typed, or its text form); ValueError naming the option."""
+        given = self.text(value)
+        for candidate in self.allowed:
+            if self.text(candidate) == given:
+                return candidate
+        raise ValueError(f"{self.name}={given} is not allowed; choose {_choices(self.texts)}")
 
 
 def _choices(allowed) -> str:
@@ -127,8 +144,8 @@ def _choices(allowed) -> str:
     return allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
 
 
-def _flag(name: str, meaning: str, default: str = "0") -> Option:
-    return Option(name, default, ("0", "1"), meaning)
+def _flag(name: str, meaning: str, default: bool = False) -> Option:
+    return Option(name, default, (False, True), meaning)
 
 
 # -- strategies -----------------------------------------------------------------------------
@@ -148,16 +165,21 @@ class Strategy:
     checks: tuple[Check, ...] = ()
     extra: Callable[..., dict] | None = None
 
-    def resolve(self, **options) -> dict[str, str]:
-        """Every option's value as a string, defaults filled in; ValueError on a bad one."""
+    def settings(self, **options) -> dict[str, object]:
+        """Every option's typed value (flags bool, stages int, choices str), defaults filled in;
+        ValueError on an unknown option or a value it does not allow."""
         unknown = [name for name in options if name not in self.options]
         if unknown:
             known = ", ".join(self.options) or "none"
             raise ValueError(f"unknown option {unknown[0]!r} for {self.name}; options: {known}")
         return {name: opt.resolve(options.get(name, opt.default)) for name, opt in self.options.items()}
 
+    def resolve(self, **options) -> dict[str, str]:
+        """Every option's value in its text form (as typed and printed), defaults filled in."""
+        return {name: Option.text(value) for name, value in self.settings(**options).items()}
+
     def terms(self, **options) -> tuple[Term, ...]:
-        return tuple(self.build(**self.resolve(**options)))
+        return tuple(self.build(**self.settings(**options)))
 
     def cost(self, **options) -> Cost:
         """Σ of the terms' costs: send of the busiest GPU per step, total over all GPUs."""
@@ -176,7 +198,7 @@ class Strategy:
 
     def extras(self, **options) -> dict[str, sp.Expr]:
         """Quantities beside the traffic, e.g. the pipeline bubble fraction."""
-        return {} if self.extra is None else dict(self.extra(**self.resolve(**options)))
+        return {} if self.extra is None else dict(self.extra(**self.settings(**options)))
 
     def validate(self, values: Mapping[sp.Symbol, object], **options) -> list[str]:
         """One line per problem with the values or options; empty when all is well."""
@@ -191,11 +213,11 @@ class Strategy:
                 problems.append(str(err))
         if problems:
             return problems
-        resolved = self.resolve(**options)
+        settings = self.settings(**options)
         values = {sym: sp.sympify(val) for sym, val in values.items()}
         for check in self.checks:
-            problems.extend(check(values, resolved))
-        for term in self.build(**resolved):
+            problems.extend(check(values, settings))
+        for term in self.build(**settings):
             problems.extend(_power_of_two(term, values))
         return list(dict.fromkeys(problems))
 
@@ -206,10 +228,7 @@ def forward(term: Term) -> bool:
 
 
 def _sum(costs) -> Cost:
-    total = None
-    for cost in costs:
-        total = cost if total is None else total.then(cost)
-    return total
+    return Cost.sum(costs)
 
 
 def _known(expr, values):
@@ -307,21 +326,21 @@ def _hsdp() -> tuple[Term, ...]:
 
 # -- tensor and sequence parallel ----------------------------------------------------------------
 
-def _passes(recompute: str) -> tuple[tuple[str, int], ...]:
+def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
     """(pass, how many times it runs per layer): full recompute re-runs the forward."""
     out = [("forward", 1), ("backward", 1)]
-    if recompute == "1":
+    if recompute:
         out.insert(1, ("forward recompute", 1))
     return tuple(out)
 
 
-def _tp_terms(group, message, layers, algorithm="ring", recompute="0", sp_on="0", groups=1,
+def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
               across=False, micro=1) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place."""
     out = []
     for name, _ in _passes(recompute):
-        if sp_on == "1":
+        if sp_on:
             out.append(Term("all_gather", "ring", group, message / micro, 2 * layers * micro,
                             f"sequence all-gather ({name})", groups, across, "tp"))
             out.append(Term("reduce_scatter", "ring", group, message / micro, 2 * layers * micro,
@@ -332,12 +351,12 @@ def _tp_terms(group, message, layers, algorithm="ring", recompute="0", sp_on="0"
     return tuple(out)
 
 
-def _tp(algorithm: str, recompute: str) -> tuple[Term, ...]:
+def _tp(algorithm: str, recompute: bool) -> tuple[Term, ...]:
     return _tp_terms(N, b * s * h, L, algorithm, recompute)
 
 
-def _sp(recompute: str) -> tuple[Term, ...]:
-    return _tp_terms(N, b * s * h, L, recompute=recompute, sp_on="1")
+def _sp(recompute: bool) -> tuple[Term, ...]:
+    return _tp_terms(N, b * s * h, L, recompute=recompute, sp_on=True)
 
 
 # -- pipeline parallel -------------------------------------------------------------------------------
@@ -420,8 +439,8 @@ def _ep(algorithm: str, capacity: str) -> tuple[Term, ...]:
 
 # -- context parallel ------------------------------------------------------------------------------------
 
-def _kv_width(gqa: str):
-    return h_kv if gqa == "1" else h
+def _kv_width(gqa: bool):
+    return h_kv if gqa else h
 
 
 def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1) -> tuple[Term, ...]:
@@ -482,20 +501,20 @@ def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tupl
                                 _spans(t * c, G), m)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage
-    if moe == "1":
-        tokens_h = replica_batch * local_seq * h / (t if sp == "1" else 1)
+    if moe:
+        tokens_h = replica_batch * local_seq * h / (t if sp else 1)
         terms += _ep_terms(e, tokens_h, L_moe / p, "dropless", groups=n_gpus / e, across=_spans(t * e, G), micro=m)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
-    shard = activation / t if (sp == "1" or scatter_gather == "1") else activation
+    shard = activation / t if (sp or scatter_gather) else activation
     # stage s holds ranks [s·tcd, (s+1)·tcd): some boundary crosses a node once the pipeline
     # spans nodes; a stage whose *both* boundaries cross needs G | tcd, i.e. tcd ≥ G. The
     # busiest stage (one crossing the forward way) pays α_inter, β_inter forward, and
     # backward only when tcd ≥ G (G dividing tcd or tcd dividing G, as layouts have it)
     terms += _pp_terms(p, shard, schedule, pipelines=t * c * d, across=_spans(n_gpus, G),
                        across_backward=_spans(t * c * d, G - 1))
-    if scatter_gather == "1" and sp == "0":
+    if scatter_gather and not sp:
         chunks = _chunks(schedule)
         for name in ("forward", "backward"):
             terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
@@ -504,9 +523,9 @@ def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tupl
                               pipeline_share(p, chunks)))
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
-    dense = (Phi - Phi_E) if moe == "1" else Phi
+    dense = (Phi - Phi_E) if moe else Phi
     terms += _dp_terms(zero, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
-    if moe == "1":
+    if moe:
         # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
         terms += _dp_terms(zero, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
                            _spans(t * c * d, G), "expert ")
@@ -519,10 +538,10 @@ def _spans(x, y):
 
 
 def _dp_terms(zero, group, shard, groups, across, what) -> tuple[Term, ...]:
-    if zero == "0":
+    if zero == 0:
         return (Term("all_reduce", "ring", group, shard, 1, f"{what}gradient all-reduce (backward)",
                      groups, across, "dp"),)
-    if zero in ("1", "2"):
+    if zero in (1, 2):
         return (Term("reduce_scatter", "ring", group, shard, 1, f"{what}gradient reduce-scatter (backward)",
                      groups, across, "dp"),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather (after the step)",
@@ -542,7 +561,7 @@ def _no_experts(values, options) -> list[str]:
 def _hybrid_checks() -> tuple[Check, ...]:
     return (
         _equal(t * p * d * c, N, "t*p*d*c"),
-        _when("moe", ("0",), _no_experts),
+        _when("moe", (False,), _no_experts),
         _divisible(L, p),
         _when("schedule", ("interleaved",), _divisible(L, p * v)),
         _when("schedule", ("interleaved",), _divisible(m, p)),
@@ -641,7 +660,7 @@ _ENTRIES = (
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
               "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest "
               "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G",
-              (Option("zero", "1", ("0", "1", "2", "3"), "ZeRO stage of the data-parallel axis"),
+              (Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
                _flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
                _RECOMPUTE,
                Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),
@@ -652,14 +671,32 @@ _ENTRIES = (
               _hybrid, _hybrid_checks(), _hybrid_extras),
 )
 
-#: CLI name → Strategy; ``fsdp`` is the ZeRO-3 object itself.
-STRATEGIES: dict[str, Strategy] = {entry.name: entry for entry in _ENTRIES}
-STRATEGIES["fsdp"] = STRATEGIES["zero3"]
+#: other names of strategies, kept apart from the registry: FSDP's full sharding is ZeRO-3
+ALIASES: dict[str, str] = {"fsdp": "zero3"}
+
+
+class _Registry(dict):
+    """name → Strategy.  Iterating gives each strategy once, under its own name; looking up
+    an alias (``STRATEGIES["fsdp"]``) gives the strategy it names."""
+
+    def __missing__(self, key):
+        if key in ALIASES:
+            return self[ALIASES[key]]
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or key in ALIASES
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+STRATEGIES: dict[str, Strategy] = _Registry((entry.name, entry) for entry in _ENTRIES)
 
 
 def strategy(name: str) -> Strategy:
-    """Look up a strategy, or raise a ValueError listing the names that exist."""
+    """Look up a strategy (or an alias), or raise a ValueError listing the names that exist."""
     try:
         return STRATEGIES[name]
     except KeyError:
-        raise ValueError(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}") from None
+        raise ValueError(f"unknown strategy {name!r}; choose one of: {', '.join(list(STRATEGIES) + list(ALIASES))}") from None

@@ -333,28 +333,26 @@ def hardware(name: str) -> Hardware:
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------
 
-def fill_from_presets(args, target, texts: dict) -> dict:
-    """KEY=VALUE texts completed from ``--model``/``--model-config``/``--hardware`` for the
-    symbols ``target`` uses; an explicit KEY=VALUE always wins.  With ``--hardware`` the
-    time symbols are per byte, so ``--dtype`` defaults to bf16."""
+def fill_from_presets(target, texts: dict, *, model_name: str | None = None, config_path: str | None = None,
+                      hardware_name: str | None = None, dtype: str | None = None) -> tuple[dict, str | None]:
+    """(KEY=VALUE texts completed from the model preset or config file and the hardware preset
+    for the symbols ``target`` (a :class:`symcomm.subjects.Subject`) uses, the dtype).  An
+    explicit KEY=VALUE always wins.  With a hardware preset the time symbols are per byte, so
+    the dtype defaults to bf16."""
     from ..inputs import parse_number
 
     time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
-
-    needed: set[str] = set()
-    for expr in list(target.cost.fields().values()) + list(target.extras.values()):
-        needed |= {S.BY_SYMBOL[x].cli_name for x in sp.sympify(expr).free_symbols if x in S.BY_SYMBOL}
+    needed = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL}
     filled: dict[str, object] = {}
     try:
-        if args.model and args.model_config:
+        if model_name and config_path:
             raise InputError("give --model or --model-config, not both")
-        if args.model or args.model_config:
-            chosen = model(args.model) if args.model else model_from_config(args.model_config)
+        if model_name or config_path:
+            chosen = model(model_name) if model_name else model_from_config(config_path)
             filled.update({k: v for k, v in chosen.values().items() if k in needed})
-        if args.hardware:
-            system = hardware(args.hardware)
-            if not args.dtype:
-                args.dtype = "bf16"
+        if hardware_name:
+            system = hardware(hardware_name)
+            dtype = dtype or "bf16"
             preset = system.values(1)
             single_level = not any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
             group = texts.get("N", filled.get("N"))
@@ -369,4 +367,4 @@ def fill_from_presets(args, target, texts: dict) -> dict:
                     filled[key] = value
     except ValueError as err:
         raise InputError(str(err)) from None
-    return {**{k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}, **texts}
+    return {**{k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}, **texts}, dtype

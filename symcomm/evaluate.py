@@ -1,7 +1,14 @@
-"""Exact evaluation of an expression at given values (the CLI and the tests use it).
+"""Evaluating an expression: the one place every front end goes through.
 
-Integers stay integers: SymPy's exact arithmetic is used, and log₂ of a power of two is
-reduced to its integer (log2(2**20) → 20) before anything is converted.
+Two paths, named for what they give:
+
+* :func:`exact` — one point, SymPy's exact arithmetic: integers stay integers at any size
+  and log₂ of a power of two is its exponent (the CLI's ``eval``, the measurement's
+  predictions, the proofs' spot checks).
+* :func:`fast` — floats, compiled once per expression (:mod:`symcomm.numeric`), scalars and
+  numpy arrays alike (the planner's sweeps, the plots).  It never guesses: integer arrays
+  are computed in float64 here, and exact array arithmetic is asked for explicitly with
+  ``symcomm.numeric.evaluator(expr)(..., exact=True)``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,14 @@ def exact(expr, values: dict) -> sp.Expr:
     if result.has(sp.Max, sp.Min, sp.ceiling, sp.floor, sp.Piecewise):
         result = result.doit()
     return result
+
+
+def fast(expr):
+    """The float evaluator of ``expr``: call it with keyword arguments by CLI symbol name
+    (``N=..., M=...``; other symcomm symbols are ignored), scalars or numpy arrays."""
+    from .numeric import evaluator
+
+    return evaluator(expr).float
 
 
 def plain(number: sp.Expr) -> int | float:

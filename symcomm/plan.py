@@ -5,7 +5,7 @@ by the hybrid strategy's communication time.
                  --batch 1024 --seq 8192 [--top 10] [--json]
 
 The layouts are enumerated as numpy arrays and every option combination's per-axis time
-is one call of a cached lambdified evaluator over all layouts (:mod:`symcomm.numeric`);
+is one call of a float evaluator (:func:`symcomm.evaluate.fast`) over all layouts;
 no SymPy runs per layout.  The time is the α-β-γ communication time per training step of
 the busiest GPU, summed over the axes (no overlap with computation or between axes).
 
@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import numeric
+from .cost import Cost
 from .errors import InputError
+from .evaluate import fast
 from .inputs import parse_real, parse_whole
+from .subjects import subject
 from .units import bytes_per_element, human_size, human_time
 
 #: in display order
@@ -115,34 +117,20 @@ def _divisors(n: int) -> np.ndarray:
 
 # -- the symbolic side: per-axis expressions of each option combination, built once -------------
 
-_TERM_COSTS: dict = {}
-
-
-def _axis_costs(options: tuple[tuple[str, str], ...]):
-    """axis → Cost of the hybrid strategy with these options (term costs memoised across options)."""
-    from .strategies import STRATEGIES
-
-    hybrid = STRATEGIES["hybrid"]
-    out: dict = {}
-    for term in hybrid.terms(**dict(options)):
-        cost = _TERM_COSTS.get(term)
-        if cost is None:
-            cost = _TERM_COSTS[term] = term.cost
-        out[term.axis] = out[term.axis].then(cost) if term.axis in out else cost
-    return out
-
-
 @functools.lru_cache(maxsize=None)
 def _axis_evaluators(options: tuple[tuple[str, str], ...]) -> dict:
-    """axis → (evaluator of its time, evaluator of its send), built once per option combination
-    in this process.  Nothing is kept on disk: no code is ever loaded from a cache."""
-    return {axis: (numeric.evaluator(cost.time), numeric.evaluator(cost.send))
-            for axis, cost in _axis_costs(options).items()}
+    """axis → (float evaluator of its time, of its send), the hybrid subject with these options,
+    built once per option combination in this process.  Nothing is kept on disk: no code is
+    ever loaded from a cache."""
+    by_axis: dict = {}
+    for term in subject("hybrid", **dict(options)).terms:
+        by_axis.setdefault(term.axis, []).append(term.cost)
+    return {axis: (fast(cost.time), fast(cost.send))
+            for axis, cost in ((axis, Cost.sum(costs)) for axis, costs in by_axis.items())}
 
 
-def _bubble_expr(schedule: str = "1f1b"):
-    from .strategies import STRATEGIES
-    return STRATEGIES["hybrid"].extras(schedule=schedule)["bubble_fraction"]
+def _bubble(schedule: str = "1f1b"):
+    return fast(subject("hybrid", schedule=schedule).extras["bubble_fraction"])
 
 
 # -- the plan ------------------------------------------------------------------------------------
@@ -232,7 +220,7 @@ def plan(req: Request) -> Plan:
     base = {**req.model.values(), "s": req.seq, "b": req.batch, "G": req.G, **hw}
     base["G"] = req.G
     moe = "1" if req.model.moe else "0"
-    bubble_ev = numeric.evaluator(_bubble_expr())
+    bubble_of = _bubble("1f1b")
 
     columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "zero", "sp", "recompute",
                                                 "time", "memory_bytes", "bubble_fraction")}
@@ -246,7 +234,7 @@ def plan(req: Request) -> Plan:
         if sub["t"].size == 0:
             continue
         values = {**base, **{k: sub[k].astype(np.float64) for k in ("t", "p", "c", "e", "d", "m")}}
-        bubble = np.broadcast_to(bubble_ev.float(**{n: values[n] for n in bubble_ev.names}), sub["t"].shape)
+        bubble = np.broadcast_to(bubble_of(**values), sub["t"].shape)
         for recompute in req.recompute:
             for zero in ZERO_STAGES:
                 options = (("zero", zero), ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
@@ -259,9 +247,9 @@ def plan(req: Request) -> Plan:
                     if axis == "ep" and moe == "0":
                         per[axis] = (np.zeros(n), np.zeros(n))
                         continue
-                    tev, sev = _axis_evaluators(options)[axis]
-                    t_axis = np.broadcast_to(tev.float(**{k: values[k] for k in tev.names}), (n,))
-                    s_axis = np.broadcast_to(sev.float(**{k: values[k] for k in sev.names}), (n,)) * scale
+                    time_of, send_of = _axis_evaluators(options)[axis]
+                    t_axis = np.broadcast_to(time_of(**values), (n,))
+                    s_axis = np.broadcast_to(send_of(**values), (n,)) * scale
                     per[axis] = (t_axis, s_axis)
                     total = total + t_axis
                 memory = _memory(req, sub, zero, sp_on, recompute)

@@ -1,7 +1,7 @@
 """The documentation's plots, drawn from the engine's expressions (matplotlib: optional).
 
 Each plot function returns (figure, title, caption) and states its assumptions in the
-caption; numbers come from the symbolic costs through ``sympy.lambdify``.  Install
+caption; numbers come from the symbolic costs through :func:`symcomm.evaluate.fast`.  Install
 the extra with ``pip install 'symcomm[plots]'``.
 """
 
@@ -12,10 +12,12 @@ import sympy as sp
 
 from . import symbols as S
 from .algorithms import POW2, algorithms_of
+from .evaluate import fast
 
 
-def _numeric(expr, *syms):
-    return sp.lambdify(syms, sp.sympify(expr), "numpy")
+def _curve(expr, name: str, x: np.ndarray) -> np.ndarray:
+    """``expr`` (a function of the one symbol ``name``) at every point of ``x``, as floats."""
+    return fast(expr)(**{name: x}) * np.ones_like(x, dtype=float)
 
 
 def _figure():
@@ -37,7 +39,7 @@ def dp_volume_vs_n(strategies):
               ("DP, ring", strategies["dp"].cost(algorithm="ring").send),
               ("ZeRO-3 / FSDP", strategies["zero3"].cost().send))
     for label, send in curves:
-        y = _numeric(send / S.Phi, S.N)(n) * np.ones_like(n, dtype=float)
+        y = _curve(send / S.Phi, "N", n)
         ax.plot(n, y, label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -59,7 +61,7 @@ def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
               ("CP, ring attention", strategies["cp_ring"].cost().send))
     values = {S.N: n, S.h: h, S.b: b, S.L: 1}
     for label, send in curves:
-        y = _numeric(sp.sympify(send).subs(values), S.s)(seq) * np.ones_like(seq)
+        y = _curve(sp.sympify(send).subs(values), "s", seq)
         ax.plot(seq, y, marker="o", markersize=3, label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -89,7 +91,7 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
         # at the inter-node α, β; the two-level one pays each level its own
         level = intra if two_level or n <= ranks_per_node else inter
         time = sp.sympify(alg.cost.time).subs({**values, **level})
-        y = _numeric(time, S.M)(sizes / bytes_per_element) * np.ones_like(sizes)
+        y = _curve(time, "M", sizes / bytes_per_element)
         ax.plot(sizes, y, label=alg.name)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

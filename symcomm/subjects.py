@@ -14,6 +14,7 @@ catalog order, optionally with each strategy's option variants), and :data:`ALIA
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable, Iterator, Mapping
 
 import sympy as sp
@@ -57,7 +58,7 @@ class Subject:
 
     kind: str
     name: str                                   # the primitive or the strategy
-    cost: Cost
+    base_cost: Cost | None                      # an algorithm's own cost; None: the sum of the terms
     algorithm: str = ""                         # the algorithm (a primitive), or a strategy's algorithm option
     options: Mapping[str, str] = field(default_factory=dict)     # text form, every option
     changed: Mapping[str, str] = field(default_factory=dict)     # the options that differ from the defaults
@@ -76,6 +77,11 @@ class Subject:
     check: Callable[[Mapping[sp.Symbol, object]], list[str]] = field(default=lambda values: [], repr=False,
                                                                        compare=False)
     recost: Callable[..., "Subject"] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def cost(self) -> Cost:
+        """The algorithm's cost, or the role-wise sum of the terms' costs (built on first use)."""
+        return self.base_cost if self.base_cost is not None else Cost.sum(term.cost for term in self.terms)
 
     @property
     def label(self) -> str:
@@ -159,11 +165,11 @@ def of_strategy(strategy, **options) -> Subject:
         from .profiles import strategy_terms
 
         moved = strategy_terms(strategy, prof, values, itemsize, **settings)
-        return replace(subject_of, cost=Cost.sum(term.cost for term in moved), terms=moved, backend=prof.name,
+        return replace(subject_of, terms=moved, backend=prof.name,
                        options={**text, "backend": prof.name})
 
     subject_of = Subject(
-        "strategy", strategy.name, Cost.sum(term.cost for term in terms), text.get("algorithm", ""),
+        "strategy", strategy.name, None, text.get("algorithm", ""),
         options=text, changed=changed, terms=terms, extras=strategy.extras(**settings),
         title=strategy.title + "".join(f" ({k}={v})" for k, v in changed.items()), summary=strategy.summary,
         source=strategy.source, convention=strategy.convention, open_symbols=True, check=check, recost=recost)

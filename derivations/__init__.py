@@ -1,21 +1,25 @@
 """The content: one module per chapter, each exposing ``CHAPTER`` (a symcomm Chapter).
 
-The order of :data:`CHAPTERS` is the order of the documentation.
+Adding a chapter is adding one module here: every module of this package that defines
+``CHAPTER`` is a chapter, and :data:`CHAPTERS` orders them by ``CHAPTER.number``, the order
+of the documentation.
 """
 
-from . import collectives
-from . import data_parallel, zero, tensor_parallel, pipeline, expert_parallel, context_parallel, hybrid
-from . import parameters, reality
+import importlib
+import pkgutil
 
-CHAPTERS = (
-    collectives.CHAPTER,
-    data_parallel.CHAPTER,
-    zero.CHAPTER,
-    tensor_parallel.CHAPTER,
-    pipeline.CHAPTER,
-    expert_parallel.CHAPTER,
-    context_parallel.CHAPTER,
-    hybrid.CHAPTER,
-    parameters.CHAPTER,
-    reality.CHAPTER,
-)
+
+def _chapters() -> tuple:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        chapter = getattr(module, "CHAPTER", None)
+        if chapter is not None:
+            found.append(chapter)
+    numbers = [chapter.number for chapter in found]
+    if len(set(numbers)) != len(numbers):
+        raise RuntimeError(f"two chapters share a number: {sorted(numbers)}")
+    return tuple(sorted(found, key=lambda chapter: chapter.number))
+
+
+CHAPTERS = _chapters()

@@ -27,8 +27,9 @@ Two arithmetics, chosen by the inputs (the rule, stated once):
   Python ints in an object array; a scalar call returns a Python int), and the correctly
   rounded float of numerator/denominator elsewhere, as :func:`symcomm.evaluate.plain` does.
 
-⌈log₂ n⌉ is exact for integers in both arithmetics ((n − 1).bit_length(), vectorised),
-and log₂ of a power of two is its exponent.
+⌈log₂ n⌉ (:class:`symcomm.symbols.CeilLog2`) is exact for integers in both arithmetics
+((n − 1).bit_length(), vectorised: :func:`ceil_log2`), and log₂ of a power of two is its
+exponent (:func:`exact_log2`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 import sympy as sp
-from sympy.codegen.cfunctions import log2 as _log2
+from sympy.codegen.cfunctions import log2
 from sympy.printing.numpy import NumPyPrinter
 
 from . import symbols as S
@@ -100,27 +101,17 @@ def _log2_scalar(x):
     return math.log2(x)
 
 
-class _CeilLog2(sp.Function):
-    """⌈log₂ x⌉ as one function, so that printers can call :func:`ceil_log2`."""
-
-    nargs = 1
-
-    def _numpycode(self, printer):
-        return f"_symcomm_ceil_log2({printer._print(self.args[0])})"
+#: the vectorised exact function of each logarithm node (the exact arithmetic's atoms)
+_LOGARITHMS = {S.CeilLog2: ceil_log2, log2: exact_log2}
 
 
-class _Log2(sp.Function):
-    nargs = 1
+class _Printer(NumPyPrinter):
+    """numpy code calling :func:`ceil_log2` and :func:`exact_log2` (exact on powers of two)."""
 
-    def _numpycode(self, printer):
-        return f"_symcomm_log2({printer._print(self.args[0])})"
+    ceil_log2_function = "_symcomm_ceil_log2"   # how CeilLog2 prints itself here
 
-
-def _prepare(expr: sp.Expr) -> sp.Expr:
-    """ceiling(log2(x)) → _CeilLog2(x); a bare log2(x) → _Log2(x)."""
-    expr = expr.replace(lambda node: isinstance(node, sp.ceiling) and isinstance(node.args[0], _log2),
-                        lambda node: _CeilLog2(node.args[0].args[0]))
-    return expr.replace(lambda node: isinstance(node, _log2), lambda node: _Log2(node.args[0]))
+    def _print_log2(self, expr):
+        return f"_symcomm_log2({self._print(expr.args[0])})"
 
 
 _NAMESPACE = {"_symcomm_ceil_log2": ceil_log2, "_symcomm_log2": exact_log2}
@@ -134,7 +125,7 @@ def _cli_name(sym: sp.Symbol) -> str:
 
 
 def _float_function(expr: sp.Expr, symbols: tuple) -> Callable:
-    printer = NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+    printer = _Printer({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
     return sp.lambdify(symbols, expr, modules=[_NAMESPACE, "numpy"], printer=printer, cse=False, docstring_limit=0)
 
 
@@ -186,10 +177,9 @@ class Evaluator:
 
 @functools.lru_cache(maxsize=4096)
 def _build(expr: sp.Expr) -> Evaluator:
-    prepared = _prepare(expr)
     symbols = tuple(sorted(expr.free_symbols, key=lambda x: _cli_name(x)))
     names = tuple(_cli_name(x) for x in symbols)
-    return Evaluator(expr, names, _float_function(prepared, symbols), _Exact(prepared, symbols))
+    return Evaluator(expr, names, _float_function(expr, symbols), _Exact(expr, symbols))
 
 
 def evaluator(expr) -> Evaluator:
@@ -289,7 +279,7 @@ def _split_input(value):
 
 # -- exact arithmetic: numerator / denominator polynomials ---------------------------------------
 
-_ATOMS = (sp.Piecewise, sp.ceiling, sp.floor, sp.Max, sp.Min, _CeilLog2, _Log2, sp.Abs)
+_ATOMS = (sp.Piecewise, sp.ceiling, sp.floor, sp.Max, sp.Min, sp.Abs, *_LOGARITHMS)
 
 
 class _Poly:
@@ -440,18 +430,22 @@ def _atom(node) -> Callable:
             value = -((-n) // q) if up else n // q
             return value, np.ones_like(value)
         return rounding
-    if isinstance(node, (_CeilLog2, _Log2, sp.Abs)):
+    if isinstance(node, sp.Abs):
         inner = _sub_exact(node.args[0])
-        kind = type(node)
+
+        def absolute(env):
+            n, q = _positive_den(*inner.evaluate(_by_name(inner, env)))
+            return np.abs(n), q
+        return absolute
+    if type(node) in _LOGARITHMS:
+        inner = _sub_exact(node.args[0])
+        logarithm = _LOGARITHMS[type(node)]
 
         def func(env):
             n, q = _positive_den(*inner.evaluate(_by_name(inner, env)))
-            if kind is sp.Abs:
-                return np.abs(n), q
             if not np.all(q == 1):
                 raise ValueError(f"{node} needs a whole number inside the logarithm")
-            value = ceil_log2(n) if kind is _CeilLog2 else exact_log2(n)
-            value = np.asarray(value)
+            value = np.asarray(logarithm(n))
             if value.dtype.kind == "f":
                 raise ValueError(f"{node.args[0]} must be a power of two for log2 to be exact; "
                                  "pass floats for the float arithmetic")

@@ -165,7 +165,7 @@ def _in_domain(expr: sp.Expr, domain: Domain):
     naturals = []
     for sym in _integer_symbols(expr):
         least = domain.least_of(sym)
-        ceil_log2 = sp.ceiling(S.log2(sym))
+        ceil_log2 = S.log2_ceil(sym)
         nat = _natural(f"i_{sym.name}")
         if sym in domain.power_of_two or (expr.has(S.log2(sym)) and not expr.has(ceil_log2)):
             # sym = 2^j with 2^j ≥ least

@@ -112,9 +112,91 @@ BY_SYMBOL: dict[sp.Symbol, SymbolInfo] = {info.symbol: info for info in SYMBOLS.
 TIME_SYMBOLS: tuple[sp.Symbol, ...] = (alpha, beta, gamma, alpha_inter, beta_inter)
 
 
+class CeilLog2(sp.Function):
+    """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks: one function.
+
+    Everything symcomm knows about ⌈log₂⌉ lives here, so that no printer or evaluator
+    has to recognise the pattern ``ceiling(log2(n))``:
+
+    * **evaluation** — a positive rational evaluates exactly (``(n − 1).bit_length()`` for
+      an integer n ≥ 1), and ``CeilLog2(2**k)`` is ``k`` for an integer k (the proofs of
+      the power-of-two domain substitute N = 2ᵏ); any other number gives what SymPy gives
+      for ``ceiling(log2(n))``.  It is an integer, nonnegative for n ≥ 1.
+    * **printing** — ``str()`` and LaTeX print it as ``ceiling(log2(n))`` and
+      ``\\left\\lceil{\\log_2 n}\\right\\rceil``; Python, NumPy and C print
+      ``math.ceil(math.log2(n))``, ``numpy.ceil(numpy.log2(n))``, ``ceil(log2(n))``, or
+      ``NAME(n)`` when the printer has an attribute ``ceil_log2_function = "NAME"``: the
+      exact helper its code defines (the exported Python module's ``_ceil_log2``, the C
+      header's ``symcomm_ceil_log2``, :func:`symcomm.numeric.ceil_log2`).
+    * ``rewrite(sympy.ceiling)`` gives the form ``ceiling(log2(n))``.
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, n):
+        if n.is_Rational and n.is_positive:
+            if n >= 1:
+                return sp.Integer((int(sp.ceiling(n)) - 1).bit_length())
+            return -sp.Integer(int(sp.floor(1 / n)).bit_length() - 1)
+        if n.is_Pow and n.base == 2 and n.exp.is_integer:
+            return n.exp
+        if n.is_number:
+            return sp.ceiling(log2(n))   # a float, or an argument ≤ 0: SymPy's value (zoo for 0)
+        return None
+
+    def _eval_is_integer(self):
+        return True if self.args[0].is_positive else None
+
+    def _eval_is_nonnegative(self):
+        n = self.args[0]
+        if n.is_positive and (n - 1).is_nonnegative:
+            return True
+        return None
+
+    def _eval_is_positive(self):
+        n = self.args[0]
+        return True if (n - 1).is_positive else None
+
+    def _eval_rewrite_as_ceiling(self, n, **kwargs):
+        return sp.ceiling(log2(n))
+
+    def _eval_evalf(self, prec):
+        return self.rewrite(sp.ceiling)._eval_evalf(prec)
+
+    # -- printing: the form ceiling(log2(n)) in every language ----------------------------
+
+    def _sympystr(self, printer):
+        return f"ceiling(log2({printer._print(self.args[0])}))"
+
+    def _pretty(self, printer):
+        return printer._print(self.rewrite(sp.ceiling))
+
+    def _latex(self, printer, exp=None):
+        tex = r"\left\lceil{%s}\right\rceil" % printer._print(log2(self.args[0]))
+        return r"%s^{%s}" % (tex, exp) if exp is not None else tex
+
+    def _code(self, printer, ceil: str, log: str) -> str:
+        arg = printer._print(self.args[0])
+        helper = getattr(printer, "ceil_log2_function", None)
+        if helper:
+            return f"{helper}({arg})"
+        return f"{ceil}({log}({arg}))"
+
+    def _pythoncode(self, printer):
+        return self._code(printer, printer._module_format("math.ceil"), printer._module_format("math.log2"))
+
+    def _numpycode(self, printer):
+        return self._code(printer, printer._module_format(printer._module + ".ceil"),
+                          printer._module_format(printer._module + ".log2"))
+
+    def _ccode(self, printer):
+        return self._code(printer, "ceil", "log2")
+
+
 def log2_ceil(n: sp.Expr) -> sp.Expr:
-    """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks."""
-    return sp.ceiling(log2(n))
+    """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks (:class:`CeilLog2`)."""
+    return CeilLog2(n)
 
 
 def symbol(cli_name: str) -> sp.Symbol:

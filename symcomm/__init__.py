@@ -1,11 +1,11 @@
 """symcomm: the communication cost of distributed training, derived, proved and evaluated.
 
 The public names below are imported on first use (PEP 562), so ``import symcomm`` is
-cheap and a command pays only for the modules it needs.
+cheap and a command pays only for the modules it needs.  ``symcomm.export`` is the
+export package (``from symcomm.export import export`` for the function).
 """
 
 import importlib
-import types
 
 #: public name → the submodule that defines it
 _PUBLIC = {
@@ -16,14 +16,18 @@ _PUBLIC = {
     "PRIMITIVES": "primitives", "primitive": "primitives",
     "ALGORITHMS": "algorithms", "Algorithm": "algorithms", "algorithm": "algorithms",
     "algorithms_of": "algorithms",
-    "export": "export",
     "evaluator": "numeric",
 }
+
+#: subpackages reachable as attributes before they are imported (``symcomm.export.export(...)``)
+_SUBPACKAGES = ("export",)
 
 __all__ = list(_PUBLIC)
 
 
 def __getattr__(name):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)  # the import binds it in globals()
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'symcomm' has no attribute {name!r}")
@@ -33,19 +37,5 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_PUBLIC))
+    return sorted(set(globals()) | set(_PUBLIC) | set(_SUBPACKAGES))
 
-
-class _Package(types.ModuleType):
-    """Keeps a public function that shares its submodule's name (``symcomm.export``) from
-    being replaced by the submodule when the submodule is imported."""
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and _PUBLIC.get(name) == name:
-            return
-        super().__setattr__(name, value)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _Package

@@ -3,7 +3,12 @@
 SymPy's printers do the work.  The LaTeX printer is SymPy's, taught two things that
 its default gets wrong for this subject: log₂N prints as \\log_2 N, and symbols print
 in the seed's notation (Φ, α_inter...).  Everything that shows a formula — the CLI,
-the templates, the exporters — goes through :func:`render`.
+the templates, the exporters — goes through :func:`render`.  ⌈log₂N⌉ prints itself
+(:class:`symcomm.symbols.CeilLog2`), through the log₂ of the printer it is given.
+
+Prose is escaped here too, once per target: :func:`tex_text` for LaTeX,
+:func:`markdown_text` for Markdown prose and :func:`markdown_cell` for a Markdown table
+cell.
 """
 
 from __future__ import annotations
@@ -89,3 +94,20 @@ def tex_text(text: str) -> str:
         else:
             out.append("?")
     return "".join(out)
+
+
+# -- text for Markdown -----------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\|*_`<>\[\]])")
+
+
+def markdown_text(text) -> str:
+    """Prose for a Markdown page: characters Markdown would read as markup are escaped
+    (backslash, ``|``, ``*``, ``_``, backtick, ``<``, ``>``, brackets)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def markdown_cell(text) -> str:
+    """Text for one cell of a Markdown table: ``|`` escaped, line breaks made spaces
+    (the rest is left as written: a cell may hold ``$LaTeX$`` and inline markup)."""
+    return str(text).replace("|", r"\|").replace("\n", " ")

@@ -1,0 +1,91 @@
+"""``--format c``: a standalone C99 header, one ``static inline double`` function per formula.
+
+Functions take ``double`` arguments named by the symbols' CLI names, in the order of
+:data:`symcomm.symbols.SYMBOLS` (the comment above each function lists them).  The header
+includes only ``<math.h>``; link with ``-lm``.  ⌈log₂x⌉ and log₂ of a power of two are
+computed exactly by two helpers (``symcomm_ceil_log2``, ``symcomm_log2``).  Doubles are
+exact for integers below 2⁵³.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.printing.c import C99CodePrinter
+
+from . import PRIMITIVE_CONVENTION, QUANTITIES, Format, Formula
+
+
+class HeaderPrinter(C99CodePrinter):
+    """C99 over doubles, with the two exact log₂ helpers of the header."""
+
+    #: ⌈log₂⌉ (:class:`symcomm.symbols.CeilLog2`) prints as a call of the header's exact helper
+    ceil_log2_function = "symcomm_ceil_log2"
+
+    def _print_log2(self, expr):
+        return f"symcomm_log2({self._print(expr.args[0])})"
+
+    def _print_Integer(self, expr):
+        return f"{expr.p}.0"  # double constants: no int/int division anywhere
+
+    def _print_Piecewise(self, expr):
+        # one line: (c1 ? e1 : (c2 ? e2 : e3))
+        *pairs, (last, cond) = expr.args
+        if cond != sp.true:
+            raise ValueError("a Piecewise without a default branch cannot be exported to C")
+        text = self._print(last)
+        for e, c in reversed(pairs):
+            text = f"(({self._print(c)}) ? ({self._print(e)}) : ({text}))"
+        return text
+
+
+_HELPERS = """\
+/* log2(x), exact for a power of two (frexp gives 0.5 * 2^e), else the C library's log2. */
+static inline double symcomm_log2(double x)
+{
+    int e;
+    double mantissa = frexp(x, &e);
+    return mantissa == 0.5 ? (double)(e - 1) : log2(x);
+}
+
+/* ceil(log2(x)) for x > 0, exact: the smallest k with 2^k >= x. */
+static inline double symcomm_ceil_log2(double x)
+{
+    int e;
+    double mantissa = frexp(x, &e);
+    return mantissa == 0.5 ? (double)(e - 1) : (double)e;
+}
+"""
+
+
+def _comment(text: str) -> str:
+    """Text that cannot end or nest a C comment (-Wcomment is part of -Wall)."""
+    return str(text).replace("*/", "* /").replace("/*", "/ *")
+
+
+def to_c(chosen: list[Formula]) -> str:
+    printer = HeaderPrinter()
+    parts = ["/* Closed-form communication costs exported by symcomm (standalone C99 header; link with -lm).",
+             " * One static inline double function per formula; arguments are doubles named by symcomm's",
+             " * symbol names, in symcomm's symbol order (listed in each comment).",
+             f" * Convention: {_comment(PRIMITIVE_CONVENTION)}.",
+             " */",
+             "#ifndef SYMCOMM_FORMULAS_H", "#define SYMCOMM_FORMULAS_H", "", "#include <math.h>", "",
+             _HELPERS]
+    for f in chosen:
+        args = ", ".join(f"double {name}" for name in f.argnames) or "void"
+        comment = [f"{f.title}: {f.quantity} ({QUANTITIES.get(f.quantity, 'see the source')}).",
+                   f"  {f.latex}",
+                   f"Convention: {f.convention}."]
+        if f.requires:
+            comment.append(f"Requires: {'; '.join(f.requires)}.")
+        if f.options:
+            comment.append(f"Options: {', '.join(f'{k}={v}' for k, v in f.options)}.")
+        comment.append(f"Source: {f.source}.")
+        comment.append(f"Arguments: {', '.join(f.argnames) or 'none'}.")
+        parts.append("/* " + "\n * ".join(_comment(line) for line in comment) + " */")
+        parts.append(f"static inline double {f.name}({args})\n{{\n    return {printer.doprint(f.expr)};\n}}\n")
+    parts.append("#endif /* SYMCOMM_FORMULAS_H */\n")
+    return "\n".join(parts)
+
+
+FORMAT = Format(name="c", order=40, render=to_c, description="a standalone C99 header (link with -lm)")

@@ -12,7 +12,7 @@ import pytest
 from symcomm.algorithms import algorithm
 from symcomm.numeric import ceil_log2, evaluate, evaluator
 from symcomm.strategies import STRATEGIES
-from symcomm.symbols import beta_inter, log2_ceil, N
+from symcomm.symbols import CeilLog2, beta_inter, log2_ceil, M, N
 
 
 def test_ring_all_reduce_exact_and_broadcast():
@@ -108,3 +108,38 @@ def test_arguments_by_cli_name_and_errors():
     with pytest.raises(ValueError, match="unknown symbol 'Q'"):
         ev(M=8, N=2, Q=1)
     assert ev(M=8, N=2, Phi=99) == 8                 # other symcomm symbols are ignored
+
+
+def test_ceil_log2_is_one_function_on_every_path():
+    import math
+
+    import sympy as sp
+    from sympy.codegen.cfunctions import log2
+
+    from symcomm.evaluate import exact
+    from symcomm.printing import render
+
+    def least_k(n):  # hand: the smallest k with 2^k ≥ n
+        return next(k for k in range(-80, 200) if Fraction(2) ** k >= n)
+
+    expr = log2_ceil(N)
+    assert isinstance(expr, CeilLog2) and not expr.has(sp.ceiling, log2)
+    ev = evaluator(M * expr)
+    for n in [1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 2 ** 62 + 1, 2 ** 80 - 1, 2 ** 80 + 1]:
+        want = least_k(n)
+        assert CeilLog2(n) == want and exact(expr, {N: n}) == want
+        assert ev(N=n, M=3) == 3 * want and isinstance(ev(N=n, M=3), int)
+        if n < 2 ** 53:
+            assert ev(N=float(n), M=3.0) == 3 * want
+    for q in [Fraction(1, 3), Fraction(5, 2), Fraction(1, 4), Fraction(7, 8)]:
+        assert CeilLog2(sp.Rational(q.numerator, q.denominator)) == least_k(q)
+    k = sp.Symbol("k", integer=True, nonnegative=True)
+    assert CeilLog2(2 ** k) == k and CeilLog2(2 ** (k + 3)) == k + 3     # N = 2^k (proofs)
+    assert expr.is_integer and expr.is_nonnegative and CeilLog2(N + 1).is_positive
+    assert expr.rewrite(sp.ceiling) == sp.ceiling(log2(N))
+    assert math.isclose(float(CeilLog2(sp.Float(5.5))), 3)
+    # printed as ceiling(log2(.)) everywhere a person reads it
+    assert str(M * expr) == "M*ceiling(log2(N))" and sp.sstr(CeilLog2(N - 1)) == "ceiling(log2(N - 1))"
+    assert render(expr, "latex") == r"\left\lceil{\log_2 N}\right\rceil"
+    assert render(CeilLog2(N - 1) ** 2, "latex") == r"\left\lceil{\log_2\left(N - 1\right)}\right\rceil^{2}"
+    assert render(expr, "python") == "math.ceil(math.log2(N))" and sp.ccode(expr) == "ceil(log2(N))"

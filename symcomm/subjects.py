@@ -69,6 +69,7 @@ class Subject:
     source: str = ""
     convention: str = ""
     requires: tuple[str, ...] = ()
+    power_of_two: bool = False                  # its formulas use log₂N, exact for N a power of two only
     backend: str = ""
     #: smallest value a symbol may take (a collective needs N ≥ 2)
     least: Mapping[sp.Symbol, int] = field(default_factory=dict)
@@ -147,7 +148,7 @@ def of_algorithm(alg: Algorithm) -> Subject:
         "primitive", alg.primitive, alg.cost, alg.name,
         title=f"{prim.title}, {alg.name.replace('_', ' ')}", summary=alg.summary, source=alg.source,
         convention=COLLECTIVE_CONVENTION, requires=tuple(r.describe() for r in alg.requires),
-        least={S.N: 2}, check=alg.violations, recost=recost)
+        power_of_two=alg.power_of_two, least={S.N: 2}, check=alg.violations, recost=recost)
 
 
 def of_strategy(strategy, **options) -> Subject:

@@ -65,6 +65,7 @@ from .. import symbols as S
 from ..errors import InputError
 from ..files import check_output, write_file
 from ..printing import render
+from ..subjects import COLLECTIVE_TIME_CONVENTION
 from ..templates import FOLDER as TEMPLATE_FOLDER
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "formulas.schema.json"
@@ -86,9 +87,7 @@ QUANTITIES = {
     "gpus": "GPUs in the layout, t·c·d·p",
 }
 
-PRIMITIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
-                        "send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved "
-                        "+ γ·elements reduced on the critical path")
+PRIMITIVE_CONVENTION = COLLECTIVE_TIME_CONVENTION
 
 
 # -- the formulas ------------------------------------------------------------------------------
@@ -127,61 +126,23 @@ class Formula:
         return tuple(info.cli_name for info in self.parameters)
 
 
-def _quantities(cost, extras: dict) -> dict[str, sp.Expr]:
-    out = {key: sp.sympify(expr) for key, expr in cost.fields().items()}
-    out["time"] = sp.sympify(cost.time)
-    for key, expr in extras.items():
-        out[key] = sp.sympify(expr)
-    return out
-
-
-def _strategies() -> dict:
-    try:
-        from ..strategies import STRATEGIES
-    except ImportError:  # the collectives export without the strategies module
-        return {}
-    return STRATEGIES
-
-
-def _variants(strategy) -> list[tuple[str, dict[str, str]]]:
-    """(subject suffix, options): defaults, then each option's other values one at a time."""
-    out = [("", {})]
-    for name, option in strategy.options.items():
-        for value in option.allowed or ():
-            if value != option.default:
-                out.append((f"__{name}_{option.text(value)}", {name: value}))
-    return out
-
-
 @lru_cache(maxsize=1)
 def formulas() -> tuple[Formula, ...]:
-    """Every exportable formula, algorithms first (catalog order), then strategies."""
-    from ..algorithms import ALGORITHMS
-    from ..primitives import PRIMITIVES
+    """Every exportable formula: each subject of :func:`symcomm.subjects.every` (algorithms in
+    catalog order, then each strategy at its defaults and once per other option value),
+    quantity by quantity."""
+    from ..subjects import every
 
     out: list[Formula] = []
-    for (prim, alg_name), alg in ALGORITHMS.items():
-        subject = f"{prim}__{alg_name}"
-        title = f"{PRIMITIVES[prim].title if prim in PRIMITIVES else prim}, {alg_name.replace('_', ' ')}"
-        requires = tuple(r.describe() for r in alg.requires)
-        convention = PRIMITIVE_CONVENTION + ("; log₂N needs N a power of two" if alg.power_of_two else "")
-        for quantity, expr in _quantities(alg.cost, {}).items():
-            out.append(Formula(f"{subject}__{quantity}", "primitive", subject, prim, quantity, expr,
-                               title, alg.summary, convention, alg.source, alg_name, (), requires))
-    seen = set()
-    for key, strategy in _strategies().items():
-        if id(strategy) in seen or key != strategy.name:
-            continue  # aliases (fsdp = zero3) are the same formulas
-        seen.add(id(strategy))
-        for suffix, changed in _variants(strategy):
-            options = strategy.resolve(**changed)
-            subject = strategy.name + suffix
-            title = strategy.title + "".join(f" ({k}={v})" for k, v in changed.items())
-            quantities = _quantities(strategy.cost(**options), strategy.extras(**options))
-            for quantity, expr in quantities.items():
-                out.append(Formula(f"{subject}__{quantity}", "strategy", subject, strategy.name, quantity,
-                                   expr, title, strategy.summary, strategy.convention, strategy.source,
-                                   options.get("algorithm"), tuple(options.items())))
+    for sub in every(with_variants=True):
+        if sub.kind == "primitive":
+            convention = PRIMITIVE_CONVENTION + ("; log₂N needs N a power of two" if sub.power_of_two else "")
+            algorithm, options = sub.algorithm, ()
+        else:
+            convention, algorithm, options = sub.convention, sub.algorithm or None, tuple(sub.options.items())
+        for quantity, expr in sub.quantities().items():
+            out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
+                               sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires))
     return tuple(out)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import re
 import sys
 import time
 from pathlib import Path
@@ -23,25 +22,17 @@ from symcomm import docs
 from symcomm.templates import FOLDER as TEMPLATE_FOLDER
 from symcomm.errors import SymcommError
 from symcomm.files import make_folder, write_file
-from symcomm.printing import tex_text
+from symcomm.printing import markdown_text, tex_text
 from symcomm.proof import check
 
 ROOT = Path(__file__).resolve().parent
 TEMPLATES = TEMPLATE_FOLDER
 
-_MD_SPECIAL = re.compile(r"([\\|*_`<>\[\]])")
-
-
-def md(text) -> str:
-    """Prose for a Markdown page: characters Markdown would read as markup are escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
-
-
 def environments():
     loader = jinja2.FileSystemLoader(str(TEMPLATES))
     markdown = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                                   keep_trailing_newline=True, trim_blocks=False)
-    markdown.filters["md"] = md
+    markdown.filters["md"] = markdown_text
     latex = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                                block_start_string=r"\BLOCK{", block_end_string="}",
                                variable_start_string=r"\VAR{", variable_end_string="}",

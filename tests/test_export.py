@@ -546,3 +546,10 @@ def test_format_options_belong_to_their_format():
         export("c", ["all_reduce__ring__send"], numpy=True)
     with pytest.raises(ValueError, match=r"^--format 'yaml' is not allowed; choose one of latex, markdown, python, c, json$"):
         export("yaml")
+
+
+def test_variant_titles_print_options_as_typed():
+    # the CLI takes recompute=1 and gqa=1; the export's titles and option lists say the same
+    text = export("markdown", ["tp__recompute_1", "cp_ulysses__gqa_1"])
+    assert "(recompute=1)" in text and "(gqa=1)" in text
+    assert "True" not in text and "False" not in text

@@ -88,6 +88,14 @@ class Phase:
     message: sp.Expr = M
     across_nodes: bool = False
 
+    @property
+    def cost(self) -> Cost:
+        """This phase's algorithm with N → group, M → message, on its level."""
+        part = algorithm(self.primitive, self.algorithm).cost.subs({N: self.group, M: self.message})
+        # N/group groups run this phase side by side, one per set of ranks
+        part = replace(part, total=part.total * N / self.group)
+        return part.across_nodes() if self.across_nodes else part
+
 
 @dataclass(frozen=True)
 class Algorithm:
@@ -112,16 +120,7 @@ class Algorithm:
         """The closed form, or the sum of the phases' costs (composition)."""
         if self.closed_form is not None:
             return self.closed_form
-        total = None
-        for phase in self.phases:
-            part = algorithm(phase.primitive, phase.algorithm).cost.subs(
-                {N: phase.group, M: phase.message})
-            # N/group groups run this phase side by side, one per set of ranks
-            part = replace(part, total=part.total * N / phase.group)
-            if phase.across_nodes:
-                part = part.across_nodes()
-            total = part if total is None else total.then(part)
-        return total.simplified()
+        return Cost.sum(phase.cost for phase in self.phases).simplified()
 
     def violations(self, values: dict) -> list[str]:
         return [msg for req in self.requires if (msg := req.violation(values))]

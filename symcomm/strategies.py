@@ -2,7 +2,7 @@
 
 A strategy is a tuple of :class:`Term` values — which primitive, which catalog
 algorithm, on which group, with which message, how many times per training step — and
-its cost is the role-wise sum of the terms' catalog costs (:meth:`Cost.then`).  No total
+its cost is the role-wise sum of the terms' catalog costs (:meth:`Cost.sum`).  No total
 is typed by hand: every count below is a number of collectives, and every volume comes
 from :mod:`symcomm.algorithms` with N → group, M → message.
 
@@ -183,18 +183,18 @@ class Strategy:
 
     def cost(self, **options) -> Cost:
         """Σ of the terms' costs: send of the busiest GPU per step, total over all GPUs."""
-        return _sum(term.cost for term in self.terms(**options))
+        return Cost.sum(term.cost for term in self.terms(**options))
 
     def cost_where(self, keep: Callable[[Term], bool], **options) -> Cost:
         """Σ of the costs of the terms ``keep`` accepts (e.g. :func:`forward` ones)."""
-        return _sum(term.cost for term in self.terms(**options) if keep(term))
+        return Cost.sum(term.cost for term in self.terms(**options) if keep(term))
 
     def by_axis(self, **options) -> dict[str, Cost]:
         """The cost split by parallel dimension (tp, dp, pp, cp, ep), in term order."""
-        out: dict[str, Cost] = {}
+        costs: dict[str, list[Cost]] = {}
         for term in self.terms(**options):
-            out[term.axis] = out[term.axis].then(term.cost) if term.axis in out else term.cost
-        return out
+            costs.setdefault(term.axis, []).append(term.cost)
+        return {axis: Cost.sum(parts) for axis, parts in costs.items()}
 
     def extras(self, **options) -> dict[str, sp.Expr]:
         """Quantities beside the traffic, e.g. the pipeline bubble fraction."""
@@ -225,10 +225,6 @@ class Strategy:
 def forward(term: Term) -> bool:
     """Terms of the forward pass (recomputation excluded): what many papers count."""
     return term.label.endswith("(forward)")
-
-
-def _sum(costs) -> Cost:
-    return Cost.sum(costs)
 
 
 def _known(expr, values):

@@ -33,6 +33,11 @@ GLOO = "gloo (github.com/pytorch/gloo), the collective library behind torch.dist
 
 # -- requirements on N and M -------------------------------------------------------------
 
+def is_power_of_two(n) -> bool:
+    """n is 1, 2, 4, 8, ... (an integer; the one power-of-two test symcomm makes)."""
+    return n >= 1 and not n & (n - 1)
+
+
 @dataclass(frozen=True)
 class Requirement:
     """A condition on the integer arguments, with the words to explain a violation."""
@@ -46,7 +51,7 @@ class Requirement:
         if x is None:
             return None
         if self.kind == "power_of_two":
-            if x < 1 or x & (x - 1):
+            if not is_power_of_two(x):
                 return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol} to be a power of two (2, 4, 8, ...)"
         elif self.kind == "divides":
             y = sp.sympify(self.other).subs(values)

@@ -20,9 +20,6 @@ import sympy as sp
 
 from . import symbols as S
 
-_LEVEL_MAP = {S.alpha: S.alpha_inter, S.beta: S.beta_inter}
-
-
 @dataclass(frozen=True)
 class Traffic:
     """Elements one rank sends and receives."""
@@ -167,7 +164,7 @@ class Cost:
         """The same operation on the inter-node level: α → α_inter, β → β_inter."""
         coeffs: dict = {}
         for sym, coef in self.coefficients:
-            target = _LEVEL_MAP.get(sym, sym)
+            target = S.INTER_NODE.get(sym, sym)
             coeffs[target] = coeffs.get(target, 0) + coef
         return Cost(self.others, self.total, _frozen(coeffs), self.root)
 

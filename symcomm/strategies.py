@@ -29,7 +29,7 @@ from typing import Callable, Mapping
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import algorithm, algorithms_of
+from .algorithms import algorithm, algorithms_of, is_power_of_two
 from .cost import Cost
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -48,7 +48,6 @@ FEDUS = "Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120)"
 LEPIKHIN = "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668"
 
 _TIME = S.TIME_SYMBOLS
-_INTER = {S.alpha: S.alpha_inter, S.beta: S.beta_inter}
 
 
 # -- a term: one kind of collective, repeated ---------------------------------------------
@@ -238,7 +237,7 @@ def _power_of_two(term: Term, values) -> list[str]:
     if not alg.power_of_two or n is None or not n.is_integer:
         return []
     n = int(n)
-    if n >= 1 and not n & (n - 1):
+    if is_power_of_two(n):
         return []
     return [f"{term.group}={n} is not allowed: {term.algorithm} {term.primitive} needs a power-of-two group (2, 4, 8, ...)"]
 

@@ -111,6 +111,9 @@ BY_SYMBOL: dict[sp.Symbol, SymbolInfo] = {info.symbol: info for info in SYMBOLS.
 #: The coefficients of T = a·α + b·β + c·γ (+ the inter-node pair), in display order.
 TIME_SYMBOLS: tuple[sp.Symbol, ...] = (alpha, beta, gamma, alpha_inter, beta_inter)
 
+#: A time symbol of the intra-node (single) level → its inter-node counterpart (γ has none).
+INTER_NODE: dict[sp.Symbol, sp.Symbol] = {alpha: alpha_inter, beta: beta_inter}
+
 
 class CeilLog2(sp.Function):
     """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks: one function.

@@ -52,6 +52,11 @@ _TIME = S.TIME_SYMBOLS
 
 # -- a term: one kind of collective, repeated ---------------------------------------------
 
+#: The pass of a training step a term runs in (:attr:`Term.phase`), as its label spells it.
+PASSES = ("forward", "forward recompute", "backward", "after backward", "after the step",
+          "after the optimizer step")
+
+
 @dataclass(frozen=True)
 class Term:
     """``count`` × the catalog's ``algorithm`` of ``primitive`` on ``group`` ranks, message M = ``message``.
@@ -59,7 +64,9 @@ class Term:
     ``groups`` is how many such groups run side by side (it multiplies ``total`` only; it
     may be fractional when copies differ, e.g. the interleaved pipeline).  ``across_nodes``
     is True, False, or a relation such as ``t*c > G`` deciding the level once values are
-    known: α, β land on α_inter, β_inter where it holds.
+    known: α, β land on α_inter, β_inter where it holds.  ``what`` names the collective in
+    words and ``phase`` the pass it runs in (one of :data:`PASSES`, or "" for none); the
+    :attr:`label` printed everywhere is "what (phase)".
     """
 
     primitive: str
@@ -67,13 +74,23 @@ class Term:
     group: sp.Expr
     message: sp.Expr
     count: sp.Expr
-    label: str
+    what: str
     groups: sp.Expr = sp.Integer(1)
     across_nodes: bool | sp.Basic = False
     axis: str = ""               # which parallel dimension the term belongs to (tp, dp, pp, ...)
     # the share of the per-GPU figures (send, recv, α, β, γ) that the busiest GPU carries,
     # where GPUs differ (a pipeline's end stages send one way only); total is unaffected
     busiest: sp.Expr = sp.Integer(1)
+    phase: str = ""
+
+    def __post_init__(self):
+        if self.phase and self.phase not in PASSES:
+            raise ValueError(f"unknown pass {self.phase!r} for a term; choose one of: {', '.join(PASSES)}")
+
+    @property
+    def label(self) -> str:
+        """The term in words: "what (phase)", e.g. "parameter all-gather (forward)"."""
+        return f"{self.what} ({self.phase})" if self.phase else self.what
 
     @property
     def cost(self) -> Cost:
@@ -223,7 +240,7 @@ class Strategy:
 
 def forward(term: Term) -> bool:
     """Terms of the forward pass (recomputation excluded): what many papers count."""
-    return term.label.endswith("(forward)")
+    return term.phase == "forward"
 
 
 def _known(expr, values):
@@ -289,21 +306,23 @@ _DP_ALGORITHMS = _ALL_REDUCE + ("naive",)
 def _dp(algorithm: str) -> tuple[Term, ...]:
     # "naive" is the seed's parameter-server form: the catalog's flat reduce + flat broadcast
     name = "flat" if algorithm == "naive" else algorithm
-    return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce (after backward)", axis="dp"),)
+    return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce", axis="dp", phase="after backward"),)
 
 
 def _zero12() -> tuple[Term, ...]:
     return (
-        Term("reduce_scatter", "ring", N, Phi, 1, "gradient reduce-scatter (after backward)", axis="dp"),
-        Term("all_gather", "ring", N, Phi, 1, "updated-parameter all-gather (after the optimizer step)", axis="dp"),
+        Term("reduce_scatter", "ring", N, Phi, 1, "gradient reduce-scatter", axis="dp", phase="after backward"),
+        Term("all_gather", "ring", N, Phi, 1, "updated-parameter all-gather", axis="dp",
+             phase="after the optimizer step"),
     )
 
 
 def _zero3_on(group, message, groups=1, across=False) -> tuple[Term, ...]:
     return (
-        Term("all_gather", "ring", group, message, 1, "parameter all-gather (forward)", groups, across, "dp"),
-        Term("all_gather", "ring", group, message, 1, "parameter all-gather (backward)", groups, across, "dp"),
-        Term("reduce_scatter", "ring", group, message, 1, "gradient reduce-scatter (backward)", groups, across, "dp"),
+        Term("all_gather", "ring", group, message, 1, "parameter all-gather", groups, across, "dp", phase="forward"),
+        Term("all_gather", "ring", group, message, 1, "parameter all-gather", groups, across, "dp", phase="backward"),
+        Term("reduce_scatter", "ring", group, message, 1, "gradient reduce-scatter", groups, across, "dp",
+             phase="backward"),
     )
 
 
@@ -314,8 +333,8 @@ def _zero3() -> tuple[Term, ...]:
 def _hsdp() -> tuple[Term, ...]:
     # shard groups are the G ranks of a node; the N/G copies of each shard sit on N/G nodes
     inside = _zero3_on(G, Phi, groups=N / G, across=False)
-    across = Term("all_reduce", "ring", N / G, Phi / G, 1, "shard-gradient all-reduce across replicas (backward)",
-                  G, True, "dp")
+    across = Term("all_reduce", "ring", N / G, Phi / G, 1, "shard-gradient all-reduce across replicas",
+                  G, True, "dp", phase="backward")
     return inside + (across,)
 
 
@@ -337,12 +356,12 @@ def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=F
     for name, _ in _passes(recompute):
         if sp_on:
             out.append(Term("all_gather", "ring", group, message / micro, 2 * layers * micro,
-                            f"sequence all-gather ({name})", groups, across, "tp"))
+                            "sequence all-gather", groups, across, "tp", phase=name))
             out.append(Term("reduce_scatter", "ring", group, message / micro, 2 * layers * micro,
-                            f"sequence reduce-scatter ({name})", groups, across, "tp"))
+                            "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
             out.append(Term("all_reduce", algorithm, group, message / micro, 2 * layers * micro,
-                            f"activation all-reduce ({name})", groups, across, "tp"))
+                            "activation all-reduce", groups, across, "tp", phase=name))
     return tuple(out)
 
 
@@ -385,10 +404,10 @@ def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
     boundaries_per_count = (stages * chunks - 1) / chunks * pipelines
     share = pipeline_share(stages, chunks)
     return (
-        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage (forward)",
-             boundaries_per_count, across, "pp", share),
-        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage (backward)",
-             boundaries_per_count, across_backward, "pp", share),
+        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage",
+             boundaries_per_count, across, "pp", share, "forward"),
+        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage",
+             boundaries_per_count, across_backward, "pp", share, "backward"),
     )
 
 
@@ -423,9 +442,9 @@ def _ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1,
     message = _routed(capacity) * tokens_h / micro
     count = layers * micro
     return tuple(
-        Term("all_to_all", algorithm, group, message, count, label, groups, across, "ep")
-        for label in ("token dispatch all-to-all (forward)", "expert-output combine all-to-all (forward)",
-                      "combine-gradient all-to-all (backward)", "dispatch-gradient all-to-all (backward)"))
+        Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
+        for what, phase in (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"),
+                            ("combine-gradient all-to-all", "backward"), ("dispatch-gradient all-to-all", "backward")))
 
 
 def _ep(algorithm: str, capacity: str) -> tuple[Term, ...]:
@@ -445,7 +464,7 @@ def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False,
     for name in ("forward", "backward"):
         for what, w in (("Q", width), ("K", kv), ("V", kv), ("O", width)):
             out.append(Term("all_to_all", "pairwise", group, batch * seq / group * w / micro, layers * micro,
-                            f"{what} all-to-all ({name})", groups, across, "cp"))
+                            f"{what} all-to-all", groups, across, "cp", phase=name))
     return tuple(out)
 
 
@@ -456,9 +475,10 @@ def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1) 
     message = batch * seq * kv / micro
     n = layers * micro
     return (
-        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass (forward)", groups, across, "cp"),
-        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass (backward)", groups, across, "cp"),
-        Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction (backward)", groups, across, "cp"),
+        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="forward"),
+        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="backward"),
+        Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction", groups, across, "cp",
+             phase="backward"),
     )
 
 
@@ -477,7 +497,10 @@ def _cp_ring(gqa: str) -> tuple[Term, ...]:
 RANK_ORDER = ("t", "c", "d", "p")
 
 
-def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tuple[Term, ...]:
+def _hybrid(**options) -> tuple[Term, ...]:
+    # the options by name; "sp" is read into sp_on, since a parameter named sp would hide sympy
+    zero, sp_on, recompute, schedule = options["zero"], options["sp"], options["recompute"], options["schedule"]
+    scatter_gather, cp, gqa, moe = options["scatter_gather"], options["cp"], options["gqa"], options["moe"]
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
     layers = L / p                             # layers on one pipeline stage
@@ -485,7 +508,7 @@ def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tupl
     terms: list[Term] = []
 
     # TP on the replica batch and the local sequence, L/p layers, every micro-batch
-    terms += _tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp,
+    terms += _tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
                        groups=n_gpus / t, across=_spans(t, G), micro=m)
 
     # CP on its group: K/V heads split by TP
@@ -497,25 +520,25 @@ def _hybrid(zero, sp, recompute, schedule, scatter_gather, cp, gqa, moe) -> tupl
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage
     if moe:
-        tokens_h = replica_batch * local_seq * h / (t if sp else 1)
+        tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
         terms += _ep_terms(e, tokens_h, L_moe / p, "dropless", groups=n_gpus / e, across=_spans(t * e, G), micro=m)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
-    shard = activation / t if (sp or scatter_gather) else activation
+    shard = activation / t if (sp_on or scatter_gather) else activation
     # stage s holds ranks [s·tcd, (s+1)·tcd): some boundary crosses a node once the pipeline
     # spans nodes; a stage whose *both* boundaries cross needs G | tcd, i.e. tcd ≥ G. The
     # busiest stage (one crossing the forward way) pays α_inter, β_inter forward, and
     # backward only when tcd ≥ G (G dividing tcd or tcd dividing G, as layouts have it)
     terms += _pp_terms(p, shard, schedule, pipelines=t * c * d, across=_spans(n_gpus, G),
                        across_backward=_spans(t * c * d, G - 1))
-    if scatter_gather and not sp:
+    if scatter_gather and not sp_on:
         chunks = _chunks(schedule)
         for name in ("forward", "backward"):
             terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
-                              f"scatter-gather re-assembly at the receiving stage ({name})",
+                              "scatter-gather re-assembly at the receiving stage",
                               (p * chunks - 1) / chunks * c * d, _spans(t, G), "pp",
-                              pipeline_share(p, chunks)))
+                              pipeline_share(p, chunks), name))
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
@@ -534,14 +557,14 @@ def _spans(x, y):
 
 def _dp_terms(zero, group, shard, groups, across, what) -> tuple[Term, ...]:
     if zero == 0:
-        return (Term("all_reduce", "ring", group, shard, 1, f"{what}gradient all-reduce (backward)",
-                     groups, across, "dp"),)
+        return (Term("all_reduce", "ring", group, shard, 1, f"{what}gradient all-reduce",
+                     groups, across, "dp", phase="backward"),)
     if zero in (1, 2):
-        return (Term("reduce_scatter", "ring", group, shard, 1, f"{what}gradient reduce-scatter (backward)",
-                     groups, across, "dp"),
-                Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather (after the step)",
-                     groups, across, "dp"))
-    return tuple(replace(term, label=what + term.label) for term in _zero3_on(group, shard, groups, across))
+        return (Term("reduce_scatter", "ring", group, shard, 1, f"{what}gradient reduce-scatter",
+                     groups, across, "dp", phase="backward"),
+                Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
+                     groups, across, "dp", phase="after the step"))
+    return tuple(replace(term, what=what + term.what) for term in _zero3_on(group, shard, groups, across))
 
 
 def _hybrid_extras(schedule, **_) -> dict:

@@ -183,6 +183,20 @@ def test_groups_multiply_only_the_total():
     assert term.cost.total == 5 * 3 * 3 * 400
 
 
+def test_a_term_knows_its_pass():
+    # the pass is a field; the label spells it in brackets, and forward() reads the field
+    for name in ("forward", "forward recompute", "backward", "after the step"):
+        term = Term("all_gather", "ring", 4, 400, 1, "parameter all-gather", phase=name)
+        assert term.label == f"parameter all-gather ({name})"
+        assert forward(term) == (name == "forward")
+    assert Term("all_gather", "ring", 4, 400, 1, "x").label == "x"
+    with pytest.raises(ValueError, match="unknown pass"):
+        Term("all_gather", "ring", 4, 400, 1, "x", phase="sideways")
+    terms = STRATEGIES["hybrid"].terms(recompute=1, sp=1)
+    assert {t.phase for t in terms} == {"forward", "forward recompute", "backward", "after the step"}
+    assert all(t.label.endswith(f"({t.phase})") for t in terms)
+
+
 # -- bad input ------------------------------------------------------------------------------------
 
 HYBRID_OK = {S.t: 2, S.p: 4, S.d: 4, S.c: 1, S.L: 32, S.b: 64, S.m: 8, S.N: 32}

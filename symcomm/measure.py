@@ -25,19 +25,29 @@ kernel (older than 4.19) is an error, not a zero.
 
 Every run is bounded: process-group set-up and each collective have timeouts, and the
 parent kills its own worker processes when the whole group overruns.
+
+Nothing listens beyond loopback: the ranks meet through a file store in a private temporary
+folder (mode 0700, removed afterwards), so no rendezvous socket exists at all, and gloo's
+own sockets are bound to ``lo`` (``GLOO_SOCKET_IFNAME=lo`` is forced, whatever the caller's
+environment says).  The ranks ignore SIGINT and die with their parent (Linux:
+``PR_SET_PDEATHSIG``); on Ctrl-C the parent kills every rank at once and lets
+KeyboardInterrupt through, so the CLI prints one line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
 from . import symbols as S
+from .errors import InputError
 from .evaluate import exact, plain
 from .profiles import PROFILES, Profile, profile
 
@@ -56,6 +66,14 @@ WIDTH = 384                    # the small model: two bias-free Linear(384, 384)
 PHI = 2 * WIDTH * WIDTH        # Φ = 294912 parameters; 384 is a multiple of 2, 3, 4, 8
 STEP_INDEX = 3                 # measure the 3rd step: DDP rebuilds buckets after step 1
                                # and broadcasts the new order during step 2
+MAX_RANKS = 8                  # N a measurement runs on this machine
+MAX_SIZE = 2 ** 22             # M (float32 elements) a measurement runs: 16 MiB
+MAX_TIMEOUT = 86400.0          # seconds per group of N ranks
+MAX_FROM_BYTES = 64 * 1024 * 1024   # validate --from FILE
+#: ring segments the gloo predictions of one --from file may loop over (≈ 1.5 µs each):
+#: a measurement (M ≤ 2**22) needs at most 16·N per row
+MAX_PREDICTION_WORK = 2 ** 22
+PR_SET_PDEATHSIG = 1           # linux/prctl.h
 
 
 class MeasureError(RuntimeError):
@@ -141,18 +159,41 @@ def _train_step(torch, model, optimizer, batch):
     optimizer.step()
 
 
-def _worker(rank, n, port, plan, queue, timeout):
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent exits (Linux ``PR_SET_PDEATHSIG``;
+    a no-op where there is no prctl), and exit now if the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(ctypes.c_int(PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request took hold
+        os._exit(1)
+
+
+def _worker(rank, n, store_path, plan, queue, timeout, parent):
+    # Ctrl-C goes to the whole process group: the parent alone handles it (it kills the ranks)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"   # gloo binds its sockets to loopback, never elsewhere
     import warnings
     warnings.filterwarnings("ignore")
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     try:
         import datetime
         import torch
         import torch.distributed as dist
 
         torch.set_num_threads(1)
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n,
-                                timeout=datetime.timedelta(seconds=timeout))
+        limit = datetime.timedelta(seconds=timeout)
+        # a file store (what init_method="file://<path>" builds, without parsing the path as a
+        # URL): the ranks meet through a file in the parent's private folder, no socket listens
+        store = dist.FileStore(store_path, n)
+        store.set_timeout(limit)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=n, timeout=limit)
 
         def window(fn) -> int:
             dist.barrier()
@@ -195,33 +236,75 @@ def _worker(rank, n, port, plan, queue, timeout):
         queue.put(("error", rank, f"{type(err).__name__}: {err}"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _start(procs: list) -> None:
+    """Start the ranks with GLOO_SOCKET_IFNAME=lo in their environment and SIGINT ignored:
+    an ignored signal stays ignored across spawn's exec, so a Ctrl-C while a rank is still
+    importing (before ``_worker`` runs) cannot print a traceback either."""
+    saved_env = os.environ.get("GLOO_SOCKET_IFNAME")
+    old = signal.getsignal(signal.SIGINT)
+    ignore = threading.current_thread() is threading.main_thread() and old is not None
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    if ignore:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if ignore:
+            signal.signal(signal.SIGINT, old)
+        if saved_env is None:
+            os.environ.pop("GLOO_SOCKET_IFNAME", None)
+        else:
+            os.environ["GLOO_SOCKET_IFNAME"] = saved_env
+
+
+def _stop(procs: list, finished: bool) -> None:
+    """Reap the ranks: after a finished run give them 5 s to exit; otherwise (an error, a
+    timeout, Ctrl-C, also Ctrl-C during that wait) kill every one still running at once."""
+    started = [p for p in procs if p.pid is not None]
+    try:
+        if finished:
+            deadline = time.monotonic() + 5
+            for p in started:
+                p.join(timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        for p in started:
+            if p.exitcode is None:
+                p.kill()
+        for p in started:
+            p.join(timeout=5)
 
 
 def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tuple[dict, list]:
-    """Run ``plan`` on N local ranks; returns ({plan item: [bytes per rank]}, barrier bytes)."""
+    """Run ``plan`` on N local ranks; returns ({plan item: [bytes per rank]}, barrier bytes).
+
+    KeyboardInterrupt propagates unchanged, after every rank has been killed."""
     try:
         import torch  # noqa: F401
     except ImportError:
         raise MeasureError("torch is not installed: pip install -e '.[measure]' (torch==2.13.0, CPU build)") from None
     import multiprocessing as mp
     import queue as queue_module
+    import shutil
+    import tempfile
 
     ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    port = _free_port()
     op_timeout = max(30.0, timeout / 2)
-    procs = [ctx.Process(target=_worker, args=(r, n, port, plan, q, op_timeout), daemon=True) for r in range(n)]
-    for p in procs:
-        p.start()
     rows: dict = {}
     barriers: list = [None] * n
     done = 0
-    deadline = time.monotonic() + timeout
+    procs: list = []
+    q = None
+    finished = False
+    folder = tempfile.mkdtemp(prefix="symcomm-rendezvous-")   # mode 0700: only this user
     try:
+        os.chmod(folder, 0o700)
+        q = ctx.Queue()
+        store = os.path.join(folder, "store")
+        procs = [ctx.Process(target=_worker, args=(r, n, store, plan, q, op_timeout, os.getpid()), daemon=True)
+                 for r in range(n)]
+        _start(procs)
+        deadline = time.monotonic() + timeout
         while done < n:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -244,13 +327,14 @@ def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tupl
                 progress()
             elif kind == "done":
                 done += 1
+        finished = True
     finally:
-        for p in procs:
-            p.join(timeout=5)
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-                p.join(timeout=5)
+        try:
+            _stop(procs, finished)
+        finally:  # even when a Ctrl-C interrupts the wait for the ranks
+            if q is not None:
+                q.close()
+            shutil.rmtree(folder, ignore_errors=True)
     return rows, barriers
 
 
@@ -422,16 +506,56 @@ def sweep(ranks=DEFAULT_RANKS, sizes=DEFAULT_SIZES, primitives=PRIMITIVES, steps
     return rows
 
 
-def rows_from(saved: dict, backend: str = "gloo") -> list[Row]:
-    """Rows of a saved measurement file, predicted afresh under ``backend``."""
+def _prediction_work(name: str, n: int, m: int) -> int:
+    """About how many ring segments the gloo prediction of one collective loops over."""
+    if name in ("all_reduce", "reduce_scatter", "reduce"):
+        from .profiles import GLOO_MAX_SEGMENT
+        return n * max(-(-m * ITEM // GLOO_MAX_SEGMENT), 2 * n)
+    return n
+
+
+def rows_from(saved: dict, backend: str = "gloo", what: str = "measurement", checked: bool = False) -> list[Row]:
+    """Rows of a saved measurement file, predicted afresh under ``backend``.
+
+    ``saved`` is checked against ``symcomm/schema/measurement.schema.json`` (unless the caller
+    did it: ``checked``) and then row by row; a bad row is an InputError naming ``what``,
+    the field and what is allowed.
+    """
+    from .inputs import check
+
     prof = profile(backend)
-    rows = []
-    for r in saved["rows"]:
-        if r["kind"] == "op":
-            pred = predict_op(prof, r["name"], r["N"], r["M"])
-            rows.append(Row("op", r["name"], r["N"], r["M"], r["measured"], pred))
-        else:
-            rows.append(Row("step", r["name"], r["N"], r["Phi"], r["measured"], predict_step(prof, r["name"], r["N"])))
+    if not checked:
+        check(saved, "measurement", what)
+
+    def bad(i: int, key: str, message: str) -> InputError:
+        return InputError(f"{what}: field 'rows/{i}/{key}': {message}")
+
+    rows, predictions, work = [], {}, 0
+    for i, r in enumerate(saved["rows"]):
+        kind, name, size_key = r["kind"], r["name"], ("M" if r["kind"] == "op" else "Phi")
+        allowed = PRIMITIVES if kind == "op" else STEPS
+        if name not in allowed:  # the schema says so too; this guards a caller that skipped it
+            raise bad(i, "name", f"{name!r} is not a {'primitive' if kind == 'op' else 'step'} measured here; "
+                                 f"choose one of {', '.join(allowed)}")
+        # JSON Schema counts 2.0 as an integer: the schema bounded them, int() makes them whole
+        n, m = int(r["N"]), int(r[size_key])
+        measured = [int(v) for v in r["measured"]]
+        if len(measured) != n:
+            raise bad(i, "measured", f"{len(measured)} values for N={n} ranks; give one per rank")
+        if kind == "step" and m != PHI:
+            raise bad(i, "Phi", f"Phi={m} is not the model a step is measured on; it has Phi={PHI}")
+        key = (kind, name, n, m)
+        if key not in predictions:
+            if kind == "op":
+                work += _prediction_work(name, n, m)
+                if work > MAX_PREDICTION_WORK:
+                    raise bad(i, "M", f"M={m}: predicting this file's rows would loop over more than "
+                                      f"{MAX_PREDICTION_WORK:,} ring segments (a measurement has M ≤ 2**22)")
+            try:
+                predictions[key] = predict_op(prof, name, n, m) if kind == "op" else predict_step(prof, name, n)
+            except ValueError as err:
+                raise bad(i, size_key if kind == "op" else "N", str(err)) from None
+        rows.append(Row(kind, name, n, m, measured, predictions[key]))
     return rows
 
 
@@ -462,43 +586,40 @@ def report(rows: list[Row], backend: str) -> dict:
 
 # -- CLI ----------------------------------------------------------------------------------------
 
-def _ints(text: str, what: str, least: int) -> tuple[int, ...]:
-    from .cli import UsageError, parse_number
+def _ints(text: str, what: str, least: int, most: int, too_few: str, too_many: str) -> tuple[int, ...]:
+    """A comma-separated list of whole numbers in [least, most], each once, in the order given."""
+    from .inputs import MAX_VALUE, parse_list
 
-    out = []
-    for word in text.split(","):
-        value = parse_number(what, word, integer=True, least=least)
-        out.append(int(value))
-    if not out:
-        raise UsageError(f"--{what} takes a comma-separated list, e.g. 2,3,4,8")
-    return tuple(out)
+    values = parse_list(what, text, least=0, most=MAX_VALUE)   # the grammar, the count, the magnitude
+    for value in values:
+        if value < least:
+            raise InputError(f"--{what} {value} is not allowed: {too_few}")
+        if value > most:
+            raise InputError(f"--{what} {value} is not allowed: {too_many}")
+    return tuple(dict.fromkeys(values))
 
 
 def _names(text: str, allowed, what: str) -> tuple[str, ...]:
-    from .cli import UsageError
-
     if text in ("", "none"):
         return ()
     names = tuple(w.strip() for w in text.split(","))
     for name in names:
         if name not in allowed:
-            raise UsageError(f"--{what} {name!r} is not allowed; choose from {', '.join(allowed)}")
-    return names
+            shown = name if len(name) <= 40 else name[:37] + "..."
+            raise InputError(f"--{what} {shown!r} is not allowed; choose from {', '.join(allowed)}")
+    return tuple(dict.fromkeys(names))
 
 
 def _options(args):
-    from .cli import UsageError
+    from .inputs import parse_real
 
-    ranks = _ints(args.ranks, "ranks", 2)
-    if max(ranks) > 8:
-        raise UsageError(f"--ranks {max(ranks)} is not allowed: at most 8 ranks on this machine")
-    sizes = _ints(args.sizes, "sizes", 1)
-    if max(sizes) > 2 ** 22:
-        raise UsageError(f"--sizes {max(sizes)} is not allowed: at most 2**22 elements (16 MiB of float32)")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout} is not allowed: give seconds > 0")
+    ranks = _ints(args.ranks, "ranks", 2, MAX_RANKS, "a group needs at least 2 ranks",
+                  f"at most {MAX_RANKS} ranks on this machine")
+    sizes = _ints(args.sizes, "sizes", 1, MAX_SIZE, "give at least 1 element",
+                  "at most 2**22 elements (16 MiB of float32)")
+    timeout = parse_real("--timeout", args.timeout, least=0, most=MAX_TIMEOUT, strictly_above=True)
     return dict(ranks=ranks, sizes=sizes, primitives=_names(args.primitives, PRIMITIVES, "primitives"),
-                steps=_names(args.steps, STEPS, "steps"), timeout=args.timeout)
+                steps=_names(args.steps, STEPS, "steps"), timeout=timeout)
 
 
 def _print_table(result: dict) -> None:
@@ -522,11 +643,10 @@ def _print_table(result: dict) -> None:
 
 
 def _emit(result: dict, args) -> None:
-    """Save (--output), then print as JSON (--json) or as a table."""
+    """Save (--output: a regular file, replaced atomically), then print as JSON (--json) or as a table."""
     if args.output:
-        with open(args.output, "w") as fh:
-            json.dump(result, fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
+        from .files import write_file
+        write_file(args.output, json.dumps(result, indent=1, ensure_ascii=False) + "\n", "--output")
     if args.json:
         print(json.dumps(result, indent=1, ensure_ascii=False))
     else:
@@ -539,24 +659,27 @@ def cmd_measure(args) -> int:
 
 
 def _run(args) -> dict:
-    from .cli import UsageError
+    """The result of the command: every option and the --output path checked first, so that
+    no bad path or value costs a finished measurement."""
+    from .files import check_output
+    from .inputs import read_json
 
     if args.backend not in PROFILES:
-        raise UsageError(f"--backend {args.backend!r} is not allowed; choose one of: {', '.join(PROFILES)}")
+        shown = args.backend if len(args.backend) <= 40 else args.backend[:37] + "..."
+        raise InputError(f"--backend {shown!r} is not allowed; choose one of: {', '.join(PROFILES)}")
     if args.backend != "gloo":
-        raise UsageError(f"--backend {args.backend}: only gloo can be measured here (torch.distributed on loopback)")
+        raise InputError(f"--backend {args.backend}: only gloo can be measured here (torch.distributed on loopback)")
+    if args.output:
+        check_output(args.output, "--output")
     if getattr(args, "input", None):
-        try:
-            with open(args.input) as fh:
-                saved = json.load(fh)
-            return report(rows_from(saved, args.backend), args.backend)
-        except (OSError, ValueError, KeyError) as err:
-            raise UsageError(f"--from {args.input}: {err}") from None
+        saved = read_json(args.input, "--from", "measurement", limit=MAX_FROM_BYTES)
+        rows = rows_from(saved, args.backend, what=f"--from {str(args.input)!r}", checked=True)
+        return report(rows, args.backend)
     opts = _options(args)
     try:
         rows = sweep(backend=args.backend, progress=not args.no_progress, **opts)
     except MeasureError as err:
-        raise UsageError(str(err)) from None
+        raise InputError(str(err)) from None
     return report(rows, args.backend)
 
 
@@ -581,10 +704,12 @@ def register_cli(subparsers) -> None:
                        help="M values in float32 elements, e.g. 2**10,2**16,2**22 (≤ 2**22; rounded down to a multiple of N)")
         p.add_argument("--primitives", default=",".join(PRIMITIVES))
         p.add_argument("--steps", default=",".join(STEPS), help="training steps to measure: ddp,fsdp or none")
-        p.add_argument("--timeout", type=float, default=180.0, help="seconds allowed per group of N ranks")
+        p.add_argument("--timeout", type=str, default="180",
+                       help="seconds allowed per group of N ranks (> 0, ≤ 86400)")
         p.add_argument("--json", action="store_true")
         p.add_argument("--output", help="also write the JSON result to this file")
         p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         if name == "validate":
-            p.add_argument("--from", dest="input", help="validate a measurement file instead of measuring")
+            p.add_argument("--from", dest="input", metavar="FILE",
+                           help="validate a measurement file instead of measuring (JSON, ≤ 64 MiB)")
         p.set_defaults(run=fn)

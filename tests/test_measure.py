@@ -87,3 +87,409 @@ def test_measure_two_gloo_ranks(capsys):
     assert out["count"] == 8 * 2 + 2
     names = {r["name"] for r in out["rows"]}
     assert {"all_reduce", "reduce_scatter", "ddp", "fsdp"} <= names
+
+
+# -- hardening (issue 10): options, --output, --from files, sockets, Ctrl-C ---------------------
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import symcomm.measure as measure
+
+IN_CI = os.environ.get("SYMCOMM_CI") == "1"
+
+
+def _need_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            pytest.fail("torch is required in CI (pip install -e '.[measure]')")
+        pytest.skip("torch is not installed here")
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("symcomm: error: "), err
+    return err
+
+
+@pytest.fixture
+def no_sweep(monkeypatch):
+    """symcomm.measure.sweep replaced by a recorder: a test fails loudly if measuring starts."""
+    calls = []
+
+    def fake(**kwargs):
+        calls.append(kwargs)
+        raise AssertionError("the measurement started before the options were checked")
+
+    monkeypatch.setattr(measure, "sweep", fake)
+    return calls
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "86401", "", "1e400", "3 s"])
+def test_a_bad_timeout_is_refused_before_measuring(capsys, no_sweep, value):
+    assert main(["measure", "--ranks", "2", "--sizes", "1024", "--no-progress", f"--timeout={value}"]) == 2
+    assert "--timeout" in _one_error_line(capsys)
+    assert no_sweep == []
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--ranks", "2,9"], ["--ranks 9", "at most 8"]),
+    (["--ranks", "0"], ["--ranks 0", "at least 2"]),
+    (["--ranks", "2.5"], ["--ranks", "whole number"]),
+    (["--ranks", "2,,3"], ["--ranks"]),
+    (["--ranks", ",".join(["2"] * 65)], ["--ranks", "at most 64 values"]),
+    (["--sizes", "0"], ["--sizes 0", "at least 1"]),
+    (["--sizes", "2**22+1"], ["--sizes"]),
+    (["--sizes", "4194305"], ["--sizes 4194305", "2**22"]),
+    (["--sizes", "2**1000000"], ["--sizes"]),
+    (["--steps", "zero9"], ["--steps", "zero9"]),
+])
+def test_bad_ranks_sizes_steps_are_one_line(capsys, no_sweep, argv, words):
+    assert main(["measure", "--no-progress", *argv]) == 2
+    err = _one_error_line(capsys)
+    assert all(w in err for w in words), err
+    assert no_sweep == []
+
+
+def test_good_options_reach_the_sweep_parsed(capsys, monkeypatch):
+    seen = {}
+
+    def fake(**kwargs):
+        seen.update(kwargs)
+        return []
+
+    monkeypatch.setattr(measure, "sweep", fake)
+    assert main(["measure", "--ranks", "3,2,3", "--sizes", "2**10,3*2**10", "--timeout", "5/2",
+                 "--primitives", "all_reduce", "--steps", "none", "--json", "--no-progress"]) == 0
+    assert seen["ranks"] == (3, 2) and seen["sizes"] == (1024, 3072)
+    assert seen["timeout"] == 2.5 and isinstance(seen["timeout"], float)
+    assert seen["primitives"] == ("all_reduce",) and seen["steps"] == ()
+    assert json.loads(capsys.readouterr().out)["count"] == 0
+
+
+def test_output_into_a_missing_folder_fails_before_measuring(capsys, no_sweep, tmp_path):
+    target = tmp_path / "missing" / "out.json"
+    assert main(["measure", "--ranks", "2", "--sizes", "1024", "--no-progress", "--output", str(target)]) == 2
+    err = _one_error_line(capsys)
+    assert "--output" in err and str(target) in err and "does not exist" in err
+    assert no_sweep == [] and not target.parent.exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "link", "fifo"])
+def test_output_that_is_not_a_regular_file_fails_before_measuring(capsys, no_sweep, tmp_path, kind):
+    target = tmp_path / "out.json"
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "link":
+        (tmp_path / "real.json").write_text("keep")
+        target.symlink_to(tmp_path / "real.json")
+    else:
+        os.mkfifo(target)
+    assert main(["validate", "--no-progress", "--output", str(target)]) == 2
+    assert "--output" in _one_error_line(capsys)
+    assert no_sweep == []
+    if kind == "link":
+        assert (tmp_path / "real.json").read_text() == "keep"
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="no committed measurement file")
+def test_output_is_a_regular_file_under_the_umask(capsys, tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    old = os.umask(0o027)
+    try:
+        assert main(["validate", "--from", str(DATA), "--json", "--output", str(target)]) == 0
+    finally:
+        os.umask(old)
+    printed = json.loads(capsys.readouterr().out)
+    assert json.loads(target.read_text()) == printed
+    # replaced by a new file: 0666 minus the umask 027
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def _row(**fields):
+    row = {"kind": "op", "name": "all_reduce", "N": 2, "M": 1024, "measured": [4672, 4672]}
+    row.update(fields)
+    return row
+
+
+@pytest.mark.parametrize("text, words", [
+    pytest.param('{"rows": 5}', ["field 'rows'", "array"], id="rows-not-an-array"),
+    pytest.param("[]", ["top level", "object"], id="not-an-object"),
+    pytest.param("{}", ["rows", "required"], id="no-rows"),
+    pytest.param(json.dumps({"rows": [_row(N="2")]}), ["field 'rows/0/N'", "integer"], id="string-N"),
+    pytest.param(json.dumps({"rows": [_row(N=10_000_000)]}), ["field 'rows/0/N'", "64"], id="N-ten-million"),
+    pytest.param(json.dumps({"rows": [_row(N=1, measured=[0])]}), ["field 'rows/0/N'"], id="N-one"),
+    pytest.param(json.dumps({"rows": [_row(M=0)]}), ["field 'rows/0/M'"], id="M-zero"),
+    pytest.param(json.dumps({"rows": [_row(M=2 ** 40 + 1)]}), ["field 'rows/0/M'"], id="M-above-2**40"),
+    pytest.param(json.dumps({"rows": [_row(kind="step", name="zero3", Phi=294912)]}),
+                 ["field 'rows/0/name'", "zero3"], id="unknown-step"),
+    pytest.param(json.dumps({"rows": [_row(kind="step", name="ddp")]}), ["field 'rows/0'", "Phi"],
+                 id="step-without-Phi"),
+    pytest.param(json.dumps({"rows": [_row(name="allreduce")]}), ["field 'rows/0/name'", "allreduce"],
+                 id="unknown-primitive"),
+    pytest.param(json.dumps({"rows": [_row(kind="OP")]}), ["field 'rows/0/kind'"], id="unknown-kind"),
+    pytest.param(json.dumps({"rows": [_row(measured=[1, -1])]}), ["field 'rows/0/measured/1'"], id="negative-bytes"),
+    pytest.param(json.dumps({"rows": [_row(measured="4672")]}), ["field 'rows/0/measured'"],
+                 id="measured-not-an-array"),
+    pytest.param(json.dumps({"rows": [_row(bytes_per_element=2)]}), ["field 'rows/0/bytes_per_element'"],
+                 id="bytes-per-element-2"),
+    # checked in code: the schema cannot relate two fields
+    pytest.param(json.dumps({"rows": [_row(N=3, M=1023)]}), ["field 'rows/0/measured'", "N=3"],
+                 id="measured-not-N-values"),
+    pytest.param(json.dumps({"rows": [_row(kind="step", name="ddp", Phi=1000)]}), ["field 'rows/0/Phi'", "294912"],
+                 id="Phi-of-another-model"),
+    # a prediction that would loop for minutes: 64 ranks × 2**22 segments of 1 MiB
+    pytest.param(json.dumps({"rows": [_row(N=64, M=2 ** 40, measured=[0] * 64)]}), ["field 'rows/0/M'"],
+                 id="prediction-too-long"),
+    # all-gather needs whole blocks: M a multiple of N
+    pytest.param(json.dumps({"rows": [_row(name="all_gather", N=3, M=1000, measured=[0, 0, 0])]}),
+                 ["field 'rows/0/M'"], id="M-not-a-multiple-of-N"),
+    pytest.param('{"rows": [{"kind": "op", "name": "all_reduce", "N": 2, "M": NaN, "measured": [1, 2]}]}', ["NaN"],
+                 id="NaN"),
+    pytest.param('{"rows": [], "x": Infinity}', ["Infinity"], id="Infinity"),
+    pytest.param('{"rows": ' + "[" * 40 + "]" * 40 + "}", ["nested deeper"], id="nested-40-deep"),
+    pytest.param('{"rows": [', ["not valid JSON"], id="truncated-JSON"),
+    pytest.param(b"\xff\xfe{}", ["UTF-8"], id="not-UTF-8"),
+])
+def test_a_bad_measurement_file_is_one_line_naming_file_and_field(capsys, tmp_path, text, words):
+    path = tmp_path / "bad.json"
+    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+    assert main(["validate", "--from", str(path)]) == 2
+    err = _one_error_line(capsys)
+    assert "--from" in err and str(path) in err and all(w in err for w in words), err
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "folder", "missing", "large"])
+def test_from_reads_only_a_regular_file_of_at_most_64_mib(capsys, tmp_path, kind):
+    if kind == "/dev/zero":
+        path = "/dev/zero"
+    else:
+        path = str(tmp_path / "m.json")
+        if kind == "fifo":
+            os.mkfifo(path)        # opened without waiting for a writer, then refused
+        elif kind == "folder":
+            os.mkdir(path)
+        elif kind == "large":
+            with open(path, "wb") as fh:
+                fh.truncate(64 * 1024 * 1024 + 1)
+    assert main(["validate", "--from", path]) == 2
+    err = _one_error_line(capsys)
+    assert "--from" in err and path in err
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="no committed measurement file")
+def test_the_committed_measurement_file_satisfies_the_schema():
+    from symcomm.inputs import check
+
+    saved = json.loads(DATA.read_text())
+    assert check(saved, "measurement", "data") is saved
+    # a file of whole numbers written as 2.0 (JSON Schema counts them as integers) validates too
+    row = saved["rows"][0]
+    row["N"] = float(row["N"])
+    assert measure.rows_from(saved)[0].n == 2 and measure.rows_from(saved)[0].matched
+
+
+def _listening() -> dict:
+    """{inode: (address, port)} of the LISTEN sockets in /proc/net/tcp and tcp6."""
+    out = {}
+    for name, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] != "0A":
+                continue
+            address, port = fields[1].split(":")
+            raw = bytes.fromhex(address)
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))  # host-order words
+            out[fields[9]] = (socket.inet_ntop(family, raw), int(port, 16))
+    return out
+
+
+def _socket_inodes_of_children(parent: int) -> set:
+    found = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) != parent:
+                continue
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    found.add(link[8:-1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="Linux /proc only")
+def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch):
+    import ipaddress
+
+    _need_torch()
+    # a caller's environment must not move gloo off loopback: name an interface with a route
+    try:
+        routed = [line.split()[0] for line in Path("/proc/net/route").read_text().splitlines()[1:]]
+    except OSError:
+        routed = []
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", next((name for name in routed if name != "lo"), "eth0"))
+    before = set(_listening())
+    seen, stop = {}, threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            new = {k: v for k, v in _listening().items() if k not in before and k not in seen}
+            if new:
+                ours = _socket_inodes_of_children(os.getpid())
+                seen.update({k: v for k, v in new.items() if k in ours})
+            time.sleep(0.005)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        code = main(["validate", "--ranks", "2", "--sizes", "1024", "--primitives", "all_reduce",
+                     "--steps", "none", "--no-progress", "--timeout", "100"])
+    finally:
+        stop.set()
+        poller.join()
+    assert code == 0, capsys.readouterr()
+    wide = [v for v in seen.values() if not ipaddress.ip_address(v[0]).is_loopback]
+    assert wide == [], f"listening beyond loopback: {wide}"
+    # the poller saw the ranks' own (gloo) listeners, on loopback: it was looking
+    assert seen, "no listener of the ranks was seen at all"
+    assert os.environ["GLOO_SOCKET_IFNAME"] != "lo"   # the parent's environment is left as it was
+
+
+def _spawned_children(parent: int) -> dict:
+    """{pid: start time} of the multiprocessing spawn children of ``parent`` that are not zombies."""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        alive = _alive_spawn(int(pid))
+        if alive and alive[0] == parent:
+            out[int(pid)] = alive[1]
+    return out
+
+
+def _alive_spawn(pid: int):
+    """(parent, start time) of a live spawn process ``pid``, else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    if fields[0] == "Z" or b"multiprocessing.spawn" not in cmdline:
+        return None
+    return int(fields[1]), fields[19]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
+@pytest.mark.parametrize("after", [0.2, 2.5], ids=["while-ranks-start", "while-measuring"])
+def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
+    _need_torch()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONWARNINGS": "ignore"}
+    # two groups (N=2, then N=3): several seconds of measuring after the first ranks start
+    proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2,3", "--sizes", "1024",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=env)
+    ranks = {}
+    try:
+        deadline = time.monotonic() + 120
+        while len(ranks) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            ranks = _spawned_children(proc.pid)
+        assert len(ranks) == 2, "the ranks did not start"
+        time.sleep(after)
+        ranks = _spawned_children(proc.pid)   # the ranks running when Ctrl-C comes
+        assert ranks and proc.poll() is None, "the measurement ended before Ctrl-C"
+        os.killpg(proc.pid, signal.SIGINT)    # what the terminal does on Ctrl-C
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert "Traceback" not in err and "_worker" not in err and "multiprocessing" not in err, err
+    assert [line for line in err.splitlines() if line.strip()] == ["symcomm: interrupted"], err
+    assert proc.returncode == 130 and out == ""
+    deadline = time.monotonic() + 10
+    left = dict(ranks)
+    while left and time.monotonic() < deadline:
+        left = {pid: start for pid, start in left.items() if (_alive_spawn(pid) or (None, None))[1] == start}
+        time.sleep(0.05)
+    assert left == {}, f"ranks still running after Ctrl-C: {sorted(left)}"
+    assert sorted(scratch.glob("symcomm-*")) == [], "the rendezvous folder was left behind"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
+def test_the_ranks_die_with_a_killed_parent(tmp_path):
+    _need_torch()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
+    # the default sizes (up to 2**22) and steps: many seconds of work left when the parent dies
+    proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2", "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    ranks = {}
+    try:
+        deadline = time.monotonic() + 120
+        while len(ranks) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            ranks = _spawned_children(proc.pid)
+        assert len(ranks) == 2, "the ranks did not start"
+        time.sleep(2)
+        proc.kill()             # SIGKILL: no cleanup code of the parent runs
+        proc.wait()
+        deadline = time.monotonic() + 3
+        left = dict(ranks)
+        while left and time.monotonic() < deadline:
+            left = {pid: start for pid, start in left.items() if (_alive_spawn(pid) or (None, None))[1] == start}
+            time.sleep(0.05)
+        assert left == {}, f"ranks outlived their killed parent: {sorted(left)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid, start in ranks.items():
+            if (_alive_spawn(pid) or (None, None))[1] == start:
+                os.kill(pid, signal.SIGKILL)
+
+
+class _FakeRank:
+    """A started rank for measure._stop: join() can be interrupted like a real wait."""
+
+    def __init__(self, pid, interrupt=False):
+        self.pid, self.exitcode, self.interrupt, self.killed = pid, None, interrupt, False
+
+    def join(self, timeout=None):
+        if self.interrupt and not self.killed:
+            self.interrupt = False
+            raise KeyboardInterrupt
+        if self.killed:
+            self.exitcode = -9
+
+    def kill(self):
+        self.killed = True
+
+
+def test_ctrl_c_while_waiting_for_finished_ranks_still_kills_them_all():
+    ranks = [_FakeRank(10, interrupt=True), _FakeRank(11), _FakeRank(None)]   # the last never started
+    with pytest.raises(KeyboardInterrupt):
+        measure._stop(ranks, finished=True)
+    assert [r.killed for r in ranks] == [True, True, False]
+
+
+def test_an_unfinished_run_kills_every_rank_without_waiting():
+    ranks = [_FakeRank(10), _FakeRank(11)]
+    measure._stop(ranks, finished=False)
+    assert all(r.killed and r.exitcode == -9 for r in ranks)

@@ -21,7 +21,7 @@ from pathlib import Path
 import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step, Table
-from symcomm.measure import rows_from
+from symcomm.predict import rows_from
 from symcomm.profiles import strategy_cost
 from symcomm.proof import Claim
 from symcomm.strategies import STRATEGIES
@@ -39,7 +39,7 @@ def load() -> dict:
 
 @lru_cache(maxsize=None)
 def rows(backend: str = "gloo") -> tuple:
-    """The measured rows, predicted afresh by the current engine (symcomm.measure.Row)."""
+    """The measured rows, predicted afresh by the current engine (symcomm.predict.Row)."""
     return tuple(rows_from(load(), backend))
 
 

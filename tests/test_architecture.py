@@ -125,3 +125,8 @@ def test_no_cycle():
 def test_nothing_imports_the_cli():
     importers = sorted(a for a, targets in _graph().items() if "symcomm.cli" in targets and a != "symcomm.cli")
     assert not importers, importers
+
+
+def test_chapters_import_no_harness():
+    # the content is pure: the torch measurement harness stays out of it (predictions live in symcomm.predict)
+    assert "symcomm.measure" not in _graph()["symcomm.derivations"]

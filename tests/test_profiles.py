@@ -10,7 +10,7 @@ from symcomm import symbols as S
 from symcomm.algorithms import ALGORITHMS
 from symcomm.cli import main
 from symcomm.evaluate import exact
-from symcomm.measure import rows_from
+from symcomm.predict import rows_from
 from symcomm.primitives import PRIMITIVES
 from symcomm.profiles import GLOO, PROFILES, gloo_wire, profile, strategy_cost
 from symcomm.strategies import STRATEGIES

@@ -15,12 +15,13 @@ from symcomm.algorithms import ALGORITHMS, POW2, G_DIVIDES_N, THAKUR, PATARASUK,
 from symcomm.bounds import LOWER_BOUNDS
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import AtLeast, Claim, DEFAULT, Limit, POWER_OF_TWO
+from symcomm.subjects import COLLECTIVE_CONVENTION
 
 N, M = S.N, S.M
 log2N = S.log2(N)
 NCCL_TESTS = "nccl-tests, doc/PERFORMANCE.md (bus bandwidth)"
 SEED = "the seed article, §1.4–1.5 and §2"
-ELEMENTS = "elements; M = the full unsharded buffer; exact (N−1)/N form"
+ELEMENTS = COLLECTIVE_CONVENTION
 
 
 def _cost(primitive: str, name: str):

@@ -17,9 +17,8 @@ from .derivation import Chapter
 from .primitives import PRIMITIVES
 from .printing import latex
 from .proof import AtLeast, Claim, Limit, Proof
+from .subjects import COLLECTIVE_CONVENTION  # one text: the CLI, the docs and the export show it
 
-COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); send/recv = the busiest "
-                         "rank; total = summed over ranks; exact (N−1)/N forms")
 _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
           S.alpha_inter: r"\alpha_{\mathrm{inter}}", S.beta_inter: r"\beta_{\mathrm{inter}}"}
 

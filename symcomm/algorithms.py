@@ -1,9 +1,11 @@
 """The catalog of algorithms: one closed form (or one composition) per algorithm.
 
-Adding an algorithm means adding one entry to :data:`ALGORITHMS` here and one
-execution in :mod:`symcomm.simulate`; the tests hold the two against each other.
+Adding an algorithm means adding one entry to ``_ENTRIES`` here; a closed form also needs
+its execution in :mod:`symcomm.simulate` (a composition is simulated from its phases);
+the tests hold the two against each other.
 
-Conventions (DESIGN.md): elements, M = the full unsharded buffer, exact (N−1)/N forms.
+Conventions (ARCHITECTURE.md, "Conventions"): elements, M = the full unsharded buffer,
+exact (N−1)/N forms.
 Power-of-two algorithms are written with log₂N; general ones with ⌈log₂N⌉.  Rooted
 algorithms root at rank 0.  ``send``/``recv`` keyword arguments are the busiest
 *non-root* rank; ``root_send``/``root_recv`` the root.
@@ -94,9 +96,14 @@ class Phase:
     across_nodes: bool = False
 
     @property
+    def implementation(self) -> "Algorithm":
+        """The catalog algorithm this phase runs."""
+        return algorithm(self.primitive, self.algorithm)
+
+    @property
     def cost(self) -> Cost:
         """This phase's algorithm with N → group, M → message, on its level."""
-        part = algorithm(self.primitive, self.algorithm).cost.subs({N: self.group, M: self.message})
+        part = self.implementation.cost.subs({N: self.group, M: self.message})
         # N/group groups run this phase side by side, one per set of ranks
         part = replace(part, total=part.total * N / self.group)
         return part.across_nodes() if self.across_nodes else part

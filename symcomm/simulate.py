@@ -1,11 +1,14 @@
 """Every algorithm executed message by message on N simulated ranks.
 
 This is the independent evidence for the catalog's formulas: the simulator never reads
-a formula, it moves numpy buffers and counts.  The machine model is the one the α-β-γ
-formulas assume (Thakur et al. 2005 §3): rounds in which every rank sends at most one
-message and receives at most one (full duplex, one port); a round costs one α and the
-largest message it carries in β; the largest number of elements any rank adds after
-the round costs γ.  Messages between different nodes (ranks r and r' with r // G ≠
+a formula, it moves numpy buffers and counts.  A closed form has its own execution here
+(:data:`EXECUTIONS`); a composition is run from the catalog's ``phases`` alone, each phase
+on its groups side by side (:func:`run`), so adding one needs no code here.
+
+The machine model is the one the α-β-γ formulas assume (Thakur et al. 2005 §3): rounds in
+which every rank sends at most one message and receives at most one (full duplex, one
+port); a round costs one α and the largest message it carries in β; the largest number
+of elements any rank adds after the round costs γ.  Messages between different nodes (ranks r and r' with r // G ≠
 r' // G) are charged to α_inter/β_inter; a round may not mix the two levels.
 
 The switch of in-network reduction is not a rank: it has a port per rank, adds what
@@ -19,7 +22,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import sympy as sp
 
+from . import symbols as S
 from .primitives import PRIMITIVES, ROOT
 
 SWITCH = -1
@@ -114,20 +119,62 @@ class Network:
             self._reduced_this_round[rank] += incoming.size
         return accumulator + incoming
 
+    def replay(self, groups: list["Group"]) -> None:
+        """Count the rounds the groups recorded, round i of every group together: the groups
+        of one phase run side by side on disjoint ranks."""
+        for group in groups:
+            for rank, size in group.before.items():
+                self._reduced_this_round[rank] += size
+        for i in range(max(len(group.rounds) for group in groups)):
+            rounds = [group.rounds[i] for group in groups if i < len(group.rounds)]
+            cut_through = {cut for _, cut, _ in rounds}
+            if len(cut_through) != 1:
+                raise AssertionError("groups running side by side disagree on a cut-through round")
+            self.exchange([m for messages, _, _ in rounds for m in messages], cut_through.pop())
+            for _, _, added in rounds:
+                for rank, size in added.items():
+                    self._reduced_this_round[rank] += size
+
     def finish(self, outputs: list) -> Run:
         self._close_round()
         return Run(outputs, tuple(self.sent), tuple(self.received), tuple(self.messages),
                    dict(self.coefficients))
 
 
+class Group:
+    """One group of ranks as an execution sees it: positions 0..n−1 standing for the global
+    ``members``.  Messages are delivered at once and recorded (in global ranks) with the
+    elements each member adds after them; :meth:`Network.replay` counts them."""
+
+    def __init__(self, members: list[int], chunks: int):
+        self.members = members
+        self.n = len(members)
+        self.chunks = chunks
+        self.rounds: list[tuple[list[Message], bool, dict]] = []  # (messages, cut_through, adds)
+        self.before: dict[int, int] = {}                          # adds before the first round
+        self._added = self.before
+
+    def _global(self, position: int) -> int:
+        return position if position == SWITCH else self.members[position]
+
+    def exchange(self, messages: list[Message], cut_through: bool = False) -> list[Message]:
+        if not messages:
+            return []
+        self._added = {}
+        self.rounds.append(([Message(self._global(m.src), self._global(m.dst), m.data, m.tag) for m in messages],
+                            cut_through, self._added))
+        return [Message(m.src, m.dst, m.data.copy(), m.tag) for m in messages]
+
+    def add(self, rank: int, accumulator: np.ndarray, incoming: np.ndarray) -> np.ndarray:
+        if rank != SWITCH:
+            self._added[self.members[rank]] = self._added.get(self.members[rank], 0) + incoming.size
+        return accumulator + incoming
+
+
 # -- helpers -------------------------------------------------------------------------------
 
 def _split(buffer: np.ndarray, parts: int) -> list[np.ndarray]:
     return list(np.split(buffer, parts))
-
-
-def _groups_of(n: int) -> list[list[int]]:
-    return [list(range(n))]
 
 
 # -- rooted, flat -------------------------------------------------------------------------
@@ -222,44 +269,33 @@ def binomial_reduce(net: Network, data: dict) -> dict:
     return {ROOT: acc[ROOT]}
 
 
-# -- symmetric, on groups of ranks that run side by side ----------------------------------
-# ``groups`` lists the ranks of each group; position i in a group plays rank i.
+# -- symmetric ---------------------------------------------------------------------------------
 
-def ring_all_gather(net: Network, blocks: dict, groups: list[list[int]]) -> dict:
+def ring_all_gather(net: Network, blocks: dict) -> dict:
     """blocks[rank] is that rank's own block; returns the concatenation on every rank."""
-    size = len(groups[0])
-    have = {r: {i: blocks[g[i]]} for g in groups for i, r in enumerate(g)}
-    for step in range(size - 1):
+    have = {r: {r: blocks[r]} for r in range(net.n)}
+    for step in range(net.n - 1):
         msgs = []
-        for g in groups:
-            for i, r in enumerate(g):
-                idx = (i - step) % size
-                msgs.append(Message(r, g[(i + 1) % size], have[r][idx], idx))
+        for r in range(net.n):
+            idx = (r - step) % net.n
+            msgs.append(Message(r, (r + 1) % net.n, have[r][idx], idx))
         for msg in net.exchange(msgs):
             have[msg.dst][msg.tag] = msg.data
-    return {r: np.concatenate([have[r][i] for i in range(size)]) for g in groups for r in g}
+    return {r: np.concatenate([have[r][i] for i in range(net.n)]) for r in range(net.n)}
 
 
-def ring_reduce_scatter(net: Network, data: dict, groups: list[list[int]]) -> dict:
-    """data[rank] is a full buffer; returns block i of the group's sum on position i."""
-    size = len(groups[0])
-    acc = {r: _split(data[r].copy(), size) for g in groups for r in g}
-    for step in range(size - 1):
+def ring_reduce_scatter(net: Network, data: dict) -> dict:
+    """data[rank] is a full buffer; returns block r of the sum on rank r."""
+    acc = {r: _split(data[r].copy(), net.n) for r in range(net.n)}
+    for step in range(net.n - 1):
         msgs = []
-        for g in groups:
-            for i, r in enumerate(g):
-                idx = (i - step - 1) % size
-                msgs.append(Message(r, g[(i + 1) % size], acc[r][idx], idx))
+        for r in range(net.n):
+            idx = (r - step - 1) % net.n
+            msgs.append(Message(r, (r + 1) % net.n, acc[r][idx], idx))
         for msg in net.exchange(msgs):
             acc[msg.dst][msg.tag] = net.add(msg.dst, acc[msg.dst][msg.tag], msg.data)
-    return {r: acc[r][i] for g in groups for i, r in enumerate(g)}
+    return {r: acc[r][r] for r in range(net.n)}
 
-
-def ring_all_reduce(net: Network, data: dict, groups: list[list[int]]) -> dict:
-    return ring_all_gather(net, ring_reduce_scatter(net, data, groups), groups)
-
-
-# -- symmetric, whole communicator ------------------------------------------------------------
 
 def recursive_doubling_all_gather(net: Network, blocks: dict) -> dict:
     have = {r: {r: blocks[r]} for r in range(net.n)}
@@ -340,48 +376,6 @@ def in_network_all_reduce(net: Network, data: dict) -> dict:
     return {msg.dst: msg.data for msg in down}
 
 
-def _levels(net: Network):
-    """(G, nodes, the groups inside each node, the groups of one local index across nodes)."""
-    g = net.ranks_per_node
-    nodes = net.n // g
-    inside = [list(range(node * g, (node + 1) * g)) for node in range(nodes)]
-    across = [[node * g + local for node in range(nodes)] for local in range(g)]
-    return g, nodes, inside, across
-
-
-def hierarchical_all_reduce(net: Network, data: dict) -> dict:
-    _, _, inside, across = _levels(net)
-    shards = ring_reduce_scatter(net, data, inside)
-    shards = ring_all_reduce(net, shards, across)
-    return ring_all_gather(net, shards, inside)
-
-
-def hierarchical_all_gather(net: Network, blocks: dict) -> dict:
-    g, nodes, inside, across = _levels(net)
-    # across nodes: local index l gathers blocks l, G + l, 2G + l, … (node order)
-    strided = ring_all_gather(net, blocks, across)
-    # inside the node: every local index's strided chunk
-    mixed = ring_all_gather(net, strided, inside)
-    # local reordering only: chunk l holds block node·G + l at position node
-    out = {}
-    for r, buffer in mixed.items():
-        pieces = _split(buffer, net.n)            # order (l, node)
-        out[r] = np.concatenate([pieces[l * nodes + node] for node in range(nodes) for l in range(g)])
-    return out
-
-
-def hierarchical_reduce_scatter(net: Network, data: dict) -> dict:
-    g, nodes, inside, across = _levels(net)
-    # local reordering only: chunk l gathers blocks l, G + l, 2G + l, … so that the two
-    # reduce-scatters leave block node·G + l on rank node·G + l
-    permuted = {}
-    for r, buffer in data.items():
-        pieces = _split(buffer, net.n)            # block index node·G + l
-        permuted[r] = np.concatenate([pieces[node * g + l] for l in range(g) for node in range(nodes)])
-    partial = ring_reduce_scatter(net, permuted, inside)
-    return ring_reduce_scatter(net, partial, across)
-
-
 def pairwise_all_to_all(net: Network, data: dict) -> dict:
     blocks = {r: _split(data[r], net.n) for r in range(net.n)}
     out = {r: {r: blocks[r][r]} for r in range(net.n)}
@@ -443,19 +437,11 @@ def direct_send_recv(net: Network, data: dict) -> dict:
 
 
 # -- the registry: (primitive, algorithm) → execution on a dict rank → input -------------
-
-def _whole(fn):
-    return lambda net, data: fn(net, data, _groups_of(net.n))
-
-
-def _then(first, second):
-    return lambda net, data: second(net, first(net, data))
-
+# Closed forms only: a composition runs its phases (see "compositions" below).
 
 EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("broadcast", "flat"): flat_broadcast,
     ("broadcast", "binomial_tree"): binomial_broadcast,
-    ("broadcast", "scatter_allgather"): _then(binomial_scatter, _whole(ring_all_gather)),
     ("broadcast", "ring"): chain_broadcast,
     ("reduce", "ring"): chain_reduce,
     ("scatter", "flat"): flat_scatter,
@@ -464,23 +450,14 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("gather", "binomial_tree"): binomial_gather,
     ("reduce", "flat"): flat_reduce,
     ("reduce", "binomial_tree"): binomial_reduce,
-    ("reduce", "rabenseifner"): _then(recursive_halving_reduce_scatter, binomial_gather),
-    ("all_gather", "ring"): _whole(ring_all_gather),
+    ("all_gather", "ring"): ring_all_gather,
     ("all_gather", "recursive_doubling"): recursive_doubling_all_gather,
     ("all_gather", "bruck"): bruck_all_gather,
-    ("all_gather", "gather_broadcast"): _then(flat_gather, flat_broadcast),
-    ("reduce_scatter", "ring"): _whole(ring_reduce_scatter),
+    ("reduce_scatter", "ring"): ring_reduce_scatter,
     ("reduce_scatter", "recursive_halving"): recursive_halving_reduce_scatter,
     ("reduce_scatter", "pairwise"): pairwise_reduce_scatter,
-    ("all_reduce", "ring"): _whole(ring_all_reduce),
-    ("all_reduce", "flat"): _then(flat_reduce, flat_broadcast),
-    ("all_reduce", "binomial_tree"): _then(binomial_reduce, binomial_broadcast),
     ("all_reduce", "recursive_doubling"): recursive_doubling_all_reduce,
-    ("all_reduce", "rabenseifner"): _then(recursive_halving_reduce_scatter, recursive_doubling_all_gather),
     ("all_reduce", "in_network"): in_network_all_reduce,
-    ("all_reduce", "hierarchical"): hierarchical_all_reduce,
-    ("all_gather", "hierarchical"): hierarchical_all_gather,
-    ("reduce_scatter", "hierarchical"): hierarchical_reduce_scatter,
     ("all_to_all", "pairwise"): pairwise_all_to_all,
     ("all_to_all", "bruck"): bruck_all_to_all,
     ("send_recv", "direct"): direct_send_recv,
@@ -502,19 +479,137 @@ def binomial_any_broadcast(net: Network, data: dict) -> dict:
 
 
 EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
-EXECUTIONS[("reduce", "ring_gather")] = _then(_whole(ring_reduce_scatter), flat_gather)
 
 
-def run(primitive_name: str, algorithm_name: str, inputs: list,
-        ranks_per_node: int | None = None, chunks: int | None = None) -> Run:
-    """Execute an algorithm on ``inputs`` (one entry per rank, None where a rank holds nothing)."""
+# -- compositions: the catalog's phases, run in order ---------------------------------------------
+#
+# A composed algorithm (one with ``phases``) is run from its phases alone: a phase runs its
+# algorithm (itself closed or composed) on groups of ``group`` ranks side by side, the groups
+# being consecutive ranks, or, ``across_nodes``, ranks of the same position in each block of
+# consecutive ranks.  A rank's data is addressed by block (block b is rank b's share when the
+# primitive splits M into N blocks), so that each phase reads and writes whole blocks, as a
+# strided copy would: a gathering phase (output N× its input) unites the blocks of its group;
+# a splitting phase (output 1/N of its input) leaves with each member the blocks of the ranks
+# it still reaches through the phases after it that do not gather; any other phase keeps the
+# blocks where they are.  Only the executions of closed forms move messages.
+
+_BY_RATIO = {S.N: "gathers", 1 / S.N: "splits", sp.Integer(1): "keeps"}
+
+
+def _layout(primitive_name: str) -> str:
+    prim = PRIMITIVES[primitive_name]
+    ratio = sp.simplify(prim.output_elements / prim.input_elements)
+    if ratio not in _BY_RATIO or primitive_name == "all_to_all":
+        raise ValueError(f"{primitive_name} cannot be a phase of a composition (its blocks change owner)")
+    return _BY_RATIO[ratio]
+
+
+def _number(expr, values: dict):
+    value = sp.sympify(expr).subs(values)
+    if not value.is_Rational:
+        raise ValueError(f"{expr} at {values} is {value}, not a number")
+    return value
+
+
+def _subgroups(members: list[int], size: int, across_nodes: bool) -> list[list[int]]:
+    if size < 1 or len(members) % size:
+        raise AssertionError(f"a group of {len(members)} ranks does not split into groups of {size}")
+    if across_nodes:
+        stride = len(members) // size
+        return [members[i::stride] for i in range(stride)]
+    return [members[i:i + size] for i in range(0, len(members), size)]
+
+
+def _leaves(algorithm, groups: list[list[int]], message, ranks_per_node: int) -> list[tuple]:
+    """(closed-form algorithm, its groups of global ranks in position order, its message M)
+    for every closed form the algorithm runs, in order."""
+    if not algorithm.phases:
+        return [(algorithm, groups, message)]
+    out = []
+    values = {S.N: len(groups[0]), S.M: message, S.G: ranks_per_node}
+    for phase in algorithm.phases:
+        size = int(_number(phase.group, values))
+        parts = [part for members in groups for part in _subgroups(members, size, phase.across_nodes)]
+        out += _leaves(phase.implementation, parts, _number(phase.message, values), ranks_per_node)
+    return out
+
+
+def _reach(rank: int, later: list[tuple]) -> set[int]:
+    """The ranks ``rank`` exchanges with, directly or not, in the later phases that do not gather."""
+    reached = {rank}
+    for algorithm, groups, _ in later:
+        if _layout(algorithm.primitive) != "gathers":
+            reached = set().union(reached, *(group for group in groups if reached & set(group)))
+    return reached
+
+
+def _run_phase(net: Network, algorithm, groups: list[list[int]], message, held: dict, later: list) -> None:
+    """Run one closed form on its groups side by side; ``held`` (rank → {block: array}) is updated."""
     try:
-        execute = EXECUTIONS[(primitive_name, algorithm_name)]
+        execute = EXECUTIONS[(algorithm.primitive, algorithm.name)]
     except KeyError:
-        raise ValueError(f"no execution for {primitive_name}/{algorithm_name}") from None
+        raise ValueError(f"no execution for {algorithm.primitive}/{algorithm.name}") from None
+    layout = _layout(algorithm.primitive)
+    each = PRIMITIVES[algorithm.primitive].input_elements
+    views = []
+    for members in groups:
+        mine = {pos: held.pop(r) for pos, r in enumerate(members) if r in held}
+        keys = {pos: sorted(blocks) for pos, blocks in mine.items()}
+        if layout == "gathers":
+            if len(mine) != len(members):
+                raise AssertionError("a gathering phase needs a block on every member")
+            order = [key for pos in range(len(members)) for key in keys[pos]]
+        else:
+            common = {tuple(k) for k in keys.values()}
+            if len(common) != 1:
+                raise AssertionError("the members of a phase hold different blocks")
+            order = list(common.pop())
+        if layout == "splits":
+            parts = [[key for key in order if key in _reach(r, later)] for r in members]
+            if sorted(sum(parts, [])) != order or len({len(part) for part in parts}) != 1:
+                raise AssertionError("a splitting phase's blocks do not part evenly among its members")
+            order = sum(parts, [])
+        data = {pos: np.concatenate([blocks[key] for key in (keys[pos] if layout == "gathers" else order)])
+                for pos, blocks in mine.items()}
+        want = _number(each, {S.N: len(members), S.M: message})
+        if any(buffer.size != want for buffer in data.values()):
+            raise AssertionError(f"{algorithm.primitive} on {len(members)} ranks holds other than {want} elements")
+        view = Group(members, net.chunks)
+        for pos, buffer in execute(view, data).items():
+            got = parts[pos] if layout == "splits" else order
+            held[members[pos]] = dict(zip(got, _split(buffer, len(got))))
+        views.append(view)
+    net.replay(views)
+
+
+def _run_composition(net: Network, algorithm, inputs: list) -> list:
+    prim = PRIMITIVES[algorithm.primitive]
+    n = net.n
+    per_rank = sp.sympify(prim.input_elements / S.M).subs(S.N, n)     # a rank's input over M
+    message = sp.Integer(next(x.size for x in inputs if x is not None)) / per_rank
+    leaves = _leaves(algorithm, [list(range(n))], message, net.ranks_per_node)
+    blocks = n if per_rank != 1 or any(_layout(leaf.primitive) != "keeps" for leaf, _, _ in leaves) else 1
+    held = {}
+    for r, x in enumerate(inputs):
+        if x is not None:
+            held[r] = {r: x} if per_rank != 1 else dict(enumerate(_split(x, blocks)))
+    for i, (leaf, groups, leaf_message) in enumerate(leaves):
+        _run_phase(net, leaf, groups, leaf_message, held, leaves[i + 1:])
+    return [None if r not in held else np.concatenate([held[r][key] for key in sorted(held[r])])
+            for r in range(n)]
+
+
+def run(algorithm, inputs: list, ranks_per_node: int | None = None, chunks: int | None = None) -> Run:
+    """Execute a catalog algorithm (a :class:`symcomm.algorithms.Algorithm`: its primitive, name
+    and phases) on ``inputs`` (one entry per rank, None where a rank holds nothing)."""
     net = Network(len(inputs), ranks_per_node, chunks)
-    data = {r: x for r, x in enumerate(inputs) if x is not None}
-    result = execute(net, data)
+    if algorithm.phases:
+        return net.finish(_run_composition(net, algorithm, inputs))
+    try:
+        execute = EXECUTIONS[(algorithm.primitive, algorithm.name)]
+    except KeyError:
+        raise ValueError(f"no execution for {algorithm.primitive}/{algorithm.name}") from None
+    result = execute(net, {r: x for r, x in enumerate(inputs) if x is not None})
     return net.finish([result.get(r) for r in range(len(inputs))])
 
 

@@ -35,6 +35,3 @@ LOWER_BOUNDS: dict[str, tuple[Cost, str]] = {
     "send_recv": (Cost.of(send=0, recv=M, total=0, alpha=1, beta=M), "one message of M elements"),
 }
 
-
-def lower_bound(primitive_name: str) -> Cost:
-    return LOWER_BOUNDS[primitive_name][0]

@@ -192,24 +192,6 @@ def evaluate(expr, exact: bool | None = None, **values):
     return evaluator(expr)(exact=exact, **values)
 
 
-def cost_evaluators(cost) -> dict[str, Evaluator]:
-    """An evaluator per reported field of a :class:`~symcomm.cost.Cost` (send, recv, total, α...)
-    and ``time`` (Σ coefficient · time symbol)."""
-    out = {key: evaluator(expr) for key, expr in cost.fields().items()}
-    out["time"] = evaluator(cost.time)
-    return out
-
-
-def evaluate_cost(cost, exact: bool | None = None, **values) -> dict:
-    """Every field of ``cost`` at ``values`` (``time`` only when the time symbols are given)."""
-    out = {}
-    for key, ev in cost_evaluators(cost).items():
-        if key == "time" and not all(name in values for name in ev.names):
-            continue
-        out[key] = ev(exact=exact, **{n: values[n] for n in ev.names})
-    return out
-
-
 # -- input classification -----------------------------------------------------------------------
 
 def _is_float(value) -> bool:

@@ -151,9 +151,6 @@ class Profile:
         """The catalog cost (elements, symbolic in N and M) of what the library runs."""
         return self.rule(primitive, n, nbytes).implementation.cost
 
-    def primitives(self) -> list[str]:
-        return list(dict.fromkeys(r.primitive for r in self.rules))
-
 
 # -- textbook ------------------------------------------------------------------------------------
 

@@ -43,29 +43,3 @@ def human_time(seconds: float) -> str:
         if abs(seconds) >= scale:
             return f"{seconds / scale:.3g} {name}"
     return f"{seconds:.3g} s"
-
-
-# -- link rates: bits vs bytes, stated once ----------------------------------------------------------
-
-_RATE_UNITS = {"b/s": 1 / 8, "bps": 1 / 8, "B/s": 1.0}
-_RATE_PREFIXES = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-
-
-def rate_bytes_per_second(text: str) -> float:
-    """'400 Gb/s' → 5e10 bytes/s; '900 GB/s' → 9e11.  Lower-case b is bits (÷ 8), upper-case B
-    bytes; prefixes are decimal (G = 10⁹), as link and network rates are quoted."""
-    import re
-
-    match = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?\d+)?)\s*([KMGT]?)(b/s|bps|B/s)\s*", text)
-    if not match:
-        raise ValueError(f"rate {text!r} is not allowed; write e.g. 400 Gb/s (bits) or 900 GB/s (bytes)")
-    number, prefix, unit = match.groups()
-    return float(number) * _RATE_PREFIXES[prefix] * _RATE_UNITS[unit]
-
-
-def human_rate(bytes_per_second: float) -> str:
-    """5e10 → '50 GB/s (400 Gb/s)': bytes and bits, decimal prefixes."""
-    for scale, name in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K"), (1, "")):
-        if abs(bytes_per_second) >= scale:
-            return f"{bytes_per_second / scale:.4g} {name}B/s ({bytes_per_second * 8 / scale:.4g} {name}b/s)"
-    return f"{bytes_per_second:.4g} B/s"

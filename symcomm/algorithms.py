@@ -26,10 +26,32 @@ N, M, G, C = S.N, S.M, S.G, S.C
 log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
 
-THAKUR = "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1)"
-CHAN = "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13)"
-BRUCK = "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11)"
-PATARASUK = "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2)"
+class Reference(str):
+    """A publication, defined once: the string is the full citation; ``cite`` is author and
+    year ("Chan et al. 2007") and ``short`` adds the venue (the full citation's last part)."""
+
+    cite: str
+    short: str
+
+    def __new__(cls, full: str, cite: str) -> "Reference":
+        ref = super().__new__(cls, full)
+        ref.cite = cite
+        ref.short = f"{cite}, {full.rsplit(', ', 1)[1]}"
+        return ref
+
+    def __reduce__(self):
+        return (Reference, (str(self), self.cite))
+
+
+THAKUR = Reference("Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1)",
+                   "Thakur et al. 2005")
+CHAN = Reference("Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13)",
+                 "Chan et al. 2007")
+BRUCK = Reference("Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11)",
+                  "Bruck et al. 1997")
+PATARASUK = Reference("Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2)",
+                      "Patarasuk & Yuan 2009")
+GRAHAM = Reference("Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC", "Graham et al. 2016")
 GLOO = "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend"
 
 
@@ -232,7 +254,7 @@ _ENTRIES = [
     Algorithm("all_reduce", "in_network",
               "every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); "
               "the down-link carries the sum while the up-link still carries inputs, so β counts M once",
-              "Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS",
+              GRAHAM + " §3; NCCL NVLS",
               closed_form=Cost.of(send=M, recv=M, total=N * M, alpha=2, beta=M)),
     Algorithm("all_reduce", "hierarchical",
               "ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",

@@ -40,13 +40,13 @@ from typing import Callable
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import GLOO, THAKUR, Algorithm, algorithm
+from .algorithms import CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
 from .cost import Cost
 
 NCCL_DOCS = ("NCCL user guide, Environment variables: NCCL_ALGO (Ring, Tree, CollNet, NVLS, NVLSTree, PAT) "
              "and NCCL_PROTO (Simple, LL, LL128); Jeaugey 2019, Massively scale your deep learning "
              "training with NCCL 2.4 (double binary trees)")
-MPICH_CVARS = "MPICH MPIR_CVAR_*_MSG_SIZE defaults (mpich/src/mpi/coll, as documented by Thakur et al. 2005 §4)"
+MPICH_CVARS = "MPICH MPIR_CVAR_*_MSG_SIZE defaults (mpich/src/mpi/coll, as documented by " + THAKUR.cite + " §4)"
 KiB = 1024
 MiB = 1024 * KiB
 
@@ -154,7 +154,7 @@ class Profile:
 
 # -- textbook ------------------------------------------------------------------------------------
 
-_TEXTBOOK = "bandwidth-optimal catalog choice (Chan et al. 2007 lower bounds)"
+_TEXTBOOK = f"bandwidth-optimal catalog choice ({CHAN.cite} lower bounds)"
 TEXTBOOK = Profile(
     "textbook", "bandwidth-optimal algorithms, no protocol overhead",
     rules=(
@@ -171,7 +171,7 @@ TEXTBOOK = Profile(
         Rule("send_recv", "direct", _TEXTBOOK),
     ),
     overhead=Overhead(0, 0, "none: the α-β model's messages carry only payload"),
-    sources=(THAKUR, "Chan et al. 2007"),
+    sources=(THAKUR, CHAN.cite),
 )
 
 # -- NCCL ----------------------------------------------------------------------------------------
@@ -201,7 +201,7 @@ NCCL_NVLS = Profile(
     rules=(Rule("all_reduce", "in_network", NCCL_DOCS + "; NVLS (NCCL ≥ 2.17, NVSwitch with SHARP)"),)
     + tuple(r for r in NCCL.rules if r.primitive != "all_reduce"),
     overhead=NCCL.overhead,
-    sources=NCCL.sources + ("Graham et al. 2016 (SHArP)",),
+    sources=NCCL.sources + (GRAHAM.cite + " (SHArP)",),
 )
 
 # -- MPICH ---------------------------------------------------------------------------------------

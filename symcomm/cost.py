@@ -1,8 +1,8 @@
 """The cost of one communication operation, as SymPy expressions.
 
-Conventions (DESIGN.md): counts are *elements*; ``send``/``recv`` are the largest
-number of elements any one rank sends/receives; ``total`` is the elements sent summed
-over all ranks; the time is T = Σ coefficient · symbol over α (messages on the critical
+Conventions (ARCHITECTURE.md, "Conventions"): counts are *elements*; ``send``/``recv``
+are the largest number of elements any one rank sends/receives; ``total`` is the
+elements sent summed over all ranks; the time is T = Σ coefficient · symbol over α (messages on the critical
 path), β (elements moved on the critical path), γ (elements reduced on the critical
 path), plus α_inter/β_inter for the inter-node level of two-level algorithms.
 

@@ -1,7 +1,7 @@
 """The eight collective primitives and send/recv: what every rank holds before and after.
 
 Each definition is executable on numpy buffers.  Message size M follows nccl-tests: the
-full, unsharded buffer (DESIGN.md).  ``inputs[r]`` is what rank r holds before the
+full, unsharded buffer (ARCHITECTURE.md, "Conventions").  ``inputs[r]`` is what rank r holds before the
 operation (``None`` where it holds nothing); the definition returns what every rank
 holds after (``None`` where the primitive leaves nothing defined).
 """

@@ -6,11 +6,12 @@ its cost is the role-wise sum of the terms' catalog costs (:meth:`Cost.sum`).  N
 is typed by hand: every count below is a number of collectives, and every volume comes
 from :mod:`symcomm.algorithms` with N → group, M → message.
 
-Conventions (DESIGN.md, stated once here and repeated in each strategy's ``convention``):
+Conventions (ARCHITECTURE.md, "Conventions"; stated once here and repeated in each
+strategy's ``convention``):
 
 - elements, never bytes; M of a term is the full unsharded buffer of that collective;
 - per *training step* (one optimizer step), forward + backward, for the whole model;
-  a term's label says whether it belongs to the forward or the backward pass;
+  a term's ``phase`` (printed in its label) says which pass it belongs to;
 - exact (N−1)/N forms; limits are claims in the chapters, never substituted here;
 - ``send`` = elements sent by the busiest GPU, assuming the same GPU is busiest in every
   term (true for the symmetric collectives used here; for pipelines it is an interior

@@ -1,6 +1,6 @@
 """Lambdified evaluators: exact integers, no silent int64 overflow, vectorised Piecewise.
 
-Expected values are hand counts from the formulas' definitions (DESIGN.md conventions),
+Expected values are hand counts from the formulas' definitions (ARCHITECTURE.md conventions),
 not outputs of the code under test.
 """
 

@@ -33,19 +33,16 @@ def _domain(alg):
 
 
 _TERMS = (("alpha", "latency", S.alpha), ("beta", "bandwidth", S.beta), ("gamma", "reduction", S.gamma))
-_LEVEL_PAIRS = {S.alpha: S.alpha_inter, S.beta: S.beta_inter}
-
-
 def optimality_claims(alg) -> list:
     """Per α, β, γ term: the bound is attained (a Claim) or exceeded by a stated excess."""
     bound, source = LOWER_BOUNDS[alg.primitive]
     claims = []
     for key, word, sym in _TERMS:
         got = alg.cost.coefficient(sym)
-        if sym in _LEVEL_PAIRS and alg.cost.coefficient(_LEVEL_PAIRS[sym]) != 0:
+        if sym in S.INTER_NODE and alg.cost.coefficient(S.INTER_NODE[sym]) != 0:
             if G_DIVIDES_N in alg.requires and sym is S.alpha:
                 continue  # ⌈log₂(G·N/G)⌉ against per-level counts is beyond the prover; see the note
-            got = got + alg.cost.coefficient(_LEVEL_PAIRS[sym])
+            got = got + alg.cost.coefficient(S.INTER_NODE[sym])
         want = bound.coefficient(sym)
         if want == 0 and got == 0:
             continue

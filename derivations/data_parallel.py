@@ -5,13 +5,14 @@ catalog's flat reduce + flat broadcast for the naive form, ring reduce-scatter +
 all-gather for the ring.  Elements, one training step, exact (N−1)/N forms.
 """
 
+from symcomm.algorithms import PATARASUK
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import AtLeast, Claim
 from symcomm.strategies import STRATEGIES
 from symcomm.symbols import N, Phi
 
 SEED = "the seed (通信开销), ch. 2: Ring-All-Reduce 2Φ(N−1)/N"
-SOURCE = SEED + "; Patarasuk & Yuan 2009, JPDC 69(2), §3"
+SOURCE = SEED + "; " + PATARASUK.short + ", §3"
 
 DP = STRATEGIES["dp"]
 ring = DP.cost(algorithm="ring")

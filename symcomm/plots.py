@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import POW2, algorithms_of
+from .algorithms import POW2, algorithms_of, is_power_of_two
 from .evaluate import fast
 
 
@@ -84,7 +84,7 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
     values = {S.N: n, S.G: ranks_per_node, S.gamma: 0, S.alpha_inter: alpha_inter,
               S.beta_inter: beta_inter_bytes * bytes_per_element}
     for alg in algorithms_of("all_reduce"):
-        if POW2 in alg.requires and n & (n - 1):
+        if POW2 in alg.requires and not is_power_of_two(n):
             continue
         two_level = alg.cost.coefficient(S.alpha_inter) != 0
         # a flat algorithm on N > G ranks crosses the network on its critical path: it runs

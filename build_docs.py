@@ -23,7 +23,7 @@ from symcomm.templates import FOLDER as TEMPLATE_FOLDER
 from symcomm.errors import SymcommError
 from symcomm.files import make_folder, write_file
 from symcomm.printing import markdown_text, tex_text
-from symcomm.proof import check
+from symcomm.proof import check, is_definition
 
 ROOT = Path(__file__).resolve().parent
 TEMPLATES = TEMPLATE_FOLDER
@@ -59,12 +59,13 @@ def prove_all(chapters) -> tuple[dict, int]:
             proof = check(claim)
             proofs[id(claim)] = proof
             if proof:
-                proved += 1
+                proved += 0 if is_definition(claim) else 1
             else:
                 failures.append(proof)
         seconds = time.perf_counter() - started
         print(f"chapter {chapter.number} {chapter.slug}: {len(chapter.derivations)} derivations, "
-              f"{len(chapter.all_claims()) - len(failures)} claims proved ({seconds:.1f} s)", flush=True)
+              f"{sum(1 for c in chapter.all_claims() if not is_definition(c)) - len(failures)} claims proved, "
+              f"{sum(1 for c in chapter.all_claims() if is_definition(c))} definitions ({seconds:.1f} s)", flush=True)
         for proof in failures:
             print(f"FAIL [{chapter.slug}] {proof.claim.name}: {proof.detail}", file=sys.stderr)
         if failures:

@@ -16,7 +16,7 @@ import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Domain
-from symcomm.strategies import KORTHIKANTI, NARAYANAN, RAJBHANDARI, STRATEGIES
+from symcomm.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, STRATEGIES
 from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
                              m, p, s, t)
 
@@ -67,8 +67,15 @@ CP_AXIS = Derivation(
      Step(6 * (b / d) * s * (h / t) * (c - 1) / c * (L / p), "6 ring passes of (b/d)·s·h/t per layer")),
     "elements, per GPU per step, MHA (K, V of width h)", "Liu et al. 2023, §3", lhs="per-GPU send, CP")
 
+axes_sp_kept = HYBRID.by_axis(zero=1, sp=1, sp_regather=0)
+
 CLAIMS = [
-    Claim(axes_sp["tp"].send, axes["tp"].send, name="hybrid: sequence parallel keeps the TP volume", source=KORTHIKANTI),
+    Claim(axes_sp_kept["tp"].send, axes["tp"].send,
+          name="hybrid: sequence parallel keeping the gathered input (sp_regather=0) keeps the TP volume",
+          source=KORTHIKANTI),
+    Claim(axes_sp["tp"].send, axes["tp"].send * sp.Rational(5, 4),
+          name="hybrid, framework=megatron: sequence parallel with the backward re-all-gather sends 10/8 of TP's",
+          source=MEGATRON_SP_REGATHER),
     Claim(axes_sp["pp"].send, axes["pp"].send / t, name="hybrid: with SP the pipeline sends 1/t (already sharded)",
           source=KORTHIKANTI),
     Claim(axes_ulysses["cp"].send, 8 * (b / d) * (s / c) * (h / t) * (c - 1) / c * (L / p),

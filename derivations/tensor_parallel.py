@@ -9,17 +9,19 @@ import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Limit
-from symcomm.strategies import KORTHIKANTI, NARAYANAN, SHOEYBI, STRATEGIES, forward
+from symcomm.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, SHOEYBI, STRATEGIES, forward
 from symcomm.symbols import L, N, b, h, s
 
 TP_SOURCE = SHOEYBI + ", §3; " + NARAYANAN + ", §3.2"
 SP_SOURCE = KORTHIKANTI + ", §4.2.2"
+REGATHER_SOURCE = MEGATRON_SP_REGATHER
 bsh = b * s * h
 
 tp = STRATEGIES["tp"].cost().subs({L: 1})
 tp_recompute = STRATEGIES["tp"].cost(recompute=1).subs({L: 1})
 seq = STRATEGIES["sp"].cost().subs({L: 1})
 seq_recompute = STRATEGIES["sp"].cost(recompute=1).subs({L: 1})
+seq_regather = STRATEGIES["sp"].cost(sp_regather=1).subs({L: 1})
 tp_forward = STRATEGIES["tp"].cost_where(forward).subs({L: 1})
 sp_forward = STRATEGIES["sp"].cost_where(forward).subs({L: 1})
 
@@ -44,14 +46,33 @@ SP = Derivation(
     (Step(seq.send, "composed: each all-reduce replaced by an all-gather and a reduce-scatter of b·s·h"),
      Step(4 * (bsh * (N - 1) / N + bsh * (N - 1) / N), "4 (all-gather + reduce-scatter) pairs, (N−1)/N·bsh each"),
      Step(8 * bsh * (N - 1) / N, "the same as tensor parallel alone")),
-    "elements, per layer, forward + backward, exact", SP_SOURCE, lhs="per-GPU send")
+    "elements, per layer, forward + backward, exact; sp_regather=0: the all-gathered input is kept for the "
+    "weight gradient (Korthikanti et al.'s count; torch's DTensor tensor parallel)", SP_SOURCE, lhs="per-GPU send")
+
+SP_REGATHER = Derivation(
+    "Sequence parallel as Megatron-LM runs it: elements each GPU sends per layer per step",
+    (Step(seq_regather.send, "composed: the 4 all-gather + reduce-scatter pairs, and in the backward the "
+                             "sequence-sharded inputs of the QKV and FC1 GEMMs all-gathered again for their weight "
+                             "gradients"),
+     Step(5 * (bsh * (N - 1) / N + bsh * (N - 1) / N), "6 all-gathers and 4 reduce-scatters, (N−1)/N·bsh each"),
+     Step(10 * bsh * (N - 1) / N, "collect: 10bsh(t−1)/t, not TP's 8")),
+    "elements, per layer, forward + backward, exact; sp_regather=1 (Megatron-LM, Transformer Engine)",
+    REGATHER_SOURCE, lhs="per-GPU send")
 
 NARAYANAN_EXAMPLE = {N: 8, b: 1, s: 2048, h: 12288}
 
 CLAIMS = (
-    Claim(seq.send, tp.send, name="SP volume = TP volume (per GPU)", source=SP_SOURCE),
-    Claim(seq.total, tp.total, name="SP volume = TP volume (all GPUs)", source=SP_SOURCE),
-    Claim(seq_recompute.send, tp_recompute.send, name="with full recompute, SP volume = TP volume", source=SP_SOURCE),
+    Claim(seq.send, tp.send, name="SP keeping the gathered input (sp_regather=0) = TP volume (per GPU)",
+          source=SP_SOURCE),
+    Claim(seq.total, tp.total, name="SP keeping the gathered input (sp_regather=0) = TP volume (all GPUs)",
+          source=SP_SOURCE),
+    Claim(seq_recompute.send, tp_recompute.send,
+          name="with full recompute, SP keeping the gathered input = TP volume", source=SP_SOURCE),
+    Claim(seq_regather.send / tp.send, sp.Rational(5, 4),
+          name="SP with Megatron-LM's backward re-all-gather (sp_regather=1) sends 10/8 = 5/4 of TP's volume",
+          source=REGATHER_SOURCE),
+    Claim(seq_regather.send - seq.send, 2 * bsh * (N - 1) / N,
+          name="the re-all-gather adds 2 all-gathers of b·s·h per layer (QKV and FC1 inputs)", source=REGATHER_SOURCE),
     Claim(tp_recompute.send / tp.send, sp.Rational(3, 2), name="full recompute multiplies TP volume by 3/2",
           source=KORTHIKANTI + ", §5"),
     Claim(tp_forward.send, 4 * bsh * (N - 1) / N, name="TP forward only: 4bsh(N−1)/N per layer", source=SHOEYBI + ", §3"),
@@ -69,5 +90,7 @@ CHAPTER = Chapter(
     "Megatron splits each layer's weight matrices over N GPUs; the partial outputs of the "
     "attention and MLP blocks are summed by an all-reduce of the b·s·h activations, twice "
     "forward and twice backward. Sequence parallelism splits the all-reduce into its two "
-    "halves and keeps the activations between them sharded along the sequence.",
-    (TP, TP_RECOMPUTE, SP), CLAIMS)
+    "halves and keeps the activations between them sharded along the sequence; Megatron-LM "
+    "then all-gathers the sharded inputs once more in the backward, for the weight gradients "
+    "(sp_regather=1), which torch's tensor parallel avoids by keeping the gathered input.",
+    (TP, TP_RECOMPUTE, SP, SP_REGATHER), CLAIMS)

@@ -9,8 +9,8 @@ import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Limit
-from symcomm.strategies import RAJBHANDARI, STRATEGIES, ZHAO
-from symcomm.symbols import G, N, Phi, beta_inter
+from symcomm.strategies import DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, RAJBHANDARI, STRATEGIES, ZHAO
+from symcomm.symbols import G, N, Phi, beta_inter, m
 
 ZERO_72 = RAJBHANDARI + ", §7.2.1 (Pos+g: 2Ψ, same as DP)"
 ZERO_722 = RAJBHANDARI + ", §7.2.2 (Pos+g+p: 3Ψ, 1.5× DP)"
@@ -36,6 +36,29 @@ ZERO3 = Derivation(
      Step(3 * Phi, "as N → ∞: the 3Ψ Rajbhandari et al. print", "→")),
     "elements, per step, exact (N−1)/N then the limit; " + PRINTED, ZERO_722, lhs="per-GPU send")
 
+zero2_m = STRATEGIES["zero2"].cost(micro_batches="m")
+zero2_once = STRATEGIES["zero2"].cost(micro_batches="m", grad_reduce="per_step")
+zero3_m = STRATEGIES["zero3"].cost(micro_batches="m")
+fsdp_no_sync = STRATEGIES["fsdp"].cost(micro_batches="m", grad_reduce="per_step")
+fsdp_grad_op = STRATEGIES["fsdp"].cost(micro_batches="m", reshard_after_forward=0)
+fsdp_grad_op_no_sync = STRATEGIES["fsdp"].cost(micro_batches="m", reshard_after_forward=0, grad_reduce="per_step")
+
+ZERO2_MICRO = Derivation(
+    "ZeRO-2 as DeepSpeed runs it, m micro-batches: elements each GPU sends per step",
+    (Step(zero2_m.send, "composed: a reduce-scatter of the Φ gradients after every micro-batch, one all-gather "
+                        "of the updated Φ after the step"),
+     Step(m * Phi * (N - 1) / N + Phi * (N - 1) / N, "m reduce-scatters and one all-gather, (N−1)/N·Φ each"),
+     Step((m + 1) * Phi * (N - 1) / N, "collect: (m + 1)/2 × ZeRO-1's 2Φ(N−1)/N")),
+    "elements, per step of m micro-batches, exact; the sharded gradient cannot accumulate the full one, so "
+    "DeepSpeed reduces at every micro-batch", DEEPSPEED_ENGINE, lhs="per-GPU send")
+
+ZERO3_MICRO = Derivation(
+    "ZeRO-3 / FSDP FULL_SHARD, m micro-batches: elements each GPU sends per step",
+    (Step(zero3_m.send, "composed: per micro-batch, all-gather Φ for the forward, again for the backward, "
+                        "reduce-scatter the gradients"),
+     Step(3 * m * Phi * (N - 1) / N, "3m collectives of (N−1)/N·Φ")),
+    "elements, per step of m micro-batches, exact", DEEPSPEED_STAGE3 + "; " + FSDP_RUNTIME, lhs="per-GPU send")
+
 HSDP = Derivation(
     "HSDP: elements each GPU sends per step",
     (Step(hsdp.send, "composed: ZeRO-3 inside the node's G GPUs, all-reduce of the Φ/G shard across the N/G replicas"),
@@ -58,11 +81,30 @@ CLAIMS = (
     Claim(zero3.send / dp.send, sp.Rational(3, 2), name="ZeRO-3 / DP = 3/2 exactly", source=ZERO_722),
     Claim(zero3.send, 3 * Phi * (N - 1) / N, name="ZeRO-3 exact: 3Φ(N−1)/N (" + PRINTED + ")", source=ZERO_722),
     Limit(zero3.send, 3 * Phi, name="ZeRO-3 limit: 3Φ, the printed 3Ψ", source=ZERO_722),
-    Claim(STRATEGIES["fsdp"].cost().send, zero3.send, name="FSDP (full sharding) = ZeRO-3", source=ZHAO + ", §3"),
+    Claim(STRATEGIES["fsdp"].cost().send, zero3.send, name="FSDP (full sharding) = ZeRO-3 (one object: fsdp is "
+          "an alias of zero3)", source=ZHAO + ", §3", definition=True),
     Claim(hsdp.send.subs(G, N), zero3.send, name="HSDP with one shard group (G = N) = ZeRO-3", source=ZHAO),
     Claim(hsdp.send.subs(G, 1), dp.send, name="HSDP with G = 1 (no sharding) = DP", source=ZHAO),
     Claim(zero3.send - hsdp.send, Phi * (N - G) / (N * G),
           name="ZeRO-3 − HSDP = Φ(N−G)/(N·G) ≥ 0 for N ≥ G", source=ZHAO),
+)
+
+CLAIMS += (
+    Claim(zero2_m.send.subs(m, 1), zero1.send, name="ZeRO-2 with one micro-batch = ZeRO-1 (and DP)",
+          source=ZERO_72),
+    Claim(zero2_once.send, zero1.send,
+          name="ZeRO-2 reduced once per step (grad_reduce=per_step) sends what ZeRO-1 sends (and needs its full "
+               "gradient memory)", source=DEEPSPEED_ENGINE),
+    Claim(zero2_m.send - zero1.send, (m - 1) * Phi * (N - 1) / N,
+          name="ZeRO-2 per micro-batch sends (m − 1)·Φ(N−1)/N more than ZeRO-1 per step", source=DEEPSPEED_ENGINE),
+    Claim(fsdp_no_sync.send, (2 * m + 1) * Phi * (N - 1) / N,
+          name="FSDP FULL_SHARD inside no_sync: 2m all-gathers, one reduce-scatter", source=FSDP_RUNTIME),
+    Claim(fsdp_grad_op.send, 2 * m * Phi * (N - 1) / N,
+          name="FSDP SHARD_GRAD_OP (reshard_after_forward=0): m forward all-gathers, m reduce-scatters",
+          source=FSDP_RUNTIME),
+    Claim(fsdp_grad_op_no_sync.send, 2 * Phi * (N - 1) / N,
+          name="FSDP SHARD_GRAD_OP inside no_sync: the units stay gathered, one all-gather and one reduce-scatter "
+               "per step", source=FSDP_RUNTIME),
 )
 
 CHAPTER = Chapter(
@@ -70,5 +112,7 @@ CHAPTER = Chapter(
     "ZeRO shards optimizer states (stage 1), gradients (stage 2) and parameters (stage 3) "
     "over the N data-parallel GPUs. Stages 1 and 2 replace the all-reduce by its two halves "
     "and cost the same; stage 3 gathers the parameters twice, which costs half as much again. "
-    "HSDP shards inside a node and replicates across nodes.",
-    (ZERO12, ZERO3, HSDP, HSDP_INTER), CLAIMS)
+    "HSDP shards inside a node and replicates across nodes. With m micro-batches per step the "
+    "frameworks differ: DeepSpeed's stage 2 and 3 reduce after every micro-batch, ZeRO-3 and "
+    "FSDP gather the parameters in every micro-batch, and FSDP's no_sync reduces once.",
+    (ZERO12, ZERO3, ZERO2_MICRO, ZERO3_MICRO, HSDP, HSDP_INTER), CLAIMS)

@@ -136,8 +136,29 @@ def _term_rows(target: Subject, values: dict, scale: int) -> list[dict]:
     return rows
 
 
+def _preset_gqa(args, name: str, option_texts: dict) -> dict:
+    """With a model preset or config whose K, V heads are fewer than its heads, ``gqa`` defaults
+    to 1 (the shape the planner uses), said in a note; an explicit gqa=0 still wins."""
+    if "gqa" not in option_names(name) or "gqa" in option_texts or not (args.model or args.model_config):
+        return option_texts
+    from . import presets
+
+    if args.model and args.model_config:
+        raise UsageError("give --model or --model-config, not both")
+    try:
+        model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    if model.kv_heads >= model.heads:
+        return option_texts
+    print(f"symcomm: note: gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
+          "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", file=sys.stderr)
+    return {**option_texts, "gqa": "1"}
+
+
 def cmd_eval(args) -> int:
     texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
+    option_texts = _preset_gqa(args, args.name, option_texts)
     target = subject(args.name, args.algorithm, **option_texts)
     dtype = args.dtype
     if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins
@@ -245,23 +266,32 @@ def cmd_list(args) -> int:
 
 def cmd_prove(args) -> int:
     from .derivations import CHAPTERS
-    from .proof import check
+    from .proof import check, is_definition
 
     started = _time.perf_counter()
-    failed = count = 0
+    failed = count = definitions = failed_definitions = 0
     for chapter in CHAPTERS:
         for claim in chapter.all_claims():
             proof = check(claim)
-            count += 1
+            definition = is_definition(claim)
+            if definition:
+                definitions += 1
+            else:
+                count += 1
             if proof:
                 if not args.quiet:
-                    print(f"ok    [{chapter.slug}] {claim.name}")
+                    print(f"{'def' if definition else 'ok':<5} [{chapter.slug}] {claim.name}")
             else:
-                failed += 1
+                if definition:
+                    failed_definitions += 1
+                else:
+                    failed += 1
                 print(f"FAIL  [{chapter.slug}] {claim.name}: {proof.detail}")
     seconds = _time.perf_counter() - started
-    print(f"{count - failed} of {count} claims proved in {len(CHAPTERS)} chapters ({seconds:.1f} s)")
-    return 1 if failed else 0
+    print(f"{count - failed} of {count} claims proved in {len(CHAPTERS)} chapters, "
+          f"{definitions - failed_definitions} of {definitions} definitions (true by construction) checked apart "
+          f"({seconds:.1f} s)")
+    return 1 if failed or failed_definitions else 0
 
 
 class _Parser(argparse.ArgumentParser):

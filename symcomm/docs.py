@@ -16,7 +16,7 @@ from .bounds import LOWER_BOUNDS
 from .derivation import Chapter
 from .primitives import PRIMITIVES
 from .printing import latex
-from .proof import AtLeast, Claim, Limit, Proof
+from .proof import AtLeast, Claim, Limit, Proof, is_definition
 from .subjects import COLLECTIVE_CONVENTION  # one text: the CLI, the docs and the export show it
 
 _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
@@ -69,7 +69,7 @@ def claim_row(claim, proof: Proof | None = None) -> dict:
     else:
         statement = f"{latex(claim.lhs)} {_RELATION[type(claim)]} {latex(claim.rhs)}"
     return {"name": claim.name, "statement": statement, "source": claim.source,
-            "holds": None if proof is None else bool(proof)}
+            "holds": None if proof is None else bool(proof), "definition": is_definition(claim)}
 
 
 def derivation_row(derivation) -> dict:

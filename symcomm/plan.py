@@ -11,7 +11,9 @@ the busiest GPU, summed over the axes (no overlap with computation or between ax
 
 Memory (a simple check, on by default): mixed-precision Adam keeps 16 bytes per parameter
 (2 weights + 2 gradients + 12 optimizer states), of which ZeRO stage 1/2/3 shards 12, 14,
-16 over the data-parallel group (Rajbhandari et al. 2020, §3.1 and Fig. 1); activations per
+16 over the data-parallel group (Rajbhandari et al. 2020, §3.1 and Fig. 1) — following the
+data-parallel schedule: gradients reduced once per step are held whole (ZeRO-1's 2 bytes),
+parameters kept from the forward to the backward (SHARD_GRAD_OP) are held whole; activations per
 layer and micro-batch are s·b·h·(10 + 24/t) bytes, or 34·s·b·h/t with sequence parallel
 (Korthikanti et al. 2022, Table 2, with the 5·a·s²·b attention-score term dropped as flash
 attention does), 2·s·b·h (÷ t with SP) with full recomputation, with s → s/c under context
@@ -31,12 +33,18 @@ from .cost import Cost
 from .errors import InputError
 from .evaluate import fast
 from .inputs import parse_real, parse_whole
+from .strategies import data_schedule
 from .subjects import subject
 from .units import bytes_per_element, human_size, human_time
 
 #: in display order
 AXES = ("tp", "cp", "ep", "pp", "dp")
-ZERO_STAGES = ("0", "1", "2", "3")
+#: the data-parallel schemes searched, as (framework, ZeRO stage, reshard_after_forward) — each run the way
+#: that framework runs it (symcomm.strategies.data_schedule): Megatron's DDP and distributed optimizer reduce
+#: once per step; DeepSpeed ZeRO-2 reduces every micro-batch, ZeRO-3 also gathers in every forward and
+#: backward; FSDP FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
+SCHEMES = (("megatron", "0", "framework"), ("megatron", "1", "framework"), ("deepspeed", "2", "framework"),
+           ("deepspeed", "3", "framework"), ("fsdp", "3", "1"), ("fsdp", "3", "0"))
 
 ASSUMPTIONS = (
     "time = α-β-γ communication time of the busiest GPU per training step (forward + backward), "
@@ -45,6 +53,12 @@ ASSUMPTIONS = (
     "the ranks it spans exceed the GPUs per node; the busiest pipeline stage sends forward across nodes once "
     "the pipeline spans nodes, backward too when t·c·d ≥ GPUs per node); ring collectives; 1F1B schedule; micro-batch of "
     "--micro-batch sequences, m = batch / (d · micro-batch)",
+    "data-parallel schemes as the frameworks run them over the m micro-batches: megatron zero 0/1 (DDP, "
+    "distributed optimizer: gradients reduced once per step), deepspeed zero 2 (reduce-scatter every micro-batch) "
+    "and 3 (also all-gather in every forward and backward: the same traffic as FSDP FULL_SHARD, fsdp raf=1), "
+    "fsdp zero 3 raf=0 (SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward); no no_sync; "
+    "sequence parallel re-all-gathers its inputs in the backward except under fsdp (torch tensor parallel)",
+    "MoE with t > 1 only with sequence parallel (Megatron-Core refuses it otherwise)",
     "pipeline bubble not added to the time (shown as a fraction); no compute time modelled",
     "bytes on the wire = elements × bytes of --dtype; β = 1 / per-direction bandwidth per GPU",
 )
@@ -176,23 +190,25 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     return {"t": T[ok], "p": P[ok], "c": C[ok], "e": E[ok], "d": D[ok], "m": M[ok]}
 
 
-def _memory(req: Request, L: dict, zero: str, sp_on: str, recompute: str) -> np.ndarray:
-    """Bytes per GPU: model states under ZeRO + activations of the first pipeline stage."""
+def _memory(req: Request, L: dict, zero: str, sp_on: str, recompute: str, schedule=None) -> np.ndarray:
+    """Bytes per GPU: model states under ZeRO + activations of the first pipeline stage.
+
+    ``schedule`` (a :class:`symcomm.strategies.DataSchedule`; default: the stage as DeepSpeed
+    runs it) decides what is held whole: 2 bytes of weights unless ZeRO-3 reshards them after
+    the forward, 2 bytes of gradients unless they are sharded *and* reduced every micro-batch,
+    12 bytes of optimizer states unless ZeRO ≥ 1."""
     model = req.model
+    schedule = schedule or data_schedule("deepspeed", int(zero))
     t, p, c, d, e, m = (L[k].astype(np.float64) for k in ("t", "p", "c", "d", "e", "m"))
     phi_e = float(model.expert_parameters)
     dense = (float(model.parameters) - phi_e) / (t * p)
     experts = phi_e / (e * t * p)
     states = 0.0
     for shard, group in ((dense, d * c), (experts, d * c / e)):
-        if zero == "0":
-            states = states + 16 * shard
-        elif zero == "1":
-            states = states + 4 * shard + 12 * shard / group
-        elif zero == "2":
-            states = states + 2 * shard + 14 * shard / group
-        else:
-            states = states + 16 * shard / group
+        weights = 2 * shard if schedule.full_parameters else 2 * shard / group
+        gradients = 2 * shard if schedule.full_gradients else 2 * shard / group
+        optimizer = 12 * shard if schedule.zero == 0 else 12 * shard / group
+        states = states + weights + gradients + optimizer
     sbh = (req.seq / c) * req.micro_batch * model.hidden
     if recompute == "1":
         per_layer = 2 * sbh / (t if sp_on == "1" else 1)
@@ -222,7 +238,8 @@ def plan(req: Request) -> Plan:
     moe = "1" if req.model.moe else "0"
     bubble_of = _bubble("1f1b")
 
-    columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "zero", "sp", "recompute",
+    columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "framework", "zero",
+                                                "reshard_after_forward", "sp", "recompute",
                                                 "time", "memory_bytes", "bubble_fraction")}
     axes: dict[str, dict[str, list]] = {axis: {"time": [], "send": []} for axis in AXES}
     considered = 0
@@ -230,15 +247,20 @@ def plan(req: Request) -> Plan:
         keep_sp = layouts["t"] > 1 if sp_on == "1" else np.ones_like(layouts["t"], dtype=bool)
         if sp_on == "1":
             keep_sp &= ((req.seq // layouts["c"]) % layouts["t"] == 0)   # SP splits the local sequence over t
+        elif req.model.moe:
+            keep_sp &= layouts["t"] == 1                 # Megatron-Core: MoE with t > 1 needs SP
         sub = {k: v[keep_sp] for k, v in layouts.items()}
         if sub["t"].size == 0:
             continue
         values = {**base, **{k: sub[k].astype(np.float64) for k in ("t", "p", "c", "e", "d", "m")}}
         bubble = np.broadcast_to(bubble_of(**values), sub["t"].shape)
         for recompute in req.recompute:
-            for zero in ZERO_STAGES:
-                options = (("zero", zero), ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
+            for framework, zero, reshard in SCHEMES:
+                options = (("zero", zero), ("framework", framework), ("reshard_after_forward", reshard),
+                           ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
                            ("cp", req.cp), ("gqa", "1"), ("moe", moe))
+                schedule = data_schedule(framework, int(zero), reshard_after_forward=(
+                    "framework" if reshard == "framework" else reshard == "1"))
                 n = sub["t"].size
                 considered += n
                 total = np.zeros(n)
@@ -252,12 +274,15 @@ def plan(req: Request) -> Plan:
                     s_axis = np.broadcast_to(send_of(**values), (n,)) * scale
                     per[axis] = (t_axis, s_axis)
                     total = total + t_axis
-                memory = _memory(req, sub, zero, sp_on, recompute)
+                memory = _memory(req, sub, zero, sp_on, recompute, schedule)
                 keep = memory <= req.hardware.memory_bytes if req.memory_check else np.ones(n, dtype=bool)
                 keep &= bubble <= req.max_bubble
                 for k in ("t", "p", "c", "e", "d", "m"):
                     columns[k].append(sub[k][keep])
+                columns["framework"].append(np.full(int(keep.sum()), framework, dtype=object))
                 columns["zero"].append(np.full(int(keep.sum()), int(zero)))
+                columns["reshard_after_forward"].append(
+                    np.full(int(keep.sum()), int(schedule.zero == 3 and schedule.reshard_after_forward)))
                 columns["sp"].append(np.full(int(keep.sum()), int(sp_on)))
                 columns["recompute"].append(np.full(int(keep.sum()), int(recompute)))
                 columns["time"].append(total[keep])
@@ -310,13 +335,15 @@ def to_text(p: Plan, top: int) -> str:
         "",
     ]
     axes = list(p.per_axis)
-    header = f"{'#':>3} {'t':>3} {'p':>3} {'c':>3} {'e':>3} {'d':>5} {'m':>5} {'zero':>4} {'sp':>2} {'rc':>2} " \
+    header = f"{'#':>3} {'t':>3} {'p':>3} {'c':>3} {'e':>3} {'d':>5} {'m':>5} {'framework':>9} {'zero':>4} " \
+             f"{'raf':>3} {'sp':>2} {'rc':>2} " \
              f"{'time':>10} " + " ".join(f"{a:>10}" for a in axes) + f" {'memory':>10} {'bubble':>6}"
     lines.append(header)
     for i, row in enumerate(p.rows(top), 1):
         lines.append(
             f"{i:>3} {row['t']:>3} {row['p']:>3} {row['c']:>3} {row['e']:>3} {row['d']:>5} {row['m']:>5} "
-            f"{row['zero']:>4} {row['sp']:>2} {row['recompute']:>2} {human_time(row['time']):>10} "
+            f"{row['framework']:>9} {row['zero']:>4} {row['reshard_after_forward']:>3} {row['sp']:>2} "
+            f"{row['recompute']:>2} {human_time(row['time']):>10} "
             + " ".join(f"{human_time(row['axes'][a]['time']):>10}" for a in axes)
             + f" {human_size(row['memory_bytes']):>10} {row['bubble_fraction']:>6.3f}")
     if len(p):

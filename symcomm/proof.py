@@ -45,15 +45,26 @@ POWER_OF_TWO = Domain(power_of_two=frozenset({S.N}))
 
 @dataclass(frozen=True)
 class Claim:
-    """lhs = rhs for every value in the domain."""
+    """lhs = rhs for every value in the domain.
+
+    ``definition=True`` marks an identity that holds by construction (two names of one
+    object, a composed cost against the sum of its own terms): it is still checked, but it
+    is evidence of nothing, so ``symcomm prove`` and the docs count and show it apart.
+    """
 
     lhs: sp.Expr
     rhs: sp.Expr
     name: str = ""
     source: str = ""
     domain: Domain = DEFAULT
+    definition: bool = False
 
     relation = "="
+
+
+def is_definition(claim) -> bool:
+    """True for a claim marked as true by construction (:attr:`Claim.definition`)."""
+    return bool(getattr(claim, "definition", False))
 
 
 @dataclass(frozen=True)

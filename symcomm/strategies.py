@@ -48,6 +48,27 @@ LIU = "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers fo
 FEDUS = "Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120)"
 LEPIKHIN = "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668"
 
+#: what the frameworks execute, by file (read at github.com/NVIDIA/Megatron-LM, microsoft/DeepSpeed, pytorch/pytorch)
+DEEPSPEED_ENGINE = ("DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 "
+                    "reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and "
+                    "deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)")
+DEEPSPEED_STAGE3 = ("DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters "
+                    "fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance "
+                    "keeps those re-used soon — not modelled)")
+FSDP_RUNTIME = ("PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, "
+                "_should_free_in_backward: with no_sync a non-resharding unit stays gathered) and "
+                "fully_sharded_data_parallel.py (no_sync)")
+MEGATRON_DDP = ("Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py "
+                "(finish_grad_sync: one reduce-scatter or all-reduce per step), "
+                "megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch)")
+MEGATRON_SP_REGATHER = ("Megatron-LM megatron/core/tensor_parallel/layers.py, "
+                        "LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the "
+                        "sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's "
+                        "Linear/LayerNormLinear do the same); torch's DTensor tensor parallel "
+                        "(torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd")
+MEGATRON_MOE_SP = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with "
+                   "tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise)")
+
 _TIME = S.TIME_SYMBOLS
 
 
@@ -310,25 +331,113 @@ def _dp(algorithm: str) -> tuple[Term, ...]:
     return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce", axis="dp", phase="after backward"),)
 
 
-def _zero12() -> tuple[Term, ...]:
+# -- how a framework schedules the data-parallel collectives over m micro-batches -------------------
+
+FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+GRAD_REDUCE = ("per_step", "per_micro_batch")
+#: the text an option takes when the framework decides its value
+BY_FRAMEWORK = "framework"
+
+
+@dataclass(frozen=True)
+class DataSchedule:
+    """How many times per step the data-parallel collectives run, as a framework runs them.
+
+    ``grad_reduce``: per_step (one reduction after the last micro-batch: Megatron's DDP and
+    distributed optimizer, DeepSpeed ZeRO-0/1, FSDP/DDP inside ``no_sync``) or per_micro_batch
+    (after every micro-batch's backward: DeepSpeed ZeRO ≥ 2, FSDP/DDP without ``no_sync``).
+    ``reshard_after_forward`` (ZeRO-3 only): the parameters are freed after the forward and
+    all-gathered again in the backward.
+    """
+
+    framework: str
+    zero: int
+    grad_reduce: str
+    reshard_after_forward: bool
+
+    def gradient_reductions(self, micro):
+        return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
+
+    def forward_gathers(self, micro):
+        # a unit neither resharded after the forward nor after the backward (FSDP: no_sync and
+        # reshard_after_forward=False, _should_free_in_backward) stays gathered for the whole step
+        if not self.reshard_after_forward and self.grad_reduce == "per_step":
+            return sp.Integer(1)
+        return micro
+
+    def backward_gathers(self, micro):
+        return micro if self.reshard_after_forward else sp.Integer(0)
+
+    @property
+    def full_gradients(self) -> bool:
+        """True when a GPU holds the unsharded gradient of its parameters through the step
+        (ZeRO < 2, or a sharded stage that reduces once per step and so must accumulate it)."""
+        return self.zero < 2 or self.grad_reduce == "per_step"
+
+    @property
+    def full_parameters(self) -> bool:
+        """True when a GPU holds the unsharded parameters through forward and backward."""
+        return self.zero < 3 or not self.reshard_after_forward
+
+
+def data_schedule(framework: str, zero: int, grad_reduce=BY_FRAMEWORK, reshard_after_forward=BY_FRAMEWORK,
+                  ) -> DataSchedule:
+    """The schedule ``framework`` runs for ZeRO stage ``zero``, with any switch given explicitly
+    overriding the framework's own choice; ValueError naming the option for a stage the
+    framework does not run."""
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework={framework} is not allowed; choose {_choices(FRAMEWORKS)}")
+    if framework == "megatron" and zero > 1:
+        raise ValueError(f"zero={zero} is not run by framework=megatron (DDP: zero=0, distributed optimizer: "
+                         "zero=1); choose framework=deepspeed or fsdp for zero=2 or 3")
+    if framework == "fsdp" and zero in (1, 2):
+        raise ValueError(f"zero={zero} is not run by framework=fsdp (NO_SHARD: zero=0, FULL_SHARD: zero=3, "
+                         "SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)")
+    if grad_reduce == BY_FRAMEWORK:
+        # Megatron: one reduction per step; DeepSpeed: per micro-batch from stage 2 on; FSDP and
+        # DDP: per micro-batch unless the loop wraps all but the last in no_sync
+        grad_reduce = {"megatron": "per_step", "fsdp": "per_micro_batch"}.get(
+            framework, "per_micro_batch" if zero >= 2 else "per_step")
+    if reshard_after_forward == BY_FRAMEWORK:
+        reshard_after_forward = True                 # DeepSpeed ZeRO-3 and FSDP FULL_SHARD
+    return DataSchedule(framework, zero, grad_reduce, bool(reshard_after_forward))
+
+
+def _zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> tuple[Term, ...]:
+    micro = m if micro_batches == "m" else sp.Integer(1)
+    count = micro if grad_reduce == "per_micro_batch" else sp.Integer(1)
     return (
-        Term("reduce_scatter", "ring", N, Phi, 1, "gradient reduce-scatter", axis="dp", phase="after backward"),
+        Term("reduce_scatter", "ring", N, Phi, count, "gradient reduce-scatter", axis="dp", phase="after backward"),
         Term("all_gather", "ring", N, Phi, 1, "updated-parameter all-gather", axis="dp",
              phase="after the optimizer step"),
     )
 
 
-def _zero3_on(group, message, groups=1, across=False) -> tuple[Term, ...]:
-    return (
-        Term("all_gather", "ring", group, message, 1, "parameter all-gather", groups, across, "dp", phase="forward"),
-        Term("all_gather", "ring", group, message, 1, "parameter all-gather", groups, across, "dp", phase="backward"),
-        Term("reduce_scatter", "ring", group, message, 1, "gradient reduce-scatter", groups, across, "dp",
-             phase="backward"),
-    )
+def _zero1() -> tuple[Term, ...]:
+    return _zero12()
 
 
-def _zero3() -> tuple[Term, ...]:
-    return _zero3_on(N, Phi)
+def _zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | None = None,
+              micro=1) -> tuple[Term, ...]:
+    """ZeRO-3 / FSDP: parameters all-gathered for the forward (and again for the backward
+    when resharded after the forward), gradients reduce-scattered; counts per ``schedule``
+    over ``micro`` micro-batches (default: one micro-batch, all three once)."""
+    schedule = schedule or DataSchedule("deepspeed", 3, "per_micro_batch", True)
+    out = [Term("all_gather", "ring", group, message, schedule.forward_gathers(micro), "parameter all-gather",
+                groups, across, "dp", phase="forward")]
+    backward = schedule.backward_gathers(micro)
+    if backward != 0:
+        out.append(Term("all_gather", "ring", group, message, backward, "parameter all-gather", groups, across,
+                        "dp", phase="backward"))
+    out.append(Term("reduce_scatter", "ring", group, message, schedule.gradient_reductions(micro),
+                    "gradient reduce-scatter", groups, across, "dp", phase="backward"))
+    return tuple(out)
+
+
+def _zero3(micro_batches: str = "1", grad_reduce: str = "per_micro_batch",
+           reshard_after_forward: bool = True) -> tuple[Term, ...]:
+    micro = m if micro_batches == "m" else sp.Integer(1)
+    return _zero3_on(N, Phi, schedule=DataSchedule("fsdp", 3, grad_reduce, reshard_after_forward), micro=micro)
 
 
 def _hsdp() -> tuple[Term, ...]:
@@ -350,9 +459,11 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 
 def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
-              across=False, micro=1) -> tuple[Term, ...]:
+              across=False, micro=1, regather=False) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
-    2 all-gathers + 2 reduce-scatters in their place."""
+    2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
+    all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
+    more for their weight gradients (Megatron-LM, Transformer Engine)."""
     out = []
     for name, _ in _passes(recompute):
         if sp_on:
@@ -363,6 +474,9 @@ def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=F
         else:
             out.append(Term("all_reduce", algorithm, group, message / micro, 2 * layers * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
+    if sp_on and regather:
+        out.append(Term("all_gather", "ring", group, message / micro, 2 * layers * micro,
+                        "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
     return tuple(out)
 
 
@@ -370,8 +484,8 @@ def _tp(algorithm: str, recompute: bool) -> tuple[Term, ...]:
     return _tp_terms(N, b * s * h, L, algorithm, recompute)
 
 
-def _sp(recompute: bool) -> tuple[Term, ...]:
-    return _tp_terms(N, b * s * h, L, recompute=recompute, sp_on=True)
+def _sp(recompute: bool, sp_regather: bool) -> tuple[Term, ...]:
+    return _tp_terms(N, b * s * h, L, recompute=recompute, sp_on=True, regather=sp_regather)
 
 
 # -- pipeline parallel -------------------------------------------------------------------------------
@@ -502,6 +616,8 @@ def _hybrid(**options) -> tuple[Term, ...]:
     # the options by name; "sp" is read into sp_on, since a parameter named sp would hide sympy
     zero, sp_on, recompute, schedule = options["zero"], options["sp"], options["recompute"], options["schedule"]
     scatter_gather, cp, gqa, moe = options["scatter_gather"], options["cp"], options["gqa"], options["moe"]
+    data = data_schedule(options["framework"], zero, options["grad_reduce"], options["reshard_after_forward"])
+    regather = sp_regather_of(options["framework"], options["sp_regather"])
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
     layers = L / p                             # layers on one pipeline stage
@@ -510,7 +626,7 @@ def _hybrid(**options) -> tuple[Term, ...]:
 
     # TP on the replica batch and the local sequence, L/p layers, every micro-batch
     terms += _tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
-                       groups=n_gpus / t, across=_spans(t, G), micro=m)
+                       groups=n_gpus / t, across=_spans(t, G), micro=m, regather=regather)
 
     # CP on its group: K/V heads split by TP
     if cp == "ring":
@@ -543,12 +659,21 @@ def _hybrid(**options) -> tuple[Term, ...]:
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
-    terms += _dp_terms(zero, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
+    terms += _dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
     if moe:
         # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
-        terms += _dp_terms(zero, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
+        terms += _dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
                            _spans(t * c * d, G), "expert ")
     return tuple(terms)
+
+
+def sp_regather_of(framework: str, sp_regather=BY_FRAMEWORK) -> bool:
+    """Whether sequence parallelism all-gathers its inputs again in the backward: Megatron-LM
+    (and Megatron-DeepSpeed, which runs Megatron's layers) do; torch's tensor parallel keeps
+    the gathered input (an explicit 0/1 overrides)."""
+    if sp_regather == BY_FRAMEWORK:
+        return framework != "fsdp"
+    return bool(sp_regather)
 
 
 def _spans(x, y):
@@ -556,16 +681,20 @@ def _spans(x, y):
     return sp.StrictGreaterThan(x, y, evaluate=False) if not (x - y).is_number else bool(x > y)
 
 
-def _dp_terms(zero, group, shard, groups, across, what) -> tuple[Term, ...]:
-    if zero == 0:
-        return (Term("all_reduce", "ring", group, shard, 1, f"{what}gradient all-reduce",
+def _dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:
+    """The data-parallel collectives of one replica group, counted as ``data`` schedules them
+    over the m micro-batches."""
+    reductions = data.gradient_reductions(m)
+    if data.zero == 0:
+        return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
                      groups, across, "dp", phase="backward"),)
-    if zero in (1, 2):
-        return (Term("reduce_scatter", "ring", group, shard, 1, f"{what}gradient reduce-scatter",
+    if data.zero in (1, 2):
+        return (Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter",
                      groups, across, "dp", phase="backward"),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step"))
-    return tuple(replace(term, what=what + term.what) for term in _zero3_on(group, shard, groups, across))
+    return tuple(replace(term, what=what + term.what)
+                 for term in _zero3_on(group, shard, groups, across, data, m))
 
 
 def _hybrid_extras(schedule, **_) -> dict:
@@ -577,10 +706,19 @@ def _no_experts(values, options) -> list[str]:
     return [] if x is None or x == 1 else [f"e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1"]
 
 
+def _moe_needs_sp(values, options) -> list[str]:
+    x = _known(t, values)
+    if x is None or x == 1 or options["sp"]:
+        return []
+    return [f"moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence "
+            "parallelism (megatron/core/transformer/moe/moe_layer.py)"]
+
+
 def _hybrid_checks() -> tuple[Check, ...]:
     return (
         _equal(t * p * d * c, N, "t*p*d*c"),
         _when("moe", (False,), _no_experts),
+        _when("moe", (True,), _moe_needs_sp),
         _divisible(L, p),
         _when("schedule", ("interleaved",), _divisible(L, p * v)),
         _when("schedule", ("interleaved",), _divisible(m, p)),
@@ -597,6 +735,9 @@ def _hybrid_checks() -> tuple[Check, ...]:
 
 _EXACT = "elements; per training step, forward + backward; exact (N−1)/N form"
 _SCHEDULES = ("gpipe", "1f1b", "interleaved")
+_MICRO_BATCHES = Option("micro_batches", "1", ("1", "m"),
+                        "1: one micro-batch per step (the papers' count); m: m micro-batches per step (gradient "
+                        "accumulation), each collective counted as often as the framework runs it")
 _RECOMPUTE = _flag("recompute", "1 = full activation recomputation: the forward collectives run again in backward")
 
 
@@ -615,15 +756,34 @@ _ENTRIES = (
               _dp),
     _strategy("zero1", "ZeRO stage 1 (optimizer states sharded)",
               "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
-              RAJBHANDARI + ", §7.2.1", _EXACT + "; the paper prints the limit 2Ψ", (), _zero12),
+              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE,
+              _EXACT + "; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches "
+              "and are reduced once per step", (), _zero1),
     _strategy("zero2", "ZeRO stage 2 (optimizer states and gradients sharded)",
-              "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
-              RAJBHANDARI + ", §7.2.1", _EXACT + "; the paper prints the limit 2Ψ", (), _zero12),
+              "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather "
+              "of the updated Φ parameters",
+              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE,
+              _EXACT + "; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step",
+              (_MICRO_BATCHES,
+               Option("grad_reduce", "per_micro_batch", GRAD_REDUCE,
+                      "per_micro_batch: DeepSpeed ZeRO ≥ 2 reduce-scatters after every micro-batch (the sharded "
+                      "gradient cannot accumulate the full one); per_step: once, which needs ZeRO-1's full "
+                      "gradient memory")),
+              _zero12),
     _strategy("zero3", "ZeRO stage 3 / FSDP (parameters sharded too)",
-              "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients",
-              RAJBHANDARI + ", §7.2.2; " + ZHAO + ", §3",
+              "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients "
+              "(each micro-batch, as DeepSpeed and FSDP run it)",
+              RAJBHANDARI + ", §7.2.2; " + ZHAO + ", §3; " + DEEPSPEED_STAGE3 + "; " + FSDP_RUNTIME,
               _EXACT + "; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); "
-              "the paper prints the limit 3Ψ", (), _zero3),
+              "the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step",
+              (_MICRO_BATCHES,
+               Option("grad_reduce", "per_micro_batch", GRAD_REDUCE,
+                      "per_micro_batch: reduce-scatter after every micro-batch (DeepSpeed ZeRO-3, FSDP); per_step: "
+                      "FSDP's no_sync accumulates unsharded gradients and reduce-scatters once"),
+               _flag("reshard_after_forward",
+                     "1 = parameters freed after the forward and all-gathered again in the backward (DeepSpeed "
+                     "ZeRO-3, FSDP FULL_SHARD); 0 = kept (FSDP SHARD_GRAD_OP / reshard_after_forward=False)", True)),
+              _zero3),
     _strategy("hsdp", "Hybrid sharded data parallel",
               "ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
               ZHAO + ", §3.2.2 (hybrid sharding)",
@@ -636,10 +796,16 @@ _ENTRIES = (
               (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
               _tp, (_divisible(a, N),)),
     _strategy("sp", "Tensor + sequence parallel (Megatron)",
-              "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h",
-              KORTHIKANTI + ", §4.2.2",
+              "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the "
+              "backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+              KORTHIKANTI + ", §4.2.2; " + MEGATRON_SP_REGATHER,
               _EXACT + "; per step over L layers; recompute=1 adds the forward collectives again",
-              (_RECOMPUTE,), _sp, (_divisible(a, N), _divisible(s, N))),
+              (_RECOMPUTE,
+               _flag("sp_regather", "1 = the backward all-gathers each column-parallel GEMM's sequence-sharded "
+                                    "input again for its weight gradient (Megatron-LM layers.py, Transformer "
+                                    "Engine): 10·bsh(t−1)/t per layer; 0 = the gathered input is kept (Korthikanti "
+                                    "et al.'s count, torch DTensor tensor parallel): 8·bsh(t−1)/t")),
+              _sp, (_divisible(a, N), _divisible(s, N))),
     _strategy("pp", "Pipeline parallel",
               "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
               HUANG + "; " + NARAYANAN + ", §2.2",
@@ -674,13 +840,31 @@ _ENTRIES = (
               _cp_ring, (_divisible(s, N),)),
     _strategy("hybrid", "Hybrid layout (d, t, p, c, e)",
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-              NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI,
+              NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
+              + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
+              "data-parallel collectives counted as the framework runs them over the m micro-batches; "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
               "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest "
               "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G",
               (Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
+               Option("framework", "megatron", FRAMEWORKS,
+                      "what runs the step, deciding the switches left at 'framework': megatron (DDP zero=0 or the "
+                      "distributed optimizer zero=1, gradients reduced once per step; sp_regather=1), deepspeed "
+                      "(ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
+                      "Megatron-DeepSpeed), fsdp (zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; "
+                      "sp_regather=0 as torch's tensor parallel)"),
+               Option("grad_reduce", BY_FRAMEWORK, (BY_FRAMEWORK,) + GRAD_REDUCE,
+                      "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; "
+                      "no_sync) or per_micro_batch (m times); framework: as the framework does"),
+               Option("reshard_after_forward", BY_FRAMEWORK, (BY_FRAMEWORK, False, True),
+                      "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
+                      "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1"),
                _flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
+               Option("sp_regather", BY_FRAMEWORK, (BY_FRAMEWORK, False, True),
+                      "sp=1: 1 = the backward all-gathers the sequence-sharded inputs again for the weight "
+                      "gradients (Megatron-LM, Transformer Engine); 0 = kept; framework: 1 for megatron and "
+                      "deepspeed, 0 for fsdp"),
                _RECOMPUTE,
                Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),
                _flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather"),

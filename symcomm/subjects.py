@@ -220,11 +220,16 @@ def subject(name: str, algorithm_name: str | None = None, **options) -> Subject:
 
 
 def variants(strategy) -> list[dict[str, object]]:
-    """The defaults, then each option's other values one at a time."""
+    """The defaults, then each option's other values one at a time — leaving out a value the
+    other defaults do not allow (``framework=fsdp`` with the default ``zero=1``)."""
     out: list[dict[str, object]] = [{}]
     for name, option in strategy.options.items():
         for value in option.allowed:
             if value != option.default:
+                try:
+                    strategy.terms(**{name: value})
+                except ValueError:
+                    continue
                 out.append({name: value})
     return out
 

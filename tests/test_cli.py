@@ -96,3 +96,24 @@ def test_show_formats(capsys, fmt):
 def test_prove_passes(capsys):
     code, out, _ = run(capsys, "prove", "--quiet")
     assert code == 0, out
+
+
+def test_eval_uses_the_presets_grouped_query_attention(capsys):
+    # Llama 3 70B: 8 K, V heads of 128 for 64 heads (h_kv = 1024), as plan assumes.  Ring attention sends,
+    # per layer, 3 ring passes of K and V, 2·(N−1)/N·b·s·h_kv each: 80 layers · 3 · 2 · 7/8 · 8192 · 1024 bf16
+    code, out, err = run(capsys, "eval", "cp_ring", "--model", "llama3-70b", "N=8", "b=1", "--dtype", "bf16",
+                         "--json")
+    assert code == 0, err
+    assert "note: gqa=1" in err and "llama3-70b" in err
+    assert json.loads(out)["send"] == 80 * 3 * 2 * 7 * 8192 * 1024 // 8 * 2
+    code, out, err = run(capsys, "eval", "cp_ring", "--model", "llama3-70b", "N=8", "b=1", "gqa=0", "--dtype",
+                         "bf16", "--json")
+    assert code == 0 and "gqa" not in err
+    assert json.loads(out)["send"] == 80 * 3 * 2 * 7 * 8192 * 8192 // 8 * 2     # K, V of full width h = 8192
+
+
+def test_moe_with_tensor_parallel_and_no_sequence_parallel_is_refused(capsys):
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "moe=1", "t=2", "p=1", "d=8", "c=1",
+                         "e=8", "b=16", "m=2", "G=8")
+    assert code == 2 and err.count("\n") == 2                          # the gqa note, then one error line
+    assert "moe=1 with t=2 needs sp=1" in err

@@ -256,3 +256,79 @@ def test_pipeline_levels_by_rank_placement():
     values.update({S.t: 4, S.d: 2})
     assert exact(pp.coefficient(S.beta_inter), values) == 2 * (8 // 2) * 16 * 32
     assert exact(pp.coefficient(S.beta), values) == 0
+
+
+# -- strategies as the frameworks run them (issue 12) -------------------------------------------
+
+@FAST
+@given(n=st.integers(2, 64), phi=st.integers(1, 10**12), micro=st.integers(1, 64))
+def test_zero_over_micro_batches(n, phi, micro):
+    values = {S.N: n, S.Phi: phi, S.m: micro}
+    block = ring_block_sends(n, Fraction(phi))           # one ring all-gather or reduce-scatter of Φ
+    # DeepSpeed ZeRO-2 (deepspeed/runtime/engine.py allreduce_gradients): a reduce-scatter after every
+    # micro-batch, one all-gather of the updated parameters after the step
+    assert exact(STRATEGIES["zero2"].cost(micro_batches="m").send, values) == (micro + 1) * block
+    # reduced once (what ZeRO-1 does): one reduce-scatter, one all-gather
+    assert exact(STRATEGIES["zero2"].cost(micro_batches="m", grad_reduce="per_step").send, values) == 2 * block
+    # ZeRO-3 / FSDP FULL_SHARD: per micro-batch, all-gather forward, all-gather backward, reduce-scatter
+    assert exact(STRATEGIES["zero3"].cost(micro_batches="m").send, values) == 3 * micro * block
+    # FSDP no_sync (torch/distributed/fsdp/fully_sharded_data_parallel.py): gathers as before, one reduce-scatter
+    assert exact(STRATEGIES["fsdp"].cost(micro_batches="m", grad_reduce="per_step").send, values) \
+        == (2 * micro + 1) * block
+    # SHARD_GRAD_OP: gathered once per micro-batch for forward and backward
+    assert exact(STRATEGIES["fsdp"].cost(micro_batches="m", reshard_after_forward=0).send, values) \
+        == 2 * micro * block
+    # SHARD_GRAD_OP inside no_sync: _should_free_in_backward is False, the parameters stay gathered
+    assert exact(STRATEGIES["fsdp"].cost(micro_batches="m", reshard_after_forward=0, grad_reduce="per_step").send,
+                 values) == 2 * block
+
+
+LAYOUT = {S.t: 2, S.p: 4, S.d: 8, S.c: 1, S.e: 1, S.b: 512, S.s: 4096, S.h: 8192, S.L: 32, S.m: 16,
+          S.Phi: 7 * 10**9, S.G: 8}
+
+
+def test_hybrid_data_axis_per_framework():
+    shard = Fraction(7 * 10**9, 2 * 4)                    # Φ/(t·p)
+    block = ring_block_sends(8, shard)                    # one ring collective of the shard over d = 8
+    hybrid = STRATEGIES["hybrid"]
+    dp = lambda **o: exact(hybrid.by_axis(**o)["dp"].send, LAYOUT)   # noqa: E731
+    # Megatron (distributed_data_parallel.py, finish_grad_sync once per step): all-reduce = RS + AG, once
+    assert dp(zero=0) == 2 * block
+    assert dp(zero=1) == 2 * block
+    # DeepSpeed ZeRO-2: 16 reduce-scatters + 1 all-gather; ZeRO-3: 16 × (2 all-gathers + reduce-scatter)
+    assert dp(zero=2, framework="deepspeed") == 17 * block
+    assert dp(zero=3, framework="deepspeed") == 48 * block
+    assert dp(zero=1, framework="deepspeed") == 2 * block
+    # each switch on its own
+    assert dp(zero=2, framework="deepspeed", grad_reduce="per_step") == 2 * block
+    assert dp(zero=0, framework="fsdp") == 16 * 2 * block                 # DDP/NO_SHARD without no_sync
+    assert dp(zero=1, grad_reduce="per_micro_batch") == 17 * block
+    assert dp(zero=3, framework="fsdp", reshard_after_forward=0) == 32 * block
+    with pytest.raises(ValueError, match="zero=2 is not run by framework=megatron"):
+        hybrid.cost(zero=2)
+    with pytest.raises(ValueError, match="zero=1 is not run by framework=fsdp"):
+        hybrid.cost(framework="fsdp")
+
+
+def test_sequence_parallel_backward_regather():
+    # Megatron-LM layers.py: the backward of each column-parallel GEMM (QKV, FC1) all-gathers its
+    # sequence-sharded input again: per layer 6 all-gathers + 4 reduce-scatters of b·s·h, 10 instead of 8
+    values = {S.N: 4, S.b: 2, S.s: 1024, S.h: 512, S.L: 3}
+    block = ring_block_sends(4, Fraction(2 * 1024 * 512))
+    assert exact(STRATEGIES["sp"].cost().send, values) == 3 * 8 * block
+    assert exact(STRATEGIES["sp"].cost(sp_regather=1).send, values) == 3 * 10 * block
+    # in the hybrid, megatron and deepspeed re-gather, torch's tensor parallel (fsdp) keeps the input
+    tp = lambda **o: exact(STRATEGIES["hybrid"].by_axis(sp=1, **o)["tp"].send, LAYOUT)   # noqa: E731
+    per_layer_micro = ring_block_sends(2, Fraction(512 // 8 // 16 * 4096 * 8192))
+    assert tp() == 8 * 16 * 10 * per_layer_micro
+    assert tp(framework="fsdp", zero=3) == 8 * 16 * 8 * per_layer_micro
+    assert tp(sp_regather=0) == 8 * 16 * 8 * per_layer_micro
+
+
+def test_moe_with_tensor_parallel_needs_sequence_parallel():
+    values = {**LAYOUT, S.N: 64, S.E: 8, S.e: 8, S.L_moe: 32, S.k: 2, S.Phi_E: 10**9}
+    problems = STRATEGIES["hybrid"].validate(values, moe=1)
+    assert problems == ["moe=1 with t=2 needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
+                        "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)"]
+    assert STRATEGIES["hybrid"].validate(values, moe=1, sp=1) == []
+    assert STRATEGIES["hybrid"].validate({**values, S.t: 1, S.d: 16}, moe=1) == []

@@ -9,7 +9,7 @@ import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim
-from symcomm.strategies import JACOBS, LIU, STRATEGIES, forward
+from symcomm.strategies import JACOBS, LIU, RING_FLASH_ATTN, STRATEGIES, forward
 from symcomm.symbols import L, N, b, h, h_kv, s
 
 bsh = b * s * h
@@ -22,6 +22,7 @@ ulysses_gqa_fwd = ULYSSES.cost_where(forward, gqa=1).subs({L: 1})
 ring_fwd = RING.cost_where(forward).subs({L: 1})
 ring_gqa_fwd = RING.cost_where(forward, gqa=1).subs({L: 1})
 ring = RING.cost().subs({L: 1})
+ring_flash = RING.cost(backward="ring_flash_attn").subs({L: 1})
 megatron_sp_fwd = STRATEGIES["sp"].cost_where(forward).subs({L: 1})
 
 ULYSSES_FWD = Derivation(
@@ -40,6 +41,16 @@ RING_FWD = Derivation(
     "elements, per layer, forward only, K and V of full width h (MHA), exact then limit", LIU + ", §3",
     lhs="per-GPU send")
 
+RING_FLASH = Derivation(
+    "Ring attention as ring-flash-attention runs its backward: elements each GPU sends per layer",
+    (Step(ring_flash.send, "composed: K, V ring passes forward and backward, dK, dV reduced round the ring, "
+                           "and one more send of each that brings it home"),
+     Step(4 * bsh * (N - 1) / N + 2 * N * (b * (s / N) * h),
+          "K, V: N−1 blocks of b·(s/N)·h each, twice; dK, dV: N blocks each (one per step)"),
+     Step(2 * bsh * (3 * N - 2) / N, "collect")),
+    "elements, per layer, forward + backward, MHA; dK, dV travel in fp32 there (2× the bytes of bf16)",
+    RING_FLASH_ATTN, lhs="per-GPU send")
+
 CLAIMS = (
     Claim(ulysses_fwd.send / megatron_sp_fwd.send, 1 / N,
           name="Ulysses / Megatron-SP forward volume per GPU = 1/N exactly",
@@ -52,6 +63,9 @@ CLAIMS = (
           source=LIU + ", §3"),
     Claim(ring.send, 3 * ring_fwd.send,
           name="ring attention, forward + backward: K, V again and dK, dV back = 3 × forward", source=LIU),
+    Claim(ring_flash.send - ring.send, 2 * bsh / N,
+          name="ring-flash-attention's backward sends one block of dK and of dV more than the minimum",
+          source=RING_FLASH_ATTN),
     Claim(ring_fwd.send / ulysses_fwd.send, N / 2, name="ring / Ulysses forward volume = N/2",
           source=LIU + "; " + JACOBS),
 )
@@ -61,4 +75,4 @@ CHAPTER = Chapter(
     "Long sequences are split over N GPUs. Ulysses switches the split from the sequence to "
     "the heads with all-to-alls around attention; ring attention keeps the split and passes "
     "the K and V blocks round a ring.",
-    (ULYSSES_FWD, RING_FWD), CLAIMS)
+    (ULYSSES_FWD, RING_FWD, RING_FLASH), CLAIMS)

@@ -583,26 +583,41 @@ def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False,
     return tuple(out)
 
 
-def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+RING_FLASH_ATTN = ("zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: "
+                   "N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one "
+                   "returning them to their owner")
+#: the ring-attention backward variants: the achievable minimum, and what ring-flash-attention runs
+RING_BACKWARDS = ("minimal", "ring_flash_attn")
+
+
+def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
+                backward: str = "minimal") -> tuple[Term, ...]:
     """Ring attention: forward, K and V blocks travel once round the ring — a ring
     all-gather of the full-sequence K (and V), M = batch·seq·kv; backward, K and V travel
-    again and dK, dV are summed on the way home — a ring reduce-scatter each."""
+    again and dK, dV are summed on the way home — a ring reduce-scatter each
+    (``backward="minimal"``).  ``"ring_flash_attn"``: the accumulation starts at the block's
+    owner, so after the N − 1 reduction steps one more send brings dK, dV home — a block of
+    batch·(seq/group)·kv each, in fp32 in that implementation (elements counted here)."""
     message = batch * seq * kv / micro
     n = layers * micro
-    return (
+    out = [
         Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="forward"),
         Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="backward"),
         Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction", groups, across, "cp",
              phase="backward"),
-    )
+    ]
+    if backward == "ring_flash_attn":
+        out.append(Term("send_recv", "direct", 2, message / group, 2 * n, "dK, dV return to their owner",
+                        groups * group, across, "cp", phase="backward"))
+    return tuple(out)
 
 
 def _cp_ulysses(gqa: str) -> tuple[Term, ...]:
     return _ulysses_terms(N, b, s, h, _kv_width(gqa), L)
 
 
-def _cp_ring(gqa: str) -> tuple[Term, ...]:
-    return _ring_terms(N, b, s, _kv_width(gqa), L)
+def _cp_ring(gqa: str, backward: str) -> tuple[Term, ...]:
+    return _ring_terms(N, b, s, _kv_width(gqa), L, backward=backward)
 
 
 # -- hybrid layouts ----------------------------------------------------------------------------------------
@@ -629,8 +644,9 @@ def _hybrid(**options) -> tuple[Term, ...]:
                        groups=n_gpus / t, across=_spans(t, G), micro=m, regather=regather)
 
     # CP on its group: K/V heads split by TP
-    if cp == "ring":
-        terms += _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c, _spans(t * c, G), m)
+    if cp in ("ring", "ring_flash_attn"):
+        terms += _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c, _spans(t * c, G), m,
+                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal")
     else:
         terms += _ulysses_terms(c, replica_batch, s, h / t, _kv_width(gqa) / t, layers, n_gpus / c,
                                 _spans(t * c, G), m)
@@ -834,9 +850,15 @@ _ENTRIES = (
               _cp_ulysses, (_divisible(s, N), _divisible(a, N))),
     _strategy("cp_ring", "Context parallel, ring attention",
               "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
-              LIU + ", §3",
-              "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv",
-              (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),),
+              LIU + ", §3; " + RING_FLASH_ATTN,
+              "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; "
+              "backward=ring_flash_attn sends dK, dV N times (in fp32 there: twice the bytes of bf16 elements, "
+              "not in these element counts)",
+              (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),
+               Option("backward", "minimal", RING_BACKWARDS,
+                      "minimal: dK, dV reduce-scattered round the ring, N−1 blocks each (the least any ring can "
+                      "send); ring_flash_attn: N blocks each, the last returning them to their owner "
+                      "(zhuzilin/ring-flash-attention ring_flash_attn.py)")),
               _cp_ring, (_divisible(s, N),)),
     _strategy("hybrid", "Hybrid layout (d, t, p, c, e)",
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
@@ -868,7 +890,9 @@ _ENTRIES = (
                _RECOMPUTE,
                Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),
                _flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather"),
-               Option("cp", "ring", ("ring", "ulysses"), "context-parallel algorithm"),
+               Option("cp", "ring", ("ring", "ulysses", "ring_flash_attn"),
+                      "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
+                      "attention with ring-flash-attention's backward, see cp_ring)"),
                _flag("gqa", "1 = K and V have width h_kv, else h"),
                _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e")),
               _hybrid, _hybrid_checks(), _hybrid_extras),

@@ -332,3 +332,25 @@ def test_moe_with_tensor_parallel_needs_sequence_parallel():
                         "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)"]
     assert STRATEGIES["hybrid"].validate(values, moe=1, sp=1) == []
     assert STRATEGIES["hybrid"].validate({**values, S.t: 1, S.d: 16}, moe=1) == []
+
+
+def _ring_flash_attn_sends(n: int) -> tuple[int, int]:
+    """Blocks one rank sends per layer (forward, backward), walking the loops of
+    zhuzilin/ring-flash-attention ring_flash_attn.py: forward, K and V go on at every step but
+    the last; backward, the same for K and V, and dK and dV go on at every one of the n steps."""
+    forward = sum(2 for step in range(n) if step + 1 != n)
+    backward = sum(2 for step in range(n) if step + 1 != n) + sum(2 for _ in range(n))
+    return forward, backward
+
+
+@FAST
+@given(n=st.integers(2, 32), b=st.integers(1, 8), shard=st.integers(1, 512), h=st.integers(1, 1024))
+def test_ring_attention_backward_variants(n, b, shard, h):
+    values = {S.N: n, S.b: b, S.s: n * shard, S.h: h, S.L: 1}
+    block = b * shard * h                                 # a rank's K (or V) block: b·(s/N)·h
+    forward, backward = _ring_flash_attn_sends(n)
+    flash = STRATEGIES["cp_ring"].cost(backward="ring_flash_attn")
+    assert exact(flash.send, values) == (forward + backward) * block
+    assert exact(flash.total, values) == n * (forward + backward) * block
+    # the minimum: dK, dV reduce-scattered, N − 1 blocks each
+    assert exact(STRATEGIES["cp_ring"].cost().send, values) == (forward + backward - 2) * block

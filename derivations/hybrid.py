@@ -16,8 +16,9 @@ import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Domain
-from symcomm.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, STRATEGIES
-from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
+from symcomm.strategies import (DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_SP_REGATHER,
+                                NARAYANAN, RAJBHANDARI, STRATEGIES)
+from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
                              m, p, s, t)
 
 HYBRID = STRATEGIES["hybrid"]
@@ -69,7 +70,37 @@ CP_AXIS = Derivation(
 
 axes_sp_kept = HYBRID.by_axis(zero=1, sp=1, sp_regather=0)
 
+axes_embeddings = HYBRID.by_axis(zero=1, embeddings=1)
+axes_tied = HYBRID.by_axis(zero=1, embeddings=1, tied=1)
+axes_zero2 = HYBRID.by_axis(zero=2, framework="deepspeed")
+STAGES = Domain(least=((p, 2),))   # the embedding and the LM head on different stages
+
+DP_EMBEDDINGS = Derivation(
+    "Hybrid, data axis with the embedding and LM head on the end stages (ZeRO-1, untied): the last stage's GPU",
+    (Step(axes_embeddings["dp"].send, "composed: reduce-scatter + all-gather of the last stage's shard over d·c"),
+     Step(2 * ((Phi - 2 * V * h) / p + V * h) / t * (d * c - 1) / (d * c),
+          "its L/p layers' share of the Φ − 2V·h layer parameters, and the V·h LM head, split over t")),
+    "elements, per GPU per step, exact; p ≥ 2 (with p = 1 the one stage holds Φ/t)", MEGATRON_EMBEDDINGS,
+    lhs="per-GPU send, DP", domain=STAGES)
+
+TP_EMBEDDINGS = Derivation(
+    "Hybrid, tensor axis with the LM head: the last stage's GPU",
+    (Step(axes_embeddings["tp"].send, "composed: the layers' all-reduces, the LM head's input-gradient all-reduce "
+                                      "and the cross-entropy's three all-reduces per token, per micro-batch"),
+     Step(8 * (b / d) * (s / c) * h * (t - 1) / t * (L / p) + 2 * (b / d) * (s / c) * (h + 3) * (t - 1) / t,
+          "Narayanan et al.'s 8bsh(t−1)/t per layer, plus 2(t−1)/t of (b/d)(s/c)·h and of 3·(b/d)(s/c)")),
+    "elements, per GPU per step, exact; p ≥ 2 (with p = 1 the embedding's all-reduce adds 2(t−1)/t·(b/d)(s/c)h)",
+    MEGATRON_EMBEDDINGS, lhs="per-GPU send, TP", domain=STAGES)
+
 CLAIMS = [
+    Claim(axes_zero2["dp"].send / axes["dp"].send, (m + 1) / 2,
+          name="hybrid: DeepSpeed ZeRO-2 (a reduce-scatter every micro-batch) sends (m + 1)/2 × Megatron's "
+               "distributed optimizer (ZeRO-1, once per step): 17/2 at m = 16, issue 12's 356 ms → 3.1 s",
+          source=DEEPSPEED_ENGINE),
+    Claim(axes_tied["dp"].send - axes_embeddings["dp"].send,
+          V * h / t + 2 * V * h / (p * t) * (d * c - 1) / (d * c),
+          name="hybrid, p ≥ 2: tied embeddings add the V·h/t gradient all-reduce of the first and last stage, and "
+               "the shard keeps V·h/p more of the layers", source=MEGATRON_EMBEDDINGS, domain=STAGES),
     Claim(axes_sp_kept["tp"].send, axes["tp"].send,
           name="hybrid: sequence parallel keeping the gathered input (sp_regather=0) keeps the TP volume",
           source=KORTHIKANTI),
@@ -169,4 +200,5 @@ CHAPTER = Chapter(
     "Real runs combine the axes: N = t·p·d·c GPUs, experts inside d·c. Each axis runs its own "
     "collectives on its own group, on the sizes that remain for it; whether a group crosses "
     "nodes decides whether it pays the intra- or inter-node α and β.",
-    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS) + EXAMPLES, tuple(CLAIMS))
+    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS, DP_EMBEDDINGS, TP_EMBEDDINGS) + EXAMPLES,
+    tuple(CLAIMS))

@@ -136,10 +136,12 @@ def _term_rows(target: Subject, values: dict, scale: int) -> list[dict]:
     return rows
 
 
-def _preset_gqa(args, name: str, option_texts: dict) -> dict:
-    """With a model preset or config whose K, V heads are fewer than its heads, ``gqa`` defaults
-    to 1 (the shape the planner uses), said in a note; an explicit gqa=0 still wins."""
-    if "gqa" not in option_names(name) or "gqa" in option_texts or not (args.model or args.model_config):
+def _preset_shape(args, name: str, option_texts: dict) -> dict:
+    """A model preset's (or config's) shape is used as plan uses it: with fewer K, V heads than
+    heads ``gqa`` defaults to 1, with tied embeddings ``tied`` defaults to 1, each said in a
+    note; an option given explicitly (gqa=0) still wins."""
+    wanted = [key for key in ("gqa", "tied") if key in option_names(name) and key not in option_texts]
+    if not wanted or not (args.model or args.model_config):
         return option_texts
     from . import presets
 
@@ -149,16 +151,21 @@ def _preset_gqa(args, name: str, option_texts: dict) -> dict:
         model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    if model.kv_heads >= model.heads:
-        return option_texts
-    print(f"symcomm: note: gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
-          "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", file=sys.stderr)
-    return {**option_texts, "gqa": "1"}
+    out = dict(option_texts)
+    if "gqa" in wanted and model.kv_heads < model.heads:
+        print(f"symcomm: note: gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
+              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", file=sys.stderr)
+        out["gqa"] = "1"
+    if "tied" in wanted and model.tied:
+        print(f"symcomm: note: tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie",
+              file=sys.stderr)
+        out["tied"] = "1"
+    return out
 
 
 def cmd_eval(args) -> int:
     texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
-    option_texts = _preset_gqa(args, args.name, option_texts)
+    option_texts = _preset_shape(args, args.name, option_texts)
     target = subject(args.name, args.algorithm, **option_texts)
     dtype = args.dtype
     if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins

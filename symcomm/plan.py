@@ -59,6 +59,8 @@ ASSUMPTIONS = (
     "fsdp zero 3 raf=0 (SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward); no no_sync; "
     "sequence parallel re-all-gathers its inputs in the backward except under fsdp (torch tensor parallel)",
     "MoE with t > 1 only with sequence parallel (Megatron-Core refuses it otherwise)",
+    "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages: tp and dp are the last "
+    "stage's GPU (LM head, cross-entropy, larger shard), pp an interior stage's (--no-embeddings: spread evenly)",
     "pipeline bubble not added to the time (shown as a fraction); no compute time modelled",
     "bytes on the wire = elements × bytes of --dtype; β = 1 / per-direction bandwidth per GPU",
 )
@@ -85,6 +87,7 @@ class Request:
     memory_check: bool = True
     recompute: tuple[str, ...] = ("0", "1")
     max_bubble: float = 1.0        # drop layouts whose 1F1B bubble fraction (p − 1)/m exceeds this
+    embeddings: bool = True        # the embedding and LM head (V × h) on the end stages: hybrid embeddings=1
 
     @property
     def G(self) -> int:
@@ -202,6 +205,12 @@ def _memory(req: Request, L: dict, zero: str, sp_on: str, recompute: str, schedu
     t, p, c, d, e, m = (L[k].astype(np.float64) for k in ("t", "p", "c", "d", "e", "m"))
     phi_e = float(model.expert_parameters)
     dense = (float(model.parameters) - phi_e) / (t * p)
+    if req.embeddings:
+        # the end stages hold their L/p layers' share and a V·h embedding (or LM head, or tied copy)
+        vh = float(model.vocab) * model.hidden
+        in_phi = vh * (1 if model.tied else 2)
+        whole = float(model.parameters) - phi_e
+        dense = np.where(p == 1, whole / t, ((whole - in_phi) / p + vh) / t)
     experts = phi_e / (e * t * p)
     states = 0.0
     for shard, group in ((dense, d * c), (experts, d * c / e)):
@@ -258,7 +267,8 @@ def plan(req: Request) -> Plan:
             for framework, zero, reshard in SCHEMES:
                 options = (("zero", zero), ("framework", framework), ("reshard_after_forward", reshard),
                            ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
-                           ("cp", req.cp), ("gqa", "1"), ("moe", moe))
+                           ("cp", req.cp), ("gqa", "1"), ("moe", moe),
+                           ("embeddings", "1" if req.embeddings else "0"), ("tied", "1" if req.model.tied else "0"))
                 schedule = data_schedule(framework, int(zero), reshard_after_forward=(
                     "framework" if reshard == "framework" else reshard == "1"))
                 n = sub["t"].size
@@ -316,7 +326,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "micro_batch": req.micro_batch, "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype),
-        "cp": req.cp, "memory_check": req.memory_check, "max_bubble": req.max_bubble,
+        "cp": req.cp, "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
         "layouts_considered": p.considered, "layouts_kept": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
@@ -372,6 +382,8 @@ def register_cli(subparsers) -> None:
     p.add_argument("--cp", default="ring", help="context-parallel algorithm: ring or ulysses")
     p.add_argument("--no-recompute", action="store_true", help="do not consider full activation recomputation")
     p.add_argument("--no-memory-check", action="store_true")
+    p.add_argument("--no-embeddings", action="store_true",
+                   help="spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of the end stages")
     p.add_argument("--max-bubble", default="1",
                    help="drop layouts whose pipeline bubble fraction (p−1)/m exceeds this (default 1: keep all)")
     p.add_argument("--top", default="10", help="rows to show")
@@ -416,7 +428,7 @@ def request_from_args(args) -> Request:
     return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
                    seq=seq, gpus_per_node=_whole(args, "gpus-per-node"),
                    micro_batch=_whole(args, "micro-batch"), dtype=args.dtype, cp=args.cp,
-                   memory_check=not args.no_memory_check, recompute=("0",) if args.no_recompute else ("0", "1"),
+                   memory_check=not args.no_memory_check, embeddings=not args.no_embeddings, recompute=("0",) if args.no_recompute else ("0", "1"),
                    max_bubble=parse_real("--max-bubble", str(args.max_bubble), least=0, most=10 ** 6))
 
 

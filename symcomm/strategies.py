@@ -35,7 +35,7 @@ from .cost import Cost
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
 L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
-d, t, p, c, e, L_moe, Phi_E = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E
+d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
 
 RAJBHANDARI = "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20"
 ZHAO = "Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12)"
@@ -66,6 +66,13 @@ MEGATRON_SP_REGATHER = ("Megatron-LM megatron/core/tensor_parallel/layers.py, "
                         "sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's "
                         "Linear/LayerNormLinear do the same); torch's DTensor tensor parallel "
                         "(torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd")
+MEGATRON_EMBEDDINGS = ("Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output "
+                       "all-reduced over t, reduce-scattered with sequence parallel), mappings.py "
+                       "(copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the "
+                       "backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the "
+                       "target logit and the sum of exponentials, b·s each), megatron/core/distributed/"
+                       "finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the "
+                       "embedding gradient)")
 MEGATRON_MOE_SP = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with "
                    "tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise)")
 
@@ -673,14 +680,63 @@ def _hybrid(**options) -> tuple[Term, ...]:
                               (p * chunks - 1) / chunks * c * d, _spans(t, G), "pp",
                               pipeline_share(p, chunks), name))
 
+    # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
+    embeddings, tied = options["embeddings"], options["tied"]
+    if embeddings:
+        terms += _embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
+                                  groups=c * d, across=_spans(t, G))
+
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
-    terms += _dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
+    if embeddings:
+        # the busiest GPU is on the last stage: its L/p layers' share and the V·h/t LM head (or tied
+        # embedding copy); with p = 1 one stage holds everything.  groups is set so that the total is
+        # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
+        in_phi = V * h * (1 if tied else 2)
+        busiest = sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
+        held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
+        terms += _dp_terms(data, d * c, busiest, held / busiest, _spans(t * c * d, G), "")
+        if tied:
+            # the two copies (first and last stage) sum their gradients once per step
+            terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
+                              "tied-embedding gradient all-reduce, first and last stage", t * c * d,
+                              _spans(n_gpus, G), "dp", phase="after backward"))
+    else:
+        terms += _dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
     if moe:
         # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
         terms += _dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
                            _spans(t * c * d, G), "expert ")
     return tuple(terms)
+
+
+def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) -> tuple[Term, ...]:
+    """The vocabulary-parallel embedding (first stage) and LM head + cross-entropy (last
+    stage), per micro-batch, over the t ranks of a stage; ``activation`` = the replica's
+    (b/d)·(s/c)·h, ``tokens`` = its (b/d)·(s/c).  The last stage's terms carry the busiest GPU;
+    the first stage's count for it only when p = 1 (one stage holds both)."""
+    first = sp.Piecewise((1, sp.Eq(p, 1)), (0, True))
+    out = []
+    if sp_on:
+        out += [Term("reduce_scatter", "ring", t, activation / m, m, "embedding-output reduce-scatter (first stage)",
+                     groups, across, "tp", first, "forward"),
+                Term("all_gather", "ring", t, activation / m, m, "embedding-gradient all-gather (first stage)",
+                     groups, across, "tp", first, "backward"),
+                Term("all_gather", "ring", t, activation / m, m, "LM-head input all-gather (last stage)",
+                     groups, across, "tp", phase="forward"),
+                Term("reduce_scatter", "ring", t, activation / m, m, "LM-head input-gradient reduce-scatter "
+                     "(last stage)", groups, across, "tp", phase="backward")]
+        if regather:
+            out.append(Term("all_gather", "ring", t, activation / m, m, "LM-head input re-all-gather for the "
+                            "weight gradient (last stage)", groups, across, "tp", phase="backward"))
+    else:
+        out += [Term("all_reduce", "ring", t, activation / m, m, "embedding-output all-reduce (first stage)",
+                     groups, across, "tp", first, "forward"),
+                Term("all_reduce", "ring", t, activation / m, m, "LM-head input-gradient all-reduce (last stage)",
+                     groups, across, "tp", phase="backward")]
+    out.append(Term("all_reduce", "ring", t, tokens / m, 3 * m, "cross-entropy all-reduces: max, target logit, "
+                    "sum of exponentials (last stage)", groups, across, "tp", phase="forward"))
+    return tuple(out)
 
 
 def sp_regather_of(framework: str, sp_regather=BY_FRAMEWORK) -> bool:
@@ -863,12 +919,16 @@ _ENTRIES = (
     _strategy("hybrid", "Hybrid layout (d, t, p, c, e)",
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
-              + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP,
+              + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP + "; "
+              + MEGATRON_EMBEDDINGS,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
               "data-parallel collectives counted as the framework runs them over the m micro-batches; "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
               "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest "
-              "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G",
+              "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; "
+              "embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; "
+              "the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two "
+              "busiest stages (an upper bound on any one GPU)",
               (Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
                Option("framework", "megatron", FRAMEWORKS,
                       "what runs the step, deciding the switches left at 'framework': megatron (DDP zero=0 or the "
@@ -894,7 +954,14 @@ _ENTRIES = (
                       "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
                       "attention with ring-flash-attention's backward, see cp_ring)"),
                _flag("gqa", "1 = K and V have width h_kv, else h"),
-               _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e")),
+               _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e"),
+               _flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
+                                   "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
+                                   "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
+                                   "(Megatron-LM layers.py, mappings.py, cross_entropy.py)"),
+               _flag("tied", "embeddings=1: 1 = the LM head shares the embedding's weights; with p > 1 the last "
+                             "stage keeps a copy and the two stages all-reduce its gradient once per step "
+                             "(finalize_model_grads.py)")),
               _hybrid, _hybrid_checks(), _hybrid_extras),
 )
 

@@ -70,6 +70,7 @@ c = _integer("c")              # context-parallel degree
 e = _integer("e")              # expert-parallel degree
 L_moe = _integer("L_moe")      # MoE layers (those whose MLP is a mixture of experts)
 Phi_E = _integer("Phi_E")      # expert parameters (the part of Φ sharded by expert parallelism)
+V = _integer("V")              # vocabulary size (the embedding and the LM head are V × h)
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -103,6 +104,7 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(e, "e", "expert-parallel degree", "ranks"),
         SymbolInfo(L_moe, "L_moe", "MoE layers (MLP replaced by a mixture of experts)", "layers"),
         SymbolInfo(Phi_E, "Phi_E", "expert parameters (part of Phi, sharded over the experts)", "elements"),
+        SymbolInfo(V, "V", "vocabulary size (embedding and LM head are V × h)", "tokens"),
     )
 }
 

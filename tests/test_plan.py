@@ -63,6 +63,10 @@ def test_tensor_and_pipeline_by_hand():
     # TP inside a node: 2 all-reduces forward + 2 backward per layer and micro-batch, 16 layers, 32 micro-batches
     count = 4 * 16 * 32
     tp = count * (2 * 7 * ALPHA + 2 * 7 / 8 * M * BYTES * BETA + 7 / 8 * M * BYTES * GAMMA)
+    # the last stage also holds the LM head (Megatron-LM mappings.py, cross_entropy.py): per micro-batch one
+    # all-reduce of its input gradient (s·h) and three of s elements (max, target logit, sum of exponentials)
+    ring = lambda size: 2 * 7 * ALPHA + 2 * 7 / 8 * size * BYTES * BETA + 7 / 8 * size * BYTES * GAMMA  # noqa
+    tp += 32 * (ring(M) + 3 * ring(2048))
     # PP, two stages: stage 0 sends one activation per micro-batch forward, stage 1 one gradient
     # backward; each GPU sends 32 messages, inter-node (the 16 GPUs span 2 nodes)
     pp = 32 * ALPHA_INTER + 32 * M * BYTES * BETA_INTER
@@ -102,7 +106,7 @@ def test_zero2_reduces_every_micro_batch_llama3_70b():
     # reduce-scatter also (N−1)/N·M·γ, so the ratio is exact only for γ = 0; checked to 5% here,
     # then exactly through the per-collective hand formula).
     result = plan(Request(model=presets.model("llama3-70b"), hardware=presets.hardware("h100"), gpus=1024,
-                          batch=1024, seq=8192, memory_check=False))
+                          batch=1024, seq=8192, memory_check=False, embeddings=False))
     zero1 = row(result, t=1, p=16, c=1, d=64, zero=1, sp=0, recompute=0)
     zero2 = row(result, t=1, p=16, c=1, d=64, zero=2, sp=0, recompute=0)
     assert result.layouts["m"][zero2] == 16
@@ -115,6 +119,19 @@ def test_zero2_reduces_every_micro_batch_llama3_70b():
     shard = presets.model("llama3-70b").parameters / 16        # elements; values(BYTES) is per element
     rs = 63 * hw["alpha_inter"] + 63 / 64 * shard * (hw["beta_inter"] + hw["gamma"])
     assert two - one == pytest.approx(15 * rs, rel=1e-9)
+    # with the embedding and LM head on the end stages, the last stage's shard is the (Φ − 2Vh)/16 of its layers
+    # plus the V·h LM head (untied): still 15 more reduce-scatters of that shard
+    model = presets.model("llama3-70b")
+    result = plan(Request(model=model, hardware=presets.hardware("h100"), gpus=1024, batch=1024, seq=8192,
+                          memory_check=False))
+    zero1 = row(result, t=1, p=16, c=1, d=64, zero=1, sp=0, recompute=0)
+    zero2 = row(result, t=1, p=16, c=1, d=64, zero=2, sp=0, recompute=0)
+    vh = model.vocab * model.hidden
+    shard = (model.parameters - 2 * vh) / 16 + vh
+    rs = 63 * hw["alpha_inter"] + 63 / 64 * shard * (hw["beta_inter"] + hw["gamma"])
+    ag = 63 * hw["alpha_inter"] + 63 / 64 * shard * hw["beta_inter"]
+    assert result.per_axis["dp"]["time"][zero1] == pytest.approx(rs + ag, rel=1e-9)
+    assert result.per_axis["dp"]["time"][zero2] == pytest.approx(16 * rs + ag, rel=1e-9)
 
 
 def test_moe_with_tensor_parallel_needs_sequence_parallel():

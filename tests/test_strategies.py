@@ -354,3 +354,32 @@ def test_ring_attention_backward_variants(n, b, shard, h):
     assert exact(flash.total, values) == n * (forward + backward) * block
     # the minimum: dK, dV reduce-scattered, N − 1 blocks each
     assert exact(STRATEGIES["cp_ring"].cost().send, values) == (forward + backward - 2) * block
+
+
+def test_hybrid_embeddings_on_the_end_stages():
+    # Megatron-LM: the last stage holds the V·h LM head (the first the embedding), split over t by vocabulary
+    # (layers.py VocabParallelEmbedding, ColumnParallelLinear); per micro-batch the LM head's input gradient is
+    # all-reduced (mappings.py, copy_to_tensor_model_parallel_region) and cross_entropy.py all-reduces 3 values
+    # per token; tied weights: the last stage keeps a copy, the two stages all-reduce its gradient once.
+    V = 32000
+    values = {**LAYOUT, S.V: V}
+    t, p, d, m = 2, 4, 8, 16
+    act = 512 // d // m * 4096 * 8192                     # one micro-batch's (b/d)/m · s · h
+    tokens = 512 // d // m * 4096
+    ring_ar = lambda size: 2 * Fraction(t - 1, t) * size   # noqa: E731  ring all-reduce over t sends 2(t−1)/t·M
+    hybrid = STRATEGIES["hybrid"]
+    layers = 4 * (32 // p) * m * ring_ar(act)
+    assert exact(hybrid.by_axis(embeddings=1)["tp"].send, values) == layers + m * ring_ar(act) + 3 * m * ring_ar(tokens)
+    vh = V * 8192
+    for tied, in_phi, extra in ((0, 2 * vh, 0), (1, vh, Fraction(vh, t))):   # AR over 2 ranks sends its M once
+        shard = (Fraction(7 * 10**9 - in_phi, p) + vh) / t
+        got = exact(hybrid.by_axis(embeddings=1, tied=tied)["dp"].send, values)
+        assert got == 2 * ring_block_sends(d, shard) + extra
+    # p = 1: one stage holds everything (Φ/t), and pays the embedding's all-reduce too
+    one = {**values, S.p: 1, S.d: 32}
+    act1 = 512 // 32 // m * 4096 * 8192
+    tokens1 = 512 // 32 // m * 4096
+    assert exact(hybrid.by_axis(embeddings=1)["tp"].send, one) == \
+        4 * 32 * m * ring_ar(act1) + 2 * m * ring_ar(act1) + 3 * m * ring_ar(tokens1)
+    assert exact(hybrid.by_axis(embeddings=1, tied=1)["dp"].send, one) == \
+        2 * ring_block_sends(32, Fraction(7 * 10**9, t))

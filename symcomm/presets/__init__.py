@@ -40,7 +40,7 @@ def _int(name: str) -> sp.Symbol:
 #: architecture symbols beside symcomm's own (h, L, a, s, E, L_moe)
 F = _int("F")            # FFN (MLP intermediate) width of a dense layer
 F_e = _int("F_e")        # FFN width of one expert
-V = _int("V")            # vocabulary
+V = S.V                  # vocabulary (symcomm's own symbol: the hybrid strategy's embeddings use it too)
 n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
 E_s = _int("E_s")        # shared (always active) experts of a MoE layer
 q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
@@ -154,10 +154,10 @@ class Model:
         return int(phi_experts().subs(self.architecture())) if self.moe else 0
 
     def values(self) -> dict[str, int]:
-        """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s (+ E, k, L_moe, Phi_E for MoE)."""
+        """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V (+ E, k, L_moe, Phi_E for MoE)."""
         head = self.hidden // self.heads
         out = {"Phi": self.parameters, "h": self.hidden, "L": self.layers, "a": self.heads,
-               "h_kv": self.kv_heads * head, "s": self.seq}
+               "h_kv": self.kv_heads * head, "s": self.seq, "V": self.vocab}
         if self.moe:
             out.update({"E": self.experts, "k": self.top_k, "L_moe": self.moe_layers,
                         "Phi_E": self.expert_parameters})

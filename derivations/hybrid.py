@@ -16,8 +16,8 @@ import sympy as sp
 
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Domain
-from symcomm.strategies import (DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_SP_REGATHER,
-                                NARAYANAN, RAJBHANDARI, STRATEGIES)
+from symcomm.strategies import (DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS,
+                                MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, STRATEGIES, cost_in_bytes_of)
 from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
                              m, p, s, t)
 
@@ -92,7 +92,12 @@ TP_EMBEDDINGS = Derivation(
     "elements, per GPU per step, exact; p ≥ 2 (with p = 1 the embedding's all-reduce adds 2(t−1)/t·(b/d)(s/c)h)",
     MEGATRON_EMBEDDINGS, lhs="per-GPU send, TP", domain=STAGES)
 
+_dp_terms_zero1 = [term for term in HYBRID.terms(zero=1) if term.axis == "dp"]
+
 CLAIMS = [
+    Claim(cost_in_bytes_of(_dp_terms_zero1, 2).send / axes["dp"].send, sp.Rational(3, 2),
+          name="hybrid, Megatron ZeRO-1 in a bf16 run: the fp32 gradient reduce-scatter and the bf16 parameter "
+               "all-gather move 3/2 the bytes of two bf16 collectives", source=MEGATRON_FP32_GRADS),
     Claim(axes_zero2["dp"].send / axes["dp"].send, (m + 1) / 2,
           name="hybrid: DeepSpeed ZeRO-2 (a reduce-scatter every micro-batch) sends (m + 1)/2 × Megatron's "
                "distributed optimizer (ZeRO-1, once per step): 17/2 at m = 16, issue 12's 356 ms → 3.1 s",

@@ -105,33 +105,38 @@ def bind(target: Subject, texts: dict) -> tuple[dict, dict]:
 
 # -- evaluation ---------------------------------------------------------------------------
 
-def evaluate(target: Subject, values: dict, times: dict, scale: int) -> dict:
+def evaluate(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
+    """The cost's fields at ``values`` (× ``scale``); ``in_bytes``: terms with their own element type
+    (fp32 gradients) count their own size, so the figures are bytes on the wire."""
     out: dict = {}
-    for key, expr in target.cost.fields().items():
+    cost = target.cost_in(scale) if in_bytes else target.cost
+    for key, expr in cost.fields().items():
         number = exact(expr, values)
         if key not in ("alpha", "alpha_inter"):
             number = number * scale
         out[key] = number
     if times:
         t = sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                 for sym, coef in target.cost.coefficients), sp.Integer(0))
+                 for sym, coef in cost.coefficients), sp.Integer(0))
         out["time"] = t
     return out
 
 
-def _term_rows(target: Subject, values: dict, scale: int) -> list[dict]:
+def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
     rows = []
     for term in target.terms:
         cost = term.cost
+        own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
         rows.append({
             "label": term.label,
             "axis": getattr(term, "axis", ""),
             "collective": term.primitive,
             "algorithm": term.algorithm,
             "group": plain(exact(term.group, values)),
-            "message": plain(exact(term.message, values) * scale),
+            "message": plain(exact(term.message, values) * own),
             "count": plain(exact(term.count, values)),
-            "send": plain(exact(cost.send, values) * scale),
+            "send": plain(exact(cost.send, values) * own),
+            **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
         })
     return rows
 
@@ -177,7 +182,7 @@ def cmd_eval(args) -> int:
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
-    result = evaluate(target, values, times, scale)
+    result = evaluate(target, values, times, scale, in_bytes=bool(dtype))
     extras = {key: exact(expr, values) for key, expr in target.extras.items()}
     payload = {
         "kind": target.kind,
@@ -190,7 +195,7 @@ def cmd_eval(args) -> int:
         **{key: plain(val) for key, val in extras.items()},
     }
     if target.terms:
-        payload["terms"] = _term_rows(target, values, scale)
+        payload["terms"] = _term_rows(target, values, scale, in_bytes=bool(dtype))
     if args.json:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
@@ -216,7 +221,7 @@ def cmd_eval(args) -> int:
     for row in payload.get("terms", []):
         print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
               f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
-              f"send {human_size(row['send'], unit)}")
+              f"send {human_size(row['send'], unit)}" + (f" [{row['dtype']}]" if "dtype" in row else ""))
     return 0
 
 

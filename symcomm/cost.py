@@ -154,6 +154,15 @@ class Cost:
                     _frozen({sym: coef * count for sym, coef in self.coefficients}),
                     None if self.root is None else self.root.scaled(count))
 
+    def widened(self, ratio) -> "Cost":
+        """The same operation on elements ``ratio`` times as wide (fp32 gradients in a bf16 run:
+        2), counted in the narrower elements: traffic, total, β and γ scale; α (messages) does not."""
+        ratio = sp.sympify(ratio)
+        keep = (S.alpha, S.alpha_inter)
+        return Cost(self.others.scaled(ratio), self.total * ratio,
+                    _frozen({sym: coef * (1 if sym in keep else ratio) for sym, coef in self.coefficients}),
+                    None if self.root is None else self.root.scaled(ratio))
+
     def subs(self, mapping) -> "Cost":
         """Substitute symbols (group size, message size...) in every expression, simultaneously."""
         return Cost(self.others.subs(mapping), _subs(self.total, mapping),

@@ -12,8 +12,9 @@ the busiest GPU, summed over the axes (no overlap with computation or between ax
 Memory (a simple check, on by default): mixed-precision Adam keeps 16 bytes per parameter
 (2 weights + 2 gradients + 12 optimizer states), of which ZeRO stage 1/2/3 shards 12, 14,
 16 over the data-parallel group (Rajbhandari et al. 2020, §3.1 and Fig. 1) — following the
-data-parallel schedule: gradients reduced once per step are held whole (ZeRO-1's 2 bytes),
-parameters kept from the forward to the backward (SHARD_GRAD_OP) are held whole; activations per
+data-parallel schedule: gradients reduced once per step are held whole (ZeRO-1's 2 bytes; 4 in
+Megatron's fp32 gradient buffer), parameters kept from the forward to the backward
+(SHARD_GRAD_OP) are held whole; activations per
 layer and micro-batch are s·b·h·(10 + 24/t) bytes, or 34·s·b·h/t with sequence parallel
 (Korthikanti et al. 2022, Table 2, with the 5·a·s²·b attention-score term dropped as flash
 attention does), 2·s·b·h (÷ t with SP) with full recomputation, with s → s/c under context
@@ -29,11 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cost import Cost
 from .errors import InputError
 from .evaluate import fast
 from .inputs import parse_real, parse_whole
-from .strategies import data_schedule
+from .strategies import cost_in_bytes_of, data_schedule
 from .subjects import subject
 from .units import bytes_per_element, human_size, human_time
 
@@ -62,9 +62,11 @@ ASSUMPTIONS = (
     "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages: tp and dp are the last "
     "stage's GPU (LM head, cross-entropy, larger shard), pp an interior stage's (--no-embeddings: spread evenly)",
     "pipeline bubble not added to the time (shown as a fraction); no compute time modelled",
-    "bytes on the wire = elements × bytes of --dtype; β = 1 / per-direction bandwidth per GPU",
+    "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron runs in fp32 "
+    "(4 bytes; Megatron-LM arguments.py for bf16); β = 1 / per-direction bandwidth per GPU",
 )
-MEMORY_ASSUMPTION = ("memory check: 16 bytes/parameter mixed-precision Adam, ZeRO sharding over the "
+MEMORY_ASSUMPTION = ("memory check: 16 bytes/parameter mixed-precision Adam (18 under megatron: an fp32 gradient "
+                     "buffer), ZeRO sharding over the "
                      "data-parallel group; activations per Korthikanti et al. 2022 Table 2 without the "
                      "attention-score term (flash attention); no allowance for logits, buffers, fragmentation")
 
@@ -135,15 +137,15 @@ def _divisors(n: int) -> np.ndarray:
 # -- the symbolic side: per-axis expressions of each option combination, built once -------------
 
 @functools.lru_cache(maxsize=None)
-def _axis_evaluators(options: tuple[tuple[str, str], ...]) -> dict:
+def _axis_evaluators(options: tuple[tuple[str, str], ...], run_bytes: int = 2) -> dict:
     """axis → (float evaluator of its time, of its send), the hybrid subject with these options,
-    built once per option combination in this process.  Nothing is kept on disk: no code is
-    ever loaded from a cache."""
+    counted in elements of ``run_bytes`` bytes (fp32 gradient terms widened), built once per option
+    combination in this process.  Nothing is kept on disk: no code is ever loaded from a cache."""
     by_axis: dict = {}
     for term in subject("hybrid", **dict(options)).terms:
-        by_axis.setdefault(term.axis, []).append(term.cost)
+        by_axis.setdefault(term.axis, []).append(term)
     return {axis: (fast(cost.time), fast(cost.send))
-            for axis, cost in ((axis, Cost.sum(costs)) for axis, costs in by_axis.items())}
+            for axis, cost in ((axis, cost_in_bytes_of(terms, run_bytes)) for axis, terms in by_axis.items())}
 
 
 def _bubble(schedule: str = "1f1b"):
@@ -215,7 +217,8 @@ def _memory(req: Request, L: dict, zero: str, sp_on: str, recompute: str, schedu
     states = 0.0
     for shard, group in ((dense, d * c), (experts, d * c / e)):
         weights = 2 * shard if schedule.full_parameters else 2 * shard / group
-        gradients = 2 * shard if schedule.full_gradients else 2 * shard / group
+        grad = 4 if schedule.grad_dtype == "fp32" else 2          # Megatron's fp32 gradient buffer: 4 bytes
+        gradients = grad * shard if schedule.full_gradients else grad * shard / group
         optimizer = 12 * shard if schedule.zero == 0 else 12 * shard / group
         states = states + weights + gradients + optimizer
     sbh = (req.seq / c) * req.micro_batch * model.hidden
@@ -279,7 +282,7 @@ def plan(req: Request) -> Plan:
                     if axis == "ep" and moe == "0":
                         per[axis] = (np.zeros(n), np.zeros(n))
                         continue
-                    time_of, send_of = _axis_evaluators(options)[axis]
+                    time_of, send_of = _axis_evaluators(options, scale)[axis]
                     t_axis = np.broadcast_to(time_of(**values), (n,))
                     s_axis = np.broadcast_to(send_of(**values), (n,)) * scale
                     per[axis] = (t_axis, s_axis)

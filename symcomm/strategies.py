@@ -73,6 +73,10 @@ MEGATRON_EMBEDDINGS = ("Megatron-LM megatron/core/tensor_parallel/layers.py (Voc
                        "target logit and the sum of exponentials, b·s each), megatron/core/distributed/"
                        "finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the "
                        "embedding gradient)")
+MEGATRON_FP32_GRADS = ("Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set "
+                       "unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the "
+                       "gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type "
+                       "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)")
 MEGATRON_MOE_SP = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with "
                    "tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise)")
 
@@ -111,6 +115,9 @@ class Term:
     # where GPUs differ (a pipeline's end stages send one way only); total is unaffected
     busiest: sp.Expr = sp.Integer(1)
     phase: str = ""
+    # the element type of the buffer when it is not the run's (--dtype): "fp32" for gradients Megatron
+    # reduces in fp32; the formulas count its own elements, bytes use its size (:func:`cost_in_bytes_of`)
+    dtype: str = ""
 
     def __post_init__(self):
         if self.phase and self.phase not in PASSES:
@@ -134,6 +141,19 @@ def _term_cost(term: Term) -> Cost:
     total = part.total * sp.sympify(term.groups)
     part = replace(part.times(term.busiest), total=total)
     return _on_level(part, term.across_nodes)
+
+
+def cost_in_bytes_of(terms, run_bytes: int) -> Cost:
+    """The terms' summed cost counted in elements of ``run_bytes`` bytes: a term whose buffer has
+    its own element type (``Term.dtype``) is widened by its size over ``run_bytes``, so that
+    elements × ``run_bytes`` gives the bytes on the wire of every term."""
+    from .units import bytes_per_element
+
+    def one(term):
+        if not term.dtype or bytes_per_element(term.dtype) == run_bytes:
+            return term.cost
+        return term.cost.widened(sp.Rational(bytes_per_element(term.dtype), run_bytes))
+    return Cost.sum(one(term) for term in terms)
 
 
 def _on_level(cost: Cost, across) -> Cost:
@@ -361,6 +381,7 @@ class DataSchedule:
     zero: int
     grad_reduce: str
     reshard_after_forward: bool
+    grad_dtype: str = ""          # the gradient collectives' element type; "" = the run's (--dtype)
 
     def gradient_reductions(self, micro):
         return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
@@ -387,8 +408,12 @@ class DataSchedule:
         return self.zero < 3 or not self.reshard_after_forward
 
 
+#: the gradient collectives' element type: fp32, or the run's own (--dtype)
+GRAD_DTYPES = ("fp32", "same")
+
+
 def data_schedule(framework: str, zero: int, grad_reduce=BY_FRAMEWORK, reshard_after_forward=BY_FRAMEWORK,
-                  ) -> DataSchedule:
+                  grad_dtype=BY_FRAMEWORK) -> DataSchedule:
     """The schedule ``framework`` runs for ZeRO stage ``zero``, with any switch given explicitly
     overriding the framework's own choice; ValueError naming the option for a stage the
     framework does not run."""
@@ -407,7 +432,10 @@ def data_schedule(framework: str, zero: int, grad_reduce=BY_FRAMEWORK, reshard_a
             framework, "per_micro_batch" if zero >= 2 else "per_step")
     if reshard_after_forward == BY_FRAMEWORK:
         reshard_after_forward = True                 # DeepSpeed ZeRO-3 and FSDP FULL_SHARD
-    return DataSchedule(framework, zero, grad_reduce, bool(reshard_after_forward))
+    if grad_dtype == BY_FRAMEWORK:
+        grad_dtype = "fp32" if framework == "megatron" else "same"     # MEGATRON_FP32_GRADS
+    return DataSchedule(framework, zero, grad_reduce, bool(reshard_after_forward),
+                        "" if grad_dtype == "same" else grad_dtype)
 
 
 def _zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> tuple[Term, ...]:
@@ -437,7 +465,7 @@ def _zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | N
         out.append(Term("all_gather", "ring", group, message, backward, "parameter all-gather", groups, across,
                         "dp", phase="backward"))
     out.append(Term("reduce_scatter", "ring", group, message, schedule.gradient_reductions(micro),
-                    "gradient reduce-scatter", groups, across, "dp", phase="backward"))
+                    "gradient reduce-scatter", groups, across, "dp", phase="backward", dtype=schedule.grad_dtype))
     return tuple(out)
 
 
@@ -604,18 +632,19 @@ def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
     again and dK, dV are summed on the way home — a ring reduce-scatter each
     (``backward="minimal"``).  ``"ring_flash_attn"``: the accumulation starts at the block's
     owner, so after the N − 1 reduction steps one more send brings dK, dV home — a block of
-    batch·(seq/group)·kv each, in fp32 in that implementation (elements counted here)."""
+    batch·(seq/group)·kv each; that implementation accumulates and sends dK, dV in fp32
+    (``dtype="fp32"``: fp32 elements, 4 bytes each)."""
     message = batch * seq * kv / micro
     n = layers * micro
     out = [
         Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="forward"),
         Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="backward"),
         Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction", groups, across, "cp",
-             phase="backward"),
+             phase="backward", dtype="fp32" if backward == "ring_flash_attn" else ""),
     ]
     if backward == "ring_flash_attn":
         out.append(Term("send_recv", "direct", 2, message / group, 2 * n, "dK, dV return to their owner",
-                        groups * group, across, "cp", phase="backward"))
+                        groups * group, across, "cp", phase="backward", dtype="fp32"))
     return tuple(out)
 
 
@@ -638,7 +667,8 @@ def _hybrid(**options) -> tuple[Term, ...]:
     # the options by name; "sp" is read into sp_on, since a parameter named sp would hide sympy
     zero, sp_on, recompute, schedule = options["zero"], options["sp"], options["recompute"], options["schedule"]
     scatter_gather, cp, gqa, moe = options["scatter_gather"], options["cp"], options["gqa"], options["moe"]
-    data = data_schedule(options["framework"], zero, options["grad_reduce"], options["reshard_after_forward"])
+    data = data_schedule(options["framework"], zero, options["grad_reduce"], options["reshard_after_forward"],
+                         options["grad_dtype"])
     regather = sp_regather_of(options["framework"], options["sp_regather"])
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
@@ -700,7 +730,7 @@ def _hybrid(**options) -> tuple[Term, ...]:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
                               "tied-embedding gradient all-reduce, first and last stage", t * c * d,
-                              _spans(n_gpus, G), "dp", phase="after backward"))
+                              _spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype))
     else:
         terms += _dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
     if moe:
@@ -759,10 +789,10 @@ def _dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[T
     reductions = data.gradient_reductions(m)
     if data.zero == 0:
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
-                     groups, across, "dp", phase="backward"),)
+                     groups, across, "dp", phase="backward", dtype=data.grad_dtype),)
     if data.zero in (1, 2):
         return (Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter",
-                     groups, across, "dp", phase="backward"),
+                     groups, across, "dp", phase="backward", dtype=data.grad_dtype),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step"))
     return tuple(replace(term, what=what + term.what)
@@ -908,8 +938,8 @@ _ENTRIES = (
               "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
               LIU + ", §3; " + RING_FLASH_ATTN,
               "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; "
-              "backward=ring_flash_attn sends dK, dV N times (in fp32 there: twice the bytes of bf16 elements, "
-              "not in these element counts)",
+              "backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 "
+              "per element whatever --dtype)",
               (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),
                Option("backward", "minimal", RING_BACKWARDS,
                       "minimal: dK, dV reduce-scattered round the ring, N−1 blocks each (the least any ring can "
@@ -920,7 +950,7 @@ _ENTRIES = (
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
               + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP + "; "
-              + MEGATRON_EMBEDDINGS,
+              + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
               "data-parallel collectives counted as the framework runs them over the m micro-batches; "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
@@ -939,6 +969,10 @@ _ENTRIES = (
                Option("grad_reduce", BY_FRAMEWORK, (BY_FRAMEWORK,) + GRAD_REDUCE,
                       "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; "
                       "no_sync) or per_micro_batch (m times); framework: as the framework does"),
+               Option("grad_dtype", BY_FRAMEWORK, (BY_FRAMEWORK,) + GRAD_DTYPES,
+                      "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs), same "
+                      "(the run's --dtype: DeepSpeed, FSDP defaults); framework: as the framework does; formulas "
+                      "count that type's elements, bytes use its size"),
                Option("reshard_after_forward", BY_FRAMEWORK, (BY_FRAMEWORK, False, True),
                       "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
                       "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1"),

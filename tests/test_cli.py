@@ -117,3 +117,17 @@ def test_moe_with_tensor_parallel_and_no_sequence_parallel_is_refused(capsys):
                          "e=8", "b=16", "m=2", "G=8")
     assert code == 2 and err.count("\n") == 2                          # the gqa note, then one error line
     assert "moe=1 with t=2 needs sp=1" in err
+
+
+def test_eval_counts_fp32_gradients_in_bytes(capsys):
+    # hybrid, Megatron ZeRO-0 over d = 4 (t = p = c = 1): one ring all-reduce of Φ gradients in fp32
+    # (megatron/training/arguments.py): 2·3/4·Φ elements of 4 bytes, whatever the run's bf16
+    code, out, err = run(capsys, "eval", "hybrid", "zero=0", "t=1", "p=1", "d=4", "c=1", "b=4", "m=1", "L=1",
+                         "s=8", "h=8", "Phi=1000", "G=8", "--dtype", "bf16", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["send"] == 2 * 3 * 1000 // 4 * 4
+    assert [row.get("dtype") for row in got["terms"] if row["axis"] == "dp"] == ["fp32"]
+    code, out, err = run(capsys, "eval", "hybrid", "zero=0", "grad_dtype=same", "t=1", "p=1", "d=4", "c=1", "b=4",
+                         "m=1", "L=1", "s=8", "h=8", "Phi=1000", "G=8", "--dtype", "bf16", "--json")
+    assert json.loads(out)["send"] == 2 * 3 * 1000 // 4 * 2

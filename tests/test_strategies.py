@@ -383,3 +383,23 @@ def test_hybrid_embeddings_on_the_end_stages():
         4 * 32 * m * ring_ar(act1) + 2 * m * ring_ar(act1) + 3 * m * ring_ar(tokens1)
     assert exact(hybrid.by_axis(embeddings=1, tied=1)["dp"].send, one) == \
         2 * ring_block_sends(32, Fraction(7 * 10**9, t))
+
+
+def test_gradient_reductions_in_their_own_element_type():
+    from symcomm.strategies import cost_in_bytes_of
+
+    # Megatron-LM (megatron/training/arguments.py): a bf16 run reduces its gradients in fp32.  ZeRO-1 over d = 8
+    # of the Φ/(t·p) shard: the reduce-scatter moves 7/8 of it in 4-byte elements, the all-gather 7/8 in 2-byte ones
+    shard = Fraction(7 * 10**9, 8)
+    hybrid = STRATEGIES["hybrid"]
+    dp_terms = [term for term in hybrid.terms(zero=1) if term.axis == "dp"]
+    assert [term.dtype for term in dp_terms] == ["fp32", ""]
+    in_bf16 = exact(cost_in_bytes_of(dp_terms, 2).send, LAYOUT) * 2          # bytes
+    assert in_bf16 == Fraction(7, 8) * shard * 4 + Fraction(7, 8) * shard * 2
+    # the elements formulas are unchanged; grad_dtype=same or DeepSpeed reduce in the run's type
+    assert exact(hybrid.by_axis(zero=1)["dp"].send, LAYOUT) == 2 * Fraction(7, 8) * shard
+    same = [term for term in hybrid.terms(zero=1, grad_dtype="same") if term.axis == "dp"]
+    assert exact(cost_in_bytes_of(same, 2).send, LAYOUT) * 2 == 2 * Fraction(7, 8) * shard * 2
+    assert all(term.dtype == "" for term in hybrid.terms(zero=2, framework="deepspeed"))
+    # an fp32 run: 4 bytes everywhere, nothing widened
+    assert exact(cost_in_bytes_of(dp_terms, 4).send, LAYOUT) * 4 == 2 * Fraction(7, 8) * shard * 4

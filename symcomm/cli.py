@@ -168,6 +168,32 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
     return out
 
 
+def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
+    from .strategies import busiest_stage, cost_in_bytes_of
+
+    by_axis: dict = {}
+    for term in target.terms:
+        by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
+    stages = values.get(S.p)
+    stages = int(stages) if stages is not None and sp.sympify(stages).is_Integer else None
+    out = {}
+    for axis, terms in by_axis.items():
+        cost = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
+        row = {"send": plain(exact(cost.send, values) * scale), "stage": busiest_stage(terms, stages)}
+        if times:
+            row["time"] = plain(sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
+                                     for sym, coef in cost.coefficients), sp.Integer(0)))
+        out[axis or "all"] = row
+    return out
+
+
+def _summed(terms):
+    from .cost import Cost
+
+    return Cost.sum(term.cost for term in terms)
+
+
 def cmd_eval(args) -> int:
     texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
     option_texts = _preset_shape(args, args.name, option_texts)
@@ -196,6 +222,9 @@ def cmd_eval(args) -> int:
     }
     if target.terms:
         payload["terms"] = _term_rows(target, values, scale, in_bytes=bool(dtype))
+        axes = _axis_rows(target, values, times, scale, in_bytes=bool(dtype))
+        if len(axes) > 1:
+            payload["axes"] = axes
     if args.json:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
@@ -218,6 +247,11 @@ def cmd_eval(args) -> int:
         print(f"  {key:<12} {shown}")
     for key, val in extras.items():
         print(f"  {key:<12} {plain(val)}")
+    if "axes" in payload:
+        print("  busiest GPU per axis:")
+        for axis, row in payload["axes"].items():
+            when = f", {human_time(row['time'])}" if "time" in row else ""
+            print(f"    {axis}: send {human_size(row['send'], unit)}{when} — {row['stage']}")
     for row in payload.get("terms", []):
         print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
               f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "

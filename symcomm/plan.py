@@ -33,7 +33,7 @@ import numpy as np
 from .errors import InputError
 from .evaluate import fast
 from .inputs import parse_real, parse_whole
-from .strategies import cost_in_bytes_of, data_schedule
+from .strategies import busiest_stage, cost_in_bytes_of, data_schedule
 from .subjects import subject
 from .units import bytes_per_element, human_size, human_time
 
@@ -113,7 +113,8 @@ class Plan:
         out = []
         for i in range(n):
             row = {key: _py(col[i]) for key, col in self.layouts.items()}
-            row["axes"] = {axis: {"time": float(v["time"][i]), "send_bytes": float(v["send"][i])}
+            row["axes"] = {axis: {"time": float(v["time"][i]), "send_bytes": float(v["send"][i]),
+                                  "stage": _stage(axis, row["p"], self.request.embeddings)}
                            for axis, v in self.per_axis.items()}
             out.append(row)
         return out
@@ -146,6 +147,14 @@ def _axis_evaluators(options: tuple[tuple[str, str], ...], run_bytes: int = 2) -
         by_axis.setdefault(term.axis, []).append(term)
     return {axis: (fast(cost.time), fast(cost.send))
             for axis, cost in ((axis, cost_in_bytes_of(terms, run_bytes)) for axis, terms in by_axis.items())}
+
+
+@functools.lru_cache(maxsize=None)
+def _stage(axis: str, stages: int, embeddings: bool) -> str:
+    """Which pipeline stage the axis's busiest GPU is on (symcomm.strategies.busiest_stage)."""
+    terms = [term for term in subject("hybrid", embeddings="1" if embeddings else "0", moe="1").terms
+             if term.axis == axis]
+    return busiest_stage(terms, int(stages))
 
 
 def _bubble(schedule: str = "1f1b"):
@@ -361,10 +370,10 @@ def to_text(p: Plan, top: int) -> str:
             + f" {human_size(row['memory_bytes']):>10} {row['bubble_fraction']:>6.3f}")
     if len(p):
         best = p.rows(1)[0]
-        lines += ["", "best layout, per axis (time; bytes each GPU sends per step):"]
+        lines += ["", "best layout, per axis (time; bytes its busiest GPU sends per step; which stage that GPU is on):"]
         for axis in axes:
             lines.append(f"  {axis}: {human_time(best['axes'][axis]['time'])}; "
-                         f"{human_size(best['axes'][axis]['send_bytes'])}")
+                         f"{human_size(best['axes'][axis]['send_bytes'])}; {best['axes'][axis]['stage']}")
     lines += ["", "assumptions:"] + [f"  - {a}" for a in p.assumptions]
     return "\n".join(lines)
 

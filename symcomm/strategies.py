@@ -118,6 +118,9 @@ class Term:
     # the element type of the buffer when it is not the run's (--dtype): "fp32" for gradients Megatron
     # reduces in fp32; the formulas count its own elements, bytes use its size (:func:`cost_in_bytes_of`)
     dtype: str = ""
+    # which pipeline stage's GPU the per-GPU figures describe, where stages differ: "interior" (a
+    # pipeline's middle stage, sending both ways), "first", "last", "first and last"; "" = every stage alike
+    stage: str = ""
 
     def __post_init__(self):
         if self.phase and self.phase not in PASSES:
@@ -285,6 +288,19 @@ class Strategy:
         for term in self.build(**settings):
             problems.extend(_power_of_two(term, values))
         return list(dict.fromkeys(problems))
+
+
+def busiest_stage(terms, stages=None) -> str:
+    """In words, which pipeline stage's GPU the summed per-GPU figures of ``terms`` (one axis)
+    describe; ``stages`` = the number of pipeline stages when known (1 and 2 have no interior)."""
+    tags = {term.stage for term in terms}
+    if stages == 1 and tags - {""}:
+        return "the only stage"
+    if tags & {"last", "first and last"}:
+        return "the last pipeline stage"
+    if "interior" in tags:
+        return "either stage" if stages == 2 else "an interior pipeline stage"
+    return "every stage alike"
 
 
 def forward(term: Term) -> bool:
@@ -555,9 +571,9 @@ def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
     share = pipeline_share(stages, chunks)
     return (
         Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage",
-             boundaries_per_count, across, "pp", share, "forward"),
+             boundaries_per_count, across, "pp", share, "forward", stage="interior"),
         Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage",
-             boundaries_per_count, across_backward, "pp", share, "backward"),
+             boundaries_per_count, across_backward, "pp", share, "backward", stage="interior"),
     )
 
 
@@ -725,12 +741,14 @@ def _hybrid(**options) -> tuple[Term, ...]:
         in_phi = V * h * (1 if tied else 2)
         busiest = sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
-        terms += _dp_terms(data, d * c, busiest, held / busiest, _spans(t * c * d, G), "")
+        terms += tuple(replace(term, stage="last")
+                       for term in _dp_terms(data, d * c, busiest, held / busiest, _spans(t * c * d, G), ""))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
                               "tied-embedding gradient all-reduce, first and last stage", t * c * d,
-                              _spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype))
+                              _spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
+                              stage="first and last"))
     else:
         terms += _dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
     if moe:
@@ -749,23 +767,23 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) 
     out = []
     if sp_on:
         out += [Term("reduce_scatter", "ring", t, activation / m, m, "embedding-output reduce-scatter (first stage)",
-                     groups, across, "tp", first, "forward"),
+                     groups, across, "tp", first, "forward", stage="first"),
                 Term("all_gather", "ring", t, activation / m, m, "embedding-gradient all-gather (first stage)",
-                     groups, across, "tp", first, "backward"),
+                     groups, across, "tp", first, "backward", stage="first"),
                 Term("all_gather", "ring", t, activation / m, m, "LM-head input all-gather (last stage)",
-                     groups, across, "tp", phase="forward"),
+                     groups, across, "tp", phase="forward", stage="last"),
                 Term("reduce_scatter", "ring", t, activation / m, m, "LM-head input-gradient reduce-scatter "
-                     "(last stage)", groups, across, "tp", phase="backward")]
+                     "(last stage)", groups, across, "tp", phase="backward", stage="last")]
         if regather:
             out.append(Term("all_gather", "ring", t, activation / m, m, "LM-head input re-all-gather for the "
-                            "weight gradient (last stage)", groups, across, "tp", phase="backward"))
+                            "weight gradient (last stage)", groups, across, "tp", phase="backward", stage="last"))
     else:
         out += [Term("all_reduce", "ring", t, activation / m, m, "embedding-output all-reduce (first stage)",
-                     groups, across, "tp", first, "forward"),
+                     groups, across, "tp", first, "forward", stage="first"),
                 Term("all_reduce", "ring", t, activation / m, m, "LM-head input-gradient all-reduce (last stage)",
-                     groups, across, "tp", phase="backward")]
+                     groups, across, "tp", phase="backward", stage="last")]
     out.append(Term("all_reduce", "ring", t, tokens / m, 3 * m, "cross-entropy all-reduces: max, target logit, "
-                    "sum of exponentials (last stage)", groups, across, "tp", phase="forward"))
+                    "sum of exponentials (last stage)", groups, across, "tp", phase="forward", stage="last"))
     return tuple(out)
 
 

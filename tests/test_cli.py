@@ -131,3 +131,19 @@ def test_eval_counts_fp32_gradients_in_bytes(capsys):
     code, out, err = run(capsys, "eval", "hybrid", "zero=0", "grad_dtype=same", "t=1", "p=1", "d=4", "c=1", "b=4",
                          "m=1", "L=1", "s=8", "h=8", "Phi=1000", "G=8", "--dtype", "bf16", "--json")
     assert json.loads(out)["send"] == 2 * 3 * 1000 // 4 * 2
+
+
+def test_eval_reports_the_busiest_gpu_per_axis_and_its_stage(capsys):
+    # with the LM head on the last stage that stage's GPU is the busiest on tp and dp; the pipeline's busiest
+    # is an interior stage (it sends both ways); p = 4 has interior stages
+    args = ("eval", "hybrid", "embeddings=1", "t=2", "p=4", "d=2", "c=1", "b=8", "m=4", "L=8", "s=16", "h=8",
+            "Phi=100000", "V=64", "G=8", "--json")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    axes = json.loads(out)["axes"]
+    assert axes["tp"]["stage"] == axes["dp"]["stage"] == "the last pipeline stage"
+    assert axes["pp"]["stage"] == "an interior pipeline stage"
+    # the axes add up to the whole (the same busiest-GPU convention, axis by axis)
+    assert sum(row["send"] for row in axes.values()) == json.loads(out)["send"]
+    code, out, err = run(capsys, *args[:-1])
+    assert "busiest GPU per axis:" in out and "tp: send" in out

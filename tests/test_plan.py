@@ -199,3 +199,13 @@ def test_cli_errors(capsys):
     assert code == 2 and "--gpus is required" in err
     code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "8")
     assert code == 2 and "--hardware is required; choose one of" in err
+
+
+def test_rows_say_which_stage_is_busiest():
+    rows = plan(small(memory_check=False)).rows(50)
+    for got in rows:
+        if got["p"] >= 3:
+            assert got["axes"]["pp"]["stage"] == "an interior pipeline stage"
+            assert got["axes"]["dp"]["stage"] == "the last pipeline stage"     # it holds the LM head
+        if got["p"] == 1:
+            assert got["axes"]["dp"]["stage"] == "the only stage"

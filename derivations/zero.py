@@ -90,11 +90,11 @@ CLAIMS = (
 )
 
 CLAIMS += (
-    Claim(zero2_m.send.subs(m, 1), zero1.send, name="ZeRO-2 with one micro-batch = ZeRO-1 (and DP)",
-          source=ZERO_72),
+    Claim(zero2_m.send.subs(m, 1), zero1.send, name="ZeRO-2 with one micro-batch = ZeRO-1 (the same terms)",
+          source=ZERO_72, definition=True),
     Claim(zero2_once.send, zero1.send,
-          name="ZeRO-2 reduced once per step (grad_reduce=per_step) sends what ZeRO-1 sends (and needs its full "
-               "gradient memory)", source=DEEPSPEED_ENGINE),
+          name="ZeRO-2 reduced once per step (grad_reduce=per_step) sends what ZeRO-1 sends (the same terms; it "
+               "needs ZeRO-1's full gradient memory)", source=DEEPSPEED_ENGINE, definition=True),
     Claim(zero2_m.send - zero1.send, (m - 1) * Phi * (N - 1) / N,
           name="ZeRO-2 per micro-batch sends (m − 1)·Φ(N−1)/N more than ZeRO-1 per step", source=DEEPSPEED_ENGINE),
     Claim(fsdp_no_sync.send, (2 * m + 1) * Phi * (N - 1) / N,

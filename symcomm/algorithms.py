@@ -100,6 +100,7 @@ POW2 = Requirement("power_of_two", N)
 N_DIVIDES_M = Requirement("divides", N, M)
 G_DIVIDES_N = Requirement("divides", G, N)
 PAIR = Requirement("equals", N, 2)
+ALONE_N = Requirement("equals", N, 1)
 C_DIVIDES_M = Requirement("divides", C, M)
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
@@ -327,6 +328,22 @@ _ENTRIES = [
 #: (primitive, algorithm) → Algorithm
 ALGORITHMS: dict[tuple[str, str], Algorithm] = {alg.key: alg for alg in _ENTRIES}
 
+#: A group of one rank: every primitive is the identity on its one buffer (the definition at
+#: N = 1), so nothing is sent, received or added.  Kept out of :data:`ALGORITHMS` (no lists,
+#: bounds or chapters are about a group of one); backend profiles choose it for N = 1
+#: (symcomm.profiles), and :func:`algorithm` finds it by the name ``alone``.
+ALONE_NAME = "alone"
+ALONE: dict[str, Algorithm] = {
+    name: Algorithm(name, ALONE_NAME, "a group of one rank: the result is the rank's own buffer, no message",
+                    "the primitive's definition at N = 1 (output = input); NCCL does the same: "
+                    "src/enqueue.cc runs a one-rank communicator as a local copy (ncclLaunchOneRank) "
+                    "and costs it 0 (updateCollCostTable: nRanks == 1)",
+                    (ALONE_N,),
+                    Cost.of(send=0, recv=0, total=0, alpha=0, beta=0, gamma=0,
+                            **({"root_send": 0, "root_recv": 0} if PRIMITIVES[name].rooted else {})))
+    for name in PRIMITIVES
+}
+
 
 def algorithms_of(primitive_name: str) -> list[Algorithm]:
     return [alg for alg in ALGORITHMS.values() if alg.primitive == primitive_name]
@@ -336,6 +353,8 @@ def algorithm(primitive_name: str, name: str) -> Algorithm:
     """Look up an algorithm, or raise a ValueError that lists the valid names."""
     if primitive_name not in PRIMITIVES:
         raise ValueError(f"unknown primitive {primitive_name!r}; choose one of: {', '.join(PRIMITIVES)}")
+    if name == ALONE_NAME:
+        return ALONE[primitive_name]
     try:
         return ALGORITHMS[(primitive_name, name)]
     except KeyError:

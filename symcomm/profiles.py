@@ -40,13 +40,17 @@ from typing import Callable
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
+from .algorithms import ALONE, ALONE_NAME, CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
 from .cost import Cost
 
 NCCL_DOCS = ("NCCL user guide, Environment variables: NCCL_ALGO (Ring, Tree, CollNet, NVLS, NVLSTree, PAT) "
              "and NCCL_PROTO (Simple, LL, LL128); Jeaugey 2019, Massively scale your deep learning "
              "training with NCCL 2.4 (double binary trees)")
 MPICH_CVARS = "MPICH MPIR_CVAR_*_MSG_SIZE defaults (mpich/src/mpi/coll, as documented by " + THAKUR.cite + " §4)"
+ALONE_SOURCE = ("a group of one rank communicates nothing: zero messages, elements and additions "
+                "(the primitive's definition at N = 1 is the identity; NCCL, src/enqueue.cc: a one-rank "
+                "communicator runs a local copy, ncclLaunchOneRank, and its cost table is 0; MPICH and "
+                "gloo likewise send nothing to themselves)")
 KiB = 1024
 MiB = 1024 * KiB
 
@@ -135,7 +139,10 @@ class Profile:
     wire: Callable[..., list] | None = None
 
     def rule(self, primitive: str, n: int | None = None, nbytes: int | None = None) -> Rule:
-        """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does."""
+        """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does.
+        A group of one rank (N = 1) is the same under every profile: it sends nothing."""
+        if n == 1 and primitive in ALONE:
+            return Rule(primitive, ALONE_NAME, f"{self.name}: {ALONE_SOURCE}", min_n=1, max_n=2)
         candidates = [r for r in self.rules if r.primitive == primitive]
         if not candidates:
             raise ValueError(f"backend {self.name} has no rule for {primitive} "

@@ -481,6 +481,20 @@ def binomial_any_broadcast(net: Network, data: dict) -> dict:
 EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
 
 
+# -- a group of one rank (what every backend profile runs at N = 1) ------------------------------
+
+def alone(net: Network, data: dict) -> dict:
+    """N = 1: the rank keeps its own buffer; no round, no message, no addition (a send_recv
+    whose two ends are the same rank is this too)."""
+    if net.n != 1:
+        raise AssertionError("a group of one runs on one rank")
+    return {0: data[0]}
+
+
+for _name in PRIMITIVES:
+    EXECUTIONS[(_name, "alone")] = alone
+
+
 # -- compositions: the catalog's phases, run in order ---------------------------------------------
 #
 # A composed algorithm (one with ``phases``) is run from its phases alone: a phase runs its

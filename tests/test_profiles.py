@@ -35,6 +35,30 @@ def test_textbook_and_gloo_cover_every_primitive_for_any_n(n):
             assert profile(name).rule(primitive, n, 4096)
 
 
+@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("primitive", sorted(PRIMITIVES))
+def test_a_group_of_one_costs_zero_under_every_profile(name, primitive):
+    # a group of one rank has no peer: nothing can be sent, received or added (definition;
+    # NCCL src/enqueue.cc runs nRanks == 1 as a local copy with cost 0)
+    for nbytes in (None, 4, 1 << 30):
+        rule = profile(name).rule(primitive, 1, nbytes)
+        assert rule.algorithm == "alone" and "one rank" in rule.source
+        cost = profile(name).cost(primitive, 1, nbytes)
+        assert all(exact(v, {S.N: 1, S.M: 1 << 28}) == 0 for v in cost.fields().values())
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_strategies_with_groups_of_one_evaluate_under_every_profile(name, capsys):
+    # c = 1 and p = 1 (t = 1 too) are the common case: those groups cost nothing
+    base = ["eval", "hybrid", "d=8", "Phi=70000000000", "b=64", "s=4096", "h=8192", "L=80", "m=8",
+            "gpus_per_node=8", "--backend", name, "--json"]
+    for sizes in (["t=8", "p=1", "c=1"], ["t=1", "p=2", "c=2"]):
+        assert main(base + sizes) == 0, capsys.readouterr().err
+        got = json.loads(capsys.readouterr().out)
+        alone = [t for t in got["terms"] if t["algorithm"] == "alone"]
+        assert alone and all(t["send"] == 0 for t in alone)
+
+
 def test_mpich_switch_points():
     mpich = profile("mpich")
     assert mpich.rule("all_reduce", 8, 2048).algorithm == "recursive_doubling"

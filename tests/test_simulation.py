@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M
+from symcomm.algorithms import ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -18,7 +18,8 @@ from symcomm.simulate import EXECUTIONS, run, expected
 
 def test_every_algorithm_has_an_execution():
     # a closed form has its own execution; a composition runs its phases' (none of its own)
-    assert set(EXECUTIONS) == {key for key, alg in ALGORITHMS.items() if not alg.phases}
+    alone = {(name, ALONE_NAME) for name in ALONE}
+    assert set(EXECUTIONS) == {key for key, alg in ALGORITHMS.items() if not alg.phases} | alone
     for alg in ALGORITHMS.values():
         assert all(phase.implementation in ALGORITHMS.values() for phase in alg.phases)
 
@@ -81,3 +82,16 @@ def test_execution_matches_definition_and_formula(key, data):
         assert result.received[0] == exact(cost.root.recv, values)
         assert max(result.sent[1:]) == exact(cost.others.send, values)
         assert max(result.received[1:]) == exact(cost.others.recv, values)
+
+
+@pytest.mark.parametrize("primitive", sorted(ALONE))
+def test_a_group_of_one_moves_nothing(primitive):
+    # definition: at N = 1 every primitive maps the one rank's buffer to itself (a sum of one
+    # term, one block of one, a broadcast to nobody), so no message is needed: all counts 0
+    x = np.random.default_rng(1).integers(-9, 9, 12)
+    result = run(ALONE[primitive], [x])
+    assert np.array_equal(result.outputs[0], x)
+    assert result.sent == (0,) and result.received == (0,) and result.messages == (0,)
+    assert set(result.coefficients.values()) == {0}
+    cost = ALONE[primitive].cost
+    assert all(exact(v, {S.N: 1, S.M: 12}) == 0 for v in cost.fields().values())

@@ -137,6 +137,9 @@ class Profile:
     sources: tuple[str, ...]
     #: exact per-rank wire model (payload bytes, messages sent, messages received), if known
     wire: Callable[..., list] | None = None
+    #: bytes per chunk of its pipelined chains (the catalog's ring broadcast / reduce): C follows
+    #: from the message size; None if the profile runs no chain
+    chunk_bytes: int | None = None
 
     def rule(self, primitive: str, n: int | None = None, nbytes: int | None = None) -> Rule:
         """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does.
@@ -183,6 +186,18 @@ TEXTBOOK = Profile(
 
 # -- NCCL ----------------------------------------------------------------------------------------
 
+#: NCCL's chunk for Ring/Simple broadcast and reduce: stepSize × chunkSteps with stepSize =
+#: buffSizes[SIMPLE] / NCCL_STEPS = DEFAULT_BUFFSIZE (1 << 22, src/init.cc) / 8 (src/include/device.h)
+#: and BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1 (src/include/collectives.h); src/enqueue.cc
+#: (calcCollChunking) shrinks chunks only for CollNet, NVLS, Tree/LL128 and PAT, not for Ring/Simple
+NCCL_CHUNK_BYTES = (1 << 22) // 8 * 1
+NCCL_CHUNKS = ("NCCL (github.com/NVIDIA/nccl) src/enqueue.cc calcCollChunking: Ring/Simple chunk = "
+               "DEFAULT_BUFFSIZE (4 MiB, src/init.cc) / NCCL_STEPS (8, src/include/device.h) × "
+               "BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1 (src/include/collectives.h) = 512 KiB; "
+               "src/device/broadcast.h and reduce.h loop over the buffer chunk by chunk, so C = ⌈bytes / 512 KiB⌉ "
+               "(one channel: NCCL spreads the buffer over its channels, each a chain of its own, "
+               "and its last chunk is the remainder where the formula has M/C each)")
+
 NCCL = Profile(
     "nccl", "NCCL: rings (and trees, NVLS) as its documentation describes",
     rules=(
@@ -195,12 +210,15 @@ NCCL = Profile(
         Rule("scatter", "flat", "NCCL examples: scatter as grouped ncclSend from the root"),
         Rule("gather", "flat", "NCCL examples: gather as grouped ncclRecv at the root"),
         Rule("send_recv", "direct", NCCL_DOCS),
-        Rule("broadcast", "ring", "NCCL src/device/broadcast.h: NCCL_ALGO_RING, a pipelined chain along the ring (C chunks)"),
-        Rule("reduce", "ring", "NCCL src/device/reduce.h: NCCL_ALGO_RING, a pipelined chain along the ring (C chunks)"),
+        Rule("broadcast", "ring", "NCCL src/device/broadcast.h: NCCL_ALGO_RING, a pipelined chain along the ring "
+             "(C = ⌈bytes / 512 KiB⌉ chunks)", note=NCCL_CHUNKS),
+        Rule("reduce", "ring", "NCCL src/device/reduce.h: NCCL_ALGO_RING, a pipelined chain along the ring "
+             "(C = ⌈bytes / 512 KiB⌉ chunks)", note=NCCL_CHUNKS),
     ),
     overhead=Overhead(0, 0, "Simple protocol: completion flags travel beside the data, not in it; "
                             "LL (×2) and LL128 (×128/120) inflate the payload instead (not modelled)"),
-    sources=(NCCL_DOCS,),
+    sources=(NCCL_DOCS, NCCL_CHUNKS),
+    chunk_bytes=NCCL_CHUNK_BYTES,
 )
 
 NCCL_NVLS = Profile(
@@ -209,6 +227,7 @@ NCCL_NVLS = Profile(
     + tuple(r for r in NCCL.rules if r.primitive != "all_reduce"),
     overhead=NCCL.overhead,
     sources=NCCL.sources + (GRAHAM.cite + " (SHArP)",),
+    chunk_bytes=NCCL.chunk_bytes,
 )
 
 # -- MPICH ---------------------------------------------------------------------------------------
@@ -460,4 +479,26 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     n = _number(S.N, values)
     size = _number(S.M, values)
     rule = prof.rule(primitive, n, None if size is None else size * itemsize)
-    return rule.implementation, rule
+    impl = rule.implementation
+    needed = set().union(*(sp.sympify(e).free_symbols for e in impl.cost.fields().values()))
+    if S.C in needed and S.C not in values:
+        return chunked(prof, impl, rule, size, itemsize)
+    return impl, rule
+
+
+def chunks(prof: Profile, size: int | None, itemsize: int = 4) -> int:
+    """C, the chunks ``prof``'s pipelined chain splits M = ``size`` elements into:
+    ⌈bytes / chunk bytes⌉ (at least 1); ValueError naming C when it cannot be decided."""
+    if prof.chunk_bytes is None:
+        raise ValueError(f"C: backend {prof.name} states no chunk size for its pipelined chains; give C=")
+    if size is None:
+        raise ValueError(f"C: backend {prof.name} decides the chunk count C from the message size: give M=")
+    return max(1, -(-size * itemsize // prof.chunk_bytes))
+
+
+def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsize: int = 4) -> tuple[Algorithm, Rule]:
+    """``impl`` (a pipelined chain) with C decided as ``prof`` decides it, and the rule saying so."""
+    c = chunks(prof, size, itemsize)
+    fixed = replace(impl, closed_form=impl.cost.subs({S.C: c}),
+                    requires=tuple(r for r in impl.requires if S.C not in (r.symbol,)))
+    return fixed, replace(rule, source=f"{rule.source}; here C = {c} (⌈{size * itemsize} B / {prof.chunk_bytes} B⌉)")

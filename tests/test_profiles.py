@@ -12,7 +12,7 @@ from symcomm.cli import main
 from symcomm.evaluate import exact
 from symcomm.predict import rows_from
 from symcomm.primitives import PRIMITIVES
-from symcomm.profiles import GLOO, PROFILES, gloo_wire, profile, strategy_cost
+from symcomm.profiles import GLOO, NCCL_CHUNK_BYTES, PROFILES, chunks, gloo_wire, profile, strategy_cost
 from symcomm.strategies import STRATEGIES
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
@@ -57,6 +57,29 @@ def test_strategies_with_groups_of_one_evaluate_under_every_profile(name, capsys
         got = json.loads(capsys.readouterr().out)
         alone = [t for t in got["terms"] if t["algorithm"] == "alone"]
         assert alone and all(t["send"] == 0 for t in alone)
+
+
+def test_nccl_decides_the_chunk_count_of_its_chains(capsys):
+    # NCCL src/include/device.h NCCL_STEPS = 8, src/init.cc DEFAULT_BUFFSIZE = 4 MiB,
+    # src/include/collectives.h BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1: 512 KiB chunks
+    assert NCCL_CHUNK_BYTES == 512 * 1024
+    nccl = profile("nccl")
+    assert chunks(nccl, 1024) == 1                 # 4 KiB fits one chunk
+    assert chunks(nccl, 2 ** 30) == 8192           # 4 GiB / 512 KiB
+    assert chunks(nccl, 2 ** 30, 2) == 4096        # bf16: 2 GiB / 512 KiB
+    assert chunks(nccl, 2 ** 17 + 1) == 2          # one element past a chunk: a second chunk
+    with pytest.raises(ValueError, match="^C: .*give M="):
+        chunks(nccl, None)
+    with pytest.raises(ValueError, match="^C: .*give C="):
+        chunks(profile("gloo"), 1024)
+    # one chunk: the chain is N − 1 rounds of the whole buffer (hand count: 0→1→…→7)
+    assert main(["eval", "broadcast", "N=8", "M=1024", "--backend", "nccl", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["alpha"], got["beta"], got["send"], got["total"]) == (7, 7 * 1024, 1024, 7 * 1024)
+    # 8192 chunks of 2**17 elements: rounds N + C − 2 (the last chunk leaves rank 6 in round 6 + 8191)
+    assert main(["eval", "reduce", "N=8", "M=2**30", "--backend", "nccl_nvls", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["alpha"], got["beta"], got["gamma"]) == (8198, 8198 * 2 ** 17, 8198 * 2 ** 17)
 
 
 def test_mpich_switch_points():

@@ -215,4 +215,27 @@ GLOO_CLAIMS = (
           source="torch 2.13.0 ProcessGroupGloo (measured: identical wire bytes to all_reduce)"),
 )
 
-CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS)
+
+# -- binomial trees on any N (issue 12: MPICH's bcast/reduce binomial run ⌈log₂N⌉ rounds) ------
+
+_MPICH_BINOMIAL = THAKUR + ", §4; MPICH src/mpi/coll/bcast/bcast_intra_binomial.c, reduce/reduce_intra_binomial.c"
+_bin_reduce = _cost("reduce", "binomial_tree")
+# Thakur's power-of-two forms, typed from the paper: lg p rounds of n; the root's subtree is
+# everything, the next largest (rank p/2's) has lg p − 1 children
+_POW2_FORMS = (
+    ("broadcast/binomial_tree: the root sends lg p·n", _bin_tree.root.send, log2N * M),
+    ("broadcast/binomial_tree: the busiest non-root sends (lg p − 1)n", _bin_tree.others.send, (log2N - 1) * M),
+    ("broadcast/binomial_tree: α = lg p", _bin_tree.alpha, log2N),
+    ("broadcast/binomial_tree: β = n lg p", _bin_tree.beta, log2N * M),
+    ("reduce/binomial_tree: the root receives lg p·n", _bin_reduce.root.recv, log2N * M),
+    ("reduce/binomial_tree: the busiest non-root receives (lg p − 1)n", _bin_reduce.others.recv, (log2N - 1) * M),
+    ("reduce/binomial_tree: α = lg p", _bin_reduce.alpha, log2N),
+    ("reduce/binomial_tree: β = γ = n lg p", _bin_reduce.beta + _bin_reduce.gamma, 2 * log2N * M),
+)
+BINOMIAL_CLAIMS = tuple(
+    Claim(got, want, name=f"{name} at powers of two (the any-N form reduces to the power-of-two one)",
+          source=_MPICH_BINOMIAL, domain=POWER_OF_TWO)
+    for name, got, want in _POW2_FORMS
+)
+
+CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS)

@@ -104,6 +104,10 @@ ALONE_N = Requirement("equals", N, 1)
 C_DIVIDES_M = Requirement("divides", C, M)
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
+# a binomial tree on any N (K = ⌈log₂N⌉ rounds, top mask 2^(K−1)): the messages of its busiest
+# non-root, rank 2^(K−1) (one per mask 2^j < N − 2^(K−1)) or rank 2^(K−2) (one per mask below
+# its own, K − 2); at N = 2^k both are k − 1
+_BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
 
 
 # -- algorithms ------------------------------------------------------------------------------
@@ -167,10 +171,14 @@ _ENTRIES = [
               THAKUR + ", §4 (Broadcast), the linear baseline",
               closed_form=Cost.of(root_send=(N - 1) * M, root_recv=0, send=0, recv=M,
                                   total=(N - 1) * M, alpha=N - 1, beta=(N - 1) * M)),
-    Algorithm("broadcast", "binomial_tree", "the set of ranks holding the data doubles each round",
-              THAKUR + ", §4 (Broadcast): T = ⌈log₂p⌉(α + nβ)", (POW2,),
-              Cost.of(root_send=log2N * M, root_recv=0, send=(log2N - 1) * M, recv=M,
-                      total=(N - 1) * M, alpha=log2N, beta=log2N * M)),
+    Algorithm("broadcast", "binomial_tree", "the set of ranks holding the data doubles each round "
+              "(any N: the root sends first to 2^(⌈log₂N⌉−1), each holder r then to r + mask while that rank exists)",
+              THAKUR + ", §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH "
+              "src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top)",
+              closed_form=Cost.of(root_send=ceil_log2N * M, root_recv=0,
+                                  # busiest non-root: rank 2^(K−1) (⌈log₂(N − 2^(K−1))⌉ sends) or 2^(K−2) (K − 2)
+                                  send=_BINOMIAL_INNER * M, recv=M,
+                                  total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
     Algorithm("broadcast", "scatter_allgather",
               "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
               THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ", (POW2, N_DIVIDES_M),
@@ -199,10 +207,13 @@ _ENTRIES = [
               closed_form=Cost.of(root_send=0, root_recv=(N - 1) * M, send=M, recv=0,
                                   total=(N - 1) * M, alpha=N - 1, beta=(N - 1) * M,
                                   gamma=(N - 1) * M)),
-    Algorithm("reduce", "binomial_tree", "partial sums are combined pairwise up a binomial tree",
-              THAKUR + ", §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ)", (POW2,),
-              Cost.of(root_send=0, root_recv=log2N * M, send=M, recv=(log2N - 1) * M,
-                      total=(N - 1) * M, alpha=log2N, beta=log2N * M, gamma=log2N * M)),
+    Algorithm("reduce", "binomial_tree", "partial sums are combined pairwise up a binomial tree "
+              "(any N: in round j rank r with lowest set bit 2^j sends to r − 2^j)",
+              THAKUR + ", §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH "
+              "src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1)",
+              closed_form=Cost.of(root_send=0, root_recv=ceil_log2N * M, send=M, recv=_BINOMIAL_INNER * M,
+                                  total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M,
+                                  gamma=ceil_log2N * M)),
     Algorithm("reduce", "rabenseifner", "reduce-scatter by recursive halving, then binomial gather",
               THAKUR + ", §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("gather", "binomial_tree"))),

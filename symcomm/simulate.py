@@ -212,14 +212,17 @@ def flat_reduce(net: Network, data: dict) -> dict:
     return {ROOT: acc}
 
 
-# -- rooted, binomial tree (N a power of two; MPICH's orientation: the root first sends
-# to N/2, so rank N/2 heads the largest subtree) ------------------------------------------
+# -- rooted, binomial tree (MPICH's orientation: the root first sends to 2^(⌈log₂N⌉−1), so
+# that rank heads the largest subtree; broadcast and reduce for any N, scatter and gather
+# for N a power of two) ----------------------------------------------------------------
 
 def binomial_broadcast(net: Network, data: dict) -> dict:
+    """Any N (MPICH's bcast_intra_binomial): masks 2^(⌈log₂N⌉−1), ..., 1; a holder r sends to
+    r + mask when that rank exists."""
     have = {ROOT: data[ROOT]}
-    mask = net.n // 2
+    mask = 1 << max(0, (net.n - 1).bit_length() - 1)
     while mask:
-        msgs = [Message(r, r + mask, have[r]) for r in range(0, net.n, 2 * mask)]
+        msgs = [Message(r, r + mask, have[r]) for r in range(0, net.n, 2 * mask) if r + mask < net.n]
         for msg in net.exchange(msgs):
             have[msg.dst] = msg.data
         mask //= 2

@@ -95,3 +95,25 @@ def test_a_group_of_one_moves_nothing(primitive):
     assert set(result.coefficients.values()) == {0}
     cost = ALONE[primitive].cost
     assert all(exact(v, {S.N: 1, S.M: 12}) == 0 for v in cost.fields().values())
+
+
+def test_binomial_broadcast_and_reduce_on_twelve_ranks():
+    # hand count, MPICH's binomial trees on N = 12 (masks 8, 4, 2, 1; ⌈log₂12⌉ = 4 rounds):
+    # broadcast: 0 → 8; 0 → 4, 8 → (12 absent); 0 → 2, 4 → 6, 8 → 10; 0 → 1, 2 → 3, 4 → 5, 6 → 7, 8 → 9, 10 → 11
+    # so the root sends 4 messages, ranks 4 and 8 two each, every rank but 0 receives one;
+    # reduce is the same tree upside down (the root receives 4, ranks 4 and 8 two each)
+    n, m = 12, 5
+    for primitive, root_field, other_field in (("broadcast", "send", "send"), ("reduce", "recv", "recv")):
+        alg = ALGORITHMS[(primitive, "binomial_tree")]
+        assert not alg.violations({S.N: n})
+        inputs = PRIMITIVES[primitive].inputs_for(n, m, np.random.default_rng(3))
+        result = run(alg, inputs)
+        assert all(_same(got, want) for got, want in zip(result.outputs, expected(primitive, inputs)))
+        per_rank = result.sent if root_field == "send" else result.received
+        assert per_rank[0] == 4 * m and per_rank[4] == per_rank[8] == 2 * m
+        assert max(per_rank[1:]) == 2 * m
+        assert result.coefficients["alpha"] == 4 and result.coefficients["beta"] == 4 * m
+        assert result.total == 11 * m
+        cost = alg.cost
+        assert exact(getattr(cost.root, root_field), {S.N: n, S.M: m}) == 4 * m
+        assert exact(getattr(cost.others, other_field), {S.N: n, S.M: m}) == 2 * m

@@ -141,6 +141,48 @@ IDENTITIES = tuple(
     ]
 )
 
+# -- Rabenseifner with a fold to the nearest lower power of two (any N) -------------------------
+#
+# ⌊log₂N⌋ and ⌈log₂N⌉ differ by one exactly when N is not a power of two, so the fold is proved
+# in two cases: N = 2ᵏ (it is Rabenseifner's algorithm), and N = 2^ℓ + r with r ≥ 1 extra ranks
+# (then ⌈log₂N⌉ = ⌈log₂(N + 1)⌉ = ℓ + 1; the claims hold for every r ≥ 1, a fortiori r < 2^ℓ).
+
+_FOLD = ("all_reduce", "rabenseifner_fold")
+_fold, _raben = _cost(*_FOLD), _cost("all_reduce", "rabenseifner")
+_MPICH_FOLD = THAKUR + ", §4 (Allreduce); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
+_ell, _extra = sp.Symbol("ell", integer=True, positive=True), sp.Symbol("r", integer=True, positive=True)
+_NOT_POW2 = {S.log2_ceil(N): _ell + 1, S.log2_ceil(N + 1): _ell + 1}
+
+
+def _folded(expr):
+    """expr at N = 2^ℓ + r, r ≥ 1 (N not a power of two)."""
+    return sp.sympify(expr).xreplace(_NOT_POW2).xreplace({N: 2 ** _ell + _extra})
+
+
+_ar_bound, _ar_bound_source = LOWER_BOUNDS["all_reduce"]
+FOLD_CLAIMS = tuple(
+    Claim(getattr(_fold, key), getattr(_raben, key),
+          name=f"all_reduce/rabenseifner_fold: {key} equals Rabenseifner's when N is a power of two (no rank folds)",
+          source=_MPICH_FOLD, domain=POWER_OF_TWO)
+    for key in ("send", "recv", "total", "alpha", "beta", "gamma")
+) + (
+    Claim(_folded(_fold.alpha), 2 * _ell + 2,
+          name="all_reduce/rabenseifner_fold: α = 2⌊log₂N⌋ + 2 when N is not a power of two, as published",
+          source=_MPICH_FOLD),
+    Claim(_folded(_fold.beta), 2 * (2 ** _ell - 1) * M / 2 ** _ell + 2 * M,
+          name="all_reduce/rabenseifner_fold: β = 2((P − 1)/P)M + 2M with P = 2^⌊log₂N⌋ when N is not a power of two "
+               "(the fold and the unfold each move M)", source=_MPICH_FOLD),
+    Claim(_folded(_fold.total), 2 * (2 ** _ell + _extra - 1) * M,
+          name="all_reduce/rabenseifner_fold: total 2(N − 1)M, as the ring's (r M folded in and back, 2(P − 1)M in the core)",
+          source=_MPICH_FOLD),
+) + tuple(
+    AtLeast(_folded(_fold.coefficient(sym)), _folded(_ar_bound.coefficient(sym)),
+            name=f"all_reduce/rabenseifner_fold: {word} term at least the lower bound when N is not a power of two",
+            source=_ar_bound_source)
+    for _, word, sym in _TERMS
+)
+
+
 # -- derivations (chains rendered in the docs) ------------------------------------------------
 
 RING_ALL_REDUCE = Derivation(
@@ -187,8 +229,8 @@ CHAPTER = Chapter(
            "that compose them: all-reduce = reduce-scatter + all-gather = reduce + broadcast, "
            "all-gather = gather + broadcast."),
     derivations=(RING_ALL_REDUCE, NAIVE_ALL_REDUCE, NAIVE_VS_RING),
-    claims=tuple(c for alg in ALGORITHMS.values() for c in optimality_claims(alg))
-    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES,
+    claims=tuple(c for alg in ALGORITHMS.values() if alg.key != _FOLD for c in optimality_claims(alg))
+    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS,
 )
 
 

@@ -25,6 +25,7 @@ from .primitives import PRIMITIVES
 N, M, G, C = S.N, S.M, S.G, S.C
 log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
+floor_log2N = S.log2_floor(N)  # general N: the power-of-two core of a fold
 
 class Reference(str):
     """A publication, defined once: the string is the full citation; ``cite`` is author and
@@ -83,6 +84,11 @@ class Requirement:
                 return None
             if y % x:
                 return f"{self.other}={y} is not allowed: it must be a multiple of {self.symbol}={x}"
+        elif self.kind == "core_divides":  # 2^⌊log₂N⌋ divides other
+            y = sp.sympify(self.other).subs(values)
+            core = 1 << (int(x).bit_length() - 1)
+            if y.is_number and y % core:
+                return f"{self.other}={y} is not allowed: it must be a multiple of 2^⌊log₂{self.symbol}⌋={core}"
         elif self.kind == "equals":
             if x != self.other:
                 return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol}={self.other}"
@@ -93,6 +99,7 @@ class Requirement:
             "power_of_two": f"{self.symbol} a power of two",
             "divides": f"{self.other} a multiple of {self.symbol}",
             "equals": f"{self.symbol} = {self.other}",
+            "core_divides": f"{self.other} a multiple of 2^⌊log₂{self.symbol}⌋",
         }[self.kind]
 
 
@@ -102,11 +109,15 @@ G_DIVIDES_N = Requirement("divides", G, N)
 PAIR = Requirement("equals", N, 2)
 ALONE_N = Requirement("equals", N, 1)
 C_DIVIDES_M = Requirement("divides", C, M)
+CORE_DIVIDES_M = Requirement("core_divides", N, M)
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a binomial tree on any N (K = ⌈log₂N⌉ rounds, top mask 2^(K−1)): the messages of its busiest
 # non-root, rank 2^(K−1) (one per mask 2^j < N − 2^(K−1)) or rank 2^(K−2) (one per mask below
 # its own, K − 2); at N = 2^k both are k − 1
+# a fold to the nearest lower power of two P = 2^⌊log₂N⌋: 1 when N − P extra ranks exist, else 0
+_FOLDED = ceil_log2N - floor_log2N
+_CORE = 2 ** floor_log2N
 _BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
 
 
@@ -183,6 +194,11 @@ _ENTRIES = [
               "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
               THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ", (POW2, N_DIVIDES_M),
               phases=(Phase("scatter", "binomial_tree"), Phase("all_gather", "ring"))),
+    Algorithm("broadcast", "scatter_rd_allgather",
+              "binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
+              THAKUR + ", §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH "
+              "src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c", (POW2, N_DIVIDES_M),
+              phases=(Phase("scatter", "binomial_tree"), Phase("all_gather", "recursive_doubling"))),
     # ---- scatter -------------------------------------------------------------------------
     Algorithm("scatter", "flat", "the root sends block r to rank r, one rank at a time",
               CHAN + " (scatter: linear algorithm)", (N_DIVIDES_M,),
@@ -263,6 +279,19 @@ _ENTRIES = [
     Algorithm("all_reduce", "rabenseifner", "recursive-halving reduce-scatter, then recursive-doubling all-gather",
               THAKUR + ", §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("all_gather", "recursive_doubling"))),
+    Algorithm("all_reduce", "rabenseifner_fold",
+              "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; "
+              "the 2^⌊log₂N⌋ others run Rabenseifner (recursive-halving reduce-scatter from distance 1, "
+              "recursive-doubling all-gather); the odd ranks below 2r send the result back",
+              THAKUR + ", §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH "
+              "src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), "
+              "rem = size − pof2)", (CORE_DIVIDES_M,),
+              Cost.of(send=2 * (_CORE - 1) * M / _CORE + _FOLDED * M,
+                      recv=2 * (_CORE - 1) * M / _CORE + _FOLDED * M,
+                      total=2 * (N - 1) * M,
+                      alpha=2 * floor_log2N + 2 * _FOLDED,
+                      beta=2 * (_CORE - 1) * M / _CORE + 2 * _FOLDED * M,
+                      gamma=(_CORE - 1) * M / _CORE + _FOLDED * M)),
     Algorithm("all_reduce", "in_network",
               "every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); "
               "the down-link carries the sum while the up-link still carries inputs, so β counts M once",

@@ -92,6 +92,8 @@ class Rule:
     min_n: int = 2
     max_n: int | None = None
     note: str = ""
+    #: the byte limits apply to one destination's block (bytes / N), not to the whole buffer
+    per_block: bool = False
 
     @property
     def implementation(self) -> Algorithm:
@@ -104,6 +106,10 @@ class Rule:
         counted = self.min_n > 2 or self.max_n is not None
         if nbytes is None and sized:
             return False
+        if self.per_block and sized:
+            if n is None:
+                return False
+            nbytes = -(-nbytes // n)   # one destination's block, rounded up
         if n is None and (counted or self.implementation.power_of_two):
             return False
         if nbytes is not None and (nbytes < self.min_bytes or (self.max_bytes is not None and nbytes >= self.max_bytes)):
@@ -120,7 +126,8 @@ class Rule:
         runs = f"{impl.primitive}/{impl.name}" if self.runs_as else impl.name
         cond = []
         if self.min_bytes or self.max_bytes is not None:
-            cond.append(f"{self.min_bytes} ≤ bytes" + (f" < {self.max_bytes}" if self.max_bytes is not None else ""))
+            what = "bytes per block" if self.per_block else "bytes"
+            cond.append(f"{self.min_bytes} ≤ {what}" + (f" < {self.max_bytes}" if self.max_bytes is not None else ""))
         if self.min_n > 2 or self.max_n is not None:
             cond.append(f"{self.min_n} ≤ N" + (f" < {self.max_n}" if self.max_n is not None else ""))
         if impl.power_of_two:
@@ -233,16 +240,29 @@ NCCL_NVLS = Profile(
 # -- MPICH ---------------------------------------------------------------------------------------
 
 _T = THAKUR + ", §4"
+MPICH_BCAST = ("MPICH src/mpi/coll/cvars.txt (MPIR_CVAR_BCAST_*: binomial for short messages or p < 8, "
+               "scatter + recursive doubling for medium messages on powers of two, scatter + ring allgather "
+               "otherwise) and src/mpi/coll/bcast/bcast_intra_binomial.c")
+MPICH_ALLREDUCE = "MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
+MPICH_ALLREDUCE_NOTE = ("MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 (src/mpi/coll/cvars.txt, the switch Thakur et al. "
+                        "describe); MPICH's current selection file maint/tuning/coll/mpir/generic.json keeps "
+                        "recursive doubling only to 8 bytes, for user-defined ops or count < 2^⌊lg p⌋")
 MPICH = Profile(
     "mpich", "MPICH's documented switch points",
     rules=(
-        Rule("broadcast", "binomial_any", _T + " (Broadcast): binomial tree for short messages (< 12 KiB)",
+        Rule("broadcast", "binomial_tree", _T + " (Broadcast): binomial tree for short messages (< 12 KiB); " + MPICH_BCAST,
              max_bytes=12 * KiB, note="MPIR_CVAR_BCAST_SHORT_MSG_SIZE = 12288"),
-        Rule("broadcast", "binomial_any", _T + " (Broadcast): binomial tree when p < 8", max_n=8,
+        Rule("broadcast", "binomial_tree", _T + " (Broadcast): binomial tree when p < 8; " + MPICH_BCAST, max_n=8,
              note="MPIR_CVAR_BCAST_MIN_PROCS = 8"),
-        Rule("broadcast", "scatter_allgather", _T + " (Broadcast): scatter + allgather (van de Geijn) otherwise",
-             note="MPICH also handles non-powers of two; the catalog's form needs one"),
-        Rule("broadcast", "binomial_any", _T + " (Broadcast); the catalog's nearest for non-power-of-two N"),
+        Rule("broadcast", "scatter_rd_allgather", _T + " (Broadcast): medium messages, p a power of two: scatter + "
+             "recursive-doubling allgather; MPICH bcast_intra_scatter_recursive_doubling_allgather.c",
+             max_bytes=512 * KiB, note="MPIR_CVAR_BCAST_LONG_MSG_SIZE = 524288"),
+        Rule("broadcast", "scatter_allgather", _T + " (Broadcast): long messages: scatter + ring allgather "
+             "(van de Geijn); MPICH bcast_intra_scatter_ring_allgather.c"),
+        Rule("broadcast", "binomial_tree", _T + " (Broadcast); the catalog's nearest for non-power-of-two N "
+             "beyond 12 KiB and p ≥ 8",
+             note="MPICH runs scatter + ring allgather there too; the catalog's binomial scatter (its first "
+                  "phase) still needs a power of two"),
         Rule("scatter", "binomial_tree", _T + "; MPICH scatters along a binomial tree"),
         Rule("scatter", "flat", "the catalog's nearest for non-power-of-two N"),
         Rule("gather", "binomial_tree", _T + "; MPICH gathers along a binomial tree"),
@@ -261,10 +281,17 @@ MPICH = Profile(
         Rule("reduce_scatter", "pairwise", _T + " (Reduce-Scatter): pairwise exchange for long messages"),
         Rule("all_reduce", "recursive_doubling", _T + " (Allreduce): recursive doubling for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048"),
-        Rule("all_reduce", "rabenseifner", _T + " (Allreduce): Rabenseifner for long messages"),
-        Rule("all_reduce", "ring", "the catalog's nearest for non-power-of-two N (MPICH folds the extra ranks in first)"),
-        Rule("all_to_all", "bruck", _T + " (Alltoall): Bruck for short blocks (≤ 256 B) and p ≥ 8",
-             max_bytes=256 * 8 + 1, min_n=8, note="MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 per block"),
+        Rule("all_reduce", "rabenseifner", _T + " (Allreduce): Rabenseifner for long messages (built-in, "
+             "hence commutative, operations); " + MPICH_ALLREDUCE,
+             note=MPICH_ALLREDUCE_NOTE),
+        Rule("all_reduce", "rabenseifner_fold", _T + " (Allreduce): non-power-of-two p: the p − 2^⌊lg p⌋ extra "
+             "ranks fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_ALLREDUCE,
+             note="for short messages on non-powers of two MPICH folds the same way into recursive doubling "
+                  "(not in the catalog): the fold's Rabenseifner is the catalog's nearest there"),
+        Rule("all_to_all", "bruck", _T + " (Alltoall): Bruck for short blocks (≤ 256 B per destination) and p ≥ 8; "
+             "MPICH maint/tuning/coll/mpir/generic.json (alltoall: comm_size ≥ 8, avg_msg_size ≤ 256 → brucks)",
+             max_bytes=256 + 1, min_n=8, per_block=True,
+             note="MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 bytes per destination block (src/mpi/coll/cvars.txt)"),
         Rule("all_to_all", "pairwise", _T + " (Alltoall): pairwise exchange (isend/irecv for medium sizes moves the same volume)"),
         Rule("send_recv", "direct", "MPI_Send / MPI_Recv"),
     ),

@@ -370,6 +370,57 @@ def recursive_doubling_all_reduce(net: Network, data: dict) -> dict:
     return acc
 
 
+def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
+    """MPICH's allreduce_intra_reduce_scatter_allgather.c on any N: fold the r = N − P extra
+    ranks (P = 2^⌊log₂N⌋) into their odd neighbours, Rabenseifner on the P core ranks
+    (reduce-scatter by recursive halving from distance 1, all-gather by recursive doubling
+    back), then unfold."""
+    n = net.n
+    core = 1 << (n.bit_length() - 1)
+    extra = n - core
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(e, e + 1, acc[e]) for e in range(0, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    real = [2 * c + 1 if c < extra else c + extra for c in range(core)]   # core rank → rank
+    blocks = {c: _split(acc[real[c]], core) for c in range(core)}
+    span = {c: (0, core) for c in range(core)}                             # blocks [lo, hi) held
+    history = []
+    mask = 1
+    while mask < core:                                                     # reduce-scatter
+        msgs, keep = [], {}
+        for c in range(core):
+            lo, hi = span[c]
+            mid = (lo + hi) // 2
+            mine, give = ((lo, mid), (mid, hi)) if c < c ^ mask else ((mid, hi), (lo, mid))
+            msgs.append(Message(real[c], real[c ^ mask], np.concatenate(blocks[c][give[0]:give[1]]), give))
+            keep[c] = mine
+        history.append(dict(span))
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            lo, hi = msg.tag
+            for i, piece in zip(range(lo, hi), _split(msg.data, hi - lo)):
+                blocks[c][i] = net.add(msg.dst, blocks[c][i], piece)
+        span = keep
+        mask <<= 1
+    while mask > 1:                                                        # all-gather, the way back
+        mask >>= 1
+        msgs = []
+        for c in range(core):
+            lo, hi = span[c]
+            msgs.append(Message(real[c], real[c ^ mask], np.concatenate(blocks[c][lo:hi]), (lo, hi)))
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            lo, hi = msg.tag
+            blocks[c][lo:hi] = _split(msg.data, hi - lo)
+        span = history.pop()
+    out = {real[c]: np.concatenate(blocks[c]) for c in range(core)}
+    if extra:
+        for msg in net.exchange([Message(o, o - 1, out[o]) for o in range(1, 2 * extra, 2)]):
+            out[msg.dst] = msg.data
+    return out
+
+
 def in_network_all_reduce(net: Network, data: dict) -> dict:
     up = net.exchange([Message(r, SWITCH, data[r]) for r in range(net.n)])
     total = up[0].data
@@ -461,6 +512,7 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("reduce_scatter", "pairwise"): pairwise_reduce_scatter,
     ("all_reduce", "recursive_doubling"): recursive_doubling_all_reduce,
     ("all_reduce", "in_network"): in_network_all_reduce,
+    ("all_reduce", "rabenseifner_fold"): rabenseifner_fold_all_reduce,
     ("all_to_all", "pairwise"): pairwise_all_to_all,
     ("all_to_all", "bruck"): bruck_all_to_all,
     ("send_recv", "direct"): direct_send_recv,

@@ -132,6 +132,8 @@ class CeilLog2(sp.Function):
       exact helper its code defines (the exported Python module's ``_ceil_log2``, the C
       header's ``symcomm_ceil_log2``, :func:`symcomm.numeric.ceil_log2`).
     * ``rewrite(sympy.ceiling)`` gives the form ``ceiling(log2(n))``.
+    * ``CeilLog2(2**k + 1)`` is ``k + 1`` for an integer k ≥ 0, so that :func:`log2_floor`
+      reduces to k at N = 2ᵏ.
     """
 
     nargs = 1
@@ -144,6 +146,9 @@ class CeilLog2(sp.Function):
             return -sp.Integer(int(sp.floor(1 / n)).bit_length() - 1)
         if n.is_Pow and n.base == 2 and n.exp.is_integer:
             return n.exp
+        const, rest = n.as_coeff_Add()
+        if const == 1 and rest.is_Pow and rest.base == 2 and rest.exp.is_integer and rest.exp.is_nonnegative:
+            return rest.exp + 1   # 2^k < 2^k + 1 ≤ 2^(k+1): ⌊log₂⌋ at a power of two (see log2_floor)
         if n.is_number:
             return sp.ceiling(log2(n))   # a float, or an argument ≤ 0: SymPy's value (zoo for 0)
         return None
@@ -200,6 +205,13 @@ class CeilLog2(sp.Function):
 def log2_ceil(n: sp.Expr) -> sp.Expr:
     """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks (:class:`CeilLog2`)."""
     return CeilLog2(n)
+
+
+def log2_floor(n: sp.Expr) -> sp.Expr:
+    """⌊log₂ n⌋ for an integer n ≥ 1, written ⌈log₂(n + 1)⌉ − 1 (the same integer: 2^⌊log₂n⌋ ≤ n
+    < n + 1 ≤ 2^(⌊log₂n⌋+1)), so that every printer and evaluator of :class:`CeilLog2` serves it
+    and ``log2_floor(2**k)`` is k."""
+    return CeilLog2(n + 1) - 1
 
 
 def symbol(cli_name: str) -> sp.Symbol:

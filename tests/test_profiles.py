@@ -86,9 +86,21 @@ def test_mpich_switch_points():
     mpich = profile("mpich")
     assert mpich.rule("all_reduce", 8, 2048).algorithm == "recursive_doubling"
     assert mpich.rule("all_reduce", 8, 1 << 20).algorithm == "rabenseifner"
-    assert mpich.rule("all_reduce", 6, 1 << 20).algorithm == "ring"
-    assert mpich.rule("broadcast", 16, 1024).algorithm == "binomial_any"
+    # MPICH allreduce_intra_reduce_scatter_allgather.c: non-powers of two fold to 2^⌊log₂N⌋
+    assert mpich.rule("all_reduce", 6, 1 << 20).algorithm == "rabenseifner_fold"
+    assert mpich.rule("all_reduce", 12, 1 << 20).algorithm == "rabenseifner_fold"
+    # MPICH cvars.txt MPIR_CVAR_BCAST_*: < 12288 B binomial (any N), < 524288 B scatter +
+    # recursive doubling on powers of two, else scatter + ring allgather
+    assert mpich.rule("broadcast", 16, 1024).algorithm == "binomial_tree"
+    assert mpich.rule("broadcast", 12, 1024).algorithm == "binomial_tree"
+    assert mpich.rule("broadcast", 4, 1 << 20).algorithm == "binomial_tree"      # p < 8
+    assert mpich.rule("broadcast", 16, 1 << 16).algorithm == "scatter_rd_allgather"
     assert mpich.rule("broadcast", 16, 1 << 20).algorithm == "scatter_allgather"
+    # MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 bytes per destination block, p ≥ 8
+    assert mpich.rule("all_to_all", 16, 16 * 256).algorithm == "bruck"          # 256 B per block
+    assert mpich.rule("all_to_all", 16, 16 * 257).algorithm == "pairwise"       # 257 B per block
+    assert mpich.rule("all_to_all", 64, 64 * 64).algorithm == "bruck"           # 4 KiB buffer, 64 B blocks
+    assert mpich.rule("all_to_all", 4, 4 * 16).algorithm == "pairwise"          # p < 8
     assert mpich.rule("all_gather", 8, 1 << 20).algorithm == "ring"
     assert mpich.rule("reduce_scatter", 8, 1 << 10).algorithm == "recursive_halving"
 
@@ -104,6 +116,17 @@ def test_unknown_backend_and_missing_rule_are_explained():
     # NCCL runs broadcast and reduce as pipelined chains along the ring (NCCL user guide)
     assert profile("nccl").rule("broadcast", 8, 1024).algorithm == "ring"
     assert profile("nccl").rule("reduce", 8, 1024).algorithm == "ring"
+
+
+def test_eval_backend_checks_what_the_backend_runs(capsys):
+    # N = 6 under MPICH: the fold (P = 4); rank 1 sends 2·(3/4)M in the core + M back to rank 0
+    assert main(["eval", "all_reduce", "N=6", "M=2**20", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("rabenseifner_fold") and got["send"] == 2 * 3 * 2 ** 20 // 4 + 2 ** 20
+    # M = 6 splits into N = 6 ring blocks but not into the fold's 4 core blocks: one line naming M
+    assert main(["eval", "all_reduce", "N=6", "M=6", "--backend", "mpich"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "M=6" in err and "2^⌊log₂N⌋=4" in err
 
 
 def test_gloo_overhead_is_three_preambles_per_message():

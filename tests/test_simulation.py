@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M
+from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
+                                CORE_DIVIDES_M)
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -39,6 +40,8 @@ def layouts(draw, alg):
         g = draw(st.sampled_from(divisors))
     per_rank = draw(st.integers(1, 4))
     m = n * per_rank if N_DIVIDES_M in alg.requires else draw(st.integers(1, 3 * n))
+    if CORE_DIVIDES_M in alg.requires:
+        m = (1 << (n.bit_length() - 1)) * per_rank
     chunks = None
     if C_DIVIDES_M in alg.requires:
         chunks = draw(st.integers(1, 8))
@@ -117,3 +120,24 @@ def test_binomial_broadcast_and_reduce_on_twelve_ranks():
         cost = alg.cost
         assert exact(getattr(cost.root, root_field), {S.N: n, S.M: m}) == 4 * m
         assert exact(getattr(cost.others, other_field), {S.N: n, S.M: m}) == 2 * m
+
+
+def test_rabenseifner_fold_on_six_ranks_by_hand():
+    # MPICH allreduce_intra_reduce_scatter_allgather.c, N = 6, M = 8: pof2 = 4, rem = 2.
+    # fold: 0 → 1, 2 → 3 (8 each, added); core ranks 1, 3, 4, 5 halve 8 → 4 → 2 and double back
+    # (4 + 2 sent each way); unfold: 1 → 0, 3 → 2 (8 each).
+    # rank 1 sends 6 + 6 + 8 = 20 and receives 8 + 6 + 6 = 20; total 16 + 4·12 + 16 = 80 = 2(N − 1)M;
+    # rounds 1 + 2 + 2 + 1 = 6; β = 8 + 4 + 2 + 2 + 4 + 8 = 28; γ = 8 + 4 + 2 = 14
+    alg = ALGORITHMS[("all_reduce", "rabenseifner_fold")]
+    inputs = PRIMITIVES["all_reduce"].inputs_for(6, 8, np.random.default_rng(5))
+    result = run(alg, inputs)
+    assert all(_same(got, want) for got, want in zip(result.outputs, expected("all_reduce", inputs)))
+    assert (result.send, result.recv, result.total) == (20, 20, 80)
+    assert result.coefficients["alpha"] == 6 and result.coefficients["beta"] == 28
+    assert result.coefficients["gamma"] == 14
+    values = {S.N: 6, S.M: 8}
+    cost = alg.cost
+    assert [exact(getattr(cost, k), values) for k in ("send", "recv", "total", "alpha", "beta", "gamma")] == \
+        [20, 20, 80, 6, 28, 14]
+    assert alg.violations({S.N: 6, S.M: 6})      # 6 is no multiple of pof2 = 4
+    assert not alg.violations({S.N: 12, S.M: 8})

@@ -280,4 +280,18 @@ BINOMIAL_CLAIMS = tuple(
     for name, got, want in _POW2_FORMS
 )
 
-CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS)
+# -- all-to-all: what Thakur's and MPICH's n is (issue 12, item 7) ------------------------------
+# MPICH alltoall_intra_brucks.c: "n is the total amount of data a process needs to send to all
+# other processes", so n = (N − 1) blocks of M/N; its pairwise cost (p − 1)α + nβ
+# (alltoall_intra_pairwise.c) is then exact, and Bruck's (n/2) lg p is the exact β times (N − 1)/N.
+_n_alltoall = (N - 1) * M / N
+_MPICH_ALLTOALL = THAKUR + ", §4 (Alltoall); MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c, alltoall_intra_pairwise.c"
+ALLTOALL_CLAIMS = (
+    Claim(_cost("all_to_all", "pairwise").beta, _n_alltoall,
+          name="all_to_all/pairwise: β = n, the data a rank sends to all others (MPICH's n)", source=_MPICH_ALLTOALL),
+    Claim(_cost("all_to_all", "bruck").beta * (N - 1) / N, _n_alltoall / 2 * log2N,
+          name="all_to_all/bruck: the published (n/2) lg p is the exact β times (N − 1)/N (each round moves M/2, not n/2)",
+          source=_MPICH_ALLTOALL, domain=POWER_OF_TWO),
+)
+
+CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS + ALLTOALL_CLAIMS)

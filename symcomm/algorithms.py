@@ -324,7 +324,11 @@ _ENTRIES = [
               Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
                       alpha=N - 1, beta=(N - 1) * M / N)),
     Algorithm("all_to_all", "bruck", "in round k each rank forwards the blocks whose index has bit k set",
-              BRUCK + "; " + THAKUR + ", §4 (Alltoall): T = lg p·α + (n/2) lg p·β", (POW2, N_DIVIDES_M),
+              BRUCK + "; " + THAKUR + ", §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a "
+              "process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), "
+              "n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the "
+              "N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: "
+              "the published (n/2) lg p is the exact form times (N − 1)/N", (POW2, N_DIVIDES_M),
               Cost.of(send=log2N * M / 2, recv=log2N * M / 2, total=N * log2N * M / 2,
                       alpha=log2N, beta=log2N * M / 2)),
     # ---- send/recv -----------------------------------------------------------------------

@@ -141,3 +141,13 @@ def test_rabenseifner_fold_on_six_ranks_by_hand():
         [20, 20, 80, 6, 28, 14]
     assert alg.violations({S.N: 6, S.M: 6})      # 6 is no multiple of pof2 = 4
     assert not alg.violations({S.N: 12, S.M: 8})
+
+
+def test_bruck_all_to_all_moves_half_the_buffer_per_round():
+    # N = 8, M = 64 (blocks of 8): rounds k = 0, 1, 2 each forward the 4 blocks whose index has
+    # bit k set: 32 elements a round, 96 in all. MPICH's n (data sent to all others) is 7 * 8 = 56,
+    # and its published (n/2) lg p = 84 = 96 * 7/8 (alltoall_intra_brucks.c)
+    inputs = PRIMITIVES["all_to_all"].inputs_for(8, 64, np.random.default_rng(7))
+    result = run(ALGORITHMS[("all_to_all", "bruck")], inputs)
+    assert result.send == 96 and result.coefficients["beta"] == 96 and result.coefficients["alpha"] == 3
+    assert 56 // 2 * 3 == 96 * 7 // 8

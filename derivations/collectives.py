@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
+from symcomm.algorithms import ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
 from symcomm.bounds import LOWER_BOUNDS
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import AtLeast, Claim, DEFAULT, Limit, POWER_OF_TWO
@@ -260,7 +260,8 @@ GLOO_CLAIMS = (
 
 # -- binomial trees on any N (issue 12: MPICH's bcast/reduce binomial run ⌈log₂N⌉ rounds) ------
 
-_MPICH_BINOMIAL = THAKUR + ", §4; MPICH src/mpi/coll/bcast/bcast_intra_binomial.c, reduce/reduce_intra_binomial.c"
+_MPICH_BINOMIAL = (THAKUR + ", §4; " + CHAN.cite + "; MPICH src/mpi/coll/bcast/bcast_intra_binomial.c, "
+                   "reduce/reduce_intra_binomial.c, scatter/scatter_intra_binomial.c, gather/gather_intra_binomial.c")
 _bin_reduce = _cost("reduce", "binomial_tree")
 # Thakur's power-of-two forms, typed from the paper: lg p rounds of n; the root's subtree is
 # everything, the next largest (rank p/2's) has lg p − 1 children
@@ -273,6 +274,14 @@ _POW2_FORMS = (
     ("reduce/binomial_tree: the busiest non-root receives (lg p − 1)n", _bin_reduce.others.recv, (log2N - 1) * M),
     ("reduce/binomial_tree: α = lg p", _bin_reduce.alpha, log2N),
     ("reduce/binomial_tree: β = γ = n lg p", _bin_reduce.beta + _bin_reduce.gamma, 2 * log2N * M),
+    # Chan et al. 2007, minimum-spanning-tree scatter/gather: rank p/2 heads half the ranks,
+    # and every block crosses lg p / 2 links on average (lg p · n / 2 in all)
+    ("scatter/binomial_tree: the busiest non-root receives n/2", _cost("scatter", "binomial_tree").others.recv, M / 2),
+    ("scatter/binomial_tree: total (lg p / 2)·n", _cost("scatter", "binomial_tree").total, log2N * M / 2),
+    ("gather/binomial_tree: the busiest non-root sends n/2", _cost("gather", "binomial_tree").others.send, M / 2),
+    ("gather/binomial_tree: it receives n/2 − n/p", _cost("gather", "binomial_tree").others.recv, M / 2 - M / N),
+    ("gather/binomial_tree: total (lg p / 2)·n", _cost("gather", "binomial_tree").total, log2N * M / 2),
+    ("gather/binomial_tree: α = lg p", _cost("gather", "binomial_tree").alpha, log2N),
 )
 BINOMIAL_CLAIMS = tuple(
     Claim(got, want, name=f"{name} at powers of two (the any-N form reduces to the power-of-two one)",

@@ -118,6 +118,9 @@ _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a fold to the nearest lower power of two P = 2^⌊log₂N⌋: 1 when N − P extra ranks exist, else 0
 _FOLDED = ceil_log2N - floor_log2N
 _CORE = 2 ** floor_log2N
+# blocks in the largest subtree below the root of a binomial tree on any N: rank 2^(K−1) holds
+# N − 2^(K−1), rank 2^(K−2) holds 2^(K−2); at N = 2^k both are N/2 or less and the first is N/2
+_SUBTREE = sp.Max(N - 2 ** (ceil_log2N - 1), 2 ** (ceil_log2N - 1) / 2)
 _BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
 
 
@@ -192,7 +195,8 @@ _ENTRIES = [
                                   total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
     Algorithm("broadcast", "scatter_allgather",
               "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
-              THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ", (POW2, N_DIVIDES_M),
+              THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH "
+              "src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p)", (N_DIVIDES_M,),
               phases=(Phase("scatter", "binomial_tree"), Phase("all_gather", "ring"))),
     Algorithm("broadcast", "scatter_rd_allgather",
               "binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
@@ -204,19 +208,25 @@ _ENTRIES = [
               CHAN + " (scatter: linear algorithm)", (N_DIVIDES_M,),
               Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=0, recv=M / N,
                       total=(N - 1) * M / N, alpha=N - 1, beta=(N - 1) * M / N)),
-    Algorithm("scatter", "binomial_tree", "the root sends half of the blocks, then each holder halves again",
-              CHAN + " (scatter: minimum-spanning-tree algorithm)", (POW2, N_DIVIDES_M),
-              Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=M / 2 - M / N, recv=M / 2,
-                      total=log2N * M / 2, alpha=log2N, beta=(N - 1) * M / N)),
+    Algorithm("scatter", "binomial_tree", "the root sends half of the blocks, then each holder halves again "
+              "(any N: the subtree of rank r is the ranks r … min(r + lowbit(r), N) − 1; "
+              "ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+              CHAN + " (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c",
+              (N_DIVIDES_M,),
+              Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=(_SUBTREE - 1) * M / N, recv=_SUBTREE * M / N,
+                      total=S.OnesBelow(N) * M / N, alpha=ceil_log2N, beta=(N - 1) * M / N)),
     # ---- gather --------------------------------------------------------------------------
     Algorithm("gather", "flat", "each rank sends its block to the root, one at a time",
               CHAN + " (gather: linear algorithm)", (N_DIVIDES_M,),
               Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=M / N, recv=0,
                       total=(N - 1) * M / N, alpha=N - 1, beta=(N - 1) * M / N)),
-    Algorithm("gather", "binomial_tree", "blocks are merged pairwise up a binomial tree",
-              CHAN + " (gather: minimum-spanning-tree algorithm)", (POW2, N_DIVIDES_M),
-              Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=M / 2, recv=M / 2 - M / N,
-                      total=log2N * M / 2, alpha=log2N, beta=(N - 1) * M / N)),
+    Algorithm("gather", "binomial_tree", "blocks are merged pairwise up a binomial tree "
+              "(any N: rank r sends its subtree's min(lowbit(r), N − r) blocks; "
+              "ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+              CHAN + " (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c",
+              (N_DIVIDES_M,),
+              Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=_SUBTREE * M / N, recv=(_SUBTREE - 1) * M / N,
+                      total=S.OnesBelow(N) * M / N, alpha=ceil_log2N, beta=(N - 1) * M / N)),
     # ---- reduce --------------------------------------------------------------------------
     Algorithm("reduce", "flat", "each rank sends its buffer to the root, which adds them one by one",
               THAKUR + ", §4 (Reduce), the linear baseline",

@@ -176,7 +176,6 @@ TEXTBOOK = Profile(
     "textbook", "bandwidth-optimal algorithms, no protocol overhead",
     rules=(
         Rule("broadcast", "scatter_allgather", THAKUR + ", §4 (van de Geijn)"),
-        Rule("broadcast", "binomial_any", _TEXTBOOK + "; non-power-of-two N"),
         Rule("scatter", "flat", _TEXTBOOK),
         Rule("gather", "flat", _TEXTBOOK),
         Rule("reduce", "rabenseifner", THAKUR + ", §4 (Reduce)"),
@@ -257,16 +256,10 @@ MPICH = Profile(
         Rule("broadcast", "scatter_rd_allgather", _T + " (Broadcast): medium messages, p a power of two: scatter + "
              "recursive-doubling allgather; MPICH bcast_intra_scatter_recursive_doubling_allgather.c",
              max_bytes=512 * KiB, note="MPIR_CVAR_BCAST_LONG_MSG_SIZE = 524288"),
-        Rule("broadcast", "scatter_allgather", _T + " (Broadcast): long messages: scatter + ring allgather "
-             "(van de Geijn); MPICH bcast_intra_scatter_ring_allgather.c"),
-        Rule("broadcast", "binomial_tree", _T + " (Broadcast); the catalog's nearest for non-power-of-two N "
-             "beyond 12 KiB and p ≥ 8",
-             note="MPICH runs scatter + ring allgather there too; the catalog's binomial scatter (its first "
-                  "phase) still needs a power of two"),
-        Rule("scatter", "binomial_tree", _T + "; MPICH scatters along a binomial tree"),
-        Rule("scatter", "flat", "the catalog's nearest for non-power-of-two N"),
-        Rule("gather", "binomial_tree", _T + "; MPICH gathers along a binomial tree"),
-        Rule("gather", "flat", "the catalog's nearest for non-power-of-two N"),
+        Rule("broadcast", "scatter_allgather", _T + " (Broadcast): long messages, or medium ones on a non-power "
+             "of two: scatter + ring allgather (van de Geijn); MPICH bcast_intra_scatter_ring_allgather.c"),
+        Rule("scatter", "binomial_tree", _T + "; MPICH src/mpi/coll/scatter/scatter_intra_binomial.c (any p)"),
+        Rule("gather", "binomial_tree", _T + "; MPICH src/mpi/coll/gather/gather_intra_binomial.c (any p)"),
         Rule("reduce", "binomial_tree", _T + " (Reduce): binomial tree for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_REDUCE_SHORT_MSG_SIZE = 2048"),
         Rule("reduce", "rabenseifner", _T + " (Reduce): Rabenseifner for long messages"),

@@ -212,9 +212,8 @@ def flat_reduce(net: Network, data: dict) -> dict:
     return {ROOT: acc}
 
 
-# -- rooted, binomial tree (MPICH's orientation: the root first sends to 2^(⌈log₂N⌉−1), so
-# that rank heads the largest subtree; broadcast and reduce for any N, scatter and gather
-# for N a power of two) ----------------------------------------------------------------
+# -- rooted, binomial tree, any N (MPICH's orientation: the root first sends to
+# 2^(⌈log₂N⌉−1), so that rank heads the largest subtree) -------------------------------
 
 def binomial_broadcast(net: Network, data: dict) -> dict:
     """Any N (MPICH's bcast_intra_binomial): masks 2^(⌈log₂N⌉−1), ..., 1; a holder r sends to
@@ -230,13 +229,17 @@ def binomial_broadcast(net: Network, data: dict) -> dict:
 
 
 def binomial_scatter(net: Network, data: dict) -> dict:
+    """Any N (MPICH's scatter_intra_binomial): masks from 2^(⌈log₂N⌉−1) down; a holder r sends
+    the blocks r + mask … min(r + 2·mask, N) − 1 to r + mask when that rank exists."""
     blocks = _split(data[ROOT], net.n)
     held = {ROOT: {i: blocks[i] for i in range(net.n)}}   # rank → {block index: block}
-    mask = net.n // 2
+    mask = 1 << max(0, (net.n - 1).bit_length() - 1)
     while mask:
         msgs = []
         for r in range(0, net.n, 2 * mask):
-            upper = [i for i in range(r + mask, r + 2 * mask)]
+            if r + mask >= net.n:
+                continue
+            upper = [i for i in range(r + mask, min(r + 2 * mask, net.n))]
             msgs.append(Message(r, r + mask, np.concatenate([held[r][i] for i in upper]), tuple(upper)))
             for i in upper:
                 del held[r][i]

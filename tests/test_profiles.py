@@ -96,6 +96,10 @@ def test_mpich_switch_points():
     assert mpich.rule("broadcast", 4, 1 << 20).algorithm == "binomial_tree"      # p < 8
     assert mpich.rule("broadcast", 16, 1 << 16).algorithm == "scatter_rd_allgather"
     assert mpich.rule("broadcast", 16, 1 << 20).algorithm == "scatter_allgather"
+    assert mpich.rule("broadcast", 12, 1 << 16).algorithm == "scatter_allgather"   # medium, not 2^k
+    assert mpich.rule("broadcast", 12, 1 << 20).algorithm == "scatter_allgather"
+    assert mpich.rule("scatter", 12, 1 << 20).algorithm == "binomial_tree"
+    assert mpich.rule("gather", 12, 1 << 20).algorithm == "binomial_tree"
     # MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 bytes per destination block, p ≥ 8
     assert mpich.rule("all_to_all", 16, 16 * 256).algorithm == "bruck"          # 256 B per block
     assert mpich.rule("all_to_all", 16, 16 * 257).algorithm == "pairwise"       # 257 B per block

@@ -151,3 +151,23 @@ def test_bruck_all_to_all_moves_half_the_buffer_per_round():
     result = run(ALGORITHMS[("all_to_all", "bruck")], inputs)
     assert result.send == 96 and result.coefficients["beta"] == 96 and result.coefficients["alpha"] == 3
     assert 56 // 2 * 3 == 96 * 7 // 8
+
+
+def test_binomial_scatter_and_gather_on_twelve_ranks():
+    # hand count, N = 12, M = 12 (blocks of one element), MPICH's binomial tree: the subtree of
+    # rank r is min(lowbit(r), N − r) ranks: ranks 4 and 8 hold 4, ranks 2, 6, 10 hold 2, the odd
+    # ranks 1. Gather: each non-root sends its subtree (busiest 4), receives it minus its own block
+    # (busiest 3), total 4 + 4 + 2·3 + 6 = 20 (= Σ popcount(0..11)); the root receives 11 in
+    # rounds of 1, 2, 4, 4 (β = 11, α = 4). Scatter is the same tree downwards.
+    n, m = 12, 12
+    for primitive, send, recv in (("gather", 4, 3), ("scatter", 3, 4)):
+        alg = ALGORITHMS[(primitive, "binomial_tree")]
+        inputs = PRIMITIVES[primitive].inputs_for(n, m, np.random.default_rng(11))
+        result = run(alg, inputs)
+        assert all(_same(got, want) for got, want in zip(result.outputs, expected(primitive, inputs)))
+        assert max(result.sent[1:]) == send and max(result.received[1:]) == recv
+        assert result.total == 20
+        assert result.coefficients["alpha"] == 4 and result.coefficients["beta"] == 11
+        values = {S.N: n, S.M: m}
+        assert exact(alg.cost.others.send, values) == send and exact(alg.cost.others.recv, values) == recv
+        assert exact(alg.cost.total, values) == 20

@@ -50,6 +50,8 @@ class ExactPythonPrinter(PythonCodePrinter):
 
     #: ⌈log₂⌉ (:class:`symcomm.symbols.CeilLog2`) prints as a call of the module's exact helper
     ceil_log2_function = "_ceil_log2"
+    #: Σ popcount below n (:class:`symcomm.symbols.OnesBelow`) likewise
+    ones_below_function = "_ones_below"
 
     def _product(self, factors) -> str:
         if not factors:
@@ -105,6 +107,16 @@ def _log2(x):
         if n & (n - 1) == 0 and d & (d - 1) == 0:
             return (n.bit_length() - 1) - (d.bit_length() - 1)
     return math.log2(x)
+
+
+def _ones_below(x):
+    """The set bits of 0, 1, ..., x - 1 summed (x a whole number >= 0): exact, an int."""
+    n, total, j = int(x), 0, 0
+    while (1 << j) < n:
+        period = 1 << (j + 1)
+        total += (n // period) * (1 << j) + max(0, n % period - (1 << j))
+        j += 1
+    return total
 
 
 def _ceil_log2(x):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
+from symcomm.algorithms import ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
 from symcomm.bounds import LOWER_BOUNDS
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import AtLeast, Claim, DEFAULT, Limit, POWER_OF_TWO
@@ -141,6 +141,48 @@ IDENTITIES = tuple(
     ]
 )
 
+# -- Rabenseifner with a fold to the nearest lower power of two (any N) -------------------------
+#
+# ⌊log₂N⌋ and ⌈log₂N⌉ differ by one exactly when N is not a power of two, so the fold is proved
+# in two cases: N = 2ᵏ (it is Rabenseifner's algorithm), and N = 2^ℓ + r with r ≥ 1 extra ranks
+# (then ⌈log₂N⌉ = ⌈log₂(N + 1)⌉ = ℓ + 1; the claims hold for every r ≥ 1, a fortiori r < 2^ℓ).
+
+_FOLD = ("all_reduce", "rabenseifner_fold")
+_fold, _raben = _cost(*_FOLD), _cost("all_reduce", "rabenseifner")
+_MPICH_FOLD = THAKUR + ", §4 (Allreduce); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
+_ell, _extra = sp.Symbol("ell", integer=True, positive=True), sp.Symbol("r", integer=True, positive=True)
+_NOT_POW2 = {S.log2_ceil(N): _ell + 1, S.log2_ceil(N + 1): _ell + 1}
+
+
+def _folded(expr):
+    """expr at N = 2^ℓ + r, r ≥ 1 (N not a power of two)."""
+    return sp.sympify(expr).xreplace(_NOT_POW2).xreplace({N: 2 ** _ell + _extra})
+
+
+_ar_bound, _ar_bound_source = LOWER_BOUNDS["all_reduce"]
+FOLD_CLAIMS = tuple(
+    Claim(getattr(_fold, key), getattr(_raben, key),
+          name=f"all_reduce/rabenseifner_fold: {key} equals Rabenseifner's when N is a power of two (no rank folds)",
+          source=_MPICH_FOLD, domain=POWER_OF_TWO)
+    for key in ("send", "recv", "total", "alpha", "beta", "gamma")
+) + (
+    Claim(_folded(_fold.alpha), 2 * _ell + 2,
+          name="all_reduce/rabenseifner_fold: α = 2⌊log₂N⌋ + 2 when N is not a power of two, as published",
+          source=_MPICH_FOLD),
+    Claim(_folded(_fold.beta), 2 * (2 ** _ell - 1) * M / 2 ** _ell + 2 * M,
+          name="all_reduce/rabenseifner_fold: β = 2((P − 1)/P)M + 2M with P = 2^⌊log₂N⌋ when N is not a power of two "
+               "(the fold and the unfold each move M)", source=_MPICH_FOLD),
+    Claim(_folded(_fold.total), 2 * (2 ** _ell + _extra - 1) * M,
+          name="all_reduce/rabenseifner_fold: total 2(N − 1)M, as the ring's (r M folded in and back, 2(P − 1)M in the core)",
+          source=_MPICH_FOLD),
+) + tuple(
+    AtLeast(_folded(_fold.coefficient(sym)), _folded(_ar_bound.coefficient(sym)),
+            name=f"all_reduce/rabenseifner_fold: {word} term at least the lower bound when N is not a power of two",
+            source=_ar_bound_source)
+    for _, word, sym in _TERMS
+)
+
+
 # -- derivations (chains rendered in the docs) ------------------------------------------------
 
 RING_ALL_REDUCE = Derivation(
@@ -187,8 +229,8 @@ CHAPTER = Chapter(
            "that compose them: all-reduce = reduce-scatter + all-gather = reduce + broadcast, "
            "all-gather = gather + broadcast."),
     derivations=(RING_ALL_REDUCE, NAIVE_ALL_REDUCE, NAIVE_VS_RING),
-    claims=tuple(c for alg in ALGORITHMS.values() for c in optimality_claims(alg))
-    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES,
+    claims=tuple(c for alg in ALGORITHMS.values() if alg.key != _FOLD for c in optimality_claims(alg))
+    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS,
 )
 
 
@@ -215,4 +257,50 @@ GLOO_CLAIMS = (
           source="torch 2.13.0 ProcessGroupGloo (measured: identical wire bytes to all_reduce)"),
 )
 
-CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS)
+
+# -- binomial trees on any N (issue 12: MPICH's bcast/reduce binomial run ⌈log₂N⌉ rounds) ------
+
+_MPICH_BINOMIAL = (THAKUR + ", §4; " + CHAN.cite + "; MPICH src/mpi/coll/bcast/bcast_intra_binomial.c, "
+                   "reduce/reduce_intra_binomial.c, scatter/scatter_intra_binomial.c, gather/gather_intra_binomial.c")
+_bin_reduce = _cost("reduce", "binomial_tree")
+# Thakur's power-of-two forms, typed from the paper: lg p rounds of n; the root's subtree is
+# everything, the next largest (rank p/2's) has lg p − 1 children
+_POW2_FORMS = (
+    ("broadcast/binomial_tree: the root sends lg p·n", _bin_tree.root.send, log2N * M),
+    ("broadcast/binomial_tree: the busiest non-root sends (lg p − 1)n", _bin_tree.others.send, (log2N - 1) * M),
+    ("broadcast/binomial_tree: α = lg p", _bin_tree.alpha, log2N),
+    ("broadcast/binomial_tree: β = n lg p", _bin_tree.beta, log2N * M),
+    ("reduce/binomial_tree: the root receives lg p·n", _bin_reduce.root.recv, log2N * M),
+    ("reduce/binomial_tree: the busiest non-root receives (lg p − 1)n", _bin_reduce.others.recv, (log2N - 1) * M),
+    ("reduce/binomial_tree: α = lg p", _bin_reduce.alpha, log2N),
+    ("reduce/binomial_tree: β = γ = n lg p", _bin_reduce.beta + _bin_reduce.gamma, 2 * log2N * M),
+    # Chan et al. 2007, minimum-spanning-tree scatter/gather: rank p/2 heads half the ranks,
+    # and every block crosses lg p / 2 links on average (lg p · n / 2 in all)
+    ("scatter/binomial_tree: the busiest non-root receives n/2", _cost("scatter", "binomial_tree").others.recv, M / 2),
+    ("scatter/binomial_tree: total (lg p / 2)·n", _cost("scatter", "binomial_tree").total, log2N * M / 2),
+    ("gather/binomial_tree: the busiest non-root sends n/2", _cost("gather", "binomial_tree").others.send, M / 2),
+    ("gather/binomial_tree: it receives n/2 − n/p", _cost("gather", "binomial_tree").others.recv, M / 2 - M / N),
+    ("gather/binomial_tree: total (lg p / 2)·n", _cost("gather", "binomial_tree").total, log2N * M / 2),
+    ("gather/binomial_tree: α = lg p", _cost("gather", "binomial_tree").alpha, log2N),
+)
+BINOMIAL_CLAIMS = tuple(
+    Claim(got, want, name=f"{name} at powers of two (the any-N form reduces to the power-of-two one)",
+          source=_MPICH_BINOMIAL, domain=POWER_OF_TWO)
+    for name, got, want in _POW2_FORMS
+)
+
+# -- all-to-all: what Thakur's and MPICH's n is (issue 12, item 7) ------------------------------
+# MPICH alltoall_intra_brucks.c: "n is the total amount of data a process needs to send to all
+# other processes", so n = (N − 1) blocks of M/N; its pairwise cost (p − 1)α + nβ
+# (alltoall_intra_pairwise.c) is then exact, and Bruck's (n/2) lg p is the exact β times (N − 1)/N.
+_n_alltoall = (N - 1) * M / N
+_MPICH_ALLTOALL = THAKUR + ", §4 (Alltoall); MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c, alltoall_intra_pairwise.c"
+ALLTOALL_CLAIMS = (
+    Claim(_cost("all_to_all", "pairwise").beta, _n_alltoall,
+          name="all_to_all/pairwise: β = n, the data a rank sends to all others (MPICH's n)", source=_MPICH_ALLTOALL),
+    Claim(_cost("all_to_all", "bruck").beta * (N - 1) / N, _n_alltoall / 2 * log2N,
+          name="all_to_all/bruck: the published (n/2) lg p is the exact β times (N − 1)/N (each round moves M/2, not n/2)",
+          source=_MPICH_ALLTOALL, domain=POWER_OF_TWO),
+)
+
+CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS + ALLTOALL_CLAIMS)

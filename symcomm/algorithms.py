@@ -25,6 +25,7 @@ from .primitives import PRIMITIVES
 N, M, G, C = S.N, S.M, S.G, S.C
 log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
+floor_log2N = S.log2_floor(N)  # general N: the power-of-two core of a fold
 
 class Reference(str):
     """A publication, defined once: the string is the full citation; ``cite`` is author and
@@ -83,6 +84,11 @@ class Requirement:
                 return None
             if y % x:
                 return f"{self.other}={y} is not allowed: it must be a multiple of {self.symbol}={x}"
+        elif self.kind == "core_divides":  # 2^⌊log₂N⌋ divides other
+            y = sp.sympify(self.other).subs(values)
+            core = 1 << (int(x).bit_length() - 1)
+            if y.is_number and y % core:
+                return f"{self.other}={y} is not allowed: it must be a multiple of 2^⌊log₂{self.symbol}⌋={core}"
         elif self.kind == "equals":
             if x != self.other:
                 return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol}={self.other}"
@@ -93,6 +99,7 @@ class Requirement:
             "power_of_two": f"{self.symbol} a power of two",
             "divides": f"{self.other} a multiple of {self.symbol}",
             "equals": f"{self.symbol} = {self.other}",
+            "core_divides": f"{self.other} a multiple of 2^⌊log₂{self.symbol}⌋",
         }[self.kind]
 
 
@@ -100,9 +107,21 @@ POW2 = Requirement("power_of_two", N)
 N_DIVIDES_M = Requirement("divides", N, M)
 G_DIVIDES_N = Requirement("divides", G, N)
 PAIR = Requirement("equals", N, 2)
+ALONE_N = Requirement("equals", N, 1)
 C_DIVIDES_M = Requirement("divides", C, M)
+CORE_DIVIDES_M = Requirement("core_divides", N, M)
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
+# a binomial tree on any N (K = ⌈log₂N⌉ rounds, top mask 2^(K−1)): the messages of its busiest
+# non-root, rank 2^(K−1) (one per mask 2^j < N − 2^(K−1)) or rank 2^(K−2) (one per mask below
+# its own, K − 2); at N = 2^k both are k − 1
+# a fold to the nearest lower power of two P = 2^⌊log₂N⌋: 1 when N − P extra ranks exist, else 0
+_FOLDED = ceil_log2N - floor_log2N
+_CORE = 2 ** floor_log2N
+# blocks in the largest subtree below the root of a binomial tree on any N: rank 2^(K−1) holds
+# N − 2^(K−1), rank 2^(K−2) holds 2^(K−2); at N = 2^k both are N/2 or less and the first is N/2
+_SUBTREE = sp.Max(N - 2 ** (ceil_log2N - 1), 2 ** (ceil_log2N - 1) / 2)
+_BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
 
 
 # -- algorithms ------------------------------------------------------------------------------
@@ -166,42 +185,61 @@ _ENTRIES = [
               THAKUR + ", §4 (Broadcast), the linear baseline",
               closed_form=Cost.of(root_send=(N - 1) * M, root_recv=0, send=0, recv=M,
                                   total=(N - 1) * M, alpha=N - 1, beta=(N - 1) * M)),
-    Algorithm("broadcast", "binomial_tree", "the set of ranks holding the data doubles each round",
-              THAKUR + ", §4 (Broadcast): T = ⌈log₂p⌉(α + nβ)", (POW2,),
-              Cost.of(root_send=log2N * M, root_recv=0, send=(log2N - 1) * M, recv=M,
-                      total=(N - 1) * M, alpha=log2N, beta=log2N * M)),
+    Algorithm("broadcast", "binomial_tree", "the set of ranks holding the data doubles each round "
+              "(any N: the root sends first to 2^(⌈log₂N⌉−1), each holder r then to r + mask while that rank exists)",
+              THAKUR + ", §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH "
+              "src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top)",
+              closed_form=Cost.of(root_send=ceil_log2N * M, root_recv=0,
+                                  # busiest non-root: rank 2^(K−1) (⌈log₂(N − 2^(K−1))⌉ sends) or 2^(K−2) (K − 2)
+                                  send=_BINOMIAL_INNER * M, recv=M,
+                                  total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
     Algorithm("broadcast", "scatter_allgather",
               "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
-              THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ", (POW2, N_DIVIDES_M),
+              THAKUR + ", §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH "
+              "src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p)", (N_DIVIDES_M,),
               phases=(Phase("scatter", "binomial_tree"), Phase("all_gather", "ring"))),
+    Algorithm("broadcast", "scatter_rd_allgather",
+              "binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
+              THAKUR + ", §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH "
+              "src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c", (POW2, N_DIVIDES_M),
+              phases=(Phase("scatter", "binomial_tree"), Phase("all_gather", "recursive_doubling"))),
     # ---- scatter -------------------------------------------------------------------------
     Algorithm("scatter", "flat", "the root sends block r to rank r, one rank at a time",
               CHAN + " (scatter: linear algorithm)", (N_DIVIDES_M,),
               Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=0, recv=M / N,
                       total=(N - 1) * M / N, alpha=N - 1, beta=(N - 1) * M / N)),
-    Algorithm("scatter", "binomial_tree", "the root sends half of the blocks, then each holder halves again",
-              CHAN + " (scatter: minimum-spanning-tree algorithm)", (POW2, N_DIVIDES_M),
-              Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=M / 2 - M / N, recv=M / 2,
-                      total=log2N * M / 2, alpha=log2N, beta=(N - 1) * M / N)),
+    Algorithm("scatter", "binomial_tree", "the root sends half of the blocks, then each holder halves again "
+              "(any N: the subtree of rank r is the ranks r … min(r + lowbit(r), N) − 1; "
+              "ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+              CHAN + " (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c",
+              (N_DIVIDES_M,),
+              Cost.of(root_send=(N - 1) * M / N, root_recv=0, send=(_SUBTREE - 1) * M / N, recv=_SUBTREE * M / N,
+                      total=S.OnesBelow(N) * M / N, alpha=ceil_log2N, beta=(N - 1) * M / N)),
     # ---- gather --------------------------------------------------------------------------
     Algorithm("gather", "flat", "each rank sends its block to the root, one at a time",
               CHAN + " (gather: linear algorithm)", (N_DIVIDES_M,),
               Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=M / N, recv=0,
                       total=(N - 1) * M / N, alpha=N - 1, beta=(N - 1) * M / N)),
-    Algorithm("gather", "binomial_tree", "blocks are merged pairwise up a binomial tree",
-              CHAN + " (gather: minimum-spanning-tree algorithm)", (POW2, N_DIVIDES_M),
-              Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=M / 2, recv=M / 2 - M / N,
-                      total=log2N * M / 2, alpha=log2N, beta=(N - 1) * M / N)),
+    Algorithm("gather", "binomial_tree", "blocks are merged pairwise up a binomial tree "
+              "(any N: rank r sends its subtree's min(lowbit(r), N − r) blocks; "
+              "ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+              CHAN + " (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c",
+              (N_DIVIDES_M,),
+              Cost.of(root_send=0, root_recv=(N - 1) * M / N, send=_SUBTREE * M / N, recv=(_SUBTREE - 1) * M / N,
+                      total=S.OnesBelow(N) * M / N, alpha=ceil_log2N, beta=(N - 1) * M / N)),
     # ---- reduce --------------------------------------------------------------------------
     Algorithm("reduce", "flat", "each rank sends its buffer to the root, which adds them one by one",
               THAKUR + ", §4 (Reduce), the linear baseline",
               closed_form=Cost.of(root_send=0, root_recv=(N - 1) * M, send=M, recv=0,
                                   total=(N - 1) * M, alpha=N - 1, beta=(N - 1) * M,
                                   gamma=(N - 1) * M)),
-    Algorithm("reduce", "binomial_tree", "partial sums are combined pairwise up a binomial tree",
-              THAKUR + ", §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ)", (POW2,),
-              Cost.of(root_send=0, root_recv=log2N * M, send=M, recv=(log2N - 1) * M,
-                      total=(N - 1) * M, alpha=log2N, beta=log2N * M, gamma=log2N * M)),
+    Algorithm("reduce", "binomial_tree", "partial sums are combined pairwise up a binomial tree "
+              "(any N: in round j rank r with lowest set bit 2^j sends to r − 2^j)",
+              THAKUR + ", §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH "
+              "src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1)",
+              closed_form=Cost.of(root_send=0, root_recv=ceil_log2N * M, send=M, recv=_BINOMIAL_INNER * M,
+                                  total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M,
+                                  gamma=ceil_log2N * M)),
     Algorithm("reduce", "rabenseifner", "reduce-scatter by recursive halving, then binomial gather",
               THAKUR + ", §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("gather", "binomial_tree"))),
@@ -251,6 +289,19 @@ _ENTRIES = [
     Algorithm("all_reduce", "rabenseifner", "recursive-halving reduce-scatter, then recursive-doubling all-gather",
               THAKUR + ", §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("all_gather", "recursive_doubling"))),
+    Algorithm("all_reduce", "rabenseifner_fold",
+              "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; "
+              "the 2^⌊log₂N⌋ others run Rabenseifner (recursive-halving reduce-scatter from distance 1, "
+              "recursive-doubling all-gather); the odd ranks below 2r send the result back",
+              THAKUR + ", §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH "
+              "src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), "
+              "rem = size − pof2)", (CORE_DIVIDES_M,),
+              Cost.of(send=2 * (_CORE - 1) * M / _CORE + _FOLDED * M,
+                      recv=2 * (_CORE - 1) * M / _CORE + _FOLDED * M,
+                      total=2 * (N - 1) * M,
+                      alpha=2 * floor_log2N + 2 * _FOLDED,
+                      beta=2 * (_CORE - 1) * M / _CORE + 2 * _FOLDED * M,
+                      gamma=(_CORE - 1) * M / _CORE + _FOLDED * M)),
     Algorithm("all_reduce", "in_network",
               "every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); "
               "the down-link carries the sum while the up-link still carries inputs, so β counts M once",
@@ -283,7 +334,11 @@ _ENTRIES = [
               Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
                       alpha=N - 1, beta=(N - 1) * M / N)),
     Algorithm("all_to_all", "bruck", "in round k each rank forwards the blocks whose index has bit k set",
-              BRUCK + "; " + THAKUR + ", §4 (Alltoall): T = lg p·α + (n/2) lg p·β", (POW2, N_DIVIDES_M),
+              BRUCK + "; " + THAKUR + ", §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a "
+              "process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), "
+              "n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the "
+              "N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: "
+              "the published (n/2) lg p is the exact form times (N − 1)/N", (POW2, N_DIVIDES_M),
               Cost.of(send=log2N * M / 2, recv=log2N * M / 2, total=N * log2N * M / 2,
                       alpha=log2N, beta=log2N * M / 2)),
     # ---- send/recv -----------------------------------------------------------------------
@@ -327,6 +382,22 @@ _ENTRIES = [
 #: (primitive, algorithm) → Algorithm
 ALGORITHMS: dict[tuple[str, str], Algorithm] = {alg.key: alg for alg in _ENTRIES}
 
+#: A group of one rank: every primitive is the identity on its one buffer (the definition at
+#: N = 1), so nothing is sent, received or added.  Kept out of :data:`ALGORITHMS` (no lists,
+#: bounds or chapters are about a group of one); backend profiles choose it for N = 1
+#: (symcomm.profiles), and :func:`algorithm` finds it by the name ``alone``.
+ALONE_NAME = "alone"
+ALONE: dict[str, Algorithm] = {
+    name: Algorithm(name, ALONE_NAME, "a group of one rank: the result is the rank's own buffer, no message",
+                    "the primitive's definition at N = 1 (output = input); NCCL does the same: "
+                    "src/enqueue.cc runs a one-rank communicator as a local copy (ncclLaunchOneRank) "
+                    "and costs it 0 (updateCollCostTable: nRanks == 1)",
+                    (ALONE_N,),
+                    Cost.of(send=0, recv=0, total=0, alpha=0, beta=0, gamma=0,
+                            **({"root_send": 0, "root_recv": 0} if PRIMITIVES[name].rooted else {})))
+    for name in PRIMITIVES
+}
+
 
 def algorithms_of(primitive_name: str) -> list[Algorithm]:
     return [alg for alg in ALGORITHMS.values() if alg.primitive == primitive_name]
@@ -336,6 +407,8 @@ def algorithm(primitive_name: str, name: str) -> Algorithm:
     """Look up an algorithm, or raise a ValueError that lists the valid names."""
     if primitive_name not in PRIMITIVES:
         raise ValueError(f"unknown primitive {primitive_name!r}; choose one of: {', '.join(PRIMITIVES)}")
+    if name == ALONE_NAME:
+        return ALONE[primitive_name]
     try:
         return ALGORITHMS[(primitive_name, name)]
     except KeyError:

@@ -66,8 +66,10 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
     return values, options
 
 
-def bind(target: Subject, texts: dict) -> tuple[dict, dict]:
-    """Check names and parse values: (symbol → exact value, time symbol → value)."""
+def bind(target: Subject, texts: dict, check: bool = True) -> tuple[dict, dict]:
+    """Check names and parse values: (symbol → exact value, time symbol → value).  With
+    ``check`` False the values are not checked against the subject's requirements (the
+    caller checks them against what a backend runs instead)."""
     needed = target.symbols()
     needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
     time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
@@ -90,7 +92,7 @@ def bind(target: Subject, texts: dict) -> tuple[dict, dict]:
     if missing:
         raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")
-    problems = target.problems(values)
+    problems = target.problems(values) if check else []
     if problems:
         raise UsageError(problems[0])
     if unused:
@@ -203,9 +205,12 @@ def cmd_eval(args) -> int:
         from .presets import fill_from_presets
         texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
                                          hardware_name=args.hardware, dtype=dtype)
-    values, times = bind(target, texts)
+    values, times = bind(target, texts, check=not args.backend)
     if args.backend:  # what that library runs for each collective (symcomm.profiles)
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
+        problems = target.problems(values)   # the requirements of what the backend runs
+        if problems:
+            raise UsageError(problems[0])
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
     result = evaluate(target, values, times, scale, in_bytes=bool(dtype))
@@ -385,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         args, extra = build_parser().parse_known_args(argv)
         stray = [word for word in extra if word.startswith("-") or "=" not in word]
         if stray or (extra and not hasattr(args, "assignments")):
-            shown = " ".join(w if w.strip() and w == w.strip() else repr(w) for w in stray or extra)
+            shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
+                             for w in stray or extra)
             raise UsageError(f"unrecognized arguments: {shown}")
         if extra:
             args.assignments = list(args.assignments) + extra

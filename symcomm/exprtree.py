@@ -27,6 +27,7 @@ precision is lost in any JSON parser.  The operations, with their number of oper
 ``ceiling``, ``floor``, ``Abs``             1       ⌈x⌉, ⌊x⌋, ``|x|``
 ``log2``                                    1       log₂ x (``sympy.codegen.cfunctions.log2``)
 ``CeilLog2``                                1       ⌈log₂ x⌉ (``symcomm.symbols.CeilLog2``)
+``OnesBelow``                               1       Σ popcount(b), b < x (``symcomm.symbols.OnesBelow``)
 ``log``                                     1       natural logarithm
 ``Piecewise``                               ≥ 1     ``ExprCondPair`` operands, tried in order:
                                                     the value of the first whose condition
@@ -108,6 +109,7 @@ _OPS: dict[str, tuple[str, str, int, int | None]] = {
     "Abs": (_EXPR, _EXPR, 1, 1),
     "log2": (_EXPR, _EXPR, 1, 1),
     "CeilLog2": (_EXPR, _EXPR, 1, 1),
+    "OnesBelow": (_EXPR, _EXPR, 1, 1),
     "log": (_EXPR, _EXPR, 1, 1),
     "Piecewise": (_EXPR, _PAIR, 1, None),
     "ExprCondPair": (_PAIR, "", 2, 2),       # operands: [expression, condition]
@@ -122,7 +124,8 @@ _OPS: dict[str, tuple[str, str, int, int | None]] = {
 # the SymPy class of each op (to_tree), and how to build it without evaluating (from_tree)
 _CLASSES: dict[type, str] = {
     sp.Add: "Add", sp.Mul: "Mul", sp.Pow: "Pow", sp.Max: "Max", sp.Min: "Min",
-    sp.ceiling: "ceiling", sp.floor: "floor", sp.Abs: "Abs", log2: "log2", S.CeilLog2: "CeilLog2", sp.log: "log",
+    sp.ceiling: "ceiling", sp.floor: "floor", sp.Abs: "Abs", log2: "log2", S.CeilLog2: "CeilLog2", S.OnesBelow: "OnesBelow",
+    sp.log: "log",
     sp.Piecewise: "Piecewise", ExprCondPair: "ExprCondPair",
     sp.Eq: "Equality", sp.Ne: "Unequality", sp.StrictLessThan: "StrictLessThan", sp.LessThan: "LessThan",
     sp.StrictGreaterThan: "StrictGreaterThan", sp.GreaterThan: "GreaterThan",
@@ -140,6 +143,7 @@ _BUILD = {
     "Abs": lambda a: sp.Abs(*a, evaluate=False),
     "log2": lambda a: log2(*a, evaluate=False),
     "CeilLog2": lambda a: S.CeilLog2(*a, evaluate=False),
+    "OnesBelow": lambda a: S.OnesBelow(*a, evaluate=False),
     "log": lambda a: sp.log(*a, evaluate=False),
     "Piecewise": lambda a: sp.Piecewise(*a, evaluate=False),
     "ExprCondPair": lambda a: ExprCondPair(*a),

@@ -101,20 +101,33 @@ def _log2_scalar(x):
     return math.log2(x)
 
 
+def ones_below(x):
+    """Σ popcount(b), b < x (:class:`symcomm.symbols.OnesBelow`): exact for whole numbers, an
+    int64 array for an integer array, a float array (rounded) for floats."""
+    arr = np.asarray(x)
+    if arr.dtype == object or np.issubdtype(arr.dtype, np.integer):
+        flat = [S.ones_below_int(int(v)) for v in np.ravel(arr)]
+        out = np.array(flat, dtype=object if arr.dtype == object else np.int64).reshape(arr.shape)
+    else:
+        out = np.array([float(S.ones_below_int(int(round(v)))) for v in np.ravel(arr)]).reshape(arr.shape)
+    return out if out.ndim else out[()]
+
+
 #: the vectorised exact function of each logarithm node (the exact arithmetic's atoms)
-_LOGARITHMS = {S.CeilLog2: ceil_log2, log2: exact_log2}
+_LOGARITHMS = {S.CeilLog2: ceil_log2, log2: exact_log2, S.OnesBelow: ones_below}
 
 
 class _Printer(NumPyPrinter):
     """numpy code calling :func:`ceil_log2` and :func:`exact_log2` (exact on powers of two)."""
 
     ceil_log2_function = "_symcomm_ceil_log2"   # how CeilLog2 prints itself here
+    ones_below_function = "_symcomm_ones_below"
 
     def _print_log2(self, expr):
         return f"_symcomm_log2({self._print(expr.args[0])})"
 
 
-_NAMESPACE = {"_symcomm_ceil_log2": ceil_log2, "_symcomm_log2": exact_log2}
+_NAMESPACE = {"_symcomm_ceil_log2": ceil_log2, "_symcomm_log2": exact_log2, "_symcomm_ones_below": ones_below}
 
 
 # -- the evaluator -------------------------------------------------------------------------------

@@ -40,13 +40,17 @@ from typing import Callable
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
+from .algorithms import ALONE, ALONE_NAME, CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
 from .cost import Cost
 
 NCCL_DOCS = ("NCCL user guide, Environment variables: NCCL_ALGO (Ring, Tree, CollNet, NVLS, NVLSTree, PAT) "
              "and NCCL_PROTO (Simple, LL, LL128); Jeaugey 2019, Massively scale your deep learning "
              "training with NCCL 2.4 (double binary trees)")
 MPICH_CVARS = "MPICH MPIR_CVAR_*_MSG_SIZE defaults (mpich/src/mpi/coll, as documented by " + THAKUR.cite + " §4)"
+ALONE_SOURCE = ("a group of one rank communicates nothing: zero messages, elements and additions "
+                "(the primitive's definition at N = 1 is the identity; NCCL, src/enqueue.cc: a one-rank "
+                "communicator runs a local copy, ncclLaunchOneRank, and its cost table is 0; MPICH and "
+                "gloo likewise send nothing to themselves)")
 KiB = 1024
 MiB = 1024 * KiB
 
@@ -88,6 +92,8 @@ class Rule:
     min_n: int = 2
     max_n: int | None = None
     note: str = ""
+    #: the byte limits apply to one destination's block (bytes / N), not to the whole buffer
+    per_block: bool = False
 
     @property
     def implementation(self) -> Algorithm:
@@ -100,6 +106,10 @@ class Rule:
         counted = self.min_n > 2 or self.max_n is not None
         if nbytes is None and sized:
             return False
+        if self.per_block and sized:
+            if n is None:
+                return False
+            nbytes = -(-nbytes // n)   # one destination's block, rounded up
         if n is None and (counted or self.implementation.power_of_two):
             return False
         if nbytes is not None and (nbytes < self.min_bytes or (self.max_bytes is not None and nbytes >= self.max_bytes)):
@@ -116,7 +126,8 @@ class Rule:
         runs = f"{impl.primitive}/{impl.name}" if self.runs_as else impl.name
         cond = []
         if self.min_bytes or self.max_bytes is not None:
-            cond.append(f"{self.min_bytes} ≤ bytes" + (f" < {self.max_bytes}" if self.max_bytes is not None else ""))
+            what = "bytes per block" if self.per_block else "bytes"
+            cond.append(f"{self.min_bytes} ≤ {what}" + (f" < {self.max_bytes}" if self.max_bytes is not None else ""))
         if self.min_n > 2 or self.max_n is not None:
             cond.append(f"{self.min_n} ≤ N" + (f" < {self.max_n}" if self.max_n is not None else ""))
         if impl.power_of_two:
@@ -133,9 +144,15 @@ class Profile:
     sources: tuple[str, ...]
     #: exact per-rank wire model (payload bytes, messages sent, messages received), if known
     wire: Callable[..., list] | None = None
+    #: bytes per chunk of its pipelined chains (the catalog's ring broadcast / reduce): C follows
+    #: from the message size; None if the profile runs no chain
+    chunk_bytes: int | None = None
 
     def rule(self, primitive: str, n: int | None = None, nbytes: int | None = None) -> Rule:
-        """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does."""
+        """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does.
+        A group of one rank (N = 1) is the same under every profile: it sends nothing."""
+        if n == 1 and primitive in ALONE:
+            return Rule(primitive, ALONE_NAME, f"{self.name}: {ALONE_SOURCE}", min_n=1, max_n=2)
         candidates = [r for r in self.rules if r.primitive == primitive]
         if not candidates:
             raise ValueError(f"backend {self.name} has no rule for {primitive} "
@@ -159,7 +176,6 @@ TEXTBOOK = Profile(
     "textbook", "bandwidth-optimal algorithms, no protocol overhead",
     rules=(
         Rule("broadcast", "scatter_allgather", THAKUR + ", §4 (van de Geijn)"),
-        Rule("broadcast", "binomial_any", _TEXTBOOK + "; non-power-of-two N"),
         Rule("scatter", "flat", _TEXTBOOK),
         Rule("gather", "flat", _TEXTBOOK),
         Rule("reduce", "rabenseifner", THAKUR + ", §4 (Reduce)"),
@@ -176,6 +192,18 @@ TEXTBOOK = Profile(
 
 # -- NCCL ----------------------------------------------------------------------------------------
 
+#: NCCL's chunk for Ring/Simple broadcast and reduce: stepSize × chunkSteps with stepSize =
+#: buffSizes[SIMPLE] / NCCL_STEPS = DEFAULT_BUFFSIZE (1 << 22, src/init.cc) / 8 (src/include/device.h)
+#: and BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1 (src/include/collectives.h); src/enqueue.cc
+#: (calcCollChunking) shrinks chunks only for CollNet, NVLS, Tree/LL128 and PAT, not for Ring/Simple
+NCCL_CHUNK_BYTES = (1 << 22) // 8 * 1
+NCCL_CHUNKS = ("NCCL (github.com/NVIDIA/nccl) src/enqueue.cc calcCollChunking: Ring/Simple chunk = "
+               "DEFAULT_BUFFSIZE (4 MiB, src/init.cc) / NCCL_STEPS (8, src/include/device.h) × "
+               "BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1 (src/include/collectives.h) = 512 KiB; "
+               "src/device/broadcast.h and reduce.h loop over the buffer chunk by chunk, so C = ⌈bytes / 512 KiB⌉ "
+               "(one channel: NCCL spreads the buffer over its channels, each a chain of its own, "
+               "and its last chunk is the remainder where the formula has M/C each)")
+
 NCCL = Profile(
     "nccl", "NCCL: rings (and trees, NVLS) as its documentation describes",
     rules=(
@@ -188,12 +216,15 @@ NCCL = Profile(
         Rule("scatter", "flat", "NCCL examples: scatter as grouped ncclSend from the root"),
         Rule("gather", "flat", "NCCL examples: gather as grouped ncclRecv at the root"),
         Rule("send_recv", "direct", NCCL_DOCS),
-        Rule("broadcast", "ring", "NCCL src/device/broadcast.h: NCCL_ALGO_RING, a pipelined chain along the ring (C chunks)"),
-        Rule("reduce", "ring", "NCCL src/device/reduce.h: NCCL_ALGO_RING, a pipelined chain along the ring (C chunks)"),
+        Rule("broadcast", "ring", "NCCL src/device/broadcast.h: NCCL_ALGO_RING, a pipelined chain along the ring "
+             "(C = ⌈bytes / 512 KiB⌉ chunks)", note=NCCL_CHUNKS),
+        Rule("reduce", "ring", "NCCL src/device/reduce.h: NCCL_ALGO_RING, a pipelined chain along the ring "
+             "(C = ⌈bytes / 512 KiB⌉ chunks)", note=NCCL_CHUNKS),
     ),
     overhead=Overhead(0, 0, "Simple protocol: completion flags travel beside the data, not in it; "
                             "LL (×2) and LL128 (×128/120) inflate the payload instead (not modelled)"),
-    sources=(NCCL_DOCS,),
+    sources=(NCCL_DOCS, NCCL_CHUNKS),
+    chunk_bytes=NCCL_CHUNK_BYTES,
 )
 
 NCCL_NVLS = Profile(
@@ -202,25 +233,33 @@ NCCL_NVLS = Profile(
     + tuple(r for r in NCCL.rules if r.primitive != "all_reduce"),
     overhead=NCCL.overhead,
     sources=NCCL.sources + (GRAHAM.cite + " (SHArP)",),
+    chunk_bytes=NCCL.chunk_bytes,
 )
 
 # -- MPICH ---------------------------------------------------------------------------------------
 
 _T = THAKUR + ", §4"
+MPICH_BCAST = ("MPICH src/mpi/coll/cvars.txt (MPIR_CVAR_BCAST_*: binomial for short messages or p < 8, "
+               "scatter + recursive doubling for medium messages on powers of two, scatter + ring allgather "
+               "otherwise) and src/mpi/coll/bcast/bcast_intra_binomial.c")
+MPICH_ALLREDUCE = "MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
+MPICH_ALLREDUCE_NOTE = ("MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 (src/mpi/coll/cvars.txt, the switch Thakur et al. "
+                        "describe); MPICH's current selection file maint/tuning/coll/mpir/generic.json keeps "
+                        "recursive doubling only to 8 bytes, for user-defined ops or count < 2^⌊lg p⌋")
 MPICH = Profile(
     "mpich", "MPICH's documented switch points",
     rules=(
-        Rule("broadcast", "binomial_any", _T + " (Broadcast): binomial tree for short messages (< 12 KiB)",
+        Rule("broadcast", "binomial_tree", _T + " (Broadcast): binomial tree for short messages (< 12 KiB); " + MPICH_BCAST,
              max_bytes=12 * KiB, note="MPIR_CVAR_BCAST_SHORT_MSG_SIZE = 12288"),
-        Rule("broadcast", "binomial_any", _T + " (Broadcast): binomial tree when p < 8", max_n=8,
+        Rule("broadcast", "binomial_tree", _T + " (Broadcast): binomial tree when p < 8; " + MPICH_BCAST, max_n=8,
              note="MPIR_CVAR_BCAST_MIN_PROCS = 8"),
-        Rule("broadcast", "scatter_allgather", _T + " (Broadcast): scatter + allgather (van de Geijn) otherwise",
-             note="MPICH also handles non-powers of two; the catalog's form needs one"),
-        Rule("broadcast", "binomial_any", _T + " (Broadcast); the catalog's nearest for non-power-of-two N"),
-        Rule("scatter", "binomial_tree", _T + "; MPICH scatters along a binomial tree"),
-        Rule("scatter", "flat", "the catalog's nearest for non-power-of-two N"),
-        Rule("gather", "binomial_tree", _T + "; MPICH gathers along a binomial tree"),
-        Rule("gather", "flat", "the catalog's nearest for non-power-of-two N"),
+        Rule("broadcast", "scatter_rd_allgather", _T + " (Broadcast): medium messages, p a power of two: scatter + "
+             "recursive-doubling allgather; MPICH bcast_intra_scatter_recursive_doubling_allgather.c",
+             max_bytes=512 * KiB, note="MPIR_CVAR_BCAST_LONG_MSG_SIZE = 524288"),
+        Rule("broadcast", "scatter_allgather", _T + " (Broadcast): long messages, or medium ones on a non-power "
+             "of two: scatter + ring allgather (van de Geijn); MPICH bcast_intra_scatter_ring_allgather.c"),
+        Rule("scatter", "binomial_tree", _T + "; MPICH src/mpi/coll/scatter/scatter_intra_binomial.c (any p)"),
+        Rule("gather", "binomial_tree", _T + "; MPICH src/mpi/coll/gather/gather_intra_binomial.c (any p)"),
         Rule("reduce", "binomial_tree", _T + " (Reduce): binomial tree for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_REDUCE_SHORT_MSG_SIZE = 2048"),
         Rule("reduce", "rabenseifner", _T + " (Reduce): Rabenseifner for long messages"),
@@ -235,10 +274,17 @@ MPICH = Profile(
         Rule("reduce_scatter", "pairwise", _T + " (Reduce-Scatter): pairwise exchange for long messages"),
         Rule("all_reduce", "recursive_doubling", _T + " (Allreduce): recursive doubling for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048"),
-        Rule("all_reduce", "rabenseifner", _T + " (Allreduce): Rabenseifner for long messages"),
-        Rule("all_reduce", "ring", "the catalog's nearest for non-power-of-two N (MPICH folds the extra ranks in first)"),
-        Rule("all_to_all", "bruck", _T + " (Alltoall): Bruck for short blocks (≤ 256 B) and p ≥ 8",
-             max_bytes=256 * 8 + 1, min_n=8, note="MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 per block"),
+        Rule("all_reduce", "rabenseifner", _T + " (Allreduce): Rabenseifner for long messages (built-in, "
+             "hence commutative, operations); " + MPICH_ALLREDUCE,
+             note=MPICH_ALLREDUCE_NOTE),
+        Rule("all_reduce", "rabenseifner_fold", _T + " (Allreduce): non-power-of-two p: the p − 2^⌊lg p⌋ extra "
+             "ranks fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_ALLREDUCE,
+             note="for short messages on non-powers of two MPICH folds the same way into recursive doubling "
+                  "(not in the catalog): the fold's Rabenseifner is the catalog's nearest there"),
+        Rule("all_to_all", "bruck", _T + " (Alltoall): Bruck for short blocks (≤ 256 B per destination) and p ≥ 8; "
+             "MPICH maint/tuning/coll/mpir/generic.json (alltoall: comm_size ≥ 8, avg_msg_size ≤ 256 → brucks)",
+             max_bytes=256 + 1, min_n=8, per_block=True,
+             note="MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 bytes per destination block (src/mpi/coll/cvars.txt)"),
         Rule("all_to_all", "pairwise", _T + " (Alltoall): pairwise exchange (isend/irecv for medium sizes moves the same volume)"),
         Rule("send_recv", "direct", "MPI_Send / MPI_Recv"),
     ),
@@ -453,4 +499,26 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     n = _number(S.N, values)
     size = _number(S.M, values)
     rule = prof.rule(primitive, n, None if size is None else size * itemsize)
-    return rule.implementation, rule
+    impl = rule.implementation
+    needed = set().union(*(sp.sympify(e).free_symbols for e in impl.cost.fields().values()))
+    if S.C in needed and S.C not in values:
+        return chunked(prof, impl, rule, size, itemsize)
+    return impl, rule
+
+
+def chunks(prof: Profile, size: int | None, itemsize: int = 4) -> int:
+    """C, the chunks ``prof``'s pipelined chain splits M = ``size`` elements into:
+    ⌈bytes / chunk bytes⌉ (at least 1); ValueError naming C when it cannot be decided."""
+    if prof.chunk_bytes is None:
+        raise ValueError(f"C: backend {prof.name} states no chunk size for its pipelined chains; give C=")
+    if size is None:
+        raise ValueError(f"C: backend {prof.name} decides the chunk count C from the message size: give M=")
+    return max(1, -(-size * itemsize // prof.chunk_bytes))
+
+
+def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsize: int = 4) -> tuple[Algorithm, Rule]:
+    """``impl`` (a pipelined chain) with C decided as ``prof`` decides it, and the rule saying so."""
+    c = chunks(prof, size, itemsize)
+    fixed = replace(impl, closed_form=impl.cost.subs({S.C: c}),
+                    requires=tuple(r for r in impl.requires if S.C not in (r.symbol,)))
+    return fixed, replace(rule, source=f"{rule.source}; here C = {c} (⌈{size * itemsize} B / {prof.chunk_bytes} B⌉)")

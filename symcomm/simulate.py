@@ -212,14 +212,16 @@ def flat_reduce(net: Network, data: dict) -> dict:
     return {ROOT: acc}
 
 
-# -- rooted, binomial tree (N a power of two; MPICH's orientation: the root first sends
-# to N/2, so rank N/2 heads the largest subtree) ------------------------------------------
+# -- rooted, binomial tree, any N (MPICH's orientation: the root first sends to
+# 2^(⌈log₂N⌉−1), so that rank heads the largest subtree) -------------------------------
 
 def binomial_broadcast(net: Network, data: dict) -> dict:
+    """Any N (MPICH's bcast_intra_binomial): masks 2^(⌈log₂N⌉−1), ..., 1; a holder r sends to
+    r + mask when that rank exists."""
     have = {ROOT: data[ROOT]}
-    mask = net.n // 2
+    mask = 1 << max(0, (net.n - 1).bit_length() - 1)
     while mask:
-        msgs = [Message(r, r + mask, have[r]) for r in range(0, net.n, 2 * mask)]
+        msgs = [Message(r, r + mask, have[r]) for r in range(0, net.n, 2 * mask) if r + mask < net.n]
         for msg in net.exchange(msgs):
             have[msg.dst] = msg.data
         mask //= 2
@@ -227,13 +229,17 @@ def binomial_broadcast(net: Network, data: dict) -> dict:
 
 
 def binomial_scatter(net: Network, data: dict) -> dict:
+    """Any N (MPICH's scatter_intra_binomial): masks from 2^(⌈log₂N⌉−1) down; a holder r sends
+    the blocks r + mask … min(r + 2·mask, N) − 1 to r + mask when that rank exists."""
     blocks = _split(data[ROOT], net.n)
     held = {ROOT: {i: blocks[i] for i in range(net.n)}}   # rank → {block index: block}
-    mask = net.n // 2
+    mask = 1 << max(0, (net.n - 1).bit_length() - 1)
     while mask:
         msgs = []
         for r in range(0, net.n, 2 * mask):
-            upper = [i for i in range(r + mask, r + 2 * mask)]
+            if r + mask >= net.n:
+                continue
+            upper = [i for i in range(r + mask, min(r + 2 * mask, net.n))]
             msgs.append(Message(r, r + mask, np.concatenate([held[r][i] for i in upper]), tuple(upper)))
             for i in upper:
                 del held[r][i]
@@ -367,6 +373,57 @@ def recursive_doubling_all_reduce(net: Network, data: dict) -> dict:
     return acc
 
 
+def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
+    """MPICH's allreduce_intra_reduce_scatter_allgather.c on any N: fold the r = N − P extra
+    ranks (P = 2^⌊log₂N⌋) into their odd neighbours, Rabenseifner on the P core ranks
+    (reduce-scatter by recursive halving from distance 1, all-gather by recursive doubling
+    back), then unfold."""
+    n = net.n
+    core = 1 << (n.bit_length() - 1)
+    extra = n - core
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(e, e + 1, acc[e]) for e in range(0, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    real = [2 * c + 1 if c < extra else c + extra for c in range(core)]   # core rank → rank
+    blocks = {c: _split(acc[real[c]], core) for c in range(core)}
+    span = {c: (0, core) for c in range(core)}                             # blocks [lo, hi) held
+    history = []
+    mask = 1
+    while mask < core:                                                     # reduce-scatter
+        msgs, keep = [], {}
+        for c in range(core):
+            lo, hi = span[c]
+            mid = (lo + hi) // 2
+            mine, give = ((lo, mid), (mid, hi)) if c < c ^ mask else ((mid, hi), (lo, mid))
+            msgs.append(Message(real[c], real[c ^ mask], np.concatenate(blocks[c][give[0]:give[1]]), give))
+            keep[c] = mine
+        history.append(dict(span))
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            lo, hi = msg.tag
+            for i, piece in zip(range(lo, hi), _split(msg.data, hi - lo)):
+                blocks[c][i] = net.add(msg.dst, blocks[c][i], piece)
+        span = keep
+        mask <<= 1
+    while mask > 1:                                                        # all-gather, the way back
+        mask >>= 1
+        msgs = []
+        for c in range(core):
+            lo, hi = span[c]
+            msgs.append(Message(real[c], real[c ^ mask], np.concatenate(blocks[c][lo:hi]), (lo, hi)))
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            lo, hi = msg.tag
+            blocks[c][lo:hi] = _split(msg.data, hi - lo)
+        span = history.pop()
+    out = {real[c]: np.concatenate(blocks[c]) for c in range(core)}
+    if extra:
+        for msg in net.exchange([Message(o, o - 1, out[o]) for o in range(1, 2 * extra, 2)]):
+            out[msg.dst] = msg.data
+    return out
+
+
 def in_network_all_reduce(net: Network, data: dict) -> dict:
     up = net.exchange([Message(r, SWITCH, data[r]) for r in range(net.n)])
     total = up[0].data
@@ -458,6 +515,7 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("reduce_scatter", "pairwise"): pairwise_reduce_scatter,
     ("all_reduce", "recursive_doubling"): recursive_doubling_all_reduce,
     ("all_reduce", "in_network"): in_network_all_reduce,
+    ("all_reduce", "rabenseifner_fold"): rabenseifner_fold_all_reduce,
     ("all_to_all", "pairwise"): pairwise_all_to_all,
     ("all_to_all", "bruck"): bruck_all_to_all,
     ("send_recv", "direct"): direct_send_recv,
@@ -479,6 +537,20 @@ def binomial_any_broadcast(net: Network, data: dict) -> dict:
 
 
 EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
+
+
+# -- a group of one rank (what every backend profile runs at N = 1) ------------------------------
+
+def alone(net: Network, data: dict) -> dict:
+    """N = 1: the rank keeps its own buffer; no round, no message, no addition (a send_recv
+    whose two ends are the same rank is this too)."""
+    if net.n != 1:
+        raise AssertionError("a group of one runs on one rank")
+    return {0: data[0]}
+
+
+for _name in PRIMITIVES:
+    EXECUTIONS[(_name, "alone")] = alone
 
 
 # -- compositions: the catalog's phases, run in order ---------------------------------------------

@@ -134,6 +134,8 @@ class CeilLog2(sp.Function):
       exact helper its code defines (the exported Python module's ``_ceil_log2``, the C
       header's ``symcomm_ceil_log2``, :func:`symcomm.numeric.ceil_log2`).
     * ``rewrite(sympy.ceiling)`` gives the form ``ceiling(log2(n))``.
+    * ``CeilLog2(2**k + 1)`` is ``k + 1`` for an integer k ≥ 0, so that :func:`log2_floor`
+      reduces to k at N = 2ᵏ.
     """
 
     nargs = 1
@@ -146,6 +148,9 @@ class CeilLog2(sp.Function):
             return -sp.Integer(int(sp.floor(1 / n)).bit_length() - 1)
         if n.is_Pow and n.base == 2 and n.exp.is_integer:
             return n.exp
+        const, rest = n.as_coeff_Add()
+        if const == 1 and rest.is_Pow and rest.base == 2 and rest.exp.is_integer and rest.exp.is_nonnegative:
+            return rest.exp + 1   # 2^k < 2^k + 1 ≤ 2^(k+1): ⌊log₂⌋ at a power of two (see log2_floor)
         if n.is_number:
             return sp.ceiling(log2(n))   # a float, or an argument ≤ 0: SymPy's value (zoo for 0)
         return None
@@ -202,6 +207,69 @@ class CeilLog2(sp.Function):
 def log2_ceil(n: sp.Expr) -> sp.Expr:
     """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks (:class:`CeilLog2`)."""
     return CeilLog2(n)
+
+
+def ones_below_int(n: int) -> int:
+    """Σ popcount(b) for b = 0 … n − 1, exactly: bit j is set in ⌊n/2^(j+1)⌋·2^j of them, plus
+    max(0, n mod 2^(j+1) − 2^j) in the last, partial period."""
+    total, j = 0, 0
+    while (1 << j) < n:
+        period = 1 << (j + 1)
+        total += (n // period) * (1 << j) + max(0, n % period - (1 << j))
+        j += 1
+    return total
+
+
+class OnesBelow(sp.Function):
+    """ones(n) = Σ_{b=0}^{n−1} popcount(b): the ones in the binary forms of 0 … n − 1.
+
+    A binomial scatter or gather moves block b along one link per set bit of b (rank b's
+    path to the root clears its lowest set bit at each hop), so its total is ones(N)·M/N.
+    Like :class:`CeilLog2` it is one function everywhere: an integer n ≥ 0 evaluates
+    exactly, ``OnesBelow(2**k)`` is k·2^(k−1) (the proofs' power-of-two domain); ``str()``
+    prints ``ones_below(n)``, LaTeX ``\\operatorname{ones}(n)``; code printers call
+    ``NAME(n)`` where the printer has ``ones_below_function = "NAME"`` (the exported Python
+    module's ``_ones_below``, the C header's ``symcomm_ones_below``,
+    :func:`symcomm.numeric.ones_below`).
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, n):
+        if n.is_Integer and n >= 0:
+            return sp.Integer(ones_below_int(int(n)))
+        if n.is_Pow and n.base == 2 and n.exp.is_integer and n.exp.is_nonnegative:
+            return n.exp * 2 ** n.exp / 2
+        return None
+
+    def _eval_is_integer(self):
+        return True if self.args[0].is_integer and self.args[0].is_nonnegative else None
+
+    def _eval_is_nonnegative(self):
+        return True if self.args[0].is_integer and self.args[0].is_nonnegative else None
+
+    def _sympystr(self, printer):
+        return f"ones_below({printer._print(self.args[0])})"
+
+    def _latex(self, printer, exp=None):
+        tex = r"\operatorname{ones}\left(%s\right)" % printer._print(self.args[0])
+        return r"%s^{%s}" % (tex, exp) if exp is not None else tex
+
+    def _code(self, printer) -> str:
+        helper = getattr(printer, "ones_below_function", None)
+        if not helper:
+            raise NotImplementedError("this printer has no ones_below helper")
+        return f"{helper}({printer._print(self.args[0])})"
+
+    _pythoncode = _numpycode = _ccode = _code
+
+
+def log2_floor(n: sp.Expr) -> sp.Expr:
+    """⌊log₂ n⌋ for an integer n ≥ 1, written ⌈log₂(n + 1)⌉ − 1 (the same integer: 2^⌊log₂n⌋ ≤ n
+    < n + 1 ≤ 2^(⌊log₂n⌋+1)), so that every printer and evaluator of :class:`CeilLog2` serves it
+    and ``log2_floor(2**k)`` is k."""
+    return CeilLog2(n + 1) - 1
 
 
 def symbol(cli_name: str) -> sp.Symbol:

@@ -28,7 +28,7 @@ FORMULAS = formulas()
 BY_NAME = {f.name: f for f in FORMULAS}
 
 #: the node types the format documents (symcomm.exprtree's docstring, the schema's enum)
-DOCUMENTED_OPS = {"Add", "Mul", "Pow", "Max", "Min", "ceiling", "floor", "Abs", "log2", "CeilLog2", "log", "Piecewise",
+DOCUMENTED_OPS = {"Add", "Mul", "Pow", "Max", "Min", "ceiling", "floor", "Abs", "log2", "CeilLog2", "OnesBelow", "log", "Piecewise",
                   "ExprCondPair", "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan",
                   "GreaterThan", "And", "Or", "Not", "true", "false"}
 

@@ -12,7 +12,7 @@ from symcomm.cli import main
 from symcomm.evaluate import exact
 from symcomm.predict import rows_from
 from symcomm.primitives import PRIMITIVES
-from symcomm.profiles import GLOO, PROFILES, gloo_wire, profile, strategy_cost
+from symcomm.profiles import GLOO, NCCL_CHUNK_BYTES, PROFILES, chunks, gloo_wire, profile, strategy_cost
 from symcomm.strategies import STRATEGIES
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
@@ -35,13 +35,76 @@ def test_textbook_and_gloo_cover_every_primitive_for_any_n(n):
             assert profile(name).rule(primitive, n, 4096)
 
 
+@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("primitive", sorted(PRIMITIVES))
+def test_a_group_of_one_costs_zero_under_every_profile(name, primitive):
+    # a group of one rank has no peer: nothing can be sent, received or added (definition;
+    # NCCL src/enqueue.cc runs nRanks == 1 as a local copy with cost 0)
+    for nbytes in (None, 4, 1 << 30):
+        rule = profile(name).rule(primitive, 1, nbytes)
+        assert rule.algorithm == "alone" and "one rank" in rule.source
+        cost = profile(name).cost(primitive, 1, nbytes)
+        assert all(exact(v, {S.N: 1, S.M: 1 << 28}) == 0 for v in cost.fields().values())
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_strategies_with_groups_of_one_evaluate_under_every_profile(name, capsys):
+    # c = 1 and p = 1 (t = 1 too) are the common case: those groups cost nothing
+    base = ["eval", "hybrid", "d=8", "Phi=70000000000", "b=64", "s=4096", "h=8192", "L=80", "m=8",
+            "gpus_per_node=8", "--backend", name, "--json"]
+    for sizes in (["t=8", "p=1", "c=1"], ["t=1", "p=2", "c=2"]):
+        assert main(base + sizes) == 0, capsys.readouterr().err
+        got = json.loads(capsys.readouterr().out)
+        alone = [t for t in got["terms"] if t["algorithm"] == "alone"]
+        assert alone and all(t["send"] == 0 for t in alone)
+
+
+def test_nccl_decides_the_chunk_count_of_its_chains(capsys):
+    # NCCL src/include/device.h NCCL_STEPS = 8, src/init.cc DEFAULT_BUFFSIZE = 4 MiB,
+    # src/include/collectives.h BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1: 512 KiB chunks
+    assert NCCL_CHUNK_BYTES == 512 * 1024
+    nccl = profile("nccl")
+    assert chunks(nccl, 1024) == 1                 # 4 KiB fits one chunk
+    assert chunks(nccl, 2 ** 30) == 8192           # 4 GiB / 512 KiB
+    assert chunks(nccl, 2 ** 30, 2) == 4096        # bf16: 2 GiB / 512 KiB
+    assert chunks(nccl, 2 ** 17 + 1) == 2          # one element past a chunk: a second chunk
+    with pytest.raises(ValueError, match="^C: .*give M="):
+        chunks(nccl, None)
+    with pytest.raises(ValueError, match="^C: .*give C="):
+        chunks(profile("gloo"), 1024)
+    # one chunk: the chain is N − 1 rounds of the whole buffer (hand count: 0→1→…→7)
+    assert main(["eval", "broadcast", "N=8", "M=1024", "--backend", "nccl", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["alpha"], got["beta"], got["send"], got["total"]) == (7, 7 * 1024, 1024, 7 * 1024)
+    # 8192 chunks of 2**17 elements: rounds N + C − 2 (the last chunk leaves rank 6 in round 6 + 8191)
+    assert main(["eval", "reduce", "N=8", "M=2**30", "--backend", "nccl_nvls", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["alpha"], got["beta"], got["gamma"]) == (8198, 8198 * 2 ** 17, 8198 * 2 ** 17)
+
+
 def test_mpich_switch_points():
     mpich = profile("mpich")
     assert mpich.rule("all_reduce", 8, 2048).algorithm == "recursive_doubling"
     assert mpich.rule("all_reduce", 8, 1 << 20).algorithm == "rabenseifner"
-    assert mpich.rule("all_reduce", 6, 1 << 20).algorithm == "ring"
-    assert mpich.rule("broadcast", 16, 1024).algorithm == "binomial_any"
+    # MPICH allreduce_intra_reduce_scatter_allgather.c: non-powers of two fold to 2^⌊log₂N⌋
+    assert mpich.rule("all_reduce", 6, 1 << 20).algorithm == "rabenseifner_fold"
+    assert mpich.rule("all_reduce", 12, 1 << 20).algorithm == "rabenseifner_fold"
+    # MPICH cvars.txt MPIR_CVAR_BCAST_*: < 12288 B binomial (any N), < 524288 B scatter +
+    # recursive doubling on powers of two, else scatter + ring allgather
+    assert mpich.rule("broadcast", 16, 1024).algorithm == "binomial_tree"
+    assert mpich.rule("broadcast", 12, 1024).algorithm == "binomial_tree"
+    assert mpich.rule("broadcast", 4, 1 << 20).algorithm == "binomial_tree"      # p < 8
+    assert mpich.rule("broadcast", 16, 1 << 16).algorithm == "scatter_rd_allgather"
     assert mpich.rule("broadcast", 16, 1 << 20).algorithm == "scatter_allgather"
+    assert mpich.rule("broadcast", 12, 1 << 16).algorithm == "scatter_allgather"   # medium, not 2^k
+    assert mpich.rule("broadcast", 12, 1 << 20).algorithm == "scatter_allgather"
+    assert mpich.rule("scatter", 12, 1 << 20).algorithm == "binomial_tree"
+    assert mpich.rule("gather", 12, 1 << 20).algorithm == "binomial_tree"
+    # MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE = 256 bytes per destination block, p ≥ 8
+    assert mpich.rule("all_to_all", 16, 16 * 256).algorithm == "bruck"          # 256 B per block
+    assert mpich.rule("all_to_all", 16, 16 * 257).algorithm == "pairwise"       # 257 B per block
+    assert mpich.rule("all_to_all", 64, 64 * 64).algorithm == "bruck"           # 4 KiB buffer, 64 B blocks
+    assert mpich.rule("all_to_all", 4, 4 * 16).algorithm == "pairwise"          # p < 8
     assert mpich.rule("all_gather", 8, 1 << 20).algorithm == "ring"
     assert mpich.rule("reduce_scatter", 8, 1 << 10).algorithm == "recursive_halving"
 
@@ -57,6 +120,17 @@ def test_unknown_backend_and_missing_rule_are_explained():
     # NCCL runs broadcast and reduce as pipelined chains along the ring (NCCL user guide)
     assert profile("nccl").rule("broadcast", 8, 1024).algorithm == "ring"
     assert profile("nccl").rule("reduce", 8, 1024).algorithm == "ring"
+
+
+def test_eval_backend_checks_what_the_backend_runs(capsys):
+    # N = 6 under MPICH: the fold (P = 4); rank 1 sends 2·(3/4)M in the core + M back to rank 0
+    assert main(["eval", "all_reduce", "N=6", "M=2**20", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("rabenseifner_fold") and got["send"] == 2 * 3 * 2 ** 20 // 4 + 2 ** 20
+    # M = 6 splits into N = 6 ring blocks but not into the fold's 4 core blocks: one line naming M
+    assert main(["eval", "all_reduce", "N=6", "M=6", "--backend", "mpich"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "M=6" in err and "2^⌊log₂N⌋=4" in err
 
 
 def test_gloo_overhead_is_three_preambles_per_message():

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M
+from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
+                                CORE_DIVIDES_M)
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -18,7 +19,8 @@ from symcomm.simulate import EXECUTIONS, run, expected
 
 def test_every_algorithm_has_an_execution():
     # a closed form has its own execution; a composition runs its phases' (none of its own)
-    assert set(EXECUTIONS) == {key for key, alg in ALGORITHMS.items() if not alg.phases}
+    alone = {(name, ALONE_NAME) for name in ALONE}
+    assert set(EXECUTIONS) == {key for key, alg in ALGORITHMS.items() if not alg.phases} | alone
     for alg in ALGORITHMS.values():
         assert all(phase.implementation in ALGORITHMS.values() for phase in alg.phases)
 
@@ -38,6 +40,8 @@ def layouts(draw, alg):
         g = draw(st.sampled_from(divisors))
     per_rank = draw(st.integers(1, 4))
     m = n * per_rank if N_DIVIDES_M in alg.requires else draw(st.integers(1, 3 * n))
+    if CORE_DIVIDES_M in alg.requires:
+        m = (1 << (n.bit_length() - 1)) * per_rank
     chunks = None
     if C_DIVIDES_M in alg.requires:
         chunks = draw(st.integers(1, 8))
@@ -81,3 +85,89 @@ def test_execution_matches_definition_and_formula(key, data):
         assert result.received[0] == exact(cost.root.recv, values)
         assert max(result.sent[1:]) == exact(cost.others.send, values)
         assert max(result.received[1:]) == exact(cost.others.recv, values)
+
+
+@pytest.mark.parametrize("primitive", sorted(ALONE))
+def test_a_group_of_one_moves_nothing(primitive):
+    # definition: at N = 1 every primitive maps the one rank's buffer to itself (a sum of one
+    # term, one block of one, a broadcast to nobody), so no message is needed: all counts 0
+    x = np.random.default_rng(1).integers(-9, 9, 12)
+    result = run(ALONE[primitive], [x])
+    assert np.array_equal(result.outputs[0], x)
+    assert result.sent == (0,) and result.received == (0,) and result.messages == (0,)
+    assert set(result.coefficients.values()) == {0}
+    cost = ALONE[primitive].cost
+    assert all(exact(v, {S.N: 1, S.M: 12}) == 0 for v in cost.fields().values())
+
+
+def test_binomial_broadcast_and_reduce_on_twelve_ranks():
+    # hand count, MPICH's binomial trees on N = 12 (masks 8, 4, 2, 1; ⌈log₂12⌉ = 4 rounds):
+    # broadcast: 0 → 8; 0 → 4, 8 → (12 absent); 0 → 2, 4 → 6, 8 → 10; 0 → 1, 2 → 3, 4 → 5, 6 → 7, 8 → 9, 10 → 11
+    # so the root sends 4 messages, ranks 4 and 8 two each, every rank but 0 receives one;
+    # reduce is the same tree upside down (the root receives 4, ranks 4 and 8 two each)
+    n, m = 12, 5
+    for primitive, root_field, other_field in (("broadcast", "send", "send"), ("reduce", "recv", "recv")):
+        alg = ALGORITHMS[(primitive, "binomial_tree")]
+        assert not alg.violations({S.N: n})
+        inputs = PRIMITIVES[primitive].inputs_for(n, m, np.random.default_rng(3))
+        result = run(alg, inputs)
+        assert all(_same(got, want) for got, want in zip(result.outputs, expected(primitive, inputs)))
+        per_rank = result.sent if root_field == "send" else result.received
+        assert per_rank[0] == 4 * m and per_rank[4] == per_rank[8] == 2 * m
+        assert max(per_rank[1:]) == 2 * m
+        assert result.coefficients["alpha"] == 4 and result.coefficients["beta"] == 4 * m
+        assert result.total == 11 * m
+        cost = alg.cost
+        assert exact(getattr(cost.root, root_field), {S.N: n, S.M: m}) == 4 * m
+        assert exact(getattr(cost.others, other_field), {S.N: n, S.M: m}) == 2 * m
+
+
+def test_rabenseifner_fold_on_six_ranks_by_hand():
+    # MPICH allreduce_intra_reduce_scatter_allgather.c, N = 6, M = 8: pof2 = 4, rem = 2.
+    # fold: 0 → 1, 2 → 3 (8 each, added); core ranks 1, 3, 4, 5 halve 8 → 4 → 2 and double back
+    # (4 + 2 sent each way); unfold: 1 → 0, 3 → 2 (8 each).
+    # rank 1 sends 6 + 6 + 8 = 20 and receives 8 + 6 + 6 = 20; total 16 + 4·12 + 16 = 80 = 2(N − 1)M;
+    # rounds 1 + 2 + 2 + 1 = 6; β = 8 + 4 + 2 + 2 + 4 + 8 = 28; γ = 8 + 4 + 2 = 14
+    alg = ALGORITHMS[("all_reduce", "rabenseifner_fold")]
+    inputs = PRIMITIVES["all_reduce"].inputs_for(6, 8, np.random.default_rng(5))
+    result = run(alg, inputs)
+    assert all(_same(got, want) for got, want in zip(result.outputs, expected("all_reduce", inputs)))
+    assert (result.send, result.recv, result.total) == (20, 20, 80)
+    assert result.coefficients["alpha"] == 6 and result.coefficients["beta"] == 28
+    assert result.coefficients["gamma"] == 14
+    values = {S.N: 6, S.M: 8}
+    cost = alg.cost
+    assert [exact(getattr(cost, k), values) for k in ("send", "recv", "total", "alpha", "beta", "gamma")] == \
+        [20, 20, 80, 6, 28, 14]
+    assert alg.violations({S.N: 6, S.M: 6})      # 6 is no multiple of pof2 = 4
+    assert not alg.violations({S.N: 12, S.M: 8})
+
+
+def test_bruck_all_to_all_moves_half_the_buffer_per_round():
+    # N = 8, M = 64 (blocks of 8): rounds k = 0, 1, 2 each forward the 4 blocks whose index has
+    # bit k set: 32 elements a round, 96 in all. MPICH's n (data sent to all others) is 7 * 8 = 56,
+    # and its published (n/2) lg p = 84 = 96 * 7/8 (alltoall_intra_brucks.c)
+    inputs = PRIMITIVES["all_to_all"].inputs_for(8, 64, np.random.default_rng(7))
+    result = run(ALGORITHMS[("all_to_all", "bruck")], inputs)
+    assert result.send == 96 and result.coefficients["beta"] == 96 and result.coefficients["alpha"] == 3
+    assert 56 // 2 * 3 == 96 * 7 // 8
+
+
+def test_binomial_scatter_and_gather_on_twelve_ranks():
+    # hand count, N = 12, M = 12 (blocks of one element), MPICH's binomial tree: the subtree of
+    # rank r is min(lowbit(r), N − r) ranks: ranks 4 and 8 hold 4, ranks 2, 6, 10 hold 2, the odd
+    # ranks 1. Gather: each non-root sends its subtree (busiest 4), receives it minus its own block
+    # (busiest 3), total 4 + 4 + 2·3 + 6 = 20 (= Σ popcount(0..11)); the root receives 11 in
+    # rounds of 1, 2, 4, 4 (β = 11, α = 4). Scatter is the same tree downwards.
+    n, m = 12, 12
+    for primitive, send, recv in (("gather", 4, 3), ("scatter", 3, 4)):
+        alg = ALGORITHMS[(primitive, "binomial_tree")]
+        inputs = PRIMITIVES[primitive].inputs_for(n, m, np.random.default_rng(11))
+        result = run(alg, inputs)
+        assert all(_same(got, want) for got, want in zip(result.outputs, expected(primitive, inputs)))
+        assert max(result.sent[1:]) == send and max(result.received[1:]) == recv
+        assert result.total == 20
+        assert result.coefficients["alpha"] == 4 and result.coefficients["beta"] == 11
+        values = {S.N: n, S.M: m}
+        assert exact(alg.cost.others.send, values) == send and exact(alg.cost.others.recv, values) == recv
+        assert exact(alg.cost.total, values) == 20

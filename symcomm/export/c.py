@@ -20,6 +20,8 @@ class HeaderPrinter(C99CodePrinter):
 
     #: ⌈log₂⌉ (:class:`symcomm.symbols.CeilLog2`) prints as a call of the header's exact helper
     ceil_log2_function = "symcomm_ceil_log2"
+    #: Σ popcount below n (:class:`symcomm.symbols.OnesBelow`)
+    ones_below_function = "symcomm_ones_below"
 
     def _print_log2(self, expr):
         return f"symcomm_log2({self._print(expr.args[0])})"
@@ -45,6 +47,19 @@ static inline double symcomm_log2(double x)
     int e;
     double mantissa = frexp(x, &e);
     return mantissa == 0.5 ? (double)(e - 1) : log2(x);
+}
+
+/* The set bits of 0, 1, ..., x - 1 summed (x a whole number >= 0): exact below 2^53. */
+static inline double symcomm_ones_below(double x)
+{
+    double total = 0.0, bit = 1.0;
+    while (bit < x) {
+        double period = 2.0 * bit;
+        double rest = fmod(x, period) - bit;
+        total += floor(x / period) * bit + (rest > 0.0 ? rest : 0.0);
+        bit = period;
+    }
+    return total;
 }
 
 /* ceil(log2(x)) for x > 0, exact: the smallest k with 2^k >= x. */

@@ -32,11 +32,17 @@ def _split_mul(expr: sp.Mul):
                 num.append(sp.Integer(factor.p))
             if factor.q != 1:
                 den.append(sp.Integer(factor.q))
-        elif factor.is_Pow and factor.exp.is_Integer and factor.exp < 0:
+        elif factor.is_Pow and _negative_exponent(factor.exp):
             den.append(factor.base ** -factor.exp)
         else:
             num.append(factor)
     return num, den
+
+
+def _negative_exponent(exp) -> bool:
+    """A negative integer, or a symbolic exponent written with a minus sign (2**(1 − ⌈log₂(N+1)⌉)):
+    printed as 1 / base**(−exp), so that an int base and exponent stay exact."""
+    return (exp.is_Integer and exp < 0) or (not exp.is_number and exp.could_extract_minus_sign())
 
 
 class ExactPythonPrinter(PythonCodePrinter):
@@ -44,6 +50,8 @@ class ExactPythonPrinter(PythonCodePrinter):
 
     #: ⌈log₂⌉ (:class:`symcomm.symbols.CeilLog2`) prints as a call of the module's exact helper
     ceil_log2_function = "_ceil_log2"
+    #: Σ popcount below n (:class:`symcomm.symbols.OnesBelow`) likewise
+    ones_below_function = "_ones_below"
 
     def _product(self, factors) -> str:
         if not factors:
@@ -66,7 +74,7 @@ class ExactPythonPrinter(PythonCodePrinter):
         return f"_q({self._product(num)}, {self._product(den)})"
 
     def _print_Pow(self, expr, rational=False):
-        if expr.exp.is_Integer and expr.exp < 0:
+        if _negative_exponent(expr.exp):
             return f"_q(1, {self._print(expr.base ** -expr.exp)})"
         if expr.exp.is_Integer:
             return f"{self.parenthesize(expr.base, PRECEDENCE['Pow'])}**{expr.exp.p}"
@@ -99,6 +107,16 @@ def _log2(x):
         if n & (n - 1) == 0 and d & (d - 1) == 0:
             return (n.bit_length() - 1) - (d.bit_length() - 1)
     return math.log2(x)
+
+
+def _ones_below(x):
+    """The set bits of 0, 1, ..., x - 1 summed (x a whole number >= 0): exact, an int."""
+    n, total, j = int(x), 0, 0
+    while (1 << j) < n:
+        period = 1 << (j + 1)
+        total += (n // period) * (1 << j) + max(0, n % period - (1 << j))
+        j += 1
+    return total
 
 
 def _ceil_log2(x):

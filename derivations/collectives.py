@@ -14,7 +14,7 @@ from symcomm import symbols as S
 from symcomm.algorithms import ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
 from symcomm.bounds import LOWER_BOUNDS
 from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import AtLeast, Claim, DEFAULT, Limit, POWER_OF_TWO
+from symcomm.proof import AtLeast, Claim, DEFAULT, Domain, Limit, POWER_OF_TWO
 from symcomm.subjects import COLLECTIVE_CONVENTION
 
 N, M = S.N, S.M
@@ -148,6 +148,7 @@ IDENTITIES = tuple(
 # (then ⌈log₂N⌉ = ⌈log₂(N + 1)⌉ = ℓ + 1; the claims hold for every r ≥ 1, a fortiori r < 2^ℓ).
 
 _FOLD = ("all_reduce", "rabenseifner_fold")
+_SEGMENTED = ("reduce", "ring_segmented")   # C ≥ 2N, a multiple of N: its bounds are below, with C = kN
 _fold, _raben = _cost(*_FOLD), _cost("all_reduce", "rabenseifner")
 _MPICH_FOLD = THAKUR + ", §4 (Allreduce); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
 _ell, _extra = sp.Symbol("ell", integer=True, positive=True), sp.Symbol("r", integer=True, positive=True)
@@ -229,7 +230,8 @@ CHAPTER = Chapter(
            "that compose them: all-reduce = reduce-scatter + all-gather = reduce + broadcast, "
            "all-gather = gather + broadcast."),
     derivations=(RING_ALL_REDUCE, NAIVE_ALL_REDUCE, NAIVE_VS_RING),
-    claims=tuple(c for alg in ALGORITHMS.values() if alg.key != _FOLD for c in optimality_claims(alg))
+    claims=tuple(c for alg in ALGORITHMS.values() if alg.key not in (_FOLD, _SEGMENTED)
+                 for c in optimality_claims(alg))
     + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS,
 )
 
@@ -303,4 +305,28 @@ ALLTOALL_CLAIMS = (
           source=_MPICH_ALLTOALL, domain=POWER_OF_TWO),
 )
 
-CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS + ALLTOALL_CLAIMS)
+# gloo's reduce above 2·N·1 MiB (gloo/reduce.cc): C segments, C − 2 loop rounds
+_segmented = _cost("reduce", "ring_segmented")
+_C = S.C
+_k = sp.Symbol("k", integer=True, positive=True)     # segments per rank, k ≥ 2
+_PER_RANK = Domain(least=DEFAULT.least + ((_k, 2),))
+_reduce_bound, _reduce_bound_source = LOWER_BOUNDS["reduce"]
+SEGMENTED_CLAIMS = tuple(
+    AtLeast(_segmented.coefficient(sym).subs(_C, _k * N), _reduce_bound.coefficient(sym),
+            name=f"reduce/ring_segmented: {word} term at least the lower bound (C = kN segments, k ≥ 2)",
+            source=_reduce_bound_source, domain=_PER_RANK)
+    for _, word, sym in _TERMS
+) + tuple(
+    Claim(getattr(_segmented, key).subs(_C, 2 * N), getattr(_ring_gather, key),
+          name=f"reduce/ring_segmented: {key} at C = 2N (two segments per rank) is the ring reduce-scatter + gather's",
+          source=_GLOO_SOURCE + ", gloo/reduce.cc")
+    for key in ("send", "total", "beta", "gamma")
+) + (
+    # the ring needs (N − 1)·C/N segments from each rank; the loop sends C − 2
+    Claim(_segmented.others.send - _ring_gather.others.send, (_C / N - 2) * M / _C,
+          name="reduce/ring_segmented: a non-root sends C/N − 2 segments of M/C beyond the ring's M",
+          source=_GLOO_SOURCE + ", gloo/reduce.cc"),
+)
+
+CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS + ALLTOALL_CLAIMS
+                   + SEGMENTED_CLAIMS)

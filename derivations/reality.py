@@ -142,8 +142,11 @@ def _table() -> tuple:
         rows,
         caption=("Bytes the busiest rank sent, counted by the kernel (TCP_INFO bytes sent minus retransmitted, "
                  "the barrier around each operation subtracted), against the catalog formula under the gloo "
-                 "profile plus what gloo adds: 96 bytes per message sent (a 48-byte header written three times) and, "
-                 "for reduce above 2·N MiB, the extra segments its reduce loop sends (see symcomm/profiles.py). "
+                 "profile plus what gloo adds: 96 bytes per message sent (a 48-byte header written three times). "
+                 "Above 2·N MiB gloo's reduce loop sends C/N − 2 more 1 MiB segments than the ring needs "
+                 "(reduce/ring_segmented); its catalog payload is exact when the segments fill the buffer, "
+                 "and approximate (fractional) when the last ones are partial or empty, which the predicted "
+                 "bytes count (see symcomm/profiles.py). "
                  "Recorded with: " + str(meta.get("command", "symcomm validate --backend gloo")) + "."),
         source=SOURCE),)
 
@@ -157,7 +160,7 @@ CHAPTER = Chapter(
            "formulas hold to the byte once the library's own choices are known. Gloo runs reduce-scatter "
            "as a full all-reduce, so FSDP sends 4Φ(N−1)/N per GPU under gloo, not the textbook 3Φ(N−1)/N; "
            "its broadcast is a binomial tree for any N and its reduce a ring reduce-scatter followed by a "
-           "gather; each message adds a 48-byte header written three times. The chapter is rendered from "
+           "gather, whose ring loop over-sends above 2·N MiB; each message adds a 48-byte header written three times. The chapter is rendered from "
            "the committed measurement file, so the docs build without torch."),
     derivations=(FSDP_UNDER_GLOO,),
     claims=BACKEND_CLAIMS + _claims(),

@@ -89,6 +89,10 @@ class Requirement:
             core = 1 << (int(x).bit_length() - 1)
             if y.is_number and y % core:
                 return f"{self.other}={y} is not allowed: it must be a multiple of 2^⌊log₂{self.symbol}⌋={core}"
+        elif self.kind == "at_least":
+            y = sp.sympify(self.other).subs(values)
+            if y.is_number and x < y:
+                return f"{self.symbol}={x} is not allowed: it must be at least {self.other}={y}"
         elif self.kind == "equals":
             if x != self.other:
                 return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol}={self.other}"
@@ -100,6 +104,7 @@ class Requirement:
             "divides": f"{self.other} a multiple of {self.symbol}",
             "equals": f"{self.symbol} = {self.other}",
             "core_divides": f"{self.other} a multiple of 2^⌊log₂{self.symbol}⌋",
+            "at_least": f"{self.symbol} ≥ {self.other}",
         }[self.kind]
 
 
@@ -110,6 +115,8 @@ PAIR = Requirement("equals", N, 2)
 ALONE_N = Requirement("equals", N, 1)
 C_DIVIDES_M = Requirement("divides", C, M)
 CORE_DIVIDES_M = Requirement("core_divides", N, M)
+N_DIVIDES_C = Requirement("divides", N, C)
+C_AT_LEAST_2N = Requirement("at_least", C, 2 * N)
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a binomial tree on any N (K = ⌈log₂N⌉ rounds, top mask 2^(K−1)): the messages of its busiest
@@ -373,6 +380,18 @@ _ENTRIES = [
                                   # the busiest non-root is vrank 1: it sends in rounds i ≥ 1 with 1 + 2^i < N
                                   send=(sp.Max(S.log2_ceil(N - 1), 1) - 1) * M, recv=M,
                                   total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
+    Algorithm("reduce", "ring_segmented",
+              "gloo's reduce: the buffer in C equal segments (C a multiple of N, at least 2N), chunk r = "
+              "segments r·C/N … (r + 1)·C/N − 1; C − 2 ring rounds, in each every rank passes one segment to "
+              "rank − 1, which adds its own input to it; then every rank sends its chunk (M/N) to the root. "
+              "The ring needs (N − 1)C/N rounds: for C > 2N the loop sends C/N − 2 segments more",
+              GLOO + ", gloo/reduce.cc (numSegments a multiple of N, ≥ 2N; sends in all but the last two of "
+              "numSegments iterations; then a direct gather of chunkBytes to the root)",
+              (C_DIVIDES_M, N_DIVIDES_C, C_AT_LEAST_2N),
+              Cost.of(root_send=(C - 2) * M / C, root_recv=(C - 2) * M / C + (N - 1) * M / N,
+                      send=(C - 2) * M / C + M / N, recv=(C - 2) * M / C,
+                      total=N * (C - 2) * M / C + (N - 1) * M / N,
+                      alpha=C - 2 + N - 1, beta=(C - 2) * M / C + (N - 1) * M / N, gamma=(C - 2) * M / C)),
     Algorithm("reduce", "ring_gather",
               "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
               GLOO + ", gloo/reduce.cc (ring reduce-scatter, then gather to root)", (N_DIVIDES_M,),

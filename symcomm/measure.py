@@ -55,9 +55,11 @@ TCPI_BYTES_RETRANS = 208
 TCP_INFO_MIN = 216
 
 DEFAULT_RANKS = (2, 3, 4, 8)
-DEFAULT_SIZES = (2 ** 10, 2 ** 16, 2 ** 22)
+# 2**23 float32 = 32 MiB: above 2·N·1 MiB for every default N (8 included), where gloo's reduce
+# runs more than two segments per rank and its ring loop over-sends (profiles.gloo_wire)
+DEFAULT_SIZES = (2 ** 10, 2 ** 16, 2 ** 23)
 MAX_RANKS = 8                  # N a measurement runs on this machine
-MAX_SIZE = 2 ** 22             # M (float32 elements) a measurement runs: 16 MiB
+MAX_SIZE = 2 ** 23             # M (float32 elements) a measurement runs: 32 MiB
 MAX_TIMEOUT = 86400.0          # seconds per group of N ranks
 MAX_FROM_BYTES = 64 * 1024 * 1024   # validate --from FILE
 PR_SET_PDEATHSIG = 1           # linux/prctl.h
@@ -430,7 +432,7 @@ def _options(args):
     ranks = _ints(args.ranks, "ranks", 2, MAX_RANKS, "a group needs at least 2 ranks",
                   f"at most {MAX_RANKS} ranks on this machine")
     sizes = _ints(args.sizes, "sizes", 1, MAX_SIZE, "give at least 1 element",
-                  "at most 2**22 elements (16 MiB of float32)")
+                  "at most 2**23 elements (32 MiB of float32)")
     timeout = parse_real("--timeout", args.timeout, least=0, most=MAX_TIMEOUT, strictly_above=True)
     return dict(ranks=ranks, sizes=sizes, primitives=_names(args.primitives, PRIMITIVES, "primitives"),
                 steps=_names(args.steps, STEPS, "steps"), timeout=timeout)
@@ -515,7 +517,7 @@ def register_cli(subparsers) -> None:
         p.add_argument("--backend", default="gloo", help=f"profile: {', '.join(PROFILES)} (only gloo is measurable)")
         p.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)), help="N values, e.g. 2,3,4,8 (≤ 8)")
         p.add_argument("--sizes", default=",".join(f"2**{m.bit_length() - 1}" for m in DEFAULT_SIZES),
-                       help="M values in float32 elements, e.g. 2**10,2**16,2**22 (≤ 2**22; rounded down to a multiple of N)")
+                       help="M values in float32 elements, e.g. 2**10,2**16,2**23 (≤ 2**23; rounded down to a multiple of N)")
         p.add_argument("--primitives", default=",".join(PRIMITIVES))
         p.add_argument("--steps", default=",".join(STEPS), help="training steps to measure: ddp,fsdp or none")
         p.add_argument("--timeout", type=str, default="180",

@@ -27,7 +27,7 @@ STEP_INDEX = 3                 # measure the 3rd step: DDP rebuilds buckets afte
                                # and broadcasts the new order during step 2
 
 #: ring segments the gloo predictions of one --from file may loop over (≈ 1.5 µs each):
-#: a measurement (M ≤ 2**22) needs at most 16·N per row
+#: a measurement (M ≤ 2**23) needs at most 32·N per row
 MAX_PREDICTION_WORK = 2 ** 22
 
 def element_count(primitive: str, n: int, m: int) -> int:
@@ -45,9 +45,11 @@ def _roles(values: list, rooted: bool) -> dict:
 
 def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) -> dict:
     """The model's prediction for one collective: catalog payload by role and wire bytes per rank."""
-    rule = prof.rule(primitive, n, m * item)
-    cost = rule.implementation.cost
+    from .profiles import algorithm_under
+
     values = {S.N: n, S.M: m}
+    impl, rule = algorithm_under(prof, primitive, values, item)
+    cost = impl.cost
     rooted = primitive in ROOTED
     if rooted and cost.root is not None:
         model = {"root": exact(cost.root.send, values) * item,
@@ -55,7 +57,7 @@ def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) 
     else:
         model = {"busiest": exact(cost.send, values) * item}
     model["total"] = exact(cost.total, values) * item
-    out = {"algorithm": f"{rule.implementation.primitive}/{rule.implementation.name}",
+    out = {"algorithm": f"{impl.primitive}/{impl.name}",
            "model_payload": {k: plain(v) for k, v in model.items()}}
     if prof.wire is not None and prof.overhead.modelled:
         wire = prof.wire(primitive, n, m, item)
@@ -135,10 +137,12 @@ class Row:
         return out
 
     def _explained(self, surplus) -> bool:
-        # gloo's reduce above 2·N·1 MiB: segments the ring loop sends beyond the ring's need,
-        # documented in the gloo profile's reduce rule and counted by gloo_wire
+        # gloo's reduce above 2·N·1 MiB when its 1 MiB segments do not fill the buffer: the
+        # catalog's ring_segmented has C equal segments, gloo's last ones are partial or empty
+        # (documented in the gloo profile's reduce rule, counted by gloo_wire)
         from .profiles import GLOO_MAX_SEGMENT
-        return self.name == "reduce" and surplus > 0 and self.m * ITEM > 2 * self.n * GLOO_MAX_SEGMENT
+        return (self.name == "reduce" and self.m * ITEM > 2 * self.n * GLOO_MAX_SEGMENT
+                and (self.m * ITEM) % (self.n * GLOO_MAX_SEGMENT) != 0)
 
     def as_dict(self) -> dict:
         out = {"kind": self.kind, "name": self.name, "N": self.n,
@@ -197,7 +201,7 @@ def rows_from(saved: dict, backend: str = "gloo", what: str = "measurement", che
                 work += _prediction_work(name, n, m)
                 if work > MAX_PREDICTION_WORK:
                     raise bad(i, "M", f"M={m}: predicting this file's rows would loop over more than "
-                                      f"{MAX_PREDICTION_WORK:,} ring segments (a measurement has M ≤ 2**22)")
+                                      f"{MAX_PREDICTION_WORK:,} ring segments (a measurement has M ≤ 2**23)")
             try:
                 predictions[key] = predict_op(prof, name, n, m) if kind == "op" else predict_step(prof, name, n)
             except ValueError as err:

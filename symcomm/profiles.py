@@ -144,9 +144,9 @@ class Profile:
     sources: tuple[str, ...]
     #: exact per-rank wire model (payload bytes, messages sent, messages received), if known
     wire: Callable[..., list] | None = None
-    #: bytes per chunk of its pipelined chains (the catalog's ring broadcast / reduce): C follows
-    #: from the message size; None if the profile runs no chain
-    chunk_bytes: int | None = None
+    #: C, the chunks or segments of its pipelined algorithms, as the library decides it from
+    #: (N, bytes of M, bytes per element); None if the profile runs none
+    chunking: Callable[[int, int, int], int] | None = None
 
     def rule(self, primitive: str, n: int | None = None, nbytes: int | None = None) -> Rule:
         """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does.
@@ -224,7 +224,7 @@ NCCL = Profile(
     overhead=Overhead(0, 0, "Simple protocol: completion flags travel beside the data, not in it; "
                             "LL (×2) and LL128 (×128/120) inflate the payload instead (not modelled)"),
     sources=(NCCL_DOCS, NCCL_CHUNKS),
-    chunk_bytes=NCCL_CHUNK_BYTES,
+    chunking=lambda n, nbytes, item: max(1, -(-nbytes // NCCL_CHUNK_BYTES)),
 )
 
 NCCL_NVLS = Profile(
@@ -233,7 +233,7 @@ NCCL_NVLS = Profile(
     + tuple(r for r in NCCL.rules if r.primitive != "all_reduce"),
     overhead=NCCL.overhead,
     sources=NCCL.sources + (GRAHAM.cite + " (SHArP)",),
-    chunk_bytes=NCCL.chunk_bytes,
+    chunking=NCCL.chunking,
 )
 
 # -- MPICH ---------------------------------------------------------------------------------------
@@ -436,10 +436,14 @@ GLOO = Profile(
         Rule("broadcast", "binomial_any", GLOO + ", gloo/broadcast.cc; " + TORCH + " (broadcast → gloo::broadcast)"),
         Rule("scatter", "flat", GLOO + ", gloo/scatter.cc"),
         Rule("gather", "flat", GLOO + ", gloo/gather.cc"),
-        Rule("reduce", "ring_gather", GLOO + ", gloo/reduce.cc", max_bytes=None,
-             note="above 2·N·1 MiB gloo's ring loop runs over all segment slots but two, so a rank "
-                  "sends (segments per rank − 2) more segments than the ring needs: gloo_wire models "
-                  "those bytes as the profile's surplus"),
+        Rule("reduce", "ring_gather", GLOO + ", gloo/reduce.cc: up to 2·N·1 MiB, two segments per rank, "
+             "whose ring loop is exactly the ring reduce-scatter", max_bytes=2 * GLOO_MAX_SEGMENT + 1, per_block=True),
+        Rule("reduce", "ring_segmented", GLOO + ", gloo/reduce.cc: above 2·N·1 MiB, C = numSegments segments "
+             "of 1 MiB (rounded up to a multiple of N), and the ring loop runs C − 2 rounds where the ring "
+             "needs (N − 1)C/N: each rank sends C/N − 2 segments more",
+             note="the closed form has C equal segments: exact when 1 MiB segments fill the buffer (bytes a "
+                  "multiple of N MiB); otherwise gloo's last segments are partial or empty, and gloo_wire "
+                  "counts them to the byte"),
         Rule("all_gather", "ring", GLOO + ", gloo/allgather.cc (each block in two halves)"),
         Rule("reduce_scatter", "ring", TORCH + ": reduce_scatter_tensor runs gloo's ring all-reduce on the "
              "whole buffer and keeps the rank's block", runs_as="all_reduce",
@@ -454,6 +458,7 @@ GLOO = Profile(
     sources=(GLOO + ": gloo/allreduce.cc, reduce.cc, broadcast.cc, allgather.cc, gather.cc, scatter.cc, "
              "alltoall.cc, barrier.cc, transport/tcp/pair.h, pair.cc", TORCH),
     wire=gloo_wire,
+    chunking=lambda n, nbytes, item: _ring_segments(n, nbytes, item, reduce_style=True)[0],
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (TEXTBOOK, NCCL, NCCL_NVLS, MPICH, GLOO)}
@@ -502,23 +507,25 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     impl = rule.implementation
     needed = set().union(*(sp.sympify(e).free_symbols for e in impl.cost.fields().values()))
     if S.C in needed and S.C not in values:
-        return chunked(prof, impl, rule, size, itemsize)
+        return chunked(prof, impl, rule, size, itemsize, n)
     return impl, rule
 
 
-def chunks(prof: Profile, size: int | None, itemsize: int = 4) -> int:
-    """C, the chunks ``prof``'s pipelined chain splits M = ``size`` elements into:
-    ⌈bytes / chunk bytes⌉ (at least 1); ValueError naming C when it cannot be decided."""
-    if prof.chunk_bytes is None:
-        raise ValueError(f"C: backend {prof.name} states no chunk size for its pipelined chains; give C=")
-    if size is None:
-        raise ValueError(f"C: backend {prof.name} decides the chunk count C from the message size: give M=")
-    return max(1, -(-size * itemsize // prof.chunk_bytes))
+def chunks(prof: Profile, size: int | None, itemsize: int = 4, n: int | None = None) -> int:
+    """C, the chunks (NCCL's chains) or segments (gloo's reduce) ``prof`` splits M = ``size``
+    elements into on ``n`` ranks; ValueError naming C when it cannot be decided."""
+    if prof.chunking is None:
+        raise ValueError(f"C: backend {prof.name} states no chunk size for its pipelined algorithms; give C=")
+    if size is None or n is None:
+        raise ValueError(f"C: backend {prof.name} decides the chunk count C from N and the message size: give N= and M=")
+    return prof.chunking(n, size * itemsize, itemsize)
 
 
-def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsize: int = 4) -> tuple[Algorithm, Rule]:
-    """``impl`` (a pipelined chain) with C decided as ``prof`` decides it, and the rule saying so."""
-    c = chunks(prof, size, itemsize)
+def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsize: int = 4,
+            n: int | None = None) -> tuple[Algorithm, Rule]:
+    """``impl`` (pipelined in C pieces) with C decided as ``prof`` decides it, and the rule saying so."""
+    c = chunks(prof, size, itemsize, n)
     fixed = replace(impl, closed_form=impl.cost.subs({S.C: c}),
-                    requires=tuple(r for r in impl.requires if S.C not in (r.symbol,)))
-    return fixed, replace(rule, source=f"{rule.source}; here C = {c} (⌈{size * itemsize} B / {prof.chunk_bytes} B⌉)")
+                    requires=tuple(r for r in impl.requires if S.C not in (r.symbol,) + tuple(
+                        sp.sympify(r.other).free_symbols)))
+    return fixed, replace(rule, source=f"{rule.source}; here C = {c} for {size * itemsize} B on N = {n}")

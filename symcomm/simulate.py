@@ -539,6 +539,32 @@ def binomial_any_broadcast(net: Network, data: dict) -> dict:
 EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
 
 
+def segmented_ring_reduce(net: Network, data: dict) -> dict:
+    """gloo/reduce.cc with C = net.chunks equal segments: in iteration i < C − 2 rank r sends
+    segment (r + 1)·C/N + i (mod C) to rank r − 1, from its input while i < C/N and from its
+    output after; the receiver sets out = in + received.  Then chunk r goes to the root."""
+    n, c = net.n, net.chunks
+    per = c // n
+    inp = {r: _split(data[r], c) for r in range(n)}
+    out = {r: [seg.copy() for seg in inp[r]] for r in range(n)}
+    for i in range(c - 2):
+        msgs = []
+        for r in range(n):
+            k = ((r + 1) * per + i) % c
+            msgs.append(Message(r, (r - 1) % n, (inp if i < per else out)[r][k], k))
+        for msg in net.exchange(msgs):
+            out[msg.dst][msg.tag] = net.add(msg.dst, inp[msg.dst][msg.tag], msg.data)
+    result = out[ROOT][:per]
+    chunks = {ROOT: result}
+    for r in range(1, n):
+        (msg,) = net.exchange([Message(r, ROOT, np.concatenate(out[r][r * per:(r + 1) * per]))])
+        chunks[r] = _split(msg.data, per)
+    return {ROOT: np.concatenate([seg for r in range(n) for seg in chunks[r]])}
+
+
+EXECUTIONS[("reduce", "ring_segmented")] = segmented_ring_reduce
+
+
 # -- a group of one rank (what every backend profile runs at N = 1) ------------------------------
 
 def alone(net: Network, data: dict) -> dict:

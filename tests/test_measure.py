@@ -52,7 +52,7 @@ def test_progress_bar_goes_to_its_stream(capsys):
 @pytest.mark.parametrize("argv, word", [
     (["measure", "--ranks", "9"], "at most 8"),
     (["measure", "--ranks", "1"], "ranks"),
-    (["measure", "--sizes", "2**23"], "2**22"),
+    (["measure", "--sizes", "2**24"], "2**23"),
     (["measure", "--primitives", "allreduce"], "allreduce"),
     (["validate", "--backend", "nccl"], "only gloo"),
     (["validate", "--timeout", "0"], "timeout"),
@@ -144,8 +144,8 @@ def test_a_bad_timeout_is_refused_before_measuring(capsys, no_sweep, value):
     (["--ranks", "2,,3"], ["--ranks"]),
     (["--ranks", ",".join(["2"] * 65)], ["--ranks", "at most 64 values"]),
     (["--sizes", "0"], ["--sizes 0", "at least 1"]),
-    (["--sizes", "2**22+1"], ["--sizes"]),
-    (["--sizes", "4194305"], ["--sizes 4194305", "2**22"]),
+    (["--sizes", "2**23+1"], ["--sizes"]),
+    (["--sizes", "8388609"], ["--sizes 8388609", "2**23"]),
     (["--sizes", "2**1000000"], ["--sizes"]),
     (["--steps", "zero9"], ["--steps", "zero9"]),
 ])
@@ -437,7 +437,7 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
 def test_the_ranks_die_with_a_killed_parent(tmp_path):
     _need_torch()
     env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
-    # the default sizes (up to 2**22) and steps: many seconds of work left when the parent dies
+    # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2", "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     ranks = {}
@@ -493,3 +493,19 @@ def test_an_unfinished_run_kills_every_rank_without_waiting():
     ranks = [_FakeRank(10), _FakeRank(11)]
     measure._stop(ranks, finished=False)
     assert all(r.killed and r.exitcode == -9 for r in ranks)
+
+
+def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
+    # gloo/reduce.cc (torch 2.13): segments of ≤ 1 MiB, numSegments rounded up to a multiple of N,
+    # sends in all but the last two of numSegments iterations, then each rank's chunk of
+    # numSegments/N segments goes to the root. Hand count, fp32:
+    #   N = 2, M = 2**22 (16 MiB): 16 segments, 14 sent in the loop + an 8 MiB chunk = 22 MiB = 1.375 M
+    #   N = 8, M = 2**23 (32 MiB): 32 segments, 30 sent in the loop + a 4 MiB chunk = 34 MiB = 1.0625 M
+    _need_torch()
+    MiB = 2 ** 20
+    for n, m, want in ((2, 2 ** 22, 22 * MiB), (8, 2 ** 23, 34 * MiB)):
+        assert main(["measure", "--ranks", str(n), "--sizes", str(m), "--primitives", "reduce",
+                     "--steps", "none", "--no-progress", "--json"]) == 0
+        (row,) = json.loads(capsys.readouterr().out)["rows"]
+        assert row["payload"][1:] == [want] * (n - 1)
+        assert row["payload"][0] == (4 * m // MiB - 2) * MiB    # the root: the loop only

@@ -64,14 +64,14 @@ def test_nccl_decides_the_chunk_count_of_its_chains(capsys):
     # src/include/collectives.h BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1: 512 KiB chunks
     assert NCCL_CHUNK_BYTES == 512 * 1024
     nccl = profile("nccl")
-    assert chunks(nccl, 1024) == 1                 # 4 KiB fits one chunk
-    assert chunks(nccl, 2 ** 30) == 8192           # 4 GiB / 512 KiB
-    assert chunks(nccl, 2 ** 30, 2) == 4096        # bf16: 2 GiB / 512 KiB
-    assert chunks(nccl, 2 ** 17 + 1) == 2          # one element past a chunk: a second chunk
-    with pytest.raises(ValueError, match="^C: .*give M="):
+    assert chunks(nccl, 1024, n=8) == 1                 # 4 KiB fits one chunk
+    assert chunks(nccl, 2 ** 30, n=8) == 8192           # 4 GiB / 512 KiB
+    assert chunks(nccl, 2 ** 30, 2, n=8) == 4096        # bf16: 2 GiB / 512 KiB
+    assert chunks(nccl, 2 ** 17 + 1, n=8) == 2          # one element past a chunk: a second chunk
+    with pytest.raises(ValueError, match="^C: .*give N= and M="):
         chunks(nccl, None)
     with pytest.raises(ValueError, match="^C: .*give C="):
-        chunks(profile("gloo"), 1024)
+        chunks(profile("textbook"), 1024, n=8)
     # one chunk: the chain is N − 1 rounds of the whole buffer (hand count: 0→1→…→7)
     assert main(["eval", "broadcast", "N=8", "M=1024", "--backend", "nccl", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -149,6 +149,23 @@ def test_gloo_payload_equals_the_catalog_formula_when_blocks_divide(primitive, n
     others = wire[1:] if primitive in ("broadcast", "scatter", "gather") else wire
     assert max(w.payload for w in others) == 4 * exact(cost.others.send, values)
     assert sum(w.payload for w in wire) == 4 * exact(cost.total, values)
+
+
+def test_gloo_reduce_model_above_two_segments_per_rank(capsys):
+    # gloo/reduce.cc: up to 2·N·1 MiB two segments per rank (the ring reduce-scatter exactly);
+    # beyond, numSegments 1 MiB segments and C − 2 loop rounds. Hand count, fp32, N = 2,
+    # M = 2**22 (16 MiB): C = 16, a non-root sends 14 segments + its 8 MiB chunk = 22 MiB = 1.375 M;
+    # N = 8, M = 2**23: C = 32, 30 + 4 = 34 MiB = 1.0625 M (both measured: tests/test_measure.py)
+    gloo = profile("gloo")
+    assert gloo.rule("reduce", 8, 16 * 2 ** 20).algorithm == "ring_gather"       # = 2·N MiB
+    assert gloo.rule("reduce", 8, 16 * 2 ** 20 + 4).algorithm == "ring_segmented"
+    assert chunks(gloo, 2 ** 22, n=2) == 16 and chunks(gloo, 2 ** 23, n=8) == 32
+    assert chunks(gloo, 2 ** 10, n=3) == 6                                        # 2N below the cap
+    for n, m, want in ((2, 2 ** 22, 22 * 2 ** 20), (8, 2 ** 23, 34 * 2 ** 20)):
+        assert main(["eval", "reduce", f"N={n}", f"M={m}", "--backend", "gloo", "--dtype", "fp32", "--json"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["algorithm"].startswith("ring_segmented") and got["send"] == want
+        assert max(w.payload for w in gloo_wire("reduce", n, m, 4)[1:]) == want
 
 
 def test_gloo_reduce_sends_surplus_segments_above_two_segments_per_rank():

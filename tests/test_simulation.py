@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
 from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
-                                CORE_DIVIDES_M)
+                                CORE_DIVIDES_M, N_DIVIDES_C)
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -46,6 +46,9 @@ def layouts(draw, alg):
     if C_DIVIDES_M in alg.requires:
         chunks = draw(st.integers(1, 8))
         m = chunks * draw(st.integers(1, 4))
+    if N_DIVIDES_C in alg.requires:   # gloo's segments: a multiple of N, at least 2N
+        chunks = n * draw(st.integers(2, 4))
+        m = chunks * draw(st.integers(1, 3))
     return n, m, g, chunks
 
 

@@ -370,6 +370,17 @@ def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch)
     assert os.environ["GLOO_SOCKET_IFNAME"] != "lo"   # the parent's environment is left as it was
 
 
+def _wait_for_ranks(proc, count: int) -> dict:
+    """The rank processes of a measurement once ``count`` of them run (two minutes at most)."""
+    ranks: dict = {}
+    deadline = time.monotonic() + 120
+    while len(ranks) < count and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        ranks = _spawned_children(proc.pid)
+    assert len(ranks) == count, "the ranks did not start"
+    return ranks
+
+
 def _spawned_children(parent: int) -> dict:
     """{pid: start time} of the multiprocessing spawn children of ``parent`` that are not zombies."""
     out = {}
@@ -405,13 +416,8 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2,3", "--sizes", "1024",
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
-    ranks = {}
     try:
-        deadline = time.monotonic() + 120
-        while len(ranks) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-            ranks = _spawned_children(proc.pid)
-        assert len(ranks) == 2, "the ranks did not start"
+        _wait_for_ranks(proc, 2)
         time.sleep(after)
         ranks = _spawned_children(proc.pid)   # the ranks running when Ctrl-C comes
         assert ranks and proc.poll() is None, "the measurement ended before Ctrl-C"
@@ -440,13 +446,8 @@ def test_the_ranks_die_with_a_killed_parent(tmp_path):
     # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2", "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
-    ranks = {}
     try:
-        deadline = time.monotonic() + 120
-        while len(ranks) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-            ranks = _spawned_children(proc.pid)
-        assert len(ranks) == 2, "the ranks did not start"
+        ranks = _wait_for_ranks(proc, 2)
         time.sleep(2)
         proc.kill()             # SIGKILL: no cleanup code of the parent runs
         proc.wait()

@@ -73,19 +73,29 @@ class Step:
         return [[self.rank(tp, dp, pp, i) for i in range(self.c)] for dp in range(self.d) for tp in range(self.t)]
 
     def dp_groups(self):
-        """The d·c ranks holding the same parameters (Megatron: data parallel with context parallel)."""
-        return [[self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)]
+        """(stage, the d·c ranks holding the same parameters): Megatron's data parallel with context parallel."""
+        return [(pp, [self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)])
                 for tp in range(self.t) for pp in range(self.p)]
 
 
-def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None):
+def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
+               vocab=0, tied=False):
     """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
-    tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA)."""
+    tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
+    = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
+    stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last."""
     framework, zero, reshard = scheme
     kv = h if kv is None else kv
     step = Step(t, p, d, c)
     act = tokens * h                                   # one micro-batch's activations on a replica's CP rank
-    shard = phi // (t * p)
+
+    def held(pp):                                      # parameters a stage holds, before the split over t
+        out = phi // p
+        if vocab and pp == 0:
+            out += vocab * h                           # the word embedding
+        if vocab and pp == p - 1 and not (tied and p == 1):
+            out += vocab * h                           # the output layer, or the tied embedding's copy
+        return out
 
     def tp_pair(group, backward):
         if sp_on:
@@ -118,8 +128,30 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             attention(cp_group, backward)
 
     def dp_all(collective):
-        for group in step.dp_groups():
-            collective("dp", group, shard)
+        for pp, group in step.dp_groups():
+            collective("dp", group, held(pp) // t)
+
+    def embedding(backward):                           # layers.py VocabParallelEmbedding, first stage
+        for group in step.tp_groups(0):
+            if sp_on:                                  # mappings.py: reduce-scatter to the sequence (back: gather)
+                (step.all_gather if backward else step.reduce_scatter)("tp", group, act)
+            elif not backward:                         # all-reduce of the partial lookups (back: identity)
+                step.all_reduce("tp", group, act)
+
+    def lm_head(backward):                             # ColumnParallelLinear output layer + cross_entropy.py
+        for group in step.tp_groups(p - 1):
+            if sp_on:
+                if backward:
+                    step.reduce_scatter("tp", group, act)
+                    if regather:
+                        step.all_gather("tp", group, act)
+                else:
+                    step.all_gather("tp", group, act)
+            elif backward:                             # copy_to_tensor_model_parallel_region: back all-reduce
+                step.all_reduce("tp", group, act)
+            if not backward:                           # vocab-parallel cross-entropy: max, target logit, Σ exp
+                for _ in range(3):
+                    step.all_reduce("tp", group, tokens)
 
     def boundary(pp, to):                              # activations (or their gradients) per TP and CP rank
         for dp in range(d):
@@ -131,15 +163,23 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         if zero == 3:
             dp_all(step.all_gather)                    # parameters for the forward
         for pp in range(p):
+            if vocab and pp == 0:
+                embedding(backward=False)
             for _ in range(layers_per_stage):
                 layer(pp, backward=False)
+            if vocab and pp == p - 1:
+                lm_head(backward=False)
             if pp + 1 < p:
                 boundary(pp, pp + 1)
         if zero == 3 and reshard:
             dp_all(step.all_gather)                    # parameters again for the backward
         for pp in reversed(range(p)):
+            if vocab and pp == p - 1:
+                lm_head(backward=True)
             for _ in range(layers_per_stage):
                 layer(pp, backward=True)
+            if vocab and pp == 0:
+                embedding(backward=True)
             if pp > 0:
                 boundary(pp, pp - 1)
         per_micro_batch = zero == 3 or (framework == "deepspeed" and zero == 2)
@@ -149,6 +189,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         dp_all(step.all_reduce)                        # Megatron DDP: once, after the last micro-batch
     elif zero == 1:
         dp_all(step.reduce_scatter)                    # the distributed optimizer: once per step
+    if vocab and tied and p > 1:                       # finalize_model_grads.py: the two copies' gradients
+        for dp in range(d):
+            for ci in range(c):
+                for tp in range(t):
+                    step.all_reduce("dp", [step.rank(tp, dp, 0, ci), step.rank(tp, dp, p - 1, ci)], vocab * h // t)
     if zero in (1, 2):
         dp_all(step.all_gather)                        # updated parameters after the optimizer step
     return step
@@ -205,4 +250,28 @@ def test_a_context_parallel_step_sends_what_the_hybrid_formula_says(t, c, p, d, 
                "sp_regather": int(regather), "cp": cp, "gqa": int(gqa)}
     values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.h_kv: h_kv,
               S.L: p * layers, S.m: m, S.Phi: phi, S.G: t * p * d * c}
+    check_step(step, options, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 2), p=st.integers(1, 4), d=st.integers(1, 2),
+       m=st.integers(1, 2), layers=st.integers(1, 2), scheme=st.sampled_from(SCHEMES), sp_on=st.booleans(),
+       regather=st.booleans(), tied=st.booleans())
+def test_a_step_with_embeddings_sends_what_the_hybrid_formula_says(t, c, p, d, m, layers, scheme, sp_on, regather,
+                                                                   tied):
+    """embeddings=1: the first stage's embedding, the last stage's LM head and cross-entropy, their
+    larger data-parallel shards and (tied, p > 1) the embedding-gradient all-reduce between them;
+    the formula's tp and dp figures are the busiest GPU's, which the walk finds on the last stage."""
+    assume(t * c * p * d <= 16)
+    sp_on = sp_on and t > 1
+    local = 2 * t * c
+    s, h = c * local, 2 * t * c
+    vocab = 2 * t * d * c                              # V·h/t splits over the d·c ranks and halves (tied pair)
+    layer_phi = t * p * d * c * 2
+    step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, regather, c=c, vocab=vocab, tied=tied)
+    framework, zero, reshard = scheme
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
+               "sp_regather": int(regather), "embeddings": 1, "tied": int(tied)}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
+              S.Phi: layer_phi + vocab * h * (1 if tied else 2), S.V: vocab, S.G: t * p * d * c}
     check_step(step, options, values)

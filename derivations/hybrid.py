@@ -17,7 +17,8 @@ import sympy as sp
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Domain
 from symcomm.strategies import (DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS,
-                                MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, STRATEGIES, cost_in_bytes_of)
+                                MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES,
+                                cost_in_bytes_of)
 from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
                              m, p, s, t)
 
@@ -116,6 +117,10 @@ CLAIMS = [
           source=KORTHIKANTI),
     Claim(axes_ulysses["cp"].send, 8 * (b / d) * (s / c) * (h / t) * (c - 1) / c * (L / p),
           name="hybrid: Ulysses CP, 8 all-to-alls per layer of the rank's (b/d)(s/c)(h/t)", source="Jacobs et al. 2023, §3"),
+    Claim(HYBRID.by_axis(zero=1, cp="ring_flash_attn")["cp"].send.subs(c, 1)
+          + HYBRID.by_axis(zero=1, cp="ring_flash_attn")["cp"].total.subs(c, 1), 0,
+          name="hybrid, c = 1: no context parallelism, no CP traffic, also with cp=ring_flash_attn (its return "
+               "sends of dK, dV run only on a ring of c ≥ 2 ranks)", source=RING_FLASH_ATTN),
 ]
 
 

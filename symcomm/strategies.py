@@ -698,8 +698,13 @@ def _hybrid(**options) -> tuple[Term, ...]:
 
     # CP on its group: K/V heads split by TP
     if cp in ("ring", "ring_flash_attn"):
-        terms += _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c, _spans(t * c, G), m,
-                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal")
+        # with c = 1 no attention runs over a ring: ring-flash-attention's return sends of dK, dV (the
+        # one ring term not already zero for a group of one) vanish with the group
+        alone = sp.Piecewise((0, sp.Eq(c, 1)), (1, True))
+        terms += tuple(replace(term, count=term.count * alone) if term.primitive == "send_recv" else term
+                       for term in _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c,
+                                               _spans(t * c, G), m,
+                                               backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal"))
     else:
         terms += _ulysses_terms(c, replica_batch, s, h / t, _kv_width(gqa) / t, layers, n_gpus / c,
                                 _spans(t * c, G), m)

@@ -1,8 +1,12 @@
 """One training step of a tiny layout, executed as the frameworks order their collectives.
 
 The step is walked micro-batch by micro-batch and layer by layer, each collective run by
-symcomm.simulate's ring executions on the real global ranks (Megatron order: rank = tp + t·(dp
-+ d·pp), c = 1); the elements every rank sends are counted per axis.  Nothing here reads a
+symcomm.simulate's executions on the real global ranks (Megatron order: rank = tp + t·(cp + c·(dp
++ d·pp))); the elements every rank sends are counted per axis.  Context parallelism runs inside
+each layer's attention: ring attention (Megatron-LM/Transformer Engine p2p, ring-flash-attention)
+passes each rank's K and V blocks round the c ranks of its group, Ulysses (DeepSpeed) all-to-alls
+Q, K, V and O; the data-parallel gradients are reduced over the d·c ranks that hold the same
+parameters (Megatron's data-parallel group with context parallelism).  Nothing here reads a
 strategy's terms: the walk is the frameworks' order (Megatron-LM layers.py and schedules.py,
 DeepSpeed engine.py and stage3.py, torch FSDP _runtime_utils.py), written out again.  The
 busiest rank per axis must send what the hybrid strategy's formula says, and all ranks together
@@ -11,23 +15,23 @@ its total.
 
 import numpy as np
 import sympy as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from symcomm import simulate as sim
 from symcomm import symbols as S
 from symcomm.strategies import STRATEGIES
 
-AXES = ("tp", "pp", "dp")
+AXES = ("tp", "cp", "pp", "dp")
 
 
 class Step:
-    def __init__(self, t: int, p: int, d: int):
-        self.t, self.p, self.d = t, p, d
-        self.n = t * p * d
+    def __init__(self, t: int, p: int, d: int, c: int = 1):
+        self.t, self.p, self.d, self.c = t, p, d, c
+        self.n = t * c * p * d
         self.sent = {axis: [0] * self.n for axis in AXES}
 
-    def rank(self, tp: int, dp: int, pp: int) -> int:
-        return tp + self.t * (dp + self.d * pp)
+    def rank(self, tp: int, dp: int, pp: int, cp: int = 0) -> int:
+        return tp + self.t * (cp + self.c * (dp + self.d * pp))
 
     def _run(self, axis, members, execute, inputs):
         net = sim.Network(self.n)
@@ -51,55 +55,133 @@ class Step:
     def send(self, axis, src, dst, size):
         self._run(axis, [src, dst], sim.direct_send_recv, {0: np.ones(size)})
 
+    def all_to_all(self, axis, members, size):           # size = one rank's buffer
+        self._run(axis, members, sim.pairwise_all_to_all, {i: np.ones(size) for i in range(len(members))})
+
+    def ring_pass(self, axis, members, block, steps):
+        """Each member sends the block it holds to the next member, ``steps`` times; a group of one
+        (no context parallelism) runs plain attention and sends nothing."""
+        for _ in range(steps if len(members) > 1 else 0):
+            for i, src in enumerate(members):
+                self.send(axis, src, members[(i + 1) % len(members)], block)
+
     # -- groups ---------------------------------------------------------------------------------
     def tp_groups(self, pp):
-        return [[self.rank(i, dp, pp) for i in range(self.t)] for dp in range(self.d)]
+        return [[self.rank(i, dp, pp, cp) for i in range(self.t)] for dp in range(self.d) for cp in range(self.c)]
+
+    def cp_groups(self, pp):
+        return [[self.rank(tp, dp, pp, i) for i in range(self.c)] for dp in range(self.d) for tp in range(self.t)]
 
     def dp_groups(self):
-        return [[self.rank(tp, i, pp) for i in range(self.d)] for tp in range(self.t) for pp in range(self.p)]
+        """(stage, the d·c ranks holding the same parameters): Megatron's data parallel with context parallel."""
+        return [(pp, [self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)])
+                for tp in range(self.t) for pp in range(self.p)]
 
 
-def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather):
-    """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward)."""
+def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
+               vocab=0, tied=False):
+    """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
+    tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
+    = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
+    stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last."""
     framework, zero, reshard = scheme
-    step = Step(t, p, d)
-    act = tokens * h                                   # one micro-batch's activations on a replica
-    shard = phi // (t * p)
+    kv = h if kv is None else kv
+    step = Step(t, p, d, c)
+    act = tokens * h                                   # one micro-batch's activations on a replica's CP rank
 
-    def tp_block(pp, backward):
-        for group in step.tp_groups(pp):
-            for _ in range(2):                         # attention output, MLP output
-                if sp_on:
-                    step.all_gather("tp", group, act)
-                    step.reduce_scatter("tp", group, act)
-                    if backward and regather:          # layers.py: re-gather the input for the weight gradient
-                        step.all_gather("tp", group, act)
-                else:
-                    step.all_reduce("tp", group, act)
+    def held(pp):                                      # parameters a stage holds, before the split over t
+        out = phi // p
+        if vocab and pp == 0:
+            out += vocab * h                           # the word embedding
+        if vocab and pp == p - 1 and not (tied and p == 1):
+            out += vocab * h                           # the output layer, or the tied embedding's copy
+        return out
+
+    def tp_pair(group, backward):
+        if sp_on:
+            step.all_gather("tp", group, act)
+            step.reduce_scatter("tp", group, act)
+            if backward and regather:                  # layers.py: re-gather the input for the weight gradient
+                step.all_gather("tp", group, act)
+        else:
+            step.all_reduce("tp", group, act)
+
+    def attention(group, backward):
+        """The context-parallel exchanges of one layer's core attention, heads split by TP."""
+        q_o, k_v = tokens * h // t, tokens * kv // t   # one rank's Q (or O) and K (or V)
+        if cp == "ulysses":                            # DeepSpeed sequence/layer.py: Q, K, V in, O out
+            for size in (q_o, k_v, k_v, q_o):
+                step.all_to_all("cp", group, size)
+            return
+        step.ring_pass("cp", group, k_v, c - 1)        # K blocks round the ring
+        step.ring_pass("cp", group, k_v, c - 1)        # V blocks
+        if backward:                                   # dK, dV partial sums travel round to their owner
+            extra = 1 if cp == "ring_flash_attn" else 0    # ring-flash-attention: accumulation starts at the owner
+            step.ring_pass("cp", group, k_v, c - 1 + extra)
+            step.ring_pass("cp", group, k_v, c - 1 + extra)
+
+    def layer(pp, backward):
+        for tp_group in step.tp_groups(pp):
+            tp_pair(tp_group, backward)                # attention block: input gather / output reduction
+            tp_pair(tp_group, backward)                # MLP block
+        for cp_group in step.cp_groups(pp):
+            attention(cp_group, backward)
 
     def dp_all(collective):
-        for group in step.dp_groups():
-            collective("dp", group, shard)
+        for pp, group in step.dp_groups():
+            collective("dp", group, held(pp) // t)
+
+    def embedding(backward):                           # layers.py VocabParallelEmbedding, first stage
+        for group in step.tp_groups(0):
+            if sp_on:                                  # mappings.py: reduce-scatter to the sequence (back: gather)
+                (step.all_gather if backward else step.reduce_scatter)("tp", group, act)
+            elif not backward:                         # all-reduce of the partial lookups (back: identity)
+                step.all_reduce("tp", group, act)
+
+    def lm_head(backward):                             # ColumnParallelLinear output layer + cross_entropy.py
+        for group in step.tp_groups(p - 1):
+            if sp_on:
+                if backward:
+                    step.reduce_scatter("tp", group, act)
+                    if regather:
+                        step.all_gather("tp", group, act)
+                else:
+                    step.all_gather("tp", group, act)
+            elif backward:                             # copy_to_tensor_model_parallel_region: back all-reduce
+                step.all_reduce("tp", group, act)
+            if not backward:                           # vocab-parallel cross-entropy: max, target logit, Σ exp
+                for _ in range(3):
+                    step.all_reduce("tp", group, tokens)
+
+    def boundary(pp, to):                              # activations (or their gradients) per TP and CP rank
+        for dp in range(d):
+            for ci in range(c):
+                for tp in range(t):
+                    step.send("pp", step.rank(tp, dp, pp, ci), step.rank(tp, dp, to, ci), act // (t if sp_on else 1))
 
     for micro in range(m):
         if zero == 3:
             dp_all(step.all_gather)                    # parameters for the forward
         for pp in range(p):
+            if vocab and pp == 0:
+                embedding(backward=False)
             for _ in range(layers_per_stage):
-                tp_block(pp, backward=False)
-            if pp + 1 < p:                             # activations to the next stage, per TP rank
-                for dp in range(d):
-                    for tp in range(t):
-                        step.send("pp", step.rank(tp, dp, pp), step.rank(tp, dp, pp + 1), act // (t if sp_on else 1))
+                layer(pp, backward=False)
+            if vocab and pp == p - 1:
+                lm_head(backward=False)
+            if pp + 1 < p:
+                boundary(pp, pp + 1)
         if zero == 3 and reshard:
             dp_all(step.all_gather)                    # parameters again for the backward
         for pp in reversed(range(p)):
+            if vocab and pp == p - 1:
+                lm_head(backward=True)
             for _ in range(layers_per_stage):
-                tp_block(pp, backward=True)
+                layer(pp, backward=True)
+            if vocab and pp == 0:
+                embedding(backward=True)
             if pp > 0:
-                for dp in range(d):
-                    for tp in range(t):
-                        step.send("pp", step.rank(tp, dp, pp), step.rank(tp, dp, pp - 1), act // (t if sp_on else 1))
+                boundary(pp, pp - 1)
         per_micro_batch = zero == 3 or (framework == "deepspeed" and zero == 2)
         if per_micro_batch:
             dp_all(step.reduce_scatter)                # engine.py: ZeRO ≥ 2 reduces every micro-batch
@@ -107,6 +189,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         dp_all(step.all_reduce)                        # Megatron DDP: once, after the last micro-batch
     elif zero == 1:
         dp_all(step.reduce_scatter)                    # the distributed optimizer: once per step
+    if vocab and tied and p > 1:                       # finalize_model_grads.py: the two copies' gradients
+        for dp in range(d):
+            for ci in range(c):
+                for tp in range(t):
+                    step.all_reduce("dp", [step.rank(tp, dp, 0, ci), step.rank(tp, dp, p - 1, ci)], vocab * h // t)
     if zero in (1, 2):
         dp_all(step.all_gather)                        # updated parameters after the optimizer step
     return step
@@ -114,6 +201,15 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
 
 SCHEMES = (("megatron", 0, True), ("megatron", 1, True), ("deepspeed", 2, True), ("deepspeed", 3, True),
            ("fsdp", 3, True), ("fsdp", 3, False))
+
+
+def check_step(step, options, values):
+    axes = STRATEGIES["hybrid"].by_axis(**options)
+    for axis in AXES:
+        busiest = sp.sympify(axes[axis].send).subs(values)
+        total = sp.sympify(axes[axis].total).subs(values)
+        assert max(step.sent[axis]) == busiest, (axis, step.sent[axis], busiest)
+        assert sum(step.sent[axis]) == total, (axis, sum(step.sent[axis]), total)
 
 
 @settings(max_examples=30, deadline=None)
@@ -129,9 +225,53 @@ def test_a_step_sends_what_the_hybrid_formula_says(t, p, d, m, layers, scheme, s
                "sp_regather": int(regather)}
     values = {S.t: t, S.p: p, S.d: d, S.c: 1, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
               S.Phi: phi, S.G: t * p * d}
-    axes = STRATEGIES["hybrid"].by_axis(**options)
-    for axis in AXES:
-        busiest = sp.sympify(axes[axis].send).subs(values)
-        total = sp.sympify(axes[axis].total).subs(values)
-        assert max(step.sent[axis]) == busiest, (axis, step.sent[axis], busiest)
-        assert sum(step.sent[axis]) == total, (axis, sum(step.sent[axis]), total)
+    check_step(step, options, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 4), p=st.integers(1, 3), d=st.integers(1, 2),
+       m=st.integers(1, 2), layers=st.integers(1, 2), scheme=st.sampled_from(SCHEMES), sp_on=st.booleans(),
+       regather=st.booleans(), cp=st.sampled_from(["ring", "ulysses", "ring_flash_attn"]), gqa=st.booleans())
+def test_a_context_parallel_step_sends_what_the_hybrid_formula_says(t, c, p, d, m, layers, scheme, sp_on,
+                                                                     regather, cp, gqa):
+    """c ≥ 1: each sequence split over c ranks (rank order t, c, d, p), attention exchanging
+    K and V round a ring or Q, K, V, O by all-to-all; DP over the d·c ranks of a shard."""
+    assume(t * c * p * d <= 16)
+    sp_on = sp_on and t > 1
+    local = 2 * t * c                                   # tokens per CP rank: divisible by t (SP) and c (Ulysses)
+    s = c * local
+    h = 2 * t * c                                       # heads' width split by t, then by c (Ulysses)
+    h_kv = t * c if gqa else h
+    q = 2
+    phi = t * p * d * c * q
+    step = train_step(t, p, d, m, layers, local, h, phi, scheme, sp_on, regather, c=c, cp=cp, kv=h_kv)
+    framework, zero, reshard = scheme
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
+               "sp_regather": int(regather), "cp": cp, "gqa": int(gqa)}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.h_kv: h_kv,
+              S.L: p * layers, S.m: m, S.Phi: phi, S.G: t * p * d * c}
+    check_step(step, options, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 2), p=st.integers(1, 4), d=st.integers(1, 2),
+       m=st.integers(1, 2), layers=st.integers(1, 2), scheme=st.sampled_from(SCHEMES), sp_on=st.booleans(),
+       regather=st.booleans(), tied=st.booleans())
+def test_a_step_with_embeddings_sends_what_the_hybrid_formula_says(t, c, p, d, m, layers, scheme, sp_on, regather,
+                                                                   tied):
+    """embeddings=1: the first stage's embedding, the last stage's LM head and cross-entropy, their
+    larger data-parallel shards and (tied, p > 1) the embedding-gradient all-reduce between them;
+    the formula's tp and dp figures are the busiest GPU's, which the walk finds on the last stage."""
+    assume(t * c * p * d <= 16)
+    sp_on = sp_on and t > 1
+    local = 2 * t * c
+    s, h = c * local, 2 * t * c
+    vocab = 2 * t * d * c                              # V·h/t splits over the d·c ranks and halves (tied pair)
+    layer_phi = t * p * d * c * 2
+    step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, regather, c=c, vocab=vocab, tied=tied)
+    framework, zero, reshard = scheme
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
+               "sp_regather": int(regather), "embeddings": 1, "tied": int(tied)}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
+              S.Phi: layer_phi + vocab * h * (1 if tied else 2), S.V: vocab, S.G: t * p * d * c}
+    check_step(step, options, values)

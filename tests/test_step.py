@@ -21,7 +21,7 @@ from symcomm import simulate as sim
 from symcomm import symbols as S
 from symcomm.strategies import STRATEGIES
 
-AXES = ("tp", "cp", "pp", "dp")
+AXES = ("tp", "cp", "ep", "pp", "dp")
 
 
 class Step:
@@ -72,6 +72,19 @@ class Step:
     def cp_groups(self, pp):
         return [[self.rank(tp, dp, pp, i) for i in range(self.c)] for dp in range(self.d) for tp in range(self.t)]
 
+    def _data_ranks(self, tp, pp):                      # the d·c ranks of one (tp, pp), cp innermost
+        return [self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)]
+
+    def ep_groups(self, pp, e):
+        """Megatron's expert ranks (order tp-ep-dp-pp over the d·c ranks): e consecutive ones."""
+        return [ranks[i:i + e] for tp in range(self.t) for ranks in [self._data_ranks(tp, pp)]
+                for i in range(0, len(ranks), e)]
+
+    def expert_dp_groups(self, e):
+        """The ranks holding the same experts: one position in every expert-parallel group."""
+        return [ranks[j::e] for tp in range(self.t) for pp in range(self.p)
+                for ranks in [self._data_ranks(tp, pp)] for j in range(e)]
+
     def dp_groups(self):
         """(stage, the d·c ranks holding the same parameters): Megatron's data parallel with context parallel."""
         return [(pp, [self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)])
@@ -79,11 +92,13 @@ class Step:
 
 
 def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
-               vocab=0, tied=False):
+               vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0):
     """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
     tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
     = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
-    stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last."""
+    stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last;
+    ``moe_layers`` of each stage's layers have ``phi_experts``/p expert parameters split over
+    ``experts`` expert-parallel ranks, each token routed to ``top_k`` of them, uniformly."""
     framework, zero, reshard = scheme
     kv = h if kv is None else kv
     step = Step(t, p, d, c)
@@ -120,16 +135,25 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             step.ring_pass("cp", group, k_v, c - 1 + extra)
             step.ring_pass("cp", group, k_v, c - 1 + extra)
 
-    def layer(pp, backward):
+    def layer(pp, backward, moe=False):
         for tp_group in step.tp_groups(pp):
             tp_pair(tp_group, backward)                # attention block: input gather / output reduction
-            tp_pair(tp_group, backward)                # MLP block
+            if not moe:
+                tp_pair(tp_group, backward)            # MLP block
         for cp_group in step.cp_groups(pp):
             attention(cp_group, backward)
+        if moe:                                        # token_dispatcher.py (alltoall): dispatch, combine;
+            routed = top_k * tokens * h // (t if sp_on else 1)   # back: their gradients; uniform routing
+            for ep_group in step.ep_groups(pp, experts):
+                for _ in range(2):
+                    step.all_to_all("ep", ep_group, routed)
 
     def dp_all(collective):
         for pp, group in step.dp_groups():
             collective("dp", group, held(pp) // t)
+        if moe_layers:                                 # expert parameters over the expert-data-parallel ranks
+            for group in step.expert_dp_groups(experts):
+                collective("dp", group, phi_experts // (experts * t * p))
 
     def embedding(backward):                           # layers.py VocabParallelEmbedding, first stage
         for group in step.tp_groups(0):
@@ -165,8 +189,8 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         for pp in range(p):
             if vocab and pp == 0:
                 embedding(backward=False)
-            for _ in range(layers_per_stage):
-                layer(pp, backward=False)
+            for i in range(layers_per_stage):
+                layer(pp, backward=False, moe=i < moe_layers)
             if vocab and pp == p - 1:
                 lm_head(backward=False)
             if pp + 1 < p:
@@ -176,8 +200,8 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         for pp in reversed(range(p)):
             if vocab and pp == p - 1:
                 lm_head(backward=True)
-            for _ in range(layers_per_stage):
-                layer(pp, backward=True)
+            for i in reversed(range(layers_per_stage)):
+                layer(pp, backward=True, moe=i < moe_layers)
             if vocab and pp == 0:
                 embedding(backward=True)
             if pp > 0:
@@ -206,6 +230,9 @@ SCHEMES = (("megatron", 0, True), ("megatron", 1, True), ("deepspeed", 2, True),
 def check_step(step, options, values):
     axes = STRATEGIES["hybrid"].by_axis(**options)
     for axis in AXES:
+        if axis not in axes:
+            assert not any(step.sent[axis]), (axis, step.sent[axis])
+            continue
         busiest = sp.sympify(axes[axis].send).subs(values)
         total = sp.sympify(axes[axis].total).subs(values)
         assert max(step.sent[axis]) == busiest, (axis, step.sent[axis], busiest)
@@ -274,4 +301,31 @@ def test_a_step_with_embeddings_sends_what_the_hybrid_formula_says(t, c, p, d, m
                "sp_regather": int(regather), "embeddings": 1, "tied": int(tied)}
     values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
               S.Phi: layer_phi + vocab * h * (1 if tied else 2), S.V: vocab, S.G: t * p * d * c}
+    check_step(step, options, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(c=st.integers(1, 2), p=st.integers(1, 2), d=st.integers(1, 4), e=st.sampled_from([2, 4]),
+       m=st.integers(1, 2), layers=st.integers(1, 2), moe_all=st.booleans(), top_k=st.integers(1, 2),
+       scheme=st.sampled_from(SCHEMES))
+def test_a_moe_step_sends_what_the_hybrid_formula_says(c, p, d, e, m, layers, moe_all, top_k, scheme):
+    """moe=1, e > 1, t = 1: each MoE layer's token dispatch and combine all-to-alls (and their
+    gradients) over e consecutive data ranks, uniform dropless routing; the expert parameters
+    reduced over the d·c/e ranks holding the same experts.  Not walked: t > 1 (Megatron's
+    alltoall dispatcher also gathers and scatters over the TP group with expert tensor
+    parallelism) and the integer tokens-per-expert metadata the dispatcher exchanges."""
+    assume(c * p * d <= 16 and (d * c) % e == 0)
+    t = 1
+    moe_layers = layers if moe_all else 1
+    local = 2 * c
+    s, h = c * local, 4 * c
+    phi = p * d * c * 2                                # dense parameters (Φ − Φ_E)
+    phi_experts = e * p * (d * c // e) * 2
+    step = train_step(t, p, d, m, layers, local, h, phi, scheme, False, False, c=c, experts=e, top_k=top_k,
+                      moe_layers=moe_layers, phi_experts=phi_experts)
+    framework, zero, reshard = scheme
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "moe": 1}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: e, S.E: 2 * e, S.k: top_k, S.b: d * m, S.s: s, S.h: h,
+              S.L: p * layers, S.L_moe: p * moe_layers, S.m: m, S.Phi: phi + phi_experts, S.Phi_E: phi_experts,
+              S.G: p * d * c}
     check_step(step, options, values)

@@ -19,7 +19,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from symcomm import simulate as sim
 from symcomm import symbols as S
-from symcomm.strategies import STRATEGIES
+from symcomm.strategies import STRATEGIES, cost_in_bytes_of
 
 AXES = ("tp", "cp", "ep", "pp", "dp")
 
@@ -29,6 +29,7 @@ class Step:
         self.t, self.p, self.d, self.c = t, p, d, c
         self.n = t * c * p * d
         self.sent = {axis: [0] * self.n for axis in AXES}
+        self.width = 1                                 # what one element counts as: 1, or its bytes
 
     def rank(self, tp: int, dp: int, pp: int, cp: int = 0) -> int:
         return tp + self.t * (cp + self.c * (dp + self.d * pp))
@@ -39,7 +40,7 @@ class Step:
         execute(group, inputs)
         net.replay([group])
         for r, count in enumerate(net.sent):
-            self.sent[axis][r] += count
+            self.sent[axis][r] += count * self.width
 
     def all_gather(self, axis, members, size):
         self._run(axis, members, sim.ring_all_gather,
@@ -92,16 +93,20 @@ class Step:
 
 
 def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
-               vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0):
+               vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0, widths=None):
     """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
     tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
     = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
     stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last;
     ``moe_layers`` of each stage's layers have ``phi_experts``/p expert parameters split over
-    ``experts`` expert-parallel ranks, each token routed to ``top_k`` of them, uniformly."""
+    ``experts`` expert-parallel ranks, each token routed to ``top_k`` of them, uniformly; ``widths``
+    = bytes per element {"run", "grad", "fp32"} counts bytes (gradient reductions in the gradient
+    type, ring-flash-attention's dK, dV in fp32), else elements."""
     framework, zero, reshard = scheme
     kv = h if kv is None else kv
     step = Step(t, p, d, c)
+    widths = widths or {"run": 1, "grad": 1, "fp32": 1}
+    step.width = widths["run"]
     act = tokens * h                                   # one micro-batch's activations on a replica's CP rank
 
     def held(pp):                                      # parameters a stage holds, before the split over t
@@ -132,8 +137,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         step.ring_pass("cp", group, k_v, c - 1)        # V blocks
         if backward:                                   # dK, dV partial sums travel round to their owner
             extra = 1 if cp == "ring_flash_attn" else 0    # ring-flash-attention: accumulation starts at the owner
+            if cp == "ring_flash_attn":                # ... and accumulates and sends dK, dV in fp32
+                step.width = widths["fp32"]
             step.ring_pass("cp", group, k_v, c - 1 + extra)
             step.ring_pass("cp", group, k_v, c - 1 + extra)
+            step.width = widths["run"]
 
     def layer(pp, backward, moe=False):
         for tp_group in step.tp_groups(pp):
@@ -149,11 +157,13 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                     step.all_to_all("ep", ep_group, routed)
 
     def dp_all(collective):
+        step.width = widths["run" if collective == step.all_gather else "grad"]   # parameters, or gradients
         for pp, group in step.dp_groups():
             collective("dp", group, held(pp) // t)
         if moe_layers:                                 # expert parameters over the expert-data-parallel ranks
             for group in step.expert_dp_groups(experts):
                 collective("dp", group, phi_experts // (experts * t * p))
+        step.width = widths["run"]
 
     def embedding(backward):                           # layers.py VocabParallelEmbedding, first stage
         for group in step.tp_groups(0):
@@ -214,10 +224,12 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     elif zero == 1:
         dp_all(step.reduce_scatter)                    # the distributed optimizer: once per step
     if vocab and tied and p > 1:                       # finalize_model_grads.py: the two copies' gradients
+        step.width = widths["grad"]
         for dp in range(d):
             for ci in range(c):
                 for tp in range(t):
                     step.all_reduce("dp", [step.rank(tp, dp, 0, ci), step.rank(tp, dp, p - 1, ci)], vocab * h // t)
+    step.width = widths["run"]
     if zero in (1, 2):
         dp_all(step.all_gather)                        # updated parameters after the optimizer step
     return step
@@ -329,3 +341,45 @@ def test_a_moe_step_sends_what_the_hybrid_formula_says(c, p, d, e, m, layers, mo
               S.L: p * layers, S.L_moe: p * moe_layers, S.m: m, S.Phi: phi + phi_experts, S.Phi_E: phi_experts,
               S.G: p * d * c}
     check_step(step, options, values)
+
+
+BF16, FP32 = 2, 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 2), p=st.integers(1, 3), d=st.integers(1, 2),
+       m=st.integers(1, 2), layers=st.integers(1, 2), scheme=st.sampled_from(SCHEMES), sp_on=st.booleans(),
+       cp=st.sampled_from(["ring", "ulysses", "ring_flash_attn"]), embeddings=st.booleans(), tied=st.booleans(),
+       grad_dtype=st.sampled_from(["framework", "fp32", "same"]))
+def test_a_step_in_bytes_matches_the_formula_in_bytes(t, c, p, d, m, layers, scheme, sp_on, cp, embeddings, tied,
+                                                      grad_dtype):
+    """A bf16 run counted in bytes: the gradient reductions in the gradient type (fp32 for
+    Megatron-LM by default, the run's for DeepSpeed and FSDP), ring-flash-attention's dK, dV in
+    fp32, the rest in bf16; the formula's terms widened by cost_in_bytes_of, per axis."""
+    assume(t * c * p * d <= 16)
+    sp_on = sp_on and t > 1
+    tied = tied and embeddings
+    framework, zero, reshard = scheme
+    grad = {"fp32": FP32, "same": BF16, "framework": FP32 if framework == "megatron" else BF16}[grad_dtype]
+    local = 2 * t * c
+    s, h = c * local, 2 * t * c
+    vocab = 2 * t * d * c if embeddings else 0
+    layer_phi = t * p * d * c * 2
+    step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, True, c=c, cp=cp, vocab=vocab,
+                      tied=tied, widths={"run": BF16, "grad": grad, "fp32": FP32})
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
+               "sp_regather": 1, "cp": cp, "embeddings": int(embeddings), "tied": int(tied),
+               "grad_dtype": grad_dtype}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
+              S.Phi: layer_phi + vocab * h * (1 if tied else 2), S.V: vocab, S.G: t * p * d * c}
+    terms = STRATEGIES["hybrid"].terms(**options)
+    for axis in AXES:
+        mine = [term for term in terms if term.axis == axis]
+        if not mine:
+            assert not any(step.sent[axis]), (axis, step.sent[axis])
+            continue
+        cost = cost_in_bytes_of(mine, BF16)
+        busiest = sp.sympify(cost.send).subs(values) * BF16
+        total = sp.sympify(cost.total).subs(values) * BF16
+        assert max(step.sent[axis]) == busiest, (axis, step.sent[axis], busiest)
+        assert sum(step.sent[axis]) == total, (axis, sum(step.sent[axis]), total)

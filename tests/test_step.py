@@ -6,7 +6,12 @@ symcomm.simulate's executions on the real global ranks (Megatron order: rank = t
 each layer's attention: ring attention (Megatron-LM/Transformer Engine p2p, ring-flash-attention)
 passes each rank's K and V blocks round the c ranks of its group, Ulysses (DeepSpeed) all-to-alls
 Q, K, V and O; the data-parallel gradients are reduced over the d·c ranks that hold the same
-parameters (Megatron's data-parallel group with context parallelism).  Nothing here reads a
+parameters (Megatron's data-parallel group with context parallelism).  With embeddings the first
+stage runs the vocabulary-parallel embedding and the last the LM head and cross-entropy, each end
+stage reducing its larger shard (tied: their gradient all-reduced once per step); with MoE (t = 1)
+the MoE layers dispatch and combine tokens by all-to-all over e data ranks.  Counted in bytes, the
+gradient reductions use the gradient type.  Not walked: the interleaved schedule (the order of
+sends within a step does not change their count), recomputation, scatter-gather, MoE with t > 1.  Nothing here reads a
 strategy's terms: the walk is the frameworks' order (Megatron-LM layers.py and schedules.py,
 DeepSpeed engine.py and stage3.py, torch FSDP _runtime_utils.py), written out again.  The
 busiest rank per axis must send what the hybrid strategy's formula says, and all ranks together

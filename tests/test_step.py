@@ -6,7 +6,12 @@ symcomm.simulate's executions on the real global ranks (Megatron order: rank = t
 each layer's attention: ring attention (Megatron-LM/Transformer Engine p2p, ring-flash-attention)
 passes each rank's K and V blocks round the c ranks of its group, Ulysses (DeepSpeed) all-to-alls
 Q, K, V and O; the data-parallel gradients are reduced over the d·c ranks that hold the same
-parameters (Megatron's data-parallel group with context parallelism).  Nothing here reads a
+parameters (Megatron's data-parallel group with context parallelism).  With embeddings the first
+stage runs the vocabulary-parallel embedding and the last the LM head and cross-entropy, each end
+stage reducing its larger shard (tied: their gradient all-reduced once per step); with MoE (t = 1)
+the MoE layers dispatch and combine tokens by all-to-all over e data ranks.  Counted in bytes, the
+gradient reductions use the gradient type.  Not walked: the interleaved schedule (the order of
+sends within a step does not change their count), recomputation, scatter-gather, MoE with t > 1.  Nothing here reads a
 strategy's terms: the walk is the frameworks' order (Megatron-LM layers.py and schedules.py,
 DeepSpeed engine.py and stage3.py, torch FSDP _runtime_utils.py), written out again.  The
 busiest rank per axis must send what the hybrid strategy's formula says, and all ranks together
@@ -19,9 +24,9 @@ from hypothesis import assume, given, settings, strategies as st
 
 from symcomm import simulate as sim
 from symcomm import symbols as S
-from symcomm.strategies import STRATEGIES
+from symcomm.strategies import STRATEGIES, cost_in_bytes_of
 
-AXES = ("tp", "cp", "pp", "dp")
+AXES = ("tp", "cp", "ep", "pp", "dp")
 
 
 class Step:
@@ -29,6 +34,7 @@ class Step:
         self.t, self.p, self.d, self.c = t, p, d, c
         self.n = t * c * p * d
         self.sent = {axis: [0] * self.n for axis in AXES}
+        self.width = 1                                 # what one element counts as: 1, or its bytes
 
     def rank(self, tp: int, dp: int, pp: int, cp: int = 0) -> int:
         return tp + self.t * (cp + self.c * (dp + self.d * pp))
@@ -39,7 +45,7 @@ class Step:
         execute(group, inputs)
         net.replay([group])
         for r, count in enumerate(net.sent):
-            self.sent[axis][r] += count
+            self.sent[axis][r] += count * self.width
 
     def all_gather(self, axis, members, size):
         self._run(axis, members, sim.ring_all_gather,
@@ -72,6 +78,19 @@ class Step:
     def cp_groups(self, pp):
         return [[self.rank(tp, dp, pp, i) for i in range(self.c)] for dp in range(self.d) for tp in range(self.t)]
 
+    def _data_ranks(self, tp, pp):                      # the d·c ranks of one (tp, pp), cp innermost
+        return [self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)]
+
+    def ep_groups(self, pp, e):
+        """Megatron's expert ranks (order tp-ep-dp-pp over the d·c ranks): e consecutive ones."""
+        return [ranks[i:i + e] for tp in range(self.t) for ranks in [self._data_ranks(tp, pp)]
+                for i in range(0, len(ranks), e)]
+
+    def expert_dp_groups(self, e):
+        """The ranks holding the same experts: one position in every expert-parallel group."""
+        return [ranks[j::e] for tp in range(self.t) for pp in range(self.p)
+                for ranks in [self._data_ranks(tp, pp)] for j in range(e)]
+
     def dp_groups(self):
         """(stage, the d·c ranks holding the same parameters): Megatron's data parallel with context parallel."""
         return [(pp, [self.rank(tp, dp, pp, cp) for dp in range(self.d) for cp in range(self.c)])
@@ -79,14 +98,20 @@ class Step:
 
 
 def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
-               vocab=0, tied=False):
+               vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0, widths=None):
     """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
     tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
     = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
-    stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last."""
+    stage and the LM head (``tied``: the embedding's weights, a copy when p > 1) on the last;
+    ``moe_layers`` of each stage's layers have ``phi_experts``/p expert parameters split over
+    ``experts`` expert-parallel ranks, each token routed to ``top_k`` of them, uniformly; ``widths``
+    = bytes per element {"run", "grad", "fp32"} counts bytes (gradient reductions in the gradient
+    type, ring-flash-attention's dK, dV in fp32), else elements."""
     framework, zero, reshard = scheme
     kv = h if kv is None else kv
     step = Step(t, p, d, c)
+    widths = widths or {"run": 1, "grad": 1, "fp32": 1}
+    step.width = widths["run"]
     act = tokens * h                                   # one micro-batch's activations on a replica's CP rank
 
     def held(pp):                                      # parameters a stage holds, before the split over t
@@ -117,19 +142,33 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         step.ring_pass("cp", group, k_v, c - 1)        # V blocks
         if backward:                                   # dK, dV partial sums travel round to their owner
             extra = 1 if cp == "ring_flash_attn" else 0    # ring-flash-attention: accumulation starts at the owner
+            if cp == "ring_flash_attn":                # ... and accumulates and sends dK, dV in fp32
+                step.width = widths["fp32"]
             step.ring_pass("cp", group, k_v, c - 1 + extra)
             step.ring_pass("cp", group, k_v, c - 1 + extra)
+            step.width = widths["run"]
 
-    def layer(pp, backward):
+    def layer(pp, backward, moe=False):
         for tp_group in step.tp_groups(pp):
             tp_pair(tp_group, backward)                # attention block: input gather / output reduction
-            tp_pair(tp_group, backward)                # MLP block
+            if not moe:
+                tp_pair(tp_group, backward)            # MLP block
         for cp_group in step.cp_groups(pp):
             attention(cp_group, backward)
+        if moe:                                        # token_dispatcher.py (alltoall): dispatch, combine;
+            routed = top_k * tokens * h // (t if sp_on else 1)   # back: their gradients; uniform routing
+            for ep_group in step.ep_groups(pp, experts):
+                for _ in range(2):
+                    step.all_to_all("ep", ep_group, routed)
 
     def dp_all(collective):
+        step.width = widths["run" if collective == step.all_gather else "grad"]   # parameters, or gradients
         for pp, group in step.dp_groups():
             collective("dp", group, held(pp) // t)
+        if moe_layers:                                 # expert parameters over the expert-data-parallel ranks
+            for group in step.expert_dp_groups(experts):
+                collective("dp", group, phi_experts // (experts * t * p))
+        step.width = widths["run"]
 
     def embedding(backward):                           # layers.py VocabParallelEmbedding, first stage
         for group in step.tp_groups(0):
@@ -165,8 +204,8 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         for pp in range(p):
             if vocab and pp == 0:
                 embedding(backward=False)
-            for _ in range(layers_per_stage):
-                layer(pp, backward=False)
+            for i in range(layers_per_stage):
+                layer(pp, backward=False, moe=i < moe_layers)
             if vocab and pp == p - 1:
                 lm_head(backward=False)
             if pp + 1 < p:
@@ -176,8 +215,8 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         for pp in reversed(range(p)):
             if vocab and pp == p - 1:
                 lm_head(backward=True)
-            for _ in range(layers_per_stage):
-                layer(pp, backward=True)
+            for i in reversed(range(layers_per_stage)):
+                layer(pp, backward=True, moe=i < moe_layers)
             if vocab and pp == 0:
                 embedding(backward=True)
             if pp > 0:
@@ -190,10 +229,12 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     elif zero == 1:
         dp_all(step.reduce_scatter)                    # the distributed optimizer: once per step
     if vocab and tied and p > 1:                       # finalize_model_grads.py: the two copies' gradients
+        step.width = widths["grad"]
         for dp in range(d):
             for ci in range(c):
                 for tp in range(t):
                     step.all_reduce("dp", [step.rank(tp, dp, 0, ci), step.rank(tp, dp, p - 1, ci)], vocab * h // t)
+    step.width = widths["run"]
     if zero in (1, 2):
         dp_all(step.all_gather)                        # updated parameters after the optimizer step
     return step
@@ -206,6 +247,9 @@ SCHEMES = (("megatron", 0, True), ("megatron", 1, True), ("deepspeed", 2, True),
 def check_step(step, options, values):
     axes = STRATEGIES["hybrid"].by_axis(**options)
     for axis in AXES:
+        if axis not in axes:
+            assert not any(step.sent[axis]), (axis, step.sent[axis])
+            continue
         busiest = sp.sympify(axes[axis].send).subs(values)
         total = sp.sympify(axes[axis].total).subs(values)
         assert max(step.sent[axis]) == busiest, (axis, step.sent[axis], busiest)
@@ -275,3 +319,72 @@ def test_a_step_with_embeddings_sends_what_the_hybrid_formula_says(t, c, p, d, m
     values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
               S.Phi: layer_phi + vocab * h * (1 if tied else 2), S.V: vocab, S.G: t * p * d * c}
     check_step(step, options, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(c=st.integers(1, 2), p=st.integers(1, 2), d=st.integers(1, 4), e=st.sampled_from([2, 4]),
+       m=st.integers(1, 2), layers=st.integers(1, 2), moe_all=st.booleans(), top_k=st.integers(1, 2),
+       scheme=st.sampled_from(SCHEMES))
+def test_a_moe_step_sends_what_the_hybrid_formula_says(c, p, d, e, m, layers, moe_all, top_k, scheme):
+    """moe=1, e > 1, t = 1: each MoE layer's token dispatch and combine all-to-alls (and their
+    gradients) over e consecutive data ranks, uniform dropless routing; the expert parameters
+    reduced over the d·c/e ranks holding the same experts.  Not walked: t > 1 (Megatron's
+    alltoall dispatcher also gathers and scatters over the TP group with expert tensor
+    parallelism) and the integer tokens-per-expert metadata the dispatcher exchanges."""
+    assume(c * p * d <= 16 and (d * c) % e == 0)
+    t = 1
+    moe_layers = layers if moe_all else 1
+    local = 2 * c
+    s, h = c * local, 4 * c
+    phi = p * d * c * 2                                # dense parameters (Φ − Φ_E)
+    phi_experts = e * p * (d * c // e) * 2
+    step = train_step(t, p, d, m, layers, local, h, phi, scheme, False, False, c=c, experts=e, top_k=top_k,
+                      moe_layers=moe_layers, phi_experts=phi_experts)
+    framework, zero, reshard = scheme
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "moe": 1}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: e, S.E: 2 * e, S.k: top_k, S.b: d * m, S.s: s, S.h: h,
+              S.L: p * layers, S.L_moe: p * moe_layers, S.m: m, S.Phi: phi + phi_experts, S.Phi_E: phi_experts,
+              S.G: p * d * c}
+    check_step(step, options, values)
+
+
+BF16, FP32 = 2, 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 2), p=st.integers(1, 3), d=st.integers(1, 2),
+       m=st.integers(1, 2), layers=st.integers(1, 2), scheme=st.sampled_from(SCHEMES), sp_on=st.booleans(),
+       cp=st.sampled_from(["ring", "ulysses", "ring_flash_attn"]), embeddings=st.booleans(), tied=st.booleans(),
+       grad_dtype=st.sampled_from(["framework", "fp32", "same"]))
+def test_a_step_in_bytes_matches_the_formula_in_bytes(t, c, p, d, m, layers, scheme, sp_on, cp, embeddings, tied,
+                                                      grad_dtype):
+    """A bf16 run counted in bytes: the gradient reductions in the gradient type (fp32 for
+    Megatron-LM by default, the run's for DeepSpeed and FSDP), ring-flash-attention's dK, dV in
+    fp32, the rest in bf16; the formula's terms widened by cost_in_bytes_of, per axis."""
+    assume(t * c * p * d <= 16)
+    sp_on = sp_on and t > 1
+    tied = tied and embeddings
+    framework, zero, reshard = scheme
+    grad = {"fp32": FP32, "same": BF16, "framework": FP32 if framework == "megatron" else BF16}[grad_dtype]
+    local = 2 * t * c
+    s, h = c * local, 2 * t * c
+    vocab = 2 * t * d * c if embeddings else 0
+    layer_phi = t * p * d * c * 2
+    step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, True, c=c, cp=cp, vocab=vocab,
+                      tied=tied, widths={"run": BF16, "grad": grad, "fp32": FP32})
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
+               "sp_regather": 1, "cp": cp, "embeddings": int(embeddings), "tied": int(tied),
+               "grad_dtype": grad_dtype}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: 1, S.b: d * m, S.s: s, S.h: h, S.L: p * layers, S.m: m,
+              S.Phi: layer_phi + vocab * h * (1 if tied else 2), S.V: vocab, S.G: t * p * d * c}
+    terms = STRATEGIES["hybrid"].terms(**options)
+    for axis in AXES:
+        mine = [term for term in terms if term.axis == axis]
+        if not mine:
+            assert not any(step.sent[axis]), (axis, step.sent[axis])
+            continue
+        cost = cost_in_bytes_of(mine, BF16)
+        busiest = sp.sympify(cost.send).subs(values) * BF16
+        total = sp.sympify(cost.total).subs(values) * BF16
+        assert max(step.sent[axis]) == busiest, (axis, step.sent[axis], busiest)
+        assert sum(step.sent[axis]) == total, (axis, sum(step.sent[axis]), total)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
+from symcomm.algorithms import SOURCE_ARTICLE, ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
 from symcomm.bounds import LOWER_BOUNDS
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import AtLeast, Claim, DEFAULT, Domain, Limit, POWER_OF_TWO
@@ -20,7 +20,7 @@ from symcomm.subjects import COLLECTIVE_CONVENTION
 N, M = S.N, S.M
 log2N = S.log2(N)
 NCCL_TESTS = "nccl-tests, doc/PERFORMANCE.md (bus bandwidth)"
-SEED = "the seed article, §1.4–1.5 and §2"
+ARTICLE = SOURCE_ARTICLE + ", §1.4–1.5 and §2"
 ELEMENTS = COLLECTIVE_CONVENTION
 
 
@@ -109,7 +109,7 @@ BUS_BANDWIDTH = tuple(
     for primitive in ("broadcast", "reduce")
 )
 
-# -- the seed's identities, as costs (their data form is executed in tests) -------------------
+# -- the source article's identities, as costs (their data form is executed in tests) -------------------
 
 ring_rs, ring_ag, ring_ar = (_cost("reduce_scatter", "ring"), _cost("all_gather", "ring"),
                              _cost("all_reduce", "ring"))
@@ -120,7 +120,7 @@ naive_ar, gather_bcast = _cost("all_reduce", "flat"), _cost("all_gather", "gathe
 
 def _adds(whole, first, second, title):
     return [Claim(getattr(whole, key), getattr(first, key) + getattr(second, key),
-                  name=f"{title}: {key} adds exactly", source=SEED)
+                  name=f"{title}: {key} adds exactly", source=ARTICLE)
             for key in ("alpha", "beta", "gamma", "total")]
 
 
@@ -129,11 +129,11 @@ IDENTITIES = tuple(
     + _adds(naive_ar, flat_reduce, flat_bcast, "all-reduce = reduce + broadcast (flat)")
     + _adds(gather_bcast, flat_gather, flat_bcast, "all-gather = gather + broadcast (flat)")
     + [
-        Claim(naive_ar.total, ring_ar.total, name="naive and ring all-reduce move the same total", source=SEED),
-        Claim(naive_ar.beta, N * ring_ar.beta, name="naive all-reduce's bandwidth term is N× the ring's", source=SEED),
-        Claim(naive_ar.root.recv, (N - 1) * M, name="naive all-reduce: the root receives (N−1)M", source=SEED),
-        Claim(naive_ar.root.send, (N - 1) * M, name="naive all-reduce: the root sends (N−1)M", source=SEED),
-        AtLeast(naive_ar.send, ring_ar.send, name="ring all-reduce sends no more than naive for N ≥ 2", source=SEED),
+        Claim(naive_ar.total, ring_ar.total, name="naive and ring all-reduce move the same total", source=ARTICLE),
+        Claim(naive_ar.beta, N * ring_ar.beta, name="naive all-reduce's bandwidth term is N× the ring's", source=ARTICLE),
+        Claim(naive_ar.root.recv, (N - 1) * M, name="naive all-reduce: the root receives (N−1)M", source=ARTICLE),
+        Claim(naive_ar.root.send, (N - 1) * M, name="naive all-reduce: the root sends (N−1)M", source=ARTICLE),
+        AtLeast(naive_ar.send, ring_ar.send, name="ring all-reduce sends no more than naive for N ≥ 2", source=ARTICLE),
         Limit(ring_ar.send, 2 * M, name="ring all-reduce per-rank send → 2M as N → ∞", source=PATARASUK),
         Claim(_cost("all_reduce", "hierarchical").send, ring_ar.send,
               name="hierarchical all-reduce sends per rank exactly what the flat ring sends",
@@ -190,7 +190,7 @@ RING_ALL_REDUCE = Derivation(
     title="Ring all-reduce = ring reduce-scatter + ring all-gather",
     lhs="per-rank send",
     convention=ELEMENTS,
-    source=PATARASUK + ", §3; " + SEED,
+    source=PATARASUK + ", §3; " + ARTICLE,
     steps=(
         Step(ring_rs.send + ring_ag.send, "reduce-scatter, then all-gather, on the same ring"),
         Step(2 * (N - 1) * M / N, "each phase passes N−1 blocks of M/N along the ring"),
@@ -202,7 +202,7 @@ NAIVE_ALL_REDUCE = Derivation(
     title="Naive all-reduce (flat reduce + flat broadcast): the root's load",
     lhs="elements the root receives plus sends",
     convention=ELEMENTS,
-    source=SEED,
+    source=ARTICLE,
     steps=(
         Step(flat_reduce.root.recv + flat_bcast.root.send,
              "the root receives every other rank's M, then sends M to every other rank"),
@@ -214,7 +214,7 @@ NAIVE_VS_RING = Derivation(
     title="Naive vs ring: the bandwidth term",
     lhs="β coefficient, naive over ring",
     convention=ELEMENTS,
-    source=SEED,
+    source=ARTICLE,
     steps=(
         Step(naive_ar.beta / ring_ar.beta, "critical-path elements of each algorithm"),
         Step(N, "the ring spreads the same total over N links at once"),
@@ -236,7 +236,7 @@ CHAPTER = Chapter(
 )
 
 
-# -- what gloo runs (issue 7: backend profiles; symcomm/profiles.py) ---------------------------
+# -- what gloo runs (backend profiles: symcomm/profiles.py) ---------------------------
 
 from dataclasses import replace as _replace  # noqa: E402
 
@@ -260,7 +260,7 @@ GLOO_CLAIMS = (
 )
 
 
-# -- binomial trees on any N (issue 12: MPICH's bcast/reduce binomial run ⌈log₂N⌉ rounds) ------
+# -- binomial trees on any N (MPICH's bcast/reduce binomial trees run ⌈log₂N⌉ rounds) ------
 
 _MPICH_BINOMIAL = (THAKUR + ", §4; " + CHAN.cite + "; MPICH src/mpi/coll/bcast/bcast_intra_binomial.c, "
                    "reduce/reduce_intra_binomial.c, scatter/scatter_intra_binomial.c, gather/gather_intra_binomial.c")
@@ -291,7 +291,7 @@ BINOMIAL_CLAIMS = tuple(
     for name, got, want in _POW2_FORMS
 )
 
-# -- all-to-all: what Thakur's and MPICH's n is (issue 12, item 7) ------------------------------
+# -- all-to-all: what Thakur's and MPICH's n is  ------------------------------
 # MPICH alltoall_intra_brucks.c: "n is the total amount of data a process needs to send to all
 # other processes", so n = (N − 1) blocks of M/N; its pairwise cost (p − 1)α + nβ
 # (alltoall_intra_pairwise.c) is then exact, and Bruck's (n/2) lg p is the exact β times (N − 1)/N.

@@ -1,18 +1,18 @@
-"""Chapter 2 — data parallel: the seed's naive (parameter-server) all-reduce vs the ring.
+"""Chapter 2 — data parallel: the source article's naive (parameter-server) all-reduce vs the ring.
 
 Every expression starts from the strategy's composed cost (``STRATEGIES['dp']``): the
 catalog's flat reduce + flat broadcast for the naive form, ring reduce-scatter + ring
 all-gather for the ring.  Elements, one training step, exact (N−1)/N forms.
 """
 
-from symcomm.algorithms import PATARASUK
+from symcomm.algorithms import PATARASUK, SOURCE_ARTICLE
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import AtLeast, Claim
 from symcomm.strategies import STRATEGIES
 from symcomm.symbols import N, Phi
 
-SEED = "the seed (通信开销), ch. 2: Ring-All-Reduce 2Φ(N−1)/N"
-SOURCE = SEED + "; " + PATARASUK.short + ", §3"
+ARTICLE = SOURCE_ARTICLE + ", ch. 2: ring all-reduce 2Φ(N−1)/N"
+SOURCE = ARTICLE + "; " + PATARASUK.short + ", §3"
 
 DP = STRATEGIES["dp"]
 ring = DP.cost(algorithm="ring")
@@ -31,23 +31,23 @@ NAIVE_ROOT = Derivation(
     "Naive all-reduce: what the root sends",
     (Step(naive.root.send, "composed: flat reduce (root sends nothing), then flat broadcast"),
      Step((N - 1) * Phi, "the root sends Φ to each of the other N−1 GPUs")),
-    "elements, per step; the root is the busiest GPU", SEED, lhs="root send")
+    "elements, per step; the root is the busiest GPU", ARTICLE, lhs="root send")
 
 NAIVE_ROOT_RECV = Derivation(
     "Naive all-reduce: what the root receives",
     (Step(naive.root.recv, "composed: flat reduce, then flat broadcast (root receives nothing)"),
      Step((N - 1) * Phi, "each of the other N−1 GPUs sends its Φ gradients to the root")),
-    "elements, per step", SEED, lhs="root recv")
+    "elements, per step", ARTICLE, lhs="root recv")
 
 CLAIMS = (
     Claim(naive.total, ring.total, name="naive and ring all-reduce move the same total: 2(N−1)Φ",
-          source=SEED),
-    Claim(ring.total, 2 * (N - 1) * Phi, name="total elements sent over all GPUs = 2(N−1)Φ", source=SEED),
-    Claim(naive.beta, N * ring.beta, name="naive bandwidth term is N × the ring's", source=SEED),
-    Claim(naive.send, (N - 1) * Phi, name="naive: the busiest GPU (the root) sends (N−1)Φ", source=SEED),
-    AtLeast(naive.send, ring.send, name="naive busiest-GPU send ≥ ring's for N ≥ 2", source=SEED),
+          source=ARTICLE),
+    Claim(ring.total, 2 * (N - 1) * Phi, name="total elements sent over all GPUs = 2(N−1)Φ", source=ARTICLE),
+    Claim(naive.beta, N * ring.beta, name="naive bandwidth term is N × the ring's", source=ARTICLE),
+    Claim(naive.send, (N - 1) * Phi, name="naive: the busiest GPU (the root) sends (N−1)Φ", source=ARTICLE),
+    AtLeast(naive.send, ring.send, name="naive busiest-GPU send ≥ ring's for N ≥ 2", source=ARTICLE),
     Claim(naive.send / ring.send, N / 2, name="naive/ring busiest-GPU send = N/2 (unbounded in N)",
-          source=SEED),
+          source=ARTICLE),
     Claim(ring.alpha, 2 * (N - 1), name="ring all-reduce: 2(N−1) latency steps", source=SOURCE),
 )
 

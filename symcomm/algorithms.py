@@ -53,6 +53,10 @@ BRUCK = Reference("Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorit
 PATARASUK = Reference("Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2)",
                       "Patarasuk & Yuan 2009")
 GRAHAM = Reference("Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC", "Graham et al. 2016")
+#: the article whose notation symcomm keeps (Φ, b, s, h, N): collective primitives, their costs,
+#: and the data-parallel all-reduce
+SOURCE_ARTICLE = ("the source article, “Why communication overhead matters” (in Chinese; collective primitives, "
+                  "their communication costs, data-parallel all-reduce)")
 GLOO = "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend"
 
 
@@ -264,7 +268,7 @@ _ENTRIES = [
               Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
                       alpha=ceil_log2N, beta=(N - 1) * M / N)),
     Algorithm("all_gather", "gather_broadcast", "flat gather to the root, then flat broadcast (all-gather = gather + broadcast)",
-              "the seed's identity All-Gather = Gather + Broadcast, composed here", (N_DIVIDES_M,),
+              "the source article's identity All-Gather = Gather + Broadcast, composed here", (N_DIVIDES_M,),
               phases=(Phase("gather", "flat"), Phase("broadcast", "flat"))),
     # ---- reduce-scatter ------------------------------------------------------------------
     Algorithm("reduce_scatter", "ring", "each rank adds its block to the partial sum it receives and passes it on",
@@ -284,7 +288,7 @@ _ENTRIES = [
               PATARASUK + ", §3; " + THAKUR + ", §4 (Allreduce)", (N_DIVIDES_M,),
               phases=(Phase("reduce_scatter", "ring"), Phase("all_gather", "ring"))),
     Algorithm("all_reduce", "flat", "flat reduce to the root, then flat broadcast: the naive parameter-server form",
-              "the seed's naive All-Reduce = Reduce + Broadcast, composed here",
+              "the source article's naive All-Reduce = Reduce + Broadcast, composed here",
               phases=(Phase("reduce", "flat"), Phase("broadcast", "flat"))),
     Algorithm("all_reduce", "binomial_tree", "binomial reduce, then binomial broadcast",
               THAKUR + ", §4 (Allreduce), MPICH's former default", (POW2,),

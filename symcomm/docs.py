@@ -114,7 +114,7 @@ def chapter_context(chapter: Chapter, proofs: dict | None = None) -> dict:
 # -- the cheat sheet -------------------------------------------------------------------------
 
 def primitive_rows() -> list[dict]:
-    """The seed's §1.5 comparison table, from the primitives' own data."""
+    """The source article's §1.5 comparison table, from the primitives' own data."""
     rows = []
     for p in PRIMITIVES.values():
         senders, receivers = p.pattern.split("→")
@@ -173,7 +173,7 @@ def symbol_rows() -> list[dict]:
             for info in S.SYMBOLS.values()]
 
 
-# -- the seed's pictures, executed -----------------------------------------------------------
+# -- the source article's pictures, executed -----------------------------------------------------------
 
 _LETTERS = "ABCDEFGH"
 
@@ -183,7 +183,7 @@ def _picture_inputs(primitive, n: int):
     import numpy as np
 
     # the smallest M that shows the primitive: N blocks where it splits or joins blocks
-    # (or exchanges them), one element otherwise, as the seed draws them
+    # (or exchanges them), one element otherwise, as the source article draws them
     splits = S.M / S.N in (primitive.input_elements, primitive.output_elements)
     message = n if splits or primitive.name == "all_to_all" else 1
     blocks = int(sp.sympify(primitive.input_elements).subs({S.N: n, S.M: message}))
@@ -214,7 +214,7 @@ def picture_rows(n: int = 4) -> list[dict]:
 
 
 def usage_rows() -> list[dict]:
-    """Which collectives each strategy is made of (the seed's §1.6 'key applications')."""
+    """Which collectives each strategy is made of (the source article's §1.6 'key applications')."""
     return [{"name": sub.name, "title": sub.title,
              "collectives": ", ".join(dict.fromkeys(PRIMITIVES[t.primitive].title for t in sub.terms))}
             for sub in _strategy_subjects()]

@@ -2,7 +2,7 @@
 
 SymPy's printers do the work.  The LaTeX printer is SymPy's, taught two things that
 its default gets wrong for this subject: log₂N prints as \\log_2 N, and symbols print
-in the seed's notation (Φ, α_inter...).  Everything that shows a formula — the CLI,
+in the source article's notation (Φ, α_inter...).  Everything that shows a formula — the CLI,
 the templates, the exporters — goes through :func:`render`.  ⌈log₂N⌉ prints itself
 (:class:`symcomm.symbols.CeilLog2`), through the log₂ of the printer it is given.
 
@@ -81,7 +81,7 @@ _CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
 
 def tex_text(text: str) -> str:
     """Prose for pdflatex: specials escaped, known symbols mapped, CJK dropped (the
-    seed's title in Chinese has no glyphs in pdflatex; the English citation stays)."""
+    source article's title in Chinese has no glyphs in pdflatex; the English citation stays)."""
     text = _CJK.sub("", _CJK_GROUP.sub("", str(text)))
     out = []
     for ch in text:

@@ -30,7 +30,7 @@ from typing import Callable, Mapping
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import algorithm, algorithms_of, is_power_of_two
+from .algorithms import SOURCE_ARTICLE, algorithm, algorithms_of, is_power_of_two
 from .cost import Cost
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -369,7 +369,7 @@ _DP_ALGORITHMS = _ALL_REDUCE + ("naive",)
 
 
 def _dp(algorithm: str) -> tuple[Term, ...]:
-    # "naive" is the seed's parameter-server form: the catalog's flat reduce + flat broadcast
+    # "naive" is the source article's parameter-server form: the catalog's flat reduce + flat broadcast
     name = "flat" if algorithm == "naive" else algorithm
     return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce", axis="dp", phase="after backward"),)
 
@@ -874,7 +874,7 @@ def _strategy(name, title, summary, source, convention, options, build, checks=(
 _ENTRIES = (
     _strategy("dp", "Data parallel",
               "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-              "the seed, ch. 2; " + RAJBHANDARI + ", §7.1",
+              SOURCE_ARTICLE + ", ch. 2; " + RAJBHANDARI + ", §7.1",
               _EXACT + "; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ)",
               (Option("algorithm", "ring", _DP_ALGORITHMS,
                       "all-reduce algorithm: ring (default), naive (flat reduce + flat broadcast) or any catalog all-reduce"),),

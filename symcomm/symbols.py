@@ -1,6 +1,6 @@
 """Every symbol symcomm uses, in one place.
 
-The seed's notation is kept: Φ parameters, batch b, sequence length s, hidden size h,
+The source article's notation is kept: Φ parameters, batch b, sequence length s, hidden size h,
 N GPUs.  Assumptions are declared so that a proof holds for every admissible value: a
 count of ranks or tokens is a positive integer, a latency or a bandwidth cost is a
 positive real.  Each symbol also has a plain ASCII *CLI name* (``Phi``, ``alpha``...),
@@ -35,7 +35,7 @@ def _nonneg(name: str) -> sp.Symbol:
     return sp.Symbol(name, real=True, nonnegative=True)
 
 
-# --- the seed's notation -------------------------------------------------------------
+# --- the source article's notation -------------------------------------------------------------
 Phi = _integer("Phi")          # parameters (FP16: 2Φ bytes)
 b = _integer("b")              # batch (sequences per step for the group described)
 s = _integer("s")              # sequence length
@@ -76,7 +76,7 @@ V = _integer("V")              # vocabulary size (the embedding and the LM head 
 SYMBOLS: dict[str, SymbolInfo] = {
     info.cli_name: info
     for info in (
-        SymbolInfo(Phi, "Phi", "model parameters (2Φ bytes in fp16/bf16, as the seed counts them)", "elements"),
+        SymbolInfo(Phi, "Phi", "model parameters (2Φ bytes in fp16/bf16, as the source article counts them)", "elements"),
         SymbolInfo(b, "b", "batch size (sequences per step)", "sequences"),
         SymbolInfo(s, "s", "sequence length", "tokens"),
         SymbolInfo(h, "h", "hidden dimension", "elements"),

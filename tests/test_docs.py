@@ -91,3 +91,12 @@ def test_every_markdown_math_fragment_parses_with_katex(fresh):
                            *map(str, sorted(out.glob("*.md")))], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert " 0 errors" in proc.stdout
+
+
+def test_docs_cite_the_source_article_and_speak_of_no_tracker():
+    # the docs name the source article by what it covers; words of the work tracker stay out
+    import re
+    for path in sorted((ROOT / "docs").glob("*.*")):
+        if path.suffix in (".md", ".tex"):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"\bseed\b|\bissues?\b", text, re.IGNORECASE), path.name

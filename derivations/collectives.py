@@ -157,7 +157,7 @@ _NOT_POW2 = {S.log2_ceil(N): _ell + 1, S.log2_ceil(N + 1): _ell + 1}
 
 def _folded(expr):
     """expr at N = 2^ℓ + r, r ≥ 1 (N not a power of two)."""
-    return sp.sympify(expr).xreplace(_NOT_POW2).xreplace({N: 2 ** _ell + _extra})
+    return sp.sympify(expr, strict=True).xreplace(_NOT_POW2).xreplace({N: 2 ** _ell + _extra})
 
 
 _ar_bound, _ar_bound_source = LOWER_BOUNDS["all_reduce"]

@@ -83,18 +83,18 @@ class Requirement:
             if not is_power_of_two(x):
                 return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol} to be a power of two (2, 4, 8, ...)"
         elif self.kind == "divides":
-            y = sp.sympify(self.other).subs(values)
+            y = sp.sympify(self.other, strict=True).subs(values)
             if not y.is_number:
                 return None
             if y % x:
                 return f"{self.other}={y} is not allowed: it must be a multiple of {self.symbol}={x}"
         elif self.kind == "core_divides":  # 2^⌊log₂N⌋ divides other
-            y = sp.sympify(self.other).subs(values)
+            y = sp.sympify(self.other, strict=True).subs(values)
             core = 1 << (int(x).bit_length() - 1)
             if y.is_number and y % core:
                 return f"{self.other}={y} is not allowed: it must be a multiple of 2^⌊log₂{self.symbol}⌋={core}"
         elif self.kind == "at_least":
-            y = sp.sympify(self.other).subs(values)
+            y = sp.sympify(self.other, strict=True).subs(values)
             if y.is_number and x < y:
                 return f"{self.symbol}={x} is not allowed: it must be at least {self.other}={y}"
         elif self.kind == "equals":

@@ -178,7 +178,7 @@ def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes:
     for term in target.terms:
         by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
     stages = values.get(S.p)
-    stages = int(stages) if stages is not None and sp.sympify(stages).is_Integer else None
+    stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
     for axis, terms in by_axis.items():
         cost = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)

@@ -41,22 +41,22 @@ class Traffic:
 
 
 def _subs(expr, mapping) -> sp.Expr:
-    mapping = {sp.sympify(k): sp.sympify(v) for k, v in dict(mapping).items()}
+    mapping = {sp.sympify(k, strict=True): sp.sympify(v, strict=True) for k, v in dict(mapping).items()}
     if all(key.is_Symbol for key in mapping):
         # symbol → expression is a structural replacement: xreplace is simultaneous and
         # many times faster than subs, and the rebuilt tree evaluates as it is built
-        return sp.sympify(expr).xreplace(mapping)
-    return sp.sympify(expr).subs(mapping, simultaneous=True)
+        return sp.sympify(expr, strict=True).xreplace(mapping)
+    return sp.sympify(expr, strict=True).subs(mapping, simultaneous=True)
 
 
 def _tidy(expr) -> sp.Expr:
     # cancel + factor: the one normal form the tables need, at a fraction of simplify's cost
-    return sp.factor(sp.cancel(sp.sympify(expr)))
+    return sp.factor(sp.cancel(sp.sympify(expr, strict=True)))
 
 
 def _frozen(mapping: Mapping[sp.Symbol, sp.Expr]) -> tuple[tuple[sp.Symbol, sp.Expr], ...]:
     order = {sym: i for i, sym in enumerate(S.TIME_SYMBOLS)}
-    return tuple(sorted(((k, sp.sympify(v)) for k, v in mapping.items() if sp.sympify(v) != 0),
+    return tuple(sorted(((k, sp.sympify(v, strict=True)) for k, v in mapping.items() if sp.sympify(v, strict=True) != 0),
                         key=lambda kv: order[kv[0]]))
 
 
@@ -82,8 +82,8 @@ class Cost:
             coeffs[S.symbol(key)] = value
         root = None
         if root_send is not None or root_recv is not None:
-            root = Traffic(sp.sympify(root_send or 0), sp.sympify(root_recv or 0))
-        return Cost(Traffic(sp.sympify(send), sp.sympify(recv)), sp.sympify(total),
+            root = Traffic(sp.sympify(root_send or 0, strict=True), sp.sympify(root_recv or 0, strict=True))
+        return Cost(Traffic(sp.sympify(send, strict=True), sp.sympify(recv, strict=True)), sp.sympify(total, strict=True),
                     _frozen(coeffs), root)
 
     @staticmethod
@@ -149,7 +149,7 @@ class Cost:
 
     def times(self, count) -> "Cost":
         """The operation repeated ``count`` times in sequence."""
-        count = sp.sympify(count)
+        count = sp.sympify(count, strict=True)
         return Cost(self.others.scaled(count), self.total * count,
                     _frozen({sym: coef * count for sym, coef in self.coefficients}),
                     None if self.root is None else self.root.scaled(count))
@@ -157,7 +157,7 @@ class Cost:
     def widened(self, ratio) -> "Cost":
         """The same operation on elements ``ratio`` times as wide (fp32 gradients in a bf16 run:
         2), counted in the narrower elements: traffic, total, β and γ scale; α (messages) does not."""
-        ratio = sp.sympify(ratio)
+        ratio = sp.sympify(ratio, strict=True)
         keep = (S.alpha, S.alpha_inter)
         return Cost(self.others.scaled(ratio), self.total * ratio,
                     _frozen({sym: coef * (1 if sym in keep else ratio) for sym, coef in self.coefficients}),
@@ -198,7 +198,7 @@ def larger(x: sp.Expr, y: sp.Expr) -> sp.Expr:
     """
     from .proof import is_nonnegative  # the prover owns inequality reasoning
 
-    x, y = sp.sympify(x), sp.sympify(y)
+    x, y = sp.sympify(x, strict=True), sp.sympify(y, strict=True)
     if is_nonnegative(x - y):
         return x
     if is_nonnegative(y - x):

@@ -27,7 +27,7 @@ def time_latex(cost) -> str:
     """T = a·α + b·β + c·γ with the coefficients kept apart, as the literature tabulates."""
     parts = []
     for sym, coef in cost.coefficients:
-        coef = sp.sympify(coef)
+        coef = sp.sympify(coef, strict=True)
         if not coef.has(sp.Piecewise):
             coef = sp.factor_terms(coef)   # what latex() prints: 2(N−1) needs no brackets
         text = latex(coef)
@@ -186,7 +186,7 @@ def _picture_inputs(primitive, n: int):
     # (or exchanges them), one element otherwise, as the source article draws them
     splits = S.M / S.N in (primitive.input_elements, primitive.output_elements)
     message = n if splits or primitive.name == "all_to_all" else 1
-    blocks = int(sp.sympify(primitive.input_elements).subs({S.N: n, S.M: message}))
+    blocks = int(sp.sympify(primitive.input_elements, strict=True).subs({S.N: n, S.M: message}))
 
     def buffer(rank):
         if blocks == 1:

@@ -22,12 +22,12 @@ from .errors import InputError
 
 def exact(expr, values: dict) -> sp.Expr:
     """expr with ``values`` substituted, reduced to an exact number where possible."""
-    values = {sp.sympify(k): sp.sympify(v) for k, v in dict(values).items()}
+    values = {sp.sympify(k, strict=True): sp.sympify(v, strict=True) for k, v in dict(values).items()}
     if all(key.is_Symbol for key in values):
         # structural replacement: simultaneous, and the tree evaluates as it is rebuilt
-        result = sp.sympify(expr).xreplace(values)
+        result = sp.sympify(expr, strict=True).xreplace(values)
     else:
-        result = sp.sympify(expr).subs(values, simultaneous=True)
+        result = sp.sympify(expr, strict=True).subs(values, simultaneous=True)
     if result.has(sp.Max, sp.Min, sp.ceiling, sp.floor, sp.Piecewise):
         result = result.doit()
     return result
@@ -43,7 +43,7 @@ def fast(expr):
 
 def plain(number: sp.Expr) -> int | float:
     """An exact integer stays a Python int (any size); anything else becomes a float."""
-    number = sp.sympify(number)
+    number = sp.sympify(number, strict=True)
     if number.is_Integer:
         return int(number)
     if number.is_number:

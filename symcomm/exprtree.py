@@ -167,7 +167,7 @@ def to_tree(expr) -> dict:
     :data:`symcomm.symbols.SYMBOLS`; anything else (a Float, an unknown function, a symbol
     symcomm does not define) is an InputError, since the tree could not be loaded back.
     """
-    return _to_tree(sp.sympify(expr), "tree")
+    return _to_tree(sp.sympify(expr, strict=True), "tree")
 
 
 def _to_tree(node, path: str) -> dict:

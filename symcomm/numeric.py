@@ -197,7 +197,7 @@ def _build(expr: sp.Expr) -> Evaluator:
 
 def evaluator(expr) -> Evaluator:
     """The cached evaluator of ``expr`` (any SymPy expression or number)."""
-    return _build(sp.sympify(expr))
+    return _build(sp.sympify(expr, strict=True))
 
 
 def evaluate(expr, exact: bool | None = None, **values):

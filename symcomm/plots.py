@@ -61,7 +61,7 @@ def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
               ("CP, ring attention", strategies["cp_ring"].cost().send))
     values = {S.N: n, S.h: h, S.b: b, S.L: 1}
     for label, send in curves:
-        y = _curve(sp.sympify(send).subs(values), "s", seq)
+        y = _curve(sp.sympify(send, strict=True).subs(values), "s", seq)
         ax.plot(seq, y, marker="o", markersize=3, label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -90,7 +90,7 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
         # a flat algorithm on N > G ranks crosses the network on its critical path: it runs
         # at the inter-node α, β; the two-level one pays each level its own
         level = intra if two_level or n <= ranks_per_node else inter
-        time = sp.sympify(alg.cost.time).subs({**values, **level})
+        time = sp.sympify(alg.cost.time, strict=True).subs({**values, **level})
         y = _curve(time, "M", sizes / bytes_per_element)
         ax.plot(sizes, y, label=alg.name)
     ax.set_xscale("log", base=2)

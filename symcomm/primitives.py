@@ -95,7 +95,7 @@ class Primitive:
 
     def inputs_for(self, n: int, message: int, rng: np.random.Generator) -> list:
         """Random integer inputs of the right shape (integers, so sums are exact)."""
-        each = int(sp.sympify(self.input_elements).subs({S.N: n, S.M: message}))
+        each = int(sp.sympify(self.input_elements, strict=True).subs({S.N: n, S.M: message}))
         data = [rng.integers(-1000, 1000, size=each, dtype=np.int64) for _ in range(n)]
         if self.rooted and self.name in ("broadcast", "scatter"):
             data = [data[0]] + [None] * (n - 1)

@@ -42,7 +42,7 @@ class SymcommLatexPrinter(LatexPrinter):
 def latex(expr, pull_factors: bool = True) -> str:
     """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
     (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
-    expr = sp.sympify(expr)
+    expr = sp.sympify(expr, strict=True)
     if pull_factors and not expr.has(sp.Piecewise):
         expr = sp.factor_terms(expr)
         return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
@@ -50,7 +50,7 @@ def latex(expr, pull_factors: bool = True) -> str:
 
 
 def render(expr, fmt: str = "text") -> str:
-    expr = sp.sympify(expr)
+    expr = sp.sympify(expr, strict=True)
     if fmt == "text":
         return sp.sstr(expr)
     if fmt == "latex":

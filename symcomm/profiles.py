@@ -474,7 +474,7 @@ def profile(name: str) -> Profile:
 # -- strategies under a profile ------------------------------------------------------------------
 
 def _number(expr, values):
-    value = sp.sympify(expr).subs(values)
+    value = sp.sympify(expr, strict=True).subs(values)
     return int(value) if value.is_number and value.is_integer else None
 
 
@@ -505,7 +505,7 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     size = _number(S.M, values)
     rule = prof.rule(primitive, n, None if size is None else size * itemsize)
     impl = rule.implementation
-    needed = set().union(*(sp.sympify(e).free_symbols for e in impl.cost.fields().values()))
+    needed = set().union(*(sp.sympify(e, strict=True).free_symbols for e in impl.cost.fields().values()))
     if S.C in needed and S.C not in values:
         return chunked(prof, impl, rule, size, itemsize, n)
     return impl, rule
@@ -527,5 +527,5 @@ def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsi
     c = chunks(prof, size, itemsize, n)
     fixed = replace(impl, closed_form=impl.cost.subs({S.C: c}),
                     requires=tuple(r for r in impl.requires if S.C not in (r.symbol,) + tuple(
-                        sp.sympify(r.other).free_symbols)))
+                        sp.sympify(r.other, strict=True).free_symbols)))
     return fixed, replace(rule, source=f"{rule.source}; here C = {c} for {size * itemsize} B on N = {n}")

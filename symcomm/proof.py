@@ -115,13 +115,13 @@ def _label(claim) -> str:
 def check(claim) -> Proof:
     """Try to prove ``claim``; return a :class:`Proof` that says whether it holds."""
     if isinstance(claim, Limit):
-        got = sp.simplify(sp.limit(sp.sympify(claim.expr).rewrite(sp.log), claim.var, claim.point))
-        want = sp.sympify(claim.value)
+        got = sp.simplify(sp.limit(sp.sympify(claim.expr, strict=True).rewrite(sp.log), claim.var, claim.point))
+        want = sp.sympify(claim.value, strict=True)
         ok = got == want or (got.is_finite is not False and sp.simplify(got - want) == 0)
         detail = (f"lim {claim.var}→{claim.point} of {claim.expr} = {got}"
                   + ("" if ok else f", not {claim.value}"))
         return Proof(claim, ok, detail)
-    diff = sp.sympify(claim.lhs) - sp.sympify(claim.rhs)
+    diff = sp.sympify(claim.lhs, strict=True) - sp.sympify(claim.rhs, strict=True)
     if isinstance(claim, Claim):
         if diff.is_Number:  # a measured or worked-out figure: nothing to rewrite
             if diff == 0:
@@ -172,7 +172,7 @@ def _in_domain(expr: sp.Expr, domain: Domain):
 
     Returns the rewritten expression and the natural-number variables introduced.
     """
-    expr = sp.sympify(expr)
+    expr = sp.sympify(expr, strict=True)
     naturals = []
     for sym in _integer_symbols(expr):
         least = domain.least_of(sym)
@@ -197,7 +197,7 @@ def _in_domain(expr: sp.Expr, domain: Domain):
 
 
 def _nonnegative_sum(expr: sp.Expr, naturals, depth: int) -> bool:
-    num, den = sp.fraction(sp.together(sp.sympify(expr)))
+    num, den = sp.fraction(sp.together(sp.sympify(expr, strict=True)))
     if not den.is_positive:
         if den.is_negative:
             num = -num
@@ -221,7 +221,7 @@ def _nonnegative_sum(expr: sp.Expr, naturals, depth: int) -> bool:
 
 def is_nonnegative(expr, domain: Domain = DEFAULT) -> bool:
     """True when expr ≥ 0 is proved for every value of its symbols in ``domain``."""
-    expr = sp.sympify(expr)
+    expr = sp.sympify(expr, strict=True)
     if expr.has(sp.Max, sp.Min):
         return False
     rewritten, naturals = _in_domain(expr, domain)
@@ -230,7 +230,7 @@ def is_nonnegative(expr, domain: Domain = DEFAULT) -> bool:
 
 def counterexample(expr, domain: Domain = DEFAULT, tries: int = 6):
     """A small assignment making expr negative, to tell 'false' from 'not proved'."""
-    expr = sp.sympify(expr)
+    expr = sp.sympify(expr, strict=True)
     syms = _integer_symbols(expr)
     reals = [x for x in expr.free_symbols if x not in syms]
     for n in range(tries):

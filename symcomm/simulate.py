@@ -603,7 +603,7 @@ def _layout(primitive_name: str) -> str:
 
 
 def _number(expr, values: dict):
-    value = sp.sympify(expr).subs(values)
+    value = sp.sympify(expr, strict=True).subs(values)
     if not value.is_Rational:
         raise ValueError(f"{expr} at {values} is {value}, not a number")
     return value
@@ -683,7 +683,7 @@ def _run_phase(net: Network, algorithm, groups: list[list[int]], message, held: 
 def _run_composition(net: Network, algorithm, inputs: list) -> list:
     prim = PRIMITIVES[algorithm.primitive]
     n = net.n
-    per_rank = sp.sympify(prim.input_elements / S.M).subs(S.N, n)     # a rank's input over M
+    per_rank = sp.sympify(prim.input_elements / S.M, strict=True).subs(S.N, n)     # a rank's input over M
     message = sp.Integer(next(x.size for x in inputs if x is not None)) / per_rank
     leaves = _leaves(algorithm, [list(range(n))], message, net.ranks_per_node)
     blocks = n if per_rank != 1 or any(_layout(leaf.primitive) != "keeps" for leaf, _, _ in leaves) else 1

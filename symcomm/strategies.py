@@ -140,8 +140,8 @@ class Term:
 def _term_cost(term: Term) -> Cost:
     """A term's cost, computed once per distinct term (terms are immutable values)."""
     base = algorithm(term.primitive, term.algorithm).cost
-    part = base.subs({N: sp.sympify(term.group), S.M: sp.sympify(term.message)}).times(term.count)
-    total = part.total * sp.sympify(term.groups)
+    part = base.subs({N: sp.sympify(term.group, strict=True), S.M: sp.sympify(term.message, strict=True)}).times(term.count)
+    total = part.total * sp.sympify(term.groups, strict=True)
     part = replace(part.times(term.busiest), total=total)
     return _on_level(part, term.across_nodes)
 
@@ -282,7 +282,7 @@ class Strategy:
         if problems:
             return problems
         settings = self.settings(**options)
-        values = {sym: sp.sympify(val) for sym, val in values.items()}
+        values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
         for check in self.checks:
             problems.extend(check(values, settings))
         for term in self.build(**settings):
@@ -309,7 +309,7 @@ def forward(term: Term) -> bool:
 
 
 def _known(expr, values):
-    value = sp.sympify(expr).subs(values)
+    value = sp.sympify(expr, strict=True).subs(values)
     return value if value.is_number else None
 
 

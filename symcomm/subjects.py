@@ -117,16 +117,16 @@ class Subject:
 
     def quantities(self) -> dict[str, sp.Expr]:
         """Every reported formula: the cost's fields, the time, the extras."""
-        out = {key: sp.sympify(expr) for key, expr in self.cost.fields().items()}
-        out["time"] = sp.sympify(self.cost.time)
-        out.update({key: sp.sympify(expr) for key, expr in self.extras.items()})
+        out = {key: sp.sympify(expr, strict=True) for key, expr in self.cost.fields().items()}
+        out["time"] = sp.sympify(self.cost.time, strict=True)
+        out.update({key: sp.sympify(expr, strict=True) for key, expr in self.extras.items()})
         return out
 
     def symbols(self) -> set[sp.Symbol]:
         """The symbols its traffic and extras need (the time symbols apart)."""
         needed: set = set()
         for expr in list(self.cost.fields().values()) + list(self.extras.values()):
-            needed |= {x for x in sp.sympify(expr).free_symbols if x not in S.TIME_SYMBOLS}
+            needed |= {x for x in sp.sympify(expr, strict=True).free_symbols if x not in S.TIME_SYMBOLS}
         return needed
 
     def under(self, backend: str, values: Mapping[sp.Symbol, object], itemsize: int = 4) -> "Subject":

@@ -286,3 +286,19 @@ def monkeypatch_module():
     patch.setattr(measure, "sweep", _no_measuring)
     yield patch
     patch.undo()
+
+
+def test_the_engine_refuses_text_where_it_takes_an_expression(tmp_path):
+    # every sympify in the engine is strict: text is refused, never parsed, whoever passes it
+    import sympy as sp
+
+    from symcomm.evaluate import exact, plain
+    from symcomm.printing import render
+    from symcomm.proof import Claim, check
+
+    payload = f"__import__('os').system('touch {_marker(tmp_path)}')"
+    for attempt in (lambda: exact(payload, {}), lambda: exact(S.N, {"N": payload}), lambda: plain(payload),
+                    lambda: render(payload, "latex"), lambda: check(Claim(payload, 1))):
+        with pytest.raises(sp.SympifyError):
+            attempt()
+    assert not _marker(tmp_path).exists()

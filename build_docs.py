@@ -23,6 +23,7 @@ from symcomm.templates import FOLDER as TEMPLATE_FOLDER
 from symcomm.errors import SymcommError
 from symcomm.files import make_folder, write_file
 from symcomm.printing import markdown_text, tex_text
+from symcomm.subjects import COLLECTIVE_CONVENTION
 from symcomm.proof import check, is_definition
 
 ROOT = Path(__file__).resolve().parent
@@ -112,7 +113,7 @@ def build(out: Path) -> int:
         chapters.append(context)
     plots = render_plots(out, STRATEGIES, written)
     shared = {
-        "chapters": chapters, "claims_proved": proved, "convention": docs.COLLECTIVE_CONVENTION,
+        "chapters": chapters, "claims_proved": proved, "convention": COLLECTIVE_CONVENTION,
         "symbols": docs.symbol_rows(), "primitives": docs.primitive_rows(),
         "algorithms": docs.algorithm_rows(), "bounds": docs.bound_rows(),
         "strategies": docs.strategy_rows(), "plots": plots,

@@ -17,7 +17,6 @@ from .derivation import Chapter
 from .primitives import PRIMITIVES
 from .printing import latex
 from .proof import AtLeast, Claim, Limit, Proof, is_definition
-from .subjects import COLLECTIVE_CONVENTION  # one text: the CLI, the docs and the export show it
 
 _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
           S.alpha_inter: r"\alpha_{\mathrm{inter}}", S.beta_inter: r"\beta_{\mathrm{inter}}"}

@@ -370,6 +370,16 @@ def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch)
     assert os.environ["GLOO_SOCKET_IFNAME"] != "lo"   # the parent's environment is left as it was
 
 
+def _survivors(ranks: dict, within: float) -> dict:
+    """The ranks (pid → start time) still running after ``within`` seconds of waiting."""
+    deadline = time.monotonic() + within
+    left = dict(ranks)
+    while left and time.monotonic() < deadline:
+        left = {pid: start for pid, start in left.items() if (_alive_spawn(pid) or (None, None))[1] == start}
+        time.sleep(0.05)
+    return left
+
+
 def _wait_for_ranks(proc, count: int) -> dict:
     """The rank processes of a measurement once ``count`` of them run (two minutes at most)."""
     ranks: dict = {}
@@ -430,11 +440,7 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
     assert "Traceback" not in err and "_worker" not in err and "multiprocessing" not in err, err
     assert [line for line in err.splitlines() if line.strip()] == ["symcomm: interrupted"], err
     assert proc.returncode == 130 and out == ""
-    deadline = time.monotonic() + 10
-    left = dict(ranks)
-    while left and time.monotonic() < deadline:
-        left = {pid: start for pid, start in left.items() if (_alive_spawn(pid) or (None, None))[1] == start}
-        time.sleep(0.05)
+    left = _survivors(ranks, within=10)
     assert left == {}, f"ranks still running after Ctrl-C: {sorted(left)}"
     assert sorted(scratch.glob("symcomm-*")) == [], "the rendezvous folder was left behind"
 
@@ -451,11 +457,7 @@ def test_the_ranks_die_with_a_killed_parent(tmp_path):
         time.sleep(2)
         proc.kill()             # SIGKILL: no cleanup code of the parent runs
         proc.wait()
-        deadline = time.monotonic() + 3
-        left = dict(ranks)
-        while left and time.monotonic() < deadline:
-            left = {pid: start for pid, start in left.items() if (_alive_spawn(pid) or (None, None))[1] == start}
-            time.sleep(0.05)
+        left = _survivors(ranks, within=3)
         assert left == {}, f"ranks outlived their killed parent: {sorted(left)}"
     finally:
         if proc.poll() is None:

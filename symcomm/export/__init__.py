@@ -87,9 +87,6 @@ QUANTITIES = {
     "gpus": "GPUs in the layout, t·c·d·p",
 }
 
-PRIMITIVE_CONVENTION = COLLECTIVE_TIME_CONVENTION
-
-
 # -- the formulas ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -136,7 +133,7 @@ def formulas() -> tuple[Formula, ...]:
     out: list[Formula] = []
     for sub in every(with_variants=True):
         if sub.kind == "primitive":
-            convention = PRIMITIVE_CONVENTION + ("; log₂N needs N a power of two" if sub.power_of_two else "")
+            convention = COLLECTIVE_TIME_CONVENTION + ("; log₂N needs N a power of two" if sub.power_of_two else "")
             algorithm, options = sub.algorithm, ()
         else:
             convention, algorithm, options = sub.convention, sub.algorithm or None, tuple(sub.options.items())
@@ -251,21 +248,11 @@ def export(fmt: str, only=None, *, numpy: bool = False, path: str | os.PathLike 
                              f"{' or '.join(f.name for f in REGISTRY.values() if option in f.options)} only, "
                              f"not {fmt}")
     if path is not None:
-        _check_target(Path(path))
+        check_output(path, "-o")
     text = chosen_format.render(select(only), **options)
     if path is not None:
-        write_atomic(Path(path), text)
+        write_file(path, text, "-o")
     return text
-
-
-def _check_target(path: Path) -> None:
-    check_output(path, "-o")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``: a regular file, replaced atomically, under the user's umask
-    (:func:`symcomm.files.write_file`)."""
-    write_file(path, text, "-o")
 
 
 # -- CLI -------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
-from . import PRIMITIVE_CONVENTION, QUANTITIES, Format, Formula
+from ..subjects import COLLECTIVE_TIME_CONVENTION
+from . import QUANTITIES, Format, Formula
 
 
 class HeaderPrinter(C99CodePrinter):
@@ -82,7 +83,7 @@ def to_c(chosen: list[Formula]) -> str:
     parts = ["/* Closed-form communication costs exported by symcomm (standalone C99 header; link with -lm).",
              " * One static inline double function per formula; arguments are doubles named by symcomm's",
              " * symbol names, in symcomm's symbol order (listed in each comment).",
-             f" * Convention: {_comment(PRIMITIVE_CONVENTION)}.",
+             f" * Convention: {_comment(COLLECTIVE_TIME_CONVENTION)}.",
              " */",
              "#ifndef SYMCOMM_FORMULAS_H", "#define SYMCOMM_FORMULAS_H", "", "#include <math.h>", "",
              _HELPERS]

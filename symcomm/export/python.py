@@ -20,7 +20,8 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
-from . import PRIMITIVE_CONVENTION, QUANTITIES, Format, Formula
+from ..subjects import COLLECTIVE_TIME_CONVENTION
+from . import QUANTITIES, Format, Formula
 
 
 def _split_mul(expr: sp.Mul):
@@ -158,7 +159,7 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
     header = ['"""Closed-form communication costs exported by symcomm (standalone; needs no symcomm).',
               "",
               "One function per formula, keyword arguments named by symcomm's symbol names.",
-              PRIMITIVE_CONVENTION[0].upper() + PRIMITIVE_CONVENTION[1:] + ".",
+              COLLECTIVE_TIME_CONVENTION[0].upper() + COLLECTIVE_TIME_CONVENTION[1:] + ".",
               ("Float arithmetic over numpy arrays." if numpy else
                "Exact on int / fractions.Fraction arguments: an int when the value is whole, a Fraction "
                "otherwise;\nceil(log2 n) = (n - 1).bit_length(), log2 of a power of two = n.bit_length() - 1; "

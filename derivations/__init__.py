@@ -2,16 +2,23 @@
 
 Adding a chapter is adding one module here: every module of this package that defines
 ``CHAPTER`` is a chapter, and :data:`CHAPTERS` orders them by ``CHAPTER.number``, the order
-of the documentation.
+of the documentation.  Modules that are tools, not chapters (the fit of the step-time
+constants, run as ``python -m symcomm.derivations.fit_step_time``), are listed in :data:`TOOLS`
+and not imported here.
 """
 
 import importlib
 import pkgutil
 
+#: modules of this package that are run, not read: never imported to look for a chapter
+TOOLS = ("fit_step_time",)
+
 
 def _chapters() -> tuple:
     found = []
     for info in pkgutil.iter_modules(__path__):
+        if info.name in TOOLS:
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         chapter = getattr(module, "CHAPTER", None)
         if chapter is not None:

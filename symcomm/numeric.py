@@ -127,7 +127,8 @@ class _Printer(NumPyPrinter):
         return f"_symcomm_log2({self._print(expr.args[0])})"
 
 
-_NAMESPACE = {"_symcomm_ceil_log2": ceil_log2, "_symcomm_log2": exact_log2, "_symcomm_ones_below": ones_below}
+_NAMESPACE = {"_symcomm_ceil_log2": ceil_log2, "_symcomm_log2": exact_log2, "_symcomm_ones_below": ones_below,
+              "functools": functools}   # the numpy printer folds Max and Min of 3+ arguments with functools.reduce
 
 
 # -- the evaluator -------------------------------------------------------------------------------

@@ -71,6 +71,15 @@ e = _integer("e")              # expert-parallel degree
 L_moe = _integer("L_moe")      # MoE layers (those whose MLP is a mixture of experts)
 Phi_E = _integer("Phi_E")      # expert parameters (the part of Φ sharded by expert parallelism)
 V = _integer("V")              # vocabulary size (the embedding and the LM head are V × h)
+F = _integer("F")              # FFN (MLP intermediate) width of a dense layer
+F_e = _integer("F_e")          # FFN width of one expert
+E_s = _integer("E_s")          # shared (always active) experts of a MoE layer
+
+# --- step time: the compute side -------------------------------------------------------
+peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
+eta = _real("eta")             # fitted: the share of peak the matmuls reach
+hbm = _real("hbm")             # HBM bytes/s of one GPU (datasheet)
+kappa = _nonneg("kappa")       # fitted: HBM passes over each activation byte (the memory-bound kernels)
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -105,6 +114,13 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(L_moe, "L_moe", "MoE layers (MLP replaced by a mixture of experts)", "layers"),
         SymbolInfo(Phi_E, "Phi_E", "expert parameters (part of Phi, sharded over the experts)", "elements"),
         SymbolInfo(V, "V", "vocabulary size (embedding and LM head are V × h)", "tokens"),
+        SymbolInfo(F, "F", "FFN (MLP intermediate) width of a dense layer", "elements"),
+        SymbolInfo(F_e, "F_e", "FFN width of one expert", "elements"),
+        SymbolInfo(E_s, "E_s", "shared experts of a MoE layer (always active)", "experts"),
+        SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
+        SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
+        SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),
+        SymbolInfo(kappa, "kappa", "fitted HBM passes over each activation byte (norms, softmax, dropout)", "ratio"),
     )
 }
 

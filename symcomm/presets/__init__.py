@@ -38,11 +38,11 @@ def _int(name: str) -> sp.Symbol:
 
 
 #: architecture symbols beside symcomm's own (h, L, a, s, E, L_moe)
-F = _int("F")            # FFN (MLP intermediate) width of a dense layer
-F_e = _int("F_e")        # FFN width of one expert
+F = S.F                  # FFN (MLP intermediate) width of a dense layer
+F_e = S.F_e              # FFN width of one expert
 V = S.V                  # vocabulary (symcomm's own symbol: the hybrid strategy's embeddings use it too)
 n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
-E_s = _int("E_s")        # shared (always active) experts of a MoE layer
+E_s = S.E_s              # shared (always active) experts of a MoE layer
 q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
 d_nope, d_rope, d_v = _int("d_nope"), _int("d_rope"), _int("d_v")  # MLA head widths
 
@@ -285,6 +285,24 @@ class Hardware:
     memory_bytes: float
     hbm_bytes_per_second: float
     source: str
+    peak_flops: tuple = ()             # (dtype, dense matmul FLOP/s) pairs, from the datasheet
+    peak_source: str = ""
+    step_time: tuple = ()              # (name, value) pairs of the fitted constants eta, kappa
+    step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
+
+    def peak(self, dtype: str) -> float:
+        """Dense matmul FLOP/s at ``dtype``; ValueError naming the types the datasheet gives."""
+        table = dict(self.peak_flops)
+        if dtype not in table:
+            raise ValueError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
+        return table[dtype]
+
+    def compute_values(self, dtype: str = "bf16") -> dict[str, float]:
+        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols."""
+        fitted = dict(self.step_time)
+        if not fitted:
+            raise ValueError(f"--hardware {self.name} has no fitted step-time constants (eta, kappa)")
+        return {"peak": self.peak(dtype), "hbm": self.hbm_bytes_per_second, **fitted}
 
     @property
     def beta_per_byte(self) -> float:
@@ -327,8 +345,15 @@ def hardware(name: str) -> Hardware:
     if name not in systems:
         raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)}")
     d = systems[name]
+    fitted = d.get("step_time", {})
+    if "borrowed_from" in fitted:
+        own_note = fitted.get("note", "")
+        fitted = {**systems[fitted["borrowed_from"]]["step_time"], "note": own_note}
     return Hardware(name, d["title"], link(d["intra"]), link(d["inter"]), int(d["gpus_per_node"]),
-                    float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"])
+                    float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"],
+                    tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
+                    tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted),
+                    fitted.get("note", "") or fitted.get("source", ""))
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------

@@ -1,0 +1,99 @@
+"""Published training runs (``data/published_runs.json``) as inputs of the step-time model.
+
+Each run gives a model shape, a layout and one measurement; :func:`options_of` and
+:func:`values_of` turn it into the options and the values of :func:`symcomm.steptime.evaluate`,
+:func:`measured_step_time` turns its measurement into seconds per iteration.  What a paper
+does not state is taken from the run's own ``assumed`` list or, for the framework settings
+below, from what the framework of that year ran (each with its source).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import numpy as np
+
+from symcomm.flops import model_flops
+from symcomm.presets import hardware
+from symcomm.symbols import F, L, V, a, h, h_kv, s
+from symcomm import steptime
+
+#: Megatron-LM 2021–2022 (the papers' runs): DDP with fp16 gradients all-reduced after the
+#: backward, not overlapped (arguments.py of that time: --accumulate-allreduce-grads-in-fp32 off for
+#: fp16, no --overlap-grad-reduce yet); no flash attention (softmax scores stored)
+MEGATRON_2021 = {"zero": "0", "framework": "megatron", "grad_dtype": "same", "dp_overlap": "0", "flash": "0"}
+#: Llama 3 (Dubey et al. 2024, §3.3.2): FSDP-style sharding without resharding after the forward,
+#: gradients reduce-scattered in fp32, communication overlapped; flash attention
+LLAMA3 = {"zero": "3", "framework": "fsdp", "reshard_after_forward": "0", "grad_reduce": "per_step",
+          "grad_dtype": "fp32", "dp_overlap": "1", "flash": "1"}
+
+
+def load() -> dict:
+    text = resources.files(__package__).joinpath("data", "published_runs.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def runs(hardware_name: str | None = None, role: str | None = None) -> list[dict]:
+    return [r for r in load()["runs"]
+            if (hardware_name is None or r["hardware"] == hardware_name) and (role is None or r["role"] == role)]
+
+
+def parameters(run: dict) -> int:
+    """Φ from the shape: GPT (biases, learned positions, tied embedding, final LayerNorm) or
+    Llama (SwiGLU, grouped-query attention, untied embeddings), as symcomm.presets counts them."""
+    h_, layers, vocab, seq = run["hidden"], run["layers"], run["vocab"], run["seq"]
+    if run["gated_mlp"]:
+        head = h_ // run["heads"]
+        attention = 2 * h_ * h_ + 2 * h_ * run["kv_heads"] * head
+        return layers * (attention + 3 * h_ * run["ffn"] + 2 * h_) + 2 * vocab * h_ + h_
+    return 12 * layers * h_ * h_ + 13 * layers * h_ + (vocab + seq) * h_ + 2 * h_
+
+
+def options_of(run: dict) -> dict[str, str]:
+    framework = LLAMA3 if run["paper"]["year"] >= 2024 else MEGATRON_2021
+    scatter = run.get("scatter_gather", True) and not run["sp"] and run["p"] > 1
+    return {**framework, "sp": "1" if run["sp"] else "0", "recompute": run["recompute"],
+            "schedule": run["schedule"], "embeddings": "1", "gqa": "1", "gated": "1" if run["gated_mlp"] else "0",
+            "scatter_gather": "1" if scatter else "0", "cp": "ring", "tied": "0"}
+
+
+def values_of(run: dict, constants: dict | None = None) -> dict:
+    """The symbols' values for this run on its hardware preset; ``constants`` (eta, kappa) replace the
+    preset's fitted ones (the fit passes arrays of candidates)."""
+    system = hardware(run["hardware"])
+    dtype = "fp16" if run.get("precision") == "fp16" else "bf16"
+    compute = {"peak": system.peak(dtype), "hbm": system.hbm_bytes_per_second}
+    compute.update(constants if constants is not None else dict(system.step_time))
+    d_ = run["d"]
+    return {"h": run["hidden"], "L": run["layers"], "a": run["heads"],
+            "h_kv": run["kv_heads"] * (run["hidden"] // run["heads"]), "F": run["ffn"], "V": run["vocab"],
+            "s": run["seq"], "Phi": parameters(run), "t": run["t"], "p": run["p"], "d": d_, "c": run["c"], "e": 1,
+            "b": run["global_batch"], "m": run["global_batch"] // (d_ * run["micro_batch"]), "v": run["v"],
+            **system.values(2), "G": run["gpus_per_node"], **compute}
+
+
+def measured_step_time(run: dict) -> float:
+    """Seconds per iteration: as printed, or the model FLOPs per iteration over the printed
+    FLOP/s of all GPUs (Narayanan et al.'s eq. (3) for their Table 1, which counts the recompute
+    forward; symcomm's model FLOPs (:func:`symcomm.flops.model_flops`) for the others)."""
+    if "iteration_time_s" in run:
+        return float(run["iteration_time_s"])
+    B, seq, layers, width, vocab = run["global_batch"], run["seq"], run["layers"], run["hidden"], run["vocab"]
+    if run["id"].startswith("narayanan2021"):
+        flops = 96 * B * seq * layers * width ** 2 * (1 + seq / (6 * width) + vocab / (16 * layers * width))
+    else:
+        shape = {h: width, L: layers, a: run["heads"], h_kv: run["kv_heads"] * (width // run["heads"]),
+                 F: run["ffn"], V: vocab, s: seq}
+        flops = float(model_flops(B, s, gated=run["gated_mlp"]).subs(shape))
+    return flops / (run["gpus"] * run["tflops_per_gpu"] * 1e12)
+
+
+def predict(run: dict, constants: dict | None = None) -> dict:
+    """Every quantity of the step model for this run (floats, or arrays with array constants)."""
+    return steptime.evaluate(values_of(run, constants), 2, **options_of(run))
+
+
+def errors(runs_: list[dict], constants: dict | None = None) -> np.ndarray:
+    """Relative error of the predicted step time, one row per run."""
+    return np.array([np.asarray(predict(r, constants)["step_time"]) / measured_step_time(r) - 1 for r in runs_])

@@ -82,13 +82,15 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
         return []
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from symcomm.plots import PLOTS
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.plots import PLOTS, TAKES
 
     # fixed ids and no date, so that two builds are byte-identical
     plt.rcParams.update({"svg.hashsalt": "symcomm", "svg.fonttype": "path"})
     plots = []
     for name, draw in PLOTS.items():
-        fn = draw if name == "all_reduce_time_vs_message" else (lambda d=draw: d(strategies))
+        given = {"nothing": (), "published runs": (run_rows(),)}.get(TAKES.get(name, ""), (strategies,))
+        fn = (lambda d=draw, args=given: d(*args))
         fig, title, caption = fn()
         path = out / "plots" / f"{name}.svg"
         buffer = io.BytesIO()

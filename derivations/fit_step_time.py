@@ -56,8 +56,9 @@ def main(argv=None) -> int:
         for system, f in fits.items():
             data["systems"][system]["step_time"] = {
                 "eta": f["eta"], "kappa": f["kappa"], "fitted_on": f["fitted_on"],
-                "source": ("fitted by python -m symcomm.derivations.fit_step_time on the published runs "
-                           + ", ".join(f["fitted_on"]))}
+                "source": (f"fitted on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
+                           f"published_runs.json) by python -m symcomm.derivations.fit_step_time: mean |error| "
+                           f"{100 * f['mean_error']:.1f} %, max {100 * f['max_error']:.1f} %")}
         HARDWARE_JSON.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 

@@ -19,10 +19,12 @@ from symcomm.presets import hardware
 from symcomm.symbols import F, L, V, a, h, h_kv, s
 from symcomm import steptime
 
-#: Megatron-LM 2021–2022 (the papers' runs): DDP with fp16 gradients all-reduced after the
-#: backward, not overlapped (arguments.py of that time: --accumulate-allreduce-grads-in-fp32 off for
-#: fp16, no --overlap-grad-reduce yet); no flash attention (softmax scores stored)
-MEGATRON_2021 = {"zero": "0", "framework": "megatron", "grad_dtype": "same", "dp_overlap": "0", "flash": "0"}
+#: Megatron-LM 2021–2022 (the papers' runs): DDP, gradients all-reduced after the backward, not
+#: overlapped (no --overlap-grad-reduce yet); fp16 runs (Narayanan et al., examples/sc21/CONFIG.sh
+#: --fp16) keep and reduce fp16 gradients (--accumulate-allreduce-grads-in-fp32 off by default), bf16
+#: runs an fp32 gradient buffer (forced on for bf16 in arguments.py; Korthikanti et al.'s Figure 1
+#: counts 18 bytes per parameter: 2 + 4 + 12); no flash attention (softmax scores stored)
+MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0"}
 #: Llama 3 (Dubey et al. 2024, §3.3.2): FSDP-style sharding without resharding after the forward,
 #: gradients reduce-scattered in fp32, communication overlapped; flash attention
 LLAMA3 = {"zero": "3", "framework": "fsdp", "reshard_after_forward": "0", "grad_reduce": "per_step",
@@ -51,7 +53,8 @@ def parameters(run: dict) -> int:
 
 
 def options_of(run: dict) -> dict[str, str]:
-    framework = LLAMA3 if run["paper"]["year"] >= 2024 else MEGATRON_2021
+    framework = LLAMA3 if run["paper"]["year"] >= 2024 else {
+        **MEGATRON_2021, "grad_dtype": "same" if run.get("precision") == "fp16" else "fp32"}
     scatter = run.get("scatter_gather", True) and not run["sp"] and run["p"] > 1
     return {**framework, "sp": "1" if run["sp"] else "0", "recompute": run["recompute"],
             "schedule": run["schedule"], "embeddings": "1", "gqa": "1", "gated": "1" if run["gated_mlp"] else "0",

@@ -190,6 +190,58 @@ def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes:
     return out
 
 
+def _steptime():
+    # imported on first use: only `eval hybrid` needs the step model
+    from . import steptime
+
+    return steptime
+
+
+def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
+    """The step model at the bound values: the model's shape (F, gated) from the preset or config,
+    the hardware's peak at --dtype and its fitted constants, β and γ per element of --dtype."""
+    from . import presets
+
+    scale = bytes_per_element(dtype)
+    try:
+        system = presets.hardware(args.hardware)
+        compute = system.compute_values(dtype)
+        model = (presets.model(args.model) if args.model else
+                 presets.model_from_config(args.model_config) if args.model_config else None)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
+    if model is not None:
+        numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
+        step_texts = {"gated": "1" if model.gated else "0", **step_texts}
+    if "F" not in numbers:
+        raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
+    for sym, value in times.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
+    numbers.update(compute)
+    options = {key: value for key, value in target.options.items() if key != "backend"}
+    out = _steptime().report(numbers, scale, options, step_texts)
+    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
+                        "dtype": dtype}
+    return out
+
+
+def _print_step(payload: dict) -> None:
+    print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
+          f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
+          f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])})")
+    per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
+    print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
+    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
+          f"HFU {100 * payload['hfu']:.1f} %")
+    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" for k, x in payload["memory"].items())
+    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
+    c = payload["constants"]
+    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, kappa {c['kappa']}: "
+          f"{c['source']}")
+
+
 def _summed(terms):
     from .cost import Cost
 
@@ -197,7 +249,15 @@ def _summed(terms):
 
 
 def cmd_eval(args) -> int:
-    texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
+    stepping = args.name == "hybrid"
+    known = set(option_names(args.name)) | (set(_steptime().STEP_OPTIONS) if stepping else set())
+    texts, option_texts = split_assignments(args.assignments, known)
+    step_texts: dict = {}
+    if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
+        try:
+            option_texts, step_texts = _steptime().step_options(option_texts)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
     option_texts = _preset_shape(args, args.name, option_texts)
     target = subject(args.name, args.algorithm, **option_texts)
     dtype = args.dtype
@@ -230,6 +290,9 @@ def cmd_eval(args) -> int:
         axes = _axis_rows(target, values, times, scale, in_bytes=bool(dtype))
         if len(axes) > 1:
             payload["axes"] = axes
+    if stepping and args.hardware:
+        payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+        payload.update(_step_report(args, target, values, times, dtype, step_texts))
     if args.json:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
@@ -257,6 +320,8 @@ def cmd_eval(args) -> int:
         for axis, row in payload["axes"].items():
             when = f", {human_time(row['time'])}" if "time" in row else ""
             print(f"    {axis}: send {human_size(row['send'], unit)}{when} — {row['stage']}")
+    if "step_time" in payload:
+        _print_step(payload)
     for row in payload.get("terms", []):
         print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
               f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "

@@ -75,6 +75,12 @@ class Chapter:
     derivations: tuple[Derivation, ...] = ()
     claims: tuple = ()           # claims outside any chain (e.g. one per algorithm)
     tables: tuple = ()           # Table values shown after the introduction
+    # tables whose numbers take seconds to compute (the published runs through the step model):
+    # a function returning Tables, called only when the docs are rendered, never by `symcomm prove`
+    late_tables: object = None
+
+    def all_tables(self) -> tuple:
+        return tuple(self.tables) + (tuple(self.late_tables()) if self.late_tables is not None else ())
 
     def all_claims(self) -> tuple:
         out = []

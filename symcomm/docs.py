@@ -102,7 +102,7 @@ def table_context(table) -> dict:
 def chapter_context(chapter: Chapter, proofs: dict | None = None) -> dict:
     proofs = proofs or {}
     return {
-        "tables": [table_context(t) for t in chapter.tables],
+        "tables": [table_context(t) for t in chapter.all_tables()],
         "number": chapter.number, "slug": chapter.slug, "title": chapter.title, "intro": chapter.intro,
         "derivations": [derivation_row(d) for d in chapter.derivations],
         "claims": [claim_row(c, proofs.get(id(c))) for c in chapter.claims],

@@ -106,8 +106,38 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
     return fig, "All-reduce algorithms: time vs message size", caption
 
 
+def step_time_vs_published(rows):
+    """Predicted against published step time, one marker per run (``rows``: dicts with
+    published, predicted, hardware, role), the ±10 % band drawn."""
+    fig, ax = _figure()
+    styles = {"a100": ("o", "tab:blue"), "h100-roce": ("s", "tab:orange")}
+    for system in sorted({r["hardware"] for r in rows}):
+        mine = [r for r in rows if r["hardware"] == system]
+        marker, colour = styles.get(system, ("^", "tab:green"))
+        ax.plot([r["published"] for r in mine], [r["predicted"] for r in mine], linestyle="none", marker=marker,
+                color=colour, label=system)
+    low = min(min(r["published"], r["predicted"]) for r in rows) / 1.3
+    high = max(max(r["published"], r["predicted"]) for r in rows) * 1.3
+    line = np.array([low, high])
+    ax.plot(line, line, color="black", linewidth=1, label="predicted = published")
+    ax.plot(line, 1.1 * line, color="grey", linestyle="--", linewidth=1, label="±10 %")
+    ax.plot(line, 0.9 * line, color="grey", linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("published step time (s)")
+    ax.set_ylabel("predicted step time (s)")
+    ax.legend(fontsize=8)
+    caption = ("Every published run of chapter 11, predicted by the step model with its hardware preset's fitted "
+               "constants; seconds per iteration, log scales.")
+    return fig, "Step time: predicted against published runs", caption
+
+
+#: name → function drawing it from the strategies (or, for the ones in TAKES, from what is named there)
 PLOTS = {
     "dp_volume_vs_n": dp_volume_vs_n,
     "sequence_parallel_vs_s": sequence_parallel_vs_s,
     "all_reduce_time_vs_message": all_reduce_time_vs_message,
+    "step_time_vs_published": step_time_vs_published,
 }
+#: the plots that take something other than the strategies: what the caller passes
+TAKES = {"all_reduce_time_vs_message": "nothing", "step_time_vs_published": "published runs"}

@@ -278,3 +278,65 @@ def evaluate(values: dict, run_bytes: int = 2, **options) -> dict[str, float]:
     for name, function in _evaluators(run_bytes, tuple(sorted(options.items()))).items():
         out[name] = function(**values)
     return out
+
+
+#: what every reported number is in
+UNITS = {"step_time": "s", "compute_time": "s", "comm_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
+         "optimizer_time": "s", "tokens_per_second": "tokens/s", "mfu": "ratio", "hfu": "ratio",
+         "memory_per_gpu": "bytes", "model_flops": "FLOP per step, all GPUs",
+         "hardware_flops": "FLOP per step, all GPUs"}
+
+ASSUMPTIONS = (
+    "one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the "
+    "optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)",
+    "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
+    "Korthikanti et al. count it) / (peak × eta), plus kappa HBM passes over the activation bytes of "
+    "Korthikanti et al. Table 2 (the memory-bound kernels)",
+    "tensor, context, expert and pipeline communication on the critical path of every micro-batch "
+    "(tp_overlap=1 hides tp behind the micro-batch's compute); bubble = (p − 1)/v micro-batch slots",
+    "data-parallel gradient reductions hidden behind one micro-batch's backward each when the framework "
+    "overlaps them (dp_overlap), ZeRO-3 gathers prefetched behind the compute, the post-step parameter "
+    "all-gather exposed; Adam memory-bound at the HBM bandwidth",
+)
+
+
+def step_options(texts: dict) -> tuple[dict, dict]:
+    """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's): ``recompute``
+    takes none|selective|full (0 and 1 still mean none and full) and the hybrid strategy gets 1
+    only for full; ValueError naming the option for a value not allowed."""
+    hybrid, own = {}, {}
+    for key, text in texts.items():
+        if key == "recompute":
+            mode = {"0": "none", "1": "full"}.get(text, text)
+            if mode not in STEP_OPTIONS["recompute"]:
+                raise ValueError(f"recompute={text} is not allowed; choose none, selective or full (0 = none, 1 = full)")
+            own["recompute"] = mode
+            hybrid["recompute"] = "1" if mode == "full" else "0"
+        elif key in STEP_OPTIONS:
+            if text not in STEP_OPTIONS[key]:
+                raise ValueError(f"{key}={text} is not allowed; choose {', '.join(STEP_OPTIONS[key])}")
+            own[key] = text
+        else:
+            hybrid[key] = text
+    return hybrid, own
+
+
+def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
+    """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
+    bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
+    hybrid_options = dict(hybrid_options)
+    flag = hybrid_options.pop("recompute", "0")
+    own_options = {"recompute": "full" if flag == "1" else "none", **own_options}
+    q = evaluate({k: float(x) for k, x in values.items()}, run_bytes, **hybrid_options, **own_options)
+    number = {k: float(x) for k, x in q.items()}
+    out = {key: number[key] for key in UNITS}
+    out["comm_time_per_axis"] = {k[len("comm_time_"):]: x for k, x in number.items() if k.startswith("comm_time_")}
+    out["exposed_comm_time_per_axis"] = {k[len("exposed_comm_time_"):]: x for k, x in number.items()
+                                         if k.startswith("exposed_comm_time_")}
+    out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
+                     if k.startswith("memory_") and k != "memory_per_gpu"}
+    out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
+    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
+    out["options"] = {**{k: STEP_DEFAULTS[k] for k in STEP_OPTIONS}, **own_options}
+    out["assumptions"] = list(ASSUMPTIONS)
+    return out

@@ -73,7 +73,7 @@ Phi_E = _integer("Phi_E")      # expert parameters (the part of Φ sharded by ex
 V = _integer("V")              # vocabulary size (the embedding and the LM head are V × h)
 F = _integer("F")              # FFN (MLP intermediate) width of a dense layer
 F_e = _integer("F_e")          # FFN width of one expert
-E_s = _integer("E_s")          # shared (always active) experts of a MoE layer
+E_s = sp.Symbol("E_s", integer=True, nonnegative=True)   # shared (always active) experts of a MoE layer (0 or more)
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)

@@ -135,6 +135,11 @@ class Model:
     def moe(self) -> bool:
         return self.moe_layers > 0
 
+    @property
+    def gated(self) -> bool:
+        """A gated MLP (SwiGLU: three h × F matrices): the llama and deepseek families; GPT's has two."""
+        return self.family != "gpt"
+
     def architecture(self) -> dict:
         """Values of the architecture symbols for :func:`parameter_formula`."""
         out = {h: self.hidden, L: self.layers, a: self.heads, n_kv: self.kv_heads, F: self.ffn,
@@ -154,13 +159,15 @@ class Model:
         return int(phi_experts().subs(self.architecture())) if self.moe else 0
 
     def values(self) -> dict[str, int]:
-        """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V (+ E, k, L_moe, Phi_E for MoE)."""
+        """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V, F (+ E, k, L_moe, Phi_E, F_e,
+        E_s for MoE)."""
         head = self.hidden // self.heads
         out = {"Phi": self.parameters, "h": self.hidden, "L": self.layers, "a": self.heads,
-               "h_kv": self.kv_heads * head, "s": self.seq, "V": self.vocab}
+               "h_kv": self.kv_heads * head, "s": self.seq, "V": self.vocab, "F": self.ffn}
         if self.moe:
             out.update({"E": self.experts, "k": self.top_k, "L_moe": self.moe_layers,
-                        "Phi_E": self.expert_parameters})
+                        "Phi_E": self.expert_parameters, "F_e": self.moe_ffn or self.ffn,
+                        "E_s": self.shared_experts})
         return out
 
 

@@ -1,0 +1,149 @@
+"""The step-time model (symcomm/steptime.py): hand-counted cases, the pipeline bubble, the
+data-parallel overlap, the published runs, the fit, and `symcomm eval hybrid --hardware`."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from symcomm import steptime
+from symcomm.presets import hardware
+
+NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
+TINY = {"h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 1000, "e": 1, "v": 1}
+PLAIN = {"zero": "0", "framework": "megatron", "embeddings": "0", "gqa": "1", "gated": "0", "flash": "1",
+         "dp_overlap": "0", "grad_dtype": "same"}
+
+
+def layer_forward_by_hand(B, s, h, h_kv, F):
+    # Q and O: h × h, K and V: h × h_kv, QKᵀ and scores·V: s² h each, MLP h → F → h; 2 FLOPs per multiply-add
+    return 2 * B * s * h * (2 * h + 2 * h_kv) + 2 * 2 * B * s * s * h + 2 * 2 * B * s * h * F
+
+
+def test_one_gpu_step_is_its_flops_over_the_rate_plus_adam():
+    values = {**TINY, **NO_COMM, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
+              "peak": 1e12, "eta": 0.5, "kappa": 0.0, "hbm": 1e9}
+    q = steptime.evaluate(values, 2, **{**PLAIN, "embeddings": "1"})
+    # hand count: 4 layers of 3 407 872 FLOPs forward + the LM head 2·32·64·1000 = 4 096 000; ×3 forward + backward
+    forward = 4 * layer_forward_by_hand(1, 32, 64, 64, 256) + 2 * 32 * 64 * 1000
+    assert forward == 4 * 3_407_872 + 4_096_000
+    # Adam: 12 bytes of fp32 weight, m, v read and written (24) + the 16-bit weight written (2) + the 2-byte gradient read
+    adam = 1000 * (24 + 2 + 2) / 1e9
+    assert float(q["step_time"]) == pytest.approx(3 * forward / (1e12 * 0.5) + adam, rel=1e-12)
+    assert float(q["bubble_time"]) == 0 and float(q["exposed_comm_time"]) == 0
+
+
+@pytest.mark.parametrize("schedule,v,expected_slots", [("1f1b", 1, 8 + 3), ("gpipe", 1, 8 + 3),
+                                                        ("interleaved", 2, 8 + 3 / 2)])
+def test_the_pipeline_takes_m_plus_bubble_slots(schedule, v, expected_slots):
+    # Narayanan et al. 2021 §2.2: (p − 1) slots of bubble for GPipe and 1F1B, (p − 1)/v interleaved; p = 4, m = 8
+    values = {**TINY, **NO_COMM, "t": 1, "p": 4, "d": 1, "c": 1, "b": 8, "m": 8, "v": v, "L": 8,
+              "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    q = steptime.evaluate(values, 2, **{**PLAIN, "schedule": schedule})
+    slot = 3 * (8 / 4) * layer_forward_by_hand(1, 32, 64, 64, 256) / 1e12     # 2 layers per stage, 1 sequence
+    assert float(q["step_time"]) == pytest.approx(expected_slots * slot, rel=1e-9)
+    assert float(q["bubble_time"]) == pytest.approx((expected_slots - 8) * slot, rel=1e-9)
+
+
+def test_the_gradient_all_reduce_hides_behind_the_backward_only_when_overlapped():
+    # d = 4 replicas, one stage, fp16 gradients: ring all-reduce 2·(d−1)/d·Φ elements at β per element
+    values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1, "Phi": 10**6,
+              "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    reduce = 2 * 3 / 4 * 10**6 * 1e-9
+    backward = 2 * 4 * layer_forward_by_hand(1, 32, 64, 64, 256) / 1e12
+    assert reduce > backward                          # so that part of it shows
+    hidden = steptime.evaluate(values, 2, **{**PLAIN, "dp_overlap": "1"})
+    exposed = steptime.evaluate(values, 2, **{**PLAIN, "dp_overlap": "0"})
+    assert float(exposed["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
+    assert float(hidden["exposed_comm_time_dp"]) == pytest.approx(reduce - backward, rel=1e-12)
+
+
+def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
+    # the closed form B* of chapter 11 (α = 0) against the step model's exposed data-parallel time
+    from symcomm.derivations.step_time import B_HIDDEN
+    from symcomm import symbols as S
+
+    shape = {"h": 256, "L": 8, "a": 8, "h_kv": 256, "F": 1024, "V": 1000, "s": 128, "e": 1, "v": 1}
+    layout = {"t": 2, "p": 2, "d": 8, "c": 1}
+    constants = {"beta": 4e-10, "peak": 1e13, "eta": 0.5}
+    subs = {S.symbol(k): x for k, x in {**shape, **layout, **constants}.items() if k in S.SYMBOLS}
+    b_star = float(B_HIDDEN.subs(S.alpha, 0).subs(subs))
+    assert 1 < b_star < 10**4
+    phi = 12 * shape["L"] * shape["h"] ** 2
+    for micro in (math.floor(b_star * 0.9), math.ceil(b_star * 1.1)):
+        # the data-parallel group spans nodes (t·c·d = 16 > 8): the same β across them
+        values = {**shape, **layout, **NO_COMM, **constants, "beta_inter": constants["beta"], "Phi": phi,
+                  "b": 8 * micro, "m": 1,
+                  "kappa": 0.0, "hbm": 1e30}
+        q = steptime.evaluate(values, 2, **{**PLAIN, "dp_overlap": "1"})
+        assert (float(q["exposed_comm_time_dp"]) > 0) == (micro < b_star)
+
+
+def test_the_model_meets_the_published_tables():
+    # Narayanan et al. 2021 Table 1 and Korthikanti et al. 2022 Table 5 (expected: the papers' numbers)
+    from symcomm.derivations.step_time import run_rows
+
+    rows = [r for r in run_rows() if r["hardware"] == "a100"]
+    assert len(rows) == 18
+    errors = np.array([abs(r["error"]) for r in rows])
+    assert errors.mean() <= 0.05 and errors.max() <= 0.10, [(r["id"], round(r["error"], 3)) for r in rows]
+
+
+def test_memory_meets_korthikanti_figure_1():
+    from symcomm.derivations.step_time import memory_rows
+
+    for row in memory_rows():
+        for published, ours in (row["states"], row["baseline"], row["present"]):
+            assert ours == pytest.approx(published, rel=0.05), row
+
+
+def test_the_committed_constants_are_what_the_fit_finds():
+    from symcomm.derivations.fit_step_time import fit, systems
+
+    for system in systems():
+        found = fit(system)
+        assert dict(hardware(system).step_time) == {"eta": found["eta"], "kappa": found["kappa"]}
+
+
+def test_selective_recompute_adds_the_attention_core_and_full_a_forward():
+    from symcomm import flops
+    from symcomm.symbols import L, s
+
+    B = sp.Symbol("B", positive=True)
+    model = flops.model_flops(B, s)
+    assert sp.expand(flops.hardware_flops(B, s, "selective") - model) == sp.expand(L * 4 * B * s ** 2 * flops.h)
+    assert sp.expand(flops.hardware_flops(B, s, "full") - model) == sp.expand(
+        flops.forward(B, s) - flops.lm_head_forward(B, s))
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "symcomm.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_eval_hybrid_reports_the_step_in_seconds_and_bytes():
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=4", "c=1", "m=8",
+               "b=64", "sp=1", "recompute=selective", "--json")
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    for key in ("step_time", "compute_time", "comm_time", "exposed_comm_time", "bubble_time", "tokens_per_second",
+                "mfu", "hfu", "memory_per_gpu"):
+        assert isinstance(out[key], float) and out[key] > 0, key
+    assert out["units"]["step_time"] == "s" and out["units"]["memory_per_gpu"] == "bytes"
+    assert set(out["comm_time_per_axis"]) >= {"tp", "pp", "dp"}
+    assert out["options"]["recompute"] == "selective"
+    # tokens/s is b·s over the step: 64 sequences of 8192 tokens
+    assert out["tokens_per_second"] == pytest.approx(64 * 8192 / out["step_time"], rel=1e-12)
+    assert out["step_time"] >= out["compute_time"]
+
+
+@pytest.mark.parametrize("bad", ["recompute=some", "dp_overlap=2", "flash=yes"])
+def test_a_bad_step_option_is_one_line_and_exit_2(bad):
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=4", "c=1", "m=8",
+               "b=64", bad)
+    assert run.returncode == 2
+    assert len(run.stderr.strip().splitlines()) == 1 and bad.split("=")[0] in run.stderr
+    assert "Traceback" not in run.stderr

@@ -189,7 +189,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     window = reductions * backward_time if overlap else 0
     exposed_dp = _max0(reduce_t - window) + _max0(gather_t - m * compute_micro) + rest_t
 
-    exposed = {axis: (x * (m + (p - 1) / chunks)) for axis, x in on_path.items()}
+    # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
+    exposed = {axis: x * m for axis, x in on_path.items()}
     exposed["dp"] = exposed_dp
     exposed = {axis: x for axis, x in exposed.items() if axis in comm}
     comm = {axis: comm[axis] for axis in comm}

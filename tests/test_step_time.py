@@ -138,6 +138,9 @@ def test_eval_hybrid_reports_the_step_in_seconds_and_bytes():
     # tokens/s is b·s over the step: 64 sequences of 8192 tokens
     assert out["tokens_per_second"] == pytest.approx(64 * 8192 / out["step_time"], rel=1e-12)
     assert out["step_time"] >= out["compute_time"]
+    # the parts add up to the step: compute, exposed communication, bubble, optimizer, nothing counted twice
+    parts = out["compute_time"] + out["exposed_comm_time"] + out["bubble_time"] + out["optimizer_time"]
+    assert parts == pytest.approx(out["step_time"], rel=1e-9)
 
 
 @pytest.mark.parametrize("bad", ["recompute=some", "dp_overlap=2", "flash=yes"])

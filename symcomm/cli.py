@@ -66,7 +66,7 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
     return values, options
 
 
-def bind(target: Subject, texts: dict, check: bool = True) -> tuple[dict, dict]:
+def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset = frozenset()) -> tuple[dict, dict]:
     """Check names and parse values: (symbol → exact value, time symbol → value).  With
     ``check`` False the values are not checked against the subject's requirements (the
     caller checks them against what a backend runs instead)."""
@@ -83,7 +83,7 @@ def bind(target: Subject, texts: dict, check: bool = True) -> tuple[dict, dict]:
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
             values[sym] = parse_number(key, text, integer=bool(sym.is_integer), least=target.least.get(sym, 1))
-            if key not in needed_names:
+            if key not in needed_names and key not in also_used:
                 unused.append(key)
         else:
             options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
@@ -145,9 +145,10 @@ def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False
 
 def _preset_shape(args, name: str, option_texts: dict) -> dict:
     """A model preset's (or config's) shape is used as plan uses it: with fewer K, V heads than
-    heads ``gqa`` defaults to 1, with tied embeddings ``tied`` defaults to 1, each said in a
-    note; an option given explicitly (gqa=0) still wins."""
-    wanted = [key for key in ("gqa", "tied") if key in option_names(name) and key not in option_texts]
+    heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
+    embeddings ``tied`` defaults to 1, each said in a note; an option given explicitly (gqa=0)
+    still wins."""
+    wanted = [key for key in ("gqa", "tied", "embeddings") if key in option_names(name) and key not in option_texts]
     if not wanted or not (args.model or args.model_config):
         return option_texts
     from . import presets
@@ -163,6 +164,10 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
         print(f"symcomm: note: gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
               "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", file=sys.stderr)
         out["gqa"] = "1"
+    if "embeddings" in wanted:
+        print(f"symcomm: note: embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
+              "counts them; give embeddings=0 to leave them out", file=sys.stderr)
+        out["embeddings"] = "1"
     if "tied" in wanted and model.tied:
         print(f"symcomm: note: tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie",
               file=sys.stderr)
@@ -188,6 +193,26 @@ def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes:
                                      for sym, coef in cost.coefficients), sp.Integer(0)))
         out[axis or "all"] = row
     return out
+
+
+def _phi_from_shape(texts: dict, gated: bool) -> dict:
+    """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
+    positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
+    embeddings) — said in a note; without the whole shape, texts unchanged (Φ is then missing)."""
+    shape = ("h", "L", "a", "h_kv", "F", "V", "s")
+    if not all(key in texts for key in shape):
+        return texts
+    from . import presets
+
+    n = {key: parse_number(key, texts[key], integer=True) for key in shape}
+    if (n["h_kv"] * n["a"]) % n["h"]:
+        raise UsageError(f"h_kv={n['h_kv']} is not a whole number of heads of width h/a = {n['h']}/{n['a']}")
+    values = {S.h: n["h"], S.L: n["L"], S.a: n["a"], presets.n_kv: n["h_kv"] * n["a"] // n["h"], S.F: n["F"],
+              S.V: n["V"], S.s: n["s"], S.L_moe: 0, S.E: 1, S.F_e: n["F"], S.E_s: 0}
+    phi = int(presets.parameter_formula("llama" if gated else "gpt").subs(values))
+    print(f"symcomm: note: Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)",
+          file=sys.stderr)
+    return {**texts, "Phi": str(phi)}
 
 
 def _steptime():
@@ -259,13 +284,17 @@ def cmd_eval(args) -> int:
         except ValueError as err:
             raise UsageError(str(err)) from None
     option_texts = _preset_shape(args, args.name, option_texts)
+    if stepping and "Phi" not in texts and not (args.model or args.model_config):
+        texts = _phi_from_shape(texts, step_texts.get("gated", "0") == "1")
     target = subject(args.name, args.algorithm, **option_texts)
     dtype = args.dtype
     if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins
         from .presets import fill_from_presets
         texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
                                          hardware_name=args.hardware, dtype=dtype)
-    values, times = bind(target, texts, check=not args.backend)
+    # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
+    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
+    values, times = bind(target, texts, check=not args.backend, also_used=step_names)
     if args.backend:  # what that library runs for each collective (symcomm.profiles)
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
         problems = target.problems(values)   # the requirements of what the backend runs

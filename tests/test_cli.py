@@ -115,7 +115,7 @@ def test_eval_uses_the_presets_grouped_query_attention(capsys):
 def test_moe_with_tensor_parallel_and_no_sequence_parallel_is_refused(capsys):
     code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "moe=1", "t=2", "p=1", "d=8", "c=1",
                          "e=8", "b=16", "m=2", "G=8")
-    assert code == 2 and err.count("\n") == 2                          # the gqa note, then one error line
+    assert code == 2 and err.count("\n") == 3             # the gqa and embeddings notes, then one error line
     assert "moe=1 with t=2 needs sp=1" in err
 
 

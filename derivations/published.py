@@ -76,14 +76,21 @@ def values_of(run: dict, constants: dict | None = None) -> dict:
             **system.values(2), "G": run["gpus_per_node"], **compute}
 
 
+def has_step_time(run: dict) -> bool:
+    """False for a run that prints TFLOP/s per GPU without saying what FLOPs they count."""
+    return "iteration_time_s" in run or run.get("flops_count") in ("narayanan-eq3", "model")
+
+
 def measured_step_time(run: dict) -> float:
-    """Seconds per iteration: as printed, or the model FLOPs per iteration over the printed
-    FLOP/s of all GPUs (Narayanan et al.'s eq. (3) for their Table 1, which counts the recompute
-    forward; symcomm's model FLOPs (:func:`symcomm.flops.model_flops`) for the others)."""
+    """Seconds per iteration: as printed, or the FLOPs per iteration the run's ``flops_count``
+    names over the printed FLOP/s of all GPUs (Narayanan et al.'s eq. (3), which counts the
+    recompute forward, or symcomm's model FLOPs, :func:`symcomm.flops.model_flops`)."""
     if "iteration_time_s" in run:
         return float(run["iteration_time_s"])
+    if not has_step_time(run):
+        raise ValueError(f"{run['id']}: TFLOP/s per GPU with no stated FLOP count give no iteration time")
     B, seq, layers, width, vocab = run["global_batch"], run["seq"], run["layers"], run["hidden"], run["vocab"]
-    if run["id"].startswith("narayanan2021"):
+    if run["flops_count"] == "narayanan-eq3":
         flops = 96 * B * seq * layers * width ** 2 * (1 + seq / (6 * width) + vocab / (16 * layers * width))
     else:
         shape = {h: width, L: layers, a: run["heads"], h_kv: run["kv_heads"] * (width // run["heads"]),

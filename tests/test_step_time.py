@@ -87,7 +87,7 @@ def test_the_model_meets_the_published_tables():
     # Narayanan et al. 2021 Table 1 and Korthikanti et al. 2022 Table 5 (expected: the papers' numbers)
     from symcomm.derivations.step_time import run_rows
 
-    rows = [r for r in run_rows() if r["hardware"] == "a100"]
+    rows = [r for r in run_rows() if r["hardware"] == "a100" and r["role"] == "fit"]
     assert len(rows) == 18
     errors = np.array([abs(r["error"]) for r in rows])
     assert errors.mean() <= 0.05 and errors.max() <= 0.10, [(r["id"], round(r["error"], 3)) for r in rows]

@@ -67,7 +67,10 @@ def test_plots_are_drawn_when_matplotlib_is_installed(fresh):
         import matplotlib  # noqa: F401
     except ImportError:
         _need(False, "matplotlib")
-    assert len(list((out / "plots").glob("*.svg"))) == 3
+    from symcomm.plots import PLOTS
+
+    # one SVG per plot: the three of the formulas and the step time against published runs
+    assert sorted(x.stem for x in (out / "plots").glob("*.svg")) == sorted(PLOTS) and len(PLOTS) == 4
 
 
 def test_latex_compiles_with_pdflatex(fresh, tmp_path):

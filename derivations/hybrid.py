@@ -17,10 +17,10 @@ import sympy as sp
 from symcomm.derivation import Chapter, Derivation, Step
 from symcomm.proof import Claim, Domain
 from symcomm.strategies import (DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS,
-                                MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES,
-                                cost_in_bytes_of)
+                                MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER,
+                                NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES, cost_in_bytes_of)
 from symcomm.symbols import (G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k,
-                             m, p, s, t)
+                             m, p, s, t, v)
 
 HYBRID = STRATEGIES["hybrid"]
 SOURCE = NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + ", §7"
@@ -93,6 +93,34 @@ TP_EMBEDDINGS = Derivation(
     "elements, per GPU per step, exact; p ≥ 2 (with p = 1 the embedding's all-reduce adds 2(t−1)/t·(b/d)(s/c)h)",
     MEGATRON_EMBEDDINGS, lhs="per-GPU send, TP", domain=STAGES)
 
+axes_moe_sp = HYBRID.by_axis(zero=1, sp=1, moe=1)
+ONE_MOE_LAYER = {L_moe: p}   # one MoE layer on each stage
+
+TP_MOE = Derivation(
+    "Hybrid, tensor axis with MoE at t > 1 (SP, Megatron's all-to-all dispatcher): what one MoE layer changes",
+    (Step((axes_moe_sp["tp"].send - axes_sp["tp"].send).subs(ONE_MOE_LAYER),
+          "composed: the MoE layer's TP collectives less the dense MLP block's"),
+     Step((4 * k - 5) * (b / d) * (s / c) * h * (t - 1) / t,
+          "by hand: the dense MLP's sequence all-gather and reduce-scatter, forward and backward, and its backward "
+          "re-all-gather (5 collectives of (b/d)(s/c)h) do not run; the dispatcher all-gathers the k routed copies "
+          "over the t ranks and reduce-scatters the expert outputs, forward, and the transposes backward (4 "
+          "collectives of k(b/d)(s/c)h), (t−1)/t of each sent")),
+    "elements, per GPU per step, per MoE layer on the stage, exact; expert tensor parallel size = t (Megatron's "
+    "default)", MEGATRON_MOE_TP, lhs="per-GPU send, TP")
+
+EP_MOE = Derivation(
+    "Hybrid, expert axis at t > 1 (SP): elements each GPU sends per MoE layer per step",
+    (Step(axes_moe_sp["ep"].send.subs(ONE_MOE_LAYER), "composed: dispatch and combine all-to-alls, forward and "
+                                                      "backward, over e expert ranks"),
+     Step(4 * k * (b / d) * (s / c) * h / t * (e - 1) / e,
+          "by hand: each rank routes the k copies of its own (b/d)(s/c)/t sequence-parallel tokens; uniform routing "
+          "keeps 1/e of them")),
+    "elements, per GPU per step, per MoE layer on the stage, exact", MEGATRON_MOE_TP, lhs="per-GPU send, EP")
+
+_recompute = HYBRID.by_axis(zero=1, recompute=1, moe=1)
+_no_recompute = HYBRID.by_axis(zero=1, moe=1)
+_interleaved = HYBRID.by_axis(zero=1, schedule="interleaved")
+
 _dp_terms_zero1 = [term for term in HYBRID.terms(zero=1) if term.axis == "dp"]
 
 CLAIMS = [
@@ -115,6 +143,22 @@ CLAIMS = [
           source=MEGATRON_SP_REGATHER),
     Claim(axes_sp["pp"].send, axes["pp"].send / t, name="hybrid: with SP the pipeline sends 1/t (already sharded)",
           source=KORTHIKANTI),
+    Claim(axes_moe_sp["tp"].send.subs(L_moe, L), (b / d) * (s / c) * h * (t - 1) / t * (L / p) * (5 + 4 * k),
+          name="hybrid, every layer MoE at t > 1 (SP): per layer, attention's 5 sequence-parallel collectives of "
+               "(b/d)(s/c)h and the dispatcher's 4 of k(b/d)(s/c)h; the dense MLP's 5 are gone",
+          source=MEGATRON_MOE_TP),
+    Claim(_recompute["cp"].send / _no_recompute["cp"].send, sp.Rational(4, 3),
+          name="hybrid, full recompute: ring attention's forward K, V pass runs again, 8 ring passes per layer "
+               "instead of 6", source=MEGATRON_RECOMPUTE),
+    Claim(_recompute["ep"].send / _no_recompute["ep"].send, sp.Rational(3, 2),
+          name="hybrid, full recompute: the MoE dispatch and combine all-to-alls run again, 6 per MoE layer "
+               "instead of 4", source=MEGATRON_RECOMPUTE),
+    Claim(_recompute["pp"].send + _recompute["dp"].send, _no_recompute["pp"].send + _no_recompute["dp"].send,
+          name="hybrid, full recompute: the pipeline sends and the data-parallel reductions lie outside the "
+               "recomputed layers and do not change", source=MEGATRON_RECOMPUTE),
+    Claim(_interleaved["pp"].send, v * axes["pp"].send,
+          name="hybrid, interleaved schedule: an interior stage sends v times the 1F1B pipeline volume",
+          source=NARAYANAN + ", §2.2.2; " + MEGATRON_INTERLEAVED, domain=INTERIOR_STAGE),
     Claim(axes_ulysses["cp"].send, 8 * (b / d) * (s / c) * (h / t) * (c - 1) / c * (L / p),
           name="hybrid: Ulysses CP, 8 all-to-alls per layer of the rank's (b/d)(s/c)(h/t)", source="Jacobs et al. 2023, §3"),
     Claim(HYBRID.by_axis(zero=1, cp="ring_flash_attn")["cp"].send.subs(c, 1)
@@ -210,5 +254,6 @@ CHAPTER = Chapter(
     "Real runs combine the axes: N = t·p·d·c GPUs, experts inside d·c. Each axis runs its own "
     "collectives on its own group, on the sizes that remain for it; whether a group crosses "
     "nodes decides whether it pays the intra- or inter-node α and β.",
-    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS, DP_EMBEDDINGS, TP_EMBEDDINGS) + EXAMPLES,
+    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS, DP_EMBEDDINGS, TP_EMBEDDINGS, TP_MOE, EP_MOE)
+    + EXAMPLES,
     tuple(CLAIMS))

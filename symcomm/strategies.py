@@ -77,6 +77,34 @@ MEGATRON_FP32_GRADS = ("Megatron-LM megatron/training/arguments.py (bf16: accumu
                        "unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the "
                        "gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type "
                        "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)")
+MEGATRON_MOE_TP = ("Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher "
+                   "(moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, "
+                   "all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received "
+                   "over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' "
+                   "partial outputs over that group (combine_preprocess) and all-to-alls them back "
+                   "(token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's "
+                   "gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves "
+                   "(moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer "
+                   "stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel "
+                   "all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert "
+                   "grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel "
+                   "size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e "
+                   "ranks holding the same experts)")
+MEGATRON_RECOMPUTE = ("Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of "
+                      "whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction."
+                      "backward runs the layers' forward again before their backward): every forward collective of "
+                      "the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, "
+                      "the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel "
+                      "reductions lie outside the checkpointed layers and run once")
+MEGATRON_INTERLEAVED = ("Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_"
+                        "interleaving (v model chunks per stage; only the first chunk of the first stage receives no "
+                        "activations and the last chunk of the last stage sends none) and p2p_communication.py (the "
+                        "pipeline group is a ring: the last stage sends to the first)")
+MEGATRON_SCATTER_GATHER = ("Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, "
+                           "until the code moved into megatron/core in 2023 and the option was dropped): without "
+                           "sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_"
+                           "chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with "
+                           "sequence parallel the option does nothing")
 MEGATRON_MOE_SP = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with "
                    "tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise)")
 
@@ -510,24 +538,45 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 
 def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
-              across=False, micro=1, regather=False) -> tuple[Term, ...]:
+              across=False, micro=1, regather=False, moe_layers=0) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
-    more for their weight gradients (Megatron-LM, Transformer Engine)."""
+    more for their weight gradients (Megatron-LM, Transformer Engine).  ``moe_layers`` of the
+    ``layers`` have an MoE layer in the MLP's place: only their attention block runs these
+    collectives (the dispatcher's are :func:`_moe_tp_terms`; MEGATRON_MOE_TP)."""
+    blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
     out = []
     for name, _ in _passes(recompute):
         if sp_on:
-            out.append(Term("all_gather", "ring", group, message / micro, 2 * layers * micro,
+            out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
                             "sequence all-gather", groups, across, "tp", phase=name))
-            out.append(Term("reduce_scatter", "ring", group, message / micro, 2 * layers * micro,
+            out.append(Term("reduce_scatter", "ring", group, message / micro, blocks * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
-            out.append(Term("all_reduce", algorithm, group, message / micro, 2 * layers * micro,
+            out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
     if sp_on and regather:
-        out.append(Term("all_gather", "ring", group, message / micro, 2 * layers * micro,
+        out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
                         "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
+    return tuple(out)
+
+
+def _moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+    """Megatron's all-to-all dispatcher with expert tensor parallelism (MEGATRON_MOE_TP): per
+    MoE layer and micro-batch, the tokens each rank received by all-to-all are all-gathered
+    over the ``group`` ranks of the expert-tensor-parallel group, and the experts' partial
+    outputs reduce-scattered back; the backward runs the reduce-scatter's gradient (an
+    all-gather) and the all-gather's (a reduce-scatter).  ``routed`` = the routed copies of the
+    whole tensor-parallel group, k·tokens·h: the gathered buffer, M of both collectives."""
+    out = []
+    for name, _ in _passes(recompute):
+        out.append(Term("all_gather", "ring", group, routed / micro, layers * micro,
+                        "MoE routed-token all-gather over the expert-tensor-parallel group", groups, across, "tp",
+                        phase=name))
+        out.append(Term("reduce_scatter", "ring", group, routed / micro, layers * micro,
+                        "MoE expert-output reduce-scatter over the expert-tensor-parallel group", groups, across,
+                        "tp", phase=name))
     return tuple(out)
 
 
@@ -604,13 +653,18 @@ def _routed(capacity: str):
 
 
 def _ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
-              micro=1) -> tuple[Term, ...]:
+              micro=1, recompute=False) -> tuple[Term, ...]:
+    """Dispatch and combine all-to-alls per MoE layer, forward and backward; ``recompute``: the
+    forward's two again before the backward (MEGATRON_RECOMPUTE)."""
     message = _routed(capacity) * tokens_h / micro
     count = layers * micro
-    return tuple(
-        Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
-        for what, phase in (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"),
-                            ("combine-gradient all-to-all", "backward"), ("dispatch-gradient all-to-all", "backward")))
+    passes = (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"))
+    if recompute:
+        passes += (("token dispatch all-to-all", "forward recompute"),
+                   ("expert-output combine all-to-all", "forward recompute"))
+    passes += (("combine-gradient all-to-all", "backward"), ("dispatch-gradient all-to-all", "backward"))
+    return tuple(Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
+                 for what, phase in passes)
 
 
 def _ep(algorithm: str, capacity: str) -> tuple[Term, ...]:
@@ -623,11 +677,13 @@ def _kv_width(gqa: bool):
     return h_kv if gqa else h
 
 
-def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1,
+                   recompute=False) -> tuple[Term, ...]:
     """Per layer and pass: all-to-all of Q, K, V (sequence-sharded → head-sharded) and of O
-    (back).  A rank's buffer is its s/group tokens: M = batch·(seq/group)·width."""
+    (back).  A rank's buffer is its s/group tokens: M = batch·(seq/group)·width.  ``recompute``:
+    the forward's four again before the backward (MEGATRON_RECOMPUTE)."""
     out = []
-    for name in ("forward", "backward"):
+    for name, _ in _passes(recompute):
         for what, w in (("Q", width), ("K", kv), ("V", kv), ("O", width)):
             out.append(Term("all_to_all", "pairwise", group, batch * seq / group * w / micro, layers * micro,
                             f"{what} all-to-all", groups, across, "cp", phase=name))
@@ -642,18 +698,24 @@ RING_BACKWARDS = ("minimal", "ring_flash_attn")
 
 
 def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
-                backward: str = "minimal") -> tuple[Term, ...]:
+                backward: str = "minimal", recompute=False) -> tuple[Term, ...]:
     """Ring attention: forward, K and V blocks travel once round the ring — a ring
     all-gather of the full-sequence K (and V), M = batch·seq·kv; backward, K and V travel
     again and dK, dV are summed on the way home — a ring reduce-scatter each
     (``backward="minimal"``).  ``"ring_flash_attn"``: the accumulation starts at the block's
     owner, so after the N − 1 reduction steps one more send brings dK, dV home — a block of
     batch·(seq/group)·kv each; that implementation accumulates and sends dK, dV in fp32
-    (``dtype="fp32"``: fp32 elements, 4 bytes each)."""
+    (``dtype="fp32"``: fp32 elements, 4 bytes each).  ``recompute``: the forward's K, V pass
+    again before the backward (MEGATRON_RECOMPUTE)."""
     message = batch * seq * kv / micro
     n = layers * micro
     out = [
         Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="forward"),
+    ]
+    if recompute:
+        out.append(Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp",
+                        phase="forward recompute"))
+    out += [
         Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="backward"),
         Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction", groups, across, "cp",
              phase="backward", dtype="fp32" if backward == "ring_flash_attn" else ""),
@@ -692,9 +754,11 @@ def _hybrid(**options) -> tuple[Term, ...]:
     n_gpus = t * c * d * p
     terms: list[Term] = []
 
-    # TP on the replica batch and the local sequence, L/p layers, every micro-batch
+    # TP on the replica batch and the local sequence, L/p layers, every micro-batch; an MoE layer
+    # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP)
+    moe_layers = L_moe / p if moe else 0
     terms += _tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
-                       groups=n_gpus / t, across=_spans(t, G), micro=m, regather=regather)
+                       groups=n_gpus / t, across=_spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
 
     # CP on its group: K/V heads split by TP
     if cp in ("ring", "ring_flash_attn"):
@@ -704,15 +768,21 @@ def _hybrid(**options) -> tuple[Term, ...]:
         terms += tuple(replace(term, count=term.count * alone) if term.primitive == "send_recv" else term
                        for term in _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c,
                                                _spans(t * c, G), m,
-                                               backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal"))
+                                               backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
+                                               recompute=recompute))
     else:
         terms += _ulysses_terms(c, replica_batch, s, h / t, _kv_width(gqa) / t, layers, n_gpus / c,
-                                _spans(t * c, G), m)
+                                _spans(t * c, G), m, recompute=recompute)
 
-    # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage
+    # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
+    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group)
     if moe:
         tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
-        terms += _ep_terms(e, tokens_h, L_moe / p, "dropless", groups=n_gpus / e, across=_spans(t * e, G), micro=m)
+        terms += _ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e, across=_spans(t * e, G), micro=m,
+                           recompute=recompute)
+        if sp_on:
+            terms += _moe_tp_terms(t, _routed("dropless") * replica_batch * local_seq * h, moe_layers, recompute,
+                                   groups=n_gpus / t, across=_spans(t, G), micro=m)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
@@ -847,6 +917,9 @@ def _hybrid_checks() -> tuple[Check, ...]:
         _divisible(L, p),
         _when("schedule", ("interleaved",), _divisible(L, p * v)),
         _when("schedule", ("interleaved",), _divisible(m, p)),
+        # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
+        # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all
+        _when("schedule", ("interleaved",), _at_least(p, 2)),
         _divisible(a, t),
         _divisible(b, d),
         _divisible(b / d, m, "b/d|m"),
@@ -973,7 +1046,8 @@ _ENTRIES = (
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
               + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP + "; "
-              + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS,
+              + MEGATRON_MOE_TP + "; " + MEGATRON_RECOMPUTE + "; " + MEGATRON_INTERLEAVED + "; "
+              + MEGATRON_SCATTER_GATHER + "; " + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
               "data-parallel collectives counted as the framework runs them over the m micro-batches; "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
@@ -981,7 +1055,8 @@ _ENTRIES = (
               "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; "
               "embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; "
               "the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two "
-              "busiest stages (an upper bound on any one GPU)",
+              "busiest stages (an upper bound on any one GPU); recompute=1: the layers' forward collectives (tp, cp, "
+              "ep) again, not the embedding's, the pipeline's or the data-parallel ones",
               (Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
                Option("framework", "megatron", FRAMEWORKS,
                       "what runs the step, deciding the switches left at 'framework': megatron (DDP zero=0 or the "
@@ -1006,12 +1081,17 @@ _ENTRIES = (
                       "deepspeed, 0 for fsdp"),
                _RECOMPUTE,
                Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),
-               _flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather"),
+               _flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather "
+                                       "over t at the receiver (sp=0 only: with sp=1 the sends are already 1/t and "
+                                       "Megatron skipped it)"),
                Option("cp", "ring", ("ring", "ulysses", "ring_flash_attn"),
                       "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
                       "attention with ring-flash-attention's backward, see cp_ring)"),
                _flag("gqa", "1 = K and V have width h_kv, else h"),
-               _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e"),
+               _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e, in the "
+                            "dense MLP's place; Megatron's all-to-all dispatcher, expert tensor parallel size t "
+                            "(its default): with t > 1 (sp=1) the routed tokens are all-gathered and the expert "
+                            "outputs reduce-scattered over the t ranks (token_dispatcher.py)"),
                _flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                                    "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                                    "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "

@@ -8,13 +8,18 @@ passes each rank's K and V blocks round the c ranks of its group, Ulysses (DeepS
 Q, K, V and O; the data-parallel gradients are reduced over the d·c ranks that hold the same
 parameters (Megatron's data-parallel group with context parallelism).  With embeddings the first
 stage runs the vocabulary-parallel embedding and the last the LM head and cross-entropy, each end
-stage reducing its larger shard (tied: their gradient all-reduced once per step); with MoE (t = 1)
-the MoE layers dispatch and combine tokens by all-to-all over e data ranks.  Counted in bytes, the
-gradient reductions use the gradient type.  Not walked: the interleaved schedule (the order of
-sends within a step does not change their count), recomputation, scatter-gather, MoE with t > 1.  Nothing here reads a
-strategy's terms: the walk is the frameworks' order (Megatron-LM layers.py and schedules.py,
-DeepSpeed engine.py and stage3.py, torch FSDP _runtime_utils.py), written out again.  The
-busiest rank per axis must send what the hybrid strategy's formula says, and all ranks together
+stage reducing its larger shard (tied: their gradient all-reduced once per step); with MoE the MoE
+layers take the dense MLP's place and dispatch and combine tokens by all-to-all over e expert ranks,
+with t > 1 (sequence parallel) gathering the routed tokens and scattering the expert outputs over the
+expert-tensor-parallel group.  With the interleaved schedule each stage holds v model chunks and
+the micro-batch visits chunk 0, 1, …, p·v − 1 (chunk q on stage q mod p); full recomputation runs
+each layer's forward again just before its backward; scatter-gather (no sequence parallel) sends
+1/t of each boundary activation per TP rank and all-gathers it at the receiver.  Counted in bytes,
+the gradient reductions use the gradient type.  The order of the micro-batches (1F1B, interleaved
+warm-up) is not the schedule's: it does not change what is sent.  Nothing here reads a strategy's
+terms: the walk is the frameworks' order (Megatron-LM layers.py, schedules.py, token_dispatcher.py,
+random.py, DeepSpeed engine.py and stage3.py, torch FSDP _runtime_utils.py), written out again.
+The busiest rank per axis must send what the hybrid strategy's formula says, and all ranks together
 its total.
 """
 
@@ -86,6 +91,14 @@ class Step:
         return [ranks[i:i + e] for tp in range(self.t) for ranks in [self._data_ranks(tp, pp)]
                 for i in range(0, len(ranks), e)]
 
+    def expert_tp_groups(self, pp, e):
+        """parallel_state.py's expert grid, built on its own: order tp-ep-dp-pp with the expert tensor
+        size t (expert_tensor_parallel_size's default), e expert ranks, t·c·d/(t·e) expert-data ones;
+        global rank = etp + t·(ep + e·(edp + edp_size·pp)).  The group of one (ep, edp)."""
+        edp_size = self.c * self.d // e
+        return [[etp + self.t * (ep + e * (edp + edp_size * pp)) for etp in range(self.t)]
+                for ep in range(e) for edp in range(edp_size)]
+
     def expert_dp_groups(self, e):
         """The ranks holding the same experts: one position in every expert-parallel group."""
         return [ranks[j::e] for tp in range(self.t) for pp in range(self.p)
@@ -98,7 +111,8 @@ class Step:
 
 
 def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
-               vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0, widths=None):
+               vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0, widths=None, chunks=1,
+               recompute=False, scatter_gather=False):
     """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
     tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
     = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
@@ -106,8 +120,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     ``moe_layers`` of each stage's layers have ``phi_experts``/p expert parameters split over
     ``experts`` expert-parallel ranks, each token routed to ``top_k`` of them, uniformly; ``widths``
     = bytes per element {"run", "grad", "fp32"} counts bytes (gradient reductions in the gradient
-    type, ring-flash-attention's dK, dV in fp32), else elements."""
+    type, ring-flash-attention's dK, dV in fp32), else elements; ``chunks`` = v model chunks per
+    stage (interleaved), ``recompute`` = full recomputation, ``scatter_gather`` = Megatron's
+    pipeline scatter-gather."""
     framework, zero, reshard = scheme
+    assert not (moe_layers and t > 1 and not sp_on), "moe_layer.py refuses MoE with t > 1 without SP in training"
     kv = h if kv is None else kv
     step = Step(t, p, d, c)
     widths = widths or {"run": 1, "grad": 1, "fp32": 1}
@@ -148,18 +165,32 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             step.ring_pass("cp", group, k_v, c - 1 + extra)
             step.width = widths["run"]
 
+    def experts_block(pp):
+        """token_dispatcher.py, MoEAlltoAllTokenDispatcher: all-to-all of this rank's routed copies over
+        the expert ranks, all-gather of what arrived over the expert-tensor-parallel group, the experts
+        (their linears communicate nothing: experts.py), reduce-scatter of their partial outputs over
+        that group, all-to-all back.  The backward meets the same sequence: the combine's gradient
+        all-to-all, the reduce-scatter's gradient (an all-gather), the all-gather's (a reduce-scatter),
+        the dispatch's gradient all-to-all (mappings.py).  Uniform dropless routing."""
+        routed = top_k * tokens * h // t              # the copies one rank routes: its s/t tokens (SP), k each
+        for collective in ("all-to-all", "gather", "scatter", "all-to-all"):
+            if collective == "all-to-all":
+                for ep_group in step.ep_groups(pp, experts):
+                    step.all_to_all("ep", ep_group, routed)
+            elif t > 1:                                # the group's t·routed, gathered and scattered back
+                for group in step.expert_tp_groups(pp, experts):
+                    (step.all_gather if collective == "gather" else step.reduce_scatter)("tp", group, t * routed)
+
     def layer(pp, backward, moe=False):
         for tp_group in step.tp_groups(pp):
             tp_pair(tp_group, backward)                # attention block: input gather / output reduction
-            if not moe:
-                tp_pair(tp_group, backward)            # MLP block
         for cp_group in step.cp_groups(pp):
             attention(cp_group, backward)
-        if moe:                                        # token_dispatcher.py (alltoall): dispatch, combine;
-            routed = top_k * tokens * h // (t if sp_on else 1)   # back: their gradients; uniform routing
-            for ep_group in step.ep_groups(pp, experts):
-                for _ in range(2):
-                    step.all_to_all("ep", ep_group, routed)
+        if moe:                                        # the MoE layer stands in the dense MLP's place
+            experts_block(pp)
+        else:
+            for tp_group in step.tp_groups(pp):
+                tp_pair(tp_group, backward)            # MLP block
 
     def dp_all(collective):
         step.width = widths["run" if collective == step.all_gather else "grad"]   # parameters, or gradients
@@ -193,34 +224,48 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                     step.all_reduce("tp", group, tokens)
 
     def boundary(pp, to):                              # activations (or their gradients) per TP and CP rank
+        split = sp_on or scatter_gather                # sharded already (SP), or split 1/t (scatter-gather)
         for dp in range(d):
             for ci in range(c):
                 for tp in range(t):
-                    step.send("pp", step.rank(tp, dp, pp, ci), step.rank(tp, dp, to, ci), act // (t if sp_on else 1))
+                    step.send("pp", step.rank(tp, dp, pp, ci), step.rank(tp, dp, to, ci), act // (t if split else 1))
+        if scatter_gather and not sp_on:               # p2p_communication.py: the receiver's TP group re-assembles
+            for group in step.tp_groups(to):
+                step.all_gather("pp", group, act)
+
+    per_chunk = layers_per_stage // chunks
+    last = p * chunks - 1                              # chunk q runs on stage q mod p (schedules.py, interleaved)
+
+    def chunk_layers(q):                               # the stage-local indices of chunk q's layers
+        return range(q // p * per_chunk, (q // p + 1) * per_chunk)
 
     for micro in range(m):
         if zero == 3:
             dp_all(step.all_gather)                    # parameters for the forward
-        for pp in range(p):
-            if vocab and pp == 0:
+        for q in range(last + 1):
+            pp = q % p
+            if vocab and q == 0:
                 embedding(backward=False)
-            for i in range(layers_per_stage):
+            for i in chunk_layers(q):
                 layer(pp, backward=False, moe=i < moe_layers)
-            if vocab and pp == p - 1:
+            if vocab and q == last:
                 lm_head(backward=False)
-            if pp + 1 < p:
-                boundary(pp, pp + 1)
+            if q < last:
+                boundary(pp, (q + 1) % p)
         if zero == 3 and reshard:
             dp_all(step.all_gather)                    # parameters again for the backward
-        for pp in reversed(range(p)):
-            if vocab and pp == p - 1:
+        for q in reversed(range(last + 1)):
+            pp = q % p
+            if vocab and q == last:
                 lm_head(backward=True)
-            for i in reversed(range(layers_per_stage)):
+            for i in reversed(chunk_layers(q)):
+                if recompute:                          # random.py CheckpointFunction.backward: the forward again
+                    layer(pp, backward=False, moe=i < moe_layers)
                 layer(pp, backward=True, moe=i < moe_layers)
-            if vocab and pp == 0:
+            if vocab and q == 0:
                 embedding(backward=True)
-            if pp > 0:
-                boundary(pp, pp - 1)
+            if q > 0:
+                boundary(pp, (q - 1) % p)
         per_micro_batch = zero == 3 or (framework == "deepspeed" and zero == 2)
         if per_micro_batch:
             dp_all(step.reduce_scatter)                # engine.py: ZeRO ≥ 2 reduces every micro-batch
@@ -322,29 +367,76 @@ def test_a_step_with_embeddings_sends_what_the_hybrid_formula_says(t, c, p, d, m
 
 
 @settings(max_examples=40, deadline=None)
-@given(c=st.integers(1, 2), p=st.integers(1, 2), d=st.integers(1, 4), e=st.sampled_from([2, 4]),
-       m=st.integers(1, 2), layers=st.integers(1, 2), moe_all=st.booleans(), top_k=st.integers(1, 2),
-       scheme=st.sampled_from(SCHEMES))
-def test_a_moe_step_sends_what_the_hybrid_formula_says(c, p, d, e, m, layers, moe_all, top_k, scheme):
-    """moe=1, e > 1, t = 1: each MoE layer's token dispatch and combine all-to-alls (and their
-    gradients) over e consecutive data ranks, uniform dropless routing; the expert parameters
-    reduced over the d·c/e ranks holding the same experts.  Not walked: t > 1 (Megatron's
-    alltoall dispatcher also gathers and scatters over the TP group with expert tensor
-    parallelism) and the integer tokens-per-expert metadata the dispatcher exchanges."""
-    assume(c * p * d <= 16 and (d * c) % e == 0)
-    t = 1
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 2), p=st.integers(1, 2), d=st.integers(1, 4),
+       e=st.sampled_from([2, 4]), m=st.integers(1, 2), layers=st.integers(1, 2), moe_all=st.booleans(),
+       top_k=st.integers(1, 2), scheme=st.sampled_from(SCHEMES), regather=st.booleans(), recompute=st.booleans())
+def test_a_moe_step_sends_what_the_hybrid_formula_says(t, c, p, d, e, m, layers, moe_all, top_k, scheme, regather,
+                                                       recompute):
+    """moe=1, e > 1: each MoE layer's token dispatch and combine all-to-alls (and their gradients)
+    over e consecutive expert ranks, uniform dropless routing; with t > 1 (sequence parallel, which
+    Megatron requires) the routed tokens gathered and the expert outputs scattered over the expert-
+    tensor-parallel group in place of the dense MLP's collectives; the expert parameters reduced
+    over the d·c/e ranks holding the same experts; recompute: every layer's forward again.  Not
+    walked: the routing probabilities and the integer tokens-per-expert metadata the dispatcher also
+    exchanges, expert_tensor_parallel_size ≠ t, shared experts."""
+    assume(t * c * p * d <= 16 and (d * c) % e == 0)
+    sp_on = t > 1
     moe_layers = layers if moe_all else 1
-    local = 2 * c
+    local = 2 * c * t                                  # tokens per CP rank: the t ranks' SP shards
     s, h = c * local, 4 * c
-    phi = p * d * c * 2                                # dense parameters (Φ − Φ_E)
-    phi_experts = e * p * (d * c // e) * 2
-    step = train_step(t, p, d, m, layers, local, h, phi, scheme, False, False, c=c, experts=e, top_k=top_k,
-                      moe_layers=moe_layers, phi_experts=phi_experts)
+    phi = t * p * d * c * 2                            # dense parameters (Φ − Φ_E)
+    phi_experts = e * t * p * (d * c // e) * 2
+    step = train_step(t, p, d, m, layers, local, h, phi, scheme, sp_on, regather, c=c, experts=e, top_k=top_k,
+                      moe_layers=moe_layers, phi_experts=phi_experts, recompute=recompute and scheme[1] < 3)
     framework, zero, reshard = scheme
-    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "moe": 1}
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "moe": 1,
+               "sp": int(sp_on), "sp_regather": int(regather), "recompute": int(recompute and zero < 3)}
     values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: e, S.E: 2 * e, S.k: top_k, S.b: d * m, S.s: s, S.h: h,
               S.L: p * layers, S.L_moe: p * moe_layers, S.m: m, S.Phi: phi + phi_experts, S.Phi_E: phi_experts,
-              S.G: p * d * c}
+              S.G: t * p * d * c}
+    assert not STRATEGIES["hybrid"].validate(values, **options)
+    check_step(step, options, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([1, 2]), c=st.integers(1, 2), p=st.integers(2, 3), d=st.integers(1, 2),
+       v=st.integers(1, 3), per_chunk=st.integers(1, 2), scheme=st.sampled_from(SCHEMES[:3]), sp_on=st.booleans(),
+       regather=st.booleans(), recompute=st.booleans(), scatter_gather=st.booleans(),
+       cp=st.sampled_from(["ring", "ulysses", "ring_flash_attn"]), embeddings=st.booleans(), tied=st.booleans(),
+       moe=st.booleans(), e=st.sampled_from([1, 2]))
+def test_a_step_with_interleaving_recompute_and_scatter_gather_sends_what_the_formula_says(
+        t, c, p, d, v, per_chunk, scheme, sp_on, regather, recompute, scatter_gather, cp, embeddings, tied, moe, e):
+    """schedule=interleaved (v ≥ 2 chunks per stage, m a multiple of p as Megatron's interleaved
+    schedule needs), recompute=1 (each layer's forward collectives again before its backward,
+    random.py), scatter_gather=1 (each TP rank sends 1/t, the receiving stage all-gathers; nothing
+    with SP), together with CP, embeddings and MoE.  Schemes without ZeRO-3: whether a recomputed
+    forward gathers the parameters again is the ZeRO-3 runtime's business, not walked here."""
+    sp_on = sp_on and t > 1
+    moe = moe and (t == 1 or sp_on)                    # moe_layer.py: MoE with t > 1 needs SP
+    e = e if moe else 1
+    assume(t * c * p * d <= 12 and (d * c) % e == 0)
+    tied = tied and embeddings
+    m = p                                              # one round of p micro-batches per step
+    local = 2 * t * c
+    s, h = c * local, 2 * t * c
+    h_kv = t * c
+    vocab = 2 * t * d * c if embeddings else 0
+    layers = v * per_chunk                             # per stage
+    layer_phi = t * p * d * c * 2
+    phi_experts = e * t * p * (d * c // e) * 2 if moe else 0
+    step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, regather, c=c, cp=cp, kv=h_kv,
+                      vocab=vocab, tied=tied, experts=e, moe_layers=per_chunk if moe else 0, phi_experts=phi_experts,
+                      chunks=v, recompute=recompute, scatter_gather=scatter_gather)
+    framework, zero, reshard = scheme
+    options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
+               "sp_regather": int(regather), "cp": cp, "gqa": 1, "embeddings": int(embeddings), "tied": int(tied),
+               "moe": int(moe), "recompute": int(recompute), "scatter_gather": int(scatter_gather),
+               "schedule": "interleaved" if v > 1 else "1f1b"}
+    values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: e, S.E: 2 * e, S.k: 1, S.b: d * m, S.s: s, S.h: h, S.h_kv: h_kv,
+              S.v: v, S.L: p * layers, S.L_moe: p * per_chunk if moe else 0, S.m: m, S.V: vocab,
+              S.Phi: layer_phi + vocab * h * (1 if tied else 2) + phi_experts, S.Phi_E: phi_experts,
+              S.G: t * p * d * c}
+    assert not STRATEGIES["hybrid"].validate(values, **options)
     check_step(step, options, values)
 
 

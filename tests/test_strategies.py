@@ -214,6 +214,10 @@ def test_validate_names_the_parameter():
     assert hybrid.validate(HYBRID_OK, zero=4) == ["zero=4 is not allowed; choose 0, 1, 2 or 3"]
     assert hybrid.validate({**HYBRID_OK, S.a: 6, S.t: 4, S.N: 64}) == ["a=6 must be divisible by t=4"]
     assert any(msg.startswith("e=8") for msg in hybrid.validate({**HYBRID_OK, S.e: 8}))
+    # Megatron's arguments.py: no interleaved schedule on one stage (schedules.py then runs no pipeline)
+    one_stage = {**HYBRID_OK, S.p: 1, S.d: 16, S.L: 8, S.v: 2, S.b: 128}
+    assert hybrid.validate(one_stage, schedule="interleaved") == ["p=1 must be at least 2"]
+    assert hybrid.validate({**HYBRID_OK, S.v: 2}, schedule="interleaved") == []
     dp = STRATEGIES["dp"]
     assert dp.validate({S.N: 6}, algorithm="recursive_doubling") == [
         "N=6 is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)"]

@@ -52,11 +52,38 @@ def parameters(run: dict) -> int:
     return 12 * layers * h_ * h_ + 13 * layers * h_ + (vocab + seq) * h_ + 2 * h_
 
 
+#: DeepSpeed's pipeline engine (Megatron-DeepSpeed, GPT-NeoX, MT-NLG): ZeRO-1 reducing once per step
+#: after the last micro-batch, not overlapped; its pipeline sends the whole activation from every
+#: tensor rank (no scatter-gather: deepspeed/runtime/pipe/engine.py sends the stage output as it is)
+DEEPSPEED_PIPE = {"framework": "deepspeed", "grad_reduce": "per_step", "dp_overlap": "0", "flash": "0"}
+
+
+def framework_of(run: dict) -> str:
+    """Which framework setting a run's own description names: llama3, fsdp, deepspeed or megatron."""
+    text = run.get("framework", "")
+    if run["id"].startswith("dubey2024"):
+        return "llama3"
+    if "FSDP" in text:
+        return "fsdp"
+    if "DeepSpeed" in text:
+        return "deepspeed"
+    return "megatron"
+
+
 def options_of(run: dict) -> dict[str, str]:
-    framework = LLAMA3 if run["paper"]["year"] >= 2024 else {
-        **MEGATRON_2021, "grad_dtype": "same" if run.get("precision") == "fp16" else "fp32"}
-    scatter = run.get("scatter_gather", True) and not run["sp"] and run["p"] > 1
-    return {**framework, "sp": "1" if run["sp"] else "0", "recompute": run["recompute"],
+    kind = framework_of(run)
+    grad_dtype = "same" if run.get("precision") == "fp16" else "fp32"
+    if kind == "llama3":
+        settings = dict(LLAMA3)
+    elif kind == "fsdp":       # metaseq: FSDP over the data-parallel group, Megatron tensor parallel inside
+        settings = {"zero": "3", "framework": "fsdp", "grad_dtype": grad_dtype, "flash": "0",
+                    "reshard_after_forward": "1"}
+    elif kind == "deepspeed":
+        settings = {**DEEPSPEED_PIPE, "zero": str(run.get("zero") or 1), "grad_dtype": grad_dtype}
+    else:
+        settings = {**MEGATRON_2021, "grad_dtype": grad_dtype}
+    scatter = kind == "megatron" and run.get("scatter_gather", True) and not run["sp"] and run["p"] > 1
+    return {**settings, "sp": "1" if run["sp"] else "0", "recompute": run["recompute"],
             "schedule": run["schedule"], "embeddings": "1", "gqa": "1", "gated": "1" if run["gated_mlp"] else "0",
             "scatter_gather": "1" if scatter else "0", "cp": "ring", "tied": "0"}
 

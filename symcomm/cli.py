@@ -31,6 +31,8 @@ SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
+#: how an error names a parameter that has another spelling: both, so the user finds the one they typed
+_SPELLED = {key: f"{key} ({typed})" for typed, key in ALIASES.items()}
 _TIME_NAMES = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
 _PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
 
@@ -82,7 +84,8 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
-            values[sym] = parse_number(key, text, integer=bool(sym.is_integer), least=target.least.get(sym, 1))
+            values[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer),
+                                       least=target.least.get(sym, 1))
             if key not in needed_names and key not in also_used:
                 unused.append(key)
         else:

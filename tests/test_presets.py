@@ -71,7 +71,9 @@ def test_parameter_counts(name, hand, published, tolerance):
 def test_model_values_for_the_strategies():
     llama = presets.model("llama3-70b").values()
     # V = 128,256: Llama 3's tokenizer (Llama Team 2024, The Llama 3 Herd of Models, §3.1.1: 128K tokens)
-    assert llama == {"Phi": 70_553_706_496, "h": 8192, "L": 80, "a": 64, "h_kv": 8 * 128, "s": 8192, "V": 128_256}
+    # F = 28,672: the SwiGLU width (Llama 3 Herd, Table 3: FFN dimension 28,672 for 70B)
+    assert llama == {"Phi": 70_553_706_496, "h": 8192, "L": 80, "a": 64, "h_kv": 8 * 128, "s": 8192, "V": 128_256,
+                     "F": 28_672}
     dsv3 = presets.model("deepseek-v3").values()
     assert dsv3["E"] == 256 and dsv3["k"] == 8 and dsv3["L_moe"] == 58
     assert dsv3["Phi_E"] == 58 * 256 * 3 * 7168 * 2048

@@ -724,7 +724,7 @@ def to_text(p: Plan, top: int) -> str:
     if p.compare:
         row = p.compare
         lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
-                  f"{row['rank']:,} by step time (1 + the rows above that are faster)"
+                  f"{row['rank']:,} by step time (1 + the rows faster than it)"
                   + ("" if row["fits"] else f" — does not fit: {human_size(row['memory_bytes'])} > "
                      f"{human_size(req.hardware.memory_bytes)}; the rank is where its step time would place it"),
                   _line(p, row, row["rank"])]

@@ -168,8 +168,9 @@ def bench_plan() -> dict:
         "plan_s_fresh_process": cold["first_call_s"],
         "plan_s_repeat_in_process": cold["repeat_call_s"],
         "cli_wall_s": cli,
-        "note": "a fresh process composes the hybrid strategy's terms with SymPy and compiles every per-axis "
-                "expression; nothing is kept on disk (no code is loaded from a cache). "
+        "note": "a fresh process builds the step model of each option combination with SymPy and compiles the "
+                "quantities the ranking needs (the step time only where its lower bound can reach the rows "
+                "shown); nothing is kept on disk (no code is loaded from a cache). "
                 "The CLI's wall time includes Python start-up and import sympy.",
     }
 

@@ -139,7 +139,10 @@ def _cli_name(sym: sp.Symbol) -> str:
 
 
 def _float_function(expr: sp.Expr, symbols: tuple) -> Callable:
-    printer = _Printer({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+    # order="none": the terms in SymPy's own order, not re-sorted for display (sorting a large
+    # expression's terms costs more than the rest of its compilation; the value is the same)
+    printer = _Printer({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                        "order": "none"})
     return sp.lambdify(symbols, expr, modules=[_NAMESPACE, "numpy"], printer=printer, cse=False, docstring_limit=0)
 
 

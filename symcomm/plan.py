@@ -1,39 +1,44 @@
-"""The layout planner: every valid (d, t, p, c, e, ZeRO stage, SP, recompute) layout, ranked
-by the hybrid strategy's communication time.
+"""The layout planner: every valid layout — (t, p, v, c, e, d), micro-batch size,
+data-parallel scheme, recomputation, sequence parallel — that fits in memory, ranked by the
+step time of the step-time model (:mod:`symcomm.steptime`).
 
     symcomm plan --model llama3-70b --gpus 1024 --gpus-per-node 8 --hardware h100 \\
-                 --batch 1024 --seq 8192 [--top 10] [--json]
+                 --batch 1024 --seq 8192 [--top 10] [--json | --csv] [--tp 8 --pp 4 ...] \\
+                 [--compare t=8,p=8,v=3,d=1,mb=1,recompute=selective,sp=1]
 
-The layouts are enumerated as numpy arrays and every option combination's per-axis time
-is one call of a float evaluator (:func:`symcomm.evaluate.fast`) over all layouts;
-no SymPy runs per layout.  The time is the α-β-γ communication time per training step of
-the busiest GPU, summed over the axes (no overlap with computation or between axes).
+The layouts are enumerated as numpy arrays; each option combination (data-parallel scheme ×
+recompute × SP × 1F1B or interleaved) builds its step model once
+(:func:`symcomm.steptime.step_model`) and each of its quantities is one float evaluator
+(:func:`symcomm.evaluate.fast`) called once over all its layouts: no SymPy runs per layout.
+Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
+add an evaluator.
 
-Memory (a simple check, on by default): mixed-precision Adam keeps 16 bytes per parameter
-(2 weights + 2 gradients + 12 optimizer states), of which ZeRO stage 1/2/3 shards 12, 14,
-16 over the data-parallel group (Rajbhandari et al. 2020, §3.1 and Fig. 1) — following the
-data-parallel schedule: gradients reduced once per step are held whole (ZeRO-1's 2 bytes; 4 in
-Megatron's fp32 gradient buffer), parameters kept from the forward to the backward
-(SHARD_GRAD_OP) are held whole; activations per
-layer and micro-batch are s·b·h·(10 + 24/t) bytes, or 34·s·b·h/t with sequence parallel
-(Korthikanti et al. 2022, Table 2, with the 5·a·s²·b attention-score term dropped as flash
-attention does), 2·s·b·h (÷ t with SP) with full recomputation, with s → s/c under context
-parallelism; the first 1F1B stage holds min(p, m) micro-batches of its L/p layers.
+Pruning, cheapest first: divisibility; a memory floor no setting can go below (16 bytes per
+parameter fully sharded, 16Φ/GPUs, plus the activations of full recompute with SP); then the
+step model's own memory per GPU; then the step time only where it can matter: the step is at
+least compute · (1 + bubble fraction) + optimizer (the step model's pipeline is (m + (p − 1)/v)
+slots of at least one micro-batch's compute each), so an option combination whose every
+fitting layout is bounded below by more than the rows asked for (``top``) and the
+``--compare`` layout is not compiled.  The bound is checked wherever the step is evaluated.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import json
+import math
 import time as _time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import steptime
 from .errors import InputError
 from .evaluate import fast
 from .inputs import parse_real, parse_whole
-from .strategies import busiest_stage, cost_in_bytes_of, data_schedule
+from .strategies import busiest_stage
 from .subjects import subject
 from .units import bytes_per_element, human_size, human_time
 
@@ -45,30 +50,59 @@ AXES = ("tp", "cp", "ep", "pp", "dp")
 #: backward; FSDP FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
 SCHEMES = (("megatron", "0", "framework"), ("megatron", "1", "framework"), ("deepspeed", "2", "framework"),
            ("deepspeed", "3", "framework"), ("fsdp", "3", "1"), ("fsdp", "3", "0"))
+SCHEME_NAMES = {SCHEMES[0]: "megatron zero 0", SCHEMES[1]: "megatron zero 1", SCHEMES[2]: "deepspeed zero 2",
+                SCHEMES[3]: "deepspeed zero 3", SCHEMES[4]: "fsdp full-shard", SCHEMES[5]: "fsdp grad-op"}
+FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+ZERO_STAGES = (0, 1, 2, 3)
+RECOMPUTE = steptime.STEP_OPTIONS["recompute"]          # none, selective, full
+SP_CHOICES = (0, 1)
+CP_ALGORITHMS = ("ring", "ulysses")
+#: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
+MICRO_BATCH_SEARCH = 8
+#: step times (and memories) of one layout this close, relatively, are the same number: their rows fold
+TOLERANCE = 1e-9
+#: the keys of --compare
+COMPARE_KEYS = ("t", "p", "v", "c", "e", "d", "mb", "zero", "framework", "raf", "recompute", "sp")
 
 ASSUMPTIONS = (
-    "time = α-β-γ communication time of the busiest GPU per training step (forward + backward), "
-    "each axis on its own group, axes summed: no overlap with computation or between axes",
+    "ranked by the step time of symcomm's step-time model (symcomm.steptime; one optimizer step: forward + "
+    "backward of the global batch in m micro-batches per data-parallel replica, then the optimizer): the busiest "
+    "stage's matmuls at peak × η and its memory-bound kernels (κ HBM passes over the stored activations); its tp, "
+    "cp, ep and pp communication exposed between the GEMMs; (m + (p − 1)/v) pipeline slots (v model chunks per "
+    "stage, interleaved; v = 1: 1F1B); the data-parallel reductions hidden behind the backward only where the "
+    "framework overlaps them (FSDP; DeepSpeed ZeRO-3), ZeRO-3 gathers behind the compute, the post-step "
+    "all-gather exposed; Adam memory-bound at the HBM bandwidth; η and κ fitted per system on published runs "
+    "(see the hardware preset); flash attention; no tensor-parallel overlap",
+    "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, 3 × forward, whatever is "
+    "recomputed) / (step · GPUs · peak); compute = the busiest stage's m micro-batches (recompute included); "
+    "exposed = communication on the critical path (every pipeline slot's tp, cp, ep, pp collectives, the bubble's "
+    "included, + the exposed data-parallel part); bubble = the (p − 1)/v idle slots (their compute and "
+    "communication): the parts overlap and do not add up to the step",
     "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
-    "the ranks it spans exceed the GPUs per node; the busiest pipeline stage sends forward across nodes once "
-    "the pipeline spans nodes, backward too when t·c·d ≥ GPUs per node); ring collectives; 1F1B schedule; micro-batch of "
-    "--micro-batch sequences, m = batch / (d · micro-batch)",
+    "the ranks it spans exceed the GPUs per node); ring collectives; micro-batch of mb sequences, "
+    "m = batch / (d · mb)",
+    "search: t | heads, K/V heads and GPUs per node; p | layers; v ≥ 2 only with p ≥ 2, layers divisible by "
+    "p·v and m by p (Megatron's interleaved schedule); c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
+    f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
+    "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
+    "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
     "data-parallel schemes as the frameworks run them over the m micro-batches: megatron zero 0/1 (DDP, "
-    "distributed optimizer: gradients reduced once per step), deepspeed zero 2 (reduce-scatter every micro-batch) "
-    "and 3 (also all-gather in every forward and backward: the same traffic as FSDP FULL_SHARD, fsdp raf=1), "
-    "fsdp zero 3 raf=0 (SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward); no no_sync; "
-    "sequence parallel re-all-gathers its inputs in the backward except under fsdp (torch tensor parallel)",
-    "MoE with t > 1 only with sequence parallel (Megatron-Core refuses it otherwise)",
-    "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages: tp and dp are the last "
-    "stage's GPU (LM head, cross-entropy, larger shard), pp an interior stage's (--no-embeddings: spread evenly)",
-    "pipeline bubble not added to the time (shown as a fraction); no compute time modelled",
-    "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron runs in fp32 "
-    "(4 bytes; Megatron-LM arguments.py for bf16); β = 1 / per-direction bandwidth per GPU",
+    "distributed optimizer: gradients reduced once per step, in fp32), deepspeed zero 2 (reduce-scatter every "
+    "micro-batch) and 3 (also all-gather in every forward and backward), fsdp full-shard (the same traffic as "
+    "deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward); "
+    "settings that give one layout the same step time and memory are folded into one row",
+    "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages (--no-embeddings: spread "
+    "evenly); MLA (DeepSeek) attention counted as multi-head attention of its heads",
+    "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron runs in fp32; "
+    "β = 1 / per-direction bandwidth per GPU",
 )
-MEMORY_ASSUMPTION = ("memory check: 16 bytes/parameter mixed-precision Adam (18 under megatron: an fp32 gradient "
-                     "buffer), ZeRO sharding over the "
-                     "data-parallel group; activations per Korthikanti et al. 2022 Table 2 without the "
-                     "attention-score term (flash attention); no allowance for logits, buffers, fragmentation")
+MEMORY_ASSUMPTION = (
+    "memory per GPU = the step model's (symcomm.steptime.memory_model), compared with the preset's: weights, "
+    "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
+    "buffer), activations of the first stage per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
+    "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved); no "
+    "allowance for logits, buffers, fragmentation.  Dropped before any evaluation: layouts whose floor "
+    "(16Φ/GPUs + the activations of full recompute with SP) exceeds it")
 
 
 class PlanError(InputError):
@@ -83,70 +117,335 @@ class Request:
     batch: int
     seq: int
     gpus_per_node: int | None = None
-    micro_batch: int = 1
     dtype: str = "bf16"
-    cp: str = "ring"
+    cp_algorithm: str = "ring"
     memory_check: bool = True
-    recompute: tuple[str, ...] = ("0", "1")
-    max_bubble: float = 1.0        # drop layouts whose 1F1B bubble fraction (p − 1)/m exceeds this
+    max_bubble: float = 1.0        # drop layouts whose bubble fraction (p − 1)/(v·m) exceeds this
     embeddings: bool = True        # the embedding and LM head (V × h) on the end stages: hybrid embeddings=1
+    # fixed choices; None = searched
+    tp: int | None = None
+    pp: int | None = None
+    vp: int | None = None
+    dp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    micro_batch: int | None = None
+    zero: int | None = None
+    framework: str | None = None
+    recompute: str | None = None
+    sp: int | None = None
+    compare: tuple = ()            # (key, value) pairs of --compare, values as text
 
     @property
     def G(self) -> int:
         return self.hardware.gpus_per_node if self.gpus_per_node is None else self.gpus_per_node
 
 
-@dataclass
-class Plan:
-    request: Request
-    layouts: dict                 # column name → numpy array, sorted best first
-    per_axis: dict                # axis → {"time": array, "send": array (bytes)}
-    considered: int
-    seconds: float
-    assumptions: tuple[str, ...] = field(default_factory=tuple)
-
-    def __len__(self) -> int:
-        return len(self.layouts["time"])
-
-    def rows(self, top: int | None = None) -> list[dict]:
-        n = len(self) if top is None else min(top, len(self))
-        out = []
-        for i in range(n):
-            row = {key: _py(col[i]) for key, col in self.layouts.items()}
-            row["axes"] = {axis: {"time": float(v["time"][i]), "send_bytes": float(v["send"][i]),
-                                  "stage": _stage(axis, row["p"], self.request.embeddings)}
-                           for axis, v in self.per_axis.items()}
-            out.append(row)
-        return out
-
-
-def _py(value):
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
-
-
 def _divisors(n: int) -> np.ndarray:
-    small = [i for i in range(1, int(n ** 0.5) + 1) if n % i == 0]
+    n = int(n)
+    small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
     return np.array(sorted(set(small + [n // i for i in small])), dtype=np.int64)
 
 
-# -- the symbolic side: per-axis expressions of each option combination, built once -------------
+def _listed(values) -> str:
+    values = [str(int(x)) if not isinstance(x, str) else x for x in values]
+    if not values:
+        return "none"
+    return ", ".join(values) if len(values) <= 40 else ", ".join(values[:40]) + f", … ({len(values)} in all)"
+
+
+def _gated(model) -> str:
+    """SwiGLU (three MLP matrices) in the llama and deepseek families, GELU (two) in gpt."""
+    return "0" if model.family == "gpt" else "1"
+
+
+# -- checks: every option bounded, every fixed choice one that can occur -----------------------------
+
+def _tensor_sizes(req: Request) -> list[int]:
+    model = req.model
+    return [int(x) for x in _divisors(math.gcd(model.heads, req.G))
+            if model.kv_heads % x == 0 and req.gpus % x == 0]
+
+
+def _allowed(req: Request) -> dict[str, list]:
+    """The values each fixed layout option can take for this model and request."""
+    model, n = req.model, req.gpus
+    pipeline = [int(x) for x in _divisors(model.layers) if n % x == 0]
+    stages = [req.pp] if req.pp is not None else pipeline
+    chunks = sorted({1} | {int(v) for x in stages if x >= 2 for v in _divisors(model.layers // x) if v >= 2})
+    experts = [int(x) for x in _divisors(model.experts) if n % x == 0] if model.moe else [1]
+    return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
+            "cp": [int(x) for x in _divisors(req.seq) if n % x == 0], "ep": experts,
+            "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
+            "micro-batch": [int(x) for x in _divisors(req.batch)]}
+
+
+_WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides the layers and --gpus",
+        "vp": "v = 1 (1F1B) or v ≥ 2 dividing layers/p for a p ≥ 2", "cp": "c divides --seq and --gpus",
+        "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
+        "micro-batch": "it divides --batch"}
+
+
+def check_request(req: Request) -> None:
+    for name, value in (("--gpus", req.gpus), ("--batch", req.batch), ("--seq", req.seq),
+                        ("--gpus-per-node", req.G)):
+        most = LIMITS[name[2:]]
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= most:
+            raise PlanError(f"{name}={value} is not allowed: {name} takes a whole number from 1 to {most:,}")
+    if req.gpus > req.G and req.gpus % req.G:
+        raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
+                        f"of {req.G} (whole nodes) or at most {req.G}")
+    if req.cp_algorithm not in CP_ALGORITHMS:
+        raise PlanError(f"--cp-algorithm={req.cp_algorithm} is not allowed; choose {', '.join(CP_ALGORITHMS)}")
+    if not 0 <= req.max_bubble < float("inf"):
+        raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
+    allowed = _allowed(req)
+    for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch"):
+        value = getattr(req, name.replace("-", "_"))
+        if value is None:
+            continue
+        most = LIMITS[name]
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= most:
+            raise PlanError(f"--{name}={value} is not allowed: --{name} takes a whole number from 1 to {most:,}")
+        if value not in allowed[name]:
+            raise PlanError(f"--{name}={value} is not allowed for {req.model.name} on --gpus={req.gpus}: "
+                            f"{_WHY[name]}; choose {_listed(allowed[name])}")
+    if req.zero is not None and req.zero not in ZERO_STAGES:
+        raise PlanError(f"--zero={req.zero} is not allowed; choose {_listed(ZERO_STAGES)}")
+    if req.framework is not None and req.framework not in FRAMEWORKS:
+        raise PlanError(f"--framework={req.framework} is not allowed; choose {', '.join(FRAMEWORKS)}")
+    if not _schemes(req):
+        runs = {fw: sorted({int(z) for f, z, _ in SCHEMES if f == fw}) for fw in FRAMEWORKS}
+        raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
+                        f"{_listed(runs[req.framework])}")
+    if req.recompute is not None and req.recompute not in RECOMPUTE:
+        raise PlanError(f"--recompute={req.recompute} is not allowed; choose {', '.join(RECOMPUTE)}")
+    if req.sp is not None and req.sp not in SP_CHOICES:
+        raise PlanError(f"--sp={req.sp} is not allowed; choose 0 or 1")
+    bytes_per_element(req.dtype)
+    try:
+        req.hardware.compute_values(req.dtype)
+    except ValueError as err:
+        raise PlanError(str(err)) from None
+    _compare_spec(req)
+
+
+def _schemes(req: Request) -> tuple:
+    return tuple(s for s in SCHEMES if (req.framework is None or s[0] == req.framework)
+                 and (req.zero is None or int(s[1]) == req.zero))
+
+
+def _compare_spec(req: Request) -> dict:
+    """--compare as {key: value}, each checked: one-line errors naming --compare and the allowed keys and values."""
+    spec: dict = {}
+    for key, text in req.compare:
+        if key not in COMPARE_KEYS:
+            raise PlanError(f"--compare key {key!r} is not allowed; choose {', '.join(COMPARE_KEYS)}")
+        if key in spec:
+            raise PlanError(f"--compare gives {key} twice")
+        if key == "framework":
+            if text not in FRAMEWORKS:
+                raise PlanError(f"--compare framework={text} is not allowed; choose {', '.join(FRAMEWORKS)}")
+            spec[key] = text
+        elif key == "recompute":
+            if text not in RECOMPUTE:
+                raise PlanError(f"--compare recompute={text} is not allowed; choose {', '.join(RECOMPUTE)}")
+            spec[key] = text
+        elif key == "zero":
+            spec[key] = parse_whole("--compare zero", text, least=0, most=3)
+        elif key in ("sp", "raf"):
+            spec[key] = parse_whole(f"--compare {key}", text, least=0, most=1)
+        else:
+            spec[key] = parse_whole(f"--compare {key}", text, least=1, most=LIMITS["gpus"])
+    allowed = _allowed(req) if spec else {}
+    for key, name in (("t", "tp"), ("p", "pp"), ("v", "vp"), ("c", "cp"), ("e", "ep"), ("d", "dp"),
+                      ("mb", "micro-batch")):
+        if key in spec and spec[key] not in allowed[name]:
+            raise PlanError(f"--compare {key}={spec[key]} is not allowed for {req.model.name} on --gpus={req.gpus}: "
+                            f"{_WHY[name].replace('it divides', 'mb divides')}; choose {_listed(allowed[name])}")
+    return spec
+
+
+def parse_compare(text: str) -> tuple:
+    """'t=8,p=8,d=1' → (('t', '8'), ('p', '8'), ('d', '1'))."""
+    pairs = []
+    words = [w.strip() for w in str(text).split(",")]
+    if len(words) > len(COMPARE_KEYS) or not any(words):
+        raise PlanError(f"--compare takes KEY=VALUE pairs separated by commas (keys {', '.join(COMPARE_KEYS)}), "
+                        "e.g. t=8,p=8,d=1")
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key or not value:
+            raise PlanError(f"--compare {word!r} is not allowed: it takes KEY=VALUE (keys {', '.join(COMPARE_KEYS)})")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
+# -- the layouts -------------------------------------------------------------------------------------
+
+def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
+    """Every (t, p, v, c, e, d, mb) satisfying the divisibility rules and the fixed choices, as
+    integer arrays (with m = batch / (d · mb)); before any memory check."""
+    model, n = req.model, req.gpus
+    fixed = lambda values, x: values if x is None else values[values == x]  # noqa: E731
+    ts = fixed(np.array(_tensor_sizes(req), dtype=np.int64), req.tp)
+    ps = fixed(_divisors(model.layers), req.pp)
+    ps = ps[n % ps == 0]
+    pairs = [(int(x), int(v)) for x in ps for v in _divisors(model.layers // x) if v == 1 or x >= 2]
+    pairs = [(x, v) for x, v in pairs if req.vp is None or v == req.vp]
+    cs = fixed(_divisors(req.seq), req.cp)
+    cs = cs[n % cs == 0]
+    es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
+    mbs = (np.array([req.micro_batch], dtype=np.int64) if req.micro_batch is not None
+           else _divisors(req.batch)[: MICRO_BATCH_SEARCH])
+    mbs = mbs[mbs <= (req.micro_batch or MICRO_BATCH_SEARCH)]
+    pv = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    if not (ts.size and pv.size and cs.size and es.size and mbs.size):
+        return {k: np.zeros(0, dtype=np.int64) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
+    Ti, PVi, Ci, Ei, MBi = (x.ravel() for x in np.meshgrid(np.arange(ts.size), np.arange(len(pv)),
+                                                          np.arange(cs.size), np.arange(es.size),
+                                                          np.arange(mbs.size), indexing="ij"))
+    T, P, V, C, E, MB = ts[Ti], pv[PVi, 0], pv[PVi, 1], cs[Ci], es[Ei], mbs[MBi]
+    tpc = T * P * C
+    ok = n % tpc == 0
+    D = np.where(ok, n // tpc, 1)
+    if req.dp is not None:
+        ok &= D == req.dp
+    ok &= req.batch % (D * MB) == 0                               # d · mb | global batch
+    ok &= (D * C) % E == 0                                        # e inside d·c
+    if req.cp_algorithm == "ulysses":
+        ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
+    M = np.where(ok, req.batch // (D * MB), 0)
+    ok &= (V == 1) | ((M % np.maximum(P, 1)) == 0)                # interleaved: m | p (and p·v | L above)
+    return {"t": T[ok], "p": P[ok], "v": V[ok], "c": C[ok], "e": E[ok], "d": D[ok], "mb": MB[ok], "m": M[ok]}
+
+
+def memory_floor(req: Request, layouts: dict) -> np.ndarray:
+    """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
+    weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
+    full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
+    micro-batches of L/p layers (symcomm.steptime.memory_model holds at least these)."""
+    t, p, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "c", "d", "m", "mb"))
+    states = 16.0 * req.model.parameters / req.gpus
+    activations = 2 * (req.seq / c) * mb * req.model.hidden / t * (req.model.layers / p) * np.minimum(p, m)
+    return states + activations
+
+
+def _base_values(req: Request) -> dict:
+    model = req.model
+    scale = bytes_per_element(req.dtype)
+    out = {**model.values(), "F": model.ffn, "s": req.seq, "b": req.batch,
+           **req.hardware.values(scale), **req.hardware.compute_values(req.dtype)}
+    out["G"] = req.G
+    if model.moe:
+        out.update({"F_e": model.moe_ffn or model.ffn, "E_s": model.shared_experts})
+    return out
+
+
+def _options(req: Request, scheme: tuple, recompute: str, sp_on: int, schedule: str) -> tuple:
+    framework, zero, reshard = scheme
+    return tuple(sorted({"zero": zero, "framework": framework, "reshard_after_forward": reshard,
+                         "sp": str(sp_on), "recompute": recompute, "schedule": schedule,
+                         "cp": req.cp_algorithm, "gqa": "1", "moe": "1" if req.model.moe else "0",
+                         "embeddings": "1" if req.embeddings else "0", "tied": "1" if req.model.tied else "0",
+                         "gated": _gated(req.model)}.items()))
+
 
 @functools.lru_cache(maxsize=None)
-def _axis_evaluators(options: tuple[tuple[str, str], ...], run_bytes: int = 2) -> dict:
-    """axis → (float evaluator of its time, of its send), the hybrid subject with these options,
-    counted in elements of ``run_bytes`` bytes (fp32 gradient terms widened), built once per option
-    combination in this process.  Nothing is kept on disk: no code is ever loaded from a cache."""
-    by_axis: dict = {}
-    for term in subject("hybrid", **dict(options)).terms:
-        by_axis.setdefault(term.axis, []).append(term)
-    return {axis: (fast(cost.time), fast(cost.send))
-            for axis, cost in ((axis, cost_in_bytes_of(terms, run_bytes)) for axis, terms in by_axis.items())}
+def _quantities(options: tuple, run_bytes: int) -> dict:
+    """The step model's quantities for this option combination (built once per process)."""
+    return steptime.step_model(run_bytes, **dict(options)).quantities()
+
+
+def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -> np.ndarray:
+    """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
+    out = fast(_quantities(options, run_bytes)[name])(**values)
+    return np.broadcast_to(np.asarray(out, dtype=np.float64), (n,)).copy()
+
+
+@dataclass
+class _Block:
+    """One option combination and the layouts it applies to."""
+    options: tuple
+    scheme: tuple
+    recompute: str
+    sp: int
+    rows: np.ndarray              # indices into the layouts
+    memory: np.ndarray
+    fits: np.ndarray              # memory (when checked) and bubble within bounds
+    bound: np.ndarray             # a lower bound on the step time
+    compare: np.ndarray           # rows the --compare spec matches
+    step: np.ndarray | None = None
+
+    def setting(self) -> dict:
+        framework, zero, reshard = self.scheme
+        return {"framework": framework, "zero": int(zero),
+                "reshard_after_forward": int(reshard == "1" or (zero == "3" and reshard == "framework")),
+                "recompute": self.recompute, "sp": self.sp}
+
+    def label(self) -> str:
+        return f"{SCHEME_NAMES[self.scheme]} rc={self.recompute}" + (" sp" if self.sp else "")
+
+
+@dataclass
+class Plan:
+    request: Request
+    layouts: dict                 # folded rows, best first: column → numpy array
+    considered: int               # layouts × option combinations after divisibility
+    fitting: int                  # of them within memory (and --max-bubble)
+    evaluated: int                # whose step time was computed
+    combinations: tuple           # (option combinations compiled, option combinations in all)
+    seconds: float
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+    compare: dict | None = None   # the --compare row, with its rank
+    _blocks: list = field(default_factory=list, repr=False)
+    _values: dict = field(default_factory=dict, repr=False)
+    _layouts: dict = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.layouts["step_time"])
+
+    def rows(self, top: int | None = None, axes: bool = False) -> list[dict]:
+        """The first ``top`` rows (all: None) with every column; ``axes``: the first row's per-axis figures."""
+        n = len(self) if top is None else min(top, len(self))
+        return self._rows(self.layouts["block"][:n], self.layouts["row"][:n], self.layouts["settings"][:n],
+                          list(range(1, n + 1)), axes)
+
+    def _rows(self, blocks, rows, settings, ranks, axes: bool = False) -> list[dict]:
+        """Rows (each: the option combination ``blocks[i]`` at layout ``rows[i]``), every quantity evaluated
+        once per option combination over its rows."""
+        run_bytes = bytes_per_element(self.request.dtype)
+        req = self.request
+        out: list = [None] * len(rows)
+        names = ("step_time", "model_flops", "compute_time", "exposed_comm_time", "bubble_time", "optimizer_time",
+                 "memory_per_gpu")
+        for block_index in np.unique(np.asarray(blocks, dtype=np.int64)):
+            chosen = np.flatnonzero(np.asarray(blocks) == block_index)
+            at = np.asarray(rows, dtype=np.int64)[chosen]
+            values = {k: (v[at] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
+            block = self._blocks[block_index]
+            got = {name: _evaluate(block.options, run_bytes, name, values, at.size) for name in names}
+            for j, i in enumerate(chosen):
+                layout = {k: int(self._layouts[k][at[j]]) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
+                step = float(got["step_time"][j])
+                out[i] = {"rank": ranks[i], **layout, "schedule": "interleaved" if layout["v"] > 1 else "1f1b",
+                          "settings": [self._blocks[k].setting() for k in settings[i]],
+                          "labels": [self._blocks[k].label() for k in settings[i]], "step_time": step,
+                          "tokens_per_second": req.batch * req.seq / step,
+                          "mfu": float(got["model_flops"][j]) / (step * req.gpus * self._values["peak"]),
+                          **{name: float(got[name][j]) for name in ("compute_time", "exposed_comm_time",
+                                                                      "bubble_time", "optimizer_time")},
+                          "memory_bytes": float(got["memory_per_gpu"][j]),
+                          "bubble_fraction": (layout["p"] - 1) / (layout["v"] * layout["m"])}
+        if axes and out:
+            first, block = out[0], self._blocks[int(blocks[0])]
+            values = {k: (v[int(rows[0])] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
+            q = _quantities(block.options, run_bytes)
+            first["axes"] = {axis: {"comm_time": float(fast(q[f"comm_time_{axis}"])(**values)),
+                                    "exposed_comm_time": float(fast(q[f"exposed_comm_time_{axis}"])(**values)),
+                                    "stage": _stage(axis, first["p"], req.embeddings)}
+                             for axis in AXES if f"comm_time_{axis}" in q}
+        return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,179 +456,201 @@ def _stage(axis: str, stages: int, embeddings: bool) -> str:
     return busiest_stage(terms, int(stages))
 
 
-def _bubble(schedule: str = "1f1b"):
-    return fast(subject("hybrid", schedule=schedule).extras["bubble_fraction"])
+def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.ndarray:
+    keep = np.ones(rows.size, dtype=bool)
+    for key, value in spec.items():
+        if key in ("t", "p", "v", "c", "e", "d", "mb"):
+            keep &= layouts[key][rows] == value
+    setting = block.setting()
+    for key, name in (("zero", "zero"), ("framework", "framework"), ("raf", "reshard_after_forward"),
+                      ("recompute", "recompute"), ("sp", "sp")):
+        if key in spec and setting[name] != spec[key]:
+            keep[:] = False
+    return keep
 
 
-# -- the plan ------------------------------------------------------------------------------------
-
-def check_request(req: Request) -> None:
-    for name, value in (("--gpus", req.gpus), ("--batch", req.batch), ("--seq", req.seq),
-                        ("--gpus-per-node", req.G), ("--micro-batch", req.micro_batch)):
-        most = LIMITS[name[2:]]
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= most:
-            raise PlanError(f"{name}={value} is not allowed: {name} takes a whole number from 1 to {most:,}")
-    if req.gpus > req.G and req.gpus % req.G:
-        raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
-                        f"of {req.G} (whole nodes) or at most {req.G}")
-    if req.cp not in ("ring", "ulysses"):
-        raise PlanError(f"--cp={req.cp} is not allowed; choose ring or ulysses")
-    if not 0 <= req.max_bubble < float("inf"):
-        raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
-    if req.batch % req.micro_batch:
-        raise PlanError(f"--batch={req.batch} is not allowed: it must be a multiple of --micro-batch={req.micro_batch}")
-    bytes_per_element(req.dtype)
+def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
+    """The ``top`` smallest distinct step times (values within TOLERANCE count once) of both."""
+    s = np.sort(np.concatenate([best, new]))
+    if s.size:
+        s = s[np.r_[True, np.diff(s) > TOLERANCE * s[1:]]]
+    return s[:top]
 
 
-def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
-    """Every (t, p, c, e, d) satisfying the divisibility rules, as integer arrays."""
-    model, n, G = req.model, req.gpus, req.G
-    ts = _divisors(np.gcd(model.heads, G))                        # t | heads and t | G: a TP group in a node
-    ts = ts[(model.kv_heads % ts == 0) | (ts <= 1)]               # K, V heads split evenly too
-    ps = _divisors(model.layers)                                  # p | L
-    cs = _divisors(req.seq)                                       # c | s
-    es = _divisors(model.experts) if model.moe else np.array([1], dtype=np.int64)
-    T, P, C, E = (x.ravel() for x in np.meshgrid(ts, ps, cs, es, indexing="ij"))
-    tpc = T * P * C
-    ok = (n % tpc == 0)
-    D = np.where(ok, n // np.maximum(tpc, 1), 0)
-    ok &= D >= 1
-    ok &= (req.batch % np.maximum(D, 1) == 0)                     # d | global batch
-    ok &= ((req.batch // np.maximum(D, 1)) % req.micro_batch == 0)
-    ok &= ((D * C) % E == 0)                                      # e inside d·c
-    if req.cp == "ulysses":
-        ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
-    ok &= P <= model.layers
-    M = np.where(ok, req.batch // np.maximum(D * req.micro_batch, 1), 0)
-    return {"t": T[ok], "p": P[ok], "c": C[ok], "e": E[ok], "d": D[ok], "m": M[ok]}
-
-
-def _memory(req: Request, L: dict, zero: str, sp_on: str, recompute: str, schedule=None) -> np.ndarray:
-    """Bytes per GPU: model states under ZeRO + activations of the first pipeline stage.
-
-    ``schedule`` (a :class:`symcomm.strategies.DataSchedule`; default: the stage as DeepSpeed
-    runs it) decides what is held whole: 2 bytes of weights unless ZeRO-3 reshards them after
-    the forward, 2 bytes of gradients unless they are sharded *and* reduced every micro-batch,
-    12 bytes of optimizer states unless ZeRO ≥ 1."""
-    model = req.model
-    schedule = schedule or data_schedule("deepspeed", int(zero))
-    t, p, c, d, e, m = (L[k].astype(np.float64) for k in ("t", "p", "c", "d", "e", "m"))
-    phi_e = float(model.expert_parameters)
-    dense = (float(model.parameters) - phi_e) / (t * p)
-    if req.embeddings:
-        # the end stages hold their L/p layers' share and a V·h embedding (or LM head, or tied copy)
-        vh = float(model.vocab) * model.hidden
-        in_phi = vh * (1 if model.tied else 2)
-        whole = float(model.parameters) - phi_e
-        dense = np.where(p == 1, whole / t, ((whole - in_phi) / p + vh) / t)
-    experts = phi_e / (e * t * p)
-    states = 0.0
-    for shard, group in ((dense, d * c), (experts, d * c / e)):
-        weights = 2 * shard if schedule.full_parameters else 2 * shard / group
-        grad = 4 if schedule.grad_dtype == "fp32" else 2          # Megatron's fp32 gradient buffer: 4 bytes
-        gradients = grad * shard if schedule.full_gradients else grad * shard / group
-        optimizer = 12 * shard if schedule.zero == 0 else 12 * shard / group
-        states = states + weights + gradients + optimizer
-    sbh = (req.seq / c) * req.micro_batch * model.hidden
-    if recompute == "1":
-        per_layer = 2 * sbh / (t if sp_on == "1" else 1)
-    elif sp_on == "1":
-        per_layer = 34 * sbh / t
-    else:
-        per_layer = sbh * (10 + 24 / t)
-    activations = per_layer * (model.layers / p) * np.minimum(p, m)
-    return states + activations
-
-
-def plan(req: Request) -> Plan:
-    """Every valid layout, evaluated and sorted by communication time (then memory)."""
+def plan(req: Request, top: int | None = None) -> Plan:
+    """The layouts that fit, folded and sorted by step time (then memory).  With ``top``, the
+    step time is computed only where it can reach the ``top`` best rows or the --compare
+    layout; ``None``: everywhere."""
     started = _time.perf_counter()
     check_request(req)
+    spec = _compare_spec(req)
     layouts = enumerate_layouts(req)
+    model = req.model
     if layouts["t"].size == 0:
         raise PlanError(
-            f"no layout fits: need t | heads ({req.model.heads}) and t | G ({req.G}), p | layers ({req.model.layers}), "
-            f"c | seq ({req.seq}), d = gpus/(t·p·c) dividing batch ({req.batch}) in micro-batches of {req.micro_batch}"
-            + (f", e | experts ({req.model.experts}) and e | d·c" if req.model.moe else "")
-            + f"; --gpus={req.gpus} leaves none")
-    scale = bytes_per_element(req.dtype)
-    hw = req.hardware.values(scale)
-    base = {**req.model.values(), "s": req.seq, "b": req.batch, "G": req.G, **hw}
-    base["G"] = req.G
-    moe = "1" if req.model.moe else "0"
-    bubble_of = _bubble("1f1b")
+            f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}), "
+            f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
+            + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
+            + f"; --gpus={req.gpus} with the fixed options leaves none")
+    floor_ok = (memory_floor(req, layouts) <= req.hardware.memory_bytes if req.memory_check
+                else np.ones(layouts["t"].size, dtype=bool))
+    if spec:                                                  # the compared layout is shown whatever it holds
+        wanted = np.ones(layouts["t"].size, dtype=bool)
+        for key in ("t", "p", "v", "c", "e", "d", "mb"):
+            if key in spec:
+                wanted &= layouts[key] == spec[key]
+        if not wanted.any():
+            raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} is not a layout of this "
+                            f"request: t·p·c·d must be --gpus={req.gpus} and every divisibility rule hold")
+        floor_ok = floor_ok | wanted
+    layouts = {k: v[floor_ok] for k, v in layouts.items()}
+    run_bytes = bytes_per_element(req.dtype)
+    base = _base_values(req)
+    values = {**base, **{k: layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "e", "d", "m")}}
+    T, S = layouts["t"], layouts["c"]
+    bubble_fraction = (layouts["p"] - 1) / (layouts["v"] * layouts["m"])
 
-    columns: dict[str, list] = {k: [] for k in ("t", "p", "c", "e", "d", "m", "framework", "zero",
-                                                "reshard_after_forward", "sp", "recompute",
-                                                "time", "memory_bytes", "bubble_fraction")}
-    axes: dict[str, dict[str, list]] = {axis: {"time": [], "send": []} for axis in AXES}
-    considered = 0
-    for sp_on in ("0", "1"):
-        keep_sp = layouts["t"] > 1 if sp_on == "1" else np.ones_like(layouts["t"], dtype=bool)
-        if sp_on == "1":
-            keep_sp &= ((req.seq // layouts["c"]) % layouts["t"] == 0)   # SP splits the local sequence over t
-        elif req.model.moe:
-            keep_sp &= layouts["t"] == 1                 # Megatron-Core: MoE with t > 1 needs SP
-        sub = {k: v[keep_sp] for k, v in layouts.items()}
-        if sub["t"].size == 0:
-            continue
-        values = {**base, **{k: sub[k].astype(np.float64) for k in ("t", "p", "c", "e", "d", "m")}}
-        bubble = np.broadcast_to(bubble_of(**values), sub["t"].shape)
-        for recompute in req.recompute:
-            for framework, zero, reshard in SCHEMES:
-                options = (("zero", zero), ("framework", framework), ("reshard_after_forward", reshard),
-                           ("sp", sp_on), ("recompute", recompute), ("schedule", "1f1b"),
-                           ("cp", req.cp), ("gqa", "1"), ("moe", moe),
-                           ("embeddings", "1" if req.embeddings else "0"), ("tied", "1" if req.model.tied else "0"))
-                schedule = data_schedule(framework, int(zero), reshard_after_forward=(
-                    "framework" if reshard == "framework" else reshard == "1"))
-                n = sub["t"].size
-                considered += n
-                total = np.zeros(n)
-                per = {}
-                for axis in AXES:
-                    if axis == "ep" and moe == "0":
-                        per[axis] = (np.zeros(n), np.zeros(n))
+    blocks: list[_Block] = []
+    for sp_on in (SP_CHOICES if req.sp is None else (req.sp,)):
+        if sp_on:
+            sp_ok = (T > 1) & ((req.seq // S) % T == 0)          # SP splits the local sequence over t
+        else:
+            sp_ok = (T == 1) if model.moe else np.ones(T.size, dtype=bool)   # Megatron-Core: MoE with t > 1 needs SP
+        for recompute in (RECOMPUTE if req.recompute is None else (req.recompute,)):
+            for scheme in _schemes(req):
+                for schedule in ("1f1b", "interleaved"):
+                    rows = np.flatnonzero(sp_ok & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1)))
+                    if not rows.size:
                         continue
-                    time_of, send_of = _axis_evaluators(options, scale)[axis]
-                    t_axis = np.broadcast_to(time_of(**values), (n,))
-                    s_axis = np.broadcast_to(send_of(**values), (n,)) * scale
-                    per[axis] = (t_axis, s_axis)
-                    total = total + t_axis
-                memory = _memory(req, sub, zero, sp_on, recompute, schedule)
-                keep = memory <= req.hardware.memory_bytes if req.memory_check else np.ones(n, dtype=bool)
-                keep &= bubble <= req.max_bubble
-                for k in ("t", "p", "c", "e", "d", "m"):
-                    columns[k].append(sub[k][keep])
-                columns["framework"].append(np.full(int(keep.sum()), framework, dtype=object))
-                columns["zero"].append(np.full(int(keep.sum()), int(zero)))
-                columns["reshard_after_forward"].append(
-                    np.full(int(keep.sum()), int(schedule.zero == 3 and schedule.reshard_after_forward)))
-                columns["sp"].append(np.full(int(keep.sum()), int(sp_on)))
-                columns["recompute"].append(np.full(int(keep.sum()), int(recompute)))
-                columns["time"].append(total[keep])
-                columns["memory_bytes"].append(memory[keep])
-                columns["bubble_fraction"].append(bubble[keep])
-                for axis in AXES:
-                    axes[axis]["time"].append(per[axis][0][keep])
-                    axes[axis]["send"].append(per[axis][1][keep])
-    merged = {k: np.concatenate(v) if v else np.array([]) for k, v in columns.items()}
-    if merged["time"].size == 0:
+                    options = _options(req, scheme, recompute, sp_on, schedule)
+                    sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+                    memory = _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size)
+                    fits = bubble_fraction[rows] <= req.max_bubble
+                    if req.memory_check:
+                        fits &= memory <= req.hardware.memory_bytes
+                    compute = _evaluate(options, run_bytes, "compute_time", sub, rows.size)
+                    optimizer = _evaluate(options, run_bytes, "optimizer_time", sub, rows.size)
+                    block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
+                                   compute * (1 + bubble_fraction[rows]) + optimizer,
+                                   np.zeros(rows.size, dtype=bool))
+                    if spec:
+                        block.compare = _matches(spec, layouts, rows, block)
+                    blocks.append(block)
+
+    def evaluate(block: _Block) -> None:
+        sub = {k: (v[block.rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+        block.step = _evaluate(block.options, run_bytes, "step_time", sub, block.rows.size)
+        if np.any(block.step < block.bound * (1 - 1e-9)):
+            raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
+                               "symcomm.plan's pruning bound no longer holds for it")
+
+    # the compared layout first: its step time bounds what must be evaluated for its rank
+    compare_step = -np.inf
+    for block in blocks:
+        if block.compare.any():
+            evaluate(block)
+            compare_step = max(compare_step, float(np.min(block.step[block.compare])))
+    if spec and compare_step == -np.inf:
+        raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} matches no layout of this "
+                        "request (its settings are not searched: check --sp, --recompute, --zero, --framework)")
+    best = np.zeros(0)
+    lowest = [float(np.min(b.bound[b.fits])) if b.fits.any() else np.inf for b in blocks]
+    for i in np.argsort(lowest, kind="stable"):
+        block = blocks[i]
+        if lowest[i] == np.inf:
+            break
+        threshold = np.inf if top is None or best.size < top else best[top - 1]
+        if lowest[i] > max(threshold, compare_step) * (1 + 1e-6):
+            break                                             # sorted: every later block is slower still
+        if block.step is None:
+            evaluate(block)
+        if top is not None:
+            best = _top_steps(best, block.step[block.fits], top)
+    done = [(i, b) for i, b in enumerate(blocks) if b.step is not None]
+    if not any(b.fits.any() for b in blocks):
         raise PlanError(
             f"no layout fits in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})"
             + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
             + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
-    order = np.lexsort((merged["memory_bytes"], merged["time"]))
-    merged = {k: v[order] for k, v in merged.items()}
-    per_axis = {axis: {q: np.concatenate(v[q])[order] for q in ("time", "send")} for axis, v in axes.items()
-                if axis != "ep" or req.model.moe}
-    if req.cp and not np.any(merged["c"] > 1):
-        per_axis.pop("cp", None)
-    assumptions = ASSUMPTIONS + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",))
-    return Plan(req, merged, per_axis, considered, _time.perf_counter() - started, assumptions)
+    folded = _fold(layouts, [(i, b) for i, b in done])
+    result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
+                  sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,
+                  ASSUMPTIONS + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",)),
+                  None, blocks, values, layouts)
+    if spec:
+        result.compare = _compared(result, spec, done)
+    result.seconds = _time.perf_counter() - started
+    return result
+
+
+def _fold(layouts: dict, done: list) -> dict:
+    """Rows of one layout whose step times and memories agree (within TOLERANCE) become one row
+    listing every setting that gives them; the rows sorted by step time, then memory."""
+    keys = ("t", "p", "v", "c", "e", "d", "mb")
+    parts = [(i, b.rows[b.fits], b.step[b.fits], b.memory[b.fits]) for i, b in done if b.fits.any()]
+    if not parts:
+        return {k: np.zeros(0) for k in (*keys, "m", "step_time", "memory_bytes", "block", "row")} | {"settings": []}
+    block = np.concatenate([np.full(r.size, i) for i, r, _, _ in parts])
+    row = np.concatenate([r for _, r, _, _ in parts])
+    step = np.concatenate([s for _, _, s, _ in parts])
+    memory = np.concatenate([m for _, _, _, m in parts])
+    cols = [layouts[k][row] for k in keys]
+    # by layout, then memory: equal memories adjacent
+    order = np.lexsort((step, memory, *cols[::-1]))
+    cols_o = [c[order] for c in cols]
+    same_layout = np.r_[False, np.all([c[1:] == c[:-1] for c in cols_o], axis=0)]
+    mem_o = memory[order]
+    new_memory = ~same_layout | np.r_[True, np.abs(np.diff(mem_o)) > TOLERANCE * mem_o[1:]]
+    memory_group = np.empty(row.size, dtype=np.int64)
+    memory_group[order] = np.cumsum(new_memory)
+    # within a (layout, memory) group, by step time
+    order = np.lexsort((step, memory_group))
+    grp_o, step_o = memory_group[order], step[order]
+    new = np.r_[True, (grp_o[1:] != grp_o[:-1]) | (np.abs(np.diff(step_o)) > TOLERANCE * step_o[1:])]
+    group = np.cumsum(new) - 1
+    heads = order[new]                                       # the fastest member of each folded row
+    members: list[list] = [[] for _ in range(heads.size)]
+    for g, member in zip(group, order):
+        members[g].append(int(block[member]))
+    ranked = np.lexsort((memory[heads], step[heads]))
+    heads = heads[ranked]
+    out = {k: layouts[k][row[heads]] for k in (*keys, "m")}
+    out.update({"step_time": step[heads], "memory_bytes": memory[heads], "block": block[heads], "row": row[heads]})
+    out["settings"] = [sorted(set(members[g]), key=lambda b: b) for g in ranked]
+    return out
+
+
+def _compared(result: Plan, spec: dict, done: list) -> dict:
+    """The best layout matching --compare (fitting ones first), with its rank among the folded rows:
+    1 + the rows strictly faster."""
+    candidates = []
+    for i, block in done:
+        for j in np.flatnonzero(block.compare):
+            candidates.append((not bool(block.fits[j]), float(block.step[j]), float(block.memory[j]), i, int(j)))
+    fits_not, step, _, i, j = min(candidates)
+    block = result._blocks[i]
+    row = int(block.rows[j])
+    same = [k for k, b in done if b.compare.any() and _same_row(b, row) is not None
+            and abs(b.step[_same_row(b, row)] - step) <= TOLERANCE * step
+            and abs(b.memory[_same_row(b, row)] - block.memory[j]) <= TOLERANCE * block.memory[j]]
+    faster = int(np.sum(result.layouts["step_time"] < step * (1 - TOLERANCE)))
+    out = result._rows([i], [row], [sorted(set(same))], [faster + 1], axes=True)[0]
+    out["fits"] = not fits_not
+    out["matching"] = len(candidates)
+    return out
+
+
+def _same_row(block: _Block, row: int):
+    hit = np.flatnonzero(block.rows == row)
+    return int(hit[0]) if hit.size else None
 
 
 # -- output ------------------------------------------------------------------------------------------
+
+UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
+         "optimizer_time": "s", "comm_time": "s", "memory_bytes": "bytes", "memory_bytes_per_gpu": "bytes",
+         "tokens_per_second": "tokens/s", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
+
 
 def to_json(p: Plan, top: int) -> dict:
     req = p.request
@@ -337,43 +658,87 @@ def to_json(p: Plan, top: int) -> dict:
         "model": req.model.name, "model_title": req.model.title, "parameters": req.model.parameters,
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
-        "micro_batch": req.micro_batch, "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype),
-        "cp": req.cp, "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
+        "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
+        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "zero",
+                                               "framework", "recompute", "sp") if getattr(req, k) is not None},
+        "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
-        "layouts_considered": p.considered, "layouts_kept": len(p), "seconds": p.seconds,
+        "layouts_considered": p.considered, "layouts_fitting": p.fitting, "layouts_evaluated": p.evaluated,
+        "option_combinations": {"compiled": p.combinations[0], "in_all": p.combinations[1]},
+        "rows": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
-        "units": {"time": "s", "send_bytes": "bytes", "memory_bytes": "bytes"},
-        "layouts": p.rows(top),
+        "units": UNITS,
+        "layouts": p.rows(top, axes=True),
+        "compare": p.compare,
     }
+
+
+CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
+               "mfu", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
+               "fits", "settings")
+
+
+def to_csv(p: Plan, top: int) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    rows = [(row, True) for row in p.rows(top)] + ([(p.compare, p.compare["fits"])] if p.compare else [])
+    for row, fits in rows:
+        writer.writerow([row["rank"], row["t"], row["p"], row["v"], row["c"], row["e"], row["d"], row["mb"],
+                         row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
+                         repr(row["mfu"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
+                         repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
+                         int(fits), "; ".join(row["labels"])])
+    return buffer.getvalue()
+
+
+def _line(p: Plan, row: dict, mark) -> str:
+    labels = row["labels"]
+    shown = " | ".join(labels)
+    if len(shown) > 80:
+        shown = " | ".join(labels[:2]) + f" | … (+{len(labels) - 2})"
+    return (f"{mark:>5} {row['t']:>3} {row['p']:>3} {row['v']:>2} {row['c']:>3} {row['e']:>3} {row['d']:>5} "
+            f"{row['mb']:>3} {row['m']:>5} {human_time(row['step_time']):>9} {row['tokens_per_second']:>10,.0f} "
+            f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "
+            f"{human_time(row['exposed_comm_time']):>9} {human_time(row['bubble_time']):>9} "
+            f"{human_size(row['memory_bytes']):>10}  {shown}")
 
 
 def to_text(p: Plan, top: int) -> str:
     req = p.request
     lines = [
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
-        f"({req.G} per node), batch {req.batch}, seq {req.seq}, micro-batch {req.micro_batch}, {req.dtype}",
-        f"{p.considered:,} layouts evaluated, {len(p):,} kept" + (" (fit in memory)" if req.memory_check else "")
-        + f", in {human_time(p.seconds)}",
+        f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}: ranked by step time",
+        f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
+        + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
+        f"({p.combinations[0]} of {p.combinations[1]} option combinations compiled: in the others compute · (1 + "
+        f"bubble) + optimizer alone is slower than row {top}" + (" and the compared layout" if p.compare else "")
+        + f"), in {human_time(p.seconds)}",
         "",
+        f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
+        f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}  settings",
     ]
-    axes = list(p.per_axis)
-    header = f"{'#':>3} {'t':>3} {'p':>3} {'c':>3} {'e':>3} {'d':>5} {'m':>5} {'framework':>9} {'zero':>4} " \
-             f"{'raf':>3} {'sp':>2} {'rc':>2} " \
-             f"{'time':>10} " + " ".join(f"{a:>10}" for a in axes) + f" {'memory':>10} {'bubble':>6}"
-    lines.append(header)
-    for i, row in enumerate(p.rows(top), 1):
-        lines.append(
-            f"{i:>3} {row['t']:>3} {row['p']:>3} {row['c']:>3} {row['e']:>3} {row['d']:>5} {row['m']:>5} "
-            f"{row['framework']:>9} {row['zero']:>4} {row['reshard_after_forward']:>3} {row['sp']:>2} "
-            f"{row['recompute']:>2} {human_time(row['time']):>10} "
-            + " ".join(f"{human_time(row['axes'][a]['time']):>10}" for a in axes)
-            + f" {human_size(row['memory_bytes']):>10} {row['bubble_fraction']:>6.3f}")
-    if len(p):
-        best = p.rows(1)[0]
-        lines += ["", "best layout, per axis (time; bytes its busiest GPU sends per step; which stage that GPU is on):"]
-        for axis in axes:
-            lines.append(f"  {axis}: {human_time(best['axes'][axis]['time'])}; "
-                         f"{human_size(best['axes'][axis]['send_bytes'])}; {best['axes'][axis]['stage']}")
+    rows = p.rows(top, axes=True)
+    for row in rows:
+        lines.append(_line(p, row, row["rank"]))
+    if p.compare:
+        row = p.compare
+        lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
+                  f"{row['rank']:,} by step time (1 + the rows faster than it)"
+                  + ("" if row["fits"] else f" — does not fit: {human_size(row['memory_bytes'])} > "
+                     f"{human_size(req.hardware.memory_bytes)}; the rank is where its step time would place it"),
+                  _line(p, row, row["rank"])]
+        if rows:
+            lines.append(f"      the first row is {row['step_time'] / rows[0]['step_time']:.3f}× faster by the model"
+                         if row["step_time"] >= rows[0]["step_time"] else
+                         "      it is faster than the first row (it does not fit or is outside --max-bubble)")
+    if rows:
+        best = rows[0]
+        lines += ["", "best layout, per axis (communication alone; the part on the critical path; which stage its "
+                      "busiest GPU is on):"]
+        for axis, got in best["axes"].items():
+            lines.append(f"  {axis}: {human_time(got['comm_time'])}; {human_time(got['exposed_comm_time'])}; "
+                         f"{got['stage']}")
     lines += ["", "assumptions:"] + [f"  - {a}" for a in p.assumptions]
     return "\n".join(lines)
 
@@ -381,7 +746,7 @@ def to_text(p: Plan, top: int) -> str:
 # -- CLI -------------------------------------------------------------------------------------------
 
 def register_cli(subparsers) -> None:
-    p = subparsers.add_parser("plan", help="rank every valid (d, t, p, c, e, ZeRO, SP) layout by communication time")
+    p = subparsers.add_parser("plan", help="rank every valid layout that fits in memory by the step-time model")
     p.add_argument("--model", help="a model preset (see --list)")
     p.add_argument("--model-config", help="path to a Hugging Face config.json")
     p.add_argument("--hardware", default=None, help="a hardware preset")
@@ -389,24 +754,37 @@ def register_cli(subparsers) -> None:
     p.add_argument("--gpus-per-node", default=None, help="GPUs per node (default: the hardware preset's)")
     p.add_argument("--batch", help="global batch (sequences per optimizer step)")
     p.add_argument("--seq", default=None, help="sequence length (default: the model's)")
-    p.add_argument("--micro-batch", default="1")
     p.add_argument("--dtype", default="bf16")
-    p.add_argument("--cp", default="ring", help="context-parallel algorithm: ring or ulysses")
-    p.add_argument("--no-recompute", action="store_true", help="do not consider full activation recomputation")
+    for name, what in (("tp", "tensor-parallel size t"), ("pp", "pipeline stages p"),
+                       ("vp", "model chunks per stage v (1: 1F1B; ≥ 2: interleaved)"), ("dp", "data-parallel size d"),
+                       ("cp", "context-parallel size c"), ("ep", "expert-parallel size e"),
+                       ("micro-batch", f"sequences per micro-batch (default: search the divisors up to "
+                                       f"{MICRO_BATCH_SEARCH})")):
+        p.add_argument(f"--{name}", default=None, help=f"fix the {what} (default: search)")
+    p.add_argument("--zero", default=None, help="fix the ZeRO stage: 0, 1, 2 or 3")
+    p.add_argument("--framework", default=None, help=f"fix the framework: {', '.join(FRAMEWORKS)}")
+    p.add_argument("--recompute", default=None, help=f"fix activation recomputation: {', '.join(RECOMPUTE)}")
+    p.add_argument("--sp", default=None, help="fix sequence parallel: 0 or 1")
+    p.add_argument("--cp-algorithm", default="ring", help="context-parallel algorithm: ring or ulysses")
+    p.add_argument("--compare", default=None,
+                   help=f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
+                        "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching")
     p.add_argument("--no-memory-check", action="store_true")
     p.add_argument("--no-embeddings", action="store_true",
                    help="spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of the end stages")
     p.add_argument("--max-bubble", default="1",
-                   help="drop layouts whose pipeline bubble fraction (p−1)/m exceeds this (default 1: keep all)")
+                   help="drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep all)")
     p.add_argument("--top", default="10", help="rows to show")
-    p.add_argument("--json", action="store_true")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="JSON (seconds, bytes)")
+    out.add_argument("--csv", action="store_true", help="CSV (seconds, bytes)")
     p.set_defaults(run=cmd_plan)
 
 
 #: bounds on every number the planner takes, named in its errors (the enumeration loops over
 #: divisors of these: they keep it finite)
 LIMITS = {"gpus": 2 ** 21, "gpus-per-node": 1024, "batch": 2 ** 24, "seq": 2 ** 24, "micro-batch": 2 ** 16,
-          "top": 10 ** 6}
+          "top": 10 ** 6, "tp": 1024, "pp": 2 ** 21, "vp": 2 ** 21, "dp": 2 ** 21, "cp": 2 ** 21, "ep": 2 ** 21}
 
 
 def _whole(args, name: str, default=None):
@@ -414,6 +792,15 @@ def _whole(args, name: str, default=None):
     if text is None:
         return default
     return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
+
+
+def _choice(args, name: str, allowed: tuple):
+    text = getattr(args, name)
+    if text is None:
+        return None
+    if str(text) not in {str(x) for x in allowed}:
+        raise PlanError(f"--{name}={text} is not allowed; choose {', '.join(map(str, allowed))}")
+    return type(allowed[0])(text)
 
 
 def request_from_args(args) -> Request:
@@ -437,19 +824,29 @@ def request_from_args(args) -> Request:
     seq = _whole(args, "seq", model.seq)
     if seq > LIMITS["seq"]:
         raise InputError(f"the model's sequence {seq:,} is above the planner's limit {LIMITS['seq']:,}; give --seq")
+    if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
+        raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
+                        f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
     return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
-                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"),
-                   micro_batch=_whole(args, "micro-batch"), dtype=args.dtype, cp=args.cp,
-                   memory_check=not args.no_memory_check, embeddings=not args.no_embeddings, recompute=("0",) if args.no_recompute else ("0", "1"),
-                   max_bubble=parse_real("--max-bubble", str(args.max_bubble), least=0, most=10 ** 6))
+                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=args.dtype,
+                   cp_algorithm=args.cp_algorithm, memory_check=not args.no_memory_check,
+                   embeddings=not args.no_embeddings,
+                   max_bubble=parse_real("--max-bubble", str(args.max_bubble), least=0, most=10 ** 6),
+                   tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
+                   cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
+                   zero=_choice(args, "zero", ZERO_STAGES), framework=_choice(args, "framework", FRAMEWORKS),
+                   recompute=_choice(args, "recompute", RECOMPUTE), sp=_choice(args, "sp", SP_CHOICES),
+                   compare=parse_compare(args.compare) if args.compare is not None else ())
 
 
 def cmd_plan(args) -> int:
     req = request_from_args(args)
     top = _whole(args, "top")
-    result = plan(req)
+    result = plan(req, top)
     if args.json:
         print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False))
+    elif args.csv:
+        print(to_csv(result, top), end="")
     else:
         print(to_text(result, top))
     return 0

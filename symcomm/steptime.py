@@ -108,7 +108,7 @@ class StepModel:
 
 
 def _max0(x):
-    return sp.Max(0, x)
+    return sp.Max(0, x, evaluate=False)     # same value; SymPy's search for a simpler Max is slow on long x
 
 
 def _stage_forward_flops(micro, gated, moe, embeddings):

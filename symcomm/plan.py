@@ -75,9 +75,9 @@ ASSUMPTIONS = (
     "(see the hardware preset); flash attention; no tensor-parallel overlap",
     "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, 3 × forward, whatever is "
     "recomputed) / (step · GPUs · peak); compute = the busiest stage's m micro-batches (recompute included); "
-    "exposed = communication on the critical path (every pipeline slot's tp, cp, ep, pp collectives, the bubble's "
-    "included, + the exposed data-parallel part); bubble = the (p − 1)/v idle slots (their compute and "
-    "communication): the parts overlap and do not add up to the step",
+    "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
+    "data-parallel part); bubble = the (p − 1)/v idle slots (their compute and communication); compute + exposed "
+    "+ bubble + the optimizer's step = step",
     "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
     "the ranks it spans exceed the GPUs per node); ring collectives; micro-batch of mb sequences, "
     "m = batch / (d · mb)",

@@ -182,12 +182,20 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     # post-step all-gather (and the tied-embedding all-reduce) exposed
     dp_terms = by_axis.get("dp", [])
     reduce_t = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"])
-    gather_t = time_of([x for x in dp_terms if x.phase in ("forward", "backward") and x.primitive == "all_gather"])
+    gather_forward = time_of([x for x in dp_terms if x.phase == "forward" and x.primitive == "all_gather"])
+    gather_backward = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive == "all_gather"])
     rest_t = time_of([x for x in dp_terms if x.phase not in ("forward", "backward")])
     overlap = dp_overlap_of(framework, zero, own["dp_overlap"])
     reductions = data.gradient_reductions(m)
-    window = reductions * backward_time if overlap else 0
-    exposed_dp = _max0(reduce_t - window) + _max0(gather_t - m * compute_micro) + rest_t
+    # what hides behind one window shares it (and the links): the forward gathers behind the m forwards;
+    # the backward gathers and, when overlapped, the reductions behind the backwards they follow (every
+    # micro-batch's when reduced per micro-batch, the last one's when reduced once per step)
+    backward_window = (m if reductions == m else 1) * backward_time
+    if overlap:
+        exposed_backward = _max0(gather_backward + reduce_t - backward_window)
+    else:
+        exposed_backward = _max0(gather_backward - m * backward_time) + reduce_t
+    exposed_dp = _max0(gather_forward - m * forward_time) + exposed_backward + rest_t
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}

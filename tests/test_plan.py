@@ -200,13 +200,14 @@ def test_korthikanti_175b_is_found_and_ranked():
     full = plan(req, top=None)
     assert got["rank"] == 1 + int(np.sum(full.layouts["step_time"] < got["step_time"] * (1 - 1e-9)))
     assert got["rank"] > 1
-    # the same step time as the step model gives that layout alone (GPT: GELU MLP, 2 matrices; untied as preset)
+    # the same step time as the step model gives that layout alone (GPT: GELU MLP, 2 matrices; tied as GPT-3's
+    # embedding and LM head are, Radford et al. 2019 / Brown et al. 2020)
     model = presets.model("gpt3-175b")
     values = {**model.values(), "F": model.ffn, "s": 2048, "b": 64, **A100.values(2), "G": 8,
               **A100.compute_values("bf16"), "t": 8, "p": 8, "v": 3, "c": 1, "e": 1, "d": 1, "m": 64}
     alone = steptime.evaluate(values, 2, zero="0", framework="megatron", reshard_after_forward="framework",
                               sp="1", recompute="selective", schedule="interleaved", gated="0", gqa="1",
-                              embeddings="1", tied="0", moe="0", cp="ring")
+                              embeddings="1", tied="1", moe="0", cp="ring")
     assert got["step_time"] == pytest.approx(alone["step_time"], rel=1e-12)
 
 

@@ -450,7 +450,7 @@ def cmd_calibrate(args) -> int:
         import matplotlib
 
         matplotlib.use("Agg")
-        fig, _, _ = calibration_vs_measured(fits)
+        fig, _, _ = calibration_vs_measured([f.as_dict() for f in fits])
         import io
 
         buffer = io.BytesIO()

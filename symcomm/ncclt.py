@@ -349,8 +349,6 @@ def _log(test: dict, path: str, reader: _Reader, forced: Collective | None) -> L
         for rank, host in test["ranks"].items():
             per_host[host] = per_host.get(host, 0) + 1
         gpn = max(per_host.values())
-    elif ranks:
-        gpn = ranks
     found = None
     if test["program"]:
         found = collective(test["program"])
@@ -368,7 +366,7 @@ def _log(test: dict, path: str, reader: _Reader, forced: Collective | None) -> L
         if chosen is not None:
             notes.append(f"no program name in the log: taken as {chosen.name} from its columns "
                          f"(redop {rows[0].redop or '—'}, root {rows[0].root}); give --collective to say otherwise")
-    return Log(path, chosen, ranks, len(hosts) or (1 if ranks else None), gpn, tuple(dict.fromkeys(test["devices"])),
+    return Log(path, chosen, ranks, len(hosts) or None, gpn, tuple(dict.fromkeys(test["devices"])),
                rows, test["avg"], tuple(notes), test["line"])
 
 
@@ -426,7 +424,8 @@ def with_ranks(log: Log, ranks: int | None, gpus_per_node: int | None) -> Log:
     else:
         g = gpus_per_node or n
         if gpus_per_node is None:
-            notes.append(f"no header: taken as one node of {n} GPUs (give --gpus-per-node when it spans nodes)")
+            what = "no header" if log.ranks is None else "no host names in the header"
+            notes.append(f"{what}: taken as one node of {n} GPUs (give --gpus-per-node when it spans nodes)")
     if n % min(g, n):
         raise InputError(f"{where}: {n} ranks are not whole nodes of {g} GPUs")
     return replace(log, ranks=n, gpus_per_node=min(g, n), notes=tuple(notes))

@@ -82,6 +82,7 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
         return []
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from symcomm.derivations.calibration import fit_dicts
     from symcomm.derivations.step_time import run_rows
     from symcomm.plots import PLOTS, TAKES
 
@@ -89,7 +90,8 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
     plt.rcParams.update({"svg.hashsalt": "symcomm", "svg.fonttype": "path"})
     plots = []
     for name, draw in PLOTS.items():
-        given = {"nothing": (), "published runs": (run_rows(),)}.get(TAKES.get(name, ""), (strategies,))
+        given = {"nothing": (), "published runs": (run_rows(),), "calibration": (fit_dicts(),)}.get(
+            TAKES.get(name, ""), (strategies,))
         fn = (lambda d=draw, args=given: d(*args))
         fig, title, caption = fn()
         path = out / "plots" / f"{name}.svg"

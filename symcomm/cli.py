@@ -27,7 +27,7 @@ from .units import DTYPES, bytes_per_element, human_size, human_time
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
 SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:register_cli",
-                               "symcomm.plan:register_cli")
+                               "symcomm.plan:register_cli", "symcomm.calibrate:register_cli")
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
@@ -412,6 +412,42 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_presets(args) -> int:
+    """Every hardware and model preset with its values and sources."""
+    from . import presets
+
+    systems = [presets.describe_hardware(presets.hardware(name)) for name in presets.hardware_names()]
+    models = []
+    for name in presets.model_names():
+        m = presets.model(name)
+        models.append({"name": name, "title": m.title, "family": m.family, "values": m.values(),
+                       "published_parameters": m.published_parameters, "source": m.source})
+    if args.json:
+        print(json.dumps({"hardware": systems, "models": models}, indent=2, ensure_ascii=False))
+        return 0
+    print("hardware (bandwidth per GPU per direction; alpha per message)")
+    for h in systems:
+        print(f"  {h['name']:<11} {h['title']}")
+        for level in ("intra", "inter"):
+            x = h[level]
+            print(f"    {level}  {x['bytes_per_second'] / 1e9:g} GB/s, alpha {x['latency_s'] * 1e6:g} us: {x['title']} "
+                  f"({x['conversion']}; {x['source']}; latency: {x['latency_source']})")
+        print(f"    G {h['gpus_per_node']}, memory {h['memory_bytes'] / 1e9:g} GB, HBM {h['hbm_bytes_per_second'] / 1e12:g} TB/s "
+              f"({h['source']})")
+        if h["peak_flops"]:
+            peaks = ", ".join(f"{k} {v / 1e12:g}" for k, v in h["peak_flops"].items())
+            print(f"    peak TFLOP/s {peaks} ({h['peak_source']})")
+        if h["step_time"]:
+            consts = ", ".join(f"{k} {v:g}" for k, v in h["step_time"].items())
+            print(f"    step time {consts} ({h['step_time_source']})")
+    print()
+    print("models")
+    for m in models:
+        shown = " ".join(f"{k}={v}" for k, v in m["values"].items())
+        print(f"  {m['name']:<16} {m['title']}: {shown} ({m['source']})")
+    return 0
+
+
 def cmd_prove(args) -> int:
     from .derivations import CHAPTERS
     from .proof import check, is_definition
@@ -467,10 +503,13 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
             p.add_argument("--model", help="model preset: fills Phi, h, L, a, h_kv, s (and E, k, L_moe, Phi_E)")
             p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
-            p.add_argument("--hardware", help="hardware preset: fills alpha, beta, gamma, alpha_inter, beta_inter "
+            p.add_argument("--hardware", help="hardware preset or file (path/to/hardware.json): fills alpha, beta, gamma, alpha_inter, beta_inter "
                                               "(per byte; --dtype defaults to bf16) and G")
             p.add_argument("--json", action="store_true")
         p.set_defaults(run=fn)
+    p = sub.add_parser("presets", help="every hardware and model preset with its values and sources")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_presets)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
     p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     p.set_defaults(run=cmd_prove)

@@ -132,12 +132,52 @@ def step_time_vs_published(rows):
     return fig, "Step time: predicted against published runs", caption
 
 
+def calibration_vs_measured(fits):
+    """Measured against calibrated time and busbw vs message size, log-log (``fits``: the dicts
+    of ``symcomm calibrate --json``, one per collective)."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100)
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size S (bytes, the full buffer)")
+    colours = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+    for i, fit in enumerate(fits):
+        colour = colours[i % len(colours)]
+        rows = [r for r in fit["rows"] if r["bytes"] > 0]
+        size = np.array([r["bytes"] for r in rows], dtype=float)
+        label = f"{fit['collective']}, {fit['ranks']} ranks"
+        measured = np.array([r["measured_time"] for r in rows])
+        core = np.array([r["alpha_beta_time"] for r in rows])
+        factor = np.array([r["measured_busbw"] * r["measured_time"] / r["bytes"] for r in rows])
+        left.plot(size, measured * 1e6, linestyle="none", marker="o", markersize=4, color=colour,
+                  label=f"{label}: measured")
+        left.plot(size, core * 1e6, color=colour, label=f"{label}: α-β fit")
+        right.plot(size, np.array([r["measured_busbw"] for r in rows]) / 1e9, linestyle="none", marker="o",
+                   markersize=4, color=colour, label=f"{label}: measured")
+        right.plot(size, factor * size / core / 1e9, color=colour, label=f"{label}: α-β fit")
+        right.axhline(1 / fit["beta"] / 1e9, color=colour, linestyle=":", linewidth=1)
+    left.set_ylabel("time (µs)")
+    right.set_ylabel("busbw (GB/s)")
+    left.legend(fontsize=7)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    caption = ("Measured nccl-tests rows (markers) against the catalog's α-β formula at the fitted α, β (lines); "
+               "the dotted line is 1/β, the busbw the α-β line tends to. The gap between marker and line is the "
+               "efficiency curve the calibrated prediction divides by (α-β time / measured time).")
+    return fig, "Calibration: measured against fitted time and busbw", caption
+
+
 #: name → function drawing it from the strategies (or, for the ones in TAKES, from what is named there)
 PLOTS = {
     "dp_volume_vs_n": dp_volume_vs_n,
     "sequence_parallel_vs_s": sequence_parallel_vs_s,
     "all_reduce_time_vs_message": all_reduce_time_vs_message,
     "step_time_vs_published": step_time_vs_published,
+    "calibration_vs_measured": calibration_vs_measured,
 }
 #: the plots that take something other than the strategies: what the caller passes
-TAKES = {"all_reduce_time_vs_message": "nothing", "step_time_vs_published": "published runs"}
+TAKES = {"all_reduce_time_vs_message": "nothing", "step_time_vs_published": "published runs",
+         "calibration_vs_measured": "calibration"}

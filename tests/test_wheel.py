@@ -78,11 +78,15 @@ def test_export_every_format(installed, fmt):
     ["plan", "--model", "llama3-8b", "--gpus", "64", "--hardware", "a100", "--batch", "64", "--top", "2"],
     ["validate", "--from", "DATA", "--no-progress"],
     ["prove", "--quiet"],
+    ["calibrate", "LOG", "--json"],
+    ["nccl-tests", "all_reduce", "--hardware", "a100", "--ranks", "8", "-b", "8", "-e", "1M"],
+    ["presets", "--json"],
 ])
 def test_every_subcommand(installed, argv):
     _, python, home = installed
     data = ROOT / "derivations" / "data" / "gloo_measurements.json"
-    argv = [str(data) if word == "DATA" else word for word in argv]
+    log = ROOT / "derivations" / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
+    argv = [str(data) if word == "DATA" else str(log) if word == "LOG" else word for word in argv]
     got = _run(python, home, "-m", "symcomm.cli", *argv)
     assert got.returncode == 0, got.stderr
     if argv[0] == "list":

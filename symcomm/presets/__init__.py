@@ -296,6 +296,7 @@ class Hardware:
     peak_source: str = ""
     step_time: tuple = ()              # (name, value) pairs of the fitted constants eta, kappa
     step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
+    calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
 
     def peak(self, dtype: str) -> float:
         """Dense matmul FLOP/s at ``dtype``; ValueError naming the types the datasheet gives."""
@@ -322,8 +323,9 @@ class Hardware:
 
     @property
     def gamma_per_byte(self) -> float:
-        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth."""
-        return 3.0 / self.hbm_bytes_per_second
+        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0 when a
+        hardware file does not give the HBM bandwidth)."""
+        return 3.0 / self.hbm_bytes_per_second if self.hbm_bytes_per_second > 0 else 0.0
 
     def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
         """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G."""
@@ -347,10 +349,15 @@ def link(name: str) -> Link:
 
 
 def hardware(name: str) -> Hardware:
-    """A shipped system preset, or ValueError naming the ones that exist."""
+    """A shipped system preset, or a hardware file (a value with a path separator or ending in
+    .json: JSON of the schema ``hardware``, read size-capped and validated); ValueError naming
+    the presets that exist, InputError naming the file and the field."""
+    if _is_path(str(name)):
+        return hardware_file(name)
     systems = _load("hardware.json")["systems"]
     if name not in systems:
-        raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)}")
+        raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "
+                         "or give a hardware file (path/to/hardware.json)")
     d = systems[name]
     fitted = d.get("step_time", {})
     if "borrowed_from" in fitted:
@@ -361,6 +368,68 @@ def hardware(name: str) -> Hardware:
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted),
                     fitted.get("note", "") or fitted.get("source", ""))
+
+
+#: a hardware file is a few KiB (with calibration curves some tens); anything past this is not one
+MAX_HARDWARE_BYTES = 4 * 1024 * 1024
+
+
+def _is_path(value: str) -> bool:
+    return "/" in value or "\\" in value or value.endswith(".json")
+
+
+def check_hardware_document(document: dict, what: str) -> dict:
+    """``document`` if it is a valid hardware file (schema ``hardware`` and the relations a
+    schema cannot state), else InputError naming ``what`` and the field."""
+    from ..inputs import check
+
+    check(document, "hardware", what)
+    for i, entry in enumerate(document.get("calibration", ())):
+        if len(entry["sizes_bytes"]) != len(entry["efficiency"]):
+            raise InputError(f"{what}: field 'calibration/{i}': sizes_bytes and efficiency differ in length")
+        if list(entry["sizes_bytes"]) != sorted(entry["sizes_bytes"]):
+            raise InputError(f"{what}: field 'calibration/{i}/sizes_bytes': sizes must be in increasing order")
+        if entry["algorithm"] == "hierarchical" and not {"alpha_inter", "beta_inter"} <= set(entry):
+            raise InputError(f"{what}: field 'calibration/{i}': a two-level fit needs alpha_inter and beta_inter")
+    return document
+
+
+def hardware_file(path) -> Hardware:
+    """A hardware description from a JSON file (what ``symcomm calibrate -o`` writes)."""
+    from ..inputs import read_json
+
+    what = f"--hardware {str(path)!r}"
+    d = read_json(path, "--hardware", "hardware", limit=MAX_HARDWARE_BYTES)
+    check_hardware_document(d, what)
+    name = str(d.get("name") or Path(str(path)).stem)
+
+    def file_link(level: str) -> Link:
+        x = d[level]
+        return Link(f"{name}-{level}", x.get("title", f"{level}-node link of {name}"), float(x["bytes_per_second"]),
+                    float(x["latency_s"]), x.get("published", ""), x.get("conversion", ""),
+                    x.get("source", str(path)), x.get("latency_source", x.get("source", str(path))))
+
+    fitted = d.get("step_time", {})
+    return Hardware(str(path), d.get("title", name), file_link("intra"), file_link("inter"), int(d["gpus_per_node"]),
+                    float(d.get("memory_bytes", 0.0)), float(d.get("hbm_bytes_per_second", 0.0)),
+                    d.get("source", str(path)),
+                    tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
+                    tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
+                    tuple(d.get("calibration", ())))
+
+
+def describe_hardware(system: Hardware) -> dict:
+    """A preset's values with their units and sources (``symcomm presets``)."""
+    def link_dict(x: Link) -> dict:
+        return {"name": x.name, "title": x.title, "bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s,
+                "published": x.published, "conversion": x.conversion, "source": x.source,
+                "latency_source": x.latency_source}
+
+    return {"name": system.name, "title": system.title, "intra": link_dict(system.intra),
+            "inter": link_dict(system.inter), "gpus_per_node": system.gpus_per_node,
+            "memory_bytes": system.memory_bytes, "hbm_bytes_per_second": system.hbm_bytes_per_second,
+            "source": system.source, "peak_flops": dict(system.peak_flops), "peak_source": system.peak_source,
+            "step_time": dict(system.step_time), "step_time_source": system.step_time_source}
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------

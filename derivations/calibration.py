@@ -1,0 +1,179 @@
+"""Calibration from nccl-tests: what α, β and γ mean against nccl-tests' busbw, and one worked
+calibration from a public log (derivations/data/nccl-tests/, its source beside it).
+
+``CHAPTER`` (number 12) proves that the busbw of the catalog's bandwidth-optimal forms tends
+to 1/β as the message grows (so a fitted β is a busbw converted back), and shows the worked
+calibration of an 8× A100 all-reduce log: the fitted α and β, every row against the α-β line
+and the efficiency curve, and the held-out test (calibrated on every other row, the other
+rows predicted).  The tables are computed when the docs are rendered (``late_tables``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import sympy as sp
+
+from symcomm import symbols as S
+from symcomm.algorithms import algorithm
+from symcomm.derivation import Chapter, Derivation, Step, Table
+from symcomm.proof import Claim, Limit
+
+DATA = Path(__file__).resolve().parent / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
+LOG_SOURCE = ("8× A100-SXM4-40GB in one node (OCI BM.GPU4.8), all_reduce_perf -b 64 -e 10G -f 2 -g 8, as posted in "
+              "Oracle Japan's OCI tutorials, “GPUクラスタを構築する”, section 4-2 "
+              "(oracle-japan/ocitutorials, tutorials/_intermediates/spinup-gpu-cluster.md; "
+              "https://oracle-japan.github.io/ocitutorials/intermediates/spinup-gpu-cluster/)")
+PERFORMANCE = "nccl-tests doc/PERFORMANCE.md (algbw = S/t; busbw factors) and src/common.cu (the table's columns)"
+
+N, M = S.N, S.M
+alpha, beta, gamma = S.alpha, S.beta, S.gamma
+
+#: nccl-tests' busbw / algbw, per collective (doc/PERFORMANCE.md)
+FACTORS = {"all_reduce": 2 * (N - 1) / N, "all_gather": (N - 1) / N, "reduce_scatter": (N - 1) / N,
+           "all_to_all": (N - 1) / N, "broadcast": sp.Integer(1)}
+
+
+def _time(primitive: str, name: str, with_gamma: bool = False) -> sp.Expr:
+    cost = algorithm(primitive, name).cost
+    return sum((coef * sym for sym, coef in cost.coefficients if with_gamma or sym != gamma), sp.Integer(0))
+
+
+def _busbw(primitive: str, name: str, with_gamma: bool = False) -> sp.Expr:
+    return FACTORS[primitive] * M / _time(primitive, name, with_gamma)
+
+
+RING_BUSBW = Derivation(
+    title="The busbw of the ring all-reduce tends to 1/β",
+    lhs="busbw of the ring all-reduce, γ folded into β",
+    steps=(
+        Step(_busbw("all_reduce", "ring"), "busbw = algbw × 2(N−1)/N, algbw = M/T, T the catalog's ring time "
+             "2(N−1)α + 2(N−1)/N·Mβ"),
+        Step(M / (N * alpha + M * beta), "divide by 2(N−1)/N: the factor is the ring's β coefficient per byte"),
+    ),
+    convention="M = the full buffer in bytes (nccl-tests' size S), β per byte, γ folded into β",
+    source=PERFORMANCE,
+    claims=(
+        Limit(M / (N * alpha + M * beta), 1 / beta, M, sp.oo,
+              name="ring all-reduce: busbw → 1/β as M → ∞", source=PERFORMANCE),
+        Limit(_busbw("all_reduce", "ring", with_gamma=True), 2 / (2 * beta + gamma), M, sp.oo,
+              name="with γ: busbw → 1/(β + γ/2); a fit at one N sees β + γ/2 only", source=PERFORMANCE),
+    ),
+)
+
+
+def _limit_claims() -> tuple:
+    out = []
+    for primitive, name in (("all_gather", "ring"), ("reduce_scatter", "ring"), ("all_to_all", "pairwise"),
+                            ("all_reduce", "rabenseifner")):
+        out.append(Limit(_busbw(primitive, name), 1 / beta, M, sp.oo,
+                         name=f"{primitive}/{name}: busbw → 1/β as M → ∞", source=PERFORMANCE))
+    out.append(Limit(_busbw("broadcast", "ring"), S.C / ((N + S.C - 2) * beta), M, sp.oo,
+                     name="broadcast/ring (a pipelined chain of C chunks): busbw → C/(N + C − 2) · 1/β",
+                     source=PERFORMANCE))
+    out.append(Claim(_time("all_reduce", "ring").subs(M, 0), 2 * (N - 1) * alpha,
+                     name="ring all-reduce: an empty message costs 2(N−1)α, the latency rows' level",
+                     source=PERFORMANCE))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def worked():
+    """The worked calibration: (fit of the whole log, fit of every other row, the rows it did not see)."""
+    from symcomm import ncclt
+    from symcomm.calibrate import fit_log
+
+    log = ncclt.with_ranks(ncclt.read(DATA)[0], None, None)
+    whole = fit_log(log)
+    kept = tuple(r for i, r in enumerate(log.rows) if i % 2 == 0)
+    unseen = tuple(r for i, r in enumerate(log.rows) if i % 2 == 1)
+    half = fit_log(ncclt.Log(log.path, log.collective, log.ranks, log.hosts, log.gpus_per_node, log.devices, kept))
+    return whole, half, unseen
+
+
+def fit_dicts() -> list:
+    """The worked calibration as ``symcomm calibrate --json`` gives it (for the plot)."""
+    whole, _, _ = worked()
+    return [whole.as_dict()]
+
+
+def _tables() -> tuple:
+    whole, half, unseen = worked()
+    n = whole.model.ranks
+    largest = max(whole.rows, key=lambda r: r["bytes"])
+    smallest = min(whole.rows, key=lambda r: r["bytes"])
+    summary = Table(
+        "The fitted constants",
+        ("quantity", "value", "unit", "against the log"),
+        (("α (per message)", f"{whole.alpha * 1e6:.3f}", "µs",
+          f"2(N−1)α = {2 * (n - 1) * whole.alpha * 1e6:.1f} µs; the {smallest['bytes']} B row took "
+          f"{smallest['measured_time'] * 1e6:.2f} µs"),
+         ("β (per byte)", f"{whole.beta:.4g}", "s/byte", ""),
+         ("1/β (per direction)", f"{whole.bandwidth / 1e9:.2f}", "GB/s",
+          f"busbw {largest['measured_busbw'] / 1e9:.2f} GB/s at {largest['bytes']:,} B "
+          f"({100 * (whole.bandwidth / largest['measured_busbw'] - 1):+.1f} %)"),
+         ("γ", "0", "s/byte", "folded into β (a fit at one N sees β + γ/2)"),
+         ("relative RMS of the α-β fit", f"{100 * whole.rms:.2f}", "%",
+          f"over the {len(whole.fitted_rows)} latency and bandwidth rows")),
+        caption=(f"all_reduce on {n} ranks, catalog ring formula, fitted by weighted least squares in relative "
+                 "error on the rows where one term dominates (time within 20 % of the smallest; busbw within 5 % "
+                 "of the largest). Reproduce: symcomm calibrate derivations/data/nccl-tests/a100-1node-all_reduce.log."),
+        source=LOG_SOURCE)
+    factor = whole.model.collective.factor(n)
+    rows = tuple((f"{r['bytes']:,}", f"{r['measured_time'] * 1e6:.2f}", f"{r['alpha_beta_time'] * 1e6:.2f}",
+                  f"{100 * (r['alpha_beta_time'] / r['measured_time'] - 1):+.1f}", f"{r['efficiency']:.3f}",
+                  f"{r['measured_busbw'] / 1e9:.2f}", f"{factor * r['bytes'] / r['alpha_beta_time'] / 1e9:.2f}",
+                  "yes" if r["in_fit"] else "")
+                 for r in whole.rows)
+    per_row = Table(
+        "Every row against the α-β line",
+        ("size S (B)", "measured (µs)", "α-β (µs)", "α-β vs measured", "efficiency e(S)", "busbw measured (GB/s)",
+         "busbw α-β (GB/s)", "in the fit"),
+        rows,
+        caption=("Out-of-place time as printed. e(S) = α-β time / measured time: 1 where the formula holds (the "
+                 "latency rows and the largest sizes); below 1 in between, where NCCL switches protocols and "
+                 "channel counts, which no α-β line follows. The calibrated prediction is the α-β time divided by "
+                 "e(S), interpolated in log S between measured sizes."),
+        source=LOG_SOURCE)
+    held = []
+    for r in unseen:
+        predicted = float(half.model.time([r.size])[0])
+        measured = r.measured.time_s
+        held.append((f"{r.size:,}", f"{measured * 1e6:.2f}", f"{predicted * 1e6:.2f}",
+                     f"{100 * (predicted / measured - 1):+.1f}",
+                     f"{100 * (float(half.model.core([r.size])[0]) / measured - 1):+.1f}"))
+    held_out = Table(
+        "Held out: calibrated on every other row, the other rows predicted",
+        ("size S (B)", "measured (µs)", "calibrated prediction (µs)", "error", "α-β alone"),
+        tuple(held),
+        caption=("The calibration made from rows 1, 3, 5… of the log (its α, β and efficiency curve), predicting "
+                 "rows 2, 4, 6… it never saw, as symcomm nccl-tests --hardware FILE does. The last column is the "
+                 "α-β formula without the curve: what the curve adds in the middle sizes."),
+        source=LOG_SOURCE)
+    return summary, per_row, held_out
+
+
+CHAPTER = Chapter(
+    number=12,
+    slug="calibration",
+    title="Calibration from nccl-tests",
+    intro=("nccl-tests prints, for each message size S (bytes, the full buffer: symcomm's M), the time t and two "
+           "bandwidths: algbw = S/t and busbw = algbw × a factor, 2(N−1)/N for all-reduce, (N−1)/N for all-gather, "
+           "reduce-scatter and all-to-all, 1 for broadcast and reduce. The factor is exactly the β coefficient per "
+           "byte of the bandwidth-optimal catalog forms, so busbw → 1/β as S grows: a fitted β, converted back, is "
+           "the large-message busbw, the per-direction bandwidth each GPU reaches. α is the cost of a message that "
+           "carries nothing: the time of the smallest sizes divided by the messages on the critical path, 2(N−1) "
+           "for the ring all-reduce. γ, the cost per reduced byte, is a multiple of M like β at any one N, so no fit "
+           "of one log separates them (and NCCL reduces in the same pass as it moves data): it is folded into β. "
+           "symcomm calibrate fits α and β by least squares in relative error on the rows where one term "
+           "dominates; between them NCCL's protocol switches (LL, LL128, Simple) and channel counts make the "
+           "measured curve sag below the α-β line, and the efficiency curve e(S) = α-β time / measured time records "
+           "by how much. symcomm nccl-tests predicts α-β time / e(S), e interpolated in log S; without a "
+           "calibration it prints the α-β formula alone. A log that spans nodes fits the flat formula at the "
+           "network's α, β; with a single-node log beside it, the two-level (hierarchical) form is fitted for "
+           "α_inter, β_inter with the intra-node values held. The worked example below is a public 8× A100 log."),
+    derivations=(RING_BUSBW,),
+    claims=_limit_claims(),
+    late_tables=_tables,
+)

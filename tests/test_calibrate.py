@@ -1,0 +1,328 @@
+"""nccl-tests logs read, calibrated and predicted (symcomm.ncclt, symcomm.calibrate).
+
+Expected values come from the logs themselves (tests/data/nccl-tests/, sources in SOURCES.md):
+nccl-tests' own busbw column and hand computations from a row, as each comment says.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symcomm import ncclt
+from symcomm.calibrate import calibrate
+from symcomm.cli import main
+
+DATA = Path(__file__).resolve().parent / "data" / "nccl-tests"
+A100 = DATA / "a100-1node-all_reduce.log"
+A100_2 = DATA / "a100-2node-all_reduce.log"
+H100_2 = DATA / "h100-2node-all_reduce.log"
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rows_of(path):
+    return {r.size: r for r in ncclt.read(path)[0].rows}
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+def test_the_header_gives_ranks_hosts_and_device():
+    log = ncclt.read(A100)[0]
+    assert (log.collective.name, log.ranks, log.hosts, log.gpus_per_node) == ("all_reduce", 8, 1, 8)
+    assert log.device == "NVIDIA A100-SXM4-40GB"
+    two = ncclt.read(H100_2)[0]
+    # 16 "#  Rank" lines on two hosts, ztan-mig-235z and ztan-mig-gq73
+    assert (two.ranks, two.hosts, two.gpus_per_node, two.nodes) == (16, 2, 8, 2)
+
+
+def test_busbw_follows_nccl_tests_own_convention():
+    # the 1 MiB row: 1048576 B in 76.71 µs; busbw = S/t × 2(n−1)/n = 23.92 GB/s, the log's own busbw column
+    row = rows_of(A100)[1048576]
+    assert row.measured.time_s == pytest.approx(76.71e-6)
+    factor = ncclt.collective("all_reduce").factor(8)
+    assert factor == pytest.approx(1.75)
+    assert factor * row.size / row.measured.time_s / 1e9 == pytest.approx(23.92, abs=0.005)
+    assert row.measured.busbw == pytest.approx(23.92e9)
+    # in-place is kept apart: 77.73 µs
+    assert row.in_place.time_s == pytest.approx(77.73e-6)
+
+
+@pytest.mark.parametrize("name, n, factor", [("all_gather", 8, 7 / 8), ("reduce_scatter", 8, 7 / 8),
+                                             ("alltoall", 4, 3 / 4), ("broadcast", 8, 1), ("reduce", 8, 1),
+                                             ("sendrecv", 8, 1), ("all_reduce", 16, 30 / 16)])
+def test_busbw_factors_of_performance_md(name, n, factor):
+    # doc/PERFORMANCE.md: 2(n−1)/n all-reduce; (n−1)/n all-gather, reduce-scatter, all-to-all; 1 otherwise
+    assert ncclt.collective(name).factor(n) == pytest.approx(factor)
+
+
+def test_printed_size_and_count_as_nccl_tests_computes_them():
+    # all_gather_perf -b 1M on 8 ranks, float: count = 1048576/4/8 = 32768 per rank, size = the full 1 MiB
+    assert ncclt.collective("all_gather").buffers(1048576, 4, 8) == (1048576, 32768)
+    # -b 8 on 8 ranks: 2 floats, (2/8) & ~3 = 0 per rank: nccl-tests prints size 0
+    assert ncclt.collective("all_gather").buffers(8, 4, 8) == (0, 0)
+    assert ncclt.collective("all_reduce").buffers(1048576, 4, 8) == (1048576, 262144)
+
+
+OLD_FORMAT = """\
+# nThread 1 nGpus 4 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+#
+# Using devices
+#   Rank  0 Pid  1000 on     node01 device  0 [0x07] Tesla V100-SXM2-16GB
+#   Rank  1 Pid  1000 on     node01 device  1 [0x08] Tesla V100-SXM2-16GB
+#   Rank  2 Pid  1000 on     node01 device  2 [0x09] Tesla V100-SXM2-16GB
+#   Rank  3 Pid  1000 on     node01 device  3 [0x0a] Tesla V100-SXM2-16GB
+#
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     1048576        262144   float     sum    100.0   10.49   15.73  0e+00    101.0   10.38   15.57    N/A
+     2097152        524288   float     sum    150.0   13.98   20.97  0e+00    151.0   13.89   20.83    N/A
+     4194304       1048576   float     sum    250.0   16.78   25.17  0e+00    250.0   16.78   25.17    N/A
+"""
+
+
+def test_older_layout_without_root_with_error_column_and_na():
+    log = ncclt.parse(OLD_FORMAT, "old.log", collective_name="all_reduce")[0]
+    assert log.ranks == 4 and log.hosts == 1
+    first = log.rows[0]
+    assert first.root is None and first.redop == "sum"
+    assert first.out_of_place.wrong == 0 and first.in_place.wrong is None
+    assert first.measured.time_s == pytest.approx(100e-6)
+
+
+def _headerless(path, prefix=""):
+    lines = [line for line in Path(path).read_text().splitlines() if ncclt._dtype_at(line.split()) is not None]
+    return "\n".join(prefix + line for line in lines) + "\n"
+
+
+def test_headerless_log_needs_ranks_and_says_what_busbw_suggests(tmp_path, capsys):
+    log = tmp_path / "cut.log"
+    log.write_text(_headerless(A100))
+    code, out, err = run(capsys, "calibrate", log)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    # busbw/algbw of the 8 GiB row: 235.14/134.37 = 1.75 = 2(n−1)/n → n = 8
+    assert "--ranks" in err and "says 8" in err and "line 1" in err
+
+
+def test_extra_leading_columns_and_no_header_give_the_same_fit(tmp_path, capsys):
+    log = tmp_path / "mpirun.log"
+    log.write_text(_headerless(A100, prefix="[1,0]<stdout>: "))
+    code, out, _ = run(capsys, "calibrate", log, "--ranks", 8, "--collective", "all_reduce", "--json")
+    assert code == 0
+    fit = json.loads(out)["collectives"][0]
+    whole = calibrate([str(A100)])[0]
+    assert fit["ranks"] == 8
+    assert fit["alpha"] == pytest.approx(whole.alpha) and fit["beta"] == pytest.approx(whole.beta)
+
+
+@pytest.mark.parametrize("change, line_no, words", [
+    (("  76.71 ", "  76.7x "), 31, "time"),                 # a letter inside the time of the 1 MiB row
+    (("     1048576        262144     float     sum      -1    76.71   13.67   23.92      0    77.73   13.49   23.61      0",
+      "     1048576        262144"), 31, "not an nccl-tests row"),   # the row cut after its count
+    (("  76.71   13.67   23.92      0", "  76.71   13.67      0"), 31, "values after the type"),  # a column lost
+    (("     1048576        262144", "     1048575        262144"), 31, "whole number of float"),
+    (("  76.71 ", "  1e999 "), 31, "out of range"),
+])
+def test_malformed_logs_get_one_line_with_the_line_number(tmp_path, capsys, change, line_no, words):
+    text = A100.read_text()
+    assert change[0] in text
+    bad = tmp_path / "bad.log"
+    bad.write_text(text.replace(change[0], change[1], 1))
+    code, out, err = run(capsys, "calibrate", bad)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"line {line_no}" in err and words in err
+
+
+def test_malformed_log_through_the_installed_command(tmp_path):
+    bad = tmp_path / "bad.log"
+    bad.write_text(A100.read_text().replace("  76.71 ", "  7.6.71 ", 1))
+    done = subprocess.run([sys.executable, "-m", "symcomm.cli", "calibrate", str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2 and "line 31" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_log_without_rows_is_refused(tmp_path, capsys):
+    empty = tmp_path / "empty.log"
+    empty.write_text("# nThread 1 nGpus 8 minBytes 8 maxBytes 8\n# Out of bounds values : 0 OK\n")
+    code, _, err = run(capsys, "calibrate", empty)
+    assert code == 2 and "no nccl-tests result rows" in err
+
+
+# -- the fit -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path, largest_busbw, smallest_time", [
+    (A100, 235.14e9, 32.01e-6),      # the 8 GiB row's busbw column; the 64 B row's time
+    (A100_2, 71.56e9, 38.75e-6),
+    (H100_2, 338.82e9, 135.8e-6),    # the 8 B row
+])
+def test_fitted_bandwidth_and_latency_against_the_log(path, largest_busbw, smallest_time):
+    fit = calibrate([str(path)])[0]
+    assert fit.model.algorithm == "ring"
+    # 1/β is the large-message busbw converted back (chapter 12: busbw → 1/β): within 5 %
+    assert abs(fit.bandwidth / largest_busbw - 1) < 0.05
+    # the α-β line at the smallest size (2(N−1)α + a negligible β term) within 25 % of its time
+    smallest = min(fit.rows, key=lambda r: r["bytes"])
+    assert smallest["measured_time"] == pytest.approx(smallest_time)
+    assert abs(smallest["alpha_beta_time"] / smallest_time - 1) < 0.25
+    # the calibrated model (with the efficiency curve) reproduces every row ≥ 1 MiB within 10 %
+    for row in fit.rows:
+        if row["bytes"] >= 2 ** 20:
+            assert abs(row["predicted_time"] / row["measured_time"] - 1) < 0.10
+
+
+def test_relative_least_squares_is_exact_on_an_exact_alpha_beta_log():
+    # rows made by hand from T = 14α + 1.75·S·β with α = 2 µs, β = 1/200 GB/s (ring all-reduce, N = 8)
+    alpha, beta = 2e-6, 1 / 200e9
+    lines = ["# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592",
+             *[f"#  Rank {r:2d} Group  0 Pid 1 on host device {r:2d} [0x00] GPU" for r in range(8)]]
+    for k in range(3, 34, 2):
+        size = 2 ** k
+        t = 14 * alpha + 1.75 * size * beta
+        algbw, busbw = size / t / 1e9, 1.75 * size / t / 1e9
+        lines.append(f"{size:12d} {size // 4:12d} float sum -1 {t * 1e6:.6f} {algbw:.6f} {busbw:.6f} 0 "
+                     f"{t * 1e6:.6f} {algbw:.6f} {busbw:.6f} 0")
+    log = ncclt.with_ranks(ncclt.parse("\n".join(lines), "exact.log", collective_name="all_reduce")[0], None, None)
+    from symcomm.calibrate import fit_log
+
+    fit = fit_log(log)
+    assert fit.alpha == pytest.approx(alpha, rel=1e-4) and fit.beta == pytest.approx(beta, rel=1e-4)
+    assert all(e == pytest.approx(1, abs=1e-4) for e in fit.model.efficiency)
+
+
+def test_best_algorithm_says_it_cannot_tell_linear_forms_apart():
+    fit = calibrate([str(A100)], algorithm="best")[0]
+    note = " ".join(fit.notes)
+    assert "--algorithm best" in note and "tied" in note
+    assert fit.model.algorithm == "ring"     # ties go to the default
+
+
+def test_two_levels_need_a_single_node_log_beside_the_multi_node_one():
+    alone = calibrate([str(A100_2)])
+    assert [f.model.algorithm for f in alone] == ["ring"]
+    assert "cannot separate" in " ".join(alone[0].notes)
+    both = calibrate([str(A100), str(A100_2)])
+    two = [f for f in both if f.model.algorithm == "hierarchical"]
+    assert len(two) == 1
+    held = two[0].model.times
+    intra = both[0]
+    assert held["alpha"] == intra.alpha and held["beta"] == intra.beta
+    # the 8 GiB row: T = 2(G−1)/G·S·β + (N/G−1)/(N/G)·2·S/G·β_inter (γ folded) — the fit's β_inter
+    # reproduces it within the 5 % the bandwidth rows allow
+    s, t = 8589934592, 225083e-6
+    predicted = 2 * 7 / 8 * s * held["beta"] + 2 * 8 / 128 * s * held["beta_inter"] + 14 * held["alpha"] + 2 * held["alpha_inter"]
+    assert abs(predicted / t - 1) < 0.05
+
+
+# -- the written file and the predicted table ----------------------------------------------------
+
+def _every_other(path, tmp_path):
+    text = path.read_text().splitlines()
+    rows = [i for i, line in enumerate(text) if ncclt._dtype_at(line.split()) is not None]
+    unseen = set(rows[1::2])
+    sub = tmp_path / path.name
+    sub.write_text("\n".join(line for i, line in enumerate(text) if i not in unseen) + "\n")
+    return sub, [text[i] for i in sorted(unseen)]
+
+
+@pytest.mark.parametrize("path", [A100, H100_2])
+def test_held_out_rows_predicted_by_nccl_tests_from_the_written_file(path, tmp_path, capsys):
+    sub, unseen = _every_other(path, tmp_path)
+    written = tmp_path / "hw.json"
+    code, _, _ = run(capsys, "calibrate", sub, "-o", written)
+    assert code == 0
+    log = ncclt.read(path)[0]
+    lo, hi = min(r.size for r in log.rows), max(r.size for r in log.rows)
+    code, out, _ = run(capsys, "nccl-tests", "all_reduce", "--hardware", written, "--ranks", log.ranks,
+                       "-b", lo, "-e", hi, "-f", 2)
+    assert code == 0
+    predicted = {r.size: r.measured.time_s for r in ncclt.parse(out, "predicted", collective_name="all_reduce")[0].rows}
+    measured = {r.size: r.measured.time_s for r in ncclt.parse("\n".join(unseen), "unseen",
+                                                               collective_name="all_reduce")[0].rows}
+    checked = 0
+    for size, t in measured.items():
+        error = abs(predicted[size] / t - 1)
+        if size >= 64 * 2 ** 20:
+            assert error < 0.10, (size, error)
+            checked += 1
+        elif size <= 64 * 2 ** 10:
+            assert error < 0.25, (size, error)
+            checked += 1
+    assert checked >= 9    # A100: 5 rows ≤ 64 KiB and 4 ≥ 64 MiB unseen; H100: 7 and 4
+
+
+def test_predicted_table_is_in_nccl_tests_layout(capsys):
+    code, out, _ = run(capsys, "nccl-tests", "all_gather", "--hardware", "h100", "--ranks", 8, "-b", "1M", "-e", "4M")
+    assert code == 0
+    rows = [line for line in out.splitlines() if not line.startswith("#")]
+    assert len(rows) == 3
+    first = rows[0].split()
+    # size, count (per rank: 1048576/4/8), type, redop, root, then time, algbw, busbw, #wrong twice
+    assert first[:5] == ["1048576", "32768", "float", "none", "-1"] and len(first) == 13
+    time_us, algbw, busbw = float(first[5]), float(first[6]), float(first[7])
+    assert algbw == pytest.approx(1048576 / (time_us * 1e-6) / 1e9, abs=0.01)
+    assert busbw == pytest.approx(algbw * 7 / 8, abs=0.01)
+    # the preset's α-β alone: ring all-gather on one node, T = 7α + 7/8·S·β (NVLink 4: 3.4 µs, 450 GB/s)
+    assert time_us == pytest.approx((7 * 3.4e-6 + 7 / 8 * 1048576 / 450e9) * 1e6, abs=0.01)
+    assert re.search(r"#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw\s+#wrong", out)
+
+
+def test_the_hardware_file_goes_wherever_a_preset_goes(tmp_path, capsys):
+    written = tmp_path / "a100.json"
+    assert run(capsys, "calibrate", A100, "-o", written)[0] == 0
+    data = json.loads(written.read_text())
+    assert data["intra"]["bytes_per_second"] == pytest.approx(calibrate([str(A100)])[0].bandwidth)
+    code, out, _ = run(capsys, "eval", "all_reduce", "N=8", "M=2**30", "--hardware", written, "--json")
+    assert code == 0
+    result = json.loads(out)
+    # 14α + 1.75·2^30 bytes·β (bf16 by default: β per element = 2 bytes × β per byte, γ = 3/HBM of the a100 preset)
+    beta, alpha = 1 / data["intra"]["bytes_per_second"], data["intra"]["latency_s"]
+    gamma = 3 / data["hbm_bytes_per_second"]
+    expected = 14 * alpha + 1.75 * 2 ** 30 * 2 * beta + 7 / 8 * 2 ** 30 * 2 * gamma
+    assert result["time"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_bad_hardware_file_names_the_file_and_the_field(tmp_path, capsys):
+    bad = tmp_path / "hw.json"
+    bad.write_text(json.dumps({"intra": {"bytes_per_second": -1, "latency_s": 1e-6},
+                               "inter": {"bytes_per_second": 1e9, "latency_s": 1e-6}, "gpus_per_node": 8}))
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", bad, "--ranks", 8)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and str(bad) in err and "intra/bytes_per_second" in err
+
+
+def test_presets_lists_every_preset_with_sources(capsys):
+    from symcomm import presets
+
+    code, out, _ = run(capsys, "presets", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert [h["name"] for h in data["hardware"]] == list(presets.hardware_names())
+    assert [m["name"] for m in data["models"]] == list(presets.model_names())
+    assert all(h["intra"]["source"] and h["intra"]["latency_source"] for h in data["hardware"])
+
+
+def test_calibrate_json_shape(capsys):
+    code, out, _ = run(capsys, "calibrate", A100, "--json")
+    assert code == 0
+    fit = json.loads(out)["collectives"][0]
+    assert {"collective", "algorithm", "ranks", "alpha", "beta", "gamma", "rows"} <= set(fit)
+    row = next(r for r in fit["rows"] if r["bytes"] == 1048576)
+    assert {"bytes", "measured_time", "predicted_time", "measured_busbw", "predicted_busbw"} <= set(row)
+    assert row["measured_time"] == pytest.approx(76.71e-6)
+    assert row["measured_busbw"] == pytest.approx(23.92e9, rel=1e-3)   # the log's busbw column
+
+
+def test_plot_file_is_written(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "fit.svg"
+    assert run(capsys, "calibrate", A100, "--plot", target)[0] == 0
+    assert target.read_text().startswith("<?xml")

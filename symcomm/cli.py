@@ -198,6 +198,96 @@ def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes:
     return out
 
 
+#: the one rule for time constants, said in --help, the README and every output
+TIME_RULE = ("alpha, alpha_inter: seconds per message; beta, beta_inter: seconds per byte moved, gamma: seconds per "
+             "byte reduced (bytes = elements × --dtype, bf16 when a time is asked without it); or bw=50GB/s, "
+             "bw_inter=400Gb/s per direction instead of beta, beta_inter")
+_TIME_UNITS = {"alpha": "s/message", "alpha_inter": "s/message", "beta": "s/byte", "beta_inter": "s/byte",
+               "gamma": "s/byte reduced"}
+
+
+def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]:
+    """Bandwidths (bw=50GB/s → beta) and sizes with a unit (M=1GiB → elements of --dtype) turned into the
+    symbols' own values; --dtype defaults to bf16 (said in a note) once a time or a byte size is given, since
+    β and γ are per byte.  Returns (texts, dtype, how each converted value was derived)."""
+    from .inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
+
+    out, derived = dict(texts), {}
+    for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")):
+        if key in out:
+            if target in out:
+                raise UsageError(f"give {key} or {target}, not both ({target} = 1 / {key})")
+            try:
+                rate = parse_bandwidth(key, out.pop(key))
+            except InputError as err:
+                raise UsageError(str(err)) from None
+            out[target] = repr(1.0 / rate)
+            derived[target] = f"1 / {key} = 1 / ({rate:g} bytes/s)"
+    sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
+    if dtype is None and (sized or any(key in out for key in _TIME_NAMES)):
+        dtype = "bf16"
+        print("symcomm: note: --dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
+              "--dtype to change it", file=sys.stderr)
+    if sized:
+        try:
+            nbytes = parse_size_bytes("M", out["M"])
+        except InputError as err:
+            raise UsageError(str(err)) from None
+        size = bytes_per_element(dtype)
+        if nbytes % size:
+            raise UsageError(f"M={out['M']} is not a whole number of {dtype} elements ({size} bytes each)")
+        derived["M"] = f"{out['M']} / {size} bytes per {dtype} element"
+        out["M"] = str(nbytes // size)
+    return out, dtype, derived
+
+
+def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
+    """Every value the answer used, with its unit and where it came from."""
+    from . import presets
+
+    def source(name: str) -> str:
+        if name in derived:
+            return "typed, " + derived[name]
+        if name in typed:
+            return "typed"
+        if name == "Phi" and not (args.model or args.model_config):
+            return "derived from the shape (h, L, a, h_kv, F, V, s)"
+        if args.model and name in presets.model(args.model).values():
+            return f"model preset {args.model}"
+        if args.model_config and name != "G":
+            return f"config file {args.model_config}"
+        if args.hardware:
+            return f"hardware {args.hardware}"
+        return "default"
+
+    out = {}
+    for sym, value in values.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        out[name] = {"value": plain(value), "unit": S.BY_SYMBOL[sym].unit, "source": source(name)}
+    for sym, value in times.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        out[name] = {"value": plain(value), "unit": _TIME_UNITS[name], "source": source(name)}
+    if dtype:
+        out["dtype"] = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
+                        "source": "typed (--dtype)" if args.dtype else
+                        ("default (--hardware gives per-byte constants)" if args.hardware else
+                         "default (a time or a byte size was asked)")}
+    return out
+
+
+def _units(result: dict, extras: dict, unit: str) -> dict:
+    """The unit of every number in the answer (alpha and beta there are counts, not the inputs α, β)."""
+    out = {"send": unit, "recv": unit, "total": unit, "time": "s",
+           "alpha": "messages on the critical path (the count multiplying α)",
+           "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
+           "beta": f"{unit} moved on the critical path (the count multiplying β)",
+           "beta_inter": f"{unit} moved across nodes on the critical path (the count multiplying β_inter)",
+           "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
+    out = {key: value for key, value in out.items() if key in result}
+    out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
+    return {key: value for key, value in out.items() if key in result or key in extras}
+
+
 def _phi_from_shape(texts: dict, gated: bool) -> dict:
     """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
     positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
@@ -290,7 +380,8 @@ def cmd_eval(args) -> int:
     if stepping and "Phi" not in texts and not (args.model or args.model_config):
         texts = _phi_from_shape(texts, step_texts.get("gated", "0") == "1")
     target = subject(args.name, args.algorithm, **option_texts)
-    dtype = args.dtype
+    typed = set(texts)
+    texts, dtype, derived = _with_units(texts, args.dtype)
     if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins
         from .presets import fill_from_presets
         texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
@@ -322,6 +413,8 @@ def cmd_eval(args) -> int:
         axes = _axis_rows(target, values, times, scale, in_bytes=bool(dtype))
         if len(axes) > 1:
             payload["axes"] = axes
+    payload["inputs"] = _inputs(args, values, times, typed, derived, dtype)
+    payload["units"] = _units(result, extras, unit)
     if stepping and args.hardware:
         payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
         payload.update(_step_report(args, target, values, times, dtype, step_texts))
@@ -494,12 +587,14 @@ def build_parser() -> argparse.ArgumentParser:
     for name, fn, text in (("show", cmd_show, "closed forms"), ("eval", cmd_eval, "numbers")):
         p = sub.add_parser(name, help=f"{text} of a primitive or strategy")
         p.add_argument("name")
-        p.add_argument("assignments", nargs="*", metavar="KEY=VALUE")
-        p.add_argument("--algorithm")
+        p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                       help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
+        p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
         if name == "show":
             p.add_argument("--format", default="text")
         else:
-            p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element")
+            p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 when a time is asked "
+                                           "without it")
             p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
             p.add_argument("--model", help="model preset: fills Phi, h, L, a, h_kv, s (and E, k, L_moe, Phi_E)")
             p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")

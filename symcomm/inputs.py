@@ -285,3 +285,47 @@ def read_json(path, option: str, schema_name: str, limit: int) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{what}: not UTF-8 text") from None
     return check(loads(text, what), schema_name, what)
+
+
+# -- quantities with units ----------------------------------------------------------------------
+
+#: byte units a size may carry (M=1GiB): decimal and binary prefixes
+SIZE_UNITS = {"B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
+              "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
+#: rate units a bandwidth may carry (bw=50GB/s, bw=400Gb/s): bytes per second each
+RATE_UNITS = {"B/s": 1, "KB/s": 10 ** 3, "MB/s": 10 ** 6, "GB/s": 10 ** 9, "TB/s": 10 ** 12,
+              "GiB/s": 2 ** 30, "MiB/s": 2 ** 20, "Gb/s": 10 ** 9 / 8, "Mb/s": 10 ** 6 / 8, "Tb/s": 10 ** 12 / 8,
+              "Gbps": 10 ** 9 / 8}
+
+
+def split_unit(text: str, units: dict) -> tuple[str, str | None]:
+    """(number text, unit) when ``text`` ends in one of ``units`` (longest first), else (text, None)."""
+    body = str(text).strip()
+    for unit in sorted(units, key=len, reverse=True):
+        if body.endswith(unit) and body[: -len(unit)].strip():
+            return body[: -len(unit)].strip(), unit
+    return body, None
+
+
+def parse_size_bytes(key: str, text: str) -> int:
+    """A size in bytes with its unit (``1GiB``, ``512MiB``, ``3*2**30B``): a whole number of bytes."""
+    number, unit = split_unit(text, SIZE_UNITS)
+    if unit is None:
+        raise InputError(f"{key}={_short(str(text))} has no size unit; write for example {key}=1GiB or {key}=512MiB "
+                         f"(units: {', '.join(SIZE_UNITS)})")
+    value = parse_fraction(key, number, integer=False, least=0) * SIZE_UNITS[unit]
+    if value.denominator != 1:
+        raise InputError(f"{key}={_short(str(text))} is not a whole number of bytes")
+    if not 1 <= value <= MAX_VALUE:
+        raise InputError(f"{key}={_short(str(text))} is not allowed: a size from 1 byte to 2**100 bytes")
+    return int(value)
+
+
+def parse_bandwidth(key: str, text: str) -> float:
+    """A bandwidth per direction in bytes/s: ``50GB/s``, ``400Gb/s`` (bits), or a plain number (bytes/s)."""
+    number, unit = split_unit(text, RATE_UNITS)
+    value = parse_real(key, number, least=0.0, strictly_above=True) * RATE_UNITS.get(unit, 1)
+    if not 1.0 <= value <= 1e18:
+        raise InputError(f"{key}={_short(str(text))} is not allowed: a bandwidth from 1 B/s to 1 EB/s "
+                         f"(units: {', '.join(RATE_UNITS)})")
+    return value

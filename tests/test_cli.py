@@ -147,3 +147,44 @@ def test_eval_reports_the_busiest_gpu_per_axis_and_its_stage(capsys):
     assert sum(row["send"] for row in axes.values()) == json.loads(out)["send"]
     code, out, err = run(capsys, *args[:-1])
     assert "busiest GPU per axis:" in out and "tp: send" in out
+
+
+def test_beta_is_per_byte_whatever_the_dtype(capsys):
+    # one rule: β in s/byte.  Ring all-reduce of M = 2**30 elements on N = 8: 2·7/8·M elements moved.
+    # bf16 (2 bytes): 2·7/8·2**31 bytes × 1e-11 s/byte; fp32 (4 bytes): twice that; without --dtype: bf16, noted
+    moved = 2 * 7 / 8 * 2 ** 30
+    times = {}
+    for dtype in ("bf16", "fp32", None):
+        words = ["eval", "all_reduce", "--algorithm", "ring", "N=8", "M=2**30", "alpha=0", "beta=1e-11", "gamma=0",
+                 "--json"] + (["--dtype", dtype] if dtype else [])
+        code, out, err = run(capsys, *words)
+        assert code == 0, err
+        times[dtype] = json.loads(out)["time"]
+        assert json.loads(out)["inputs"]["beta"]["unit"] == "s/byte"
+    assert times["bf16"] == pytest.approx(moved * 2 * 1e-11, rel=1e-12)
+    assert times["fp32"] == pytest.approx(moved * 4 * 1e-11, rel=1e-12)
+    assert times[None] == times["bf16"]
+
+
+def test_bandwidth_and_sizes_with_units(capsys):
+    # bw=50GB/s is β = 1/(50·10⁹) s/byte; M=1GiB of bf16 is 2**29 elements (hand arithmetic)
+    code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=8", "M=1GiB", "bw=50GB/s",
+                         "alpha=0", "gamma=0", "--dtype", "bf16", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["values"]["M"] == 2 ** 29
+    assert got["time"] == pytest.approx(2 * 7 / 8 * 2 ** 30 / 50e9, rel=1e-12)
+    assert got["inputs"]["M"]["source"].startswith("typed, 1GiB")
+    assert got["units"]["send"] == "bytes" and got["units"]["time"] == "s"
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=1GiB", "bw=50GB/s", "beta=1e-11")
+    assert code == 2 and "bw or beta" in err
+
+
+def test_eval_json_says_where_each_input_came_from(capsys):
+    code, out, err = run(capsys, "eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100", "--json")
+    assert code == 0, err
+    inputs = json.loads(out)["inputs"]
+    assert inputs["N"]["source"] == "typed"
+    assert inputs["Phi"]["source"] == "model preset llama3-8b"
+    assert inputs["beta"]["source"] == "hardware h100" and inputs["beta"]["unit"] == "s/byte"
+    assert inputs["dtype"]["value"] == "bf16" and inputs["dtype"]["source"].startswith("default")

@@ -454,25 +454,172 @@ def cmd_eval(args) -> int:
     return 0
 
 
+SHOW_FORMATS = ("pretty", "text", "latex", "markdown", "python", "json")
+
+
+def _show_values(target: Subject, texts: dict) -> dict:
+    """KEY=VALUE given to show: symbols substituted into the formulas (exactly), anything else refused."""
+    known = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL} | set(_TIME_NAMES)
+    out = {}
+    for key, text in texts.items():
+        if key not in known:
+            raise UsageError(f"unknown parameter {key!r} for {target.label}; its formulas use: {', '.join(sorted(known))}")
+        sym = S.symbol(key)
+        out[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=target.least.get(sym, 1))
+    problems = target.problems(out) if out else []
+    if problems:
+        raise UsageError(problems[0])
+    return out
+
+
 def cmd_show(args) -> int:
-    _, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
+    texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
     target = subject(args.name, args.algorithm, **option_texts)
-    if args.format not in FORMATS:
-        raise UsageError(f"--format {args.format!r} is not allowed; choose one of {', '.join(FORMATS)}")
-    print(f"{target.label}")
+    if args.format not in SHOW_FORMATS:
+        raise UsageError(f"--format {args.format!r} is not allowed; choose one of {', '.join(SHOW_FORMATS)}")
+    values = _show_values(target, texts)
+    fields = dict(target.cost.fields())
+    if target.cost.time != 0:
+        fields["time"] = target.cost.time
+    fields.update(target.extras)
+    shown = {key: exact(expr, values) if values else sp.sympify(expr, strict=True) for key, expr in fields.items()}
+    given = ", ".join(f"{S.BY_SYMBOL[k].cli_name}={v}" for k, v in values.items())
+    if args.format == "json":
+        from .exprtree import to_tree
+
+        print(json.dumps({
+            "name": target.name, **({"algorithm": target.algorithm} if target.kind == "primitive" else
+                                     {"options": dict(target.options)}),
+            "values": {S.BY_SYMBOL[k].cli_name: plain(v) for k, v in values.items()},
+            "convention": target.convention, "requires": list(target.requires), "source": target.source,
+            "formulas": {key: {"text": sp.sstr(expr), "latex": render(expr, "latex"), "tree": to_tree(expr)}
+                         for key, expr in shown.items()},
+        }, indent=2, ensure_ascii=False))
+        return 0
+    if args.format == "markdown":
+        print(f"**{target.label}**" + (f" at {given}" if given else "") + "\n")
+        print("| quantity | formula |\n|---|---|")
+        for key, expr in shown.items():
+            print(f"| {key} | {render(expr, 'markdown')} |")
+        print(f"\n{target.convention}. Source: {target.source}")
+        return 0
+    print(f"{target.label}" + (f"   at {given} (substituted; the rest stays symbolic)" if given else ""))
     print(f"  convention: {target.convention}")
     if target.requires:
         print(f"  requires:   {'; '.join(target.requires)}")
     print(f"  source:     {target.source}")
-    for key, expr in target.cost.fields().items():
-        print(f"  {key:<12} {render(expr, args.format)}")
-    if target.cost.time != 0:
-        print(f"  {'time':<12} {render(target.cost.time, args.format)}")
-    for key, expr in target.extras.items():
-        print(f"  {key:<12} {render(expr, args.format)}")
+    for key, expr in shown.items():
+        if args.format == "pretty":
+            block = sp.pretty(expr, use_unicode=True, wrap_line=False).splitlines() or [""]
+            print(f"  {key:<12} {block[0]}")
+            for line in block[1:]:
+                print(f"  {'':<12} {line}")
+        else:
+            print(f"  {key:<12} {render(expr, args.format)}")
     for term in target.terms:
-        print(f"  · {term.label}: {render(term.count, args.format)} × {term.primitive}/{term.algorithm} "
-              f"on {render(term.group, args.format)} ranks, message {render(term.message, args.format)}")
+        count, group, message = (exact(x, values) if values else x for x in (term.count, term.group, term.message))
+        print(f"  · {term.label}: {sp.sstr(count)} × {term.primitive}/{term.algorithm} "
+              f"on {sp.sstr(group)} ranks, message {sp.sstr(message)}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    """Every algorithm of a primitive side by side at N and M: counts, time, the best, and which
+    algorithm is fastest over which range of message sizes (where they cross)."""
+    import numpy as np
+
+    from .evaluate import fast
+
+    if args.name not in PRIMITIVES:
+        raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
+    texts, _ = split_assignments(args.assignments, set())
+    texts, dtype, _derived = _with_units(texts, args.dtype)
+    if args.hardware:
+        from .presets import fill_from_presets
+
+        texts, dtype = fill_from_presets(subject(args.name), texts, hardware_name=args.hardware, dtype=dtype)
+    dtype = dtype or "bf16"
+    scale = bytes_per_element(dtype)
+    missing = [key for key in ("N", "M", "alpha", "beta") if key not in texts]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}: compare needs N, M and the time constants (alpha, beta; "
+                         "or --hardware); " + TIME_RULE)
+    numbers = {}
+    for key, text in texts.items():
+        if key in _TIME_NAMES:
+            numbers[key] = float(parse_number(key, text, integer=False)) * (1 if key in ("alpha", "alpha_inter") else scale)
+        elif key in ("N", "M", "G"):
+            numbers[key] = int(parse_number(_SPELLED.get(key, key), text, integer=True))
+        else:
+            raise UsageError(f"unknown parameter {key!r} for compare; allowed: N, M, G, alpha, beta, gamma, "
+                             "alpha_inter, beta_inter, bw, bw_inter")
+    numbers.setdefault("gamma", 0.0)
+    numbers.setdefault("G", numbers["N"])
+    numbers.setdefault("alpha_inter", numbers["alpha"])
+    numbers.setdefault("beta_inter", numbers["beta"])
+    rows, curves, skipped = [], {}, []
+    sizes = np.unique(np.round(2.0 ** np.arange(0, 41, 0.25)))          # 1 to 2**40 elements
+    for alg in algorithms_of(args.name):
+        target = subject(args.name, alg.name)
+        point = {S.symbol(k): sp.Integer(v) for k, v in numbers.items() if k in ("N", "M", "G")}
+        problems = target.problems(point)
+        if problems:
+            skipped.append(f"{alg.name}: {problems[0]}")
+            continue
+        cost = target.cost
+        time = fast(cost.time)
+        counts = {key: plain(exact(expr, point)) for key, expr in cost.fields().items()
+                  if key in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
+        rows.append({"algorithm": alg.name, **counts, "time": float(time(**numbers))})
+        curves[alg.name] = np.asarray(time(**{**numbers, "M": sizes}), dtype=float) * np.ones_like(sizes)
+    if not rows:
+        raise UsageError(f"no algorithm of {args.name} runs on N={numbers['N']}: " + "; ".join(skipped))
+    best = min(rows, key=lambda r: r["time"])
+    # in-network reduction needs a switch that adds (NVLink SHARP, IB SHARP): the ranges are drawn
+    # among the algorithms any cluster runs, with it named apart
+    names = [n for n in curves if n != "in_network"] or list(curves)
+    table = np.vstack([curves[n] for n in names])
+    # equal times (rabenseifner_fold is rabenseifner on a power of two) go to the first listed, so the
+    # ranges change only where one algorithm really overtakes another
+    winner = np.argmax(table <= table.min(axis=0) * (1 + 1e-9), axis=0)
+    ranges, start = [], 0
+    for i in range(1, len(sizes) + 1):
+        if i == len(sizes) or winner[i] != winner[start]:
+            ranges.append({"algorithm": names[winner[start]], "from_elements": int(sizes[start]),
+                           "to_elements": int(sizes[i - 1])})
+            start = i
+    timers = {alg.name: fast(subject(args.name, alg.name).cost.time) for alg in algorithms_of(args.name)
+              if alg.name in names}
+    for before, after in zip(ranges, ranges[1:]):
+        # where the two lines cross, by bisection on M between the grid points that bracket it
+        low, high = float(before["to_elements"]), float(after["from_elements"])
+        gap = lambda size: (float(timers[before["algorithm"]](**{**numbers, "M": size}))
+                            - float(timers[after["algorithm"]](**{**numbers, "M": size})))
+        for _ in range(80):
+            middle = (low * high) ** 0.5
+            low, high = (middle, high) if gap(middle) < 0 else (low, middle)
+        after["crossover_elements"] = high
+    out = {"primitive": args.name, "N": numbers["N"], "M": numbers["M"], "dtype": dtype,
+           "units": {"time": "s", "alpha": "messages", "beta": "elements moved", "gamma": "elements reduced",
+                     "from_elements": "elements", "to_elements": "elements", "crossover_elements": "elements"},
+           "best": best["algorithm"], "algorithms": rows, "fastest_by_message_size": ranges,
+           "ranges_leave_out": [n for n in curves if n not in names], "skipped": skipped}
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{args.name} on N={numbers['N']}, M={numbers['M']:,} elements ({dtype}): α, β, γ counts and time")
+    print(f"  {'algorithm':<26} {'α count':>10} {'β count':>16} {'γ count':>16} {'time':>10}")
+    for r in sorted(rows, key=lambda r: r["time"]):
+        mark = "  ← best" if r is best else ""
+        print(f"  {r['algorithm']:<26} {r.get('alpha', 0):>10,} {r.get('beta', 0):>16,} {r.get('gamma', 0):>16,} "
+              f"{human_time(r['time']):>10}{mark}")
+    print("  fastest by message size among host-based algorithms (elements; where the lines cross):")
+    for r in ranges:
+        crossing = (f"   (overtakes at M ≈ {r['crossover_elements']:,.0f} elements, "
+                    f"{human_size(r['crossover_elements'] * scale, 'bytes')})") if "crossover_elements" in r else ""
+        print(f"    {r['from_elements']:>15,} – {r['to_elements']:<15,} {r['algorithm']}{crossing}")
+    for line in skipped:
+        print(f"  not run: {line}")
     return 0
 
 
@@ -591,7 +738,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
         p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
         if name == "show":
-            p.add_argument("--format", default="text")
+            p.add_argument("--format", default="pretty",
+                           help="pretty (Unicode, cases as cases; the default), text (one line), latex, markdown "
+                                "(a table), python or json (text, LaTeX and an expression tree per formula)")
         else:
             p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 when a time is asked "
                                            "without it")
@@ -605,6 +754,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("presets", help="every hardware and model preset with its values and sources")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_presets)
+    p = sub.add_parser("compare", help="every algorithm of a primitive side by side at N and M, the best marked, "
+                                       "and where they cross")
+    p.add_argument("name", help="a primitive (symcomm list shows them)")
+    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE", help="N, M (M=1GiB allowed), G; " + TIME_RULE)
+    p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 by default")
+    p.add_argument("--hardware", help="a hardware preset or file: fills alpha, beta, gamma and their inter-node pair")
+    p.add_argument("--json", action="store_true", help="one JSON document (seconds, elements)")
+    p.set_defaults(run=cmd_compare)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
     p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     p.set_defaults(run=cmd_prove)

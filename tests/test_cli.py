@@ -87,7 +87,7 @@ def test_list_json_names_every_primitive(capsys):
                      "all_reduce", "all_to_all", "send_recv"}
 
 
-@pytest.mark.parametrize("fmt", ["text", "latex", "markdown", "python"])
+@pytest.mark.parametrize("fmt", ["pretty", "text", "latex", "markdown", "python", "json"])
 def test_show_formats(capsys, fmt):
     code, out, _ = run(capsys, "show", "all_reduce", "--algorithm", "ring", "--format", fmt)
     assert code == 0 and "send" in out
@@ -188,3 +188,33 @@ def test_eval_json_says_where_each_input_came_from(capsys):
     assert inputs["Phi"]["source"] == "model preset llama3-8b"
     assert inputs["beta"]["source"] == "hardware h100" and inputs["beta"]["unit"] == "s/byte"
     assert inputs["dtype"]["value"] == "bf16" and inputs["dtype"]["source"].startswith("default")
+
+
+def test_show_substitutes_values_and_writes_cases_as_cases(capsys):
+    # ring all-reduce sends 2(N−1)/N·M; at N = 8 that is 7M/4 (hand arithmetic)
+    code, out, err = run(capsys, "show", "all_reduce", "--algorithm", "ring", "N=8", "--format", "json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["values"] == {"N": 8} and got["formulas"]["send"]["text"] == "7*M/4"
+    code, out, _ = run(capsys, "show", "pp")             # Piecewise in N: drawn as cases, not Piecewise(...)
+    assert code == 0 and "Piecewise" not in out and "for N = 1" in out
+    code, out, _ = run(capsys, "show", "all_reduce", "--algorithm", "ring", "--format", "markdown")
+    assert "| quantity | formula |" in out and "| send |" in out
+    code, out, err = run(capsys, "show", "all_reduce", "--algorithm", "ring", "Q=3")
+    assert code == 2 and "'Q'" in err
+
+
+def test_compare_marks_the_best_and_finds_the_crossover(capsys):
+    # N = 16, α = 10 µs, bf16 at 50 GB/s: β = 2/50e9 s per element.  Recursive doubling: 4α + 4M·β;
+    # Rabenseifner: 8α + 2·15/16·M·β (Thakur et al. 2005 §4): they cross at M = 4α / (2.125 β) = 470,588.2
+    code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=1MiB", "alpha=1e-5", "bw=50GB/s", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["best"] == "in_network" and "in_network" in got["ranges_leave_out"]
+    ranges = got["fastest_by_message_size"]
+    assert [r["algorithm"] for r in ranges] == ["recursive_doubling", "rabenseifner"]
+    assert ranges[1]["crossover_elements"] == pytest.approx(4e-5 / (2.125 * 4e-11), rel=1e-6)
+    ring = next(r for r in got["algorithms"] if r["algorithm"] == "ring")
+    assert ring["alpha"] == 30 and ring["beta"] == 2 * 15 * 2 ** 19 // 16
+    code, out, err = run(capsys, "compare", "tp", "N=8")
+    assert code == 2 and "primitive" in err

@@ -527,7 +527,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--name", default="calibrated", help="name of the written hardware")
     p.add_argument("-o", "--output", help="write a hardware file (JSON) usable as --hardware FILE")
     p.add_argument("--plot", help="draw measured vs fitted time and busbw (an .svg or .png file)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_calibrate)
 
     p = subparsers.add_parser("nccl-tests", help="predict an nccl-tests table (its own layout) from a hardware preset or file")
@@ -541,5 +541,5 @@ def register_cli(subparsers) -> None:
     p.add_argument("-f", "--stepfactor", default="2", help="multiply the size by this")
     p.add_argument("-i", "--stepbytes", help="add this to the size instead (with -f 1)")
     p.add_argument("-d", "--datatype", default="float", help="nccl-tests type name (float, half, bfloat16...)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_nccl_tests)

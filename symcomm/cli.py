@@ -1,4 +1,7 @@
-"""The ``symcomm`` command: list, show, eval, prove.
+"""symcomm: closed forms, numbers, proofs, layouts and calibration of training communication (COMMAND --help).
+
+The commands: list, show, eval, compare, prove, presets, plan, export, measure, validate,
+calibrate, nccl-tests.
 
 Bad input gets one line on stderr naming the parameter and what is allowed, and exit
 status 2; a failed proof exits 1.  Exact values stay exact: integers print as integers.
@@ -386,6 +389,9 @@ def cmd_eval(args) -> int:
         from .presets import fill_from_presets
         texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
                                          hardware_name=args.hardware, dtype=dtype)
+    if "s" in texts and "s" not in typed and (args.model or args.model_config):
+        print(f"symcomm: note: s={texts['s']} is the preset's sequence length (its context window); give s= for "
+              "the length you train at", file=sys.stderr)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
     step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
     values, times = bind(target, texts, check=not args.backend, also_used=step_names)
@@ -729,11 +735,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="symcomm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("list", help="every primitive with its algorithms, and the strategies")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_list)
     for name, fn, text in (("show", cmd_show, "closed forms"), ("eval", cmd_eval, "numbers")):
         p = sub.add_parser(name, help=f"{text} of a primitive or strategy")
-        p.add_argument("name")
+        p.add_argument("name", help="a primitive or a strategy (symcomm list shows them)")
         p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
                        help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
         p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
@@ -749,10 +755,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
             p.add_argument("--hardware", help="hardware preset or file (path/to/hardware.json): fills alpha, beta, gamma, alpha_inter, beta_inter "
                                               "(per byte; --dtype defaults to bf16) and G")
-            p.add_argument("--json", action="store_true")
+            p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
         p.set_defaults(run=fn)
     p = sub.add_parser("presets", help="every hardware and model preset with its values and sources")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_presets)
     p = sub.add_parser("compare", help="every algorithm of a primitive side by side at N and M, the best marked, "
                                        "and where they cross")

@@ -462,7 +462,7 @@ def _emit(result: dict, args) -> None:
     """Save (--output: a regular file, replaced atomically), then print as JSON (--json) or as a table."""
     if args.output:
         from .files import write_file
-        write_file(args.output, json.dumps(result, indent=1, ensure_ascii=False) + "\n", "--output")
+        write_file(args.output, json.dumps(result, indent=1, ensure_ascii=False) + "\n", "-o/--output")
     if args.json:
         print(json.dumps(result, indent=1, ensure_ascii=False))
     else:
@@ -486,12 +486,18 @@ def _run(args) -> dict:
     if args.backend != "gloo":
         raise InputError(f"--backend {args.backend}: only gloo can be measured here (torch.distributed on loopback)")
     if args.output:
-        check_output(args.output, "--output")
+        check_output(args.output, "-o/--output")
     if getattr(args, "input", None):
         saved = read_json(args.input, "--from", "measurement", limit=MAX_FROM_BYTES)
         rows = rows_from(saved, args.backend, what=f"--from {str(args.input)!r}", checked=True)
         return report(rows, args.backend)
     opts = _options(args)
+    # said before any progress bar is drawn: without torch nothing can be measured
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise InputError("torch is not installed, so nothing can be measured: pip install -e '.[measure]' "
+                         "(torch==2.13.0, CPU build), or give --from a saved measurement")
     try:
         rows = sweep(backend=args.backend, progress=not args.no_progress, **opts)
     except MeasureError as err:
@@ -518,12 +524,13 @@ def register_cli(subparsers) -> None:
         p.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)), help="N values, e.g. 2,3,4,8 (≤ 8)")
         p.add_argument("--sizes", default=",".join(f"2**{m.bit_length() - 1}" for m in DEFAULT_SIZES),
                        help="M values in float32 elements, e.g. 2**10,2**16,2**23 (≤ 2**23; rounded down to a multiple of N)")
-        p.add_argument("--primitives", default=",".join(PRIMITIVES))
+        p.add_argument("--primitives", default=",".join(PRIMITIVES),
+                       help="comma-separated primitives to measure (default: all nine)")
         p.add_argument("--steps", default=",".join(STEPS), help="training steps to measure: ddp,fsdp or none")
         p.add_argument("--timeout", type=str, default="180",
                        help="seconds allowed per group of N ranks (> 0, ≤ 86400)")
-        p.add_argument("--json", action="store_true")
-        p.add_argument("--output", help="also write the JSON result to this file")
+        p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+        p.add_argument("-o", "--output", help="also write the JSON result to this file")
         p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         if name == "validate":
             p.add_argument("--from", dest="input", metavar="FILE",

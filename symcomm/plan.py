@@ -747,14 +747,14 @@ def to_text(p: Plan, top: int) -> str:
 
 def register_cli(subparsers) -> None:
     p = subparsers.add_parser("plan", help="rank every valid layout that fits in memory by the step-time model")
-    p.add_argument("--model", help="a model preset (see --list)")
+    p.add_argument("--model", help="a model preset (symcomm presets lists them)")
     p.add_argument("--model-config", help="path to a Hugging Face config.json")
     p.add_argument("--hardware", default=None, help="a hardware preset")
     p.add_argument("--gpus", help=f"GPUs in the job (1 to {LIMITS['gpus']:,})")
     p.add_argument("--gpus-per-node", default=None, help="GPUs per node (default: the hardware preset's)")
     p.add_argument("--batch", help="global batch (sequences per optimizer step)")
     p.add_argument("--seq", default=None, help="sequence length (default: the model's)")
-    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--dtype", default="bf16", help="element type of the run: fp32, bf16 (default), fp16, fp8, int8")
     for name, what in (("tp", "tensor-parallel size t"), ("pp", "pipeline stages p"),
                        ("vp", "model chunks per stage v (1: 1F1B; ≥ 2: interleaved)"), ("dp", "data-parallel size d"),
                        ("cp", "context-parallel size c"), ("ep", "expert-parallel size e"),
@@ -769,7 +769,8 @@ def register_cli(subparsers) -> None:
     p.add_argument("--compare", default=None,
                    help=f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching")
-    p.add_argument("--no-memory-check", action="store_true")
+    p.add_argument("--no-memory-check", action="store_true",
+                   help="keep layouts that do not fit in the hardware's memory per GPU")
     p.add_argument("--no-embeddings", action="store_true",
                    help="spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of the end stages")
     p.add_argument("--max-bubble", default="1",

@@ -115,7 +115,8 @@ def test_eval_uses_the_presets_grouped_query_attention(capsys):
 def test_moe_with_tensor_parallel_and_no_sequence_parallel_is_refused(capsys):
     code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "moe=1", "t=2", "p=1", "d=8", "c=1",
                          "e=8", "b=16", "m=2", "G=8")
-    assert code == 2 and err.count("\n") == 3             # the gqa and embeddings notes, then one error line
+    notes = [line for line in err.splitlines() if line.startswith("symcomm: note:")]
+    assert code == 2 and len(err.splitlines()) == len(notes) + 1     # notes (gqa, embeddings, s), one error line
     assert "moe=1 with t=2 needs sp=1" in err
 
 
@@ -218,3 +219,18 @@ def test_compare_marks_the_best_and_finds_the_crossover(capsys):
     assert ring["alpha"] == 30 and ring["beta"] == 2 * 15 * 2 ** 19 // 16
     code, out, err = run(capsys, "compare", "tp", "N=8")
     assert code == 2 and "primitive" in err
+
+
+def test_every_option_of_every_command_has_help():
+    import argparse
+
+    from symcomm.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [(name, action.option_strings or action.dest) for name, command in commands.choices.items()
+            for action in command._actions if not isinstance(action, argparse._HelpAction) and not action.help]
+    assert not bare
+    listed = {choice.dest for choice in commands._choices_actions}
+    assert listed == set(commands.choices)          # the top-level help lists every command with its help
+    assert all(choice.help for choice in commands._choices_actions)

@@ -42,6 +42,7 @@ import sympy as sp
 from . import symbols as S
 from .algorithms import ALONE, ALONE_NAME, CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
 from .cost import Cost
+from .units import bytes_per_element
 
 NCCL_DOCS = ("NCCL user guide, Environment variables: NCCL_ALGO (Ring, Tree, CollNet, NVLS, NVLSTree, PAT) "
              "and NCCL_PROTO (Simple, LL, LL128); Jeaugey 2019, Massively scale your deep learning "
@@ -480,14 +481,20 @@ def _number(expr, values):
 
 def strategy_terms(strategy, backend: str | Profile, values: dict | None = None, itemsize: int = 4,
                    **options) -> tuple:
-    """The strategy's terms with each collective replaced by what ``backend`` runs for it."""
+    """The strategy's terms with each collective replaced by what ``backend`` runs for it.
+
+    A rule's byte thresholds see each term's own bytes: its elements times the size of its
+    own element type (``Term.dtype``), or ``itemsize`` (the run's ``--dtype``) when it has none."""
     prof = backend if isinstance(backend, Profile) else profile(backend)
     values = values or {}
     out = []
     for term in strategy.terms(**options):
         n = _number(term.group, values)
         size = _number(term.message, values)
-        rule = prof.rule(term.primitive, n, None if size is None else size * itemsize)
+        # a term whose buffer has its own element type (Term.dtype: Megatron's fp32 gradient
+        # reduction in a bf16 run) is as many bytes as its own elements make
+        item = bytes_per_element(term.dtype) if term.dtype else itemsize
+        rule = prof.rule(term.primitive, n, None if size is None else size * item)
         impl = rule.implementation
         out.append(replace(term, primitive=impl.primitive, algorithm=impl.name))
     return tuple(out)

@@ -203,3 +203,21 @@ def test_committed_measurements_match_the_gloo_profile():
     for n in (2, 3, 4, 8):
         for name in ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "ddp", "fsdp"):
             assert (name, n) in covered
+
+
+def test_a_term_of_its_own_element_type_is_sized_in_its_own_bytes():
+    # Megatron reduces gradients in fp32 in a bf16 run (Term.dtype = "fp32"). A 600-element
+    # gradient is 2400 B in fp32, past MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048
+    # (src/mpi/coll/cvars.txt: recursive doubling when ≤ 2048 B): Rabenseifner; the same
+    # gradient kept in bf16 (grad_dtype=same) is 1200 B: recursive doubling.
+    from symcomm.profiles import strategy_terms
+    hybrid = STRATEGIES["hybrid"]
+    values = {S.d: 4, S.t: 1, S.p: 1, S.c: 1, S.Phi: 600, S.b: 4, S.s: 8, S.h: 8, S.L: 2, S.m: 1, S.G: 8}
+    runs = {}
+    for grad in ("fp32", "same"):
+        terms = strategy_terms(hybrid, "mpich", values, 2, framework="megatron", zero=0, grad_dtype=grad)
+        (dp,) = [term for term in terms if term.axis == "dp"]
+        runs[grad] = (dp.algorithm, exact(dp.cost.send, values))
+    # hand count on d = 4 ranks: Rabenseifner sends 2·(3/4)·600 = 900 elements, recursive
+    # doubling log₂4 · 600 = 1200
+    assert runs == {"fp32": ("rabenseifner", 900), "same": ("recursive_doubling", 1200)}

@@ -221,3 +221,14 @@ def test_a_term_of_its_own_element_type_is_sized_in_its_own_bytes():
     # hand count on d = 4 ranks: Rabenseifner sends 2·(3/4)·600 = 900 elements, recursive
     # doubling log₂4 · 600 = 1200
     assert runs == {"fp32": ("rabenseifner", 900), "same": ("recursive_doubling", 1200)}
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES) + [None])
+def test_ring_attention_on_a_group_of_one_costs_nothing(name, capsys):
+    # N = 1: no peer, no ring (definition); ring-flash-attention's dK, dV "return to their owner"
+    # is a send from a rank to itself there, which a group of one does not make
+    args = ["eval", "cp_ring", "N=1", "b=1", "s=4096", "h=4096", "L=2", "backward=ring_flash_attn", "--json"]
+    assert main(args + (["--backend", name] if name else [])) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["send"], got["recv"], got["total"], got["alpha"], got["beta"]) == (0, 0, 0, 0, 0)
+    assert all(term["send"] == 0 for term in got["terms"])

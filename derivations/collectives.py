@@ -183,6 +183,45 @@ FOLD_CLAIMS = tuple(
     for _, word, sym in _TERMS
 )
 
+# the same fold in MPICH's short all-reduce (recursive doubling) and long reduce (Rabenseifner's,
+# the extra odd ranks folding into rank − 1 so that root 0 stays in the core)
+_RD_FOLD, _REDUCE_FOLD = ("all_reduce", "recursive_doubling_fold"), ("reduce", "rabenseifner_fold")
+_MPICH_RD = THAKUR + ", §4 (Allreduce); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c"
+_MPICH_REDUCE = THAKUR + ", §4 (Reduce); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c"
+_reduce_lower, _reduce_lower_source = LOWER_BOUNDS["reduce"]
+_P = 2 ** _ell
+MPICH_FOLD_CLAIMS = tuple(
+    Claim(value, _cost(*plain).fields()[key],
+          name=f"{fold[0]}/{fold[1]}: {key} equals {plain[1]}'s when N is a power of two (no rank folds)",
+          source=source, domain=POWER_OF_TWO)
+    for fold, plain, source in ((_RD_FOLD, ("all_reduce", "recursive_doubling"), _MPICH_RD),
+                                (_REDUCE_FOLD, ("reduce", "rabenseifner"), _MPICH_REDUCE))
+    for key, value in _cost(*fold).fields().items()
+) + (
+    Claim(_folded(_cost(*_RD_FOLD).alpha), _ell + 2,
+          name="all_reduce/recursive_doubling_fold: α = ⌊log₂N⌋ + 2 when N is not a power of two (fold, "
+               "⌊log₂N⌋ swaps, unfold)", source=_MPICH_RD),
+    Claim(_folded(_cost(*_RD_FOLD).total), (2 * _extra + _P * _ell) * M,
+          name="all_reduce/recursive_doubling_fold: total (2r + P·⌊log₂N⌋)M with r = N − P extra ranks "
+               "(r M folded in and back, P ranks swapping M ⌊log₂N⌋ times)", source=_MPICH_RD),
+    Claim(_folded(_cost(*_REDUCE_FOLD).alpha), 2 * _ell + 1,
+          name="reduce/rabenseifner_fold: α = 2⌊lg p⌋ + 1 when N is not a power of two, as MPICH's cost comment",
+          source=_MPICH_REDUCE),
+    Claim(_folded(_cost(*_REDUCE_FOLD).beta), (2 * (_P - 1) / _P + 1) * M,
+          name="reduce/rabenseifner_fold: β = (2(P − 1)/P + 1)M when N is not a power of two, as MPICH's cost "
+               "comment (its p the core's size P = 2^⌊log₂N⌋)", source=_MPICH_REDUCE),
+    Claim(_folded(_cost(*_REDUCE_FOLD).gamma), (1 + (_P - 1) / _P) * M,
+          name="reduce/rabenseifner_fold: γ = (1 + (P − 1)/P)M when N is not a power of two, as MPICH's cost comment",
+          source=_MPICH_REDUCE),
+) + tuple(
+    AtLeast(_folded(_cost(*fold).coefficient(sym)), _folded(bound.coefficient(sym)),
+            name=f"{fold[0]}/{fold[1]}: {word} term at least the lower bound when N is not a power of two",
+            source=bound_source)
+    for fold, bound, bound_source in ((_RD_FOLD, _ar_bound, _ar_bound_source),
+                                      (_REDUCE_FOLD, _reduce_lower, _reduce_lower_source))
+    for _, word, sym in _TERMS
+)
+
 
 # -- derivations (chains rendered in the docs) ------------------------------------------------
 
@@ -230,9 +269,9 @@ CHAPTER = Chapter(
            "that compose them: all-reduce = reduce-scatter + all-gather = reduce + broadcast, "
            "all-gather = gather + broadcast."),
     derivations=(RING_ALL_REDUCE, NAIVE_ALL_REDUCE, NAIVE_VS_RING),
-    claims=tuple(c for alg in ALGORITHMS.values() if alg.key not in (_FOLD, _SEGMENTED)
+    claims=tuple(c for alg in ALGORITHMS.values() if alg.key not in (_FOLD, _RD_FOLD, _REDUCE_FOLD, _SEGMENTED)
                  for c in optimality_claims(alg))
-    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS,
+    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS + MPICH_FOLD_CLAIMS,
 )
 
 

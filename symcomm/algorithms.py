@@ -129,6 +129,9 @@ _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a fold to the nearest lower power of two P = 2^⌊log₂N⌋: 1 when N − P extra ranks exist, else 0
 _FOLDED = ceil_log2N - floor_log2N
 _CORE = 2 ** floor_log2N
+# 1 when at least two extra ranks fold (N − 2^⌊log₂N⌋ ≥ 2), else 0: then a core rank other than 0
+# (core rank 1) also receives a folded buffer
+_FOLDED_TWO = sp.Min(sp.Max(N - _CORE - 1, 0), 1)
 # blocks in the largest subtree below the root of a binomial tree on any N: rank 2^(K−1) holds
 # N − 2^(K−1), rank 2^(K−2) holds 2^(K−2); at N = 2^k both are N/2 or less and the first is N/2
 _SUBTREE = sp.Max(N - 2 ** (ceil_log2N - 1), 2 ** (ceil_log2N - 1) / 2)
@@ -254,6 +257,24 @@ _ENTRIES = [
     Algorithm("reduce", "rabenseifner", "reduce-scatter by recursive halving, then binomial gather",
               THAKUR + ", §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("gather", "binomial_tree"))),
+    Algorithm("reduce", "rabenseifner_fold",
+              "any N: the r = N − 2^⌊log₂N⌋ odd ranks below 2r send their buffer to rank − 1, which adds it; "
+              "the P = 2^⌊log₂N⌋ others reduce-scatter by recursive halving from distance 1, then gather the "
+              "blocks to rank 0 down a binomial tree (the upper half of the core sends first, core rank 1 last, "
+              "with P/2 blocks)",
+              THAKUR + ", §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of "
+              "two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), "
+              "rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, "
+              "(1 + (p − 1)/p)nγ with p there the core's size)", (CORE_DIVIDES_M,),
+              Cost.of(root_send=(_CORE - 1) * M / _CORE, root_recv=_FOLDED * M + 2 * (_CORE - 1) * M / _CORE,
+                      # core rank 1: its reduce-scatter share, then P/2 blocks to rank 0 (as much as a folded rank's M when P = 2)
+                      send=(_CORE - 1) * M / _CORE + M / 2,
+                      # core rank 1: the reduce-scatter, P/2 − 1 blocks of the gather, and a folded buffer when r ≥ 2
+                      recv=(_CORE - 1) * M / _CORE + (_CORE / 2 - 1) * M / _CORE + _FOLDED_TWO * M,
+                      total=(N - _CORE) * M + (_CORE - 1) * M + floor_log2N * M / 2,
+                      alpha=2 * floor_log2N + _FOLDED,
+                      beta=_FOLDED * M + 2 * (_CORE - 1) * M / _CORE,
+                      gamma=_FOLDED * M + (_CORE - 1) * M / _CORE)),
     # ---- all-gather ----------------------------------------------------------------------
     Algorithm("all_gather", "ring", "each rank passes the block it last received to its right neighbour",
               THAKUR + ", §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ", (N_DIVIDES_M,),
@@ -297,6 +318,17 @@ _ENTRIES = [
               THAKUR + ", §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ", (POW2,),
               Cost.of(send=log2N * M, recv=log2N * M, total=N * log2N * M,
                       alpha=log2N, beta=log2N * M, gamma=log2N * M)),
+    Algorithm("all_reduce", "recursive_doubling_fold",
+              "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the "
+              "2^⌊log₂N⌋ others swap and add whole buffers with partners at distance 1, 2, 4...; the odd ranks "
+              "below 2r send the result back",
+              THAKUR + ", §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled "
+              "as for Rabenseifner's, by the nearest lower power of two); MPICH "
+              "src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2)",
+              closed_form=Cost.of(send=(floor_log2N + _FOLDED) * M, recv=(floor_log2N + _FOLDED) * M,
+                                  total=(2 * (N - _CORE) + _CORE * floor_log2N) * M,
+                                  alpha=floor_log2N + 2 * _FOLDED, beta=(floor_log2N + 2 * _FOLDED) * M,
+                                  gamma=(floor_log2N + _FOLDED) * M)),
     Algorithm("all_reduce", "rabenseifner", "recursive-halving reduce-scatter, then recursive-doubling all-gather",
               THAKUR + ", §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("all_gather", "recursive_doubling"))),

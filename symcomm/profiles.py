@@ -244,6 +244,8 @@ MPICH_BCAST = ("MPICH src/mpi/coll/cvars.txt (MPIR_CVAR_BCAST_*: binomial for sh
                "scatter + recursive doubling for medium messages on powers of two, scatter + ring allgather "
                "otherwise) and src/mpi/coll/bcast/bcast_intra_binomial.c")
 MPICH_ALLREDUCE = "MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
+MPICH_REDUCE = ("MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (and "
+                "maint/tuning/coll/mpir/generic.json: reduce_scatter_gather above 2048 B for built-in operations)")
 MPICH_ALLREDUCE_NOTE = ("MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 (src/mpi/coll/cvars.txt, the switch Thakur et al. "
                         "describe); MPICH's current selection file maint/tuning/coll/mpir/generic.json keeps "
                         "recursive doubling only to 8 bytes, for user-defined ops or count < 2^⌊lg p⌋")
@@ -263,8 +265,9 @@ MPICH = Profile(
         Rule("gather", "binomial_tree", _T + "; MPICH src/mpi/coll/gather/gather_intra_binomial.c (any p)"),
         Rule("reduce", "binomial_tree", _T + " (Reduce): binomial tree for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_REDUCE_SHORT_MSG_SIZE = 2048"),
-        Rule("reduce", "rabenseifner", _T + " (Reduce): Rabenseifner for long messages"),
-        Rule("reduce", "ring_gather", "the catalog's nearest for non-power-of-two N"),
+        Rule("reduce", "rabenseifner", _T + " (Reduce): Rabenseifner for long messages; " + MPICH_REDUCE),
+        Rule("reduce", "rabenseifner_fold", _T + " (Reduce): non-power-of-two p: the p − 2^⌊lg p⌋ extra ranks "
+             "fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_REDUCE),
         Rule("all_gather", "recursive_doubling", _T + " (Allgather): recursive doubling, power of two, < 512 KiB",
              max_bytes=512 * KiB, note="MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE = 524288"),
         Rule("all_gather", "bruck", _T + " (Allgather): Bruck for short messages (< 80 KiB)",
@@ -275,13 +278,15 @@ MPICH = Profile(
         Rule("reduce_scatter", "pairwise", _T + " (Reduce-Scatter): pairwise exchange for long messages"),
         Rule("all_reduce", "recursive_doubling", _T + " (Allreduce): recursive doubling for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048"),
+        Rule("all_reduce", "recursive_doubling_fold", _T + " (Allreduce): recursive doubling for short messages "
+             "(≤ 2 KiB), non-power-of-two p: the extra ranks fold into their neighbours first; MPICH "
+             "src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c",
+             max_bytes=2 * KiB + 1, note="MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048"),
         Rule("all_reduce", "rabenseifner", _T + " (Allreduce): Rabenseifner for long messages (built-in, "
              "hence commutative, operations); " + MPICH_ALLREDUCE,
              note=MPICH_ALLREDUCE_NOTE),
         Rule("all_reduce", "rabenseifner_fold", _T + " (Allreduce): non-power-of-two p: the p − 2^⌊lg p⌋ extra "
-             "ranks fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_ALLREDUCE,
-             note="for short messages on non-powers of two MPICH folds the same way into recursive doubling "
-                  "(not in the catalog): the fold's Rabenseifner is the catalog's nearest there"),
+             "ranks fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_ALLREDUCE),
         Rule("all_to_all", "bruck", _T + " (Alltoall): Bruck for short blocks (≤ 256 B per destination) and p ≥ 8; "
              "MPICH maint/tuning/coll/mpir/generic.json (alltoall: comm_size ≥ 8, avg_msg_size ≤ 256 → brucks)",
              max_bytes=256 + 1, min_n=8, per_block=True,

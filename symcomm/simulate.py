@@ -424,6 +424,81 @@ def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
     return out
 
 
+def _core_of(n: int, folds_to_odd: bool) -> list[int]:
+    """MPICH's fold to P = 2^⌊log₂N⌋ ranks: core rank c → rank (the r = N − P extra ranks below 2r
+    fold pairwise; the odd one of each pair stays for all-reduce, the even one for reduce)."""
+    core = 1 << (n.bit_length() - 1)
+    extra = n - core
+    return [2 * c + (1 if folds_to_odd else 0) if c < extra else c + extra for c in range(core)]
+
+
+def recursive_doubling_fold_all_reduce(net: Network, data: dict) -> dict:
+    """MPICH's allreduce_intra_recursive_doubling.c on any N: the even ranks below 2r send to
+    rank + 1 (which adds), the P core ranks swap whole buffers at distance 1, 2, ..., P/2 and add,
+    then the odd ranks below 2r send the result back."""
+    n = net.n
+    real = _core_of(n, folds_to_odd=True)
+    extra = n - len(real)
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(e, e + 1, acc[e]) for e in range(0, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    mask = 1
+    while mask < len(real):
+        msgs = [Message(real[c], real[c ^ mask], acc[real[c]]) for c in range(len(real))]
+        for msg in net.exchange(msgs):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+        mask <<= 1
+    if extra:
+        for msg in net.exchange([Message(o, o - 1, acc[o]) for o in range(1, 2 * extra, 2)]):
+            acc[msg.dst] = msg.data
+    return acc
+
+
+def rabenseifner_fold_reduce(net: Network, data: dict) -> dict:
+    """MPICH's reduce_intra_reduce_scatter_gather.c on any N, root 0: the odd ranks below 2r send
+    to rank − 1 (which adds); the P core ranks reduce-scatter by recursive halving from distance
+    1 (the lower of a pair keeps the lower half); then, for mask = P/2, ..., 1, every core rank
+    whose highest bit is mask sends all the blocks it holds to core rank − mask."""
+    n = net.n
+    real = _core_of(n, folds_to_odd=False)
+    core, extra = len(real), n - len(real)
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(o, o - 1, acc[o]) for o in range(1, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    blocks = {c: dict(enumerate(_split(acc[real[c]], core))) for c in range(core)}
+    span = {c: (0, core) for c in range(core)}
+    mask = 1
+    while mask < core:                                                     # reduce-scatter
+        msgs, keep = [], {}
+        for c in range(core):
+            lo, hi = span[c]
+            mid = (lo + hi) // 2
+            mine, give = ((lo, mid), (mid, hi)) if c < c ^ mask else ((mid, hi), (lo, mid))
+            msgs.append(Message(real[c], real[c ^ mask], np.concatenate([blocks[c][i] for i in range(*give)]), give))
+            keep[c] = mine
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            lo, hi = msg.tag
+            for i, piece in zip(range(lo, hi), _split(msg.data, hi - lo)):
+                blocks[c][i] = net.add(msg.dst, blocks[c][i], piece)
+        span = keep
+        mask <<= 1
+    held = {c: {i: blocks[c][i] for i in range(*span[c])} for c in range(core)}
+    mask = core // 2
+    while mask:                                                            # gather to core rank 0
+        msgs = []
+        for c in range(mask, 2 * mask):
+            order = sorted(held[c])
+            msgs.append(Message(real[c], real[c - mask], np.concatenate([held[c][i] for i in order]), tuple(order)))
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            held[c].update(zip(msg.tag, _split(msg.data, len(msg.tag))))
+        mask //= 2
+    return {ROOT: np.concatenate([held[0][i] for i in range(core)])}
+
+
 def in_network_all_reduce(net: Network, data: dict) -> dict:
     up = net.exchange([Message(r, SWITCH, data[r]) for r in range(net.n)])
     total = up[0].data
@@ -516,6 +591,8 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("all_reduce", "recursive_doubling"): recursive_doubling_all_reduce,
     ("all_reduce", "in_network"): in_network_all_reduce,
     ("all_reduce", "rabenseifner_fold"): rabenseifner_fold_all_reduce,
+    ("all_reduce", "recursive_doubling_fold"): recursive_doubling_fold_all_reduce,
+    ("reduce", "rabenseifner_fold"): rabenseifner_fold_reduce,
     ("all_to_all", "pairwise"): pairwise_all_to_all,
     ("all_to_all", "bruck"): bruck_all_to_all,
     ("send_recv", "direct"): direct_send_recv,

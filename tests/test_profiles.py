@@ -89,6 +89,19 @@ def test_mpich_switch_points():
     # MPICH allreduce_intra_reduce_scatter_allgather.c: non-powers of two fold to 2^⌊log₂N⌋
     assert mpich.rule("all_reduce", 6, 1 << 20).algorithm == "rabenseifner_fold"
     assert mpich.rule("all_reduce", 12, 1 << 20).algorithm == "rabenseifner_fold"
+    # short messages (≤ 2048 B): recursive doubling, folded to 2^⌊log₂N⌋ on non-powers of two
+    # (MPICH allreduce_intra_recursive_doubling.c: pof2 = MPL_pof2(size), rem = size − pof2)
+    assert mpich.rule("all_reduce", 12, 1024).algorithm == "recursive_doubling_fold"
+    assert mpich.rule("all_reduce", 6, 2048).algorithm == "recursive_doubling_fold"
+    assert mpich.rule("all_reduce", 8, 2048).algorithm == "recursive_doubling"
+    # reduce: binomial ≤ 2048 B (MPIR_CVAR_REDUCE_SHORT_MSG_SIZE), else Rabenseifner, with the
+    # fold on non-powers of two (MPICH reduce_intra_reduce_scatter_gather.c)
+    assert mpich.rule("reduce", 12, 2048).algorithm == "binomial_tree"
+    assert mpich.rule("reduce", 16, 1 << 20).algorithm == "rabenseifner"
+    for n in (3, 5, 6, 7, 12, 24):
+        assert mpich.rule("reduce", n, 1 << 20).algorithm == "rabenseifner_fold"
+        assert mpich.rule("all_reduce", n, 1 << 20).algorithm == "rabenseifner_fold"
+        assert mpich.rule("all_reduce", n, 1 << 10).algorithm == "recursive_doubling_fold"
     # MPICH cvars.txt MPIR_CVAR_BCAST_*: < 12288 B binomial (any N), < 524288 B scatter +
     # recursive doubling on powers of two, else scatter + ring allgather
     assert mpich.rule("broadcast", 16, 1024).algorithm == "binomial_tree"
@@ -127,10 +140,13 @@ def test_eval_backend_checks_what_the_backend_runs(capsys):
     assert main(["eval", "all_reduce", "N=6", "M=2**20", "--backend", "mpich", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["algorithm"].startswith("rabenseifner_fold") and got["send"] == 2 * 3 * 2 ** 20 // 4 + 2 ** 20
-    # M = 6 splits into N = 6 ring blocks but not into the fold's 4 core blocks: one line naming M
-    assert main(["eval", "all_reduce", "N=6", "M=6", "--backend", "mpich"]) == 2
+    # a long message of M = 2**20 + 2 does not split into the fold's 4 core blocks: one line naming M
+    # (a short one of M = 6 needs no blocks: recursive doubling with the fold sends whole buffers)
+    assert main(["eval", "all_reduce", "N=6", "M=1048578", "--backend", "mpich"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "M=6" in err and "2^⌊log₂N⌋=4" in err
+    assert err.count("\n") == 1 and "M=1048578" in err and "2^⌊log₂N⌋=4" in err
+    assert main(["eval", "all_reduce", "N=6", "M=6", "--backend", "mpich", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["algorithm"].startswith("recursive_doubling_fold")
 
 
 def test_gloo_overhead_is_three_preambles_per_message():
@@ -232,3 +248,22 @@ def test_ring_attention_on_a_group_of_one_costs_nothing(name, capsys):
     got = json.loads(capsys.readouterr().out)
     assert (got["send"], got["recv"], got["total"], got["alpha"], got["beta"]) == (0, 0, 0, 0, 0)
     assert all(term["send"] == 0 for term in got["terms"])
+
+
+def test_mpich_on_twelve_ranks_by_hand(capsys):
+    # N = 12: pof2 = 8, rem = 4 (MPICH). All-reduce of 256 fp32 (1 KiB, short): an odd rank below 8
+    # takes its neighbour's buffer, swaps M with partners at distance 1, 2, 4 and sends the result
+    # back: 3M + M = 1024 elements; rounds 1 + 3 + 1 = 5.
+    assert main(["eval", "all_reduce", "N=12", "M=256", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("recursive_doubling_fold") and (got["send"], got["alpha"]) == (1024, 5)
+    # reduce of 2**20 fp32 (long): core rank 1 (rank 2) sends its 7/8 M of the reduce-scatter, then
+    # its P/2 = 4 blocks of M/8 to rank 0: 7/8 M + M/2; the root receives M (rank 1's fold) + 7/8 M
+    # + 7/8 M = 2.75 M, more than core rank 1's 7/8 M + 3/8 M + M (fold) = 2.25 M, so recv (the
+    # busier of root and non-roots) is the root's; rounds 1 + 3 + 3 = 7
+    m = 2 ** 20
+    assert main(["eval", "reduce", "N=12", f"M={m}", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("rabenseifner_fold") and got["alpha"] == 7
+    assert got["send"] == 7 * m // 8 + m // 2
+    assert got["recv"] == m + 2 * 7 * m // 8

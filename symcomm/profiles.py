@@ -145,9 +145,12 @@ class Profile:
     sources: tuple[str, ...]
     #: exact per-rank wire model (payload bytes, messages sent, messages received), if known
     wire: Callable[..., list] | None = None
-    #: C, the chunks or segments of its pipelined algorithms, as the library decides it from
+    #: C, the chunks of its pipelined algorithms, as the library decides it from
     #: (N, bytes of M, bytes per element); None if the profile runs none
     chunking: Callable[[int, int, int], int] | None = None
+    #: K, the most elements in one segment of its segmented rings, from the bytes per element;
+    #: None if the profile runs none
+    segment: Callable[[int], int] | None = None
 
     def rule(self, primitive: str, n: int | None = None, nbytes: int | None = None) -> Rule:
         """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does.
@@ -444,12 +447,12 @@ GLOO = Profile(
         Rule("gather", "flat", GLOO + ", gloo/gather.cc"),
         Rule("reduce", "ring_gather", GLOO + ", gloo/reduce.cc: up to 2·N·1 MiB, two segments per rank, "
              "whose ring loop is exactly the ring reduce-scatter", max_bytes=2 * GLOO_MAX_SEGMENT + 1, per_block=True),
-        Rule("reduce", "ring_segmented", GLOO + ", gloo/reduce.cc: above 2·N·1 MiB, C = numSegments segments "
-             "of 1 MiB (rounded up to a multiple of N), and the ring loop runs C − 2 rounds where the ring "
-             "needs (N − 1)C/N: each rank sends C/N − 2 segments more",
-             note="the closed form has C equal segments: exact when 1 MiB segments fill the buffer (bytes a "
-                  "multiple of N MiB); otherwise gloo's last segments are partial or empty, and gloo_wire "
-                  "counts them to the byte"),
+        Rule("reduce", "ring_segmented", GLOO + ", gloo/reduce.cc: above 2·N·1 MiB, numSegments segments "
+             "of 1 MiB (K = 1 MiB / bytes per element; rounded up to a multiple of N), and the ring loop runs "
+             "numSegments − 2 rounds where the ring needs (N − 1)·numSegments/N: each rank sends "
+             "numSegments/N − 2 segments more",
+             note="exact for every N and M: the closed form counts gloo's partial and empty last segments "
+                  "(tested against gloo_wire and measured)"),
         Rule("all_gather", "ring", GLOO + ", gloo/allgather.cc (each block in two halves)"),
         Rule("reduce_scatter", "ring", TORCH + ": reduce_scatter_tensor runs gloo's ring all-reduce on the "
              "whole buffer and keeps the rank's block", runs_as="all_reduce",
@@ -464,7 +467,8 @@ GLOO = Profile(
     sources=(GLOO + ": gloo/allreduce.cc, reduce.cc, broadcast.cc, allgather.cc, gather.cc, scatter.cc, "
              "alltoall.cc, barrier.cc, transport/tcp/pair.h, pair.cc", TORCH),
     wire=gloo_wire,
-    chunking=lambda n, nbytes, item: _ring_segments(n, nbytes, item, reduce_style=True)[0],
+    # gloo/reduce.cc: maxSegmentSize rounded down to whole elements (AllreduceOptionsImpl::kMaxSegmentSize)
+    segment=lambda item: max(1, GLOO_MAX_SEGMENT // item),
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (TEXTBOOK, NCCL, NCCL_NVLS, MPICH, GLOO)}
@@ -519,13 +523,15 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     impl = rule.implementation
     needed = set().union(*(sp.sympify(e, strict=True).free_symbols for e in impl.cost.fields().values()))
     if S.C in needed and S.C not in values:
-        return chunked(prof, impl, rule, size, itemsize, n)
+        impl, rule = chunked(prof, impl, rule, size, itemsize, n)
+    if S.K in needed and S.K not in values:
+        impl, rule = segmented(prof, impl, rule, itemsize)
     return impl, rule
 
 
 def chunks(prof: Profile, size: int | None, itemsize: int = 4, n: int | None = None) -> int:
-    """C, the chunks (NCCL's chains) or segments (gloo's reduce) ``prof`` splits M = ``size``
-    elements into on ``n`` ranks; ValueError naming C when it cannot be decided."""
+    """C, the chunks (NCCL's chains) ``prof`` splits M = ``size`` elements into on ``n`` ranks;
+    ValueError naming C when it cannot be decided."""
     if prof.chunking is None:
         raise ValueError(f"C: backend {prof.name} states no chunk size for its pipelined algorithms; give C=")
     if size is None or n is None:
@@ -541,3 +547,12 @@ def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsi
                     requires=tuple(r for r in impl.requires if S.C not in (r.symbol,) + tuple(
                         sp.sympify(r.other, strict=True).free_symbols)))
     return fixed, replace(rule, source=f"{rule.source}; here C = {c} for {size * itemsize} B on N = {n}")
+
+
+def segmented(prof: Profile, impl: Algorithm, rule: Rule, itemsize: int = 4) -> tuple[Algorithm, Rule]:
+    """``impl`` (a segmented ring, segments of at most K elements) with K as ``prof`` decides it."""
+    if prof.segment is None:
+        raise ValueError(f"K: backend {prof.name} states no segment size for its segmented rings; give K=")
+    k = prof.segment(itemsize)
+    return (replace(impl, closed_form=impl.cost.subs({S.K: k})),
+            replace(rule, source=f"{rule.source}; here K = {k} elements ({k * itemsize} B) per segment at most"))

@@ -64,10 +64,12 @@ class Run:
 class Network:
     """N ranks joined by one-port full-duplex links; counts what the algorithms do."""
 
-    def __init__(self, n: int, ranks_per_node: int | None = None, chunks: int | None = None):
+    def __init__(self, n: int, ranks_per_node: int | None = None, chunks: int | None = None,
+                 segment: int | None = None):
         self.n = n
         self.ranks_per_node = ranks_per_node or n
         self.chunks = chunks or 1          # pieces a pipelined chain splits its buffer into
+        self.segment = segment             # most elements in one segment of a segmented ring
         self.sent = [0] * n
         self.received = [0] * n
         self.messages = [0] * n
@@ -617,26 +619,36 @@ EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
 
 
 def segmented_ring_reduce(net: Network, data: dict) -> dict:
-    """gloo/reduce.cc with C = net.chunks equal segments: in iteration i < C − 2 rank r sends
-    segment (r + 1)·C/N + i (mod C) to rank r − 1, from its input while i < C/N and from its
-    output after; the receiver sets out = in + received.  Then chunk r goes to the root."""
-    n, c = net.n, net.chunks
-    per = c // n
-    inp = {r: _split(data[r], c) for r in range(n)}
+    """gloo/reduce.cc with segments of at most K = net.segment elements: the segment size is
+    min(⌈M/2N⌉, K), the segment count the least multiple of N that is at least 2N and covers the
+    buffer, segment k the elements [k·size, (k + 1)·size) that exist (possibly none).  In iteration
+    i < count − 2 rank r sends segment (r + 1)·count/N + i (mod count) to rank r − 1 if it holds
+    any element, from its input while i < count/N and from its output after; the receiver sets
+    out = in + received.  Then every rank r ≠ 0 sends the elements of its chunk (segments
+    r·count/N …) that exist to the root, one after the other."""
+    n, m = net.n, data[ROOT].size
+    size = min(-(-m // (2 * n)), net.segment)
+    count = -(-max(-(-m // size), 2 * n) // n) * n
+    per = count // n
+    bounds = [(min(k * size, m), min((k + 1) * size, m)) for k in range(count)]
+    inp = {r: [data[r][a:b] for a, b in bounds] for r in range(n)}
     out = {r: [seg.copy() for seg in inp[r]] for r in range(n)}
-    for i in range(c - 2):
+    for i in range(count - 2):
         msgs = []
         for r in range(n):
-            k = ((r + 1) * per + i) % c
-            msgs.append(Message(r, (r - 1) % n, (inp if i < per else out)[r][k], k))
+            k = ((r + 1) * per + i) % count
+            if bounds[k][1] > bounds[k][0]:
+                msgs.append(Message(r, (r - 1) % n, (inp if i < per else out)[r][k], k))
         for msg in net.exchange(msgs):
             out[msg.dst][msg.tag] = net.add(msg.dst, inp[msg.dst][msg.tag], msg.data)
-    result = out[ROOT][:per]
-    chunks = {ROOT: result}
+    result = list(out[ROOT][:per])
     for r in range(1, n):
-        (msg,) = net.exchange([Message(r, ROOT, np.concatenate(out[r][r * per:(r + 1) * per]))])
-        chunks[r] = _split(msg.data, per)
-    return {ROOT: np.concatenate([seg for r in range(n) for seg in chunks[r]])}
+        mine = range(r * per, (r + 1) * per)
+        held = sum(bounds[k][1] - bounds[k][0] for k in mine)
+        if held:
+            (msg,) = net.exchange([Message(r, ROOT, np.concatenate([out[r][k] for k in mine]))])
+            result.append(msg.data)
+    return {ROOT: np.concatenate(result)}
 
 
 EXECUTIONS[("reduce", "ring_segmented")] = segmented_ring_reduce
@@ -774,10 +786,12 @@ def _run_composition(net: Network, algorithm, inputs: list) -> list:
             for r in range(n)]
 
 
-def run(algorithm, inputs: list, ranks_per_node: int | None = None, chunks: int | None = None) -> Run:
+def run(algorithm, inputs: list, ranks_per_node: int | None = None, chunks: int | None = None,
+        segment: int | None = None) -> Run:
     """Execute a catalog algorithm (a :class:`symcomm.algorithms.Algorithm`: its primitive, name
-    and phases) on ``inputs`` (one entry per rank, None where a rank holds nothing)."""
-    net = Network(len(inputs), ranks_per_node, chunks)
+    and phases) on ``inputs`` (one entry per rank, None where a rank holds nothing); ``chunks``
+    is C (pipelined chains), ``segment`` K (segmented rings)."""
+    net = Network(len(inputs), ranks_per_node, chunks, segment)
     if algorithm.phases:
         return net.finish(_run_composition(net, algorithm, inputs))
     try:

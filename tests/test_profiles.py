@@ -175,8 +175,10 @@ def test_gloo_reduce_model_above_two_segments_per_rank(capsys):
     gloo = profile("gloo")
     assert gloo.rule("reduce", 8, 16 * 2 ** 20).algorithm == "ring_gather"       # = 2·N MiB
     assert gloo.rule("reduce", 8, 16 * 2 ** 20 + 4).algorithm == "ring_segmented"
-    assert chunks(gloo, 2 ** 22, n=2) == 16 and chunks(gloo, 2 ** 23, n=8) == 32
-    assert chunks(gloo, 2 ** 10, n=3) == 6                                        # 2N below the cap
+    # segments of at most 1 MiB: K = 2**18 fp32 or 2**19 bf16 elements
+    assert gloo.segment(4) == 2 ** 18 and gloo.segment(2) == 2 ** 19
+    with pytest.raises(ValueError, match="^C: .*give C="):
+        chunks(gloo, 2 ** 22, n=2)                    # gloo runs no pipelined chain
     for n, m, want in ((2, 2 ** 22, 22 * 2 ** 20), (8, 2 ** 23, 34 * 2 ** 20)):
         assert main(["eval", "reduce", f"N={n}", f"M={m}", "--backend", "gloo", "--dtype", "fp32", "--json"]) == 0
         got = json.loads(capsys.readouterr().out)
@@ -267,3 +269,43 @@ def test_mpich_on_twelve_ranks_by_hand(capsys):
     assert got["algorithm"].startswith("rabenseifner_fold") and got["alpha"] == 7
     assert got["send"] == 7 * m // 8 + m // 2
     assert got["recv"] == m + 2 * 7 * m // 8
+
+
+def _reduce_grid():
+    """(N, M, bytes per element): N = 2 … 9; M from one element to well past 2·N·1 MiB, on and
+    beside the multiples of a segment (K elements), of N segments and of 2N segments, odd sizes."""
+    for n in range(2, 10):
+        for item in (4, 2):
+            k = GLOO.segment(item)
+            sizes = {1, 2, 7, 2 * n - 1, 2 * n + 1, k - 1, k, k + 1, n * k - 1, n * k + 1,
+                     2 * n * k - 1, 2 * n * k, 2 * n * k + 1, 2 * n * k + 3, (2 * n + 1) * k + 5,
+                     3 * n * k + 7, 4 * n * k + k // 2 + 1, 5 * n * k - 3, 2 ** 22 + 1, 2 ** 23 - 5}
+            for m in sorted(sizes):
+                yield n, m, item
+
+
+def test_gloo_reduce_closed_form_is_gloo_wire_for_every_n_and_m():
+    # the catalog's reduce/ring_segmented (a closed form in N, M and K) against gloo_wire, which
+    # walks gloo/reduce.cc's loops segment by segment: payload of the root, of the busiest other
+    # rank, and in total, to the byte, wherever segments are partial or empty
+    from symcomm.algorithms import algorithm
+    cost = algorithm("reduce", "ring_segmented").cost
+    for n, m, item in _reduce_grid():
+        wire = gloo_wire("reduce", n, m, item)
+        values = {S.N: n, S.M: m, S.K: GLOO.segment(item)}
+        got = [item * exact(x, values) for x in (cost.root.send, cost.others.send, cost.total)]
+        assert got == [wire[0].payload, max(w.payload for w in wire[1:]), sum(w.payload for w in wire)], (n, m, item)
+
+
+def test_gloo_reduce_sends_by_hand_at_sixteen_mib():
+    # M = 2**22 fp32 (16 MiB), segments of 1 MiB (K = 2**18): N = 2: 16 segments, 8 per chunk, a
+    # non-root sends 14 in the loop + its 8 MiB chunk = 22 MiB = 1.375 M; N = 3: 18 segments (16
+    # full, 2 empty), 6 per chunk: 16 − 2 in the loop + 6 MiB = 20 MiB = 1.25 M; N = 4: 16, 4 per
+    # chunk: 14 + 4 = 18 MiB = 1.125 M (all three measured: derivations/data/gloo_measurements.json)
+    from symcomm.profiles import algorithm_under
+    m = 2 ** 22
+    for n, want in ((2, 22), (3, 20), (4, 18)):
+        impl, rule = algorithm_under(GLOO, "reduce", {S.N: n, S.M: m}, 4)
+        assert impl.name == "ring_segmented" and "K = 262144" in rule.source
+        assert 4 * exact(impl.cost.others.send, {S.N: n, S.M: m}) == want * 2 ** 20
+        assert max(w.payload for w in gloo_wire("reduce", n, m, 4)[1:]) == want * 2 ** 20

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
 from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
-                                CORE_DIVIDES_M, N_DIVIDES_C)
+                                CORE_DIVIDES_M)
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -46,10 +46,11 @@ def layouts(draw, alg):
     if C_DIVIDES_M in alg.requires:
         chunks = draw(st.integers(1, 8))
         m = chunks * draw(st.integers(1, 4))
-    if N_DIVIDES_C in alg.requires:   # gloo's segments: a multiple of N, at least 2N
-        chunks = n * draw(st.integers(2, 4))
-        m = chunks * draw(st.integers(1, 3))
-    return n, m, g, chunks
+    segment = None
+    if S.K in alg.cost.total.free_symbols:       # gloo's segments of at most K elements: any M,
+        segment = draw(st.integers(1, 5))      # from a few segments to many per rank, odd sizes too
+        m = draw(st.integers(1, 6 * n * segment + 3))
+    return n, m, g, chunks, segment
 
 
 def _same(got, want):
@@ -61,11 +62,11 @@ def _same(got, want):
 @given(data=st.data())
 def test_execution_matches_definition_and_formula(key, data):
     alg = ALGORITHMS[key]
-    n, m, g, chunks = data.draw(layouts(alg))
+    n, m, g, chunks, segment = data.draw(layouts(alg))
     seed = data.draw(st.integers(0, 2**32 - 1))
     inputs = PRIMITIVES[alg.primitive].inputs_for(n, m, np.random.default_rng(seed))
 
-    result = run(alg, inputs, ranks_per_node=g, chunks=chunks)
+    result = run(alg, inputs, ranks_per_node=g, chunks=chunks, segment=segment)
 
     # 1. the data: the algorithm computes the primitive
     want = expected(alg.primitive, inputs)
@@ -77,6 +78,8 @@ def test_execution_matches_definition_and_formula(key, data):
         values[S.G] = g
     if chunks is not None:
         values[S.C] = chunks
+    if segment is not None:
+        values[S.K] = segment
     cost = alg.cost
     assert result.send == exact(cost.send, values)
     assert result.recv == exact(cost.recv, values)

@@ -309,3 +309,39 @@ def test_gloo_reduce_sends_by_hand_at_sixteen_mib():
         assert impl.name == "ring_segmented" and "K = 262144" in rule.source
         assert 4 * exact(impl.cost.others.send, {S.N: n, S.M: m}) == want * 2 ** 20
         assert max(w.payload for w in gloo_wire("reduce", n, m, 4)[1:]) == want * 2 ** 20
+
+
+def test_mpich_broadcast_on_twelve_ranks_by_hand(capsys):
+    # MPICH cvars.txt MPIR_CVAR_BCAST_*: < 12288 B binomial (bcast_intra_binomial.c, masks 8, 4, 2, 1 on
+    # 12 ranks: the root sends 4 times, in 4 rounds); 262 KiB on a non-power of two: scatter + ring
+    # allgather with blocks B = M/12 = 5462: the root scatters 11B, then passes 11B round the ring
+    # (22B); rank 8 receives its subtree's 4B, then 11B; rounds ⌈log₂12⌉ + 11 = 15; in total the
+    # scatter moves ones(12) = 20 blocks (Σ popcount(0..11)) and the ring 12·11
+    assert main(["eval", "broadcast", "N=12", "M=1024", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("binomial_tree")
+    assert (got["send"], got["recv"], got["total"], got["alpha"]) == (4 * 1024, 1024, 11 * 1024, 4)
+    block = 5462
+    assert main(["eval", "broadcast", "N=12", f"M={12 * block}", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("scatter_allgather")
+    assert (got["send"], got["recv"], got["total"], got["alpha"]) == (22 * block, 15 * block, 152 * block, 15)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_hybrid_with_presets_and_groups_of_one_under_every_profile(name, capsys):
+    # c = 1 and t = 1: the TP and CP terms are groups of one (cost 0); the pipeline's sends and the
+    # data-parallel pair remain. Megatron's distributed optimizer (zero=1) reduce-scatters fp32
+    # gradients over d = 4: 3/4 of the stage's Φ/p fp32 bytes, and all-gathers bf16 parameters:
+    # 3/4 of Φ/p bf16 bytes — except gloo, whose reduce-scatter is a whole all-reduce (twice that)
+    assert main(["eval", "hybrid", "--model", "llama3-70b", "d=4", "t=1", "p=2", "c=1", "m=4", "b=16", "G=8",
+                 "--hardware", "h100", "--backend", name, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["unit"] == "bytes"
+    terms = {t["label"]: t for t in got["terms"]}
+    assert all(t["send"] == 0 for t in got["terms"] if t["group"] == 1)
+    shard = got["values"]["Phi"] // 2
+    factor = 2 if name == "gloo" else 1
+    assert terms["gradient reduce-scatter (backward)"]["send"] == factor * 3 * shard * 4 // 4
+    assert terms["parameter all-gather (after the step)"]["send"] == 3 * shard * 2 // 4
+    assert got["time"] > 0

@@ -183,6 +183,45 @@ FOLD_CLAIMS = tuple(
     for _, word, sym in _TERMS
 )
 
+# the same fold in MPICH's short all-reduce (recursive doubling) and long reduce (Rabenseifner's,
+# the extra odd ranks folding into rank − 1 so that root 0 stays in the core)
+_RD_FOLD, _REDUCE_FOLD = ("all_reduce", "recursive_doubling_fold"), ("reduce", "rabenseifner_fold")
+_MPICH_RD = THAKUR + ", §4 (Allreduce); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c"
+_MPICH_REDUCE = THAKUR + ", §4 (Reduce); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c"
+_reduce_lower, _reduce_lower_source = LOWER_BOUNDS["reduce"]
+_P = 2 ** _ell
+MPICH_FOLD_CLAIMS = tuple(
+    Claim(value, _cost(*plain).fields()[key],
+          name=f"{fold[0]}/{fold[1]}: {key} equals {plain[1]}'s when N is a power of two (no rank folds)",
+          source=source, domain=POWER_OF_TWO)
+    for fold, plain, source in ((_RD_FOLD, ("all_reduce", "recursive_doubling"), _MPICH_RD),
+                                (_REDUCE_FOLD, ("reduce", "rabenseifner"), _MPICH_REDUCE))
+    for key, value in _cost(*fold).fields().items()
+) + (
+    Claim(_folded(_cost(*_RD_FOLD).alpha), _ell + 2,
+          name="all_reduce/recursive_doubling_fold: α = ⌊log₂N⌋ + 2 when N is not a power of two (fold, "
+               "⌊log₂N⌋ swaps, unfold)", source=_MPICH_RD),
+    Claim(_folded(_cost(*_RD_FOLD).total), (2 * _extra + _P * _ell) * M,
+          name="all_reduce/recursive_doubling_fold: total (2r + P·⌊log₂N⌋)M with r = N − P extra ranks "
+               "(r M folded in and back, P ranks swapping M ⌊log₂N⌋ times)", source=_MPICH_RD),
+    Claim(_folded(_cost(*_REDUCE_FOLD).alpha), 2 * _ell + 1,
+          name="reduce/rabenseifner_fold: α = 2⌊lg p⌋ + 1 when N is not a power of two, as MPICH's cost comment",
+          source=_MPICH_REDUCE),
+    Claim(_folded(_cost(*_REDUCE_FOLD).beta), (2 * (_P - 1) / _P + 1) * M,
+          name="reduce/rabenseifner_fold: β = (2(P − 1)/P + 1)M when N is not a power of two, as MPICH's cost "
+               "comment (its p the core's size P = 2^⌊log₂N⌋)", source=_MPICH_REDUCE),
+    Claim(_folded(_cost(*_REDUCE_FOLD).gamma), (1 + (_P - 1) / _P) * M,
+          name="reduce/rabenseifner_fold: γ = (1 + (P − 1)/P)M when N is not a power of two, as MPICH's cost comment",
+          source=_MPICH_REDUCE),
+) + tuple(
+    AtLeast(_folded(_cost(*fold).coefficient(sym)), _folded(bound.coefficient(sym)),
+            name=f"{fold[0]}/{fold[1]}: {word} term at least the lower bound when N is not a power of two",
+            source=bound_source)
+    for fold, bound, bound_source in ((_RD_FOLD, _ar_bound, _ar_bound_source),
+                                      (_REDUCE_FOLD, _reduce_lower, _reduce_lower_source))
+    for _, word, sym in _TERMS
+)
+
 
 # -- derivations (chains rendered in the docs) ------------------------------------------------
 
@@ -230,9 +269,9 @@ CHAPTER = Chapter(
            "that compose them: all-reduce = reduce-scatter + all-gather = reduce + broadcast, "
            "all-gather = gather + broadcast."),
     derivations=(RING_ALL_REDUCE, NAIVE_ALL_REDUCE, NAIVE_VS_RING),
-    claims=tuple(c for alg in ALGORITHMS.values() if alg.key not in (_FOLD, _SEGMENTED)
+    claims=tuple(c for alg in ALGORITHMS.values() if alg.key not in (_FOLD, _RD_FOLD, _REDUCE_FOLD, _SEGMENTED)
                  for c in optimality_claims(alg))
-    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS,
+    + tuple(PUBLISHED) + BUS_BANDWIDTH + IDENTITIES + FOLD_CLAIMS + MPICH_FOLD_CLAIMS,
 )
 
 
@@ -241,6 +280,7 @@ CHAPTER = Chapter(
 from dataclasses import replace as _replace  # noqa: E402
 
 from symcomm.algorithms import GLOO as _GLOO_SOURCE  # noqa: E402
+from symcomm.cost import Cost  # noqa: E402
 
 _bin_any, _bin_tree = _cost("broadcast", "binomial_any"), _cost("broadcast", "binomial_tree")
 _ring_gather = _cost("reduce", "ring_gather")
@@ -305,27 +345,54 @@ ALLTOALL_CLAIMS = (
           source=_MPICH_ALLTOALL, domain=POWER_OF_TWO),
 )
 
-# gloo's reduce above 2·N·1 MiB (gloo/reduce.cc): C segments, C − 2 loop rounds
+# gloo's reduce (gloo/reduce.cc): the catalog's form is exact for every N and M (segments of at most
+# K elements, the last ones partial or empty; tests/test_profiles.py holds it against gloo_wire, and
+# tests/test_simulation.py against the execution).  Where the segments fill the buffer — M = P·N·K,
+# P ≥ 2 full segments per rank — it is the equal-segment form: C = P·N segments of M/C, C − 2 ring
+# rounds, then each rank's chunk M/N to the root.
 _segmented = _cost("reduce", "ring_segmented")
-_C = S.C
-_k = sp.Symbol("k", integer=True, positive=True)     # segments per rank, k ≥ 2
-_PER_RANK = Domain(least=DEFAULT.least + ((_k, 2),))
+_P_SEG = sp.Symbol("P", integer=True, positive=True)   # segments per rank, P ≥ 2
+_PER_RANK = Domain(least=DEFAULT.least + ((_P_SEG, 2),))
+_C_SEG = _P_SEG * N
+_filled_M = _P_SEG * N * S.K
+_EVEN = Cost.of(root_send=(_C_SEG - 2) * M / _C_SEG, root_recv=(_C_SEG - 2) * M / _C_SEG + (N - 1) * M / N,
+                send=(_C_SEG - 2) * M / _C_SEG + M / N, recv=(_C_SEG - 2) * M / _C_SEG,
+                total=N * (_C_SEG - 2) * M / _C_SEG + (N - 1) * M / N,
+                alpha=_C_SEG - 2 + N - 1, beta=(_C_SEG - 2) * M / _C_SEG + (N - 1) * M / N,
+                gamma=(_C_SEG - 2) * M / _C_SEG)
 _reduce_bound, _reduce_bound_source = LOWER_BOUNDS["reduce"]
+_GLOO_REDUCE = _GLOO_SOURCE + ", gloo/reduce.cc"
+
+
+def _by_role(cost):
+    return {"root send": cost.root.send, "root recv": cost.root.recv, "non-root send": cost.others.send,
+            "non-root recv": cost.others.recv, "total": cost.total, "alpha": cost.alpha, "beta": cost.beta,
+            "gamma": cost.gamma}
+
+
 SEGMENTED_CLAIMS = tuple(
-    AtLeast(_segmented.coefficient(sym).subs(_C, _k * N), _reduce_bound.coefficient(sym),
-            name=f"reduce/ring_segmented: {word} term at least the lower bound (C = kN segments, k ≥ 2)",
+    Claim(value.xreplace({M: _filled_M}), _by_role(_EVEN)[key].xreplace({M: _filled_M}),
+          name=f"reduce/ring_segmented: {key}, where segments of K fill the buffer (M = P·N·K, P ≥ 2), is the "
+               f"equal-segment form (C = P·N segments of M/C, C − 2 ring rounds, chunks of M/N to the root)",
+          source=_GLOO_REDUCE, domain=_PER_RANK)
+    for key, value in _by_role(_segmented).items()
+) + tuple(
+    AtLeast(_EVEN.coefficient(sym), _reduce_bound.coefficient(sym),
+            name=f"reduce/ring_segmented: {word} term at least the lower bound where segments fill the buffer "
+                 f"(C = P·N segments, P ≥ 2)",
             source=_reduce_bound_source, domain=_PER_RANK)
     for _, word, sym in _TERMS
 ) + tuple(
-    Claim(getattr(_segmented, key).subs(_C, 2 * N), getattr(_ring_gather, key),
-          name=f"reduce/ring_segmented: {key} at C = 2N (two segments per rank) is the ring reduce-scatter + gather's",
-          source=_GLOO_SOURCE + ", gloo/reduce.cc")
+    Claim(_EVEN.fields()[key].subs(_P_SEG, 2), _ring_gather.fields()[key],
+          name=f"reduce/ring_segmented: {key} with two segments per rank (C = 2N) is the ring reduce-scatter + "
+               "gather's", source=_GLOO_REDUCE)
     for key in ("send", "total", "beta", "gamma")
 ) + (
-    # the ring needs (N − 1)·C/N segments from each rank; the loop sends C − 2
-    Claim(_segmented.others.send - _ring_gather.others.send, (_C / N - 2) * M / _C,
-          name="reduce/ring_segmented: a non-root sends C/N − 2 segments of M/C beyond the ring's M",
-          source=_GLOO_SOURCE + ", gloo/reduce.cc"),
+    # the ring needs (N − 1)·P segments from each rank; the loop sends N·P − 2
+    Claim(_segmented.others.send.xreplace({M: _filled_M}) - _ring_gather.others.send.xreplace({M: _filled_M}),
+          (_P_SEG - 2) * S.K,
+          name="reduce/ring_segmented: where segments fill the buffer, a non-root sends P − 2 segments of K "
+               "beyond the ring's M", source=_GLOO_REDUCE, domain=_PER_RANK),
 )
 
 CHAPTER = _replace(CHAPTER, claims=tuple(CHAPTER.claims) + GLOO_CLAIMS + BINOMIAL_CLAIMS + ALLTOALL_CLAIMS

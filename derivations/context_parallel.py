@@ -22,7 +22,10 @@ ulysses_gqa_fwd = ULYSSES.cost_where(forward, gqa=1).subs({L: 1})
 ring_fwd = RING.cost_where(forward).subs({L: 1})
 ring_gqa_fwd = RING.cost_where(forward, gqa=1).subs({L: 1})
 ring = RING.cost().subs({L: 1})
-ring_flash = RING.cost(backward="ring_flash_attn").subs({L: 1})
+# the chapter's rings have N ≥ 2 ranks (the claims' domain): a group of one runs no ring and its
+# cost is 0 (claimed below), so the forms shown here drop the N = 1 branch
+_ring_flash_any_n = RING.cost(backward="ring_flash_attn").subs({L: 1})
+ring_flash_send = _ring_flash_any_n.send.xreplace({sp.Eq(N, 1): sp.false})
 megatron_sp_fwd = STRATEGIES["sp"].cost_where(forward).subs({L: 1})
 
 ULYSSES_FWD = Derivation(
@@ -43,7 +46,7 @@ RING_FWD = Derivation(
 
 RING_FLASH = Derivation(
     "Ring attention as ring-flash-attention runs its backward: elements each GPU sends per layer",
-    (Step(ring_flash.send, "composed: K, V ring passes forward and backward, dK, dV reduced round the ring, "
+    (Step(ring_flash_send, "composed: K, V ring passes forward and backward, dK, dV reduced round the ring, "
                            "and one more send of each that brings it home"),
      Step(4 * bsh * (N - 1) / N + 2 * N * (b * (s / N) * h),
           "K, V: N−1 blocks of b·(s/N)·h each, twice; dK, dV: N blocks each (one per step)"),
@@ -63,9 +66,12 @@ CLAIMS = (
           source=LIU + ", §3"),
     Claim(ring.send, 3 * ring_fwd.send,
           name="ring attention, forward + backward: K, V again and dK, dV back = 3 × forward", source=LIU),
-    Claim(ring_flash.send - ring.send, 2 * bsh / N,
+    Claim(ring_flash_send - ring.send, 2 * bsh / N,
           name="ring-flash-attention's backward sends one block of dK and of dV more than the minimum",
           source=RING_FLASH_ATTN),
+    Claim(_ring_flash_any_n.send.subs(N, 1) + _ring_flash_any_n.total.subs(N, 1), 0,
+          name="ring attention on a group of one (N = 1) sends nothing, ring-flash-attention's return sends "
+               "included (no peer: the definition)", source=RING_FLASH_ATTN),
     Claim(ring_fwd.send / ulysses_fwd.send, N / 2, name="ring / Ulysses forward volume = N/2",
           source=LIU + "; " + JACOBS),
 )

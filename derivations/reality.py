@@ -144,9 +144,8 @@ def _table() -> tuple:
                  "the barrier around each operation subtracted), against the catalog formula under the gloo "
                  "profile plus what gloo adds: 96 bytes per message sent (a 48-byte header written three times). "
                  "Above 2·N MiB gloo's reduce loop sends C/N − 2 more 1 MiB segments than the ring needs "
-                 "(reduce/ring_segmented); its catalog payload is exact when the segments fill the buffer, "
-                 "and approximate (fractional) when the last ones are partial or empty, which the predicted "
-                 "bytes count (see symcomm/profiles.py). "
+                 "(reduce/ring_segmented); its catalog payload is exact, partial and empty last segments "
+                 "included (see symcomm/profiles.py). "
                  "Recorded with: " + str(meta.get("command", "symcomm validate --backend gloo")) + "."),
         source=SOURCE),)
 

@@ -22,7 +22,7 @@ from . import symbols as S
 from .cost import Cost
 from .primitives import PRIMITIVES
 
-N, M, G, C = S.N, S.M, S.G, S.C
+N, M, G, C, K = S.N, S.M, S.G, S.C, S.K
 log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
 floor_log2N = S.log2_floor(N)  # general N: the power-of-two core of a fold
@@ -119,8 +119,6 @@ PAIR = Requirement("equals", N, 2)
 ALONE_N = Requirement("equals", N, 1)
 C_DIVIDES_M = Requirement("divides", C, M)
 CORE_DIVIDES_M = Requirement("core_divides", N, M)
-N_DIVIDES_C = Requirement("divides", N, C)
-C_AT_LEAST_2N = Requirement("at_least", C, 2 * N)
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a binomial tree on any N (K = ⌈log₂N⌉ rounds, top mask 2^(K−1)): the messages of its busiest
@@ -129,10 +127,38 @@ _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a fold to the nearest lower power of two P = 2^⌊log₂N⌋: 1 when N − P extra ranks exist, else 0
 _FOLDED = ceil_log2N - floor_log2N
 _CORE = 2 ** floor_log2N
+# 1 when at least two extra ranks fold (N − 2^⌊log₂N⌋ ≥ 2), else 0: then a core rank other than 0
+# (core rank 1) also receives a folded buffer
+_FOLDED_TWO = sp.Min(sp.Max(N - _CORE - 1, 0), 1)
 # blocks in the largest subtree below the root of a binomial tree on any N: rank 2^(K−1) holds
 # N − 2^(K−1), rank 2^(K−2) holds 2^(K−2); at N = 2^k both are N/2 or less and the first is N/2
 _SUBTREE = sp.Max(N - 2 ** (ceil_log2N - 1), 2 ** (ceil_log2N - 1) / 2)
 _BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
+
+
+# gloo's segmented ring reduce (gloo/reduce.cc) on any N and M, segments of at most K elements:
+# a segment holds S = min(⌈M/2N⌉, K) elements (the last ones partial or empty), ⌈M/S⌉ of them hold
+# data, and each rank's chunk is P = ⌈max(⌈M/S⌉, 2N)/N⌉ segments (numSegments = N·P, a multiple of N,
+# at least 2N), so chunk r holds x_r = min(max(M − r·P·S, 0), P·S) elements.  The ring loop sends
+# every segment but the last two of the sender's own chunk: rank r sends M − t(x_r), where
+# t(x) = max(x − (P − 2)S, 0) is what the last two segments of a chunk of x elements hold.
+_SEG = sp.Min(sp.ceiling(M / (2 * N)), K)
+_FILLED = sp.ceiling(M / _SEG)
+_PER = sp.ceiling(sp.Max(_FILLED, 2 * N) / N)
+_CHUNK = _PER * _SEG
+
+
+def _chunk_holds(r):
+    """x_r: the elements of chunk r (segments r·P … r·P + P − 1) that lie inside the buffer."""
+    return sp.Min(sp.Max(M - r * _CHUNK, 0), _CHUNK)
+
+
+def _last_two(x):
+    """t(x): what the last two segments of a chunk holding x elements hold."""
+    return sp.Max(x - (_PER - 2) * _SEG, 0)
+
+
+_FULL_CHUNKS = sp.floor(M / _CHUNK)
 
 
 # -- algorithms ------------------------------------------------------------------------------
@@ -254,6 +280,24 @@ _ENTRIES = [
     Algorithm("reduce", "rabenseifner", "reduce-scatter by recursive halving, then binomial gather",
               THAKUR + ", §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("gather", "binomial_tree"))),
+    Algorithm("reduce", "rabenseifner_fold",
+              "any N: the r = N − 2^⌊log₂N⌋ odd ranks below 2r send their buffer to rank − 1, which adds it; "
+              "the P = 2^⌊log₂N⌋ others reduce-scatter by recursive halving from distance 1, then gather the "
+              "blocks to rank 0 down a binomial tree (the upper half of the core sends first, core rank 1 last, "
+              "with P/2 blocks)",
+              THAKUR + ", §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of "
+              "two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), "
+              "rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, "
+              "(1 + (p − 1)/p)nγ with p there the core's size)", (CORE_DIVIDES_M,),
+              Cost.of(root_send=(_CORE - 1) * M / _CORE, root_recv=_FOLDED * M + 2 * (_CORE - 1) * M / _CORE,
+                      # core rank 1: its reduce-scatter share, then P/2 blocks to rank 0 (as much as a folded rank's M when P = 2)
+                      send=(_CORE - 1) * M / _CORE + M / 2,
+                      # core rank 1: the reduce-scatter, P/2 − 1 blocks of the gather, and a folded buffer when r ≥ 2
+                      recv=(_CORE - 1) * M / _CORE + (_CORE / 2 - 1) * M / _CORE + _FOLDED_TWO * M,
+                      total=(N - _CORE) * M + (_CORE - 1) * M + floor_log2N * M / 2,
+                      alpha=2 * floor_log2N + _FOLDED,
+                      beta=_FOLDED * M + 2 * (_CORE - 1) * M / _CORE,
+                      gamma=_FOLDED * M + (_CORE - 1) * M / _CORE)),
     # ---- all-gather ----------------------------------------------------------------------
     Algorithm("all_gather", "ring", "each rank passes the block it last received to its right neighbour",
               THAKUR + ", §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ", (N_DIVIDES_M,),
@@ -297,6 +341,17 @@ _ENTRIES = [
               THAKUR + ", §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ", (POW2,),
               Cost.of(send=log2N * M, recv=log2N * M, total=N * log2N * M,
                       alpha=log2N, beta=log2N * M, gamma=log2N * M)),
+    Algorithm("all_reduce", "recursive_doubling_fold",
+              "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the "
+              "2^⌊log₂N⌋ others swap and add whole buffers with partners at distance 1, 2, 4...; the odd ranks "
+              "below 2r send the result back",
+              THAKUR + ", §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled "
+              "as for Rabenseifner's, by the nearest lower power of two); MPICH "
+              "src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2)",
+              closed_form=Cost.of(send=(floor_log2N + _FOLDED) * M, recv=(floor_log2N + _FOLDED) * M,
+                                  total=(2 * (N - _CORE) + _CORE * floor_log2N) * M,
+                                  alpha=floor_log2N + 2 * _FOLDED, beta=(floor_log2N + 2 * _FOLDED) * M,
+                                  gamma=(floor_log2N + _FOLDED) * M)),
     Algorithm("all_reduce", "rabenseifner", "recursive-halving reduce-scatter, then recursive-doubling all-gather",
               THAKUR + ", §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ", (POW2, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "recursive_halving"), Phase("all_gather", "recursive_doubling"))),
@@ -385,17 +440,30 @@ _ENTRIES = [
                                   send=(sp.Max(S.log2_ceil(N - 1), 1) - 1) * M, recv=M,
                                   total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
     Algorithm("reduce", "ring_segmented",
-              "gloo's reduce: the buffer in C equal segments (C a multiple of N, at least 2N), chunk r = "
-              "segments r·C/N … (r + 1)·C/N − 1; C − 2 ring rounds, in each every rank passes one segment to "
-              "rank − 1, which adds its own input to it; then every rank sends its chunk (M/N) to the root. "
-              "The ring needs (N − 1)C/N rounds: for C > 2N the loop sends C/N − 2 segments more",
-              GLOO + ", gloo/reduce.cc (numSegments a multiple of N, ≥ 2N; sends in all but the last two of "
-              "numSegments iterations; then a direct gather of chunkBytes to the root)",
-              (C_DIVIDES_M, N_DIVIDES_C, C_AT_LEAST_2N),
-              Cost.of(root_send=(C - 2) * M / C, root_recv=(C - 2) * M / C + (N - 1) * M / N,
-                      send=(C - 2) * M / C + M / N, recv=(C - 2) * M / C,
-                      total=N * (C - 2) * M / C + (N - 1) * M / N,
-                      alpha=C - 2 + N - 1, beta=(C - 2) * M / C + (N - 1) * M / N, gamma=(C - 2) * M / C)),
+              "gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = "
+              "⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in "
+              "each every rank passes one segment to rank − 1, which adds its own input to it (empty segments "
+              "are not sent); then every rank sends the part of its chunk inside the buffer to the root. The "
+              "ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
+              GLOO + ", gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), "
+              "numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of "
+              "numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what "
+              "remains) to the root)",
+              closed_form=Cost.of(
+                  root_send=M - _last_two(_chunk_holds(0)),
+                  root_recv=M - _last_two(_chunk_holds(1)) + M - _chunk_holds(0),
+                  # the busiest non-root is rank 1 (chunks shrink with r): M − t(x₁) + x₁
+                  send=M + sp.Min(sp.Max(M - _CHUNK, 0), (_PER - 2) * _SEG),
+                  # rank r receives what rank r + 1 sends; for N = 2 rank 1's sender is the root
+                  recv=sp.Piecewise((M - _last_two(_chunk_holds(0)), sp.Eq(N, 2)),
+                                    (M - _last_two(_chunk_holds(N - 1)), True)),
+                  total=N * M - 2 * _SEG * _FULL_CHUNKS - _last_two(M - _CHUNK * _FULL_CHUNKS) + M - _chunk_holds(0),
+                  # round i carries offset i mod P of every chunk, chunk 0 (the fullest) its largest; the
+                  # gather is one round per non-root chunk holding data
+                  alpha=N * sp.Min(_FILLED, _PER) - sp.Min(sp.Max(_FILLED - _PER + 2, 0), 2)
+                  + sp.ceiling(M / _CHUNK) - 1,
+                  beta=N * _chunk_holds(0) - _last_two(_chunk_holds(0)) + M - _chunk_holds(0),
+                  gamma=N * _chunk_holds(0) - _last_two(_chunk_holds(0)))),
     Algorithm("reduce", "ring_gather",
               "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
               GLOO + ", gloo/reduce.cc (ring reduce-scatter, then gather to root)", (N_DIVIDES_M,),

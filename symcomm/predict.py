@@ -128,21 +128,13 @@ class Row:
             out.append(f"wire bytes per rank measured {self.measured}, predicted {pred} (difference {diff})")
         if self.kind == "op":
             for role, surplus in self.prediction["surplus"].items():
-                if abs(surplus) > self.prediction["rounding_slack"][role] and not self._explained(surplus):
+                if abs(surplus) > self.prediction["rounding_slack"][role]:
                     out.append(f"{role} payload differs from the catalog formula by {surplus} bytes")
         else:
             busiest = max(self.prediction["payload"])
             if busiest != self.prediction["model_payload"]["busiest"]:
                 out.append(f"busiest payload {busiest} ≠ strategy prediction {self.prediction['model_payload']['busiest']}")
         return out
-
-    def _explained(self, surplus) -> bool:
-        # gloo's reduce above 2·N·1 MiB when its 1 MiB segments do not fill the buffer: the
-        # catalog's ring_segmented has C equal segments, gloo's last ones are partial or empty
-        # (documented in the gloo profile's reduce rule, counted by gloo_wire)
-        from .profiles import GLOO_MAX_SEGMENT
-        return (self.name == "reduce" and self.m * ITEM > 2 * self.n * GLOO_MAX_SEGMENT
-                and (self.m * ITEM) % (self.n * GLOO_MAX_SEGMENT) != 0)
 
     def as_dict(self) -> dict:
         out = {"kind": self.kind, "name": self.name, "N": self.n,

@@ -42,6 +42,7 @@ import sympy as sp
 from . import symbols as S
 from .algorithms import ALONE, ALONE_NAME, CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
 from .cost import Cost
+from .units import bytes_per_element
 
 NCCL_DOCS = ("NCCL user guide, Environment variables: NCCL_ALGO (Ring, Tree, CollNet, NVLS, NVLSTree, PAT) "
              "and NCCL_PROTO (Simple, LL, LL128); Jeaugey 2019, Massively scale your deep learning "
@@ -144,9 +145,12 @@ class Profile:
     sources: tuple[str, ...]
     #: exact per-rank wire model (payload bytes, messages sent, messages received), if known
     wire: Callable[..., list] | None = None
-    #: C, the chunks or segments of its pipelined algorithms, as the library decides it from
+    #: C, the chunks of its pipelined algorithms, as the library decides it from
     #: (N, bytes of M, bytes per element); None if the profile runs none
     chunking: Callable[[int, int, int], int] | None = None
+    #: K, the most elements in one segment of its segmented rings, from the bytes per element;
+    #: None if the profile runs none
+    segment: Callable[[int], int] | None = None
 
     def rule(self, primitive: str, n: int | None = None, nbytes: int | None = None) -> Rule:
         """The first rule for ``primitive`` that covers (N, bytes); ValueError if none does.
@@ -243,6 +247,8 @@ MPICH_BCAST = ("MPICH src/mpi/coll/cvars.txt (MPIR_CVAR_BCAST_*: binomial for sh
                "scatter + recursive doubling for medium messages on powers of two, scatter + ring allgather "
                "otherwise) and src/mpi/coll/bcast/bcast_intra_binomial.c")
 MPICH_ALLREDUCE = "MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c"
+MPICH_REDUCE = ("MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (and "
+                "maint/tuning/coll/mpir/generic.json: reduce_scatter_gather above 2048 B for built-in operations)")
 MPICH_ALLREDUCE_NOTE = ("MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 (src/mpi/coll/cvars.txt, the switch Thakur et al. "
                         "describe); MPICH's current selection file maint/tuning/coll/mpir/generic.json keeps "
                         "recursive doubling only to 8 bytes, for user-defined ops or count < 2^⌊lg p⌋")
@@ -262,8 +268,9 @@ MPICH = Profile(
         Rule("gather", "binomial_tree", _T + "; MPICH src/mpi/coll/gather/gather_intra_binomial.c (any p)"),
         Rule("reduce", "binomial_tree", _T + " (Reduce): binomial tree for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_REDUCE_SHORT_MSG_SIZE = 2048"),
-        Rule("reduce", "rabenseifner", _T + " (Reduce): Rabenseifner for long messages"),
-        Rule("reduce", "ring_gather", "the catalog's nearest for non-power-of-two N"),
+        Rule("reduce", "rabenseifner", _T + " (Reduce): Rabenseifner for long messages; " + MPICH_REDUCE),
+        Rule("reduce", "rabenseifner_fold", _T + " (Reduce): non-power-of-two p: the p − 2^⌊lg p⌋ extra ranks "
+             "fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_REDUCE),
         Rule("all_gather", "recursive_doubling", _T + " (Allgather): recursive doubling, power of two, < 512 KiB",
              max_bytes=512 * KiB, note="MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE = 524288"),
         Rule("all_gather", "bruck", _T + " (Allgather): Bruck for short messages (< 80 KiB)",
@@ -274,13 +281,15 @@ MPICH = Profile(
         Rule("reduce_scatter", "pairwise", _T + " (Reduce-Scatter): pairwise exchange for long messages"),
         Rule("all_reduce", "recursive_doubling", _T + " (Allreduce): recursive doubling for short messages (≤ 2 KiB)",
              max_bytes=2 * KiB + 1, note="MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048"),
+        Rule("all_reduce", "recursive_doubling_fold", _T + " (Allreduce): recursive doubling for short messages "
+             "(≤ 2 KiB), non-power-of-two p: the extra ranks fold into their neighbours first; MPICH "
+             "src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c",
+             max_bytes=2 * KiB + 1, note="MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048"),
         Rule("all_reduce", "rabenseifner", _T + " (Allreduce): Rabenseifner for long messages (built-in, "
              "hence commutative, operations); " + MPICH_ALLREDUCE,
              note=MPICH_ALLREDUCE_NOTE),
         Rule("all_reduce", "rabenseifner_fold", _T + " (Allreduce): non-power-of-two p: the p − 2^⌊lg p⌋ extra "
-             "ranks fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_ALLREDUCE,
-             note="for short messages on non-powers of two MPICH folds the same way into recursive doubling "
-                  "(not in the catalog): the fold's Rabenseifner is the catalog's nearest there"),
+             "ranks fold into their neighbours, Rabenseifner runs on 2^⌊lg p⌋; " + MPICH_ALLREDUCE),
         Rule("all_to_all", "bruck", _T + " (Alltoall): Bruck for short blocks (≤ 256 B per destination) and p ≥ 8; "
              "MPICH maint/tuning/coll/mpir/generic.json (alltoall: comm_size ≥ 8, avg_msg_size ≤ 256 → brucks)",
              max_bytes=256 + 1, min_n=8, per_block=True,
@@ -438,12 +447,12 @@ GLOO = Profile(
         Rule("gather", "flat", GLOO + ", gloo/gather.cc"),
         Rule("reduce", "ring_gather", GLOO + ", gloo/reduce.cc: up to 2·N·1 MiB, two segments per rank, "
              "whose ring loop is exactly the ring reduce-scatter", max_bytes=2 * GLOO_MAX_SEGMENT + 1, per_block=True),
-        Rule("reduce", "ring_segmented", GLOO + ", gloo/reduce.cc: above 2·N·1 MiB, C = numSegments segments "
-             "of 1 MiB (rounded up to a multiple of N), and the ring loop runs C − 2 rounds where the ring "
-             "needs (N − 1)C/N: each rank sends C/N − 2 segments more",
-             note="the closed form has C equal segments: exact when 1 MiB segments fill the buffer (bytes a "
-                  "multiple of N MiB); otherwise gloo's last segments are partial or empty, and gloo_wire "
-                  "counts them to the byte"),
+        Rule("reduce", "ring_segmented", GLOO + ", gloo/reduce.cc: above 2·N·1 MiB, numSegments segments "
+             "of 1 MiB (K = 1 MiB / bytes per element; rounded up to a multiple of N), and the ring loop runs "
+             "numSegments − 2 rounds where the ring needs (N − 1)·numSegments/N: each rank sends "
+             "numSegments/N − 2 segments more",
+             note="exact for every N and M: the closed form counts gloo's partial and empty last segments "
+                  "(tested against gloo_wire and measured)"),
         Rule("all_gather", "ring", GLOO + ", gloo/allgather.cc (each block in two halves)"),
         Rule("reduce_scatter", "ring", TORCH + ": reduce_scatter_tensor runs gloo's ring all-reduce on the "
              "whole buffer and keeps the rank's block", runs_as="all_reduce",
@@ -458,7 +467,8 @@ GLOO = Profile(
     sources=(GLOO + ": gloo/allreduce.cc, reduce.cc, broadcast.cc, allgather.cc, gather.cc, scatter.cc, "
              "alltoall.cc, barrier.cc, transport/tcp/pair.h, pair.cc", TORCH),
     wire=gloo_wire,
-    chunking=lambda n, nbytes, item: _ring_segments(n, nbytes, item, reduce_style=True)[0],
+    # gloo/reduce.cc: maxSegmentSize rounded down to whole elements (AllreduceOptionsImpl::kMaxSegmentSize)
+    segment=lambda item: max(1, GLOO_MAX_SEGMENT // item),
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (TEXTBOOK, NCCL, NCCL_NVLS, MPICH, GLOO)}
@@ -480,14 +490,20 @@ def _number(expr, values):
 
 def strategy_terms(strategy, backend: str | Profile, values: dict | None = None, itemsize: int = 4,
                    **options) -> tuple:
-    """The strategy's terms with each collective replaced by what ``backend`` runs for it."""
+    """The strategy's terms with each collective replaced by what ``backend`` runs for it.
+
+    A rule's byte thresholds see each term's own bytes: its elements times the size of its
+    own element type (``Term.dtype``), or ``itemsize`` (the run's ``--dtype``) when it has none."""
     prof = backend if isinstance(backend, Profile) else profile(backend)
     values = values or {}
     out = []
     for term in strategy.terms(**options):
         n = _number(term.group, values)
         size = _number(term.message, values)
-        rule = prof.rule(term.primitive, n, None if size is None else size * itemsize)
+        # a term whose buffer has its own element type (Term.dtype: Megatron's fp32 gradient
+        # reduction in a bf16 run) is as many bytes as its own elements make
+        item = bytes_per_element(term.dtype) if term.dtype else itemsize
+        rule = prof.rule(term.primitive, n, None if size is None else size * item)
         impl = rule.implementation
         out.append(replace(term, primitive=impl.primitive, algorithm=impl.name))
     return tuple(out)
@@ -507,13 +523,15 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     impl = rule.implementation
     needed = set().union(*(sp.sympify(e, strict=True).free_symbols for e in impl.cost.fields().values()))
     if S.C in needed and S.C not in values:
-        return chunked(prof, impl, rule, size, itemsize, n)
+        impl, rule = chunked(prof, impl, rule, size, itemsize, n)
+    if S.K in needed and S.K not in values:
+        impl, rule = segmented(prof, impl, rule, itemsize)
     return impl, rule
 
 
 def chunks(prof: Profile, size: int | None, itemsize: int = 4, n: int | None = None) -> int:
-    """C, the chunks (NCCL's chains) or segments (gloo's reduce) ``prof`` splits M = ``size``
-    elements into on ``n`` ranks; ValueError naming C when it cannot be decided."""
+    """C, the chunks (NCCL's chains) ``prof`` splits M = ``size`` elements into on ``n`` ranks;
+    ValueError naming C when it cannot be decided."""
     if prof.chunking is None:
         raise ValueError(f"C: backend {prof.name} states no chunk size for its pipelined algorithms; give C=")
     if size is None or n is None:
@@ -529,3 +547,12 @@ def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsi
                     requires=tuple(r for r in impl.requires if S.C not in (r.symbol,) + tuple(
                         sp.sympify(r.other, strict=True).free_symbols)))
     return fixed, replace(rule, source=f"{rule.source}; here C = {c} for {size * itemsize} B on N = {n}")
+
+
+def segmented(prof: Profile, impl: Algorithm, rule: Rule, itemsize: int = 4) -> tuple[Algorithm, Rule]:
+    """``impl`` (a segmented ring, segments of at most K elements) with K as ``prof`` decides it."""
+    if prof.segment is None:
+        raise ValueError(f"K: backend {prof.name} states no segment size for its segmented rings; give K=")
+    k = prof.segment(itemsize)
+    return (replace(impl, closed_form=impl.cost.subs({S.K: k})),
+            replace(rule, source=f"{rule.source}; here K = {k} elements ({k * itemsize} B) per segment at most"))

@@ -64,10 +64,12 @@ class Run:
 class Network:
     """N ranks joined by one-port full-duplex links; counts what the algorithms do."""
 
-    def __init__(self, n: int, ranks_per_node: int | None = None, chunks: int | None = None):
+    def __init__(self, n: int, ranks_per_node: int | None = None, chunks: int | None = None,
+                 segment: int | None = None):
         self.n = n
         self.ranks_per_node = ranks_per_node or n
         self.chunks = chunks or 1          # pieces a pipelined chain splits its buffer into
+        self.segment = segment             # most elements in one segment of a segmented ring
         self.sent = [0] * n
         self.received = [0] * n
         self.messages = [0] * n
@@ -424,6 +426,81 @@ def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
     return out
 
 
+def _core_of(n: int, folds_to_odd: bool) -> list[int]:
+    """MPICH's fold to P = 2^⌊log₂N⌋ ranks: core rank c → rank (the r = N − P extra ranks below 2r
+    fold pairwise; the odd one of each pair stays for all-reduce, the even one for reduce)."""
+    core = 1 << (n.bit_length() - 1)
+    extra = n - core
+    return [2 * c + (1 if folds_to_odd else 0) if c < extra else c + extra for c in range(core)]
+
+
+def recursive_doubling_fold_all_reduce(net: Network, data: dict) -> dict:
+    """MPICH's allreduce_intra_recursive_doubling.c on any N: the even ranks below 2r send to
+    rank + 1 (which adds), the P core ranks swap whole buffers at distance 1, 2, ..., P/2 and add,
+    then the odd ranks below 2r send the result back."""
+    n = net.n
+    real = _core_of(n, folds_to_odd=True)
+    extra = n - len(real)
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(e, e + 1, acc[e]) for e in range(0, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    mask = 1
+    while mask < len(real):
+        msgs = [Message(real[c], real[c ^ mask], acc[real[c]]) for c in range(len(real))]
+        for msg in net.exchange(msgs):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+        mask <<= 1
+    if extra:
+        for msg in net.exchange([Message(o, o - 1, acc[o]) for o in range(1, 2 * extra, 2)]):
+            acc[msg.dst] = msg.data
+    return acc
+
+
+def rabenseifner_fold_reduce(net: Network, data: dict) -> dict:
+    """MPICH's reduce_intra_reduce_scatter_gather.c on any N, root 0: the odd ranks below 2r send
+    to rank − 1 (which adds); the P core ranks reduce-scatter by recursive halving from distance
+    1 (the lower of a pair keeps the lower half); then, for mask = P/2, ..., 1, every core rank
+    whose highest bit is mask sends all the blocks it holds to core rank − mask."""
+    n = net.n
+    real = _core_of(n, folds_to_odd=False)
+    core, extra = len(real), n - len(real)
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(o, o - 1, acc[o]) for o in range(1, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    blocks = {c: dict(enumerate(_split(acc[real[c]], core))) for c in range(core)}
+    span = {c: (0, core) for c in range(core)}
+    mask = 1
+    while mask < core:                                                     # reduce-scatter
+        msgs, keep = [], {}
+        for c in range(core):
+            lo, hi = span[c]
+            mid = (lo + hi) // 2
+            mine, give = ((lo, mid), (mid, hi)) if c < c ^ mask else ((mid, hi), (lo, mid))
+            msgs.append(Message(real[c], real[c ^ mask], np.concatenate([blocks[c][i] for i in range(*give)]), give))
+            keep[c] = mine
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            lo, hi = msg.tag
+            for i, piece in zip(range(lo, hi), _split(msg.data, hi - lo)):
+                blocks[c][i] = net.add(msg.dst, blocks[c][i], piece)
+        span = keep
+        mask <<= 1
+    held = {c: {i: blocks[c][i] for i in range(*span[c])} for c in range(core)}
+    mask = core // 2
+    while mask:                                                            # gather to core rank 0
+        msgs = []
+        for c in range(mask, 2 * mask):
+            order = sorted(held[c])
+            msgs.append(Message(real[c], real[c - mask], np.concatenate([held[c][i] for i in order]), tuple(order)))
+        for msg in net.exchange(msgs):
+            c = real.index(msg.dst)
+            held[c].update(zip(msg.tag, _split(msg.data, len(msg.tag))))
+        mask //= 2
+    return {ROOT: np.concatenate([held[0][i] for i in range(core)])}
+
+
 def in_network_all_reduce(net: Network, data: dict) -> dict:
     up = net.exchange([Message(r, SWITCH, data[r]) for r in range(net.n)])
     total = up[0].data
@@ -516,6 +593,8 @@ EXECUTIONS: dict[tuple[str, str], Callable[[Network, dict], dict]] = {
     ("all_reduce", "recursive_doubling"): recursive_doubling_all_reduce,
     ("all_reduce", "in_network"): in_network_all_reduce,
     ("all_reduce", "rabenseifner_fold"): rabenseifner_fold_all_reduce,
+    ("all_reduce", "recursive_doubling_fold"): recursive_doubling_fold_all_reduce,
+    ("reduce", "rabenseifner_fold"): rabenseifner_fold_reduce,
     ("all_to_all", "pairwise"): pairwise_all_to_all,
     ("all_to_all", "bruck"): bruck_all_to_all,
     ("send_recv", "direct"): direct_send_recv,
@@ -540,26 +619,36 @@ EXECUTIONS[("broadcast", "binomial_any")] = binomial_any_broadcast
 
 
 def segmented_ring_reduce(net: Network, data: dict) -> dict:
-    """gloo/reduce.cc with C = net.chunks equal segments: in iteration i < C − 2 rank r sends
-    segment (r + 1)·C/N + i (mod C) to rank r − 1, from its input while i < C/N and from its
-    output after; the receiver sets out = in + received.  Then chunk r goes to the root."""
-    n, c = net.n, net.chunks
-    per = c // n
-    inp = {r: _split(data[r], c) for r in range(n)}
+    """gloo/reduce.cc with segments of at most K = net.segment elements: the segment size is
+    min(⌈M/2N⌉, K), the segment count the least multiple of N that is at least 2N and covers the
+    buffer, segment k the elements [k·size, (k + 1)·size) that exist (possibly none).  In iteration
+    i < count − 2 rank r sends segment (r + 1)·count/N + i (mod count) to rank r − 1 if it holds
+    any element, from its input while i < count/N and from its output after; the receiver sets
+    out = in + received.  Then every rank r ≠ 0 sends the elements of its chunk (segments
+    r·count/N …) that exist to the root, one after the other."""
+    n, m = net.n, data[ROOT].size
+    size = min(-(-m // (2 * n)), net.segment)
+    count = -(-max(-(-m // size), 2 * n) // n) * n
+    per = count // n
+    bounds = [(min(k * size, m), min((k + 1) * size, m)) for k in range(count)]
+    inp = {r: [data[r][a:b] for a, b in bounds] for r in range(n)}
     out = {r: [seg.copy() for seg in inp[r]] for r in range(n)}
-    for i in range(c - 2):
+    for i in range(count - 2):
         msgs = []
         for r in range(n):
-            k = ((r + 1) * per + i) % c
-            msgs.append(Message(r, (r - 1) % n, (inp if i < per else out)[r][k], k))
+            k = ((r + 1) * per + i) % count
+            if bounds[k][1] > bounds[k][0]:
+                msgs.append(Message(r, (r - 1) % n, (inp if i < per else out)[r][k], k))
         for msg in net.exchange(msgs):
             out[msg.dst][msg.tag] = net.add(msg.dst, inp[msg.dst][msg.tag], msg.data)
-    result = out[ROOT][:per]
-    chunks = {ROOT: result}
+    result = list(out[ROOT][:per])
     for r in range(1, n):
-        (msg,) = net.exchange([Message(r, ROOT, np.concatenate(out[r][r * per:(r + 1) * per]))])
-        chunks[r] = _split(msg.data, per)
-    return {ROOT: np.concatenate([seg for r in range(n) for seg in chunks[r]])}
+        mine = range(r * per, (r + 1) * per)
+        held = sum(bounds[k][1] - bounds[k][0] for k in mine)
+        if held:
+            (msg,) = net.exchange([Message(r, ROOT, np.concatenate([out[r][k] for k in mine]))])
+            result.append(msg.data)
+    return {ROOT: np.concatenate(result)}
 
 
 EXECUTIONS[("reduce", "ring_segmented")] = segmented_ring_reduce
@@ -697,10 +786,12 @@ def _run_composition(net: Network, algorithm, inputs: list) -> list:
             for r in range(n)]
 
 
-def run(algorithm, inputs: list, ranks_per_node: int | None = None, chunks: int | None = None) -> Run:
+def run(algorithm, inputs: list, ranks_per_node: int | None = None, chunks: int | None = None,
+        segment: int | None = None) -> Run:
     """Execute a catalog algorithm (a :class:`symcomm.algorithms.Algorithm`: its primitive, name
-    and phases) on ``inputs`` (one entry per rank, None where a rank holds nothing)."""
-    net = Network(len(inputs), ranks_per_node, chunks)
+    and phases) on ``inputs`` (one entry per rank, None where a rank holds nothing); ``chunks``
+    is C (pipelined chains), ``segment`` K (segmented rings)."""
+    net = Network(len(inputs), ranks_per_node, chunks, segment)
     if algorithm.phases:
         return net.finish(_run_composition(net, algorithm, inputs))
     try:

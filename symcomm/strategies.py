@@ -721,7 +721,10 @@ def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
              phase="backward", dtype="fp32" if backward == "ring_flash_attn" else ""),
     ]
     if backward == "ring_flash_attn":
-        out.append(Term("send_recv", "direct", 2, message / group, 2 * n, "dK, dV return to their owner",
+        # a group of one runs no ring: its return sends (the one ring term not already zero for a
+        # group of one) vanish with the group
+        alone = sp.Piecewise((0, sp.Eq(group, 1)), (1, True))
+        out.append(Term("send_recv", "direct", 2, message / group, 2 * n * alone, "dK, dV return to their owner",
                         groups * group, across, "cp", phase="backward", dtype="fp32"))
     return tuple(out)
 
@@ -762,14 +765,10 @@ def _hybrid(**options) -> tuple[Term, ...]:
 
     # CP on its group: K/V heads split by TP
     if cp in ("ring", "ring_flash_attn"):
-        # with c = 1 no attention runs over a ring: ring-flash-attention's return sends of dK, dV (the
-        # one ring term not already zero for a group of one) vanish with the group
-        alone = sp.Piecewise((0, sp.Eq(c, 1)), (1, True))
-        terms += tuple(replace(term, count=term.count * alone) if term.primitive == "send_recv" else term
-                       for term in _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c,
-                                               _spans(t * c, G), m,
-                                               backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
-                                               recompute=recompute))
+        # with c = 1 no attention runs over a ring (_ring_terms: the return sends vanish with the group)
+        terms += _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c, _spans(t * c, G), m,
+                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
+                             recompute=recompute)
     else:
         terms += _ulysses_terms(c, replica_batch, s, h / t, _kv_width(gqa) / t, layers, n_gpus / c,
                                 _spans(t * c, G), m, recompute=recompute)

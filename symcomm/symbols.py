@@ -46,6 +46,7 @@ N = _integer("N")              # ranks (GPUs) in the group
 M = _integer("M")              # message: the full, unsharded buffer, in elements
 G = _integer("G")              # ranks per node (inner level of a two-level algorithm)
 C = _integer("C")              # chunks a pipelined chain splits the buffer into
+K = _integer("K")              # most elements in one segment of a segmented ring (gloo: 1 MiB / bytes per element)
 
 # --- α-β-γ time model ------------------------------------------------------------------
 alpha = _nonneg("alpha")              # s per message (inside a node / single level)
@@ -93,6 +94,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(M, "M", "message size: the full unsharded buffer", "elements"),
         SymbolInfo(G, "G", "ranks per node (inner group of a two-level algorithm)", "ranks"),
         SymbolInfo(C, "C", "chunks a pipelined chain (ring broadcast/reduce) splits the buffer into", "chunks"),
+        SymbolInfo(K, "K", "most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element)",
+                   "elements"),
         SymbolInfo(alpha, "alpha", "latency per message (intra-node or single level)", "s"),
         SymbolInfo(beta, "beta", "transfer time per element (intra-node or single level); the CLI takes s/byte",
                    "s/element"),

@@ -500,15 +500,22 @@ def test_an_unfinished_run_kills_every_rank_without_waiting():
 
 def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
     # gloo/reduce.cc (torch 2.13): segments of ≤ 1 MiB, numSegments rounded up to a multiple of N,
-    # sends in all but the last two of numSegments iterations, then each rank's chunk of
-    # numSegments/N segments goes to the root. Hand count, fp32:
-    #   N = 2, M = 2**22 (16 MiB): 16 segments, 14 sent in the loop + an 8 MiB chunk = 22 MiB = 1.375 M
-    #   N = 8, M = 2**23 (32 MiB): 32 segments, 30 sent in the loop + a 4 MiB chunk = 34 MiB = 1.0625 M
+    # sends in all but the last two of numSegments iterations (none of an empty segment), then each
+    # rank's chunk of numSegments/N segments goes to the root. Hand count, fp32, M = 2**22 (16 MiB):
+    #   N = 2: 16 segments, 8 a chunk: 14 sent in the loop + an 8 MiB chunk = 22 MiB = 1.375 M
+    #   N = 3 (M rounded down to 2**22 − 1, the last segment 4 B short): 18 segments, 6 a chunk, 2
+    #     empty; rank 1 sends all but its chunk's last two (full) = 14 MiB − 4 B, + its 6 MiB chunk;
+    #     rank 2's last two are the empty ones: 16 MiB − 4 B, + its chunk of 4 MiB − 4 B
+    #   N = 4: 16 segments, 4 a chunk: 14 + 4 = 18 MiB = 1.125 M
+    # and the root sends the buffer but its chunk's last two (full) segments in the loop, nothing more
     _need_torch()
     MiB = 2 ** 20
-    for n, m, want in ((2, 2 ** 22, 22 * MiB), (8, 2 ** 23, 34 * MiB)):
+    for n, m, want in ((2, 2 ** 22, [22 * MiB]), (3, 2 ** 22 - 1, [20 * MiB - 4, 20 * MiB - 8]),
+                       (4, 2 ** 22, [18 * MiB] * 3)):
         assert main(["measure", "--ranks", str(n), "--sizes", str(m), "--primitives", "reduce",
                      "--steps", "none", "--no-progress", "--json"]) == 0
         (row,) = json.loads(capsys.readouterr().out)["rows"]
-        assert row["payload"][1:] == [want] * (n - 1)
-        assert row["payload"][0] == (4 * m // MiB - 2) * MiB    # the root: the loop only
+        assert row["M"] == m and row["payload"][1:] == want
+        assert row["payload"][0] == 4 * m - 2 * MiB
+        # the catalog's closed form (reduce/ring_segmented under gloo) is the measured payload
+        assert row["model_payload"]["busiest_other"] == max(want) and row["matched"]

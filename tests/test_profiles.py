@@ -89,6 +89,19 @@ def test_mpich_switch_points():
     # MPICH allreduce_intra_reduce_scatter_allgather.c: non-powers of two fold to 2^⌊log₂N⌋
     assert mpich.rule("all_reduce", 6, 1 << 20).algorithm == "rabenseifner_fold"
     assert mpich.rule("all_reduce", 12, 1 << 20).algorithm == "rabenseifner_fold"
+    # short messages (≤ 2048 B): recursive doubling, folded to 2^⌊log₂N⌋ on non-powers of two
+    # (MPICH allreduce_intra_recursive_doubling.c: pof2 = MPL_pof2(size), rem = size − pof2)
+    assert mpich.rule("all_reduce", 12, 1024).algorithm == "recursive_doubling_fold"
+    assert mpich.rule("all_reduce", 6, 2048).algorithm == "recursive_doubling_fold"
+    assert mpich.rule("all_reduce", 8, 2048).algorithm == "recursive_doubling"
+    # reduce: binomial ≤ 2048 B (MPIR_CVAR_REDUCE_SHORT_MSG_SIZE), else Rabenseifner, with the
+    # fold on non-powers of two (MPICH reduce_intra_reduce_scatter_gather.c)
+    assert mpich.rule("reduce", 12, 2048).algorithm == "binomial_tree"
+    assert mpich.rule("reduce", 16, 1 << 20).algorithm == "rabenseifner"
+    for n in (3, 5, 6, 7, 12, 24):
+        assert mpich.rule("reduce", n, 1 << 20).algorithm == "rabenseifner_fold"
+        assert mpich.rule("all_reduce", n, 1 << 20).algorithm == "rabenseifner_fold"
+        assert mpich.rule("all_reduce", n, 1 << 10).algorithm == "recursive_doubling_fold"
     # MPICH cvars.txt MPIR_CVAR_BCAST_*: < 12288 B binomial (any N), < 524288 B scatter +
     # recursive doubling on powers of two, else scatter + ring allgather
     assert mpich.rule("broadcast", 16, 1024).algorithm == "binomial_tree"
@@ -127,10 +140,13 @@ def test_eval_backend_checks_what_the_backend_runs(capsys):
     assert main(["eval", "all_reduce", "N=6", "M=2**20", "--backend", "mpich", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["algorithm"].startswith("rabenseifner_fold") and got["send"] == 2 * 3 * 2 ** 20 // 4 + 2 ** 20
-    # M = 6 splits into N = 6 ring blocks but not into the fold's 4 core blocks: one line naming M
-    assert main(["eval", "all_reduce", "N=6", "M=6", "--backend", "mpich"]) == 2
+    # a long message of M = 2**20 + 2 does not split into the fold's 4 core blocks: one line naming M
+    # (a short one of M = 6 needs no blocks: recursive doubling with the fold sends whole buffers)
+    assert main(["eval", "all_reduce", "N=6", "M=1048578", "--backend", "mpich"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "M=6" in err and "2^⌊log₂N⌋=4" in err
+    assert err.count("\n") == 1 and "M=1048578" in err and "2^⌊log₂N⌋=4" in err
+    assert main(["eval", "all_reduce", "N=6", "M=6", "--backend", "mpich", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["algorithm"].startswith("recursive_doubling_fold")
 
 
 def test_gloo_overhead_is_three_preambles_per_message():
@@ -159,8 +175,10 @@ def test_gloo_reduce_model_above_two_segments_per_rank(capsys):
     gloo = profile("gloo")
     assert gloo.rule("reduce", 8, 16 * 2 ** 20).algorithm == "ring_gather"       # = 2·N MiB
     assert gloo.rule("reduce", 8, 16 * 2 ** 20 + 4).algorithm == "ring_segmented"
-    assert chunks(gloo, 2 ** 22, n=2) == 16 and chunks(gloo, 2 ** 23, n=8) == 32
-    assert chunks(gloo, 2 ** 10, n=3) == 6                                        # 2N below the cap
+    # segments of at most 1 MiB: K = 2**18 fp32 or 2**19 bf16 elements
+    assert gloo.segment(4) == 2 ** 18 and gloo.segment(2) == 2 ** 19
+    with pytest.raises(ValueError, match="^C: .*give C="):
+        chunks(gloo, 2 ** 22, n=2)                    # gloo runs no pipelined chain
     for n, m, want in ((2, 2 ** 22, 22 * 2 ** 20), (8, 2 ** 23, 34 * 2 ** 20)):
         assert main(["eval", "reduce", f"N={n}", f"M={m}", "--backend", "gloo", "--dtype", "fp32", "--json"]) == 0
         got = json.loads(capsys.readouterr().out)
@@ -203,3 +221,127 @@ def test_committed_measurements_match_the_gloo_profile():
     for n in (2, 3, 4, 8):
         for name in ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "ddp", "fsdp"):
             assert (name, n) in covered
+
+
+def test_a_term_of_its_own_element_type_is_sized_in_its_own_bytes():
+    # Megatron reduces gradients in fp32 in a bf16 run (Term.dtype = "fp32"). A 600-element
+    # gradient is 2400 B in fp32, past MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048
+    # (src/mpi/coll/cvars.txt: recursive doubling when ≤ 2048 B): Rabenseifner; the same
+    # gradient kept in bf16 (grad_dtype=same) is 1200 B: recursive doubling.
+    from symcomm.profiles import strategy_terms
+    hybrid = STRATEGIES["hybrid"]
+    values = {S.d: 4, S.t: 1, S.p: 1, S.c: 1, S.Phi: 600, S.b: 4, S.s: 8, S.h: 8, S.L: 2, S.m: 1, S.G: 8}
+    runs = {}
+    for grad in ("fp32", "same"):
+        terms = strategy_terms(hybrid, "mpich", values, 2, framework="megatron", zero=0, grad_dtype=grad)
+        (dp,) = [term for term in terms if term.axis == "dp"]
+        runs[grad] = (dp.algorithm, exact(dp.cost.send, values))
+    # hand count on d = 4 ranks: Rabenseifner sends 2·(3/4)·600 = 900 elements, recursive
+    # doubling log₂4 · 600 = 1200
+    assert runs == {"fp32": ("rabenseifner", 900), "same": ("recursive_doubling", 1200)}
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES) + [None])
+def test_ring_attention_on_a_group_of_one_costs_nothing(name, capsys):
+    # N = 1: no peer, no ring (definition); ring-flash-attention's dK, dV "return to their owner"
+    # is a send from a rank to itself there, which a group of one does not make
+    args = ["eval", "cp_ring", "N=1", "b=1", "s=4096", "h=4096", "L=2", "backward=ring_flash_attn", "--json"]
+    assert main(args + (["--backend", name] if name else [])) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["send"], got["recv"], got["total"], got["alpha"], got["beta"]) == (0, 0, 0, 0, 0)
+    assert all(term["send"] == 0 for term in got["terms"])
+
+
+def test_mpich_on_twelve_ranks_by_hand(capsys):
+    # N = 12: pof2 = 8, rem = 4 (MPICH). All-reduce of 256 fp32 (1 KiB, short): an odd rank below 8
+    # takes its neighbour's buffer, swaps M with partners at distance 1, 2, 4 and sends the result
+    # back: 3M + M = 1024 elements; rounds 1 + 3 + 1 = 5.
+    assert main(["eval", "all_reduce", "N=12", "M=256", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("recursive_doubling_fold") and (got["send"], got["alpha"]) == (1024, 5)
+    # reduce of 2**20 fp32 (long): core rank 1 (rank 2) sends its 7/8 M of the reduce-scatter, then
+    # its P/2 = 4 blocks of M/8 to rank 0: 7/8 M + M/2; the root receives M (rank 1's fold) + 7/8 M
+    # + 7/8 M = 2.75 M, more than core rank 1's 7/8 M + 3/8 M + M (fold) = 2.25 M, so recv (the
+    # busier of root and non-roots) is the root's; rounds 1 + 3 + 3 = 7
+    m = 2 ** 20
+    assert main(["eval", "reduce", "N=12", f"M={m}", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("rabenseifner_fold") and got["alpha"] == 7
+    assert got["send"] == 7 * m // 8 + m // 2
+    assert got["recv"] == m + 2 * 7 * m // 8
+
+
+def _reduce_grid():
+    """(N, M, bytes per element): N = 2 … 9; M from one element to well past 2·N·1 MiB, on and
+    beside the multiples of a segment (K elements), of N segments and of 2N segments, odd sizes."""
+    for n in range(2, 10):
+        for item in (4, 2):
+            k = GLOO.segment(item)
+            sizes = {1, 2, 7, 2 * n - 1, 2 * n + 1, k - 1, k, k + 1, n * k - 1, n * k + 1,
+                     2 * n * k - 1, 2 * n * k, 2 * n * k + 1, 2 * n * k + 3, (2 * n + 1) * k + 5,
+                     3 * n * k + 7, 4 * n * k + k // 2 + 1, 5 * n * k - 3, 2 ** 22 + 1, 2 ** 23 - 5}
+            for m in sorted(sizes):
+                yield n, m, item
+
+
+def test_gloo_reduce_closed_form_is_gloo_wire_for_every_n_and_m():
+    # the catalog's reduce/ring_segmented (a closed form in N, M and K) against gloo_wire, which
+    # walks gloo/reduce.cc's loops segment by segment: payload of the root, of the busiest other
+    # rank, and in total, to the byte, wherever segments are partial or empty
+    from symcomm.algorithms import algorithm
+    cost = algorithm("reduce", "ring_segmented").cost
+    for n, m, item in _reduce_grid():
+        wire = gloo_wire("reduce", n, m, item)
+        values = {S.N: n, S.M: m, S.K: GLOO.segment(item)}
+        got = [item * exact(x, values) for x in (cost.root.send, cost.others.send, cost.total)]
+        assert got == [wire[0].payload, max(w.payload for w in wire[1:]), sum(w.payload for w in wire)], (n, m, item)
+
+
+def test_gloo_reduce_sends_by_hand_at_sixteen_mib():
+    # M = 2**22 fp32 (16 MiB), segments of 1 MiB (K = 2**18): N = 2: 16 segments, 8 per chunk, a
+    # non-root sends 14 in the loop + its 8 MiB chunk = 22 MiB = 1.375 M; N = 3: 18 segments (16
+    # full, 2 empty), 6 per chunk: 16 − 2 in the loop + 6 MiB = 20 MiB = 1.25 M; N = 4: 16, 4 per
+    # chunk: 14 + 4 = 18 MiB = 1.125 M (all three measured: derivations/data/gloo_measurements.json)
+    from symcomm.profiles import algorithm_under
+    m = 2 ** 22
+    for n, want in ((2, 22), (3, 20), (4, 18)):
+        impl, rule = algorithm_under(GLOO, "reduce", {S.N: n, S.M: m}, 4)
+        assert impl.name == "ring_segmented" and "K = 262144" in rule.source
+        assert 4 * exact(impl.cost.others.send, {S.N: n, S.M: m}) == want * 2 ** 20
+        assert max(w.payload for w in gloo_wire("reduce", n, m, 4)[1:]) == want * 2 ** 20
+
+
+def test_mpich_broadcast_on_twelve_ranks_by_hand(capsys):
+    # MPICH cvars.txt MPIR_CVAR_BCAST_*: < 12288 B binomial (bcast_intra_binomial.c, masks 8, 4, 2, 1 on
+    # 12 ranks: the root sends 4 times, in 4 rounds); 262 KiB on a non-power of two: scatter + ring
+    # allgather with blocks B = M/12 = 5462: the root scatters 11B, then passes 11B round the ring
+    # (22B); rank 8 receives its subtree's 4B, then 11B; rounds ⌈log₂12⌉ + 11 = 15; in total the
+    # scatter moves ones(12) = 20 blocks (Σ popcount(0..11)) and the ring 12·11
+    assert main(["eval", "broadcast", "N=12", "M=1024", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("binomial_tree")
+    assert (got["send"], got["recv"], got["total"], got["alpha"]) == (4 * 1024, 1024, 11 * 1024, 4)
+    block = 5462
+    assert main(["eval", "broadcast", "N=12", f"M={12 * block}", "--backend", "mpich", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["algorithm"].startswith("scatter_allgather")
+    assert (got["send"], got["recv"], got["total"], got["alpha"]) == (22 * block, 15 * block, 152 * block, 15)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_hybrid_with_presets_and_groups_of_one_under_every_profile(name, capsys):
+    # c = 1 and t = 1: the TP and CP terms are groups of one (cost 0); the pipeline's sends and the
+    # data-parallel pair remain. Megatron's distributed optimizer (zero=1) reduce-scatters fp32
+    # gradients over d = 4: 3/4 of the stage's Φ/p fp32 bytes, and all-gathers bf16 parameters:
+    # 3/4 of Φ/p bf16 bytes — except gloo, whose reduce-scatter is a whole all-reduce (twice that)
+    assert main(["eval", "hybrid", "--model", "llama3-70b", "d=4", "t=1", "p=2", "c=1", "m=4", "b=16", "G=8",
+                 "--hardware", "h100", "--backend", name, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["unit"] == "bytes"
+    terms = {t["label"]: t for t in got["terms"]}
+    assert all(t["send"] == 0 for t in got["terms"] if t["group"] == 1)
+    shard = got["values"]["Phi"] // 2
+    factor = 2 if name == "gloo" else 1
+    assert terms["gradient reduce-scatter (backward)"]["send"] == factor * 3 * shard * 4 // 4
+    assert terms["parameter all-gather (after the step)"]["send"] == 3 * shard * 2 // 4
+    assert got["time"] > 0

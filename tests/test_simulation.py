@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from symcomm import symbols as S
 from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
-                                CORE_DIVIDES_M, N_DIVIDES_C)
+                                CORE_DIVIDES_M)
 from symcomm.evaluate import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
@@ -46,10 +46,11 @@ def layouts(draw, alg):
     if C_DIVIDES_M in alg.requires:
         chunks = draw(st.integers(1, 8))
         m = chunks * draw(st.integers(1, 4))
-    if N_DIVIDES_C in alg.requires:   # gloo's segments: a multiple of N, at least 2N
-        chunks = n * draw(st.integers(2, 4))
-        m = chunks * draw(st.integers(1, 3))
-    return n, m, g, chunks
+    segment = None
+    if S.K in alg.cost.total.free_symbols:       # gloo's segments of at most K elements: any M,
+        segment = draw(st.integers(1, 5))      # from a few segments to many per rank, odd sizes too
+        m = draw(st.integers(1, 6 * n * segment + 3))
+    return n, m, g, chunks, segment
 
 
 def _same(got, want):
@@ -61,11 +62,11 @@ def _same(got, want):
 @given(data=st.data())
 def test_execution_matches_definition_and_formula(key, data):
     alg = ALGORITHMS[key]
-    n, m, g, chunks = data.draw(layouts(alg))
+    n, m, g, chunks, segment = data.draw(layouts(alg))
     seed = data.draw(st.integers(0, 2**32 - 1))
     inputs = PRIMITIVES[alg.primitive].inputs_for(n, m, np.random.default_rng(seed))
 
-    result = run(alg, inputs, ranks_per_node=g, chunks=chunks)
+    result = run(alg, inputs, ranks_per_node=g, chunks=chunks, segment=segment)
 
     # 1. the data: the algorithm computes the primitive
     want = expected(alg.primitive, inputs)
@@ -77,6 +78,8 @@ def test_execution_matches_definition_and_formula(key, data):
         values[S.G] = g
     if chunks is not None:
         values[S.C] = chunks
+    if segment is not None:
+        values[S.K] = segment
     cost = alg.cost
     assert result.send == exact(cost.send, values)
     assert result.recv == exact(cost.recv, values)
@@ -174,3 +177,34 @@ def test_binomial_scatter_and_gather_on_twelve_ranks():
         values = {S.N: n, S.M: m}
         assert exact(alg.cost.others.send, values) == send and exact(alg.cost.others.recv, values) == recv
         assert exact(alg.cost.total, values) == 20
+
+
+def test_mpich_folds_on_six_ranks_by_hand():
+    # MPICH, N = 6: pof2 = 4, rem = 2.
+    # allreduce_intra_recursive_doubling.c, M = 5: fold 0 → 1, 2 → 3 (5 each, added); core ranks
+    # 1, 3, 4, 5 swap whole buffers at distance 1 ((1,3), (4,5)) and 2 ((1,4), (3,5)); unfold 1 → 0,
+    # 3 → 2. Rank 1 sends 5 + 5 + 5 = 15 and receives 15; total 10 + 4·10 + 10 = 60; rounds 4;
+    # β = 4·5 = 20; γ = 5 (fold) + 2·5 = 15.
+    # reduce_intra_reduce_scatter_gather.c, M = 8, root 0: fold 1 → 0, 3 → 2 (8 each, added); core
+    # 0, 2, 4, 5 halve 8 → 4 (pairs (0,2), (4,5)) → 2 (pairs (0,4), (2,5)); gather: 4 → 0 and 5 → 2
+    # (one block of 2), then 2 → 0 (two blocks, 4). Root: sends 4 + 2 = 6, receives 8 + 4 + 2 + 2 + 4 = 20;
+    # rank 2 sends 4 + 2 + 4 = 10, receives 8 + 4 + 2 + 2 = 16; total 16 + 24 + 8 = 48;
+    # rounds 1 + 2 + 2 = 5; β = 8 + 4 + 2 + 2 + 4 = 20; γ = 8 + 4 + 2 = 14.
+    cases = ((("all_reduce", "recursive_doubling_fold"), 5, 15, 15, 60, 4, 20, 15, None),
+             (("reduce", "rabenseifner_fold"), 8, 10, 16, 48, 5, 20, 14, (6, 20)))
+    for key, m, send, recv, total, alpha, beta, gamma, root in cases:
+        alg = ALGORITHMS[key]
+        inputs = PRIMITIVES[key[0]].inputs_for(6, m, np.random.default_rng(13))
+        result = run(alg, inputs)
+        assert all(_same(got, want) for got, want in zip(result.outputs, expected(key[0], inputs)))
+        others = (max(result.sent[1:]), max(result.received[1:])) if root else (result.send, result.recv)
+        assert others == (send, recv) and result.total == total
+        assert (result.coefficients["alpha"], result.coefficients["beta"], result.coefficients["gamma"]) == \
+            (alpha, beta, gamma)
+        values = {S.N: 6, S.M: m}
+        cost = alg.cost
+        part = cost.others if root else cost
+        assert (exact(part.send, values), exact(part.recv, values), exact(cost.total, values)) == (send, recv, total)
+        if root:
+            assert (result.sent[0], result.received[0]) == root
+            assert (exact(cost.root.send, values), exact(cost.root.recv, values)) == root

@@ -74,6 +74,29 @@ def prove_all(chapters) -> tuple[dict, int]:
     return proofs, proved
 
 
+def api_functions() -> list[dict]:
+    """The Python API's functions with their signatures and docstrings (examples as doctests,
+    each closed by a blank line so that the Markdown fence is not read as expected output)."""
+    import inspect
+    import textwrap
+
+    from symcomm import api
+
+    out = []
+    for name in ("evaluate", "compare", "plan", "formula"):
+        function = getattr(api, name)
+        doc = textwrap.dedent(function.__doc__ or "").strip("\n")
+        words, examples = [], []
+        for line in doc.splitlines():
+            (examples if examples or line.lstrip().startswith(">>>") else words).append(line.strip() if not examples and not line.lstrip().startswith(">>>") else line.lstrip())
+        text = " ".join(w for w in words if w).replace("``", "`")
+        if examples:
+            text += "\n\n```python\n" + "\n".join(examples) + "\n\n```"
+        signature = str(inspect.signature(function)).replace("'", "")
+        out.append({"name": name, "signature": signature, "doc": text})
+    return out
+
+
 def render_plots(out: Path, strategies, written: list) -> list[dict]:
     try:
         import matplotlib
@@ -124,6 +147,7 @@ def build(out: Path) -> int:
         "pictures": docs.picture_rows(), "usage": docs.usage_rows(),
     }
     write(out / "index.md", markdown.get_template("markdown/index.md.j2").render(**shared), written)
+    write(out / "api.md", markdown.get_template("markdown/api.md.j2").render(functions=api_functions()), written)
     page = markdown.get_template("markdown/chapter.md.j2")
     for context in chapters:
         write(out / f"{context['slug']}.md", page.render(ch=context), written)

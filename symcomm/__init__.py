@@ -17,7 +17,12 @@ _PUBLIC = {
     "ALGORITHMS": "algorithms", "Algorithm": "algorithms", "algorithm": "algorithms",
     "algorithms_of": "algorithms",
     "evaluator": "numeric",
+    "evaluate": "api", "compare": "api", "plan": "api", "formula": "api", "Result": "api", "Formula": "api",
 }
+
+#: API functions named like a submodule: once that module is imported it is the attribute, and
+#: it is callable (it calls the function), so the function is never cached over it
+_ALSO_MODULES = ("evaluate", "plan")
 
 #: subpackages reachable as attributes before they are imported (``symcomm.export.export(...)``)
 _SUBPACKAGES = ("export",)
@@ -32,8 +37,14 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module 'symcomm' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
+    if name not in _ALSO_MODULES:
+        globals()[name] = value
     return value
+
+
+def _call_api(name, *args, **kwargs):
+    """``symcomm.evaluate(...)`` and ``symcomm.plan(...)`` once their modules of the same name are imported."""
+    return getattr(importlib.import_module(".api", __name__), name)(*args, **kwargs)
 
 
 def __dir__():

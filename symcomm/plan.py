@@ -24,6 +24,9 @@ fitting layout is bounded below by more than the rows asked for (``top``) and th
 
 from __future__ import annotations
 
+import sys
+import types
+
 import csv
 import functools
 import io
@@ -851,3 +854,18 @@ def cmd_plan(args) -> int:
     else:
         print(to_text(result, top))
     return 0
+
+
+
+class _CallableModule(types.ModuleType):
+    """``symcomm.plan`` is both this module and the Python API's ``symcomm.plan(...)``: once the
+    module is imported it is the package's attribute, so calling it calls the API function."""
+
+    def __call__(self, *args, **kwargs):
+        # the package's facade forwards to the Python API (a front end): only a user's call goes there
+        from . import _call_api
+
+        return _call_api("plan", *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,60 @@
+"""The Python API (symcomm.api): the same answers as the commands, plain values, Jupyter reprs."""
+
+import doctest
+import json
+from pathlib import Path
+
+import pytest
+
+import symcomm
+from symcomm import api
+from symcomm.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_api_examples_run():
+    failed, attempted = doctest.testmod(api, optionflags=doctest.ELLIPSIS)
+    assert attempted >= 5 and failed == 0
+
+
+def test_the_docs_page_examples_run():
+    page = ROOT / "docs" / "api.md"
+    failed, attempted = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert attempted >= 5 and failed == 0
+
+
+def test_evaluate_answers_what_eval_json_answers(capsys):
+    from symcomm.cli import main
+
+    assert main(["eval", "zero3", "N=8", "Phi=1000", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    got = symcomm.evaluate("zero3", N=8, Phi=1000).to_dict()
+    assert got == printed
+    # ZeRO-3: all-gather twice and reduce-scatter once, 7/8·Φ each (Rajbhandari et al. 2020, §7.2.2)
+    assert got["send"] == 3 * 7 * 1000 // 8
+
+
+def test_results_render_in_a_notebook():
+    r = symcomm.evaluate("all_reduce", algorithm="ring", N=8, M=2 ** 20, alpha=1e-6, beta=1e-10, gamma=0,
+                         dtype="fp32")
+    assert "| send |" in r._repr_markdown_() and "<table>" in r._repr_html_()
+    assert r.to_dict()["units"]["time"] == "s"
+    f = symcomm.formula("all_reduce", "ring")
+    assert f._repr_latex_().startswith("$\\begin{aligned}") and "send" in f.to_dict()["formulas"]
+
+
+def test_bad_input_raises_a_value_error_naming_the_parameter():
+    with pytest.raises(InputError, match="N=3") as err:
+        symcomm.evaluate("all_reduce", algorithm="recursive_doubling", N=3, M=8)
+    assert isinstance(err.value, ValueError)
+    with pytest.raises(ValueError, match="--tp"):
+        symcomm.plan("llama3-8b", gpus=16, batch=64, seq=4096, hardware="h100", tp="x")
+
+
+def test_symcomm_plan_and_evaluate_stay_callable_after_their_modules_are_imported():
+    import symcomm.evaluate  # noqa: F401  (the module of the same name)
+    import symcomm.plan  # noqa: F401
+
+    assert symcomm.evaluate("dp", N=4, Phi=100)["send"] == 150          # 2·3/4·100
+    assert symcomm.plan("llama3-8b", gpus=8, batch=16, seq=2048, hardware="h100", top=1)["layouts"]

@@ -39,7 +39,7 @@ def environments():
                                variable_start_string=r"\VAR{", variable_end_string="}",
                                comment_start_string=r"\#{", comment_end_string="}",
                                trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    latex.filters["tex"] = tex_text
+    latex.filters["tex"] = lambda text: tex_text(text, breaks=True)   # long paths may break after / and _
     return markdown, latex
 
 
@@ -97,6 +97,12 @@ def api_functions() -> list[dict]:
     return out
 
 
+#: no date, a fixed producer: two builds write the same bytes
+SVG_METADATA = {"Date": None}
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": "symcomm build_docs.py (matplotlib)",
+                "Creator": "symcomm build_docs.py"}
+
+
 def render_plots(out: Path, strategies, written: list) -> list[dict]:
     try:
         import matplotlib
@@ -117,12 +123,13 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
             TAKES.get(name, ""), (strategies,))
         fn = (lambda d=draw, args=given: d(*args))
         fig, title, caption = fn()
-        path = out / "plots" / f"{name}.svg"
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-        write(path, buffer.getvalue(), written)
+        # SVG for the Markdown pages, PDF (vector) for the LaTeX document
+        for fmt, metadata in (("svg", SVG_METADATA), ("pdf", PDF_METADATA)):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, metadata=metadata, bbox_inches="tight")
+            write(out / "plots" / f"{name}.{fmt}", buffer.getvalue(), written)
         plt.close(fig)
-        plots.append({"title": title, "caption": caption, "path": f"plots/{name}.svg"})
+        plots.append({"title": title, "caption": caption, "path": f"plots/{name}.svg", "pdf": f"plots/{name}.pdf"})
     return plots
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import algorithms_of
+from .algorithms import POW2, algorithms_of
 from .bounds import LOWER_BOUNDS
+from .cost import Cost, Traffic
 from .derivation import Chapter
 from .primitives import PRIMITIVES
-from .printing import latex
-from .proof import AtLeast, Claim, Limit, Proof, is_definition
+from .printing import latex, latex_lines, visible_length
+from .proof import POWER_OF_TWO, AtLeast, Claim, Limit, Proof, check, is_definition
 
 _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
           S.alpha_inter: r"\alpha_{\mathrm{inter}}", S.beta_inter: r"\beta_{\mathrm{inter}}"}
@@ -45,7 +46,53 @@ def _two_level(cost, intra, inter) -> str:
     return rf"{latex(cost.coefficient(intra))} + \left[{latex(sp.expand(across), pull_factors=False)}\right]_{{\mathrm{{inter}}}}"
 
 
-def cost_row(cost) -> dict:
+def _exponent_of_two(x):
+    """e when x = 2^e (a power of 2, of 4..., times a power of 2), else None."""
+    coef, rest = x.as_coeff_Mul()
+    if not (coef.is_Rational and coef > 0 and (coef.p & (coef.p - 1)) == 0 and (coef.q & (coef.q - 1)) == 0):
+        return None
+    shift = coef.p.bit_length() - coef.q.bit_length()
+    if rest == 1:
+        return sp.Integer(shift)
+    if rest.is_Pow and rest.base.is_Integer and rest.base > 1 and (int(rest.base) & (int(rest.base) - 1)) == 0:
+        return rest.exp * (int(rest.base).bit_length() - 1) + shift
+    return None
+
+
+def _scaled_power_of_two(x) -> bool:
+    return (x.is_Mul or x.is_Pow) and not x.is_Number and _exponent_of_two(x) is not None
+
+
+def at_power_of_two(expr) -> sp.Expr:
+    """``expr`` as shown for an algorithm that runs only on N = 2ʲ ranks: ⌈log₂N⌉ is log₂N
+    there, 2^⌈log₂N⌉ is N, and what these make equal collapses (⌈log₂N⌉ + log₂N is 2 log₂N,
+    the max of N/4 and N/2 is N/2).  The printed form is proved equal to ``expr`` on that
+    domain, or the build stops: the docs never show a formula the engine did not derive."""
+    expr = sp.sympify(expr, strict=True)
+    if not expr.has(S.log2_ceil(S.N), S.log2(S.N), S.OnesBelow):
+        return expr
+    j = sp.Symbol("j", integer=True, positive=True)
+    at = expr.xreplace({S.log2_ceil(S.N): j, S.log2(S.N): j}).xreplace({S.N: 2 ** j})
+    # 2^j/2 → 2^(j−1), so that ⌈log₂⌉ of it evaluates (to j − 1) and the max of the two collapses
+    at = at.replace(_scaled_power_of_two, lambda x: 2 ** _exponent_of_two(x)).xreplace({})
+
+    def back(power):           # 2^(a·j + c) → N^a · 2^c
+        exponent = sp.expand(_exponent_of_two(power))
+        a = exponent.coeff(j)
+        return S.N ** a * sp.Integer(2) ** (exponent - a * j)
+    shown = at.replace(lambda x: _scaled_power_of_two(x) and x.has(j), back).xreplace({j: S.log2(S.N)})
+    shown = sp.cancel(shown) if not shown.has(sp.Max, sp.Min, S.log2_ceil(S.N)) else shown
+    if not check(Claim(shown, expr, domain=POWER_OF_TWO)):
+        raise ArithmeticError(f"at N = 2^j, {expr} was rewritten as {shown}, which could not be proved equal")
+    return shown
+
+
+def cost_row(cost, power_of_two: bool = False) -> dict:
+    """A cost's printed fields; ``power_of_two`` for an algorithm that needs N = 2ʲ (its
+    formulas are shown in log₂N, as the convention says: :func:`at_power_of_two`)."""
+    if power_of_two:   # the printed fields only: the busier role's send and recv, already chosen
+        cost = Cost(Traffic(at_power_of_two(cost.send), at_power_of_two(cost.recv)), at_power_of_two(cost.total),
+                    tuple((sym, at_power_of_two(coef)) for sym, coef in cost.coefficients))
     return {
         "send": latex(cost.send),
         "recv": latex(cost.recv),
@@ -60,22 +107,50 @@ def cost_row(cost) -> dict:
 # -- claims and derivations ----------------------------------------------------------------
 
 _RELATION = {Claim: "=", AtLeast: r"\ge"}
+_INLINE = 48      # a formula printed wider than this (visible_length) is displayed, not inline
 
 
 def claim_row(claim, proof: Proof | None = None) -> dict:
+    """A claim as its two sides, printed apart.
+
+    ``same`` is true when both sides print alike (a composed cost against the form typed
+    from its source, say): the templates then show the expression once, as what both
+    sides come to, instead of a line that reads as a tautology.  ``statement`` is the
+    whole relation on one line."""
     if isinstance(claim, Limit):
-        statement = rf"\lim_{{{latex(claim.var)} \to {latex(claim.point)}}} {latex(claim.expr)} = {latex(claim.value)}"
+        lhs = rf"\lim_{{{latex(claim.var)} \to {latex(claim.point)}}} {latex(claim.expr)}"
+        rhs, relation = latex(claim.value), "="
+        lhs_lines, rhs_lines = [lhs], [rhs]
     else:
-        statement = f"{latex(claim.lhs)} {_RELATION[type(claim)]} {latex(claim.rhs)}"
-    return {"name": claim.name, "statement": statement, "source": claim.source,
-            "holds": None if proof is None else bool(proof), "definition": is_definition(claim)}
+        lhs, rhs, relation = latex(claim.lhs), latex(claim.rhs), _RELATION[type(claim)]
+        lhs_lines, rhs_lines = latex_lines(claim.lhs), latex_lines(claim.rhs)
+    same = lhs == rhs and not isinstance(claim, Limit)
+    statement = f"{lhs} {relation} {rhs}"
+    # for a display that breaks long formulas: the left side, then the relation and the right side
+    lines = lhs_lines if same else lhs_lines + [f"{relation} {rhs_lines[0]}"] + rhs_lines[1:]
+    return {"name": claim.name, "statement": statement, "lhs": lhs, "rhs": rhs, "lines": lines,
+            "long": visible_length(lhs if same else statement) > _INLINE,
+            "relation": relation, "same": same,
+            "source": claim.source, "holds": None if proof is None else bool(proof),
+            "definition": is_definition(claim)}
 
 
 def derivation_row(derivation) -> dict:
+    """The chain as the templates show it: a step that prints exactly as the one before
+    (a composed cost and the form typed from the source, say) adds no row; its reason
+    joins the row it repeats.  Every step is still proved (``Derivation.step_claims``)."""
     steps = []
     for i, step in enumerate(derivation.steps):
         relation = "" if i == 0 else ("=" if step.relation == "=" else r"\xrightarrow{N \to \infty}")
-        steps.append({"relation": relation, "latex": latex(step.expr), "reason": step.reason})
+        text = latex(step.expr)
+        if steps and step.relation == "=" and text == steps[-1]["latex"]:
+            steps[-1]["reasons"].append(step.reason)
+            steps[-1]["reason"] = "; ".join(steps[-1]["reasons"])
+            continue
+        lines = latex_lines(step.expr)
+        lines[0] = f"{relation} {lines[0]}" if relation else lines[0]
+        steps.append({"relation": relation, "latex": text, "lines": lines, "reason": step.reason,
+                      "reasons": [step.reason]})
     return {"title": derivation.title, "lhs": derivation.lhs, "convention": derivation.convention,
             "source": derivation.source, "steps": steps,
             "claims": [claim_row(c) for c in derivation.claims]}
@@ -131,7 +206,7 @@ def algorithm_rows() -> list[dict]:
                          "summary": alg.summary, "source": alg.source,
                          "requires": "; ".join(r.describe() for r in alg.requires) or "any N",
                          "composed_of": " + ".join(f"{ph.primitive}/{ph.algorithm}" for ph in alg.phases),
-                         **cost_row(alg.cost)})
+                         **cost_row(alg.cost, POW2 in alg.requires)})
     return rows
 
 

@@ -20,6 +20,19 @@ def _curve(expr, name: str, x: np.ndarray) -> np.ndarray:
     return fast(expr)(**{name: x}) * np.ones_like(x, dtype=float)
 
 
+#: line styles and (hollow) markers: series i gets the i-th pair, no two series of a plot alike
+_LINESTYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "v", "D", "<", ">", "p", "h", "*")
+
+
+def series_style(i: int, count: int) -> dict:
+    """Matplotlib keywords for series ``i`` of ``count``: a line style and marker pair of its own,
+    markers hollow and staggered along the line, so that a series drawn over another (two
+    algorithms with one formula at this N) still shows."""
+    return {"linestyle": _LINESTYLES[i % len(_LINESTYLES)], "marker": _MARKERS[i % len(_MARKERS)],
+            "markersize": 5, "markerfacecolor": "none", "markevery": (0.1 * i / max(count, 1), 0.1)}
+
+
 def _figure():
     import matplotlib
 
@@ -38,9 +51,9 @@ def dp_volume_vs_n(strategies):
     curves = (("DP, naive (root)", strategies["dp"].cost(algorithm="naive").send),
               ("DP, ring", strategies["dp"].cost(algorithm="ring").send),
               ("ZeRO-3 / FSDP", strategies["zero3"].cost().send))
-    for label, send in curves:
+    for i, (label, send) in enumerate(curves):
         y = _curve(send / S.Phi, "N", n)
-        ax.plot(n, y, label=label)
+        ax.plot(n, y, label=label, **series_style(i, len(curves)))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("GPUs N")
@@ -60,9 +73,9 @@ def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
               ("CP, Ulysses", strategies["cp_ulysses"].cost().send),
               ("CP, ring attention", strategies["cp_ring"].cost().send))
     values = {S.N: n, S.h: h, S.b: b, S.L: 1}
-    for label, send in curves:
+    for i, (label, send) in enumerate(curves):
         y = _curve(sp.sympify(send, strict=True).subs(values), "s", seq)
-        ax.plot(seq, y, marker="o", markersize=3, label=label)
+        ax.plot(seq, y, label=label, **series_style(i, len(curves)))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("sequence length s")
@@ -83,16 +96,15 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
     inter = {S.alpha: alpha_inter, S.beta: beta_inter_bytes * bytes_per_element}
     values = {S.N: n, S.G: ranks_per_node, S.gamma: 0, S.alpha_inter: alpha_inter,
               S.beta_inter: beta_inter_bytes * bytes_per_element}
-    for alg in algorithms_of("all_reduce"):
-        if POW2 in alg.requires and not is_power_of_two(n):
-            continue
+    shown = [alg for alg in algorithms_of("all_reduce") if not (POW2 in alg.requires and not is_power_of_two(n))]
+    for i, alg in enumerate(shown):
         two_level = alg.cost.coefficient(S.alpha_inter) != 0
         # a flat algorithm on N > G ranks crosses the network on its critical path: it runs
         # at the inter-node α, β; the two-level one pays each level its own
         level = intra if two_level or n <= ranks_per_node else inter
         time = sp.sympify(alg.cost.time, strict=True).subs({**values, **level})
         y = _curve(time, "M", sizes / bytes_per_element)
-        ax.plot(sizes, y, label=alg.name)
+        ax.plot(sizes, y, label=alg.name, **series_style(i, len(shown)))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size M (bytes)")
@@ -110,12 +122,10 @@ def step_time_vs_published(rows):
     """Predicted against published step time, one marker per run (``rows``: dicts with
     published, predicted, hardware, role), the ±10 % band drawn."""
     fig, ax = _figure()
-    styles = {"a100": ("o", "tab:blue"), "h100-roce": ("s", "tab:orange")}
-    for system in sorted({r["hardware"] for r in rows}):
+    for i, system in enumerate(sorted({r["hardware"] for r in rows})):
         mine = [r for r in rows if r["hardware"] == system]
-        marker, colour = styles.get(system, ("^", "tab:green"))
-        ax.plot([r["published"] for r in mine], [r["predicted"] for r in mine], linestyle="none", marker=marker,
-                color=colour, label=system)
+        ax.plot([r["published"] for r in mine], [r["predicted"] for r in mine], linestyle="none",
+                marker=_MARKERS[i % len(_MARKERS)], color=f"C{i}", label=system)
     low = min(min(r["published"], r["predicted"]) for r in rows) / 1.3
     high = max(max(r["published"], r["predicted"]) for r in rows) * 1.3
     line = np.array([low, high])
@@ -152,12 +162,13 @@ def calibration_vs_measured(fits):
         measured = np.array([r["measured_time"] for r in rows])
         core = np.array([r["alpha_beta_time"] for r in rows])
         factor = np.array([r["measured_busbw"] * r["measured_time"] / r["bytes"] for r in rows])
-        left.plot(size, measured * 1e6, linestyle="none", marker="o", markersize=4, color=colour,
-                  label=f"{label}: measured")
-        left.plot(size, core * 1e6, color=colour, label=f"{label}: α-β fit")
-        right.plot(size, np.array([r["measured_busbw"] for r in rows]) / 1e9, linestyle="none", marker="o",
-                   markersize=4, color=colour, label=f"{label}: measured")
-        right.plot(size, factor * size / core / 1e9, color=colour, label=f"{label}: α-β fit")
+        # measured and fitted of one collective: one colour, each its own line style and marker
+        measured_style, fit_style = series_style(2 * i, 2 * len(fits)), series_style(2 * i + 1, 2 * len(fits))
+        left.plot(size, measured * 1e6, color=colour, label=f"{label}: measured", **measured_style)
+        left.plot(size, core * 1e6, color=colour, label=f"{label}: α-β fit", **fit_style)
+        right.plot(size, np.array([r["measured_busbw"] for r in rows]) / 1e9, color=colour,
+                   label=f"{label}: measured", **measured_style)
+        right.plot(size, factor * size / core / 1e9, color=colour, label=f"{label}: α-β fit", **fit_style)
         right.axhline(1 / fit["beta"] / 1e9, color=colour, linestyle=":", linewidth=1)
     left.set_ylabel("time (µs)")
     right.set_ylabel("busbw (GB/s)")

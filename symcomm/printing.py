@@ -49,6 +49,41 @@ def latex(expr, pull_factors: bool = True) -> str:
     return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
 
 
+def visible_length(tex: str) -> int:
+    """A rough width of printed LaTeX math, in characters: commands count as one glyph,
+    \\left, \\right, braces and spaces as none (only to decide where a line is long)."""
+    tex = re.sub(r"\\(left|right)\b", "", tex)
+    tex = re.sub(r"\\[a-zA-Z]+", "x", tex)
+    return len(re.sub(r"[{}\\ ]", "", tex))
+
+
+def latex_lines(expr, width: int = 80) -> list[str]:
+    """:func:`latex`, broken for a display that is too narrow for it: a sum whose printed
+    form is wider than ``width`` (see :func:`visible_length`) is cut between its terms, each
+    line after the first starting with its sign.  Anything else is one line."""
+    expr = sp.sympify(expr, strict=True)
+    whole = latex(expr)
+    if visible_length(whole) <= width:
+        return [whole]
+    # the same form and order as latex() prints
+    if expr.has(sp.Piecewise):
+        printer = SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"})
+    else:
+        expr, printer = sp.factor_terms(expr), SymcommLatexPrinter({"mul_symbol": None})
+    if not expr.is_Add:
+        return [whole]
+    lines: list[str] = []
+    for i, term in enumerate(printer._as_ordered_terms(expr, order=printer._settings["order"])):
+        text = printer.doprint(term)
+        if i:
+            text = f"- {text[1:].lstrip()}" if text.startswith("-") else f"+ {text}"
+        if lines and visible_length(lines[-1] + text) <= width:
+            lines[-1] = f"{lines[-1]} {text}"
+        else:
+            lines.append(text)
+    return lines
+
+
 def render(expr, fmt: str = "text") -> str:
     expr = sp.sympify(expr, strict=True)
     if fmt == "text":
@@ -69,8 +104,9 @@ _TEX_TEXT = {
     "−": "-", "–": "--", "—": "---", "≥": r"$\ge$", "≤": r"$\le$", "→": r"$\to$", "×": r"$\times$",
     "·": r"$\cdot$", "≈": r"$\approx$", "∞": r"$\infty$", "⌈": r"$\lceil$", "⌉": r"$\rceil$",
     "₂": r"$_2$", "²": r"$^2$", "¹": r"$^1$", "⁰": r"$^0$", "³": r"$^3$", "µ": r"$\mu$", "§": r"\S{}",
-    "≠": r"$\ne$", "…": r"\ldots{}", "“": "``", "”": "''", "’": "'", "‘": "`", "½": r"$\frac12$",
+    "⌊": r"$\lfloor$", "⌋": r"$\rfloor$", "≠": r"$\ne$", "…": r"\ldots{}", "“": "``", "”": "''", "’": "'", "‘": "`", "½": r"$\frac12$",
     "σ": r"$\sigma$", "Σ": r"$\Sigma$", "ε": r"$\epsilon$", "⁻": r"$^-$", "√": r"$\surd$",
+    "⁹": r"$^9$", "ᵀ": r"$^{\top}$", "÷": r"$\div$", "η": r"$\eta$", "ć": r"\'c",
     "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "ø": r"{\o}",
 }
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -79,13 +115,21 @@ _CJK_GROUP = re.compile(r"\s*[（(][^)）]*[\u2e80-\u9fff][^)）]*[)）]")
 _CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
 
 
-def tex_text(text: str) -> str:
+# with breaks=True a line may break after _ and /: file paths and identifiers
+# (src/mpi/coll/bcast/bcast_intra_binomial.c) are words too long for a line
+_TEX_BREAKS = {"_": r"\_\allowbreak{}", "/": r"/\allowbreak{}"}
+
+
+def tex_text(text: str, breaks: bool = False) -> str:
     """Prose for pdflatex: specials escaped, known symbols mapped, CJK dropped (the
-    source article's title in Chinese has no glyphs in pdflatex; the English citation stays)."""
+    source article's title in Chinese has no glyphs in pdflatex; the English citation stays).
+    ``breaks=True`` lets a line break after ``_`` and ``/`` (long paths and names)."""
     text = _CJK.sub("", _CJK_GROUP.sub("", str(text)))
     out = []
     for ch in text:
-        if ch in _TEX_SPECIAL:
+        if breaks and ch in _TEX_BREAKS:
+            out.append(_TEX_BREAKS[ch])
+        elif ch in _TEX_SPECIAL:
             out.append(_TEX_SPECIAL[ch])
         elif ch in _TEX_TEXT:
             out.append(_TEX_TEXT[ch])

@@ -354,40 +354,74 @@ def _power_of_two(term: Term, values) -> list[str]:
 
 # -- reusable checks --------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Divisible:
+    """``numerator`` must be a multiple of ``divisor`` (data, so that an export can check it too);
+    ``top``, ``bottom`` spell them in the message."""
+    numerator: object
+    divisor: object
+    top: str
+    bottom: str
+
+    def __call__(self, values, options):
+        x, y = _known(self.numerator, values), _known(self.divisor, values)
+        if x is None or y is None or y == 0 or (x / y).is_integer:
+            return []
+        return [f"{self.top}={x} must be divisible by {self.bottom}={y}"]
+
+
+@dataclass(frozen=True)
+class Equal:
+    lhs: object
+    rhs: object
+    name: str
+
+    def __call__(self, values, options):
+        x, y = _known(self.lhs, values), _known(self.rhs, values)
+        if x is None or y is None or x == y:
+            return []
+        return [f"{self.name}={x} must equal {self.rhs}={y}"]
+
+
+@dataclass(frozen=True)
+class When:
+    """``inner`` applies only when option ``option`` has one of the ``allowed`` values."""
+    option: str
+    allowed: tuple
+    inner: object
+
+    def __call__(self, values, options):
+        return self.inner(values, options) if options[self.option] in self.allowed else []
+
+
+@dataclass(frozen=True)
+class AtLeastCheck:
+    expr: object
+    least: int
+
+    def __call__(self, values, options):
+        x = _known(self.expr, values)
+        if x is None or x >= self.least:
+            return []
+        return [f"{self.expr}={x} must be at least {self.least}"]
+
+
 def _divisible(numerator, divisor, names: str = "") -> Check:
     """``numerator`` must be a multiple of ``divisor``; ``names`` = "num|div" spells them."""
     top, bottom = names.split("|") if names else (str(numerator), str(divisor))
-
-    def check(values, options):
-        x, y = _known(numerator, values), _known(divisor, values)
-        if x is None or y is None or y == 0 or (x / y).is_integer:
-            return []
-        return [f"{top}={x} must be divisible by {bottom}={y}"]
-    return check
+    return Divisible(numerator, divisor, top, bottom)
 
 
 def _equal(lhs, rhs, name: str = "") -> Check:
-    def check(values, options):
-        x, y = _known(lhs, values), _known(rhs, values)
-        if x is None or y is None or x == y:
-            return []
-        return [f"{name or lhs}={x} must equal {rhs}={y}"]
-    return check
+    return Equal(lhs, rhs, name or str(lhs))
 
 
 def _when(option: str, allowed: tuple[str, ...], inner: Check) -> Check:
-    def check(values, options):
-        return inner(values, options) if options[option] in allowed else []
-    return check
+    return When(option, tuple(allowed), inner)
 
 
 def _at_least(expr, least: int) -> Check:
-    def check(values, options):
-        x = _known(expr, values)
-        if x is None or x >= least:
-            return []
-        return [f"{expr}={x} must be at least {least}"]
-    return check
+    return AtLeastCheck(expr, least)
 
 
 # -- data parallel ------------------------------------------------------------------------------

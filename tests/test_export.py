@@ -95,8 +95,31 @@ def oracle(formula, values) -> sp.Expr:
     return result
 
 
+def _broken(formula, values) -> str | None:
+    """The first requirement ``values`` break, in the command line's words (symcomm's own check of
+    the subject), among the requirements whose symbols the formula takes."""
+    from symcomm.subjects import subject
+
+    sub = subject(formula.owner, formula.algorithm, **dict(formula.options)) if formula.kind == "strategy" \
+        else subject(formula.owner, formula.algorithm)
+    taken = {info.symbol for info in formula.parameters}
+    for check in formula.checks:
+        exprs = [check[2]] + ([check[4]] if len(check) > 3 else [])
+        if all(sp.sympify(e).free_symbols <= taken for e in exprs):
+            problems = sub.problems({k: v for k, v in values.items() if k in taken})
+            return problems[0] if problems else None
+    return None
+
+
 def assert_exact(module, formula, values):
     kwargs = {S.BY_SYMBOL[sym].cli_name: v for sym, v in values.items()}
+    broken = _broken(formula, values)
+    if broken is not None:
+        # the exported function refuses what the command line refuses, with the same words
+        with pytest.raises(ValueError) as err:
+            getattr(module, formula.name)(**kwargs)
+        assert str(err.value) == broken
+        return
     got = getattr(module, formula.name)(**kwargs)
     want = oracle(formula, values)
     if want.is_Integer:
@@ -160,8 +183,11 @@ def test_python_hand_counts(generated):
     # ring all-reduce, N=4, M=8: 2(N−1) = 6 steps, each sends one block of M/N = 2 elements
     assert g.all_reduce__ring__send(N=4, M=8) == 12
     assert g.all_reduce__ring__alpha(N=4) == 6
-    # N=3, M=1: 2·2/3 elements, kept exact
-    assert g.all_reduce__ring__send(N=3, M=1) == Fraction(4, 3)
+    # ring data parallel, N=3, Φ=1: 2·2/3 elements, kept exact (the ring all-reduce itself refuses
+    # M=1 on 3 ranks, as the command line does: M must be a multiple of N)
+    assert g.dp__send(N=3, Phi=1) == Fraction(4, 3)
+    with pytest.raises(ValueError, match="M=1 is not allowed: it must be a multiple of N=3"):
+        g.all_reduce__ring__send(N=3, M=1)
     # Bruck all-gather, N=5: rounds at distances 1, 2, 4 → 3 rounds; N=8 → 3; N=9 → 4
     assert [g.all_gather__bruck__alpha(N=n) for n in (5, 8, 9, 2)] == [3, 3, 4, 1]
     # recursive doubling all-reduce, N = 2**40: 40 rounds, each swapping the whole buffer
@@ -553,3 +579,36 @@ def test_variant_titles_print_options_as_typed():
     text = export("markdown", ["tp__recompute_1", "cp_ulysses__gqa_1"])
     assert "(recompute=1)" in text and "(gqa=1)" in text
     assert "True" not in text and "False" not in text
+
+
+def test_exported_functions_check_what_the_command_line_checks(tmp_path):
+    # the same requirement, the same words: the exported module raises ValueError with the message
+    # `symcomm eval` gives for the same values (power of two, a multiple of N, a divisible layout)
+    import importlib.util
+
+    import symcomm
+
+    path = tmp_path / "formulas.py"
+    path.write_text(export("python", ["all_reduce__recursive_doubling", "all_reduce__ring", "hybrid"]))
+    spec = importlib.util.spec_from_file_location("formulas", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cases = [
+        (module.all_reduce__recursive_doubling__send, dict(N=6, M=16), ("all_reduce", "recursive_doubling")),
+        (module.all_reduce__ring__send, dict(N=3, M=16), ("all_reduce", "ring")),
+    ]
+    for function, values, (name, algorithm) in cases:
+        with pytest.raises(ValueError) as exported:
+            function(**values)
+        with pytest.raises(ValueError) as cli:
+            symcomm.evaluate(name, algorithm=algorithm, **values)
+        assert str(exported.value) == str(cli.value)
+    layout = dict(Phi=10**9, h=64, L=80, s=128, G=8, t=1, p=3, d=2, c=1, m=2, b=8)
+    with pytest.raises(ValueError, match=r"L=80 must be divisible by p=3"):
+        module.hybrid__send(**{k: v for k, v in layout.items() if k in module.hybrid__send.__code__.co_varnames})
+    with pytest.raises(ValueError, match=r"L=80 must be divisible by p=3"):
+        symcomm.evaluate("hybrid", **layout)
+    # valid exact input passes, and float input is not checked (the float path has no requirements)
+    assert module.all_reduce__recursive_doubling__send(N=8, M=16) == 48          # M·log₂N
+    assert module.all_reduce__ring__send(N=4, M=16) == 24                        # 2·3/4·M
+    assert isinstance(module.all_reduce__recursive_doubling__send(N=6.0, M=16.0), float)

@@ -106,6 +106,9 @@ class Formula:
     algorithm: str | None = None
     options: tuple[tuple[str, str], ...] = ()
     requires: tuple[str, ...] = ()
+    #: the requirements as data, for the exports that check them (symcomm.export.python):
+    #: ("power_of_two", name, expr), ("divides", divisor name, divisor, multiple name, multiple), ...
+    checks: tuple = ()
 
     @property
     def parameters(self) -> tuple[S.SymbolInfo, ...]:
@@ -137,9 +140,50 @@ def formulas() -> tuple[Formula, ...]:
             algorithm, options = sub.algorithm, ()
         else:
             convention, algorithm, options = sub.convention, sub.algorithm or None, tuple(sub.options.items())
+        checks = _checks(sub)
         for quantity, expr in sub.quantities().items():
             out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
-                               sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires))
+                               sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires,
+                               checks))
+    return tuple(out)
+
+
+def _checks(sub) -> tuple:
+    """The subject's requirements as data, each spelled as the command line's message spells it:
+    an algorithm's :class:`symcomm.algorithms.Requirement` list; a strategy's divisibility, equality
+    and lower-bound checks, the ones that depend on an option resolved for this variant's options."""
+    from ..algorithms import algorithm
+    from ..strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, When
+
+    out = []
+    if sub.kind == "primitive":
+        for req in algorithm(sub.name, sub.algorithm).requires:
+            if req.kind == "power_of_two":
+                out.append(("power_of_two", str(req.symbol), req.symbol))
+            elif req.kind == "divides":
+                out.append(("multiple", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
+            elif req.kind == "core_divides":
+                out.append(("core_multiple", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
+            elif req.kind == "at_least":
+                out.append(("at_least", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
+            elif req.kind == "equals":
+                out.append(("equals", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
+        return tuple(out)
+    strategy = STRATEGIES[sub.name]
+    settings = strategy.settings(**dict(sub.options))
+    pending = list(strategy.checks)
+    while pending:
+        check = pending.pop(0)
+        if isinstance(check, When):
+            if settings.get(check.option) in check.allowed:
+                pending.insert(0, check.inner)
+        elif isinstance(check, Divisible):
+            out.append(("divisible", check.top, sp.sympify(check.numerator), check.bottom, sp.sympify(check.divisor)))
+        elif isinstance(check, Equal):
+            out.append(("equal", check.name, sp.sympify(check.lhs), str(check.rhs), sp.sympify(check.rhs)))
+        elif isinstance(check, AtLeastCheck):
+            out.append(("at_least_value", str(check.expr), sp.sympify(check.expr), str(check.least),
+                        sp.Integer(check.least)))
     return tuple(out)
 
 

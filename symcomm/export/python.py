@@ -134,7 +134,55 @@ def _docstring(text: str) -> str:
     return str(text).replace('"""', '\\"\\"\\"')
 
 
-def _function(f: Formula, body: str, numpy: bool) -> str:
+#: the checks of the requirements, raising ValueError with the command line's words
+_CHECK_HELPERS = '''
+
+def _whole(*values):
+    """True when every value is exact (int or Fraction): the requirements are checked on exact input."""
+    return all(isinstance(v, (int, Fraction)) and not isinstance(v, bool) for v in values)
+
+
+def _need(kind, name, x, other_name=None, y=None):
+    """ValueError with the message `symcomm eval` prints, when (x, y) breaks a requirement."""
+    if kind == "power_of_two" and not (x >= 1 and x == int(x) and int(x) & (int(x) - 1) == 0):
+        raise ValueError(f"{name}={x} is not allowed: this algorithm needs {name} to be a power of two (2, 4, 8, ...)")
+    if kind == "multiple" and Fraction(y) % Fraction(x):
+        raise ValueError(f"{other_name}={y} is not allowed: it must be a multiple of {name}={x}")
+    if kind == "core_multiple":
+        core = 1 << (int(x).bit_length() - 1)
+        if Fraction(y) % core:
+            raise ValueError(f"{other_name}={y} is not allowed: it must be a multiple of 2^⌊log₂{name}⌋={core}")
+    if kind == "at_least" and x < y:
+        raise ValueError(f"{name}={x} is not allowed: it must be at least {other_name}={y}")
+    if kind == "equals" and x != y:
+        raise ValueError(f"{name}={x} is not allowed: this algorithm needs {name}={y}")
+    if kind == "divisible" and y != 0 and (Fraction(x) / Fraction(y)).denominator != 1:
+        raise ValueError(f"{name}={x} must be divisible by {other_name}={y}")
+    if kind == "equal" and x != y:
+        raise ValueError(f"{name}={x} must equal {other_name}={y}")
+    if kind == "at_least_value" and x < y:
+        raise ValueError(f"{name}={x} must be at least {y}")
+'''
+
+
+def _check_lines(f: Formula, printer) -> list[str]:
+    """One line per requirement whose symbols are all arguments of ``f``: checked on exact input."""
+    args = {info.symbol for info in f.parameters}
+    lines = []
+    for check in f.checks:
+        kind, name, first = check[0], check[1], check[2]
+        exprs = [first] + ([check[4]] if len(check) > 3 else [])
+        if not all(sp.sympify(e).free_symbols <= args for e in exprs):
+            continue
+        values = [printer.doprint(sp.sympify(e)) for e in exprs]
+        used = sorted({str(x) for e in exprs for x in sp.sympify(e).free_symbols})
+        call = (f"_need({kind!r}, {name!r}, {values[0]}" +
+                (f", {check[3]!r}, {values[1]})" if len(check) > 3 else ")"))
+        lines.append(f"    if _whole({', '.join(used)}):\n        {call}" if used else f"    {call}")
+    return lines
+
+
+def _function(f: Formula, body: str, numpy: bool, checks: list[str] | None = None) -> str:
     args = ", ".join(f.argnames)
     signature = f"def {f.name}(*, {args}):" if args else f"def {f.name}():"
     params = "\n".join(f"        {info.cli_name}: {info.meaning} [{info.unit}]"
@@ -146,7 +194,8 @@ def _function(f: Formula, body: str, numpy: bool) -> str:
            f"    Convention: {f.convention}.{requires}{options}\n"
            f"    Source: {f.source}.\n" + (f"\n    Arguments:\n{params}\n" if params else ""))
     result = body if numpy else f"_exact({body})"
-    return f'{signature}\n    r"""{_docstring(doc)}    """\n    return {result}\n'
+    checked = "".join(line + "\n" for line in (checks or []))
+    return f'{signature}\n    r"""{_docstring(doc)}    """\n{checked}    return {result}\n'
 
 
 def to_python(chosen: list[Formula], numpy: bool = False) -> str:
@@ -154,7 +203,7 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
     functions = []
     for f in chosen:
         body = printer.doprint(f.expr)
-        functions.append(_function(f, body, numpy))
+        functions.append(_function(f, body, numpy, None if numpy else _check_lines(f, printer)))
     imports = printer.module_imports if numpy else {}
     header = ['"""Closed-form communication costs exported by symcomm (standalone; needs no symcomm).',
               "",
@@ -170,7 +219,7 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
         lines += ["import functools", "import numpy"] if any("functools" in m for m in imports) else ["import numpy"]
         lines.append("")
     else:
-        lines += ["import math", "from fractions import Fraction", "", _HELPERS.strip("\n"), ""]
+        lines += ["import math", "from fractions import Fraction", "", _HELPERS.strip("\n"), _CHECK_HELPERS.rstrip("\n"), ""]
     lines.append(f"__all__ = {[f.name for f in chosen]!r}\n")
     return "\n".join(lines) + "\n\n" + "\n\n".join(functions)
 

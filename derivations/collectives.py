@@ -364,14 +364,28 @@ _reduce_bound, _reduce_bound_source = LOWER_BOUNDS["reduce"]
 _GLOO_REDUCE = _GLOO_SOURCE + ", gloo/reduce.cc"
 
 
+# With P ≥ 2 segments per rank a segment is K: gloo's segment is min(K, ⌈M/(2N)⌉) and
+# ⌈P·K/2⌉ ≥ P·K/2 ≥ K (the first claim below).  Writing that Min as K before the prover runs turns
+# a ceiling-and-Min search of seconds per claim into rational algebra (each claim still checked).
+_SEGMENT = sp.Min(S.K, sp.ceiling(S.K * _P_SEG / 2))
+
+
+def _filled(expr):
+    """``expr`` where the segments of K fill the buffer: M = P·N·K, and a segment is K."""
+    return expr.xreplace({M: _filled_M}).xreplace({_SEGMENT: S.K})
+
+
 def _by_role(cost):
     return {"root send": cost.root.send, "root recv": cost.root.recv, "non-root send": cost.others.send,
             "non-root recv": cost.others.recv, "total": cost.total, "alpha": cost.alpha, "beta": cost.beta,
             "gamma": cost.gamma}
 
 
-SEGMENTED_CLAIMS = tuple(
-    Claim(value.xreplace({M: _filled_M}), _by_role(_EVEN)[key].xreplace({M: _filled_M}),
+SEGMENTED_CLAIMS = (
+    AtLeast(S.K * _P_SEG / 2, S.K, name="reduce/ring_segmented: with P ≥ 2 segments per rank, ⌈P·K/2⌉ ≥ P·K/2 ≥ K, "
+            "so a segment, min(K, ⌈M/(2N)⌉), is K", source=_GLOO_REDUCE, domain=_PER_RANK),
+) + tuple(
+    Claim(_filled(value), _filled(_by_role(_EVEN)[key]),
           name=f"reduce/ring_segmented: {key}, where segments of K fill the buffer (M = P·N·K, P ≥ 2), is the "
                f"equal-segment form (C = P·N segments of M/C, C − 2 ring rounds, chunks of M/N to the root)",
           source=_GLOO_REDUCE, domain=_PER_RANK)
@@ -389,7 +403,7 @@ SEGMENTED_CLAIMS = tuple(
     for key in ("send", "total", "beta", "gamma")
 ) + (
     # the ring needs (N − 1)·P segments from each rank; the loop sends N·P − 2
-    Claim(_segmented.others.send.xreplace({M: _filled_M}) - _ring_gather.others.send.xreplace({M: _filled_M}),
+    Claim(_filled(_segmented.others.send) - _filled(_ring_gather.others.send),
           (_P_SEG - 2) * S.K,
           name="reduce/ring_segmented: where segments fill the buffer, a non-root sends P − 2 segments of K "
                "beyond the ring's M", source=_GLOO_REDUCE, domain=_PER_RANK),

@@ -34,6 +34,8 @@ sender payload + 96 bytes and its receiver 48 bytes — measured exactly on loop
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -549,10 +551,16 @@ def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsi
     return fixed, replace(rule, source=f"{rule.source}; here C = {c} for {size * itemsize} B on N = {n}")
 
 
+@functools.lru_cache(maxsize=64)
+def _with_segment(cost, k: int):
+    # substituting K into the segmented ring's Min/ceiling form takes SymPy ~0.4 s; one K per element size
+    return cost.subs({S.K: k})
+
+
 def segmented(prof: Profile, impl: Algorithm, rule: Rule, itemsize: int = 4) -> tuple[Algorithm, Rule]:
     """``impl`` (a segmented ring, segments of at most K elements) with K as ``prof`` decides it."""
     if prof.segment is None:
         raise ValueError(f"K: backend {prof.name} states no segment size for its segmented rings; give K=")
     k = prof.segment(itemsize)
-    return (replace(impl, closed_form=impl.cost.subs({S.K: k})),
+    return (replace(impl, closed_form=_with_segment(impl.cost, k)),
             replace(rule, source=f"{rule.source}; here K = {k} elements ({k * itemsize} B) per segment at most"))

@@ -347,6 +347,9 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     numbers.update(compute)
     options = {key: value for key, value in target.options.items() if key != "backend"}
     out = _steptime().report(numbers, scale, options, step_texts)
+    if args.backend:
+        out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
+                                  f"--backend {args.backend} runs; the communication figures above do")
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
                         "dtype": dtype}
     return out

@@ -247,13 +247,22 @@ def cmd_presets(args) -> int:
     return 0
 
 
+def _progress(text: str) -> None:
+    """A progress line on stderr, for a person watching a terminal (never in a pipe or a log)."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + text if text else "\r\033[K")
+        sys.stderr.flush()
+
+
 def cmd_prove(args) -> int:
+    started = _time.perf_counter()
+    _progress("symcomm prove: building the chapters' claims ...")
     from .derivations import CHAPTERS
     from .proof import check, is_definition
 
-    started = _time.perf_counter()
     failed = count = definitions = failed_definitions = 0
-    for chapter in CHAPTERS:
+    for number, chapter in enumerate(CHAPTERS, 1):
+        _progress(f"symcomm prove: chapter {number} of {len(CHAPTERS)} ({chapter.slug}) ...")
         for claim in chapter.all_claims():
             proof = check(claim)
             definition = is_definition(claim)
@@ -270,6 +279,7 @@ def cmd_prove(args) -> int:
                 else:
                     failed += 1
                 print(f"FAIL  [{chapter.slug}] {claim.name}: {proof.detail}")
+    _progress("")
     seconds = _time.perf_counter() - started
     print(f"{count - failed} of {count} claims proved in {len(CHAPTERS)} chapters, "
           f"{definitions - failed_definitions} of {definitions} definitions (true by construction) checked apart "

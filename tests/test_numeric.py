@@ -20,7 +20,7 @@ def test_ring_all_reduce_exact_and_broadcast():
     # ring all-reduce of M = 2^30 over 8 ranks: each rank sends 2·(7/8)·M = 7·2^28·... elements
     got = evaluate(ring.beta, N=8, M=2 ** 30)
     assert got == 7 * 2 ** 30 // 4 and isinstance(got, int)
-    arr = evaluate(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30)
+    arr = evaluate(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30, exact=True)
     assert arr.dtype == np.int64
     assert arr.tolist() == [2 ** 30, 3 * 2 ** 29, 7 * 2 ** 28]
     # not a whole number: the correctly rounded float, as `symcomm eval` does
@@ -41,7 +41,7 @@ def test_phi_1e13_over_2_20_ranks_does_not_overflow():
     want = 2 * 10 ** 13 * (2 ** 20 - 1)             # 20,971,500,000,000,000,000 > 2^63
     assert want > 2 ** 63
     assert evaluate(total, Phi=10 ** 13, N=2 ** 20) == want
-    arr = evaluate(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20)
+    arr = evaluate(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20, exact=True)
     assert arr.dtype == object
     assert [int(x) for x in arr] == [want, want // 10]
     # per-rank send 2Φ(N−1)/N is not whole here: exact rational, rounded once
@@ -55,7 +55,7 @@ def test_bshL_near_1e18_exact_although_intermediates_exceed_int64():
     # 8·10^18·(2^20 − 1)/2^20 = 8·10^18 − 8·10^18/2^20 = 8·10^18 − 7,629,394,531,250
     want = 8 * 10 ** 18 - 7_629_394_531_250
     assert evaluate(tp, **values) == want
-    arr = evaluate(tp, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
+    arr = evaluate(tp, exact=True, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
     assert [int(x) for x in arr] == [want, want]
     assert arr.dtype == np.int64                     # the result fits even if 8·b·s·h·L·(N−1) does not
     assert evaluate(tp, exact=False, **values) == pytest.approx(want, rel=1e-15)
@@ -63,7 +63,7 @@ def test_bshL_near_1e18_exact_although_intermediates_exceed_int64():
 
 def test_int64_path_when_safe():
     total = STRATEGIES["dp"].cost().total
-    got = evaluate(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]))
+    got = evaluate(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]), exact=True)
     assert got.dtype == np.int64 and got.tolist() == [2 * 10 ** 9 * 7, 2 * 7 * 2]
 
 
@@ -73,7 +73,7 @@ def test_ceil_log2_exact_for_integers():
     want = [1, 2, 2, 3, 40, 41, 54, 63]
     assert ceil_log2(n).tolist() == want
     ev = evaluator(log2_ceil(N))
-    assert ev(N=n).tolist() == want
+    assert ev(N=n, exact=True).tolist() == want
     assert ev(N=2 ** 53 + 1) == 54
     assert ceil_log2(np.array([2 ** 70 + 1], dtype=object)).tolist() == [71]
 
@@ -86,7 +86,7 @@ def test_piecewise_is_vectorised_and_exact():
     values = dict(L=1, b=8, s=16, h=32, c=1, d=1, p=1, G=8, m=1)
     tt = np.array([4, 8, 16])
     # t = 16 > G = 8: 8·1·8·32·16·15/16 = 30720; t = 4, 8 stay in the node: 0
-    assert ev(t=tt, **{k: v for k, v in values.items() if k in ev.names}).tolist() == [0, 0, 30720]
+    assert ev(t=tt, exact=True, **{k: v for k, v in values.items() if k in ev.names}).tolist() == [0, 0, 30720]
     got = ev(t=tt.astype(float), **{k: v for k, v in values.items() if k in ev.names})
     assert got.tolist() == [0.0, 0.0, 30720.0]
 

@@ -381,7 +381,7 @@ class Evaluator:
                 floats.append(value if value.dtype == np.float64 else value.astype(np.float64))
                 key.append(value.ndim > 0)
             elif isinstance(value, _SCALARS) or isinstance(value, (sp.Basic, Fraction)):
-                floats.append(float(value))
+                floats.append(np.float64(value))          # numpy's float semantics: 1/0 is inf, not an error
                 key.append(False)
             else:
                 arr = np.asarray(value, dtype=np.float64)

@@ -143,3 +143,101 @@ def test_ceil_log2_is_one_function_on_every_path():
     assert render(expr, "latex") == r"\left\lceil{\log_2 N}\right\rceil"
     assert render(CeilLog2(N - 1) ** 2, "latex") == r"\left\lceil{\log_2\left(N - 1\right)}\right\rceil^{2}"
     assert render(expr, "python") == "math.ceil(math.log2(N))" and sp.ccode(expr) == "ceil(log2(N))"
+
+
+# -- the float path against the exact one (hypothesis), scalars against arrays -----------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+def _expressions():
+    from symcomm.algorithms import ALGORITHMS
+    from symcomm.subjects import subject
+
+    hybrid = subject("hybrid")
+    out = {"ring time": algorithm("all_reduce", "ring").cost.time, "hybrid time": hybrid.cost.time,
+           "hybrid send": hybrid.cost.send,
+           "hybrid zero3 sp time": subject("hybrid", zero="3", framework="fsdp", sp="1", embeddings="1").cost.time}
+    for alg in list(ALGORITHMS.values())[::3]:
+        out[f"{alg.primitive} {alg.name} time"] = alg.cost.time
+    return out
+
+
+EXPRESSIONS = _expressions()
+_WHOLE = {"N": (2, 4096), "M": (1, 2 ** 34), "t": (1, 64), "p": (1, 64), "c": (1, 16), "d": (1, 512), "m": (1, 64),
+          "G": (1, 16), "L": (1, 128), "b": (1, 4096), "s": (1, 2 ** 17), "h": (1, 2 ** 15), "Phi": (1, 10 ** 12),
+          "V": (1, 2 ** 18), "e": (1, 64), "a": (1, 128), "h_kv": (1, 2 ** 15)}
+
+
+def _point(draw, names):
+    values = {}
+    for name in names:
+        if name in _WHOLE:
+            low, high = _WHOLE[name]
+            values[name] = draw(st.integers(low, high))
+        elif name == "N" or name.startswith("N"):
+            values[name] = draw(st.integers(2, 4096))
+        else:                      # α, β, γ: exact fractions, so that the exact path takes them
+            values[name] = Fraction(draw(st.integers(1, 10 ** 6)), 10 ** draw(st.integers(6, 16)))
+    return values
+
+
+def _power_of_two_needed(ev, values):
+    try:
+        ev(exact=True, **values)
+        return False
+    except ValueError:
+        return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), key=st.sampled_from(sorted(EXPRESSIONS)))
+def test_float_path_equals_exact_path(data, key):
+    ev = evaluator(EXPRESSIONS[key])
+    values = _point(data.draw, ev.names)
+    if _power_of_two_needed(ev, values):
+        values = {k: (1 << (int(v).bit_length() - 1) if isinstance(v, int) else v) for k, v in values.items()}
+        if _power_of_two_needed(ev, values):
+            return
+    exact_value = float(ev(exact=True, **values))
+    scalar = ev.float(**values)
+    assert isinstance(scalar, float)
+    assert scalar == pytest.approx(exact_value, rel=1e-12, abs=1e-300)
+    # the array path, one array argument at a time and all at once, agrees with the scalar path
+    for array_names in ([ev.names[0]], list(ev.names)):
+        arrays = {k: (np.array([v, v]) if k in array_names and isinstance(v, int) else
+                      np.array([float(v)] * 2) if k in array_names else v) for k, v in values.items()}
+        got = np.broadcast_to(ev.float(**arrays), (2,))
+        np.testing.assert_allclose(got, exact_value, rtol=1e-12, atol=1e-300)
+
+
+def test_integer_arrays_take_the_float_path_unless_exact():
+    ring = algorithm("all_reduce", "ring").cost
+    ev = evaluator(ring.beta)
+    n, m = np.arange(2, 1002), np.full(1000, 2 ** 30 + 1)
+    got = ev(N=n, M=m)                                    # no exact=True: float64
+    assert got.dtype == np.float64
+    want = ev(N=n, M=m, exact=True)                       # asked for: exact (int or correctly rounded)
+    np.testing.assert_array_equal(got, np.asarray(want, dtype=np.float64))
+    assert ev.float(N=n, M=m).dtype == np.float64
+    # one exact scalar point still stays exact (the CLI's eval)
+    assert ev(N=8, M=2 ** 30) == 7 * 2 ** 28 and isinstance(ev(N=8, M=2 ** 30), int)
+
+
+def test_scalar_code_is_plain_python_and_branches_are_taken_not_selected():
+    from symcomm.subjects import subject
+
+    ev = evaluator(subject("hybrid").cost.time)
+    assert "numpy" not in ev.scalar_source and "select" not in ev.scalar_source
+    assert " if " in ev.scalar_source                      # Piecewise: only the branch taken runs
+    assert "select" not in ev.source and "numpy.where" in ev.source
+    # the ring time as a careful person factors it: (N − 1)·(2α + (2β + γ)·M/N)
+    ring = evaluator(algorithm("all_reduce", "ring").cost.time)
+    assert ring.source.count("N") <= 3
+
+
+def test_scalar_edge_cases_fall_back_to_numpy_semantics():
+    ring = algorithm("all_reduce", "ring").cost
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = evaluator(ring.beta).float(N=0, M=8)        # 1/0: numpy's inf or nan, not ZeroDivisionError
+    assert not np.isfinite(got)

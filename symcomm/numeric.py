@@ -192,14 +192,24 @@ class _ArrayPrinter(NumPyPrinter):
             (arrays if self._is_array(arg) else scalars).append(arg)
         return scalars, arrays
 
-    def _array_product(self, factors) -> str:
+    def _array_product(self, factors, coef=sp.Integer(1)) -> str:
+        """coef · Π factors, ordered so that numpy reuses its temporaries: the compound factors first (each
+        makes a new array, which the scalar and the named arrays then multiply in place), the divisions last."""
         num, den = [], []
         for f in factors:
             if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
                 den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
             else:
                 num.append(f)
-        text = "*".join(self.parenthesize(f, 50) for f in num) if num else "1.0"
+        compound = [f for f in num if not f.is_Symbol]
+        named = [f for f in num if f.is_Symbol]
+        pieces = [self.parenthesize(f, 50) for f in compound]
+        if coef == -1:
+            pieces.insert(0, "(-1)")
+        elif coef != 1:
+            pieces.append(f"({self._print(coef)})")
+        pieces += [self._print(f) for f in named]
+        text = "*".join(pieces) if pieces else "1.0"
         for f in den:
             text += "/" + self.parenthesize(f, 51)
         return text
@@ -208,15 +218,9 @@ class _ArrayPrinter(NumPyPrinter):
         if self._arrays is None or not self._is_array(expr):
             return super()._print_Mul(expr)
         scalars, arrays = self._split(expr)
-        if not arrays or not scalars and len(arrays) == 1:
+        if not scalars and len(arrays) == 1:
             return super()._print_Mul(expr)
-        text = self._array_product(arrays)
-        if scalars:
-            coef = sp.Mul(*scalars)
-            if coef == -1:
-                return "-" + text
-            return f"({self._print(coef)})*{text}"
-        return text
+        return self._array_product(arrays, sp.Mul(*scalars))
 
     def _print_Add(self, expr, order=None):
         if self._arrays is None or not self._is_array(expr):
@@ -232,14 +236,8 @@ class _ArrayPrinter(NumPyPrinter):
         if scalar_terms:
             pieces.append(f"({self._print(sp.Add(*scalar_terms))})")
         for parts, coefs in groups.items():
-            coef = sp.Add(*coefs)
-            text = self._array_product(parts)
-            if coef == 1:
-                pieces.append(text if len(parts) == 1 and not parts[0].is_Add else f"({text})")
-            elif coef == -1:
-                pieces.append(f"(-{text})")
-            else:
-                pieces.append(f"({self._print(coef)})*{text}")
+            text = self._array_product(parts, sp.Add(*coefs))
+            pieces.append(text if len(parts) == 1 and parts[0].is_Symbol and text == str(parts[0]) else f"({text})")
         return " + ".join(pieces)
 
 
@@ -256,6 +254,35 @@ def _arrange(expr: sp.Expr) -> sp.Expr:
     return sp.factor_terms(expr)
 
 
+def _over_denominators(expr, arrays: set, seen: dict | None = None):
+    """The same value with the terms of a sum that share an array denominator over it once:
+    a/(p·t) + b/(p·t) → (a + b)/(p·t), one array division instead of one per term."""
+    seen = {} if seen is None else seen
+    if expr.is_Atom or not expr.free_symbols & arrays:
+        return expr
+    if expr in seen:
+        return seen[expr]
+    args = tuple(_over_denominators(a, arrays, seen) for a in expr.args)
+    out = expr.func(*args) if args != expr.args else expr
+    if out.is_Add:
+        groups: dict = {}
+        for term in out.args:
+            den = sp.Mul(*[f.base ** -f.exp for f in sp.Mul.make_args(term)
+                           if f.is_Pow and f.exp.is_Rational and f.exp.is_negative and f.free_symbols & arrays])
+            groups.setdefault(den, []).append(term)
+        if any(den != 1 and len(terms) > 1 for den, terms in groups.items()):
+            parts = []
+            for den, terms in groups.items():
+                if den == 1 or len(terms) == 1:
+                    parts += terms
+                else:
+                    parts.append(sp.Mul(sp.Add(*[t * den for t in terms]),
+                                        sp.Pow(den, -1), evaluate=False))
+            out = sp.Add(*parts)
+    seen[expr] = out
+    return out
+
+
 def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: str, arrays=None,
                     arrange: bool = True) -> str:
     """Python source of ``def name(params): ... return (values)``: the expressions ``exprs`` of
@@ -267,6 +294,8 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     exprs = [sp.sympify(e) for e in exprs]
     if arrange:
         exprs = [_arrange(e) for e in exprs]
+    if target == "numpy" and arrays:
+        exprs = [_over_denominators(e, set(arrays)) for e in exprs]
     local = {sym: sp.Symbol(param) if sym.name != param else sym for sym, param in zip(symbols, params)}
     renamed = {sym: new for sym, new in local.items() if new is not sym}
     if renamed:
@@ -281,14 +310,34 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     else:
         array_set = None if arrays is None else {local[s] for s in arrays if s in local}
         printer = _ArrayPrinter(array_set)
-    lines = [f"def {name}({', '.join(params)}):"]
+    assigned = []
     for temp, value in replacements:
         if array_set is not None and value.free_symbols & array_set:
             array_set.add(temp)
-        lines.append(f"    {temp} = {printer.doprint(value)}")
+        assigned.append([str(temp), printer.doprint(value)])
     values = [printer.doprint(r) for r in reduced]
+    assigned, values = _inline_single_uses(assigned, values)
+    lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
     lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
     return "\n".join(lines) + "\n"
+
+
+def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
+    """Put back into its one use a temporary that the printer's grouping left with a single use: a named
+    temporary array cannot be reused in place by numpy, an inline one can."""
+    words = re.compile(r"\b(x\d+)\b")
+    while True:
+        uses: dict = {}
+        for text in [t for _, t in assigned] + values:
+            for word in words.findall(text):
+                uses[word] = uses.get(word, 0) + 1
+        single = next((i for i, (temp, _) in enumerate(assigned) if uses.get(temp, 0) == 1), None)
+        if single is None:
+            return assigned, values
+        temp, text = assigned.pop(single)
+        pattern = re.compile(rf"\b{temp}\b")
+        assigned = [[t, pattern.sub(lambda _m: f"({text})", v)] for t, v in assigned]
+        values = [pattern.sub(lambda _m: f"({text})", v) for v in values]
 
 
 def _compile(source: str, name: str) -> Callable:
@@ -381,13 +430,17 @@ class Evaluator:
                 floats.append(value if value.dtype == np.float64 else value.astype(np.float64))
                 key.append(value.ndim > 0)
             elif isinstance(value, _SCALARS) or isinstance(value, (sp.Basic, Fraction)):
-                floats.append(np.float64(value))          # numpy's float semantics: 1/0 is inf, not an error
+                floats.append(float(value))
                 key.append(False)
             else:
                 arr = np.asarray(value, dtype=np.float64)
                 floats.append(arr)
                 key.append(arr.ndim > 0)
         key = tuple(key)
+        if not any(key):
+            # scalars only (1/0, an overflow or log 0 stopped the plain-Python code): numpy's float semantics,
+            # inf and nan.  Python floats otherwise: numpy reuses temporaries in place only beside them
+            floats = [np.float64(x) for x in floats]
         function = self._arrays.get(key) or self._build_array(key)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return function(*floats)

@@ -247,10 +247,20 @@ _HELPERS = {"_ceil_log2_float": lambda x: float(math.ceil(math.log2(x))),
             "_ones_below": ones_below, "math": math, "numpy": np, "nan": math.nan}
 
 
+#: expressions of more nodes than this are not factored (sympy.factor_terms costs seconds on a step model;
+#: the gain is in the small formulas swept over millions of points)
+ARRANGE_NODES = 400
+
+
 def _arrange(expr: sp.Expr) -> sp.Expr:
     """The same value with common factors pulled out of sums ((N−1)·(2α + …)): fewer operations."""
     if not isinstance(expr, sp.Basic) or expr.is_Atom:
         return expr
+    nodes = 0
+    for _ in sp.preorder_traversal(expr):
+        nodes += 1
+        if nodes > ARRANGE_NODES:
+            return expr
     return sp.factor_terms(expr)
 
 
@@ -292,7 +302,7 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     (a set of symbols, None = any) tells which inputs are arrays, so that scalar work is done once.
     The code uses ``math``, ``numpy``, ``nan`` and the helpers of :data:`_HELPERS` only."""
     exprs = [sp.sympify(e) for e in exprs]
-    if arrange:
+    if arrange and target == "numpy":
         exprs = [_arrange(e) for e in exprs]
     if target == "numpy" and arrays:
         exprs = [_over_denominators(e, set(arrays)) for e in exprs]
@@ -377,10 +387,11 @@ class Evaluator:
     computed in float64 unless ``exact=True``.
     """
 
-    __slots__ = ("expr", "names", "_symbols", "_params", "_scalar", "_arrays", "_exact", "_known")
+    __slots__ = ("expr", "names", "_symbols", "_params", "_scalar", "_arrays", "_exact", "_known", "_exprs")
 
-    def __init__(self, expr: sp.Expr, symbols: tuple):
+    def __init__(self, expr: sp.Expr, symbols: tuple, exprs: tuple | None = None):
         self.expr = expr
+        self._exprs = [expr] if exprs is None else list(exprs)      # several: float() returns a tuple
         self._symbols = symbols
         self.names = tuple(_cli_name(x) for x in symbols)
         self._params = tuple(_param(n, i) for i, n in enumerate(self.names))
@@ -395,6 +406,8 @@ class Evaluator:
             exact = all(np.ndim(value) == 0 and not _is_float(value) for value in args)
         if not exact:
             return self.float(**values)
+        if len(self._exprs) > 1:
+            raise ValueError("a bundle of expressions has the float arithmetic only")
         if any(_is_float(value) for value in args):
             raise ValueError("exact=True needs integer or fraction inputs; got a float for "
                              + ", ".join(n for n, v in zip(self.names, args) if _is_float(v)))
@@ -446,13 +459,13 @@ class Evaluator:
             return function(*floats)
 
     def _build_scalar(self):
-        source = function_source("scalar", [self.expr], self._symbols, self._params, target="math")
+        source = function_source("scalar", self._exprs, self._symbols, self._params, target="math")
         self._scalar = _compile(source, "scalar")
         return self._scalar
 
     def _build_array(self, key: tuple):
         arrays = {sym for sym, is_array in zip(self._symbols, key) if is_array}
-        source = function_source("arrays", [self.expr], self._symbols, self._params, target="numpy", arrays=arrays)
+        source = function_source("arrays", self._exprs, self._symbols, self._params, target="numpy", arrays=arrays)
         function = _compile(source, "arrays")
         self._arrays[key] = function
         return function
@@ -460,12 +473,12 @@ class Evaluator:
     @property
     def source(self) -> str:
         """The numpy code (every argument an array)."""
-        return function_source("arrays", [self.expr], self._symbols, self._params, target="numpy",
+        return function_source("arrays", self._exprs, self._symbols, self._params, target="numpy",
                                arrays=set(self._symbols))
 
     @property
     def scalar_source(self) -> str:
-        return function_source("scalar", [self.expr], self._symbols, self._params, target="math")
+        return function_source("scalar", self._exprs, self._symbols, self._params, target="math")
 
     def _arguments(self, values: Mapping[str, object]) -> list:
         known = self._known
@@ -487,6 +500,25 @@ def _build(expr: sp.Expr) -> Evaluator:
 def evaluator(expr) -> Evaluator:
     """The cached evaluator of ``expr`` (any SymPy expression or number)."""
     return _build(sp.sympify(expr, strict=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _build_bundle(exprs: tuple) -> Evaluator:
+    symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
+    return Evaluator(sp.Tuple(*exprs), symbols, exprs)
+
+
+def bundle(named: Mapping[str, sp.Expr]) -> Callable[..., dict]:
+    """One float evaluator of several expressions, compiled together (their common subexpressions
+    computed once): call it with keyword arguments by CLI name; it returns {name: value}."""
+    names = tuple(named)
+    ev = _build_bundle(tuple(sp.sympify(e, strict=True) for e in named.values()))
+
+    def call(**values) -> dict:
+        got = ev.float(**values)
+        return dict(zip(names, got if len(names) > 1 else (got,)))
+    call.evaluator = ev
+    return call
 
 
 def evaluate(expr, exact: bool | None = None, **values):

@@ -148,7 +148,7 @@ def bench_vector() -> list[dict]:
                                      "note": "int64 arrays N, M through the evaluator's default call (the float "
                                              "path: converted to float64 once, never the exact path unless "
                                              "exact=True) vs the hand formula on the same int64 arrays"},
-                     generated_source=ring.source.strip()))
+                     generated_source=ring.source_for(N=N, M=M, alpha=alpha, beta=beta, gamma=gamma).strip()))
     del Ni, Mi, N, M
 
     # the hybrid strategy's bytes sent per GPU (bf16), t, p, c, d arrays
@@ -175,7 +175,7 @@ def bench_vector() -> list[dict]:
                      got["ratio_wall_min"], got["ratio_wall_min"] <= 1.1,
                      "fast(2 · hybrid send) over float arrays t, p, c, d (L, b, h, s, Φ scalars) vs the same "
                      "sum factored by hand in numpy (Piecewise as numpy.where)", got,
-                     formula=str(send), generated_source=hybrid.source.strip()))
+                     formula=str(send), generated_source=hybrid.source_for(**layouts, **scalars).strip()))
     return out
 
 
@@ -265,6 +265,7 @@ def bench_configuration() -> list[dict]:
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
+    _progress("one configuration: llm-analysis training()")
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         from llm_analysis.analysis import train
         logging.getLogger().setLevel(logging.ERROR)
@@ -272,7 +273,6 @@ def bench_configuration() -> list[dict]:
         def theirs():
             return train(**_LLM_ANALYSIS)
 
-        _progress("one configuration: llm-analysis training()")
         got = paired(scalar, theirs, rounds=5, inner_a=50, inner_b=50)
     them = got["b"]["wall_min_s"]
     speedups = {k: them / v for k, v in per.items()}
@@ -308,20 +308,20 @@ def bench_scaling() -> dict:
     out = {"gpus": [], "search_space": []}
     for gpus in (64, 1024, 16384, 131072):
         _progress(f"scaling: plan at {gpus:,} GPUs")
-        args = ("--model", "llama3-405b", "--gpus", str(gpus), "--hardware", "h100", "--batch", str(max(gpus // 8, 64)),
+        args = ("--model", "llama3-70b", "--gpus", str(gpus), "--hardware", "h100", "--batch", str(max(gpus // 8, 64)),
                 "--seq", "8192")
-        req = Request(presets.model("llama3-405b"), presets.hardware("h100"), gpus=gpus, batch=max(gpus // 8, 64),
+        req = Request(presets.model("llama3-70b"), presets.hardware("h100"), gpus=gpus, batch=max(gpus // 8, 64),
                       seq=8192)
         warm = [plan(req, 10) for _ in range(3)]
         cold = paired_processes([py, "-m", "symcomm", "plan", *args], None, rounds=3)["a"]
-        out["gpus"].append({"gpus": gpus, "batch": req.batch, "layouts_considered": warm[0].considered,
+        out["gpus"].append({"model": "llama3-70b", "gpus": gpus, "batch": req.batch, "layouts_considered": warm[0].considered,
                             "plan_in_process_s": min(r.seconds for r in warm), "cold_wall_min_s": cold["wall_min_s"],
                             "cold_cpu_min_s": cold["cpu_min_s"]})
     base = dict(model=presets.model("llama3-405b"), hardware=presets.hardware("h100"), gpus=16384, batch=2048,
                 seq=8192)
     for label, fixed in (("everything searched", {}), ("--micro-batch 1", {"micro_batch": 1}),
                          ("--recompute selective --sp 1", {"recompute": "selective", "sp": 1}),
-                         ("--tp 8 --pp 16", {"tp": 8, "pp": 16})):
+                         ("--tp 8 --pp 2", {"tp": 8, "pp": 2})):
         _progress(f"scaling: plan at 16,384 GPUs, {label}")
         runs = [plan(Request(**base, **fixed), 10) for _ in range(3)]
         out["search_space"].append({"fixed": label, "layouts_considered": runs[0].considered,

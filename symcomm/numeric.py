@@ -1,21 +1,25 @@
-"""Fast numbers: cached numpy evaluators of any symcomm expression.
+"""Fast numbers: compiled evaluators of any symcomm expression.
 
-``evaluator(expr)`` returns an :class:`Evaluator`, built once per expression (cached)
-with :func:`sympy.lambdify`.  It takes keyword arguments by CLI symbol name (``Phi``,
-``N``, ``alpha``...), and every argument broadcasts: scalars and numpy arrays mix, so a
-sweep over 10⁷ configurations is one call::
+``evaluator(expr)`` returns an :class:`Evaluator`, built once per expression (cached).  It takes
+keyword arguments by CLI symbol name (``Phi``, ``N``, ``alpha``...), and every argument
+broadcasts: scalars and numpy arrays mix, so a sweep over 10⁷ configurations is one call::
 
     ring = evaluator(algorithm("all_reduce", "ring").cost.time)
-    ring(N=np.arange(2, 10**7 + 2), M=2**30, alpha=5e-6, beta=1e-11, gamma=0.0)
+    ring.float(N=np.arange(2, 10**7 + 2), M=2**30, alpha=5e-6, beta=1e-11, gamma=0.0)
 
-Two arithmetics, chosen by the inputs (the rule, stated once):
+Two arithmetics (the rule, stated once):
 
-* **float** — if any argument is a float (a Python float or a float array), or
-  ``exact=False``: every input is cast to float64 and the lambdified numpy function runs
-  once.  Piecewise becomes ``numpy.select``, ``Max`` ``numpy.maximum``; nothing can
-  overflow (float64 reaches 1.8·10³⁰⁸), precision is float64's.
-* **exact** — if every argument is an integer (Python int, numpy integer array) or an
-  exact fraction (``fractions.Fraction``, SymPy Rational), or ``exact=True``: the
+* **float** (:meth:`Evaluator.float`, what :func:`symcomm.evaluate.fast` returns) — every input is
+  taken as float64.  The code is printed from the expression once per expression and kind of call,
+  common subexpressions computed once (:func:`function_source`): with scalar arguments only, plain
+  Python on floats (``math``; Piecewise as ``a if cond else b``, so only the branch taken runs;
+  a division by zero or an overflow falls back to numpy's inf and nan); with arrays, numpy, one
+  variant per set of array arguments, in which the scalar work is done once, terms sharing their
+  array part or an array denominator are merged, small formulas are factored (``sympy.factor_terms``)
+  and Piecewise is ``numpy.where``.  Precision is float64's.
+* **exact** — when asked for (``exact=True``), or by default when every argument is a scalar whole
+  number or fraction (Python int, ``fractions.Fraction``, SymPy Rational: one exact point, as the
+  CLI's ``eval``).  Integer *arrays* take the float path unless ``exact=True`` is given.  The
   expression is written as numerator / denominator, two polynomials with integer
   coefficients in expanded form (Piecewise, ⌈log₂⌉, floor, ceiling, Max, Min are
   evaluated first, exactly, and enter as numbers).  Before a polynomial is evaluated in
@@ -26,6 +30,10 @@ Two arithmetics, chosen by the inputs (the rule, stated once):
   is an integer wherever the denominator divides the numerator (int64 when it fits, else
   Python ints in an object array; a scalar call returns a Python int), and the correctly
   rounded float of numerator/denominator elsewhere, as :func:`symcomm.evaluate.plain` does.
+
+The code is compiled in the process from SymPy expressions (never from text a user gave, never
+loaded from disk).  :func:`bundle` compiles several expressions into one function; the planner's
+kernels are the same printer's output written to ``symcomm/_generated`` by ``python -m symcomm.codegen``.
 
 ⌈log₂ n⌉ (:class:`symcomm.symbols.CeilLog2`) is exact for integers in both arithmetics
 ((n − 1).bit_length(), vectorised: :func:`ceil_log2`), and log₂ of a power of two is its
@@ -475,6 +483,14 @@ class Evaluator:
         """The numpy code (every argument an array)."""
         return function_source("arrays", self._exprs, self._symbols, self._params, target="numpy",
                                arrays=set(self._symbols))
+
+    def source_for(self, **values) -> str:
+        """The code a call with these arguments runs (numpy with these arrays, or plain Python)."""
+        args = self._arguments(values)
+        arrays = {sym for sym, value in zip(self._symbols, args) if np.ndim(value) > 0}
+        if not arrays:
+            return self.scalar_source
+        return function_source("arrays", self._exprs, self._symbols, self._params, target="numpy", arrays=arrays)
 
     @property
     def scalar_source(self) -> str:

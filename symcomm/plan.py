@@ -7,11 +7,15 @@ step time of the step-time model (:mod:`symcomm.steptime`).
                  [--compare t=8,p=8,v=3,d=1,mb=1,recompute=selective,sp=1]
 
 The layouts are enumerated as numpy arrays; each option combination (data-parallel scheme ×
-recompute × SP × 1F1B or interleaved) builds its step model once
-(:func:`symcomm.steptime.step_model`) and each of its quantities is one float evaluator
-(:func:`symcomm.evaluate.fast`) called once over all its layouts: no SymPy runs per layout.
-Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
-add an evaluator.
+recompute × SP × 1F1B or interleaved) is one kernel called once over all its layouts, giving every
+quantity the planner reports.  The kernels are generated source committed to the package
+(``symcomm/_generated``, written by ``python -m symcomm.codegen`` from the step model of
+:func:`symcomm.steptime.step_model`, common subexpressions once, the options' branches resolved):
+``symcomm plan`` never loads SymPy for them.  A combination without a kernel (``--no-embeddings``,
+``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from ``--model-config``)
+builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluate.fast`) in the
+process.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
+add a kernel.
 
 Pruning, cheapest first: divisibility; a memory floor no setting can go below (16 bytes per
 parameter fully sharded, 16Φ/GPUs, plus the activations of full recompute with SP); then the
@@ -19,7 +23,7 @@ step model's own memory per GPU; then the step time only where it can matter: th
 least compute · (1 + bubble fraction) + optimizer (the step model's pipeline is (m + (p − 1)/v)
 slots of at least one micro-batch's compute each), so an option combination whose every
 fitting layout is bounded below by more than the rows asked for (``top``) and the
-``--compare`` layout is not compiled.  The bound is checked wherever the step is evaluated.
+``--compare`` layout is not timed (nor compiled, without a kernel).  The bound is checked wherever the step is evaluated.
 """
 
 from __future__ import annotations
@@ -422,7 +426,7 @@ class Plan:
     considered: int               # layouts × option combinations after divisibility
     fitting: int                  # of them within memory (and --max-bubble)
     evaluated: int                # whose step time was computed
-    combinations: tuple           # (option combinations compiled, option combinations in all)
+    combinations: tuple           # (option combinations timed, option combinations in all)
     seconds: float
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     compare: dict | None = None   # the --compare row, with its rank
@@ -767,7 +771,7 @@ def to_text(p: Plan, top: int) -> str:
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}: ranked by step time",
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
-        f"({p.combinations[0]} of {p.combinations[1]} option combinations compiled: in the others compute · (1 + "
+        f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "
         f"bubble) + optimizer alone is slower than row {top}" + (" and the compared layout" if p.compare else "")
         + f"), in {human_time(p.seconds)}",
         "",

@@ -314,7 +314,8 @@ def bench_scaling() -> dict:
                       seq=8192)
         warm = [plan(req, 10) for _ in range(3)]
         cold = paired_processes([py, "-m", "symcomm", "plan", *args], None, rounds=3)["a"]
-        out["gpus"].append({"model": "llama3-70b", "gpus": gpus, "batch": req.batch, "layouts_considered": warm[0].considered,
+        out["gpus"].append({"model": "llama3-70b", "gpus": gpus, "batch": req.batch,
+                            "layouts_considered": warm[0].considered,
                             "plan_in_process_s": min(r.seconds for r in warm), "cold_wall_min_s": cold["wall_min_s"],
                             "cold_cpu_min_s": cold["cpu_min_s"]})
     base = dict(model=presets.model("llama3-405b"), hardware=presets.hardware("h100"), gpus=16384, batch=2048,

@@ -86,8 +86,8 @@ def kernel_source(name: str, options: tuple, run_bytes: int) -> tuple[str, tuple
 
 def module_source(kind: tuple) -> str:
     gated, tied, moe = kind
-    parts = [HEADER, f'"""The planner\'s kernels for gated={gated}, tied={tied}, moe={moe} (one per option combination):\n'
-             'every quantity the planner reports, over numpy arrays of layouts."""\n\n'
+    parts = [HEADER, f'"""The planner\'s kernels for gated={gated}, tied={tied}, moe={moe} (one per option '
+             'combination):\nevery quantity the planner reports, over numpy arrays of layouts."""\n\n'
              "import math\n\nimport numpy\n\nnan = math.nan\n"]
     table = []
     for i, options in enumerate(combinations(kind)):

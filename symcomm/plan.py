@@ -23,7 +23,8 @@ step model's own memory per GPU; then the step time only where it can matter: th
 least compute · (1 + bubble fraction) + optimizer (the step model's pipeline is (m + (p − 1)/v)
 slots of at least one micro-batch's compute each), so an option combination whose every
 fitting layout is bounded below by more than the rows asked for (``top``) and the
-``--compare`` layout is not timed (nor compiled, without a kernel).  The bound is checked wherever the step is evaluated.
+``--compare`` layout is not timed (nor compiled, without a kernel).  The bound is checked wherever
+the step is evaluated.
 """
 
 from __future__ import annotations
@@ -577,7 +578,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
                     options = _options(req, scheme, recompute, sp_on, schedule)
                     sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
                     q = _all_quantities(options, run_bytes, sub, rows.size)
-                    memory = q["memory_per_gpu"] if q else _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size)
+                    memory = (q["memory_per_gpu"] if q else
+                              _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size))
                     fits = bubble_fraction[rows] <= req.max_bubble
                     if req.memory_check:
                         fits &= memory <= req.hardware.memory_bytes

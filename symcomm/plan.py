@@ -671,15 +671,35 @@ def _fold(layouts: dict, done: list) -> dict:
     # so the first setting in search order, not the one rounding happens to make faster by 1e-16
     first = np.lexsort((block[order], group))
     heads = order[first[np.r_[True, group[first][1:] != group[first][:-1]]]]
-    members: list[list] = [[] for _ in range(heads.size)]
-    for g, member in zip(group, order):
-        members[g].append(int(block[member]))
     ranked = np.lexsort((memory[heads], step[heads]))
     heads = heads[ranked]
     out = {k: layouts[k][row[heads]] for k in (*keys, "m")}
     out.update({"step_time": step[heads], "memory_bytes": memory[heads], "block": block[heads], "row": row[heads]})
-    out["settings"] = [sorted(set(members[g]), key=lambda b: b) for g in ranked]
+    out["settings"] = _Settings(group, block[order], ranked)
     return out
+
+
+class _Settings:
+    """The settings (block indices, sorted, each once) of every folded row, in rank order: a sequence
+    whose items are built when read (the planner shows a few of maybe 10⁵ rows)."""
+
+    def __init__(self, groups: np.ndarray, blocks: np.ndarray, ranked: np.ndarray):
+        width = int(blocks.max()) + 1 if blocks.size else 1
+        pairs = np.unique(groups.astype(np.int64) * width + blocks.astype(np.int64))
+        self._groups, self._blocks, self._ranked = pairs // width, pairs % width, ranked
+
+    def __len__(self) -> int:
+        return int(self._ranked.size)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        g = int(self._ranked[index])
+        low, high = np.searchsorted(self._groups, (g, g + 1))
+        return [int(b) for b in self._blocks[low:high]]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 def _compared(result: Plan, spec: dict, done: list) -> dict:

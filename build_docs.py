@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
+from importlib import resources
 import time
 from pathlib import Path
 
@@ -159,6 +161,8 @@ def build(out: Path) -> int:
     for context in chapters:
         write(out / f"{context['slug']}.md", page.render(ch=context), written)
     write(out / "symcomm.tex", latex.get_template("latex/symcomm.tex.j2").render(**shared), written)
+    speed = json.loads((resources.files("symcomm.derivations") / "data" / "bench.json").read_text(encoding="utf-8"))
+    write(out / "speed.md", markdown.get_template("markdown/speed.md.j2").render(**docs.speed_context(speed)), written)
     seconds = time.perf_counter() - started
     derivations = sum(len(ch.derivations) for ch in CHAPTERS)
     print(f"built docs: {len(CHAPTERS)} chapters, {derivations} derivations, {proved} claims proved, "

@@ -36,9 +36,12 @@ def __getattr__(name):
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'symcomm' has no attribute {name!r}")
+    if name in _ALSO_MODULES:
+        # the module of that name, callable (it forwards to the API function): `from . import plan`
+        # inside the package and `symcomm.plan(...)` outside both get what they expect
+        return importlib.import_module(f".{name}", __name__)
     value = getattr(importlib.import_module(f".{module}", __name__), name)
-    if name not in _ALSO_MODULES:
-        globals()[name] = value
+    globals()[name] = value
     return value
 
 

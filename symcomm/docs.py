@@ -292,3 +292,62 @@ def usage_rows() -> list[dict]:
     return [{"name": sub.name, "title": sub.title,
              "collectives": ", ".join(dict.fromkeys(PRIMITIVES[t.primitive].title for t in sub.terms))}
             for sub in _strategy_subjects()]
+
+
+# -- the speed page (a committed result of python -m symcomm.bench) ------------------------------------
+
+def _seconds(x: float) -> str:
+    if x >= 1:
+        return f"{x:.2f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.1f} ms"
+    return f"{x * 1e6:.2f} µs"
+
+
+def _figure(goal: dict) -> str:
+    value = goal["figure"]
+    if value is None:
+        return "—"
+    target = goal["target"]
+    if "µs" in target:
+        return f"{value:.2f} µs"
+    if target.endswith("s wall"):
+        return f"{value:.2f} s"
+    if value >= 100:
+        return f"{value:,.0f}×"
+    return f"{value:.2f}×"
+
+
+def speed_context(report: dict) -> dict:
+    """Rows of the speed page from a ``python -m symcomm.bench`` report (numbers formatted here)."""
+    goals = []
+    for goal in report["goals"]:
+        m = goal["measured"]
+        detail = ""
+        if "a" in m and "b" in m:
+            detail = (f"A {_seconds(m['a']['wall_min_s'])} (CPU {_seconds(m['a']['cpu_min_s'])}), "
+                      f"B {_seconds(m['b']['wall_min_s'])} (CPU {_seconds(m['b']['cpu_min_s'])}); "
+                      f"A/B, the median of the rounds' ratios: {m['ratio_wall_median_of_rounds']:.3g}")
+        elif "a" in m:
+            detail = f"wall {_seconds(m['a']['wall_min_s'])} (median {_seconds(m['a']['wall_median_s'])}), " \
+                     f"CPU {_seconds(m['a']['cpu_min_s'])}"
+        elif "speedup" in m:
+            detail = ", ".join(f"{k.replace('_', ' ')} {_seconds(m['ours_per_configuration_s'][k])} "
+                               f"({v:,.1f}×)" for k, v in m["speedup"].items()) + \
+                     f"; llm-analysis {_seconds(m['llm_analysis_s'])}"
+        elif "ours_per_configuration_s" in m:
+            detail = ", ".join(f"{k.replace('_', ' ')} {_seconds(v)}" for k, v in m["ours_per_configuration_s"].items())
+        goals.append({"goal": goal["goal"], "target": goal["target"], "figure": _figure(goal),
+                      "met": {True: "yes", False: "**no**", None: "skipped"}[goal["met"]], "what": goal["what"],
+                      "detail": detail})
+    machine = report["machine"]
+    scaling = [{"gpus": f"{row['gpus']:,}", "batch": f"{row['batch']:,}", "layouts": f"{row['layouts_considered']:,}",
+                "warm": _seconds(row["plan_in_process_s"]), "cold": _seconds(row["cold_wall_min_s"]),
+                "cold_cpu": _seconds(row["cold_cpu_min_s"])} for row in report["scaling"]["gpus"]]
+    space = [{"fixed": row["fixed"], "layouts": f"{row['layouts_considered']:,}",
+              "warm": _seconds(row["plan_in_process_s"])} for row in report["scaling"]["search_space"]]
+    return {"goals": goals, "scaling": scaling, "search_space": space, "method": report["method"],
+            "machine": (f"{machine['cpus']} CPUs, Python {machine['python']}, numpy {machine['numpy']}, "
+                        f"SymPy {machine['sympy']}; load average {machine['load_average_at_start'][0]:.1f} at the "
+                        f"start, {machine['load_average_at_end'][0]:.1f} at the end"),
+            "seconds": f"{report['seconds']:.0f} s"}

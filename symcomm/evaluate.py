@@ -5,9 +5,10 @@ Two paths, named for what they give:
 * :func:`exact` — one point, SymPy's exact arithmetic: integers stay integers at any size
   and log₂ of a power of two is its exponent (the CLI's ``eval``, the measurement's
   predictions, the proofs' spot checks).
-* :func:`fast` — floats, compiled once per expression (:mod:`symcomm.numeric`), scalars and
-  numpy arrays alike (the planner's sweeps, the plots).  It never guesses: integer arrays
-  are computed in float64 here, and exact array arithmetic is asked for explicitly with
+* :func:`fast` — floats, compiled once per expression (:mod:`symcomm.numeric`): plain Python
+  for scalar arguments, numpy for arrays (the plots, the step model's figures, the planner's
+  option combinations that have no generated kernel).  It never guesses: integer arrays are
+  computed in float64 here, and exact array arithmetic is asked for explicitly with
   ``symcomm.numeric.evaluator(expr)(..., exact=True)``.
 """
 

@@ -27,8 +27,6 @@ import re
 from fractions import Fraction
 from typing import Any
 
-import sympy as sp
-
 from .errors import InputError
 
 #: the largest magnitude any number may have, and the smallest nonzero one
@@ -161,6 +159,8 @@ def _short(text: str) -> str:
 def parse_number(key: str, text: str, integer: bool, least: int = 1, most=MAX_VALUE) -> sp.Rational:
     """A symbol's value as an exact SymPy number: whole numbers ≥ ``least`` when ``integer``,
     otherwise any number ≥ 0; at most ``most``."""
+    import sympy as sp    # here, not at the top: the planner parses its options without SymPy
+
     value = parse_fraction(key, text, integer=integer, least=least if integer else 0, most=most)
     return sp.Integer(value.numerator) if value.denominator == 1 else sp.Rational(value.numerator, value.denominator)
 

@@ -1,21 +1,25 @@
-"""Fast numbers: cached numpy evaluators of any symcomm expression.
+"""Fast numbers: compiled evaluators of any symcomm expression.
 
-``evaluator(expr)`` returns an :class:`Evaluator`, built once per expression (cached)
-with :func:`sympy.lambdify`.  It takes keyword arguments by CLI symbol name (``Phi``,
-``N``, ``alpha``...), and every argument broadcasts: scalars and numpy arrays mix, so a
-sweep over 10⁷ configurations is one call::
+``evaluator(expr)`` returns an :class:`Evaluator`, built once per expression (cached).  It takes
+keyword arguments by CLI symbol name (``Phi``, ``N``, ``alpha``...), and every argument
+broadcasts: scalars and numpy arrays mix, so a sweep over 10⁷ configurations is one call::
 
     ring = evaluator(algorithm("all_reduce", "ring").cost.time)
-    ring(N=np.arange(2, 10**7 + 2), M=2**30, alpha=5e-6, beta=1e-11, gamma=0.0)
+    ring.float(N=np.arange(2, 10**7 + 2), M=2**30, alpha=5e-6, beta=1e-11, gamma=0.0)
 
-Two arithmetics, chosen by the inputs (the rule, stated once):
+Two arithmetics (the rule, stated once):
 
-* **float** — if any argument is a float (a Python float or a float array), or
-  ``exact=False``: every input is cast to float64 and the lambdified numpy function runs
-  once.  Piecewise becomes ``numpy.select``, ``Max`` ``numpy.maximum``; nothing can
-  overflow (float64 reaches 1.8·10³⁰⁸), precision is float64's.
-* **exact** — if every argument is an integer (Python int, numpy integer array) or an
-  exact fraction (``fractions.Fraction``, SymPy Rational), or ``exact=True``: the
+* **float** (:meth:`Evaluator.float`, what :func:`symcomm.evaluate.fast` returns) — every input is
+  taken as float64.  The code is printed from the expression once per expression and kind of call,
+  common subexpressions computed once (:func:`function_source`): with scalar arguments only, plain
+  Python on floats (``math``; Piecewise as ``a if cond else b``, so only the branch taken runs;
+  a division by zero or an overflow falls back to numpy's inf and nan); with arrays, numpy, one
+  variant per set of array arguments, in which the scalar work is done once, terms sharing their
+  array part or an array denominator are merged, small formulas are factored (``sympy.factor_terms``)
+  and Piecewise is ``numpy.where``.  Precision is float64's.
+* **exact** — when asked for (``exact=True``), or by default when every argument is a scalar whole
+  number or fraction (Python int, ``fractions.Fraction``, SymPy Rational: one exact point, as the
+  CLI's ``eval``).  Integer *arrays* take the float path unless ``exact=True`` is given.  The
   expression is written as numerator / denominator, two polynomials with integer
   coefficients in expanded form (Piecewise, ⌈log₂⌉, floor, ceiling, Max, Min are
   evaluated first, exactly, and enter as numbers).  Before a polynomial is evaluated in
@@ -27,6 +31,10 @@ Two arithmetics, chosen by the inputs (the rule, stated once):
   Python ints in an object array; a scalar call returns a Python int), and the correctly
   rounded float of numerator/denominator elsewhere, as :func:`symcomm.evaluate.plain` does.
 
+The code is compiled in the process from SymPy expressions (never from text a user gave, never
+loaded from disk).  :func:`bundle` compiles several expressions into one function; the planner's
+kernels are the same printer's output written to ``symcomm/_generated`` by ``python -m symcomm.codegen``.
+
 ⌈log₂ n⌉ (:class:`symcomm.symbols.CeilLog2`) is exact for integers in both arithmetics
 ((n − 1).bit_length(), vectorised: :func:`ceil_log2`), and log₂ of a power of two is its
 exponent (:func:`exact_log2`).
@@ -35,8 +43,10 @@ exponent (:func:`exact_log2`).
 from __future__ import annotations
 
 import functools
+import itertools
+import keyword
 import math
-from dataclasses import dataclass
+import re
 from fractions import Fraction
 from typing import Callable, Mapping
 
@@ -44,6 +54,7 @@ import numpy as np
 import sympy as sp
 from sympy.codegen.cfunctions import log2
 from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import PythonCodePrinter
 
 from . import symbols as S
 
@@ -117,18 +128,240 @@ def ones_below(x):
 _LOGARITHMS = {S.CeilLog2: ceil_log2, log2: exact_log2, S.OnesBelow: ones_below}
 
 
-class _Printer(NumPyPrinter):
-    """numpy code calling :func:`ceil_log2` and :func:`exact_log2` (exact on powers of two)."""
+# -- float code: one source per expression, CSE'd, printed for math (scalars) or numpy (arrays) ----
 
-    ceil_log2_function = "_symcomm_ceil_log2"   # how CeilLog2 prints itself here
-    ones_below_function = "_symcomm_ones_below"
+class _MathPrinter(PythonCodePrinter):
+    """Plain Python on floats: ``math`` functions, Piecewise as ``a if cond else b`` (only the branch taken
+    runs), Max and Min as ``max``/``min``."""
+
+    ceil_log2_function = "_ceil_log2_float"
+    ones_below_function = "_ones_below_float"
 
     def _print_log2(self, expr):
-        return f"_symcomm_log2({self._print(expr.args[0])})"
+        return f"_log2_float({self._print(expr.args[0])})"
+
+    def _print_Piecewise(self, expr):
+        out = "nan"
+        for value, cond in reversed(expr.args):
+            if cond is sp.true or cond == True:  # noqa: E712
+                out = self._print(value)
+            else:
+                out = f"({self._print(value)} if {self._print(cond)} else {out})"
+        return out
 
 
-_NAMESPACE = {"_symcomm_ceil_log2": ceil_log2, "_symcomm_log2": exact_log2, "_symcomm_ones_below": ones_below,
-              "functools": functools}   # the numpy printer folds Max and Min of 3+ arguments with functools.reduce
+class _ArrayPrinter(NumPyPrinter):
+    """numpy code for arrays.  Piecewise is nested ``numpy.where``, Max/Min nested ``numpy.maximum``/
+    ``numpy.minimum``.  When ``arrays`` (the symbols that hold arrays) is known, every product puts its
+    scalar factors first (one scalar, computed once) and every sum merges the terms that share their array
+    part: (2β + γ)·M/N costs two array operations, not four."""
+
+    ones_below_function = "_ones_below"
+
+    def __init__(self, arrays=None):
+        super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                          "order": "none"})
+        self._arrays = arrays
+
+    def _print_CeilLog2(self, expr):
+        arg = self._print(expr.args[0])
+        return f"numpy.ceil(numpy.log2({arg}))"
+
+    def _print_log2(self, expr):
+        return f"numpy.log2({self._print(expr.args[0])})"
+
+    def _print_Piecewise(self, expr):
+        out = "numpy.nan"
+        for value, cond in reversed(expr.args):
+            if cond is sp.true or cond == True:  # noqa: E712
+                out = self._print(value)
+            else:
+                out = f"numpy.where({self._print(cond)}, {self._print(value)}, {out})"
+        return out
+
+    def _fold(self, name, args):
+        out = self._print(args[0])
+        for arg in args[1:]:
+            out = f"numpy.{name}({out}, {self._print(arg)})"
+        return out
+
+    def _print_Max(self, expr):
+        return self._fold("maximum", expr.args)
+
+    def _print_Min(self, expr):
+        return self._fold("minimum", expr.args)
+
+    def _is_array(self, expr) -> bool:
+        return self._arrays is None or bool(expr.free_symbols & self._arrays)
+
+    def _split(self, mul):
+        scalars, arrays = [], []
+        for arg in mul.args:
+            (arrays if self._is_array(arg) else scalars).append(arg)
+        return scalars, arrays
+
+    def _array_product(self, factors, coef=sp.Integer(1)) -> str:
+        """coef · Π factors, ordered so that numpy reuses its temporaries: the compound factors first (each
+        makes a new array, which the scalar and the named arrays then multiply in place), the divisions last."""
+        num, den = [], []
+        for f in factors:
+            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+                den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
+            else:
+                num.append(f)
+        compound = [f for f in num if not f.is_Symbol]
+        named = [f for f in num if f.is_Symbol]
+        pieces = [self.parenthesize(f, 50) for f in compound]
+        if coef == -1:
+            pieces.insert(0, "(-1)")
+        elif coef != 1:
+            pieces.append(f"({self._print(coef)})")
+        pieces += [self._print(f) for f in named]
+        text = "*".join(pieces) if pieces else "1.0"
+        for f in den:
+            text += "/" + self.parenthesize(f, 51)
+        return text
+
+    def _print_Mul(self, expr):
+        if self._arrays is None or not self._is_array(expr):
+            return super()._print_Mul(expr)
+        scalars, arrays = self._split(expr)
+        if not scalars and len(arrays) == 1:
+            return super()._print_Mul(expr)
+        return self._array_product(arrays, sp.Mul(*scalars))
+
+    def _print_Add(self, expr, order=None):
+        if self._arrays is None or not self._is_array(expr):
+            return super()._print_Add(expr, order="none")
+        scalar_terms, groups = [], {}
+        for term in expr.args:
+            if not self._is_array(term):
+                scalar_terms.append(term)
+                continue
+            coef, parts = self._split(term) if term.is_Mul else ([], [term])
+            groups.setdefault(tuple(parts), []).append(sp.Mul(*coef))
+        pieces = []
+        if scalar_terms:
+            pieces.append(f"({self._print(sp.Add(*scalar_terms))})")
+        for parts, coefs in groups.items():
+            text = self._array_product(parts, sp.Add(*coefs))
+            pieces.append(text if len(parts) == 1 and parts[0].is_Symbol and text == str(parts[0]) else f"({text})")
+        return " + ".join(pieces)
+
+
+_HELPERS = {"_ceil_log2_float": lambda x: float(math.ceil(math.log2(x))),
+            "_log2_float": math.log2,
+            "_ones_below_float": lambda x: float(S.ones_below_int(int(round(x)))),
+            "_ones_below": ones_below, "math": math, "numpy": np, "nan": math.nan}
+
+
+#: expressions of more nodes than this are not factored (sympy.factor_terms costs seconds on a step model;
+#: the gain is in the small formulas swept over millions of points)
+ARRANGE_NODES = 400
+
+
+def _arrange(expr: sp.Expr) -> sp.Expr:
+    """The same value with common factors pulled out of sums ((N−1)·(2α + …)): fewer operations."""
+    if not isinstance(expr, sp.Basic) or expr.is_Atom:
+        return expr
+    nodes = 0
+    for _ in sp.preorder_traversal(expr):
+        nodes += 1
+        if nodes > ARRANGE_NODES:
+            return expr
+    return sp.factor_terms(expr)
+
+
+def _over_denominators(expr, arrays: set, seen: dict | None = None):
+    """The same value with the terms of a sum that share an array denominator over it once:
+    a/(p·t) + b/(p·t) → (a + b)/(p·t), one array division instead of one per term."""
+    seen = {} if seen is None else seen
+    if expr.is_Atom or not expr.free_symbols & arrays:
+        return expr
+    if expr in seen:
+        return seen[expr]
+    args = tuple(_over_denominators(a, arrays, seen) for a in expr.args)
+    out = expr.func(*args) if args != expr.args else expr
+    if out.is_Add:
+        groups: dict = {}
+        for term in out.args:
+            den = sp.Mul(*[f.base ** -f.exp for f in sp.Mul.make_args(term)
+                           if f.is_Pow and f.exp.is_Rational and f.exp.is_negative and f.free_symbols & arrays])
+            groups.setdefault(den, []).append(term)
+        if any(den != 1 and len(terms) > 1 for den, terms in groups.items()):
+            parts = []
+            for den, terms in groups.items():
+                if den == 1 or len(terms) == 1:
+                    parts += terms
+                else:
+                    parts.append(sp.Mul(sp.Add(*[t * den for t in terms]),
+                                        sp.Pow(den, -1), evaluate=False))
+            out = sp.Add(*parts)
+    seen[expr] = out
+    return out
+
+
+def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: str, arrays=None,
+                    arrange: bool = True) -> str:
+    """Python source of ``def name(params): ... return (values)``: the expressions ``exprs`` of
+    ``symbols`` (passed as ``params``, in order), common subexpressions computed once.
+
+    ``target="math"``: plain Python on floats (scalars); ``"numpy"``: numpy on arrays, where ``arrays``
+    (a set of symbols, None = any) tells which inputs are arrays, so that scalar work is done once.
+    The code uses ``math``, ``numpy``, ``nan`` and the helpers of :data:`_HELPERS` only."""
+    exprs = [sp.sympify(e) for e in exprs]
+    if arrange and target == "numpy":
+        exprs = [_arrange(e) for e in exprs]
+    if target == "numpy" and arrays:
+        exprs = [_over_denominators(e, set(arrays)) for e in exprs]
+    local = {sym: sp.Symbol(param) if sym.name != param else sym for sym, param in zip(symbols, params)}
+    renamed = {sym: new for sym, new in local.items() if new is not sym}
+    if renamed:
+        exprs = [e.xreplace(renamed) for e in exprs]
+    taken = {str(p) for p in params}
+    temps = (sp.Symbol(f"x{i}") for i in itertools.count() if f"x{i}" not in taken)
+    replacements, reduced = sp.cse(exprs, symbols=temps, optimizations=None, order="none")
+    if target == "math":
+        printer = _MathPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                                "order": "none"})
+        array_set = None
+    else:
+        array_set = None if arrays is None else {local[s] for s in arrays if s in local}
+        printer = _ArrayPrinter(array_set)
+    assigned = []
+    for temp, value in replacements:
+        if array_set is not None and value.free_symbols & array_set:
+            array_set.add(temp)
+        assigned.append([str(temp), printer.doprint(value)])
+    values = [printer.doprint(r) for r in reduced]
+    assigned, values = _inline_single_uses(assigned, values)
+    lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
+    lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
+    return "\n".join(lines) + "\n"
+
+
+def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
+    """Put back into its one use a temporary that the printer's grouping left with a single use: a named
+    temporary array cannot be reused in place by numpy, an inline one can."""
+    words = re.compile(r"\b(x\d+)\b")
+    while True:
+        uses: dict = {}
+        for text in [t for _, t in assigned] + values:
+            for word in words.findall(text):
+                uses[word] = uses.get(word, 0) + 1
+        single = next((i for i, (temp, _) in enumerate(assigned) if uses.get(temp, 0) == 1), None)
+        if single is None:
+            return assigned, values
+        temp, text = assigned.pop(single)
+        pattern = re.compile(rf"\b{temp}\b")
+        assigned = [[t, pattern.sub(lambda _m: f"({text})", v)] for t, v in assigned]
+        values = [pattern.sub(lambda _m: f"({text})", v) for v in values]
+
+
+def _compile(source: str, name: str) -> Callable:
+    namespace = dict(_HELPERS)
+    exec(compile(source, f"<symcomm.numeric {name}>", "exec"), namespace)   # source printed from SymPy above
+    return namespace[name]
 
 
 # -- the evaluator -------------------------------------------------------------------------------
@@ -138,34 +371,51 @@ def _cli_name(sym: sp.Symbol) -> str:
     return info.cli_name if info is not None else sym.name
 
 
-def _float_function(expr: sp.Expr, symbols: tuple) -> Callable:
-    # order="none": the terms in SymPy's own order, not re-sorted for display (sorting a large
-    # expression's terms costs more than the rest of its compilation; the value is the same)
-    printer = _Printer({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
-                        "order": "none"})
-    return sp.lambdify(symbols, expr, modules=[_NAMESPACE, "numpy"], printer=printer, cse=False, docstring_limit=0)
+def _param(name: str, i: int) -> str:
+    return name if name.isidentifier() and not keyword.iskeyword(name) and name not in _HELPERS \
+        and not re.fullmatch(r"x\d+", name) else f"_a{i}"
 
 
-@dataclass(frozen=True)
+#: scalar types the float path takes as they are (anything else that is not an array: float())
+_SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.int16, np.int8, np.uint64,
+            np.uint32, np.uint16, np.uint8, np.bool_)
+
+
 class Evaluator:
     """A compiled expression: call it with keyword arguments by CLI symbol name.
 
     ``names`` are the arguments it needs, in a fixed order.  Arguments it does not use are
     accepted when they are symcomm symbols (so one dict can feed several evaluators).
+
+    The float arithmetic (:meth:`float`) has two compiled forms, each built on first use: plain
+    Python (``math``) when every argument is a scalar, numpy when any is an array (one variant per
+    set of array arguments: scalar work is done once, then the array operations).  The exact
+    arithmetic runs only when asked for (``exact=True``) or when every argument is a whole number or
+    a fraction given as a scalar (one exact point, as the CLI's ``eval``); integer arrays are
+    computed in float64 unless ``exact=True``.
     """
 
-    expr: sp.Expr
-    names: tuple[str, ...]
-    _float: Callable
-    _exact: "_Exact"
+    __slots__ = ("expr", "names", "_symbols", "_params", "_scalar", "_arrays", "_exact", "_known", "_exprs")
+
+    def __init__(self, expr: sp.Expr, symbols: tuple, exprs: tuple | None = None):
+        self.expr = expr
+        self._exprs = [expr] if exprs is None else list(exprs)      # several: float() returns a tuple
+        self._symbols = symbols
+        self.names = tuple(_cli_name(x) for x in symbols)
+        self._params = tuple(_param(n, i) for i, n in enumerate(self.names))
+        self._known = frozenset(self.names)
+        self._scalar = None
+        self._arrays: dict = {}
+        self._exact = _Exact(expr, symbols)
 
     def __call__(self, exact: bool | None = None, **values):
         args = self._arguments(values)
         if exact is None:
-            exact = not any(_is_float(value) for value in args)
+            exact = all(np.ndim(value) == 0 and not _is_float(value) for value in args)
         if not exact:
-            out = self._float(*(_as_float(value) for value in args))
-            return out
+            return self.float(**values)
+        if len(self._exprs) > 1:
+            raise ValueError("a bundle of expressions has the float arithmetic only")
         if any(_is_float(value) for value in args):
             raise ValueError("exact=True needs integer or fraction inputs; got a float for "
                              + ", ".join(n for n, v in zip(self.names, args) if _is_float(v)))
@@ -174,16 +424,81 @@ class Evaluator:
         return _finish(num, den, scalar)
 
     def float(self, **values):
-        """The float64 arithmetic, whatever the inputs."""
-        return self(exact=False, **values)
+        """The float64 arithmetic, whatever the inputs: a Python float for scalar arguments, a
+        numpy array when any argument is an array."""
+        if len(values) != len(self.names):
+            self._arguments(values)                      # names what is missing or unknown
+        try:
+            args = [values[name] for name in self.names]
+        except KeyError:
+            self._arguments(values)
+            raise
+        for value in args:
+            if type(value) not in _SCALARS:
+                break
+        else:
+            function = self._scalar or self._build_scalar()
+            try:
+                return function(*[v if type(v) is float else float(v) for v in args])
+            except (ArithmeticError, ValueError):
+                pass                                     # 1/0, overflow, log of 0: numpy's inf and nan
+        return self._array_call(args)
+
+    def _array_call(self, args):
+        floats, key = [], []
+        for value in args:
+            if isinstance(value, np.ndarray):
+                floats.append(value if value.dtype == np.float64 else value.astype(np.float64))
+                key.append(value.ndim > 0)
+            elif isinstance(value, _SCALARS) or isinstance(value, (sp.Basic, Fraction)):
+                floats.append(float(value))
+                key.append(False)
+            else:
+                arr = np.asarray(value, dtype=np.float64)
+                floats.append(arr)
+                key.append(arr.ndim > 0)
+        key = tuple(key)
+        if not any(key):
+            # scalars only (1/0, an overflow or log 0 stopped the plain-Python code): numpy's float semantics,
+            # inf and nan.  Python floats otherwise: numpy reuses temporaries in place only beside them
+            floats = [np.float64(x) for x in floats]
+        function = self._arrays.get(key) or self._build_array(key)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return function(*floats)
+
+    def _build_scalar(self):
+        source = function_source("scalar", self._exprs, self._symbols, self._params, target="math")
+        self._scalar = _compile(source, "scalar")
+        return self._scalar
+
+    def _build_array(self, key: tuple):
+        arrays = {sym for sym, is_array in zip(self._symbols, key) if is_array}
+        source = function_source("arrays", self._exprs, self._symbols, self._params, target="numpy", arrays=arrays)
+        function = _compile(source, "arrays")
+        self._arrays[key] = function
+        return function
 
     @property
     def source(self) -> str:
-        import inspect
-        return inspect.getsource(self._float)
+        """The numpy code (every argument an array)."""
+        return function_source("arrays", self._exprs, self._symbols, self._params, target="numpy",
+                               arrays=set(self._symbols))
+
+    def source_for(self, **values) -> str:
+        """The code a call with these arguments runs (numpy with these arrays, or plain Python)."""
+        args = self._arguments(values)
+        arrays = {sym for sym, value in zip(self._symbols, args) if np.ndim(value) > 0}
+        if not arrays:
+            return self.scalar_source
+        return function_source("arrays", self._exprs, self._symbols, self._params, target="numpy", arrays=arrays)
+
+    @property
+    def scalar_source(self) -> str:
+        return function_source("scalar", self._exprs, self._symbols, self._params, target="math")
 
     def _arguments(self, values: Mapping[str, object]) -> list:
-        unknown = [name for name in values if name not in self.names and name not in S.SYMBOLS]
+        known = self._known
+        unknown = [name for name in values if name not in known and name not in S.SYMBOLS]
         if unknown:
             raise ValueError(f"unknown symbol {unknown[0]!r}; this expression takes {', '.join(self.names) or 'nothing'}")
         missing = [name for name in self.names if name not in values]
@@ -195,13 +510,31 @@ class Evaluator:
 @functools.lru_cache(maxsize=4096)
 def _build(expr: sp.Expr) -> Evaluator:
     symbols = tuple(sorted(expr.free_symbols, key=lambda x: _cli_name(x)))
-    names = tuple(_cli_name(x) for x in symbols)
-    return Evaluator(expr, names, _float_function(expr, symbols), _Exact(expr, symbols))
+    return Evaluator(expr, symbols)
 
 
 def evaluator(expr) -> Evaluator:
     """The cached evaluator of ``expr`` (any SymPy expression or number)."""
     return _build(sp.sympify(expr, strict=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _build_bundle(exprs: tuple) -> Evaluator:
+    symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
+    return Evaluator(sp.Tuple(*exprs), symbols, exprs)
+
+
+def bundle(named: Mapping[str, sp.Expr]) -> Callable[..., dict]:
+    """One float evaluator of several expressions, compiled together (their common subexpressions
+    computed once): call it with keyword arguments by CLI name; it returns {name: value}."""
+    names = tuple(named)
+    ev = _build_bundle(tuple(sp.sympify(e, strict=True) for e in named.values()))
+
+    def call(**values) -> dict:
+        got = ev.float(**values)
+        return dict(zip(names, got if len(names) > 1 else (got,)))
+    call.evaluator = ev
+    return call
 
 
 def evaluate(expr, exact: bool | None = None, **values):

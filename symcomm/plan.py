@@ -7,11 +7,15 @@ step time of the step-time model (:mod:`symcomm.steptime`).
                  [--compare t=8,p=8,v=3,d=1,mb=1,recompute=selective,sp=1]
 
 The layouts are enumerated as numpy arrays; each option combination (data-parallel scheme ×
-recompute × SP × 1F1B or interleaved) builds its step model once
-(:func:`symcomm.steptime.step_model`) and each of its quantities is one float evaluator
-(:func:`symcomm.evaluate.fast`) called once over all its layouts: no SymPy runs per layout.
-Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
-add an evaluator.
+recompute × SP × 1F1B or interleaved) is one kernel called once over all its layouts, giving every
+quantity the planner reports.  The kernels are generated source committed to the package
+(``symcomm/_generated``, written by ``python -m symcomm.codegen`` from the step model of
+:func:`symcomm.steptime.step_model`, common subexpressions once, the options' branches resolved):
+``symcomm plan`` never loads SymPy for them.  A combination without a kernel (``--no-embeddings``,
+``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from ``--model-config``)
+builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluate.fast`) in the
+process.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
+add a kernel.
 
 Pruning, cheapest first: divisibility; a memory floor no setting can go below (16 bytes per
 parameter fully sharded, 16Φ/GPUs, plus the activations of full recompute with SP); then the
@@ -19,7 +23,8 @@ step model's own memory per GPU; then the step time only where it can matter: th
 least compute · (1 + bubble fraction) + optimizer (the step model's pipeline is (m + (p − 1)/v)
 slots of at least one micro-batch's compute each), so an option combination whose every
 fitting layout is bounded below by more than the rows asked for (``top``) and the
-``--compare`` layout is not compiled.  The bound is checked wherever the step is evaluated.
+``--compare`` layout is not timed (nor compiled, without a kernel).  The bound is checked wherever
+the step is evaluated.
 """
 
 from __future__ import annotations
@@ -37,12 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import steptime
 from .errors import InputError
-from .evaluate import fast
 from .inputs import parse_real, parse_whole
-from .strategies import busiest_stage
-from .subjects import subject
 from .units import bytes_per_element, human_size, human_time
 
 #: in display order
@@ -57,7 +58,7 @@ SCHEME_NAMES = {SCHEMES[0]: "megatron zero 0", SCHEMES[1]: "megatron zero 1", SC
                 SCHEMES[3]: "deepspeed zero 3", SCHEMES[4]: "fsdp full-shard", SCHEMES[5]: "fsdp grad-op"}
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 ZERO_STAGES = (0, 1, 2, 3)
-RECOMPUTE = steptime.STEP_OPTIONS["recompute"]          # none, selective, full
+RECOMPUTE = ("none", "selective", "full")              # symcomm.steptime.STEP_OPTIONS["recompute"] (a test holds it)
 SP_CHOICES = (0, 1)
 CP_ALGORITHMS = ("ring", "ulysses")
 #: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
@@ -346,24 +347,55 @@ def _base_values(req: Request) -> dict:
 
 
 def _options(req: Request, scheme: tuple, recompute: str, sp_on: int, schedule: str) -> tuple:
+    return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe="1" if req.model.moe else "0",
+                      embeddings="1" if req.embeddings else "0", tied="1" if req.model.tied else "0",
+                      gated=_gated(req.model))
+
+
+def option_key(scheme: tuple, recompute: str, sp_on: int, schedule: str, *, cp: str, moe: str, embeddings: str,
+               tied: str, gated: str) -> tuple:
+    """One option combination of the step model, as sorted (option, text) pairs: the key of its kernel."""
     framework, zero, reshard = scheme
     return tuple(sorted({"zero": zero, "framework": framework, "reshard_after_forward": reshard,
                          "sp": str(sp_on), "recompute": recompute, "schedule": schedule,
-                         "cp": req.cp_algorithm, "gqa": "1", "moe": "1" if req.model.moe else "0",
-                         "embeddings": "1" if req.embeddings else "0", "tied": "1" if req.model.tied else "0",
-                         "gated": _gated(req.model)}.items()))
+                         "cp": cp, "gqa": "1", "moe": moe, "embeddings": embeddings, "tied": tied,
+                         "gated": gated}.items()))
 
 
 @functools.lru_cache(maxsize=None)
 def _quantities(options: tuple, run_bytes: int) -> dict:
-    """The step model's quantities for this option combination (built once per process)."""
+    """The step model's quantities for this option combination (built once per process, with SymPy):
+    only for a combination that has no generated kernel."""
+    from . import steptime
+
     return steptime.step_model(run_bytes, **dict(options)).quantities()
+
+
+def _kernel(options: tuple, run_bytes: int):
+    """(parameters, quantities, function) of the generated kernel (symcomm/_generated), or None."""
+    from . import _generated
+
+    return _generated.kernel(options, run_bytes)
 
 
 def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -> np.ndarray:
     """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
+    from .evaluate import fast
+
     out = fast(_quantities(options, run_bytes)[name])(**values)
     return np.broadcast_to(np.asarray(out, dtype=np.float64), (n,)).copy()
+
+
+def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dict | None:
+    """Every quantity the planner reports over n layouts, from the generated kernel: one call; None
+    without a kernel."""
+    found = _kernel(options, run_bytes)
+    if found is None:
+        return None
+    params, names, function = found
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = function(*[values[p] for p in params])
+    return {name: np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for name, x in zip(names, got)}
 
 
 @dataclass
@@ -379,6 +411,7 @@ class _Block:
     bound: np.ndarray             # a lower bound on the step time
     compare: np.ndarray           # rows the --compare spec matches
     step: np.ndarray | None = None
+    q: dict | None = None         # every quantity over the rows, from the generated kernel (None: none)
 
     def setting(self) -> dict:
         framework, zero, reshard = self.scheme
@@ -397,7 +430,7 @@ class Plan:
     considered: int               # layouts × option combinations after divisibility
     fitting: int                  # of them within memory (and --max-bubble)
     evaluated: int                # whose step time was computed
-    combinations: tuple           # (option combinations compiled, option combinations in all)
+    combinations: tuple           # (option combinations timed, option combinations in all)
     seconds: float
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     compare: dict | None = None   # the --compare row, with its rank
@@ -427,7 +460,11 @@ class Plan:
             at = np.asarray(rows, dtype=np.int64)[chosen]
             values = {k: (v[at] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
             block = self._blocks[block_index]
-            got = {name: _evaluate(block.options, run_bytes, name, values, at.size) for name in names}
+            if block.q is not None:
+                where = np.searchsorted(block.rows, at)
+                got = {name: block.q[name][where] for name in names}
+            else:
+                got = {name: _evaluate(block.options, run_bytes, name, values, at.size) for name in names}
             for j, i in enumerate(chosen):
                 layout = {k: int(self._layouts[k][at[j]]) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
                 step = float(got["step_time"][j])
@@ -442,18 +479,34 @@ class Plan:
                           "bubble_fraction": (layout["p"] - 1) / (layout["v"] * layout["m"])}
         if axes and out:
             first, block = out[0], self._blocks[int(blocks[0])]
-            values = {k: (v[int(rows[0])] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
-            q = _quantities(block.options, run_bytes)
-            first["axes"] = {axis: {"comm_time": float(fast(q[f"comm_time_{axis}"])(**values)),
-                                    "exposed_comm_time": float(fast(q[f"exposed_comm_time_{axis}"])(**values)),
+            if block.q is not None:
+                where = int(np.searchsorted(block.rows, int(rows[0])))
+                got = {name: float(x[where]) for name, x in block.q.items()}
+            else:
+                from .evaluate import fast
+
+                values = {k: (v[int(rows[0])] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
+                q = _quantities(block.options, run_bytes)
+                got = {name: float(fast(x)(**values)) for name, x in q.items()
+                       if name.startswith(("comm_time_", "exposed_comm_time_"))}
+            first["axes"] = {axis: {"comm_time": got[f"comm_time_{axis}"],
+                                    "exposed_comm_time": got[f"exposed_comm_time_{axis}"],
                                     "stage": _stage(axis, first["p"], req.embeddings)}
-                             for axis in AXES if f"comm_time_{axis}" in q}
+                             for axis in AXES if f"comm_time_{axis}" in got}
         return out
 
 
 @functools.lru_cache(maxsize=None)
 def _stage(axis: str, stages: int, embeddings: bool) -> str:
     """Which pipeline stage the axis's busiest GPU is on (symcomm.strategies.busiest_stage)."""
+    from . import _generated
+
+    known = _generated.stage(axis, stages, embeddings)
+    if known is not None:
+        return known
+    from .strategies import busiest_stage
+    from .subjects import subject
+
     terms = [term for term in subject("hybrid", embeddings="1" if embeddings else "0", moe="1").terms
              if term.axis == axis]
     return busiest_stage(terms, int(stages))
@@ -527,22 +580,28 @@ def plan(req: Request, top: int | None = None) -> Plan:
                         continue
                     options = _options(req, scheme, recompute, sp_on, schedule)
                     sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-                    memory = _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size)
+                    q = _all_quantities(options, run_bytes, sub, rows.size)
+                    memory = (q["memory_per_gpu"] if q else
+                              _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size))
                     fits = bubble_fraction[rows] <= req.max_bubble
                     if req.memory_check:
                         fits &= memory <= req.hardware.memory_bytes
-                    compute = _evaluate(options, run_bytes, "compute_time", sub, rows.size)
-                    optimizer = _evaluate(options, run_bytes, "optimizer_time", sub, rows.size)
+                    compute = q["compute_time"] if q else _evaluate(options, run_bytes, "compute_time", sub, rows.size)
+                    optimizer = (q["optimizer_time"] if q else
+                                 _evaluate(options, run_bytes, "optimizer_time", sub, rows.size))
                     block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
                                    compute * (1 + bubble_fraction[rows]) + optimizer,
-                                   np.zeros(rows.size, dtype=bool))
+                                   np.zeros(rows.size, dtype=bool), q=q)
                     if spec:
                         block.compare = _matches(spec, layouts, rows, block)
                     blocks.append(block)
 
     def evaluate(block: _Block) -> None:
-        sub = {k: (v[block.rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-        block.step = _evaluate(block.options, run_bytes, "step_time", sub, block.rows.size)
+        if block.q is not None:
+            block.step = block.q["step_time"]
+        else:
+            sub = {k: (v[block.rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+            block.step = _evaluate(block.options, run_bytes, "step_time", sub, block.rows.size)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
                                "symcomm.plan's pruning bound no longer holds for it")
@@ -611,16 +670,39 @@ def _fold(layouts: dict, done: list) -> dict:
     grp_o, step_o = memory_group[order], step[order]
     new = np.r_[True, (grp_o[1:] != grp_o[:-1]) | (np.abs(np.diff(step_o)) > TOLERANCE * step_o[1:])]
     group = np.cumsum(new) - 1
-    heads = order[new]                                       # the fastest member of each folded row
-    members: list[list] = [[] for _ in range(heads.size)]
-    for g, member in zip(group, order):
-        members[g].append(int(block[member]))
+    # each folded row shows one member: their step times and memories are the same number (within TOLERANCE),
+    # so the first setting in search order, not the one rounding happens to make faster by 1e-16
+    first = np.lexsort((block[order], group))
+    heads = order[first[np.r_[True, group[first][1:] != group[first][:-1]]]]
     ranked = np.lexsort((memory[heads], step[heads]))
     heads = heads[ranked]
     out = {k: layouts[k][row[heads]] for k in (*keys, "m")}
     out.update({"step_time": step[heads], "memory_bytes": memory[heads], "block": block[heads], "row": row[heads]})
-    out["settings"] = [sorted(set(members[g]), key=lambda b: b) for g in ranked]
+    out["settings"] = _Settings(group, block[order], ranked)
     return out
+
+
+class _Settings:
+    """The settings (block indices, sorted, each once) of every folded row, in rank order: a sequence
+    whose items are built when read (the planner shows a few of maybe 10⁵ rows)."""
+
+    def __init__(self, groups: np.ndarray, blocks: np.ndarray, ranked: np.ndarray):
+        width = int(blocks.max()) + 1 if blocks.size else 1
+        pairs = np.unique(groups.astype(np.int64) * width + blocks.astype(np.int64))
+        self._groups, self._blocks, self._ranked = pairs // width, pairs % width, ranked
+
+    def __len__(self) -> int:
+        return int(self._ranked.size)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        g = int(self._ranked[index])
+        low, high = np.searchsorted(self._groups, (g, g + 1))
+        return [int(b) for b in self._blocks[low:high]]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 def _compared(result: Plan, spec: dict, done: list) -> dict:
@@ -714,7 +796,7 @@ def to_text(p: Plan, top: int) -> str:
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}: ranked by step time",
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
-        f"({p.combinations[0]} of {p.combinations[1]} option combinations compiled: in the others compute · (1 + "
+        f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "
         f"bubble) + optimizer alone is slower than row {top}" + (" and the compared layout" if p.compare else "")
         + f"), in {human_time(p.seconds)}",
         "",
@@ -855,6 +937,35 @@ def cmd_plan(args) -> int:
         print(to_text(result, top))
     return 0
 
+
+def main(argv: list[str]) -> int:
+    """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the
+    same one-line errors and exit statuses as :func:`symcomm.cli.main`."""
+    import argparse
+    import sys
+
+    from .errors import SymcommError
+
+    try:
+        parser = argparse.ArgumentParser(prog="symcomm")
+        register_cli(parser.add_subparsers(dest="command", required=True))
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
+                             for w in extra)
+            raise InputError(f"unrecognized arguments: {shown}")
+        bytes_per_element(args.dtype)
+        return args.run(args)
+    except (SymcommError, ValueError) as err:
+        text = " ".join(str(err).split())
+        print(f"symcomm: error: {text if len(text) <= 500 else text[:497] + '...'}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("symcomm: interrupted", file=sys.stderr)
+        return 130
 
 
 class _CallableModule(types.ModuleType):

@@ -20,7 +20,7 @@ def test_ring_all_reduce_exact_and_broadcast():
     # ring all-reduce of M = 2^30 over 8 ranks: each rank sends 2·(7/8)·M = 7·2^28·... elements
     got = evaluate(ring.beta, N=8, M=2 ** 30)
     assert got == 7 * 2 ** 30 // 4 and isinstance(got, int)
-    arr = evaluate(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30)
+    arr = evaluate(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30, exact=True)
     assert arr.dtype == np.int64
     assert arr.tolist() == [2 ** 30, 3 * 2 ** 29, 7 * 2 ** 28]
     # not a whole number: the correctly rounded float, as `symcomm eval` does
@@ -41,7 +41,7 @@ def test_phi_1e13_over_2_20_ranks_does_not_overflow():
     want = 2 * 10 ** 13 * (2 ** 20 - 1)             # 20,971,500,000,000,000,000 > 2^63
     assert want > 2 ** 63
     assert evaluate(total, Phi=10 ** 13, N=2 ** 20) == want
-    arr = evaluate(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20)
+    arr = evaluate(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20, exact=True)
     assert arr.dtype == object
     assert [int(x) for x in arr] == [want, want // 10]
     # per-rank send 2Φ(N−1)/N is not whole here: exact rational, rounded once
@@ -55,7 +55,7 @@ def test_bshL_near_1e18_exact_although_intermediates_exceed_int64():
     # 8·10^18·(2^20 − 1)/2^20 = 8·10^18 − 8·10^18/2^20 = 8·10^18 − 7,629,394,531,250
     want = 8 * 10 ** 18 - 7_629_394_531_250
     assert evaluate(tp, **values) == want
-    arr = evaluate(tp, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
+    arr = evaluate(tp, exact=True, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
     assert [int(x) for x in arr] == [want, want]
     assert arr.dtype == np.int64                     # the result fits even if 8·b·s·h·L·(N−1) does not
     assert evaluate(tp, exact=False, **values) == pytest.approx(want, rel=1e-15)
@@ -63,7 +63,7 @@ def test_bshL_near_1e18_exact_although_intermediates_exceed_int64():
 
 def test_int64_path_when_safe():
     total = STRATEGIES["dp"].cost().total
-    got = evaluate(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]))
+    got = evaluate(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]), exact=True)
     assert got.dtype == np.int64 and got.tolist() == [2 * 10 ** 9 * 7, 2 * 7 * 2]
 
 
@@ -73,7 +73,7 @@ def test_ceil_log2_exact_for_integers():
     want = [1, 2, 2, 3, 40, 41, 54, 63]
     assert ceil_log2(n).tolist() == want
     ev = evaluator(log2_ceil(N))
-    assert ev(N=n).tolist() == want
+    assert ev(N=n, exact=True).tolist() == want
     assert ev(N=2 ** 53 + 1) == 54
     assert ceil_log2(np.array([2 ** 70 + 1], dtype=object)).tolist() == [71]
 
@@ -86,7 +86,7 @@ def test_piecewise_is_vectorised_and_exact():
     values = dict(L=1, b=8, s=16, h=32, c=1, d=1, p=1, G=8, m=1)
     tt = np.array([4, 8, 16])
     # t = 16 > G = 8: 8·1·8·32·16·15/16 = 30720; t = 4, 8 stay in the node: 0
-    assert ev(t=tt, **{k: v for k, v in values.items() if k in ev.names}).tolist() == [0, 0, 30720]
+    assert ev(t=tt, exact=True, **{k: v for k, v in values.items() if k in ev.names}).tolist() == [0, 0, 30720]
     got = ev(t=tt.astype(float), **{k: v for k, v in values.items() if k in ev.names})
     assert got.tolist() == [0.0, 0.0, 30720.0]
 
@@ -143,3 +143,101 @@ def test_ceil_log2_is_one_function_on_every_path():
     assert render(expr, "latex") == r"\left\lceil{\log_2 N}\right\rceil"
     assert render(CeilLog2(N - 1) ** 2, "latex") == r"\left\lceil{\log_2\left(N - 1\right)}\right\rceil^{2}"
     assert render(expr, "python") == "math.ceil(math.log2(N))" and sp.ccode(expr) == "ceil(log2(N))"
+
+
+# -- the float path against the exact one (hypothesis), scalars against arrays -----------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+def _expressions():
+    from symcomm.algorithms import ALGORITHMS
+    from symcomm.subjects import subject
+
+    hybrid = subject("hybrid")
+    out = {"ring time": algorithm("all_reduce", "ring").cost.time, "hybrid time": hybrid.cost.time,
+           "hybrid send": hybrid.cost.send,
+           "hybrid zero3 sp time": subject("hybrid", zero="3", framework="fsdp", sp="1", embeddings="1").cost.time}
+    for alg in list(ALGORITHMS.values())[::3]:
+        out[f"{alg.primitive} {alg.name} time"] = alg.cost.time
+    return out
+
+
+EXPRESSIONS = _expressions()
+_WHOLE = {"N": (2, 4096), "M": (1, 2 ** 34), "t": (1, 64), "p": (1, 64), "c": (1, 16), "d": (1, 512), "m": (1, 64),
+          "G": (1, 16), "L": (1, 128), "b": (1, 4096), "s": (1, 2 ** 17), "h": (1, 2 ** 15), "Phi": (1, 10 ** 12),
+          "V": (1, 2 ** 18), "e": (1, 64), "a": (1, 128), "h_kv": (1, 2 ** 15)}
+
+
+def _point(draw, names):
+    values = {}
+    for name in names:
+        if name in _WHOLE:
+            low, high = _WHOLE[name]
+            values[name] = draw(st.integers(low, high))
+        elif name == "N" or name.startswith("N"):
+            values[name] = draw(st.integers(2, 4096))
+        else:                      # α, β, γ: exact fractions, so that the exact path takes them
+            values[name] = Fraction(draw(st.integers(1, 10 ** 6)), 10 ** draw(st.integers(6, 16)))
+    return values
+
+
+def _power_of_two_needed(ev, values):
+    try:
+        ev(exact=True, **values)
+        return False
+    except ValueError:
+        return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), key=st.sampled_from(sorted(EXPRESSIONS)))
+def test_float_path_equals_exact_path(data, key):
+    ev = evaluator(EXPRESSIONS[key])
+    values = _point(data.draw, ev.names)
+    if _power_of_two_needed(ev, values):
+        values = {k: (1 << (int(v).bit_length() - 1) if isinstance(v, int) else v) for k, v in values.items()}
+        if _power_of_two_needed(ev, values):
+            return
+    exact_value = float(ev(exact=True, **values))
+    scalar = ev.float(**values)
+    assert isinstance(scalar, float)
+    assert scalar == pytest.approx(exact_value, rel=1e-12, abs=1e-300)
+    # the array path, one array argument at a time and all at once, agrees with the scalar path
+    for array_names in ([ev.names[0]], list(ev.names)):
+        arrays = {k: (np.array([v, v]) if k in array_names and isinstance(v, int) else
+                      np.array([float(v)] * 2) if k in array_names else v) for k, v in values.items()}
+        got = np.broadcast_to(ev.float(**arrays), (2,))
+        np.testing.assert_allclose(got, exact_value, rtol=1e-12, atol=1e-300)
+
+
+def test_integer_arrays_take_the_float_path_unless_exact():
+    ring = algorithm("all_reduce", "ring").cost
+    ev = evaluator(ring.beta)
+    n, m = np.arange(2, 1002), np.full(1000, 2 ** 30 + 1)
+    got = ev(N=n, M=m)                                    # no exact=True: float64
+    assert got.dtype == np.float64
+    want = ev(N=n, M=m, exact=True)                       # asked for: exact (int or correctly rounded)
+    np.testing.assert_array_equal(got, np.asarray(want, dtype=np.float64))
+    assert ev.float(N=n, M=m).dtype == np.float64
+    # one exact scalar point still stays exact (the CLI's eval)
+    assert ev(N=8, M=2 ** 30) == 7 * 2 ** 28 and isinstance(ev(N=8, M=2 ** 30), int)
+
+
+def test_scalar_code_is_plain_python_and_branches_are_taken_not_selected():
+    from symcomm.subjects import subject
+
+    ev = evaluator(subject("hybrid").cost.time)
+    assert "numpy" not in ev.scalar_source and "select" not in ev.scalar_source
+    assert " if " in ev.scalar_source                      # Piecewise: only the branch taken runs
+    assert "select" not in ev.source and "numpy.where" in ev.source
+    # the ring time as a careful person factors it: (N − 1)·(2α + (2β + γ)·M/N)
+    ring = evaluator(algorithm("all_reduce", "ring").cost.time)
+    assert ring.source.count("N") <= 3
+
+
+def test_scalar_edge_cases_fall_back_to_numpy_semantics():
+    ring = algorithm("all_reduce", "ring").cost
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = evaluator(ring.beta).float(N=0, M=8)        # 1/0: numpy's inf or nan, not ZeroDivisionError
+    assert not np.isfinite(got)

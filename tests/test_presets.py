@@ -165,3 +165,24 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
             + 63 / 64 * phi * 2 * h100["gamma"])
     assert got["time"] == pytest.approx(hand, rel=1e-9)
     assert "spans nodes" in out.err
+
+
+def _shapes():
+    """Every preset, and variations of each (tied or not, other widths), as Models."""
+    import dataclasses
+
+    for name in presets.model_names():
+        model = presets.model(name)
+        yield model
+        yield dataclasses.replace(model, tied=not model.tied, seq=model.seq + 7, vocab=model.vocab + 3)
+        if model.family == "llama":
+            yield dataclasses.replace(model, kv_heads=model.heads, ffn=model.ffn + 64)
+
+
+def test_parameters_in_integers_equal_the_sympy_formula():
+    # Model.parameters is plain integer arithmetic (no SymPy at start); the SymPy formula is the reference
+    for model in _shapes():
+        reference = presets.parameter_formula(model.family, model.tied).subs(model.architecture())
+        assert reference.is_Integer and model.parameters == int(reference), model.name
+        if model.moe:
+            assert model.expert_parameters == int(presets.phi_experts().subs(model.architecture())), model.name

@@ -20,91 +20,30 @@ import sys
 import functools
 import json
 from dataclasses import dataclass
+from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-import sympy as sp
-
-from .. import symbols as S
 from ..errors import InputError
 
 #: a Hugging Face config.json is a few KiB; anything past this is not one
 MAX_CONFIG_BYTES = 1024 * 1024
 
-# -- the parameter-count formula --------------------------------------------------------------
+# -- the parameter-count formula (SymPy, in .formula; loaded on first use) -------------------------
 
-def _int(name: str) -> sp.Symbol:
-    return sp.Symbol(name, integer=True, positive=True)
-
-
-#: architecture symbols beside symcomm's own (h, L, a, s, E, L_moe)
-F = S.F                  # FFN (MLP intermediate) width of a dense layer
-F_e = S.F_e              # FFN width of one expert
-V = S.V                  # vocabulary (symcomm's own symbol: the hybrid strategy's embeddings use it too)
-n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
-E_s = S.E_s              # shared (always active) experts of a MoE layer
-q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
-d_nope, d_rope, d_v = _int("d_nope"), _int("d_rope"), _int("d_v")  # MLA head widths
-
-h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
-
-
-def attention_mha_biased() -> sp.Expr:
-    """GPT: W_Q, W_K, W_V, W_O (h × h each) and their biases: 4h² + 4h."""
-    return 4 * h ** 2 + 4 * h
-
-
-def attention_gqa() -> sp.Expr:
-    """Llama: W_Q, W_O of h × h; W_K, W_V of h × (n_kv·h/a); no biases."""
-    head = h / a
-    return h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
-
-
-def attention_mla() -> sp.Expr:
-    """DeepSeek multi-head latent attention: low-rank Q (h→r_q→a·(d_nope+d_rope)), joint
-    low-rank K,V (h→r_kv+d_rope, r_kv→a·(d_nope+d_v)), two RMSNorms on the ranks, W_O."""
-    return (h * q_r + q_r + q_r * a * (d_nope + d_rope)
-            + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
-
-
-def phi_gpt() -> sp.Expr:
-    """GPT-2/3: per layer attention + MLP (2hF + F + h with biases) + 2 LayerNorms (4h);
-    token embedding V·h (tied with the output), learned positions s·h, final LayerNorm 2h."""
-    return L * (attention_mha_biased() + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
-
-
-def phi_llama(tied: bool = False) -> sp.Expr:
-    """Llama/Mixtral: dense layers attention + SwiGLU MLP (3hF) + 2 RMSNorms (2h); MoE layers
-    E experts of 3h·F_e and a router h·E; embeddings V·h in and (untied) V·h out; final norm h."""
-    dense = attention_gqa() + 3 * h * F + 2 * h
-    moe = attention_gqa() + E * 3 * h * F_e + h * E + 2 * h
-    return (L - L_moe) * dense + L_moe * moe + (1 if tied else 2) * V * h + h
-
-
-def phi_deepseek() -> sp.Expr:
-    """DeepSeek-V3: MLA; first L − L_moe layers dense (3hF), then MoE layers with E routed
-    and E_s shared experts (3h·F_e each), a router h·E plus its E bias terms; untied embeddings."""
-    dense = attention_mla() + 3 * h * F + 2 * h
-    moe = attention_mla() + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
-    return (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
-
-
-def phi_experts() -> sp.Expr:
-    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e."""
-    return L_moe * E * 3 * h * F_e
-
-
+#: names of :mod:`symcomm.presets.formula` reachable from here (``from symcomm.presets import phi_llama``)
+_FORMULA = ("F", "F_e", "V", "n_kv", "E_s", "q_r", "kv_r", "d_nope", "d_rope", "d_v", "h", "L", "a", "s", "E",
+            "L_moe", "attention_mha_biased", "attention_gqa", "attention_mla", "phi_gpt", "phi_llama",
+            "phi_deepseek", "phi_experts", "parameter_formula")
 FAMILIES = ("gpt", "llama", "deepseek")
 
 
-def parameter_formula(family: str, tied: bool = False) -> sp.Expr:
-    if family == "gpt":
-        return phi_gpt()
-    if family == "llama":
-        return phi_llama(tied)
-    if family == "deepseek":
-        return phi_deepseek()
-    raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")
+def __getattr__(name):
+    if name in _FORMULA:
+        from . import formula
+
+        return getattr(formula, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- models ---------------------------------------------------------------------------------------
@@ -141,7 +80,9 @@ class Model:
         return self.family != "gpt"
 
     def architecture(self) -> dict:
-        """Values of the architecture symbols for :func:`parameter_formula`."""
+        """Values of the architecture symbols for :func:`parameter_formula` (SymPy symbols: loads it)."""
+        from .formula import E, E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, kv_r, n_kv, q_r, s
+
         out = {h: self.hidden, L: self.layers, a: self.heads, n_kv: self.kv_heads, F: self.ffn,
                V: self.vocab, s: self.seq, E: self.experts, L_moe: self.moe_layers,
                F_e: self.moe_ffn or self.ffn, E_s: self.shared_experts}
@@ -151,12 +92,14 @@ class Model:
 
     @functools.cached_property
     def parameters(self) -> int:
-        """Φ from the architecture (exact integer)."""
-        return int(parameter_formula(self.family, self.tied).subs(self.architecture()))
+        """Φ from the architecture (exact integer): :func:`parameter_formula` term by term, in integer
+        arithmetic (tests/test_presets.py holds it equal to the SymPy formula for every preset)."""
+        return _phi(self)
 
     @functools.cached_property
     def expert_parameters(self) -> int:
-        return int(phi_experts().subs(self.architecture())) if self.moe else 0
+        """Φ_E = L_moe·E·3h·F_e (:func:`phi_experts`)."""
+        return self.moe_layers * self.experts * 3 * self.hidden * (self.moe_ffn or self.ffn) if self.moe else 0
 
     def values(self) -> dict[str, int]:
         """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V, F (+ E, k, L_moe, Phi_E, F_e,
@@ -169,6 +112,32 @@ class Model:
                         "Phi_E": self.expert_parameters, "F_e": self.moe_ffn or self.ffn,
                         "E_s": self.shared_experts})
         return out
+
+
+def _phi(m: Model) -> int:
+    """:func:`symcomm.presets.formula.parameter_formula` at ``m``, exactly (Fraction where h/a enters)."""
+    h, L, a, n_kv, F, V, s = m.hidden, m.layers, m.heads, m.kv_heads, m.ffn, m.vocab, m.seq
+    E, L_moe, F_e, E_s = m.experts, m.moe_layers, m.moe_ffn or m.ffn, m.shared_experts
+    if m.family == "gpt":
+        value = L * ((4 * h ** 2 + 4 * h) + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
+    elif m.family == "llama":
+        head = Fraction(h, a)
+        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+        dense = attention + 3 * h * F + 2 * h
+        moe = attention + E * 3 * h * F_e + h * E + 2 * h
+        value = (L - L_moe) * dense + L_moe * moe + (1 if m.tied else 2) * V * h + h
+    elif m.family == "deepseek":
+        if not m.mla:
+            raise ValueError(f"model {m.name!r}: the deepseek family needs the MLA ranks and head widths")
+        q_r, kv_r, d_nope, d_rope, d_v = m.mla
+        attention = (h * q_r + q_r + q_r * a * (d_nope + d_rope)
+                     + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
+        dense = attention + 3 * h * F + 2 * h
+        moe = attention + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
+        value = (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
+    else:
+        raise ValueError(f"model family {m.family!r} is not allowed; choose {', '.join(FAMILIES)}")
+    return int(value)
 
 
 def _model_from(name: str, data: dict) -> Model:
@@ -440,6 +409,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     for the symbols ``target`` (a :class:`symcomm.subjects.Subject`) uses, the dtype).  An
     explicit KEY=VALUE always wins.  With a hardware preset the time symbols are per byte, so
     the dtype defaults to bf16."""
+    from .. import symbols as S
     from ..inputs import parse_number
 
     time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}

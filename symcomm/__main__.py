@@ -1,0 +1,25 @@
+"""The ``symcomm`` command's entry (``python -m symcomm``, and the console script).
+
+``symcomm plan`` goes straight to the planner (:func:`symcomm.plan.main`), which never loads SymPy for
+the combinations it has generated kernels for: it starts in the time of numpy's import.  Every other
+subcommand goes to :func:`symcomm.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["plan"]:
+        from .plan import main as plan_main
+
+        return plan_main(argv)
+    from .cli import main as cli_main
+
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

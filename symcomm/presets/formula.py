@@ -1,0 +1,83 @@
+"""The parameter-count formula Φ(architecture) in SymPy: the reference that ``derivations/parameters.py``
+derives and checks against the published counts.  :meth:`symcomm.presets.Model.parameters` computes the same
+number in plain integer arithmetic (no SymPy at start); ``tests/test_presets.py`` holds the two equal for
+every preset."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .. import symbols as S
+
+def _int(name: str) -> sp.Symbol:
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+#: architecture symbols beside symcomm's own (h, L, a, s, E, L_moe)
+F = S.F                  # FFN (MLP intermediate) width of a dense layer
+F_e = S.F_e              # FFN width of one expert
+V = S.V                  # vocabulary (symcomm's own symbol: the hybrid strategy's embeddings use it too)
+n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
+E_s = S.E_s              # shared (always active) experts of a MoE layer
+q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
+d_nope, d_rope, d_v = _int("d_nope"), _int("d_rope"), _int("d_v")  # MLA head widths
+
+h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
+
+
+def attention_mha_biased() -> sp.Expr:
+    """GPT: W_Q, W_K, W_V, W_O (h × h each) and their biases: 4h² + 4h."""
+    return 4 * h ** 2 + 4 * h
+
+
+def attention_gqa() -> sp.Expr:
+    """Llama: W_Q, W_O of h × h; W_K, W_V of h × (n_kv·h/a); no biases."""
+    head = h / a
+    return h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+
+
+def attention_mla() -> sp.Expr:
+    """DeepSeek multi-head latent attention: low-rank Q (h→r_q→a·(d_nope+d_rope)), joint
+    low-rank K,V (h→r_kv+d_rope, r_kv→a·(d_nope+d_v)), two RMSNorms on the ranks, W_O."""
+    return (h * q_r + q_r + q_r * a * (d_nope + d_rope)
+            + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
+
+
+def phi_gpt() -> sp.Expr:
+    """GPT-2/3: per layer attention + MLP (2hF + F + h with biases) + 2 LayerNorms (4h);
+    token embedding V·h (tied with the output), learned positions s·h, final LayerNorm 2h."""
+    return L * (attention_mha_biased() + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
+
+
+def phi_llama(tied: bool = False) -> sp.Expr:
+    """Llama/Mixtral: dense layers attention + SwiGLU MLP (3hF) + 2 RMSNorms (2h); MoE layers
+    E experts of 3h·F_e and a router h·E; embeddings V·h in and (untied) V·h out; final norm h."""
+    dense = attention_gqa() + 3 * h * F + 2 * h
+    moe = attention_gqa() + E * 3 * h * F_e + h * E + 2 * h
+    return (L - L_moe) * dense + L_moe * moe + (1 if tied else 2) * V * h + h
+
+
+def phi_deepseek() -> sp.Expr:
+    """DeepSeek-V3: MLA; first L − L_moe layers dense (3hF), then MoE layers with E routed
+    and E_s shared experts (3h·F_e each), a router h·E plus its E bias terms; untied embeddings."""
+    dense = attention_mla() + 3 * h * F + 2 * h
+    moe = attention_mla() + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
+    return (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
+
+
+def phi_experts() -> sp.Expr:
+    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e."""
+    return L_moe * E * 3 * h * F_e
+
+
+FAMILIES = ("gpt", "llama", "deepseek")
+
+
+def parameter_formula(family: str, tied: bool = False) -> sp.Expr:
+    if family == "gpt":
+        return phi_gpt()
+    if family == "llama":
+        return phi_llama(tied)
+    if family == "deepseek":
+        return phi_deepseek()
+    raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")

@@ -1,0 +1,104 @@
+"""The planner's generated kernels (symcomm/_generated, written by ``python -m symcomm.codegen``): never
+stale, equal to the step model they were printed from, and the planner's rows unchanged by them.  No test
+here times anything."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from symcomm import _generated, codegen, presets, steptime
+from symcomm.evaluate import fast
+from symcomm.plan import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
+
+ROOT = Path(__file__).resolve().parents[1]
+BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
+
+
+def test_committed_kernels_equal_a_fresh_generation():
+    fresh = codegen._generate_here()
+    committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "symcomm" / "_generated").glob("*.py")}
+    assert sorted(committed) == sorted(fresh), "run: python -m symcomm.codegen"
+    stale = [name for name in fresh if committed[name] != fresh[name]]
+    assert not stale, f"symcomm/_generated/{stale[0]} is stale: run python -m symcomm.codegen"
+
+
+def test_the_planner_searches_what_the_step_model_offers():
+    assert RECOMPUTE == steptime.STEP_OPTIONS["recompute"]
+
+
+@pytest.mark.parametrize("name", ["gpt3-175b", "llama3-70b", "mixtral-8x7b"])
+def test_kernels_equal_the_step_model(name):
+    # every generated combination of this family, every quantity, on every layout of a request
+    req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
+    layouts = enumerate_layouts(req)
+    values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in codegen.LAYOUT}}
+    kind = (("0" if req.model.family == "gpt" else "1"), "1" if req.model.tied else "0", "1" if req.model.moe else "0")
+    checked = 0
+    for options in codegen.combinations(kind)[::5]:
+        params, names, function = _generated.kernel(options, 2)
+        got = function(*[values[p] for p in params])
+        q = steptime.step_model(2, **dict(options)).quantities()
+        for quantity, value in zip(names, got):
+            want = np.broadcast_to(fast(q[quantity])(**values), layouts["t"].shape)
+            np.testing.assert_allclose(np.broadcast_to(value, want.shape), want, rtol=1e-12, atol=0)
+            checked += 1
+    assert checked > 50
+
+
+def test_combinations_are_the_planners():
+    req = Request(presets.model("llama3-8b"), presets.hardware("a100"), gpus=16, batch=32, seq=2048)
+    from symcomm.plan import SCHEMES
+    key = _options(req, SCHEMES[3], "selective", 1, "interleaved")
+    assert key in codegen.combinations(("1", "0", "0"))
+    assert _generated.kernel(key, 2) is not None
+    assert _generated.kernel(key, 4) is None                     # fp32 elements: compiled in the process
+
+
+@pytest.mark.parametrize("case", BEFORE["cases"], ids=lambda c: f"{c['request']['model']}-{c['request']['gpus']}")
+def test_plan_rows_unchanged(case):
+    r = dict(case["request"])
+    model, hardware = presets.model(r.pop("model")), presets.hardware(r.pop("hardware"))
+    if "compare" in r:
+        r["compare"] = tuple(tuple(x) for x in r["compare"])
+    got = plan(Request(model, hardware, **r), 20)
+    rows = got.rows(10) + ([got.compare] if got.compare else [])
+    want = case["rows"] + ([case["compare"]] if "compare" in case else [])
+    assert len(rows) == len(want)
+    for row, before in zip(rows, want):
+        for key, value in before.items():
+            if isinstance(value, float):
+                assert row[key] == pytest.approx(value, rel=1e-12, abs=0), key
+            else:
+                assert row[key] == value, key
+        # the parts of the shown setting add up to its step
+        parts = row["compute_time"] + row["exposed_comm_time"] + row["bubble_time"] + row["optimizer_time"]
+        assert parts == pytest.approx(row["step_time"], rel=1e-12)
+
+
+def test_symcomm_plan_loads_no_sympy():
+    code = ("import sys; from symcomm.__main__ import main; "
+            "rc = main(['plan', '--model', 'llama3-70b', '--gpus', '64', '--hardware', 'h100', '--batch', '64', "
+            "'--top', '3']); assert rc == 0, rc; "
+            "assert 'sympy' not in sys.modules, 'symcomm plan imported sympy'")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "ranked by step time" in out.stdout
+
+
+def test_symcomm_plan_errors_like_the_cli(capsys):
+    from symcomm.__main__ import main
+    from symcomm.cli import main as cli_main
+
+    argv = ["plan", "--model", "llama3-70b", "--gpus", "64", "--hardware", "h100", "--batch", "64", "--tp", "3"]
+    assert main(argv) == 2
+    light = capsys.readouterr().err
+    assert cli_main(argv) == 2
+    assert light == capsys.readouterr().err and light.startswith("symcomm: error: --tp=3 is not allowed")
+    assert main(argv[:-2] + ["--bogus"]) == 2
+    light = capsys.readouterr().err
+    assert cli_main(argv[:-2] + ["--bogus"]) == 2
+    assert light == capsys.readouterr().err

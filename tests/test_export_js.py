@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import symcomm
 from symcomm import symbols as S
@@ -36,7 +36,9 @@ NODE = shutil.which("node")
 # {"float": x} (a Number), {"error": [class, message]}, {"other": ...} (anything else: a failure).
 RUNNER = r"""
 import { readFileSync } from "node:fs";
-import * as formulas from "./formulas.mjs";
+import { pathToFileURL } from "node:url";
+
+const formulas = await import(pathToFileURL(process.argv[2]).href);
 
 const decode = ([tag, text]) =>
   tag === "big" ? BigInt(text) :
@@ -63,7 +65,9 @@ process.stdout.write(JSON.stringify(out));
 
 
 def SETTINGS(n: int):
-    return settings(max_examples=n, deadline=None,
+    # no shrinking: an example is a batch of points, one node process, and the failing point is
+    # named in the assertion already
+    return settings(max_examples=n, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
@@ -79,11 +83,11 @@ def folder(tmp_path_factory):
     return where
 
 
-def run(folder, calls: list[tuple[str, dict]]) -> list[dict]:
-    """Node evaluates every (function, encoded arguments) at once."""
+def run(folder, calls: list[tuple[str, dict]], module: str = "formulas.mjs") -> list[dict]:
+    """Node evaluates every (function, encoded arguments) of ``module`` at once."""
     payload = json.dumps([{"fn": fn, "args": args} for fn, args in calls])
-    proc = subprocess.run([NODE, str(folder / "runner.mjs")], input=payload, capture_output=True, text=True,
-                          cwd=folder, timeout=120)
+    proc = subprocess.run([NODE, str(folder / "runner.mjs"), str(folder / module)], input=payload,
+                          capture_output=True, text=True, cwd=folder, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     assert len(out) == len(calls)
@@ -215,6 +219,11 @@ def test_hand_counts_far_above_2_53(folder):
         # ring all-reduce time, N=2, M=2: 2 messages, 2 elements moved, 1 reduced: α·2 + β·2 + γ
         ("all_reduce__ring__time", {"N": ["num", "2"], "M": ["big", "2"], "alpha": ["num", "0.25"],
                                     "beta": ["str", "5"], "gamma": ["num", "7"]}),
+        # recursive doubling with a fold, N = 2⁷⁰ (a power of two: no fold): 70 rounds of α; the
+        # coefficient 1 − ⌈log₂(N + 1)⌉ + 2⌈log₂N⌉ is exact (a double's N + 1 = N would give 71)
+        ("all_reduce__recursive_doubling_fold__time", {"N": ["big", str(2 ** 70)], "M": ["big", "1"],
+                                                       "alpha": ["num", "1"], "beta": ["num", "0"],
+                                                       "gamma": ["num", "0"]}),
     ]
     assert run(folder, calls) == [
         {"int": "12"},
@@ -225,6 +234,7 @@ def test_hand_counts_far_above_2_53(folder):
         {"q": ["4", "3"], "text": "4/3"},
         {"q": ["3", "8"], "text": "3/8"},
         {"float": 0.5 + 10 + 7},
+        {"float": 70.0},
     ]
 
 
@@ -251,6 +261,28 @@ def test_requirements_throw_the_command_lines_message(folder):
     assert run(folder, calls) == [{"error": ["RangeError", m]} for m in messages]
 
 
+def test_checks_no_formula_reaches_yet(folder):
+    # two requirements that the exported formulas never take all the symbols of (N is not an
+    # argument of a hybrid count, nor of a direct send/recv), probed on formulas that do: the
+    # layout's t·p·d·c = N, and the direct send/recv's N = 2; the messages are the command line's
+    import dataclasses
+
+    from symcomm.export.javascript import to_javascript
+
+    layout = dataclasses.replace(BY_NAME["hybrid__gpus"], name="probe_equal",
+                                 expr=sp.Max(S.t * S.p * S.d * S.c, S.N))
+    pair = dataclasses.replace(BY_NAME["send_recv__direct__send"], name="probe_equals", expr=S.M + S.N)
+    (folder / "probes.mjs").write_text(to_javascript([layout, pair]), encoding="utf-8")
+    cases = [(layout, {S.t: 2, S.p: 2, S.d: 3, S.c: 1, S.N: 10}), (layout, {S.t: 2, S.p: 2, S.d: 3, S.c: 1, S.N: 12}),
+             (pair, {S.M: 7, S.N: 3}), (pair, {S.M: 7, S.N: 2})]
+    out = run(folder, [(f.name, {S.BY_SYMBOL[k].cli_name: ["big", str(v)] for k, v in values.items()})
+                       for f, values in cases], module="probes.mjs")
+    messages = [refusal(f, values) for f, values in cases]
+    assert messages[0] == "t*p*d*c=12 must equal N=10" and messages[2].startswith("N=3 is not allowed")
+    assert out == [{"error": ["RangeError", messages[0]]}, {"int": "12"},
+                   {"error": ["RangeError", messages[2]]}, {"int": "9"}]
+
+
 def test_arguments(folder):
     big = str(2 ** 53 + 2)
     out = run(folder, [
@@ -261,6 +293,9 @@ def test_arguments(folder):
         ("all_reduce__ring__send", {"N": ["str", "4"], "M": ["str", "2.5e1"]}),      # 25: not a multiple of 4
         ("all_reduce__ring__send", {"N": ["str", "4"], "M": ["str", "8.0"]}),
         ("all_reduce__ring__beta", {"N": ["big", "8"], "M": ["frac", ["32", "2"]]}),  # {num, den} in
+        # a non-integer Number is the decimal it prints as: f = 0.1 is 1/10, not the double's value
+        ("ep__capacity_padded__send", {"b": ["num", "1"], "s": ["num", "1"], "h": ["num", "1"], "N": ["num", "2"],
+                                       "k": ["num", "1"], "f": ["num", "0.1"], "L_moe": ["num", "1"]}),
     ])
     assert out[0] == {"error": ["TypeError", "missing argument M"]}
     assert out[1]["error"][0] == "RangeError" and "2^53" in out[1]["error"][1]
@@ -269,6 +304,9 @@ def test_arguments(folder):
     assert out[4] == {"error": ["RangeError", "M=25 is not allowed: it must be a multiple of N=4"]}
     assert out[5] == {"int": "12"}
     assert out[6] == {"int": "28"}   # 2(N−1)M/N = 2·7·16/8
+    want = oracle(BY_NAME["ep__capacity_padded__send"], {S.b: 1, S.s: 1, S.h: 1, S.N: 2, S.k: 1,
+                                                          S.f: Fraction(1, 10), S.L_moe: 1})
+    assert out[7] == {"q": [str(want.p), str(want.q)], "text": str(want)}   # 4·(1/10)·1/2 = 1/5
 
 
 def test_module_is_standalone_and_documented(folder):

@@ -24,14 +24,17 @@ coefficients, the extras.  It is computed exactly, as :func:`symcomm.evaluate.ex
 * the result is a ``BigInt`` when the value is whole, else a frozen ``{num, den}`` of
   ``BigInt`` s in lowest terms, ``den`` > 1 (its ``toString()`` is ``"num/den"``).
 
-**Float times.**  A formula with a time symbol (the quantity ``time``) is computed in
-floating point (``Number``): every argument is converted to a ``Number``, ⌈log₂⌉, log₂ of a
-power of two and the set-bit count are still exact while the values are exact in a double,
-and the result is a ``Number`` (seconds).
+**Float times.**  A formula with a time symbol (the quantity ``time``) gives a ``Number``
+(seconds).  The time symbols are read as ``Number`` s and only the arithmetic that touches them
+is floating point: every sub-expression free of them (a coefficient: messages, elements moved
+or reduced, a condition of a Piecewise) is computed exactly, as a count is, and converted to a
+``Number`` once (a sum's or a product's time-free terms or factors are gathered into one exact
+value first).  So ⌈log₂(N + 1)⌉ at N = 2⁷⁰ is 71, not the 70 a double's N + 1 = N would give,
+and a time is within a few rounding errors of the exact value.
 
 **Requirements.**  Each function checks the requirements of :attr:`Formula.checks` whose
 symbols it takes (a power of two, a multiple of N, a divisible layout, ...) on the exact
-values of its arguments (for a time, too), before computing, and throws a ``RangeError``
+values of its arguments, before computing, and throws a ``RangeError``
 whose message is the one ``symcomm eval`` prints for the same values.  A missing argument or a
 value of the wrong type throws a ``TypeError``.
 """
@@ -66,19 +69,6 @@ def _piecewise(printer, expr) -> str:
     for e, c in reversed(pairs):
         text = f"(({printer._print(c)}) ? ({printer._print(e)}) : ({text}))"
     return text
-
-
-class FloatJavascriptPrinter(JavascriptCodePrinter):
-    """SymPy's JavaScript printer over ``Number`` s, with the module's ⌈log₂⌉, log₂ and set-bit helpers."""
-
-    ceil_log2_function = "_ceil_log2_float"
-    ones_below_function = "_ones_below_float"
-
-    def _print_log2(self, expr):
-        return f"_log2_float({self._print(expr.args[0])})"
-
-    def _print_Piecewise(self, expr):
-        return _piecewise(self, expr)
 
 
 class ExactJavascriptPrinter(JavascriptCodePrinter):
@@ -145,6 +135,48 @@ class ExactJavascriptPrinter(JavascriptCodePrinter):
         raise ValueError(f"{type(expr).__name__} ({expr}): no exact JavaScript for it")
 
     _print_NaN = _print_Infinity = _print_NegativeInfinity = _print_ComplexInfinity = _print_not_supported
+
+
+class FloatJavascriptPrinter(JavascriptCodePrinter):
+    """SymPy's JavaScript printer over ``Number`` s for the parts of a time that hold a time symbol;
+    every sub-expression free of them (a coefficient: a count) is printed by the exact printer and
+    converted to a ``Number`` once, by ``_float``.  A sum's or a product's time-free terms or factors
+    are gathered into one exact sum or product first, so that a coefficient is one exact value."""
+
+    def __init__(self, exact: ExactJavascriptPrinter, settings=None):
+        super().__init__(settings or {})
+        self.exact = exact
+
+    def _print(self, expr, **kwargs):
+        if isinstance(expr, sp.Basic) and not (expr.free_symbols & FLOAT_SYMBOLS):
+            if not isinstance(expr, sp.Expr):
+                return self.exact._print(expr)           # a condition: an exact comparison
+            if expr.is_Integer and abs(expr.p) < 2 ** 53:
+                return str(expr.p)
+            return f"_float({self.exact._print(expr)})"
+        return super()._print(expr, **kwargs)
+
+    def _split(self, args):
+        free = [a for a in args if not (a.free_symbols & FLOAT_SYMBOLS)]
+        timed = [a for a in args if a.free_symbols & FLOAT_SYMBOLS]
+        return free, timed
+
+    def _print_Add(self, expr, order=None):
+        free, timed = self._split(expr.args)
+        parts = [self._print(a) for a in timed]
+        if free:
+            parts.append(self._print(sp.Add(*free, evaluate=False) if len(free) > 1 else free[0]))
+        return "(" + " + ".join(parts) + ")"
+
+    def _print_Mul(self, expr):
+        free, timed = self._split(expr.args)
+        parts = [self._print(a) for a in timed]
+        if free:
+            parts.insert(0, self._print(sp.Mul(*free, evaluate=False) if len(free) > 1 else free[0]))
+        return "(" + "*".join(parts) + ")"
+
+    def _print_Piecewise(self, expr):
+        return _piecewise(self, expr)
 
 
 _HELPERS = r"""
@@ -231,7 +263,7 @@ const _bits = (n) => (n === 0n ? 0n : BigInt(n.toString(2).length));
 
 /** ceil(log2(x)) for x > 0, exact: the bit length of ceil(x) - 1 for x >= 1. */
 function _ceil_log2(x) {
-  if (typeof x === "number") return _ceil_log2_float(x);
+  if (typeof x === "number") return Math.ceil(Math.log2(x));
   if (_cmp(x, 0n) <= 0) throw new RangeError(`ceil(log2(${_str(x)})) is not defined`);
   if (_cmp(x, 1n) >= 0) return _bits(_ceil(x) - 1n);
   return -(_bits(_floor(_q(_den(x), _num(x)))) - 1n);
@@ -266,27 +298,6 @@ function _out(x) {
   if (!(x instanceof _Q)) return x;
   return Object.freeze({ num: x.n, den: x.d, toString() { return `${this.num}/${this.den}`; } });
 }
-
-// ---- floats (the times): exact log2 helpers while the value is exact in a double
-
-function _ceil_log2_float(x) {
-  if (!(x > 0) || !Number.isFinite(x)) throw new RangeError(`ceil(log2(${x})) is not defined`);
-  if (x >= 1) return Number(_bits(BigInt(Math.ceil(x)) - 1n));
-  return -Number(_bits(BigInt(Math.floor(1 / x))) - 1n);
-}
-
-function _log2_float(x) {
-  if (x > 0 && Number.isFinite(x)) {
-    const whole = x >= 1 ? x : 1 / x;
-    if (Number.isInteger(whole)) {
-      const n = BigInt(whole);
-      if ((n & (n - 1n)) === 0n) return (x >= 1 ? 1 : -1) * Number(_bits(n) - 1n);
-    }
-  }
-  return Math.log2(x);
-}
-
-const _ones_below_float = (x) => Number(_ones_below(BigInt(Math.trunc(x))));
 
 // ---- arguments
 
@@ -388,8 +399,8 @@ def _comment(text: str) -> str:
 
 
 def _check_lines(f: Formula, printer: ExactJavascriptPrinter) -> tuple[list[str], set]:
-    """One ``_need(...)`` line per requirement whose symbols are all arguments of ``f``, and the
-    symbols those lines read."""
+    """One ``_need(...)`` line per requirement whose symbols are all arguments of ``f`` (on their
+    exact values), and the symbols those lines read."""
     args = {info.symbol for info in f.parameters}
     lines, used = [], set()
     for check in f.checks:
@@ -403,11 +414,6 @@ def _check_lines(f: Formula, printer: ExactJavascriptPrinter) -> tuple[list[str]
         call += f", {_js(check[3])}, {values[1]});" if len(check) > 3 else ");"
         lines.append(call)
     return lines, used
-
-
-def _reads(symbols, reader: str) -> str:
-    return ", ".join(f"{S.BY_SYMBOL[sym].cli_name} = {reader}(args, {_js(S.BY_SYMBOL[sym].cli_name)})"
-                     for sym in symbols)
 
 
 def _jsdoc(f: Formula, time: bool) -> str:
@@ -435,30 +441,18 @@ def _jsdoc(f: Formula, time: bool) -> str:
 
 def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascriptPrinter) -> str:
     time = is_time(f)
-    checks, used = _check_lines(f, exact)
-    ordered = [info.symbol for info in f.parameters]
-    body = []
-    if time:
-        if checks:
-            # the requirements on the exact values, in a block of their own; then the floats
-            needed = [sym for sym in ordered if sym in used]
-            body.append("  {")
-            body.append(f"    const {_reads(needed, '_exact')};")
-            body += [f"    {line}" for line in checks]
-            body.append("  }")
-        if ordered:
-            body.append(f"  const {_reads(ordered, '_number')};")
-        body.append(f"  return {floats.doprint(f.expr)};")
-    else:
-        if ordered:
-            body.append(f"  const {_reads(ordered, '_exact')};")
-        body += [f"  {line}" for line in checks]
-        body.append(f"  return _out({exact.doprint(f.expr)});")
+    checks, _ = _check_lines(f, exact)
+    reads = ", ".join(f"{info.cli_name} = {'_number' if info.symbol in FLOAT_SYMBOLS else '_exact'}(args, "
+                      f"{_js(info.cli_name)})" for info in f.parameters)
+    body = [f"  const {reads};"] if reads else []
+    body += [f"  {line}" for line in checks]
+    body.append(f"  return {floats.doprint(f.expr)};" if time else f"  return _out({exact.doprint(f.expr)});")
     return f"{_jsdoc(f, time)}\nexport function {f.name}(args = {{}}) {{\n" + "\n".join(body) + "\n}\n"
 
 
 def to_javascript(chosen: list[Formula]) -> str:
-    exact, floats = ExactJavascriptPrinter(), FloatJavascriptPrinter()
+    exact = ExactJavascriptPrinter()
+    floats = FloatJavascriptPrinter(exact)
     header = ["/**",
               " * Closed-form communication costs exported by symcomm: a standalone ES module (no imports),",
               " * for a browser (<script type=\"module\">) or node (as .mjs, or with \"type\": \"module\").",
@@ -471,7 +465,8 @@ def to_javascript(chosen: list[Formula]) -> str:
               " * integer Number, a string \"123\" / \"3/4\" / \"1.25\", a {num, den} of BigInts; a non-integer",
               " * Number as the decimal it prints as), every intermediate value is a BigInt or an exact rational,",
               " * and the result is a BigInt when whole, else a frozen {num, den} of BigInts in lowest terms.",
-              " * Times (formulas with alpha, beta, gamma, alpha_inter, beta_inter) are Numbers (floats).",
+              " * Times (formulas with alpha, beta, gamma, alpha_inter, beta_inter) are Numbers: alpha, beta, ... are",
+              " * read as Numbers and only the arithmetic touching them is float; their coefficients are exact.",
               " * Requirements (a power of two, a multiple of N, a divisible layout, ...) are checked on the exact",
               " * values: a RangeError with the message symcomm eval prints. A missing argument: a TypeError.",
               " */",

@@ -150,10 +150,11 @@ class CeilLog2(sp.Function):
       for ``ceiling(log2(n))``.  It is an integer, nonnegative for n ≥ 1.
     * **printing** — ``str()`` and LaTeX print it as ``ceiling(log2(n))`` and
       ``\\left\\lceil{\\log_2 n}\\right\\rceil``; Python, NumPy and C print
-      ``math.ceil(math.log2(n))``, ``numpy.ceil(numpy.log2(n))``, ``ceil(log2(n))``, or
-      ``NAME(n)`` when the printer has an attribute ``ceil_log2_function = "NAME"``: the
-      exact helper its code defines (the exported Python module's ``_ceil_log2``, the C
-      header's ``symcomm_ceil_log2``, :func:`symcomm.numeric.ceil_log2`).
+      ``math.ceil(math.log2(n))``, ``numpy.ceil(numpy.log2(n))``, ``ceil(log2(n))``,
+      JavaScript ``Math.ceil(Math.log2(n))``, or ``NAME(n)`` when the printer has an attribute
+      ``ceil_log2_function = "NAME"``: the exact helper its code defines (the exported Python
+      module's ``_ceil_log2``, the C header's ``symcomm_ceil_log2``, the JavaScript module's
+      ``_ceil_log2``, :func:`symcomm.numeric.ceil_log2`).
     * ``rewrite(sympy.ceiling)`` gives the form ``ceiling(log2(n))``.
     * ``CeilLog2(2**k + 1)`` is ``k + 1`` for an integer k ≥ 0, so that :func:`log2_floor`
       reduces to k at N = 2ᵏ.
@@ -224,6 +225,9 @@ class CeilLog2(sp.Function):
     def _ccode(self, printer):
         return self._code(printer, "ceil", "log2")
 
+    def _javascript(self, printer):
+        return self._code(printer, "Math.ceil", "Math.log2")
+
 
 def log2_ceil(n: sp.Expr) -> sp.Expr:
     """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks (:class:`CeilLog2`)."""
@@ -250,8 +254,8 @@ class OnesBelow(sp.Function):
     exactly, ``OnesBelow(2**k)`` is k·2^(k−1) (the proofs' power-of-two domain); ``str()``
     prints ``ones_below(n)``, LaTeX ``\\operatorname{ones}(n)``; code printers call
     ``NAME(n)`` where the printer has ``ones_below_function = "NAME"`` (the exported Python
-    module's ``_ones_below``, the C header's ``symcomm_ones_below``,
-    :func:`symcomm.numeric.ones_below`).
+    module's ``_ones_below``, the C header's ``symcomm_ones_below``, the JavaScript module's
+    ``_ones_below``, :func:`symcomm.numeric.ones_below`).
     """
 
     nargs = 1
@@ -283,7 +287,7 @@ class OnesBelow(sp.Function):
             raise NotImplementedError("this printer has no ones_below helper")
         return f"{helper}({printer._print(self.args[0])})"
 
-    _pythoncode = _numpycode = _ccode = _code
+    _pythoncode = _numpycode = _ccode = _javascript = _code
 
 
 def log2_floor(n: sp.Expr) -> sp.Expr:

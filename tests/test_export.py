@@ -547,7 +547,7 @@ def test_formats_are_discovered_modules_in_their_order():
     import symcomm.export as package
     from symcomm.export import REGISTRY, Format
 
-    assert FORMATS == ("latex", "markdown", "python", "c", "json")
+    assert FORMATS == ("latex", "markdown", "python", "c", "javascript", "json")
     assert tuple(REGISTRY) == FORMATS
     for name, fmt in REGISTRY.items():
         module = importlib.import_module(f"symcomm.export.{name}")
@@ -565,7 +565,7 @@ def test_a_new_format_is_one_module(tmp_path, monkeypatch):
         "FORMAT = Format(name='names', order=35, render=to_names, description='one name a line')\n")
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
     registry = package._discover()
-    assert tuple(registry) == ("latex", "markdown", "python", "names", "c", "json")
+    assert tuple(registry) == ("latex", "markdown", "python", "names", "c", "javascript", "json")
     monkeypatch.setattr(package, "REGISTRY", registry)
     assert export("names", ["all_reduce__ring"]) == "".join(f.name + "\n" for f in select(["all_reduce__ring"]))
     monkeypatch.delitem(sys.modules, "symcomm.export.names")   # imported by _discover: forgotten again
@@ -575,7 +575,7 @@ def test_a_new_format_is_one_module(tmp_path, monkeypatch):
 def test_format_options_belong_to_their_format():
     with pytest.raises(ValueError, match=r"^--numpy applies to --format python only, not c$"):
         export("c", ["all_reduce__ring__send"], numpy=True)
-    with pytest.raises(ValueError, match=r"^--format 'yaml' is not allowed; choose one of latex, markdown, python, c, json$"):
+    with pytest.raises(ValueError, match=r"^--format 'yaml' is not allowed; choose one of latex, markdown, python, c, javascript, json$"):
         export("yaml")
 
 

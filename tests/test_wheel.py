@@ -61,7 +61,7 @@ def test_installed_package_is_not_the_source_tree(installed):
     assert str(ROOT) not in got.stdout and "site-packages" in got.stdout
 
 
-@pytest.mark.parametrize("fmt", ["python", "c", "json", "latex", "markdown"])
+@pytest.mark.parametrize("fmt", ["python", "c", "javascript", "json", "latex", "markdown"])
 def test_export_every_format(installed, fmt):
     _, python, home = installed
     out = home / f"formulas.{fmt}"

@@ -1,8 +1,8 @@
-"""Export the closed-form formulas: LaTeX, Markdown, Python, C, JSON.
+"""Export the closed-form formulas: LaTeX, Markdown, Python, C, JavaScript, JSON.
 
 Exported formulas are usable without symcomm installed: the Python module imports only
 the standard library (``math``, ``fractions``; ``numpy`` with ``numpy=True``), the C
-header only ``<math.h>``, and the JSON file is plain data with a JSON Schema
+header only ``<math.h>``, the JavaScript ES module nothing, and the JSON file is plain data with a JSON Schema
 (``symcomm/schema/formulas.schema.json``) shipped with the package.
 
 **What is exported.**  Every catalog algorithm (:data:`symcomm.algorithms.ALGORITHMS`)
@@ -27,11 +27,13 @@ or a primitive / strategy name (``all_reduce``, ``tp``: all its subjects).
 **Arguments.**  Python functions take keyword-only arguments named by the symbols' CLI
 names (``Phi``, ``N``, ``alpha``, ...).  C functions take ``double`` arguments named the
 same, in the order of :data:`symcomm.symbols.SYMBOLS` (the docstring comment lists them).
+JavaScript functions take one object of named values (``f({N: 8n, M: 1024n})``).
 
 **Formats.**  Each format is one module of this package, documented there:
 :mod:`~symcomm.export.latex`, :mod:`~symcomm.export.markdown`,
 :mod:`~symcomm.export.python` (exactness of the Python module, ``numpy=True``),
-:mod:`~symcomm.export.c`, :mod:`~symcomm.export.json` (``format_version``, the ``tree``
+:mod:`~symcomm.export.c`, :mod:`~symcomm.export.javascript` (exact ``BigInt`` counts, float
+times), :mod:`~symcomm.export.json` (``format_version``, the ``tree``
 to load and the ``srepr`` never to eval from someone else's file).
 
 **Importing.**  ``symcomm.export`` is this package; the function is
@@ -273,7 +275,7 @@ def schema() -> dict:
 # -- public entry point ------------------------------------------------------------------------------
 
 def export(fmt: str, only=None, *, numpy: bool = False, path: str | os.PathLike | None = None) -> str:
-    """The formulas in ``fmt`` (latex, markdown, python, c, json) as text.
+    """The formulas in ``fmt`` (latex, markdown, python, c, javascript, json) as text.
 
     ``only`` selects formulas by name, subject or primitive/strategy name (all when
     empty); ``numpy=True`` makes the Python module vectorised over numpy arrays; ``path``
@@ -303,7 +305,7 @@ def export(fmt: str, only=None, *, numpy: bool = False, path: str | os.PathLike 
 
 def register_cli(subparsers) -> None:
     """``symcomm export --format F [--only NAME...] [--numpy] [-o PATH] [--list]``."""
-    p = subparsers.add_parser("export", help="closed-form formulas as LaTeX, Markdown, Python, C or JSON")
+    p = subparsers.add_parser("export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON")
     p.add_argument("--format", default=None, help=", ".join(FORMATS))
     p.add_argument("--only", nargs="+", metavar="NAME",
                    help="formula, subject (all_reduce__ring), primitive or strategy names")
@@ -333,5 +335,5 @@ def _run(args) -> int:
 
 #: name → :class:`Format`, discovered from the modules of this package, in ``order``.
 REGISTRY: dict[str, Format] = _discover()
-#: The format names, in ``order``: ("latex", "markdown", "python", "c", "json").
+#: The format names, in ``order``: ("latex", "markdown", "python", "c", "javascript", "json").
 FORMATS: tuple[str, ...] = tuple(REGISTRY)

@@ -1,0 +1,323 @@
+"""symcomm export --format javascript: the ES module, run by node, equals symcomm's evaluator.
+
+The oracle is :func:`symcomm.evaluate.exact` (through ``oracle`` of tests/test_export.py) and,
+for a broken requirement, the subject's own check (``_broken``: the words ``symcomm eval``
+prints); a few values are hand counts.  Node runs once per batch of points (a JSON list in,
+a JSON list out), so the whole file takes seconds.  Without node the tests skip, except in CI
+(SYMCOMM_CI=1), where node is required.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+
+import symcomm
+from symcomm import symbols as S
+from symcomm.export import export
+from symcomm.export.javascript import is_time
+from test_export import BY_NAME, FORMULAS, _broken, _power_of_two_symbols, oracle
+
+IN_CI = os.environ.get("SYMCOMM_CI") == "1"
+NODE = shutil.which("node")
+
+# Reads [{fn, args: {name: [tag, text]}}] on stdin, calls each function, prints one JSON record a
+# call: {"int": "..."} (a BigInt), {"q": ["num", "den"], "text": ...} (a frozen {num, den}),
+# {"float": x} (a Number), {"error": [class, message]}, {"other": ...} (anything else: a failure).
+RUNNER = r"""
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const formulas = await import(pathToFileURL(process.argv[2]).href);
+
+const decode = ([tag, text]) =>
+  tag === "big" ? BigInt(text) :
+  tag === "num" ? Number(text) :
+  tag === "frac" ? { num: BigInt(text[0]), den: BigInt(text[1]) } : text;
+
+function show(r) {
+  if (typeof r === "bigint") return { int: r.toString() };
+  if (typeof r === "number") return { float: r };
+  if (r !== null && typeof r === "object" && typeof r.num === "bigint" && typeof r.den === "bigint" &&
+      Object.isFrozen(r)) return { q: [r.num.toString(), r.den.toString()], text: String(r) };
+  return { other: String(r) };
+}
+
+const out = JSON.parse(readFileSync(0, "utf8")).map(({ fn, args }) => {
+  try {
+    return show(formulas[fn](Object.fromEntries(Object.entries(args).map(([k, v]) => [k, decode(v)]))));
+  } catch (e) {
+    return { error: [e.constructor.name, e.message] };
+  }
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def SETTINGS(n: int):
+    # no shrinking: an example is a batch of points, one node process, and the failing point is
+    # named in the assertion already
+    return settings(max_examples=n, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    if NODE is None:
+        if IN_CI:
+            pytest.fail("node is required in CI (SYMCOMM_CI=1)")
+        pytest.skip("node is not installed")
+    where = tmp_path_factory.mktemp("javascript")
+    export("javascript", path=where / "formulas.mjs")
+    (where / "runner.mjs").write_text(RUNNER, encoding="utf-8")
+    return where
+
+
+def run(folder, calls: list[tuple[str, dict]], module: str = "formulas.mjs") -> list[dict]:
+    """Node evaluates every (function, encoded arguments) of ``module`` at once."""
+    payload = json.dumps([{"fn": fn, "args": args} for fn, args in calls])
+    proc = subprocess.run([NODE, str(folder / "runner.mjs"), str(folder / module)], input=payload,
+                          capture_output=True, text=True, cwd=folder, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert len(out) == len(calls)
+    return out
+
+
+# -- points and their encodings ----------------------------------------------------------------------
+
+def point(formula, rng: random.Random) -> dict:
+    """int for the integer symbols (powers of two under a bare log₂; all powers of two half of the
+    time, so that a layout's divisibility holds often), Fraction for the others; up to 2⁷⁰."""
+    pow2 = _power_of_two_symbols(formula.expr)
+    all_pow2 = rng.random() < 0.5
+    values = {}
+    for info in formula.parameters:
+        sym = info.symbol
+        least = 2 if sym is S.N else 1
+        if sym in pow2 or (all_pow2 and sym.is_integer):
+            values[sym] = 2 ** rng.randint(least - 1, rng.choice([6, 20, 70]))
+        elif sym.is_integer:
+            values[sym] = rng.randint(least, rng.choice([64, 2 ** 20, 2 ** 70]))
+        else:
+            values[sym] = Fraction(rng.randint(0, 10 ** 6), rng.randint(1, 10 ** 9))
+    return values
+
+
+def encode(formula, values: dict, rng: random.Random) -> dict:
+    """The arguments as the runner decodes them, in every form the module accepts: a BigInt, a
+    safe-integer Number or a string for an integer; "p/q", {num, den} for an exact rational; a
+    Number for a time's α, β, γ."""
+    out = {}
+    for sym, v in values.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        if isinstance(v, int):
+            forms = [["big", str(v)], ["str", str(v)]] + ([["num", str(v)]] if abs(v) < 2 ** 53 else [])
+            out[name] = rng.choice(forms)
+        elif is_time(formula):
+            out[name] = ["num", repr(float(v))]
+        else:
+            out[name] = rng.choice([["str", f"{v.numerator}/{v.denominator}"],
+                                    ["frac", [str(v.numerator), str(v.denominator)]]])
+    return out
+
+
+def refusal(formula, values) -> str | None:
+    """The command line's first message for ``values`` among the requirements the exports carry
+    (``Formula.checks``), computed by symcomm's own check objects.  For an algorithm that is
+    every requirement (``_broken`` of tests/test_export.py); a strategy's checks that are data
+    (Divisible, Equal, AtLeastCheck, under When) are run one by one, as ``Strategy.validate``
+    runs them: two of the layout's checks are code, not data (e without moe=1; t > 1 with moe=1
+    and sp=0), and no export carries them yet."""
+    from symcomm.strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, When
+
+    if formula.kind == "primitive":
+        return _broken(formula, values)
+    strategy = STRATEGIES[formula.owner]
+    settings = strategy.settings(**dict(formula.options))
+    taken = {info.symbol for info in formula.parameters}
+    exact = {sym: sp.sympify(v, strict=True) for sym, v in values.items() if sym in taken}
+    for check in strategy.checks:
+        while isinstance(check, When) and settings.get(check.option) in check.allowed:
+            check = check.inner
+        if isinstance(check, (Divisible, Equal, AtLeastCheck)):
+            problems = check(exact, settings)
+            if problems:
+                return problems[0]
+    return None
+
+
+def check(formula, values, got: dict) -> None:
+    """The node result equals the evaluator: the same integer or rational exactly, a time within
+    1e-12 relative, or a RangeError with the command line's message."""
+    where = (formula.name, {str(k): v for k, v in values.items()}, got)
+    broken = refusal(formula, values)
+    if broken is not None:
+        assert got == {"error": ["RangeError", broken]}, where
+        return
+    want = oracle(formula, values)
+    if is_time(formula):
+        assert set(got) == {"float"}, where
+        assert math.isclose(got["float"], float(want), rel_tol=1e-12, abs_tol=1e-300), (*where, float(want))
+    elif want.is_Integer:
+        assert got == {"int": str(want)}, where
+    else:
+        assert got == {"q": [str(want.p), str(want.q)], "text": f"{want.p}/{want.q}"}, where
+
+
+def check_all(folder, cases, rng) -> None:
+    out = run(folder, [(f.name, encode(f, values, rng)) for f, values in cases])
+    for (f, values), got in zip(cases, out):
+        check(f, values, got)
+
+
+# -- the evaluator's values ----------------------------------------------------------------------------
+
+def test_every_formula_equals_the_evaluator(folder):
+    # each of the 827 formulas at two random points, one node process
+    rng = random.Random(20250601)
+    cases = [(f, point(f, rng)) for f in FORMULAS for _ in range(2)]
+    check_all(folder, cases, rng)
+    # the sweep computed values, not only refusals: most counts and times are evaluated
+    assert sum(refusal(f, v) is None for f, v in cases) > len(cases) // 2
+
+
+@SETTINGS(15)
+@given(data=st.data())
+def test_javascript_equals_the_evaluator(folder, data):
+    # hypothesis picks the formulas and the seed of a batch of 60 points: one node process a batch
+    rng = random.Random(data.draw(st.integers(0, 2 ** 32), label="seed"))
+    chosen = data.draw(st.lists(st.sampled_from(FORMULAS), min_size=60, max_size=60), label="formulas")
+    check_all(folder, [(f, point(f, rng)) for f in chosen], rng)
+
+
+def test_hand_counts_far_above_2_53(folder):
+    calls = [
+        # ring all-reduce, N=4, M=8: 2(N−1) = 6 steps of one block of M/N = 2 elements
+        ("all_reduce__ring__send", {"N": ["big", "4"], "M": ["num", "8"]}),
+        # recursive doubling, N = 2⁶⁴: 64 rounds each swapping the whole buffer M = 3⁴⁰
+        ("all_reduce__recursive_doubling__send", {"N": ["big", str(2 ** 64)], "M": ["big", str(3 ** 40)]}),
+        ("all_reduce__recursive_doubling__alpha", {"N": ["str", str(2 ** 100)]}),
+        # Bruck all-gather, N = 2⁶⁰ + 1: ⌈log₂N⌉ = 61 rounds (a double would round N to 2⁶⁰: 60)
+        ("all_gather__bruck__alpha", {"N": ["big", str(2 ** 60 + 1)]}),
+        # ZeRO-3 (Rajbhandari et al. 2020, §7.2.2): 3Ψ(N−1)/N; N=4, Ψ = 10¹⁸ + 4 (not a double)
+        ("zero3__send", {"N": ["big", "4"], "Phi": ["big", str(10 ** 18 + 4)]}),
+        # ring data parallel, N=3, Φ=1: 2·2/3, an exact rational
+        ("dp__send", {"N": ["num", "3"], "Phi": ["num", "1"]}),
+        # pipeline bubble (Narayanan et al. 2021, §2.2): (p − 1)/m = 3/8
+        ("pp__bubble_fraction", {"N": ["big", "4"], "m": ["big", "8"]}),
+        # ring all-reduce time, N=2, M=2: 2 messages, 2 elements moved, 1 reduced: α·2 + β·2 + γ
+        ("all_reduce__ring__time", {"N": ["num", "2"], "M": ["big", "2"], "alpha": ["num", "0.25"],
+                                    "beta": ["str", "5"], "gamma": ["num", "7"]}),
+        # recursive doubling with a fold, N = 2⁷⁰ (a power of two: no fold): 70 rounds of α; the
+        # coefficient 1 − ⌈log₂(N + 1)⌉ + 2⌈log₂N⌉ is exact (a double's N + 1 = N would give 71)
+        ("all_reduce__recursive_doubling_fold__time", {"N": ["big", str(2 ** 70)], "M": ["big", "1"],
+                                                       "alpha": ["num", "1"], "beta": ["num", "0"],
+                                                       "gamma": ["num", "0"]}),
+    ]
+    assert run(folder, calls) == [
+        {"int": "12"},
+        {"int": str(64 * 3 ** 40)},
+        {"int": "100"},
+        {"int": "61"},
+        {"int": str(3 * (10 ** 18 + 4) * 3 // 4)},
+        {"q": ["4", "3"], "text": "4/3"},
+        {"q": ["3", "8"], "text": "3/8"},
+        {"float": 0.5 + 10 + 7},
+        {"float": 70.0},
+    ]
+
+
+# -- requirements and arguments ---------------------------------------------------------------------------
+
+def test_requirements_throw_the_command_lines_message(folder):
+    # the same values through symcomm.evaluate (the command line's path) and through node
+    cases = [("all_reduce", "recursive_doubling", "send", dict(N=6, M=16)),
+             ("all_reduce", "ring", "send", dict(N=3, M=16)),
+             ("all_reduce", "ring", "time", dict(N=3, M=16, alpha=1, beta=1, gamma=1))]
+    calls, messages = [], []
+    for name, algorithm, quantity, values in cases:
+        with pytest.raises(ValueError) as cli:
+            symcomm.evaluate(name, algorithm=algorithm, **values)
+        messages.append(str(cli.value))
+        calls.append((f"{name}__{algorithm}__{quantity}", {k: ["big", str(v)] for k, v in values.items()}))
+    layout = dict(Phi=10 ** 9, h=64, L=80, s=128, G=8, t=1, p=3, d=2, c=1, m=2, b=8)
+    with pytest.raises(ValueError) as cli:
+        symcomm.evaluate("hybrid", **layout)
+    messages.append(str(cli.value))
+    taken = BY_NAME["hybrid__send"].argnames
+    calls.append(("hybrid__send", {k: ["big", str(v)] for k, v in layout.items() if k in taken}))
+    assert "L=80 must be divisible by p=3" in messages[-1]
+    assert run(folder, calls) == [{"error": ["RangeError", m]} for m in messages]
+
+
+def test_checks_no_formula_reaches_yet(folder):
+    # two requirements that the exported formulas never take all the symbols of (N is not an
+    # argument of a hybrid count, nor of a direct send/recv), probed on formulas that do: the
+    # layout's t·p·d·c = N, and the direct send/recv's N = 2; the messages are the command line's
+    import dataclasses
+
+    from symcomm.export.javascript import to_javascript
+
+    layout = dataclasses.replace(BY_NAME["hybrid__gpus"], name="probe_equal",
+                                 expr=sp.Max(S.t * S.p * S.d * S.c, S.N))
+    pair = dataclasses.replace(BY_NAME["send_recv__direct__send"], name="probe_equals", expr=S.M + S.N)
+    (folder / "probes.mjs").write_text(to_javascript([layout, pair]), encoding="utf-8")
+    cases = [(layout, {S.t: 2, S.p: 2, S.d: 3, S.c: 1, S.N: 10}), (layout, {S.t: 2, S.p: 2, S.d: 3, S.c: 1, S.N: 12}),
+             (pair, {S.M: 7, S.N: 3}), (pair, {S.M: 7, S.N: 2})]
+    out = run(folder, [(f.name, {S.BY_SYMBOL[k].cli_name: ["big", str(v)] for k, v in values.items()})
+                       for f, values in cases], module="probes.mjs")
+    messages = [refusal(f, values) for f, values in cases]
+    assert messages[0] == "t*p*d*c=12 must equal N=10" and messages[2].startswith("N=3 is not allowed")
+    assert out == [{"error": ["RangeError", messages[0]]}, {"int": "12"},
+                   {"error": ["RangeError", messages[2]]}, {"int": "9"}]
+
+
+def test_arguments(folder):
+    big = str(2 ** 53 + 2)
+    out = run(folder, [
+        ("all_reduce__ring__send", {"N": ["num", "4"]}),                              # M missing
+        ("all_reduce__ring__send", {"N": ["num", "4"], "M": ["num", big]}),          # a Number past 2^53
+        ("all_reduce__ring__send", {"N": ["num", "4"], "M": ["str", "eight"]}),
+        ("all_reduce__ring__send", {"N": ["num", "4"], "M": ["str", "8"], "alpha": ["num", "1"]}),  # ignored
+        ("all_reduce__ring__send", {"N": ["str", "4"], "M": ["str", "2.5e1"]}),      # 25: not a multiple of 4
+        ("all_reduce__ring__send", {"N": ["str", "4"], "M": ["str", "8.0"]}),
+        ("all_reduce__ring__beta", {"N": ["big", "8"], "M": ["frac", ["32", "2"]]}),  # {num, den} in
+        # a non-integer Number is the decimal it prints as: f = 0.1 is 1/10, not the double's value
+        ("ep__capacity_padded__send", {"b": ["num", "1"], "s": ["num", "1"], "h": ["num", "1"], "N": ["num", "2"],
+                                       "k": ["num", "1"], "f": ["num", "0.1"], "L_moe": ["num", "1"]}),
+    ])
+    assert out[0] == {"error": ["TypeError", "missing argument M"]}
+    assert out[1]["error"][0] == "RangeError" and "2^53" in out[1]["error"][1]
+    assert out[2]["error"][0] == "RangeError" and "M=eight is not a number" in out[2]["error"][1]
+    assert out[3] == {"int": "12"}
+    assert out[4] == {"error": ["RangeError", "M=25 is not allowed: it must be a multiple of N=4"]}
+    assert out[5] == {"int": "12"}
+    assert out[6] == {"int": "28"}   # 2(N−1)M/N = 2·7·16/8
+    want = oracle(BY_NAME["ep__capacity_padded__send"], {S.b: 1, S.s: 1, S.h: 1, S.N: 2, S.k: 1,
+                                                          S.f: Fraction(1, 10), S.L_moe: 1})
+    assert out[7] == {"q": [str(want.p), str(want.q)], "text": str(want)}   # 4·(1/10)·1/2 = 1/5
+
+
+def test_module_is_standalone_and_documented(folder):
+    text = (folder / "formulas.mjs").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*import\b|\brequire\(", text, re.M)
+    assert len(re.findall(r"^export function (\w+)\(args = \{\}\) \{$", text, re.M)) == len(FORMULAS)
+    ring = text[text.index("export function all_reduce__ring__send("):]
+    doc = text[:text.index("export function all_reduce__ring__send(")].rsplit("/**", 1)[1]
+    assert BY_NAME["all_reduce__ring__send"].latex in doc and "Patarasuk" in doc
+    assert "@param {bigint|number|string|{num: bigint, den: bigint}} args.N - " in doc and "[ranks, integer]" in doc
+    assert "M = the full unsharded buffer" in doc and "Requires: M a multiple of N" in doc
+    assert ring.index("_need(") < ring.index("return")
+    time_doc = text[:text.index("export function all_reduce__ring__time(")].rsplit("/**", 1)[1]
+    assert "@returns {number} seconds" in time_doc and "floating point" in time_doc

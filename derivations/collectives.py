@@ -364,15 +364,15 @@ _reduce_bound, _reduce_bound_source = LOWER_BOUNDS["reduce"]
 _GLOO_REDUCE = _GLOO_SOURCE + ", gloo/reduce.cc"
 
 
-# With P ≥ 2 segments per rank a segment is K: gloo's segment is min(K, ⌈M/(2N)⌉) and
-# ⌈P·K/2⌉ ≥ P·K/2 ≥ K (the first claim below).  Writing that Min as K before the prover runs turns
+# With P ≥ 2 segments per rank a segment is K: gloo's segment is min(K, ⌈M/(2N)⌉) and at
+# M = P·N·K, ⌈P·K/2⌉ ≥ P·K/2 ≥ K (the first claim below).  Writing that Min as K before the prover runs turns
 # a ceiling-and-Min search of seconds per claim into rational algebra (each claim still checked).
-_SEGMENT = sp.Min(S.K, sp.ceiling(S.K * _P_SEG / 2))
+_SEGMENT = sp.Min(S.K, sp.ceiling(M / (2 * N)))
 
 
 def _filled(expr):
-    """``expr`` where the segments of K fill the buffer: M = P·N·K, and a segment is K."""
-    return expr.xreplace({M: _filled_M}).xreplace({_SEGMENT: S.K})
+    """``expr`` where the segments of K fill the buffer: a segment is K (M ≥ 2NK), then M = P·N·K."""
+    return expr.xreplace({_SEGMENT: S.K}).xreplace({M: _filled_M})
 
 
 def _by_role(cost):

@@ -13,6 +13,8 @@ of a naive all-reduce sends (N−1)M, not (N−1)M + M.  A symmetric operation h
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -191,6 +193,7 @@ class Cost:
         return out
 
 
+@functools.lru_cache(maxsize=4096)
 def larger(x: sp.Expr, y: sp.Expr) -> sp.Expr:
     """max(x, y), decided symbolically when the sign of x − y is provable for N ≥ 2.
 

@@ -375,24 +375,16 @@ def recursive_doubling_all_reduce(net: Network, data: dict) -> dict:
     return acc
 
 
-def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
-    """MPICH's allreduce_intra_reduce_scatter_allgather.c on any N: fold the r = N − P extra
-    ranks (P = 2^⌊log₂N⌋) into their odd neighbours, Rabenseifner on the P core ranks
-    (reduce-scatter by recursive halving from distance 1, all-gather by recursive doubling
-    back), then unfold."""
-    n = net.n
-    core = 1 << (n.bit_length() - 1)
-    extra = n - core
-    acc = {r: data[r].copy() for r in range(n)}
-    if extra:
-        for msg in net.exchange([Message(e, e + 1, acc[e]) for e in range(0, 2 * extra, 2)]):
-            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
-    real = [2 * c + 1 if c < extra else c + extra for c in range(core)]   # core rank → rank
-    blocks = {c: _split(acc[real[c]], core) for c in range(core)}
-    span = {c: (0, core) for c in range(core)}                             # blocks [lo, hi) held
+def _halving_reduce_scatter(net: Network, real: list, blocks: dict) -> tuple[dict, list]:
+    """Reduce-scatter by recursive halving from distance 1 over the core ranks ``real`` (core rank
+    c is rank real[c]; ``blocks[c]`` its list of core-many blocks, reduced in place): the lower
+    of a pair keeps the lower half.  Returns each core rank's span [lo, hi) of reduced blocks, and
+    the spans before each round (the way back by recursive doubling retraces them)."""
+    core = len(real)
+    span = {c: (0, core) for c in range(core)}
     history = []
     mask = 1
-    while mask < core:                                                     # reduce-scatter
+    while mask < core:
         msgs, keep = [], {}
         for c in range(core):
             lo, hi = span[c]
@@ -408,6 +400,25 @@ def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
                 blocks[c][i] = net.add(msg.dst, blocks[c][i], piece)
         span = keep
         mask <<= 1
+    return span, history
+
+
+def rabenseifner_fold_all_reduce(net: Network, data: dict) -> dict:
+    """MPICH's allreduce_intra_reduce_scatter_allgather.c on any N: fold the r = N − P extra
+    ranks (P = 2^⌊log₂N⌋) into their odd neighbours, Rabenseifner on the P core ranks
+    (reduce-scatter by recursive halving from distance 1, all-gather by recursive doubling
+    back), then unfold."""
+    n = net.n
+    core = 1 << (n.bit_length() - 1)
+    extra = n - core
+    acc = {r: data[r].copy() for r in range(n)}
+    if extra:
+        for msg in net.exchange([Message(e, e + 1, acc[e]) for e in range(0, 2 * extra, 2)]):
+            acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
+    real = [2 * c + 1 if c < extra else c + extra for c in range(core)]   # core rank → rank
+    blocks = {c: _split(acc[real[c]], core) for c in range(core)}
+    span, history = _halving_reduce_scatter(net, real, blocks)
+    mask = core
     while mask > 1:                                                        # all-gather, the way back
         mask >>= 1
         msgs = []
@@ -469,24 +480,8 @@ def rabenseifner_fold_reduce(net: Network, data: dict) -> dict:
     if extra:
         for msg in net.exchange([Message(o, o - 1, acc[o]) for o in range(1, 2 * extra, 2)]):
             acc[msg.dst] = net.add(msg.dst, acc[msg.dst], msg.data)
-    blocks = {c: dict(enumerate(_split(acc[real[c]], core))) for c in range(core)}
-    span = {c: (0, core) for c in range(core)}
-    mask = 1
-    while mask < core:                                                     # reduce-scatter
-        msgs, keep = [], {}
-        for c in range(core):
-            lo, hi = span[c]
-            mid = (lo + hi) // 2
-            mine, give = ((lo, mid), (mid, hi)) if c < c ^ mask else ((mid, hi), (lo, mid))
-            msgs.append(Message(real[c], real[c ^ mask], np.concatenate([blocks[c][i] for i in range(*give)]), give))
-            keep[c] = mine
-        for msg in net.exchange(msgs):
-            c = real.index(msg.dst)
-            lo, hi = msg.tag
-            for i, piece in zip(range(lo, hi), _split(msg.data, hi - lo)):
-                blocks[c][i] = net.add(msg.dst, blocks[c][i], piece)
-        span = keep
-        mask <<= 1
+    blocks = {c: _split(acc[real[c]], core) for c in range(core)}
+    span, _ = _halving_reduce_scatter(net, real, blocks)
     held = {c: {i: blocks[c][i] for i in range(*span[c])} for c in range(core)}
     mask = core // 2
     while mask:                                                            # gather to core rank 0

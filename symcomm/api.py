@@ -662,17 +662,13 @@ class Formula:
     subject: Subject
 
     def __getattr__(self, key):
-        fields = {**self.subject.cost.fields(), "time": self.subject.cost.time, **self.subject.extras}
+        fields = self.subject.quantities()
         if key in fields:
-            return sp.sympify(fields[key], strict=True)
+            return fields[key]
         raise AttributeError(key)
 
     def _fields(self) -> dict:
-        out = dict(self.subject.cost.fields())
-        if self.subject.cost.time != 0:
-            out["time"] = self.subject.cost.time
-        out.update(self.subject.extras)
-        return {k: sp.sympify(v, strict=True) for k, v in out.items()}
+        return {key: expr for key, expr in self.subject.quantities().items() if key != "time" or expr != 0}
 
     def to_dict(self) -> dict:
         from .printing import render

@@ -113,11 +113,8 @@ def cmd_show(args) -> int:
     if args.format not in SHOW_FORMATS:
         raise UsageError(f"--format {args.format!r} is not allowed; choose one of {', '.join(SHOW_FORMATS)}")
     values = _show_values(target, texts)
-    fields = dict(target.cost.fields())
-    if target.cost.time != 0:
-        fields["time"] = target.cost.time
-    fields.update(target.extras)
-    shown = {key: exact(expr, values) if values else sp.sympify(expr, strict=True) for key, expr in fields.items()}
+    fields = {key: expr for key, expr in target.quantities().items() if key != "time" or expr != 0}
+    shown = {key: exact(expr, values) if values else expr for key, expr in fields.items()}
     given = ", ".join(f"{S.BY_SYMBOL[k].cli_name}={v}" for k, v in values.items())
     if args.format == "json":
         from .exprtree import to_tree

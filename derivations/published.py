@@ -15,7 +15,7 @@ from importlib import resources
 import numpy as np
 
 from symcomm.flops import model_flops
-from symcomm.presets import hardware
+from symcomm.presets import Model, hardware
 from symcomm.symbols import F, L, V, a, h, h_kv, s
 from symcomm import steptime
 
@@ -42,14 +42,11 @@ def runs(hardware_name: str | None = None, role: str | None = None) -> list[dict
 
 
 def parameters(run: dict) -> int:
-    """Φ from the shape: GPT (biases, learned positions, tied embedding, final LayerNorm) or
-    Llama (SwiGLU, grouped-query attention, untied embeddings), as symcomm.presets counts them."""
-    h_, layers, vocab, seq = run["hidden"], run["layers"], run["vocab"], run["seq"]
-    if run["gated_mlp"]:
-        head = h_ // run["heads"]
-        attention = 2 * h_ * h_ + 2 * h_ * run["kv_heads"] * head
-        return layers * (attention + 3 * h_ * run["ffn"] + 2 * h_) + 2 * vocab * h_ + h_
-    return 12 * layers * h_ * h_ + 13 * layers * h_ + (vocab + seq) * h_ + 2 * h_
+    """Φ from the shape, as symcomm.presets counts a model: GPT (biases, learned positions, tied
+    embedding, final LayerNorm) or, with a gated MLP, Llama (SwiGLU, grouped-query attention, untied)."""
+    return Model(name=run["id"], title=run["id"], family="llama" if run["gated_mlp"] else "gpt",
+                 hidden=run["hidden"], layers=run["layers"], heads=run["heads"], kv_heads=run["kv_heads"],
+                 ffn=run["ffn"], vocab=run["vocab"], seq=run["seq"]).parameters
 
 
 #: DeepSpeed's pipeline engine (Megatron-DeepSpeed, GPT-NeoX, MT-NLG): ZeRO-1 reducing once per step

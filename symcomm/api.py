@@ -307,9 +307,11 @@ def _phi_from_shape(texts: dict, gated: bool) -> dict:
     n = {key: parse_number(key, texts[key], integer=True) for key in shape}
     if (n["h_kv"] * n["a"]) % n["h"]:
         raise UsageError(f"h_kv={n['h_kv']} is not a whole number of heads of width h/a = {n['h']}/{n['a']}")
-    values = {S.h: n["h"], S.L: n["L"], S.a: n["a"], presets.n_kv: n["h_kv"] * n["a"] // n["h"], S.F: n["F"],
-              S.V: n["V"], S.s: n["s"], S.L_moe: 0, S.E: 1, S.F_e: n["F"], S.E_s: 0}
-    phi = int(presets.parameter_formula("llama" if gated else "gpt").subs(values))
+    shape_only = presets.Model(name="KEY=VALUE", title="the shape given", family="llama" if gated else "gpt",
+                               hidden=int(n["h"]), layers=int(n["L"]), heads=int(n["a"]),
+                               kv_heads=int(n["h_kv"] * n["a"] // n["h"]), ffn=int(n["F"]), vocab=int(n["V"]),
+                               seq=int(n["s"]))
+    phi = shape_only.parameters
     print(f"symcomm: note: Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)",
           file=sys.stderr)
     return {**texts, "Phi": str(phi)}

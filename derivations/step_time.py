@@ -18,7 +18,8 @@ from symcomm import flops
 from symcomm.derivation import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
 from symcomm.proof import Claim, Limit
-from symcomm.symbols import F, L, V, alpha, beta, c, d, eta, h, h_kv, m, p, peak, s, t, v
+from symcomm.algorithms import algorithm
+from symcomm.symbols import F, L, M, N, V, alpha, beta, c, d, eta, gamma, h, h_kv, m, p, peak, s, t, v
 
 from . import published
 
@@ -98,7 +99,8 @@ INTERLEAVING = Derivation(
 # element) runs behind the last micro-batch's backward, 2·(L/p)·f·B/(t·c·peak·η) for B sequences of
 # f forward FLOPs per layer each
 f_seq = flops.layer_forward(1, s).subs(GPT)
-REDUCE = 2 * (d - 1) / d * (12 * L * h ** 2 / (t * p)) * beta + 2 * (d - 1) * alpha
+# the catalog's ring all-reduce over the d replicas, γ left out (the reduction runs at HBM speed beside it)
+REDUCE = algorithm("all_reduce", "ring").cost.time.subs({N: d, M: 12 * L * h ** 2 / (t * p), gamma: 0})
 BACKWARD_PER_SEQUENCE = 2 * (L / p) * f_seq / (t * c * peak * eta)
 B_HIDDEN = REDUCE / BACKWARD_PER_SEQUENCE
 

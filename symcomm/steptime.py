@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import flops
-from .strategies import STRATEGIES, cost_in_bytes_of, data_schedule
+from .strategies import STRATEGIES, cost_in_bytes_of, data_schedule, end_stage_shard
 from .subjects import subject
-from .symbols import L, L_moe, Phi, Phi_E, V, a, b, c, d, e, eta, h, hbm, kappa, m, p, peak, s, t, v
+from .symbols import L, L_moe, Phi, Phi_E, a, b, c, d, e, eta, h, hbm, kappa, m, p, peak, s, t, v
 
 #: options of the step model beyond the hybrid strategy's own
 STEP_OPTIONS = {
@@ -246,8 +246,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
     if embeddings:
-        in_phi = V * h * (1 if tied else 2)
-        shard = sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
+        shard = end_stage_shard(dense, tied)
     else:
         shard = dense / (t * p)
     parts = [(shard, d * c)]

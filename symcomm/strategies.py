@@ -846,8 +846,7 @@ def _hybrid(**options) -> tuple[Term, ...]:
         # the busiest GPU is on the last stage: its L/p layers' share and the V·h/t LM head (or tied
         # embedding copy); with p = 1 one stage holds everything.  groups is set so that the total is
         # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
-        in_phi = V * h * (1 if tied else 2)
-        busiest = sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
+        busiest = end_stage_shard(dense, tied)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
                        for term in _dp_terms(data, d * c, busiest, held / busiest, _spans(t * c * d, G), ""))
@@ -864,6 +863,14 @@ def _hybrid(**options) -> tuple[Term, ...]:
         terms += _dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
                            _spans(t * c * d, G), "expert ")
     return tuple(terms)
+
+
+def end_stage_shard(dense, tied: bool) -> sp.Expr:
+    """Parameters one GPU of an end pipeline stage holds: its L/p layers' share of the non-embedding
+    parameters and one V·h embedding (or LM head, or tied copy), over t; with p = 1 the one stage
+    holds all of ``dense`` (Φ, or Φ − Φ_E with experts), which counts V·h once tied, twice untied."""
+    in_phi = V * h * (1 if tied else 2)
+    return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
 
 
 def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) -> tuple[Term, ...]:

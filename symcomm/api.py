@@ -17,6 +17,7 @@ the commands' one-line errors do.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import dataclass, field
@@ -35,6 +36,13 @@ from .units import bytes_per_element
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as an InputError (one line from the CLI, a ValueError here)."""
+
+    def error(self, message):
+        raise UsageError(message)
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
@@ -621,17 +629,12 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
     >>> best["t"] * best["p"] * best["c"] * best["d"]
     16
     """
-    import argparse
     import importlib
 
     planner = importlib.import_module(".plan", __package__)     # the module (symcomm.plan is also this function)
 
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message):
-            raise InputError(message)
-
-    parser = _Parser(prog="symcomm")
-    planner.register_cli(parser.add_subparsers(parser_class=_Parser))
+    parser = Parser(prog="symcomm")
+    planner.register_cli(parser.add_subparsers(parser_class=Parser))
     words = ["plan", "--model", str(model), "--gpus", str(gpus), "--batch", str(batch), "--seq", str(seq),
              "--hardware", str(hardware), "--top", str(top)]
     for key, value in options.items():

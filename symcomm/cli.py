@@ -18,7 +18,7 @@ import sympy as sp
 
 from . import symbols as S
 from .algorithms import algorithms_of
-from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, _strategies, compare_payload, eval_payload,
+from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, Parser as _Parser, _strategies, compare_payload, eval_payload,
                   split_assignments)
 from .errors import SymcommError
 from .evaluate import exact, plain
@@ -282,13 +282,6 @@ def cmd_prove(args) -> int:
           f"{definitions - failed_definitions} of {definitions} definitions (true by construction) checked apart "
           f"({seconds:.1f} s)")
     return 1 if failed or failed_definitions else 0
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error in one line."""
-
-    def error(self, message):
-        raise UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -130,6 +130,18 @@ _LOGARITHMS = {S.CeilLog2: ceil_log2, log2: exact_log2, S.OnesBelow: ones_below}
 
 # -- float code: one source per expression, CSE'd, printed for math (scalars) or numpy (arrays) ----
 
+
+def _nested_cases(printer, expr, otherwise: str, case) -> str:
+    """A Piecewise as nested cases, last first: ``case(value, condition, rest)`` joins one branch to
+    the rest; a true condition ends the chain; no branch taken gives ``otherwise``."""
+    out = otherwise
+    for value, cond in reversed(expr.args):
+        if cond is sp.true or cond == True:  # noqa: E712
+            out = printer._print(value)
+        else:
+            out = case(printer._print(value), printer._print(cond), out)
+    return out
+
 class _MathPrinter(PythonCodePrinter):
     """Plain Python on floats: ``math`` functions, Piecewise as ``a if cond else b`` (only the branch taken
     runs), Max and Min as ``max``/``min``."""
@@ -141,13 +153,7 @@ class _MathPrinter(PythonCodePrinter):
         return f"_log2_float({self._print(expr.args[0])})"
 
     def _print_Piecewise(self, expr):
-        out = "nan"
-        for value, cond in reversed(expr.args):
-            if cond is sp.true or cond == True:  # noqa: E712
-                out = self._print(value)
-            else:
-                out = f"({self._print(value)} if {self._print(cond)} else {out})"
-        return out
+        return _nested_cases(self, expr, "nan", lambda value, cond, rest: f"({value} if {cond} else {rest})")
 
 
 class _ArrayPrinter(NumPyPrinter):
@@ -171,13 +177,7 @@ class _ArrayPrinter(NumPyPrinter):
         return f"numpy.log2({self._print(expr.args[0])})"
 
     def _print_Piecewise(self, expr):
-        out = "numpy.nan"
-        for value, cond in reversed(expr.args):
-            if cond is sp.true or cond == True:  # noqa: E712
-                out = self._print(value)
-            else:
-                out = f"numpy.where({self._print(cond)}, {self._print(value)}, {out})"
-        return out
+        return _nested_cases(self, expr, "numpy.nan", lambda value, cond, rest: f"numpy.where({cond}, {value}, {rest})")
 
     def _fold(self, name, args):
         out = self._print(args[0])

@@ -170,10 +170,13 @@ def _integer_symbols(expr: sp.Expr):
 def _in_domain(expr: sp.Expr, domain: Domain):
     """Rewrite every integer symbol as least value + natural number.
 
-    Returns the rewritten expression and the natural-number variables introduced.
+    Returns the rewritten expression and the natural-number variables introduced.  The
+    symbols are independent, so their rewrites are made at once: one pass (two when a
+    log₂ is renamed first), so that SymPy re-evaluates each Min, Max and ceiling once.
     """
     expr = sp.sympify(expr, strict=True)
     naturals = []
+    logs, values = {}, {}
     for sym in _integer_symbols(expr):
         least = domain.least_of(sym)
         ceil_log2 = S.log2_ceil(sym)
@@ -182,18 +185,78 @@ def _in_domain(expr: sp.Expr, domain: Domain):
             # sym = 2^j with 2^j ≥ least
             j0 = max(0, (least - 1).bit_length())
             j = nat + j0
-            expr = expr.xreplace({S.log2(sym): j}).xreplace({sym: 2 ** j})
+            logs[S.log2(sym)] = j
+            values[sym] = 2 ** j
         elif expr.has(ceil_log2):
             # sym in (2^(ℓ−1), 2^ℓ] with ℓ = ⌈log₂ sym⌉ ≥ 1 (sym ≥ 2): sym = 2^(ℓ−1) + 1 + i
             if least < 2:
                 raise ValueError(f"⌈log₂{sym}⌉ needs {sym} ≥ 2 in the claim's domain")
             ell_nat = _natural(f"l_{sym.name}")
-            expr = expr.xreplace({ceil_log2: ell_nat + 1}).xreplace({sym: 2 ** ell_nat + 1 + nat})
+            logs[ceil_log2] = ell_nat + 1
+            values[sym] = 2 ** ell_nat + 1 + nat
             naturals.append(ell_nat)
         else:
-            expr = expr.xreplace({sym: nat + least})
+            values[sym] = nat + least
         naturals.append(nat)
-    return expr, naturals
+    if logs:
+        expr = _replace(expr, logs, naturals)
+    return _replace(expr, values, naturals), naturals
+
+
+#: induction depth when a Min or Max of the rewritten expression is decided (kept small: an
+#: undecided one is left to SymPy, as before)
+_ORDER_DEPTH = 1
+
+
+def _replace(expr: sp.Expr, rule: dict, naturals) -> sp.Expr:
+    """``expr.xreplace(rule)``, each distinct subtree rebuilt once, and a Min or Max whose
+    arguments are ordered over the natural numbers (their difference proved ≥ 0 by
+    :func:`_nonnegative_sum`, as an inequality claim is) replaced by the least or greatest.
+    Anything not decided so is rebuilt and evaluated by SymPy as ``xreplace`` would."""
+    memo: dict = {}
+
+    def walk(node):
+        if node in rule:
+            return rule[node], True
+        done = memo.get(node)
+        if done is not None:
+            return done
+        args, changed = [], False
+        for arg in node.args:
+            if isinstance(arg, sp.Basic):
+                new, moved = walk(arg)
+                args.append(new)
+                changed |= moved
+            else:
+                args.append(arg)
+        if not changed:
+            out = (node, False)
+        elif node.func in (sp.Min, sp.Max):
+            out = (_extreme(node.func, args, naturals), True)
+        else:
+            out = (node.func(*args), True)
+        memo[node] = out
+        return out
+
+    return walk(sp.sympify(expr, strict=True))[0]
+
+
+def _extreme(func, args, naturals) -> sp.Expr:
+    """Min(*args) or Max(*args): of two arguments, one proved ≤ (Min) or ≥ (Max) the other
+    for every value of the naturals is the value; otherwise SymPy's own evaluation."""
+    if len(args) == 2 and not any(arg.has(sp.Min, sp.Max) for arg in args):
+        first, second = args
+        if func is sp.Min:
+            first, second = second, first
+        # Max: first ≥ second gives first; Min (swapped): second ≤ first gives second
+        try:
+            if _nonnegative_sum(first - second, naturals, _ORDER_DEPTH):
+                return args[0]
+            if _nonnegative_sum(second - first, naturals, _ORDER_DEPTH):
+                return args[1]
+        except (TypeError, ValueError, sp.PolynomialError):
+            pass
+    return func(*args)
 
 
 def _nonnegative_sum(expr: sp.Expr, naturals, depth: int) -> bool:

@@ -4,6 +4,7 @@ import pytest
 import sympy as sp
 
 from symcomm import AtLeast, Claim, ClaimFailed, Limit, POWER_OF_TWO, algorithm, check, prove
+from symcomm.proof import DEFAULT, Domain
 from symcomm.symbols import M, N, log2, log2_ceil
 
 ring = algorithm("all_reduce", "ring").cost
@@ -42,3 +43,14 @@ def test_limit():
 def test_induction_proves_exponential_beats_linear():
     j = sp.Symbol("j", integer=True, positive=True)
     assert prove(AtLeast(2 ** j, j + 1, domain=POWER_OF_TWO))
+
+
+def test_min_and_max_are_decided_only_where_ordered_over_the_domain():
+    # P ≥ 2 segments per rank: Max(N·P, 2N) is N·P, so ⌈Max(N·P, 2N)/N⌉ = P; with P ≥ 1 it is not
+    seg = sp.Symbol("P", integer=True, positive=True)
+    at_least_two = Domain(least=DEFAULT.least + ((seg, 2),))
+    assert prove(Claim(sp.ceiling(sp.Max(N * seg, 2 * N) / N), seg, domain=at_least_two))
+    assert not check(Claim(sp.ceiling(sp.Max(N * seg, 2 * N) / N), seg))
+    assert prove(Claim(sp.Max(N * M, M) + sp.Min(N, 2), N * M + 2))   # N ≥ 2
+    assert not check(Claim(sp.Max(N, 3), N))                          # N = 2
+    assert not check(Claim(sp.Min(N, 3), 3))                          # N = 2

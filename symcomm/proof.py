@@ -260,7 +260,8 @@ def _extreme(func, args, naturals) -> sp.Expr:
 
 
 def _nonnegative_sum(expr: sp.Expr, naturals, depth: int) -> bool:
-    num, den = sp.fraction(sp.together(sp.sympify(expr, strict=True)))
+    # expr = num/den, numerator and denominator as SymPy writes them (no common-denominator search)
+    num, den = sp.sympify(expr, strict=True).as_numer_denom()
     if not den.is_positive:
         if den.is_negative:
             num = -num

@@ -35,20 +35,46 @@ class Traffic:
     def scaled(self, factor: sp.Expr) -> "Traffic":
         return Traffic(self.send * factor, self.recv * factor)
 
-    def subs(self, mapping) -> "Traffic":
-        return Traffic(_subs(self.send, mapping), _subs(self.recv, mapping))
+    def subs(self, mapping, memo: dict | None = None) -> "Traffic":
+        return Traffic(_subs(self.send, mapping, memo), _subs(self.recv, mapping, memo))
 
     def simplified(self) -> "Traffic":
         return Traffic(_tidy(self.send), _tidy(self.recv))
 
 
-def _subs(expr, mapping) -> sp.Expr:
+def _subs(expr, mapping, memo: dict | None = None) -> sp.Expr:
     mapping = {sp.sympify(k, strict=True): sp.sympify(v, strict=True) for k, v in dict(mapping).items()}
     if all(key.is_Symbol for key in mapping):
         # symbol → expression is a structural replacement: xreplace is simultaneous and
         # many times faster than subs, and the rebuilt tree evaluates as it is built
-        return sp.sympify(expr, strict=True).xreplace(mapping)
+        return _xreplace(sp.sympify(expr, strict=True), mapping, {} if memo is None else memo)
     return sp.sympify(expr, strict=True).subs(mapping, simultaneous=True)
+
+
+def _xreplace(expr: sp.Basic, rule: dict, memo: dict) -> sp.Expr:
+    """``expr.xreplace(rule)`` with each distinct subtree rebuilt once: ``memo`` (one per
+    substitution, shared by a cost's fields) holds what every subtree became.  A cost's
+    fields repeat subtrees (a segment's Min and ceilings), and re-evaluating a Min is slow."""
+
+    def walk(node):
+        if node in rule:
+            return rule[node], True
+        done = memo.get(node)
+        if done is not None:
+            return done
+        args, changed = [], False
+        for arg in node.args:
+            if isinstance(arg, sp.Basic):
+                new, moved = walk(arg)
+                args.append(new)
+                changed |= moved
+            else:
+                args.append(arg)
+        out = (node.func(*args), True) if changed else (node, False)
+        memo[node] = out
+        return out
+
+    return walk(expr)[0]
 
 
 def _tidy(expr) -> sp.Expr:
@@ -167,9 +193,10 @@ class Cost:
 
     def subs(self, mapping) -> "Cost":
         """Substitute symbols (group size, message size...) in every expression, simultaneously."""
-        return Cost(self.others.subs(mapping), _subs(self.total, mapping),
-                    _frozen({sym: _subs(coef, mapping) for sym, coef in self.coefficients}),
-                    None if self.root is None else self.root.subs(mapping))
+        memo: dict = {}   # the fields share subtrees: each is rebuilt once
+        return Cost(self.others.subs(mapping, memo), _subs(self.total, mapping, memo),
+                    _frozen({sym: _subs(coef, mapping, memo) for sym, coef in self.coefficients}),
+                    None if self.root is None else self.root.subs(mapping, memo))
 
     def across_nodes(self) -> "Cost":
         """The same operation on the inter-node level: α → α_inter, β → β_inter."""
@@ -183,6 +210,16 @@ class Cost:
         return Cost(self.others.simplified(), _tidy(self.total),
                     _frozen({sym: _tidy(coef) for sym, coef in self.coefficients}),
                     None if self.root is None else self.root.simplified())
+
+    @property
+    def free_symbols(self) -> set:
+        """The symbols of every rank's traffic, the total and the coefficients: what a value of
+        the cost can depend on (without deciding the larger of root and non-root, as
+        :meth:`fields` does)."""
+        parts = [self.others.send, self.others.recv, self.total] + [coef for _, coef in self.coefficients]
+        if self.root is not None:
+            parts += [self.root.send, self.root.recv]
+        return set().union(*(sp.sympify(part, strict=True).free_symbols for part in parts))
 
     def fields(self) -> dict[str, sp.Expr]:
         """The reported quantities by name, in display order."""

@@ -523,7 +523,7 @@ def algorithm_under(prof: Profile, primitive: str, values: dict, itemsize: int =
     size = _number(S.M, values)
     rule = prof.rule(primitive, n, None if size is None else size * itemsize)
     impl = rule.implementation
-    needed = set().union(*(sp.sympify(e, strict=True).free_symbols for e in impl.cost.fields().values()))
+    needed = impl.cost.free_symbols
     if S.C in needed and S.C not in values:
         impl, rule = chunked(prof, impl, rule, size, itemsize, n)
     if S.K in needed and S.K not in values:

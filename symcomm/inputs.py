@@ -81,16 +81,20 @@ def _factor(key: str, text: str, piece: str) -> tuple[Fraction, float]:
     parts = _DEC_PARTS.fullmatch(match["dec"])
     whole, frac, exp = parts["int"] or "", parts["frac"] or "", parts["exp"] or "0"
     digits = (whole + frac).lstrip("0")
-    if len(digits) > 60 or len(exp.lstrip("+-").lstrip("0")) > 6:
-        return Fraction(0), (math.inf if digits else -math.inf)
-    power = int(exp) - len(frac)
     if not digits:
         return Fraction(0), -math.inf
+    tiny = InputError(f"{key}={_short(text)} is not allowed: a nonzero number below {float(MIN_VALUE):g} is "
+                      "too small to compute with (write 0 for nothing)")
+    if len(digits) > 60 or len(exp.lstrip("+-").lstrip("0")) > 6:
+        if exp.startswith("-") and len(digits) <= 60:
+            raise tiny          # a nonzero value is never read as 0
+        return Fraction(0), math.inf
+    power = int(exp) - len(frac)
     size = len(digits) - 1 + power
     if size > _LOG10_MAX + 1:
         return Fraction(0), math.inf
     if size < -40:
-        return Fraction(0), -math.inf
+        raise tiny
     value = Fraction(int(digits)) * (Fraction(10) ** power)
     return value, size
 

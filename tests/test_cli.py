@@ -66,6 +66,11 @@ def test_general_n_uses_ceiling_log(capsys):
     (["eval", "all_reduce", "N=8", "M=8", "foo=1"], "unknown parameter 'foo'"),
     (["eval", "all_reduce", "N=8", "M=8", "--dtype", "fp7"], "--dtype"),
     (["show", "all_reduce", "--format", "pdf"], "--format"),
+    # a nonzero value far below 1e-30 was read as 0 (the time then silently left out γ)
+    (["eval", "all_reduce", "N=8", "M=8", "alpha=1e-6", "beta=1e-9", "gamma=1.6e-260", "--dtype", "bf16"],
+     "gamma=1.6e-260"),
+    (["eval", "all_reduce", "N=8", "M=8", "alpha=1e-6", "beta=1e-9", "gamma=1e-9999999", "--dtype", "bf16"],
+     "too small"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, word):
     code, out, err = run(capsys, *argv)

@@ -161,6 +161,12 @@ def build(out: Path) -> int:
     for context in chapters:
         write(out / f"{context['slug']}.md", page.render(ch=context), written)
     write(out / "symcomm.tex", latex.get_template("latex/symcomm.tex.j2").render(**shared), written)
+    from symcomm import site
+    for name, text in site.files().items():
+        write(out / "site" / name, text, written)
+    shot = site.committed_screenshot()
+    if shot is not None:
+        write(out / "site" / site.SCREENSHOT, shot, written)
     speed = json.loads((resources.files("symcomm.derivations") / "data" / "bench.json").read_text(encoding="utf-8"))
     write(out / "speed.md", markdown.get_template("markdown/speed.md.j2").render(**docs.speed_context(speed)), written)
     seconds = time.perf_counter() - started

@@ -174,7 +174,7 @@ def _term_cost(term: Term) -> Cost:
     return _on_level(part, term.across_nodes)
 
 
-def cost_in_bytes_of(terms, run_bytes: int) -> Cost:
+def cost_in_bytes_of(terms, run_bytes) -> Cost:
     """The terms' summed cost counted in elements of ``run_bytes`` bytes: a term whose buffer has
     its own element type (``Term.dtype``) is widened by its size over ``run_bytes``, so that
     elements × ``run_bytes`` gives the bytes on the wire of every term."""
@@ -183,7 +183,8 @@ def cost_in_bytes_of(terms, run_bytes: int) -> Cost:
     def one(term):
         if not term.dtype or bytes_per_element(term.dtype) == run_bytes:
             return term.cost
-        return term.cost.widened(sp.Rational(bytes_per_element(term.dtype), run_bytes))
+        # run_bytes may be a symbol (the interactive page's bytes per element), so no sp.Rational
+        return term.cost.widened(sp.Integer(bytes_per_element(term.dtype)) / run_bytes)
     return Cost.sum(one(term) for term in terms)
 
 

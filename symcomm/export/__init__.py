@@ -142,7 +142,7 @@ def formulas() -> tuple[Formula, ...]:
             algorithm, options = sub.algorithm, ()
         else:
             convention, algorithm, options = sub.convention, sub.algorithm or None, tuple(sub.options.items())
-        checks = _checks(sub)
+        checks = requirement_checks(sub)
         for quantity, expr in sub.quantities().items():
             out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
                                sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires,
@@ -150,7 +150,7 @@ def formulas() -> tuple[Formula, ...]:
     return tuple(out)
 
 
-def _checks(sub) -> tuple:
+def requirement_checks(sub) -> tuple:
     """The subject's requirements as data, each spelled as the command line's message spells it:
     an algorithm's :class:`symcomm.algorithms.Requirement` list; a strategy's divisibility, equality
     and lower-bound checks, the ones that depend on an option resolved for this variant's options."""

@@ -1,0 +1,253 @@
+"""The interactive page, ``docs/site/``: every catalog formula live in the browser, offline.
+
+``build_docs.py`` writes it beside the Markdown; it opens from the file system (no server, no
+network, no CDN).  What it computes comes from the same SymPy expressions as everything else:
+
+* ``formulas/<owner>.js`` — one classic script per primitive or strategy, the functions of the
+  ``javascript`` export (:func:`symcomm.export.javascript.to_script`: exact ``BigInt`` counts, float
+  times, the requirement checks with the command line's messages), for the quantities *as the page
+  shows them*: in **bytes** of the chosen dtype, with α, β, γ per message / per byte, which is what
+  ``symcomm eval --dtype D --json`` answers (``B_e`` below is the bytes per element; a strategy's
+  fp32 gradient buffers are widened by 4/B_e, :func:`symcomm.strategies.cost_in_bytes_of`);
+* ``catalog.js`` — the subjects, their parameters, requirements, sources and their formulas as
+  MathML (SymPy's presentation printer, :class:`symcomm.printing.SymcommMathMLPrinter`), the
+  symbols, dtypes, hardware and model presets;
+* ``index.html``, ``app.js``, ``style.css`` — the page itself (``templates/site/``).
+
+Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://``.
+The page keeps its state in the URL's fragment, so a link reproduces what was on screen.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import sympy as sp
+
+from . import symbols as S
+from .templates import FOLDER as TEMPLATE_FOLDER
+
+SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
+
+#: bytes per element of the run's dtype: the page's counts are bytes, as ``eval --dtype`` gives them
+BYTES = sp.Symbol("B_e", integer=True, positive=True)
+BYTES_INFO = S.SymbolInfo(BYTES, "B_e", "bytes per element of the run's dtype (--dtype)", "bytes")
+#: coefficients that count messages, not elements (they do not scale with the dtype)
+PER_MESSAGE = (S.alpha, S.alpha_inter)
+#: the page's units of each quantity (as ``symcomm eval --dtype D --json`` reports them)
+UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages", "alpha_inter": "messages",
+         "beta": "bytes moved", "beta_inter": "bytes moved", "gamma": "bytes reduced", "time": "s"}
+#: what each quantity counts, in the page's units (the export's QUANTITIES speak of elements)
+MEANINGS = {
+    "send": "largest number of bytes any one rank sends",
+    "recv": "largest number of bytes any one rank receives",
+    "total": "bytes sent, summed over all ranks",
+    "alpha": "coefficient of α: messages on the critical path",
+    "beta": "coefficient of β: bytes moved on the critical path",
+    "gamma": "coefficient of γ: bytes reduced on the critical path",
+    "alpha_inter": "coefficient of α_inter: inter-node messages on the critical path",
+    "beta_inter": "coefficient of β_inter: inter-node bytes moved on the critical path",
+    "time": "T = Σ coefficient × (α, β, γ, α_inter, β_inter), in seconds",
+}
+#: the size the page starts with and the values of the other symbols (a user changes them)
+START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 8, "s": 4096, "h": 4096,
+         "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 2, "c": 1,
+         "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0}
+
+
+def _formula_class():
+    from dataclasses import dataclass
+
+    from .export import Formula
+
+    @dataclass(frozen=True)
+    class BytesFormula(Formula):
+        """An exported formula whose arguments may include ``B_e`` (bytes per element)."""
+
+        @property
+        def parameters(self):
+            own = super().parameters
+            return own + ((BYTES_INFO,) if BYTES in self.expr.free_symbols else ())
+
+    return BytesFormula
+
+
+def bytes_quantities(sub) -> dict[str, sp.Expr]:
+    """The subject's quantities as the page shows them: send, recv, total and the β, γ coefficients
+    in bytes of ``B_e`` bytes per element (a term with its own element type counted at its own size),
+    the α coefficients in messages, the time with α per message and β, γ per byte; the extras as they are."""
+    from .strategies import cost_in_bytes_of
+
+    widened = any(getattr(term, "dtype", "") for term in sub.terms)
+    cost = cost_in_bytes_of(sub.terms, BYTES) if widened else sub.cost
+    out: dict[str, sp.Expr] = {}
+    for key, expr in cost.fields().items():
+        out[key] = sp.sympify(expr) if key in ("alpha", "alpha_inter") else sp.sympify(expr) * BYTES
+    out["time"] = sp.Add(*(coef * (1 if sym in PER_MESSAGE else BYTES) * sym for sym, coef in cost.coefficients))
+    out.update({key: sp.sympify(expr, strict=True) for key, expr in sub.extras.items()})
+    return out
+
+
+@lru_cache(maxsize=1)
+def subjects() -> tuple:
+    """Every subject the page offers: the catalog's algorithms, each strategy at its defaults and
+    one option changed at a time (the ``javascript`` export's subjects)."""
+    from .subjects import every
+
+    return tuple(every(with_variants=True))
+
+
+def page_formulas(sub) -> list:
+    """The page's formulas of one subject, named like the export's (``<ident>__<quantity>``)."""
+    from .export import requirement_checks
+    from .subjects import COLLECTIVE_TIME_CONVENTION
+
+    formula = _formula_class()
+    checks = requirement_checks(sub)
+    convention = (COLLECTIVE_TIME_CONVENTION if sub.kind == "primitive" else sub.convention)
+    return [formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr, sub.title,
+                    sub.summary, convention + "; in bytes of B_e bytes per element", sub.source,
+                    sub.algorithm or None, tuple(sub.options.items()), sub.requires, checks)
+            for quantity, expr in bytes_quantities(sub).items()]
+
+
+def _owners() -> dict[str, list]:
+    owners: dict[str, list] = {}
+    for sub in subjects():
+        owners.setdefault(sub.name, []).append(sub)
+    return owners
+
+
+def _subject_entry(sub, formulas) -> dict:
+    params = [info.cli_name for info in S.SYMBOLS.values()
+              if any(info.symbol in f.expr.free_symbols for f in formulas) and info.symbol not in S.TIME_SYMBOLS]
+    times = [S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS if any(sym in f.expr.free_symbols for f in formulas)]
+    return {
+        "ident": sub.ident, "kind": sub.kind, "owner": sub.name, "algorithm": sub.algorithm,
+        "options": dict(sub.options), "changed": dict(sub.changed), "title": sub.title, "summary": sub.summary,
+        "source": sub.source, "convention": formulas[0].convention, "requires": list(sub.requires),
+        "params": params, "times": times,
+        "least": {S.BY_SYMBOL[sym].cli_name: int(n) for sym, n in sub.least.items()},
+        "two_level": any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in sub.cost.coefficients),
+        "quantities": [f.quantity for f in formulas],
+    }
+
+
+def catalog_entry(sub) -> dict:
+    """The page's catalog entry of one subject (its parameters, time constants, quantities...)."""
+    return _subject_entry(sub, page_formulas(sub))
+
+
+def _mathml_script(subs_formulas) -> str:
+    """The formulas of ``time`` and ``send`` of each subject as MathML, kept in the owner's script
+    (the catalog stays small: the page loads a formula's MathML with its functions)."""
+    from .printing import render
+
+    shown = {}
+    for sub, formulas in subs_formulas:
+        by_name = {f.quantity: f for f in formulas}
+        shown[sub.ident] = {q: render(by_name[q].expr, "mathml") for q in ("time", "send") if q in by_name}
+    data = json.dumps(shown, ensure_ascii=False, indent=0)
+    return f"Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {{}}, {data});\n"
+
+
+def _presets() -> tuple[dict, dict]:
+    from . import presets
+
+    hardware = {}
+    for name in presets.hardware_names():
+        system = presets.hardware(name)
+        hardware[name] = {"title": system.title, **system.values(1)}
+    models = {name: {"title": presets.model(name).title, **presets.model(name).values()}
+              for name in presets.model_names()}
+    return hardware, models
+
+
+def catalog(entries: list[dict]) -> dict:
+    from .export import QUANTITIES
+    from .inputs import MAX_VALUE
+    from .units import DTYPES
+
+    hardware, models = _presets()
+    symbols = {info.cli_name: {"meaning": info.meaning, "unit": info.unit, "integer": bool(info.symbol.is_integer)}
+               for info in S.SYMBOLS.values()}
+    return {"symbols": symbols, "dtypes": DTYPES, "hardware": hardware, "models": models,
+            "units": UNITS, "meanings": {**QUANTITIES, **MEANINGS}, "start": START, "max_value": str(MAX_VALUE), "subjects": entries}
+
+
+def files() -> dict[str, str]:
+    """Relative path → text of every file of the page, in a fixed order (the same bytes every build)."""
+    from .export.javascript import to_script
+
+    out: dict[str, str] = {}
+    entries = []
+    for owner, subs in _owners().items():
+        chosen, pairs = [], []
+        for sub in subs:
+            formulas = page_formulas(sub)
+            chosen.extend(formulas)
+            pairs.append((sub, formulas))
+            entries.append({**_subject_entry(sub, formulas), "file": f"formulas/{owner}.js"})
+        out[f"formulas/{owner}.js"] = to_script(chosen) + _mathml_script(pairs)
+    data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
+    out["catalog.js"] = ("// Generated by symcomm (symcomm.site): the page's subjects, presets and formulas as MathML.\n"
+                         f"globalThis.SYMCOMM_CATALOG = {data};\n")
+    for name in ("index.html", "app.js", "style.css"):
+        out[name] = (SITE_TEMPLATES / name).read_text(encoding="utf-8")
+    return dict(sorted(out.items()))
+
+
+def committed_screenshot() -> bytes | None:
+    """The page's screenshot as committed (``python -m symcomm.site --screenshot
+    derivations/data/site.png`` makes it; a browser is needed, so the docs build copies it)."""
+    from importlib import resources
+
+    shot = resources.files("symcomm.derivations") / "data" / "site.png"
+    return shot.read_bytes() if shot.is_file() else None
+
+
+SCREENSHOT = "screenshot.png"
+
+
+def screenshot(path: str, page: str = "docs/site/index.html", fragment: str = "") -> None:
+    """Save a PNG of the page as headless Chromium draws it (needs selenium, chromium and
+    chromedriver); build_docs.py copies the committed one, derivations/data/site.png, into docs/site/."""
+    import shutil
+    from pathlib import Path
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from .files import write_file
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND",
+                 "--hide-scrollbars", "--window-size=1200,1900"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    try:
+        driver.get(Path(page).resolve().as_uri() + fragment)
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.state") == "ready")
+        write_file(path, driver.get_screenshot_as_png(), "--screenshot")
+    finally:
+        driver.quit()
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m symcomm.site", description="the interactive page's screenshot")
+    parser.add_argument("--screenshot", required=True, metavar="PNG", help="where to write the PNG")
+    parser.add_argument("--page", default="docs/site/index.html", help="the page to open (default: docs/site/index.html)")
+    parser.add_argument("--fragment", default="", help="state to open it in, e.g. '#subject=all_reduce__ring&N=64'")
+    args = parser.parse_args(argv)
+    screenshot(args.screenshot, args.page, args.fragment)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,521 @@
+// symcomm's interactive page. A classic script (Chromium runs no ES module from file://).
+// The arithmetic is not here: it is in formulas/<owner>.js, generated from the SymPy expressions.
+// This file reads the inputs, calls those functions, and draws what they return.
+(function () {
+  "use strict";
+
+  const CAT = globalThis.SYMCOMM_CATALOG;
+  const BY_IDENT = new Map(CAT.subjects.map((s) => [s.ident, s]));
+  const MAX = BigInt(CAT.max_value);
+  const TIME_NAMES = ["alpha", "beta", "gamma", "alpha_inter", "beta_inter"];
+  const GREEK = { Phi: "Φ", Phi_E: "Φ_E", alpha: "α", beta: "β", gamma: "γ", alpha_inter: "α_inter",
+                  beta_inter: "β_inter", eta: "η", kappa: "κ" };
+  const DEFAULT = { subject: "all_reduce__ring", dtype: "bf16", hardware: "a100", model: "" };
+  const $ = (id) => document.getElementById(id);
+
+  // ---- state: what is chosen and what was typed; it lives in the URL's fragment
+
+  let state = readHash();
+
+  function readHash() {
+    const query = new URLSearchParams(location.hash.replace(/^#/, ""));
+    const out = { ...DEFAULT, values: {}, times: {} };
+    for (const [key, value] of query) {
+      if (key in DEFAULT) out[key] = value;
+      else if (TIME_NAMES.includes(key)) out.times[key] = value;
+      else if (key in CAT.symbols) out.values[key] = value;
+    }
+    if (!BY_IDENT.has(out.subject)) out.subject = DEFAULT.subject;
+    if (!(out.dtype in CAT.dtypes)) out.dtype = DEFAULT.dtype;
+    if (out.hardware !== "" && !(out.hardware in CAT.hardware)) out.hardware = DEFAULT.hardware;
+    if (out.model !== "" && !(out.model in CAT.models)) out.model = "";
+    return out;
+  }
+
+  function writeHash() {
+    const query = new URLSearchParams();
+    for (const key of Object.keys(DEFAULT)) query.set(key, state[key]);
+    for (const [key, value] of Object.entries(state.values)) query.set(key, value);
+    for (const [key, value] of Object.entries(state.times)) query.set(key, value);
+    const hash = "#" + query.toString();
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  // ---- the formulas: one script per primitive or strategy, loaded when first needed
+
+  const loading = new Map();
+  function load(file) {
+    if (!loading.has(file)) {
+      loading.set(file, new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = file;
+        script.onload = resolve;
+        script.onerror = () => reject(new Error(`could not load ${file}`));
+        document.head.appendChild(script);
+      }));
+    }
+    return loading.get(file);
+  }
+
+  // ---- reading numbers exactly: an integer, a decimal, p/q, or a power a**b (a^b)
+
+  /** The text as an exact {n, d} (BigInts, d > 0), or an Error naming the parameter. */
+  function exact(name, text) {
+    const t = String(text).trim().replace(/[_,\s]/g, "");
+    let m = /^(\d+)(?:\*\*|\^)(\d{1,3})$/.exec(t);
+    if (m) return { n: BigInt(m[1]) ** BigInt(m[2]), d: 1n };
+    m = /^([+-]?\d+)\/(\d+)$/.exec(t);
+    if (m) {
+      if (BigInt(m[2]) === 0n) throw new Error(`${name}=${text} is not allowed: division by zero`);
+      return { n: BigInt(m[1]), d: BigInt(m[2]) };
+    }
+    m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3}))?$/.exec(t);
+    if (m && (m[2] || m[3])) {
+      const fraction = m[3] || "";
+      const digits = BigInt(m[1] + (m[2] || "0") + fraction);
+      const exponent = Number(m[4] || "0") - fraction.length;
+      return exponent >= 0 ? { n: digits * 10n ** BigInt(exponent), d: 1n } : { n: digits, d: 10n ** BigInt(-exponent) };
+    }
+    throw new Error(`${name}=${text} is not a number: write an integer (8, 2**30), a decimal (1.5e9) or p/q`);
+  }
+
+  /** A symbol's value as the formulas take it, checked as the command line checks it. */
+  function symbolValue(sub, name, text) {
+    const x = exact(name, text);
+    const info = CAT.symbols[name];
+    if (info.integer) {
+      const least = BigInt(sub.least[name] || 1);
+      if (x.n % x.d !== 0n || x.n / x.d < least || x.n / x.d > MAX) {
+        throw new Error(`${name}=${text} is not allowed: ${name} takes a whole number from ${least} to 2**100`);
+      }
+      return x.n / x.d;
+    }
+    if (x.n < 0n || x.n > MAX * x.d || (x.n !== 0n && x.n * 10n ** 30n < x.d)) throw new Error(`${name}=${text} is not allowed: ${name} takes a number from 0 to 2**100`);
+    return x.d === 1n ? x.n : { num: x.n, den: x.d };
+  }
+
+  function timeValue(name, text) {
+    const value = Number(String(text).trim());
+    // the command line's bounds: 0, or a magnitude from 1e-30 to 2**100
+    if (String(text).trim() === "" || !Number.isFinite(value) || value < 0 || (value !== 0 && value < 1e-30) ||
+        value > 2 ** 100) {
+      throw new Error(`${name}=${text} is not allowed: ${name} takes a number of seconds, 0 or more (e.g. 3.4e-06)`);
+    }
+    return value;
+  }
+
+  // ---- where each value comes from: typed, the model preset, the hardware preset, the page's start
+
+  function valueText(name) {
+    if (name in state.values) return [state.values[name], "typed"];
+    const model = CAT.models[state.model];
+    if (model && name in model) return [String(model[name]), `model ${state.model}`];
+    const hw = CAT.hardware[state.hardware];
+    if (hw && name === "G") return [String(hw.G), `hardware ${state.hardware}`];
+    return [String(CAT.start[name]), "start value"];
+  }
+
+  /** α, β, γ, α_inter, β_inter (per message, per byte) for a subject: typed, else the hardware's;
+   *  a one-level algorithm on a group wider than a node runs at the network's α, β (as eval does). */
+  function timeTexts(sub, values) {
+    const hw = CAT.hardware[state.hardware];
+    const out = {};
+    let note = "";
+    for (const name of sub.times) {
+      if (name in state.times) { out[name] = [state.times[name], "typed"]; continue; }
+      if (!hw) continue;
+      let key = name;
+      const wide = !sub.two_level && "N" in values && values.N > BigInt(hw.G);
+      if (wide && (name === "alpha" || name === "beta")) {
+        key = name + "_inter";
+        note = `N=${values.N} spans nodes of ${hw.G} GPUs: α, β are the inter-node values of ${state.hardware}`;
+      }
+      out[name] = [String(hw[key]), `hardware ${state.hardware}` + (key !== name ? ` (${key})` : "")];
+    }
+    return [out, note];
+  }
+
+  // ---- evaluating a subject
+
+  /** {values, args, times} for a subject, or throws an Error with the message to show. */
+  function argumentsOf(sub, override = {}) {
+    const values = {};
+    for (const name of sub.params) {
+      const text = name in override ? override[name] : valueText(name)[0];
+      values[name] = symbolValue(sub, name, text);
+    }
+    const [times] = timeTexts(sub, values);
+    const args = { ...values, B_e: BigInt(CAT.dtypes[state.dtype]) };
+    const complete = sub.times.every((name) => name in times);
+    if (complete) for (const name of sub.times) args[name] = timeValue(name, times[name][0]);
+    return { values, args, complete };
+  }
+
+  function evaluate(sub, args, complete) {
+    const F = globalThis.SYMCOMM_FORMULAS;
+    const out = {};
+    for (const q of sub.quantities) {
+      if (q === "time" && !complete) continue;
+      out[q] = F[`${sub.ident}__${q}`](args);
+    }
+    return out;
+  }
+
+  // ---- formatting
+
+  const group = (digits) => digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const exactText = (x) => (typeof x === "bigint" ? x.toString() : typeof x === "number" ? String(x) : `${x.num}/${x.den}`);
+  const toNumber = (x) => (typeof x === "number" ? x : typeof x === "bigint" ? Number(x) : Number(x.num) / Number(x.den));
+
+  function humanBytes(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
+    return `${Number.isInteger(n) ? n : n.toPrecision(4)} ${i === 0 ? "B" : units[i]}`;
+  }
+
+  function humanTime(s, digits = 4) {
+    if (s === 0) return "0 s";
+    const steps = [[1, "s"], [1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]];
+    const [scale, unit] = steps.find(([scale]) => s >= scale * (1 - 1e-9)) || steps[steps.length - 1];
+    return `${Number((s / scale).toPrecision(digits))} ${unit}`;
+  }
+
+  function shown(q, x) {
+    if (q === "time") return humanTime(x);
+    if (typeof x === "bigint") {
+      const unit = CAT.units[q] || "";
+      const text = group(x.toString()) + (unit ? ` ${unit}` : "");
+      return unit.startsWith("bytes") && x >= 1024n ? `${text} (${humanBytes(Number(x))})` : text;
+    }
+    if (typeof x === "number") return x.toPrecision(6);
+    return `${x.num}/${x.den} ≈ ${toNumber(x).toPrecision(6)}`;
+  }
+
+  // ---- drawing
+
+  function fillSelect(select, options, chosen) {
+    select.replaceChildren(...options.map(([value, label]) => {
+      const option = document.createElement("option");
+      option.value = value;
+      option.textContent = label;
+      option.selected = value === chosen;
+      return option;
+    }));
+    select.value = chosen;
+  }
+
+  function owners(kind) {
+    return [...new Set(CAT.subjects.filter((s) => s.kind === kind).map((s) => s.owner))];
+  }
+
+  function variantLabel(sub) {
+    if (sub.kind === "primitive") return sub.algorithm;
+    const changed = Object.entries(sub.changed);
+    return changed.length ? changed.map(([k, v]) => `${k}=${v}`).join(", ") : "default options";
+  }
+
+  function drawChoices(sub) {
+    $("kind").value = sub.kind;
+    fillSelect($("owner"), owners(sub.kind).map((o) => [o, o]), sub.owner);
+    $("owner-label").textContent = sub.kind === "primitive" ? "Primitive" : "Strategy";
+    $("variant-label").textContent = sub.kind === "primitive" ? "Algorithm" : "Options (one changed at a time)";
+    fillSelect($("variant"), CAT.subjects.filter((s) => s.owner === sub.owner).map((s) => [s.ident, variantLabel(s)]), sub.ident);
+    fillSelect($("dtype"), Object.entries(CAT.dtypes).map(([k, v]) => [k, `${k} (${v} byte${v > 1 ? "s" : ""})`]), state.dtype);
+    fillSelect($("hardware"), [["", "none: type α, β, γ"], ...Object.entries(CAT.hardware).map(([k, v]) => [k, `${k}: ${v.title}`])], state.hardware);
+    fillSelect($("model"), [["", "none"], ...Object.entries(CAT.models).map(([k, v]) => [k, `${k}: ${v.title}`])], state.model);
+    $("model-row").hidden = sub.kind === "primitive";
+  }
+
+  function inputRow(name, text, source, meaning, slider) {
+    const row = document.createElement("tr");
+    row.innerHTML = `<td class="symbol"></td><td><input type="text" spellcheck="false"></td><td class="slider"></td>` +
+      `<td class="meaning"></td><td class="source"></td>`;
+    row.querySelector(".symbol").textContent = GREEK[name] || name;
+    const input = row.querySelector("input");
+    input.id = `in-${name}`;
+    input.value = text;
+    input.setAttribute("aria-label", name);
+    row.querySelector(".meaning").textContent = meaning;
+    row.querySelector(".source").textContent = source;
+    if (slider) {
+      const range = document.createElement("input");
+      range.type = "range";
+      range.id = `range-${name}`;
+      range.min = "0";
+      range.max = "50";
+      range.step = "1";
+      range.title = `${name} = 2^k`;
+      range.setAttribute("aria-label", `${name} as a power of two`);
+      const k = Math.log2(Number(text));
+      range.value = Number.isFinite(k) ? String(Math.round(k)) : "0";
+      row.querySelector(".slider").appendChild(range);
+    }
+    return row;
+  }
+
+  function drawInputs(sub) {
+    const rows = sub.params.map((name) => {
+      const [text, source] = valueText(name);
+      const info = CAT.symbols[name];
+      return inputRow(name, text, source, `${info.meaning} [${info.unit}]`, info.integer);
+    });
+    $("params").tBodies[0].replaceChildren(...rows);
+    let values = {};
+    try { values = argumentsOf(sub).values; } catch (err) { values = {}; }
+    const [times, note] = timeTexts(sub, values);
+    const meanings = { alpha: "s per message", beta: "s per byte moved", gamma: "s per byte reduced",
+                       alpha_inter: "s per inter-node message", beta_inter: "s per byte moved across nodes" };
+    $("times").tBodies[0].replaceChildren(...sub.times.map((name) => {
+      const [text, source] = times[name] || ["", "type a value or choose a hardware preset"];
+      return inputRow(name, text, source, meanings[name], false);
+    }));
+    $("time-note").textContent = note;
+  }
+
+  /** The values that were not typed follow what they come from (a changed N may switch α, β). */
+  function refreshInputs(sub) {
+    const update = (name, text, source) => {
+      const input = $(`in-${name}`);
+      if (!input) return;
+      if (input.value !== text && document.activeElement !== input) input.value = text;
+      input.closest("tr").querySelector(".source").textContent = source;
+    };
+    for (const name of sub.params) update(name, ...valueText(name));
+    let values = {};
+    try { values = argumentsOf(sub).values; } catch (err) { values = {}; }
+    const [times, note] = timeTexts(sub, values);
+    for (const name of sub.times) update(name, ...(times[name] || ["", "type a value or choose a hardware preset"]));
+    $("time-note").textContent = note;
+  }
+
+  function drawResults(sub, results) {
+    const rows = sub.quantities.map((q) => {
+      const row = document.createElement("tr");
+      row.id = `row-${q}`;
+      row.innerHTML = `<td class="quantity"></td><td class="value"></td><td class="exact"></td><td class="meaning"></td>`;
+      row.querySelector(".quantity").textContent = q;
+      const cell = row.querySelector(".value");
+      cell.id = `out-${q}`;
+      if (q in results) {
+        cell.dataset.value = exactText(results[q]);
+        cell.textContent = shown(q, results[q]);
+        row.querySelector(".exact").textContent = exactText(results[q]);
+      } else {
+        cell.textContent = q === "time" ? "give α, β, γ (or a hardware preset)" : "—";
+      }
+      row.querySelector(".meaning").textContent = CAT.meanings[q] || "";
+      return row;
+    });
+    $("results").tBodies[0].replaceChildren(...rows);
+  }
+
+  function drawAbout(sub) {
+    $("subject-title").textContent = sub.kind === "primitive" ? `${sub.owner} / ${sub.algorithm}` :
+      `${sub.owner}${Object.keys(sub.changed).length ? " (" + variantLabel(sub) + ")" : ""}`;
+    $("subject-summary").textContent = `${sub.title}. ${sub.summary}`;
+    $("convention").textContent = `Convention: ${sub.convention}.`;
+    const items = [["Source", sub.source], ["Requires", sub.requires.join("; ") || "nothing beyond the parameters' ranges"],
+                   ["Options", Object.entries(sub.options).map(([k, v]) => `${k}=${v}`).join(", ") || "none"],
+                   ["Same numbers on the command line", commandLine(sub)]];
+    $("about").replaceChildren(...items.flatMap(([term, text]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = term;
+      const dd = document.createElement("dd");
+      dd.textContent = text;
+      return [dt, dd];
+    }));
+  }
+
+  function commandLine(sub) {
+    const words = ["symcomm eval", sub.owner];
+    if (sub.kind === "primitive") words.push(`--algorithm ${sub.algorithm}`);
+    else for (const [k, v] of Object.entries(sub.options)) words.push(`${k}=${v}`);   // every option: a model preset sets none
+    if (state.model && sub.kind !== "primitive") words.push(`--model ${state.model}`);
+    words.push(`--dtype ${state.dtype}`);
+    if (state.hardware) words.push(`--hardware ${state.hardware}`);
+    for (const name of sub.params) words.push(`${name}=${valueText(name)[0]}`);
+    for (const [name, text] of Object.entries(state.times)) if (sub.times.includes(name)) words.push(`${name}=${text}`);
+    return words.join(" ") + " --json";
+  }
+
+  function drawFormulas(sub) {
+    const shownMath = (globalThis.SYMCOMM_MATHML || {})[sub.ident] || {};
+    $("formula-time").innerHTML = shownMath.time || "";
+    $("formula-send").innerHTML = shownMath.send || "";
+  }
+
+  // ---- the chart: time against message size for every algorithm of the primitive, log-log
+
+  const PALETTE = ["#0b5fa5", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#be185d", "#4d7c0f", "#374151"];
+  const DASHES = ["", "6 3", "2 2", "8 3 2 3", "1 3", "10 4", "4 2 1 2", "3 5", "12 2 2 2", "5 1"];
+  const SIZES = Array.from({ length: 35 }, (_, k) => 2n ** BigInt(k));   // M = 1 ... 2^34 elements
+
+  function series(sub) {
+    const points = [];
+    for (const M of SIZES) {
+      try {
+        const { args, complete } = argumentsOf(sub, { M: M.toString() });
+        if (!complete) return [];
+        const t = globalThis.SYMCOMM_FORMULAS[`${sub.ident}__time`](args);
+        points.push([Number(M * args.B_e), t]);
+      } catch (err) {
+        points.push(null);       // this size breaks a requirement of the algorithm (a gap in its line)
+      }
+    }
+    return points;
+  }
+
+  function drawChart(sub) {
+    const section = $("chart-section");
+    section.hidden = sub.kind !== "primitive";
+    if (section.hidden) return;
+    $("chart-primitive").textContent = sub.owner;
+    const subs = CAT.subjects.filter((s) => s.owner === sub.owner);
+    const lines = subs.map((s) => [s, series(s)]);
+    const ys = lines.flatMap(([, pts]) => pts.filter((p) => p && p[1] > 0).map((p) => p[1]));
+    const W = 760, H = 380, left = 64, right = 190, top = 12, bottom = 40;
+    const svg = [];
+    const ns = 'xmlns="http://www.w3.org/2000/svg"';
+    if (!ys.length) {
+      $("chart").innerHTML = `<svg ${ns} viewBox="0 0 ${W} 60"><text x="10" y="30">no time to draw: give α, β, γ or a hardware preset</text></svg>`;
+      return;
+    }
+    const B = Number(CAT.dtypes[state.dtype]);
+    const x0 = Math.log2(B), x1 = Math.log2(B) + 34;
+    const y0 = Math.floor(Math.log10(Math.min(...ys))), y1 = Math.ceil(Math.log10(Math.max(...ys)));
+    const X = (bytes) => left + (Math.log2(bytes) - x0) / (x1 - x0) * (W - left - right);
+    const Y = (t) => top + (y1 - Math.log10(t)) / Math.max(1, y1 - y0) * (H - top - bottom);
+    svg.push(`<svg ${ns} viewBox="0 0 ${W} ${H}" role="img" aria-label="time against message size">`);
+    for (let k = Math.ceil(x0 / 10) * 10; k <= x1; k += 10) {
+      svg.push(`<line class="grid" x1="${X(2 ** k)}" x2="${X(2 ** k)}" y1="${top}" y2="${H - bottom}"/>`);
+      svg.push(`<text x="${X(2 ** k)}" y="${H - bottom + 16}" text-anchor="middle">${humanBytes(2 ** k)}</text>`);
+    }
+    for (let e = y0; e <= y1; e += 1) {
+      svg.push(`<line class="grid" x1="${left}" x2="${W - right}" y1="${Y(10 ** e)}" y2="${Y(10 ** e)}"/>`);
+      svg.push(`<text x="${left - 6}" y="${Y(10 ** e) + 4}" text-anchor="end">${humanTime(10 ** e, 3)}</text>`);
+    }
+    svg.push(`<line class="axis" x1="${left}" x2="${W - right}" y1="${H - bottom}" y2="${H - bottom}"/>`);
+    svg.push(`<line class="axis" x1="${left}" x2="${left}" y1="${top}" y2="${H - bottom}"/>`);
+    svg.push(`<text x="${(left + W - right) / 2}" y="${H - 6}" text-anchor="middle">message size (bytes of ${state.dtype}, M × B_e)</text>`);
+    lines.forEach(([s, pts], i) => {
+      let d = "", pen = false;
+      for (const p of pts) {
+        if (!p || !(p[1] > 0)) { pen = false; continue; }
+        d += `${pen ? "L" : "M"}${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`;
+        pen = true;
+      }
+      const color = PALETTE[i % PALETTE.length], dash = DASHES[i % DASHES.length];
+      svg.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="1.8"${dash ? ` stroke-dasharray="${dash}"` : ""} data-algorithm="${s.algorithm}"/>`);
+      const ly = top + 14 + i * 18;
+      svg.push(`<line x1="${W - right + 12}" x2="${W - right + 40}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="1.8"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`);
+      svg.push(`<text x="${W - right + 46}" y="${ly}"${s.ident === sub.ident ? ' font-weight="bold"' : ""}>${s.algorithm}</text>`);
+    });
+    try {
+      const { values } = argumentsOf(sub);
+      const bytes = Number(values.M) * B;
+      if (bytes >= 2 ** x0 && bytes <= 2 ** x1) {
+        svg.push(`<line class="now" x1="${X(bytes)}" x2="${X(bytes)}" y1="${top}" y2="${H - bottom}"><title>M now</title></line>`);
+      }
+    } catch (err) { /* the error box says why */ }
+    svg.push("</svg>");
+    $("chart").innerHTML = svg.join("");
+  }
+
+  // ---- one render: inputs → results, formulas, chart, the URL
+
+  let renders = 0;
+  let shownSubject = "";
+
+  async function render(redrawInputs) {
+    document.body.dataset.state = "loading";
+    const sub = BY_IDENT.get(state.subject);
+    try {
+      await load(sub.file);
+    } catch (err) {
+      showError(`${err.message}: open this page from its folder (docs/site/) so that formulas/ is beside it`);
+      return;
+    }
+    drawChoices(sub);
+    if (redrawInputs || shownSubject !== sub.ident) drawInputs(sub);
+    else refreshInputs(sub);
+    shownSubject = sub.ident;
+    let results = {};
+    try {
+      const { args, complete } = argumentsOf(sub);
+      results = evaluate(sub, args, complete);
+      showError("");
+    } catch (err) {
+      showError(err.message);
+    }
+    drawResults(sub, results);
+    drawAbout(sub);
+    drawFormulas(sub);
+    drawChart(sub);
+    writeHash();
+    renders += 1;
+    document.body.dataset.renders = String(renders);
+    document.body.dataset.subject = sub.ident;
+    document.body.dataset.state = "ready";
+  }
+
+  function showError(message) {
+    $("error").hidden = !message;
+    $("error").textContent = message;
+  }
+
+  // ---- the page's own inputs
+
+  function choose(ident) {
+    state.subject = ident;
+    render(true);
+  }
+
+  $("kind").addEventListener("change", (event) => {
+    choose(CAT.subjects.find((s) => s.kind === event.target.value).ident);
+  });
+  $("owner").addEventListener("change", (event) => {
+    choose(CAT.subjects.find((s) => s.owner === event.target.value).ident);
+  });
+  $("variant").addEventListener("change", (event) => choose(event.target.value));
+  $("reset").addEventListener("click", () => {
+    state.values = {};
+    state.times = {};
+    render(true);
+  });
+  for (const key of ["dtype", "hardware", "model"]) {
+    $(key).addEventListener("change", (event) => {
+      state[key] = event.target.value;
+      render(true);
+    });
+  }
+
+  document.addEventListener("input", (event) => {
+    const id = event.target.id || "";
+    if (id.startsWith("range-")) {
+      const name = id.slice("range-".length);
+      const text = (2n ** BigInt(event.target.value)).toString();
+      state.values[name] = text;
+      $(`in-${name}`).value = text;
+      render(false);
+    } else if (id.startsWith("in-")) {
+      const name = id.slice("in-".length);
+      (TIME_NAMES.includes(name) ? state.times : state.values)[name] = event.target.value;
+      const range = $(`range-${name}`);
+      const k = Math.log2(Number(event.target.value));
+      if (range && Number.isFinite(k)) range.value = String(Math.round(k));
+      render(false);
+    }
+  });
+
+  window.addEventListener("hashchange", () => {
+    const next = readHash();
+    const before = JSON.stringify(state);
+    if (JSON.stringify(next) !== before) {
+      state = next;
+      render(true);
+    }
+  });
+
+  render(true);
+})();

@@ -1,0 +1,398 @@
+"""The interactive page (docs/site/) in a real browser: headless Chromium driven through the page's
+own selects and inputs, its numbers compared with what ``symcomm eval --json`` answers.
+
+The page is the committed one (tests/test_docs.py holds it equal to a fresh build).  Without
+Chromium, ChromeDriver or selenium these tests skip on a user's machine; CI (SYMCOMM_CI=1,
+``.ci/run`` installs them) fails instead.  Expected values come from the Python evaluator
+(:func:`symcomm.api.eval_payload`, the code behind ``symcomm eval --json``) and, for a few
+points, from the command itself in a subprocess: exact integers must be equal, times within
+1e-12 relative.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from symcomm.errors import SymcommError
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "docs" / "site"
+PAGE = SITE / "index.html"
+CI = os.environ.get("SYMCOMM_CI") == "1"
+TIMES = ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")
+
+
+def _missing() -> str:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install selenium)"
+    for program in ("chromium", "chromedriver"):
+        if not shutil.which(program):
+            return f"{program} is not installed (Debian: apt-get install chromium chromium-driver)"
+    return ""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    why = _missing()
+    if why:
+        if CI:
+            pytest.fail(f"CI needs the browser test: {why}")
+        pytest.skip(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    # no network at all: every host resolves nowhere and any proxy use goes to a closed port
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9", "--window-size=1280,2000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver.set_script_timeout(30)
+    driver.get(PAGE.as_uri())
+    _wait_ready(driver)
+    yield driver
+    driver.quit()
+
+
+def _wait_ready(driver, subject: str | None = None, renders: int | None = None):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def ready(d):
+        body = d.execute_script("return [document.body.dataset.state, document.body.dataset.subject, "
+                                "Number(document.body.dataset.renders || 0)]")
+        return (body[0] == "ready" and (subject is None or body[1] == subject)
+                and (renders is None or body[2] > renders))
+    WebDriverWait(driver, 30).until(ready)
+
+
+def _renders(driver) -> int:
+    return int(driver.execute_script("return Number(document.body.dataset.renders || 0)"))
+
+
+def _select(driver, element_id: str, value: str, subject: str | None = None):
+    """Choose ``value`` in the page's select ``element_id`` as a user does (a change event)."""
+    from selenium.webdriver.support.ui import Select
+
+    element = driver.find_element("id", element_id)
+    if element.get_attribute("value") == value:
+        return
+    before = _renders(driver)
+    Select(element).select_by_value(value)
+    _wait_ready(driver, subject, before)
+
+
+def _choose(driver, sub) -> None:
+    _select(driver, "kind", sub.kind)
+    _select(driver, "owner", sub.name)
+    _select(driver, "variant", sub.ident, sub.ident)
+
+
+def _type_all(driver, texts: dict) -> None:
+    """Set the page's inputs (in-NAME) to these texts, each with the input event typing sends."""
+    before = _renders(driver)
+    missing = driver.execute_script("""
+        const missing = [];
+        for (const [name, text] of Object.entries(arguments[0])) {
+          const input = document.getElementById('in-' + name);
+          if (!input) { missing.push(name); continue; }
+          input.value = text;
+          input.dispatchEvent(new Event('input', {bubbles: true}));
+        }
+        return missing;""", texts)
+    assert not missing, f"the page has no input for {missing}"
+    if texts:
+        _wait_ready(driver, None, before)
+
+
+def _read(driver) -> tuple[dict, str]:
+    """(quantity → exact text shown in data-value, the error box's text)."""
+    return driver.execute_script("""
+        const out = {};
+        for (const cell of document.querySelectorAll('#results td.value')) {
+          if (cell.dataset.value !== undefined) out[cell.id.slice(4)] = cell.dataset.value;
+        }
+        const error = document.getElementById('error');
+        return [out, error.hidden ? '' : error.textContent];""")
+
+
+def _show(driver, sub, values: dict, times: dict, dtype: str, hardware: str) -> tuple[dict, str]:
+    before = _renders(driver)
+    driver.find_element("id", "reset").click()        # typed values of the last point are forgotten
+    _wait_ready(driver, None, before)
+    _choose(driver, sub)
+    _select(driver, "dtype", dtype)
+    _select(driver, "hardware", hardware)
+    _select(driver, "model", "")
+    _type_all(driver, {**{k: str(v) for k, v in values.items()}, **{k: repr(v) for k, v in times.items()}})
+    return _read(driver)
+
+
+def _expected(sub, values: dict, times: dict, dtype: str, hardware: str) -> tuple[dict | None, str]:
+    """What ``symcomm eval --json`` answers (its payload), or its error message."""
+    from types import SimpleNamespace
+
+    from symcomm.api import eval_payload
+
+    # the command line's words: symcomm eval NAME [--algorithm A] OPTION=VALUE KEY=VALUE --dtype D [--hardware H]
+    words = ([f"{k}={v}" for k, v in sub.changed.items()] + [f"{k}={v}" for k, v in values.items()]
+             + [f"{k}={v!r}" for k, v in times.items()])
+    args = SimpleNamespace(name=sub.name, assignments=words, algorithm=sub.algorithm if sub.kind == "primitive" else None,
+                           dtype=dtype, backend=None, model=None, model_config=None, hardware=hardware or None)
+    try:
+        return eval_payload(args), ""
+    except SymcommError as err:
+        return None, str(err)
+
+
+def _agree(page: dict, expected: dict, quantities) -> None:
+    for q in quantities:
+        if q not in expected:
+            assert q not in page, f"{q}: the page shows {page[q]}, eval has no {q}"
+            continue
+        want = expected[q]
+        got = page[q]
+        if q == "time":
+            assert abs(float(got) - want) <= 1e-12 * abs(want), f"time: page {got}, eval {want}"
+        elif isinstance(want, int):
+            assert got == str(want), f"{q}: page {got}, eval {want} (exact integers must be equal)"
+        else:   # a non-whole count: eval gives the correctly rounded float of the exact value
+            assert float(Fraction(got)) == pytest.approx(want, rel=1e-12), f"{q}: page {got}, eval {want}"
+
+
+def _subjects(kind: str):
+    from symcomm import site
+
+    return [s for s in site.subjects() if s.kind == kind]
+
+
+def _params(sub) -> list[str]:
+    from symcomm import site
+
+    return site.catalog_entry(sub)["params"]
+
+
+# -- the page is offline and whole ------------------------------------------------------------------
+
+def test_the_page_names_no_address_it_would_fetch():
+    """No src/href to the network, no fetch/XHR/import: everything comes from beside index.html
+    (the MathML and SVG namespace URIs are names, never requested)."""
+    html = PAGE.read_text(encoding="utf-8")
+    for attribute in re.findall(r'(?:src|href)="([^"]+)"', html):
+        assert "://" not in attribute and not attribute.startswith("//"), attribute
+    for path in sorted(SITE.rglob("*.js")):
+        text = path.read_text(encoding="utf-8")
+        for word in ("fetch(", "XMLHttpRequest", "import(", "importScripts", "WebSocket"):
+            assert word not in text, f"{path.name} uses {word}"
+        for address in re.findall(r"https?://[^\s\"'<>\\]+", text):
+            assert address in ("http://www.w3.org/1998/Math/MathML", "http://www.w3.org/2000/svg"), (path.name, address)
+
+
+def test_the_page_loads_only_its_own_files(browser):
+    _choose(browser, _subjects("strategy")[0])
+    _choose(browser, _subjects("primitive")[0])
+    # every request the browser made, from its DevTools network events
+    events = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    names = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+    assert any(name.endswith("/formulas/hybrid.js") for name in names) or any("/formulas/" in n for n in names), names
+    assert all(name.startswith(("file://", "data:", "about:")) for name in names), names
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+# -- numbers: the page against the evaluator --------------------------------------------------------
+
+def _primitive_points():
+    from symcomm import presets
+    from symcomm.units import DTYPES
+
+    subs = _subjects("primitive")
+    timed = st.fixed_dictionaries({"alpha": st.floats(1e-7, 1e-3), "beta": st.floats(1e-13, 1e-8),
+                                   "gamma": st.just(0.0) | st.floats(1e-15, 1e-9), "alpha_inter": st.floats(1e-7, 1e-3),
+                                   "beta_inter": st.floats(1e-13, 1e-8)})
+    return st.tuples(
+        st.sampled_from(subs),
+        st.sampled_from([2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64, 100, 128, 256, 1000, 1024, 4096]),
+        st.integers(0, 40), st.integers(1, 4096),
+        st.sampled_from(sorted(DTYPES)),
+        st.sampled_from(("",) + presets.hardware_names()),
+        timed, st.sampled_from([1, 2, 4, 8, 16]), st.integers(1, 2 ** 22))
+
+
+@settings(max_examples=160, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(point=_primitive_points())
+def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
+    """Hypothesis picks an algorithm, N, M (a power of two times a small factor, so that some are and
+    some are not multiples of N), the dtype, a hardware preset or typed constants; the page and eval
+    agree on every count exactly and on the time to 1e-12, or both refuse with the same message."""
+    sub, n, power, factor, dtype, hardware, times, groups, segment = point
+    values = {"N": n, "M": factor * 2 ** power, "G": groups, "C": groups, "K": segment}
+    params = _params(sub)
+    values = {k: v for k, v in values.items() if k in params}
+    typed = {} if hardware else {k: v for k, v in times.items() if k in _time_names(sub)}
+    page, page_error = _show(browser, sub, values, typed, dtype, hardware)
+    expected, error = _expected(sub, values, typed, dtype, hardware)
+    if error:
+        assert page_error, f"eval refuses ({error}); the page shows {page}"
+        if "not allowed: this algorithm needs" in error or "must be a multiple" in error:
+            # the page checks requirements in the export's order; eval names the first it finds
+            import sympy as sp
+            from symcomm import symbols as S
+
+            problems = sub.problems({S.symbol(k): sp.Integer(v) for k, v in values.items()})
+            assert page_error in problems, (page_error, problems)
+        return
+    assert not page_error, f"the page refuses ({page_error}); eval answers"
+    _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "time"))
+    assert "time" in page
+
+
+def _time_names(sub) -> list[str]:
+    from symcomm import site
+
+    return site.catalog_entry(sub)["times"]
+
+
+def _strategy_points():
+    from symcomm.units import DTYPES
+
+    small = st.sampled_from([1, 2, 4, 8])
+    return st.tuples(
+        st.sampled_from(_subjects("strategy")),
+        st.fixed_dictionaries({"d": small, "t": small, "p": small, "c": st.sampled_from([1, 2]), "e": small,
+                               "m": small, "L": st.sampled_from([8, 16, 32, 48]), "a": st.sampled_from([8, 16, 32]),
+                               "k": st.sampled_from([1, 2]), "E": st.sampled_from([8, 16]),
+                               "N": st.sampled_from([2, 4, 8, 16, 64])}),
+        st.integers(1, 4), st.integers(10 ** 8, 10 ** 11), st.sampled_from([1024, 2048, 4096, 8192]),
+        st.sampled_from([1024, 2048, 4096]), st.sampled_from(sorted(DTYPES)),
+        st.sampled_from(["a100", "h100", "h100-roce"]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(point=_strategy_points())
+def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
+    """Strategies and hybrid layouts, one option changed at a time: counts in bytes of the dtype
+    (fp32 gradient buffers at their own size) and the time equal what eval answers."""
+    sub, layout, batches, phi, hidden, seq, dtype, hardware = point
+    if sub.name == "hybrid" and dtype in ("fp8", "int8"):
+        dtype = "bf16"      # eval hybrid --hardware also runs the step model, which has no fp8 peak for every GPU
+    values = {**layout, "b": layout["d"] * layout["m"] * batches, "Phi": phi, "h": hidden, "s": seq,
+              "h_kv": hidden // 4, "V": 32000, "L_moe": layout["L"] // 2, "Phi_E": phi // 10, "f": 1,
+              "G": 8, "v": 1, "F": 4 * hidden, "F_e": 2 * hidden, "E_s": 1}
+    params = _params(sub)
+    shape = {k: values[k] for k in ("F", "a", "h_kv", "V")}   # eval hybrid --hardware also runs the step model
+    values = {k: v for k, v in values.items() if k in params}
+    page, page_error = _show(browser, sub, values, {}, dtype, hardware)
+    expected, error = _expected(sub, {**shape, **values} if sub.name == "hybrid" else values, {}, dtype, hardware)
+    if error:
+        assert page_error, f"eval refuses ({error}); the page shows {page}"
+        return
+    assert not page_error, f"the page refuses ({page_error}); eval answers {expected.get('send')}"
+    _agree(page, expected, _quantities(sub))
+
+
+def _quantities(sub) -> list[str]:
+    from symcomm import site
+
+    return site.catalog_entry(sub)["quantities"]
+
+
+def test_a_few_points_against_the_command_itself(browser):
+    """The command line, in a subprocess, for three points the page shows."""
+    cases = [("all_reduce__rabenseifner", {"N": 16, "M": 2 ** 24}, "fp32", "h100"),
+             ("reduce__ring_segmented", {"N": 5, "M": 3 * 2 ** 21, "K": 2 ** 19}, "bf16", "a100"),
+             ("hybrid__zero_0", {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096,
+                                 "s": 4096, "L": 32, "G": 8, "h_kv": 1024, "V": 32000, "F": 11008, "a": 32},
+              "bf16", "a100")]
+    from symcomm import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    for ident, values, dtype, hardware in cases:
+        sub = by_ident[ident]
+        page, page_error = _show(browser, sub, {k: v for k, v in values.items() if k in _params(sub)}, {}, dtype,
+                                 hardware)
+        assert not page_error, page_error
+        words = [f"{k}={v}" for k, v in {**dict(sub.changed), **values}.items()]
+        command = [sys.executable, "-m", "symcomm", "eval", sub.name, *words, "--dtype", dtype, "--hardware", hardware,
+                   "--json"] + (["--algorithm", sub.algorithm] if sub.kind == "primitive" else [])
+        answer = subprocess.run(command, capture_output=True, text=True, check=True)
+        expected = json.loads(answer.stdout)
+        _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter",
+                                "time"))
+
+
+# -- the page's controls ----------------------------------------------------------------------------
+
+def test_typing_and_the_slider_change_the_answer(browser):
+    """Real keystrokes in the M box, then the arrow key on N's slider, as a user does."""
+    from selenium.webdriver.common.keys import Keys
+
+    sub = next(s for s in _subjects("primitive") if s.ident == "all_gather__ring")
+    _show(browser, sub, {"N": 8, "M": 1024}, {}, "bf16", "a100")
+    box = browser.find_element("id", "in-M")
+    before = _renders(browser)
+    box.send_keys(Keys.END, Keys.BACKSPACE * 8, "4096")
+    _wait_ready(browser, None, before)
+    page, _ = _read(browser)
+    # ring all-gather: each rank sends (N−1)/N of M elements; 7/8 · 4096 · 2 bytes = 7168 bytes
+    assert page["send"] == "7168"
+    before = _renders(browser)
+    browser.find_element("id", "range-N").send_keys(Keys.ARROW_RIGHT)      # 2^3 → 2^4 ranks
+    _wait_ready(browser, None, before)
+    page, _ = _read(browser)
+    assert browser.find_element("id", "in-N").get_attribute("value") == "16"
+    assert page["send"] == str(4096 * 15 // 16 * 2)   # 15/16 · 4096 elements · 2 bytes
+
+
+def test_the_state_lives_in_the_url(browser):
+    """A link reproduces the view: the fragment holds the subject, dtype, hardware and what was typed."""
+    sub = next(s for s in _subjects("primitive") if s.ident == "reduce_scatter__recursive_halving")
+    page, _ = _show(browser, sub, {"N": 32, "M": 2 ** 20}, {}, "fp32", "h100")
+    link = browser.current_url
+    assert "subject=reduce_scatter__recursive_halving" in link and "N=32" in link and "dtype=fp32" in link
+    browser.get("about:blank")
+    browser.get(link)
+    _wait_ready(browser, sub.ident)
+    again, _ = _read(browser)
+    assert again == page
+    assert browser.find_element("id", "in-N").get_attribute("value") == "32"
+
+
+def test_the_formula_is_mathml_and_the_chart_draws_every_algorithm(browser):
+    from symcomm.algorithms import ALGORITHMS
+
+    sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__ring")
+    _show(browser, sub, {"N": 8, "M": 2 ** 20}, {}, "bf16", "a100")
+    height = browser.execute_script(
+        "const m = document.querySelector('#formula-time math'); return m ? m.getBoundingClientRect().height : 0")
+    assert height > 10, "the time formula is not rendered as MathML"
+    drawn = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#chart path')).map(p => [p.dataset.algorithm, p.getAttribute('d')])")
+    catalog = [a.name for a in ALGORITHMS.values() if a.primitive == "all_reduce"]
+    assert [name for name, _ in drawn] == catalog
+    assert all(d.count("L") >= 10 for _, d in drawn), "every algorithm has a line"
+
+
+def test_a_broken_requirement_shows_the_command_lines_message(browser):
+    sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__recursive_doubling")
+    page, error = _show(browser, sub, {"N": 6, "M": 1024}, {}, "bf16", "a100")
+    _, expected = _expected(sub, {"N": 6, "M": 1024}, {}, "bf16", "a100")
+    assert error and error == expected.removeprefix("symcomm: error: ")
+    assert not page

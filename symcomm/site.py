@@ -112,6 +112,33 @@ def page_formulas(sub) -> list:
             for quantity, expr in bytes_quantities(sub).items()]
 
 
+#: the step model's variants the page offers: the hybrid's own options (recompute=1 runs it under full
+#: recompute, as eval does), a gated MLP or not; its other options at their defaults
+GATED = ("0", "1")
+
+
+def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
+    """The step model of a hybrid subject (:func:`symcomm.steptime.step_model`) as the page takes it:
+    communication in elements of ``B_e`` bytes, β and γ per byte (β per element = β·B_e), and the
+    bubble's share of the step, as ``eval hybrid --hardware`` reports them."""
+    from . import steptime
+
+    options = dict(sub.options)
+    flag = options.pop("recompute", "0")
+    model = steptime.step_model(BYTES, **options, recompute="full" if flag == "1" else "none", gated=gated)
+    per_byte = {S.beta: S.beta * BYTES, S.gamma: S.gamma * BYTES, S.beta_inter: S.beta_inter * BYTES}
+    out = {key: sp.sympify(expr).xreplace(per_byte) for key, expr in model.quantities().items()}
+    out["bubble_fraction_of_step"] = out["bubble_time"] / out["step_time"]
+    return out
+
+
+def step_bundles(sub) -> dict[str, dict]:
+    """The step model of a hybrid subject as float bundles, one per gated value:
+    ``<ident>__step_gated_<0|1>`` → {quantity: expression} (the step model is float arithmetic in
+    eval too: :func:`symcomm.steptime.evaluate`)."""
+    return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
+
+
 def _owners() -> dict[str, list]:
     owners: dict[str, list] = {}
     for sub in subjects():
@@ -134,9 +161,23 @@ def _subject_entry(sub, formulas) -> dict:
     }
 
 
+def _step_entry(bundles: dict, params: list[str]) -> dict:
+    """What the page needs to call the step model: its file, the symbols beyond the communication's
+    (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
+    free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    hardware = [info.cli_name for info in S.SYMBOLS.values() if info.cli_name in ("peak", "eta", "hbm", "kappa")]
+    extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
+             and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
+    quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
+    return {"file": "formulas/hybrid_step.js", "params": extra, "hardware": hardware, "quantities": quantities}
+
+
 def catalog_entry(sub) -> dict:
     """The page's catalog entry of one subject (its parameters, time constants, quantities...)."""
-    return _subject_entry(sub, page_formulas(sub))
+    entry = _subject_entry(sub, page_formulas(sub))
+    if sub.name == "hybrid":
+        entry["step"] = _step_entry(step_bundles(sub), entry["params"])
+    return entry
 
 
 def _mathml_script(subs_formulas) -> str:
@@ -154,12 +195,20 @@ def _mathml_script(subs_formulas) -> str:
 
 def _presets() -> tuple[dict, dict]:
     from . import presets
+    from .units import DTYPES
 
     hardware = {}
     for name in presets.hardware_names():
         system = presets.hardware(name)
-        hardware[name] = {"title": system.title, **system.values(1)}
-    models = {name: {"title": presets.model(name).title, **presets.model(name).values()}
+        compute = {}
+        for dtype in DTYPES:
+            try:
+                compute[dtype] = system.compute_values(dtype)
+            except ValueError as err:      # no peak at this dtype: what eval says
+                compute[dtype] = {"error": str(err)}
+        hardware[name] = {"title": system.title, **system.values(1), "compute": compute}
+    models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
+                     **presets.model(name).values()}
               for name in presets.model_names()}
     return hardware, models
 
@@ -178,18 +227,25 @@ def catalog(entries: list[dict]) -> dict:
 
 def files() -> dict[str, str]:
     """Relative path → text of every file of the page, in a fixed order (the same bytes every build)."""
-    from .export.javascript import to_script
+    from .export.javascript import float_bundle_script, to_script
 
     out: dict[str, str] = {}
-    entries = []
+    entries, steps = [], {}
     for owner, subs in _owners().items():
         chosen, pairs = [], []
         for sub in subs:
             formulas = page_formulas(sub)
             chosen.extend(formulas)
             pairs.append((sub, formulas))
-            entries.append({**_subject_entry(sub, formulas), "file": f"formulas/{owner}.js"})
+            entry = {**_subject_entry(sub, formulas), "file": f"formulas/{owner}.js"}
+            if sub.name == "hybrid":
+                stepping = step_bundles(sub)
+                steps.update(stepping)
+                entry["step"] = _step_entry(stepping, entry["params"])
+            entries.append(entry)
         out[f"formulas/{owner}.js"] = to_script(chosen) + _mathml_script(pairs)
+    if steps:
+        out["formulas/hybrid_step.js"] = float_bundle_script(steps)
     data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
     out["catalog.js"] = ("// Generated by symcomm (symcomm.site): the page's subjects, presets and formulas as MathML.\n"
                          f"globalThis.SYMCOMM_CATALOG = {data};\n")

@@ -21,7 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from symcomm.errors import SymcommError
@@ -131,7 +131,27 @@ def _read(driver) -> tuple[dict, str]:
         return [out, error.hidden ? '' : error.textContent];""")
 
 
-def _show(driver, sub, values: dict, times: dict, dtype: str, hardware: str) -> tuple[dict, str]:
+def _read_step(driver) -> tuple[dict, str]:
+    """(step quantity → the Number shown, the step section's error text)."""
+    return driver.execute_script("""
+        const out = {};
+        for (const cell of document.querySelectorAll('#step td.value')) out[cell.id.slice(5)] = Number(cell.dataset.value);
+        const error = document.getElementById('step-error');
+        return [out, error.hidden ? '' : error.textContent];""")
+
+
+def _step_expected(payload: dict) -> dict:
+    """eval's step report flattened to the page's names (comm_time_tp, memory_weights, ...)."""
+    out = {k: payload[k] for k in ("step_time", "compute_time", "comm_time", "exposed_comm_time", "bubble_time",
+                                   "optimizer_time", "tokens_per_second", "mfu", "hfu", "memory_per_gpu",
+                                   "model_flops", "hardware_flops", "bubble_fraction_of_step")}
+    out.update({f"comm_time_{k}": v for k, v in payload["comm_time_per_axis"].items()})
+    out.update({f"exposed_comm_time_{k}": v for k, v in payload["exposed_comm_time_per_axis"].items()})
+    out.update({f"memory_{k}": v for k, v in payload["memory"].items()})
+    return out
+
+
+def _show(driver, sub, values: dict, times: dict, dtype: str, hardware: str, gated: str = "") -> tuple[dict, str]:
     before = _renders(driver)
     driver.find_element("id", "reset").click()        # typed values of the last point are forgotten
     _wait_ready(driver, None, before)
@@ -139,11 +159,13 @@ def _show(driver, sub, values: dict, times: dict, dtype: str, hardware: str) -> 
     _select(driver, "dtype", dtype)
     _select(driver, "hardware", hardware)
     _select(driver, "model", "")
+    if sub.name == "hybrid":
+        _select(driver, "gated", gated)
     _type_all(driver, {**{k: str(v) for k, v in values.items()}, **{k: repr(v) for k, v in times.items()}})
     return _read(driver)
 
 
-def _expected(sub, values: dict, times: dict, dtype: str, hardware: str) -> tuple[dict | None, str]:
+def _expected(sub, values: dict, times: dict, dtype: str, hardware: str, gated: str = "") -> tuple[dict | None, str]:
     """What ``symcomm eval --json`` answers (its payload), or its error message."""
     from types import SimpleNamespace
 
@@ -151,7 +173,7 @@ def _expected(sub, values: dict, times: dict, dtype: str, hardware: str) -> tupl
 
     # the command line's words: symcomm eval NAME [--algorithm A] OPTION=VALUE KEY=VALUE --dtype D [--hardware H]
     words = ([f"{k}={v}" for k, v in sub.changed.items()] + [f"{k}={v}" for k, v in values.items()]
-             + [f"{k}={v!r}" for k, v in times.items()])
+             + [f"{k}={v!r}" for k, v in times.items()] + ([f"gated={gated}"] if gated else []))
     args = SimpleNamespace(name=sub.name, assignments=words, algorithm=sub.algorithm if sub.kind == "primitive" else None,
                            dtype=dtype, backend=None, model=None, model_config=None, hardware=hardware or None)
     try:
@@ -234,7 +256,7 @@ def _primitive_points():
         timed, st.sampled_from([1, 2, 4, 8, 16]), st.integers(1, 2 ** 22))
 
 
-@settings(max_examples=160, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=220, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(point=_primitive_points())
 def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
@@ -248,6 +270,7 @@ def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
     typed = {} if hardware else {k: v for k, v in times.items() if k in _time_names(sub)}
     page, page_error = _show(browser, sub, values, typed, dtype, hardware)
     expected, error = _expected(sub, values, typed, dtype, hardware)
+    event("refused" if error else "compared")
     if error:
         assert page_error, f"eval refuses ({error}); the page shows {page}"
         if "not allowed: this algorithm needs" in error or "must be a multiple" in error:
@@ -281,31 +304,51 @@ def _strategy_points():
                                "N": st.sampled_from([2, 4, 8, 16, 64])}),
         st.integers(1, 4), st.integers(10 ** 8, 10 ** 11), st.sampled_from([1024, 2048, 4096, 8192]),
         st.sampled_from([1024, 2048, 4096]), st.sampled_from(sorted(DTYPES)),
-        st.sampled_from(["a100", "h100", "h100-roce"]))
+        st.sampled_from(["a100", "h100", "h100-roce"]), st.sampled_from(["", "0", "1"]))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=130, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(point=_strategy_points())
 def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
     """Strategies and hybrid layouts, one option changed at a time: counts in bytes of the dtype
     (fp32 gradient buffers at their own size) and the time equal what eval answers."""
-    sub, layout, batches, phi, hidden, seq, dtype, hardware = point
-    if sub.name == "hybrid" and dtype in ("fp8", "int8"):
-        dtype = "bf16"      # eval hybrid --hardware also runs the step model, which has no fp8 peak for every GPU
+    sub, layout, batches, phi, hidden, seq, dtype, hardware, gated = point
+    gated = gated if sub.name == "hybrid" else ""
     values = {**layout, "b": layout["d"] * layout["m"] * batches, "Phi": phi, "h": hidden, "s": seq,
               "h_kv": hidden // 4, "V": 32000, "L_moe": layout["L"] // 2, "Phi_E": phi // 10, "f": 1,
               "G": 8, "v": 1, "F": 4 * hidden, "F_e": 2 * hidden, "E_s": 1}
     params = _params(sub)
     shape = {k: values[k] for k in ("F", "a", "h_kv", "V")}   # eval hybrid --hardware also runs the step model
     values = {k: v for k, v in values.items() if k in params}
-    page, page_error = _show(browser, sub, values, {}, dtype, hardware)
-    expected, error = _expected(sub, {**shape, **values} if sub.name == "hybrid" else values, {}, dtype, hardware)
+    stepping = sub.name == "hybrid"
+    values = {**values, **{k: v for k, v in shape.items() if stepping and k in _step_params(sub)}}
+    page, page_error = _show(browser, sub, values, {}, dtype, hardware, gated)
+    expected, error = _expected(sub, {**shape, **values} if stepping else values, {}, dtype, hardware, gated)
+    step, step_error = _read_step(browser) if stepping else ({}, "")
+    event(f"{'hybrid' if stepping else 'strategy'}: {'refused' if error else 'compared'}")
+    if error and "has no peak" in error:
+        # eval hybrid --hardware refuses the whole answer; the page shows the communication and says why
+        # there is no step time, in eval's words
+        assert not page_error and page and step_error == error.removeprefix("symcomm: error: ")
+        return
     if error:
         assert page_error, f"eval refuses ({error}); the page shows {page}"
         return
     assert not page_error, f"the page refuses ({page_error}); eval answers {expected.get('send')}"
     _agree(page, expected, _quantities(sub))
+    if stepping:
+        assert not step_error, step_error
+        want = _step_expected(expected)
+        assert set(step) == set(want), (sorted(step), sorted(want))
+        for q, value in want.items():
+            assert step[q] == pytest.approx(value, rel=1e-12, abs=1e-300), f"{q}: page {step[q]}, eval {value}"
+
+
+def _step_params(sub) -> list[str]:
+    from symcomm import site
+
+    return site.catalog_entry(sub)["step"]["params"]
 
 
 def _quantities(sub) -> list[str]:

@@ -10,7 +10,7 @@
   const TIME_NAMES = ["alpha", "beta", "gamma", "alpha_inter", "beta_inter"];
   const GREEK = { Phi: "Φ", Phi_E: "Φ_E", alpha: "α", beta: "β", gamma: "γ", alpha_inter: "α_inter",
                   beta_inter: "β_inter", eta: "η", kappa: "κ" };
-  const DEFAULT = { subject: "all_reduce__ring", dtype: "bf16", hardware: "a100", model: "" };
+  const DEFAULT = { subject: "all_reduce__ring", dtype: "bf16", hardware: "a100", model: "", gated: "" };
   const $ = (id) => document.getElementById(id);
 
   // ---- state: what is chosen and what was typed; it lives in the URL's fragment
@@ -29,6 +29,7 @@
     if (!(out.dtype in CAT.dtypes)) out.dtype = DEFAULT.dtype;
     if (out.hardware !== "" && !(out.hardware in CAT.hardware)) out.hardware = DEFAULT.hardware;
     if (out.model !== "" && !(out.model in CAT.models)) out.model = "";
+    if (!["", "0", "1"].includes(out.gated)) out.gated = "";
     return out;
   }
 
@@ -117,11 +118,11 @@
 
   /** α, β, γ, α_inter, β_inter (per message, per byte) for a subject: typed, else the hardware's;
    *  a one-level algorithm on a group wider than a node runs at the network's α, β (as eval does). */
-  function timeTexts(sub, values) {
+  function timeTexts(sub, values, names = sub.times) {
     const hw = CAT.hardware[state.hardware];
     const out = {};
     let note = "";
-    for (const name of sub.times) {
+    for (const name of names) {
       if (name in state.times) { out[name] = [state.times[name], "typed"]; continue; }
       if (!hw) continue;
       let key = name;
@@ -254,8 +255,11 @@
     return row;
   }
 
+  /** The symbols whose inputs the page shows: the subject's, then the step model's (F, h_kv, ...). */
+  const shownParams = (sub) => sub.params.concat(sub.step ? sub.step.params : []);
+
   function drawInputs(sub) {
-    const rows = sub.params.map((name) => {
+    const rows = shownParams(sub).map((name) => {
       const [text, source] = valueText(name);
       const info = CAT.symbols[name];
       return inputRow(name, text, source, `${info.meaning} [${info.unit}]`, info.integer);
@@ -281,7 +285,7 @@
       if (input.value !== text && document.activeElement !== input) input.value = text;
       input.closest("tr").querySelector(".source").textContent = source;
     };
-    for (const name of sub.params) update(name, ...valueText(name));
+    for (const name of shownParams(sub)) update(name, ...valueText(name));
     let values = {};
     try { values = argumentsOf(sub).values; } catch (err) { values = {}; }
     const [times, note] = timeTexts(sub, values);
@@ -343,6 +347,73 @@
     const shownMath = (globalThis.SYMCOMM_MATHML || {})[sub.ident] || {};
     $("formula-time").innerHTML = shownMath.time || "";
     $("formula-send").innerHTML = shownMath.send || "";
+  }
+
+  // ---- the step time (hybrid layouts, with a hardware preset: what eval hybrid --hardware adds)
+
+  const STEP_UNITS = { step_time: "s", compute_time: "s", comm_time: "s", exposed_comm_time: "s", bubble_time: "s",
+                       optimizer_time: "s", tokens_per_second: "tokens/s", mfu: "ratio", hfu: "ratio",
+                       model_flops: "FLOP per step, all GPUs", hardware_flops: "FLOP per step, all GPUs",
+                       memory_per_gpu: "bytes", bubble_fraction_of_step: "ratio" };
+
+  function stepUnit(q) {
+    if (q in STEP_UNITS) return STEP_UNITS[q];
+    return q.startsWith("memory_") ? "bytes" : "s";
+  }
+
+  function stepShown(q, x) {
+    const unit = stepUnit(q);
+    if (unit === "s") return humanTime(x);
+    if (unit === "bytes") return `${humanBytes(x)}`;
+    if (unit === "ratio") return `${(100 * x).toPrecision(4)} %`;
+    return `${x.toPrecision(6)} ${unit}`;
+  }
+
+  /** {quantity: Number} of the step model, or throws an Error with what to show. */
+  function stepOf(sub) {
+    const hw = CAT.hardware[state.hardware];
+    if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and fitted η, κ");
+    const compute = hw.compute[state.dtype];
+    if (compute.error) throw new Error(compute.error);
+    const { args } = argumentsOf(sub);
+    for (const name of sub.step.params) args[name] = symbolValue(sub, name, valueText(name)[0]);
+    const [times] = timeTexts(sub, args, TIME_NAMES);
+    for (const name of TIME_NAMES) args[name] = timeValue(name, times[name][0]);
+    Object.assign(args, compute);
+    const model = CAT.models[state.model];
+    const gated = state.gated || (model ? model.gated : "0");
+    $("step-constants").textContent = `peak ${compute.peak.toExponential(4)} FLOP/s (${state.dtype}), HBM ${compute.hbm.toExponential(4)} B/s, ` +
+      `η = ${compute.eta}, κ = ${compute.kappa} (hardware ${state.hardware}); gated=${gated}`;
+    return globalThis.SYMCOMM_FORMULAS[`${sub.ident}__step_gated_${gated}`](args);
+  }
+
+  async function drawStep(sub, ok) {
+    const section = $("step-section");
+    section.hidden = !sub.step;
+    if (!sub.step) return;
+    $("gated").value = state.gated;
+    let step = {}, message = "";
+    try {
+      if (!ok) throw new Error("the step time needs the communication above: fix what the message above says");
+      await load(sub.step.file);
+      step = stepOf(sub);
+    } catch (err) {
+      message = err.message;
+    }
+    $("step-error").hidden = !message;
+    $("step-error").textContent = message;
+    $("step").tBodies[0].replaceChildren(...sub.step.quantities.filter((q) => q in step).map((q) => {
+      const row = document.createElement("tr");
+      row.innerHTML = `<td class="quantity"></td><td class="value"></td><td class="exact"></td><td class="meaning"></td>`;
+      row.querySelector(".quantity").textContent = q;
+      const cell = row.querySelector(".value");
+      cell.id = `step-${q}`;
+      cell.dataset.value = String(step[q]);
+      cell.textContent = stepShown(q, step[q]);
+      row.querySelector(".exact").textContent = String(step[q]);
+      row.querySelector(".meaning").textContent = stepUnit(q);
+      return row;
+    }));
   }
 
   // ---- the chart: time against message size for every algorithm of the primitive, log-log
@@ -440,15 +511,17 @@
     if (redrawInputs || shownSubject !== sub.ident) drawInputs(sub);
     else refreshInputs(sub);
     shownSubject = sub.ident;
-    let results = {};
+    let results = {}, ok = false;
     try {
       const { args, complete } = argumentsOf(sub);
       results = evaluate(sub, args, complete);
       showError("");
+      ok = true;
     } catch (err) {
       showError(err.message);
     }
     drawResults(sub, results);
+    await drawStep(sub, ok);
     drawAbout(sub);
     drawFormulas(sub);
     drawChart(sub);
@@ -483,7 +556,7 @@
     state.times = {};
     render(true);
   });
-  for (const key of ["dtype", "hardware", "model"]) {
+  for (const key of ["dtype", "hardware", "model", "gated"]) {
     $(key).addEventListener("change", (event) => {
       state[key] = event.target.value;
       render(true);

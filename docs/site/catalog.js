@@ -202,7 +202,33 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 1.4713094654242275e-12,
 "alpha_inter": 9.6e-06,
 "beta_inter": 4e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"peak": 19500000000000.0,
+"hbm": 2039000000000.0,
+"eta": 0.715,
+"kappa": 7.25
+},
+"bf16": {
+"peak": 312000000000000.0,
+"hbm": 2039000000000.0,
+"eta": 0.715,
+"kappa": 7.25
+},
+"fp16": {
+"peak": 312000000000000.0,
+"hbm": 2039000000000.0,
+"eta": 0.715,
+"kappa": 7.25
+},
+"fp8": {
+"error": "--dtype fp8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
+}
+}
 },
 "h100": {
 "title": "8× H100 SXM5 80GB per node (DGX H100), NVLink 4 + InfiniBand NDR",
@@ -211,7 +237,36 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 8.955223880597015e-13,
 "alpha_inter": 9.6e-06,
 "beta_inter": 2e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"peak": 67000000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"bf16": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp16": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp8": {
+"peak": 1978900000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
+}
+}
 },
 "h200": {
 "title": "8× H200 SXM 141GB per node (HGX H200), NVLink 4 + InfiniBand NDR",
@@ -220,7 +275,33 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 6.25e-13,
 "alpha_inter": 9.6e-06,
 "beta_inter": 2e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"error": "--dtype fp32 has no peak for --hardware h200; choose bf16, fp16, fp8"
+},
+"bf16": {
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp16": {
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp8": {
+"peak": 1978900000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
+}
+}
 },
 "b200": {
 "title": "8× B200 per node (DGX B200), NVLink 5 + InfiniBand NDR (ConnectX-7)",
@@ -229,7 +310,33 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 3.75e-13,
 "alpha_inter": 9.6e-06,
 "beta_inter": 2e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp8"
+},
+"bf16": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp16": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp8": {
+"peak": 4500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
+}
+}
 },
 "b200-xdr": {
 "title": "8× B200 per node, NVLink 5 + InfiniBand XDR (ConnectX-8, 800 Gb/s per GPU)",
@@ -238,7 +345,33 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 3.75e-13,
 "alpha_inter": 9.6e-06,
 "beta_inter": 1e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
+},
+"bf16": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp16": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp8": {
+"peak": 4500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
+}
+}
 },
 "h100-roce": {
 "title": "8× H100 SXM5 per node, NVLink 4 + RoCE 400 GbE",
@@ -247,7 +380,36 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 8.955223880597015e-13,
 "alpha_inter": 9.6e-06,
 "beta_inter": 2e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"peak": 67000000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"bf16": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp16": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp8": {
+"peak": 1978900000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8, tf32"
+}
+}
 },
 "a100-pcie": {
 "title": "8× A100 80GB PCIe per node, PCIe 4.0 inside the node + InfiniBand HDR",
@@ -256,7 +418,33 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 1.5503875968992249e-12,
 "alpha_inter": 9.6e-06,
 "beta_inter": 4e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"peak": 19500000000000.0,
+"hbm": 1935000000000.0,
+"eta": 0.715,
+"kappa": 7.25
+},
+"bf16": {
+"peak": 312000000000000.0,
+"hbm": 1935000000000.0,
+"eta": 0.715,
+"kappa": 7.25
+},
+"fp16": {
+"peak": 312000000000000.0,
+"hbm": 1935000000000.0,
+"eta": 0.715,
+"kappa": 7.25
+},
+"fp8": {
+"error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
+}
+}
 },
 "h100-pcie": {
 "title": "8× H100 PCIe 80GB per node, PCIe 5.0 inside the node + InfiniBand NDR",
@@ -265,12 +453,42 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": 1.5e-12,
 "alpha_inter": 9.6e-06,
 "beta_inter": 2e-11,
-"G": 8
+"G": 8,
+"compute": {
+"fp32": {
+"peak": 51000000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"bf16": {
+"peak": 756500000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp16": {
+"peak": 756500000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"fp8": {
+"peak": 1513000000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.68,
+"kappa": 0.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8, tf32"
+}
+}
 }
 },
 "models": {
 "gpt3-175b": {
 "title": "GPT-3 175B",
+"gated": "0",
 "Phi": 174604259328,
 "h": 12288,
 "L": 96,
@@ -282,6 +500,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "llama2-70b": {
 "title": "Llama 2 70B",
+"gated": "1",
 "Phi": 68976648192,
 "h": 8192,
 "L": 80,
@@ -293,6 +512,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "llama3-8b": {
 "title": "Llama 3 8B",
+"gated": "1",
 "Phi": 8030261248,
 "h": 4096,
 "L": 32,
@@ -304,6 +524,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "llama3-70b": {
 "title": "Llama 3 70B",
+"gated": "1",
 "Phi": 70553706496,
 "h": 8192,
 "L": 80,
@@ -315,6 +536,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "llama3-405b": {
 "title": "Llama 3.1 405B",
+"gated": "1",
 "Phi": 405853388800,
 "h": 16384,
 "L": 126,
@@ -326,6 +548,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "mixtral-8x7b": {
 "title": "Mixtral 8x7B",
+"gated": "1",
 "Phi": 46702792704,
 "h": 4096,
 "L": 32,
@@ -343,6 +566,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "deepseek-v3": {
 "title": "DeepSeek-V3 (671B, main model without the MTP module)",
+"gated": "1",
 "Phi": 671026419200,
 "h": 7168,
 "L": 61,
@@ -3641,7 +3865,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__zero_0",
@@ -3708,7 +3973,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__framework_deepspeed",
@@ -3775,7 +4081,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__grad_reduce_per_step",
@@ -3842,7 +4189,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__grad_reduce_per_micro_batch",
@@ -3909,7 +4297,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__grad_dtype_fp32",
@@ -3976,7 +4405,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__grad_dtype_same",
@@ -4043,7 +4513,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__reshard_after_forward_0",
@@ -4110,7 +4621,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__reshard_after_forward_1",
@@ -4177,7 +4729,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__sp_1",
@@ -4244,7 +4837,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__sp_regather_0",
@@ -4311,7 +4945,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__sp_regather_1",
@@ -4378,7 +5053,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__recompute_1",
@@ -4445,7 +5161,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__schedule_gpipe",
@@ -4512,7 +5269,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__schedule_interleaved",
@@ -4580,7 +5378,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__scatter_gather_1",
@@ -4647,7 +5486,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__cp_ulysses",
@@ -4714,7 +5594,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__cp_ring_flash_attn",
@@ -4781,7 +5702,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__gqa_1",
@@ -4849,7 +5811,47 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__moe_1",
@@ -4920,7 +5922,52 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F",
+"F_e",
+"E_s"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_ep",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_ep",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__embeddings_1",
@@ -4988,7 +6035,47 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 },
 {
 "ident": "hybrid__tied_1",
@@ -5055,7 +6142,48 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js"
+"file": "formulas/hybrid.js",
+"step": {
+"file": "formulas/hybrid_step.js",
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"bubble_fraction_of_step"
+]
+}
 }
 ]
 };

@@ -407,6 +407,19 @@ class AtLeastCheck:
         return [f"{self.expr}={x} must be at least {self.least}"]
 
 
+@dataclass(frozen=True)
+class Fixed:
+    """``expr`` must be ``value``; ``message`` (``{x}`` = its value) says why otherwise.  Data, like
+    the checks above, so that the exports (and the interactive page) check it too."""
+    expr: object
+    value: int
+    message: str
+
+    def __call__(self, values, options):
+        x = _known(self.expr, values)
+        return [] if x is None or x == self.value else [self.message.format(x=x)]
+
+
 def _divisible(numerator, divisor, names: str = "") -> Check:
     """``numerator`` must be a multiple of ``divisor``; ``names`` = "num|div" spells them."""
     top, bottom = names.split("|") if names else (str(numerator), str(divisor))
@@ -937,24 +950,16 @@ def _hybrid_extras(schedule, **_) -> dict:
     return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
 
 
-def _no_experts(values, options) -> list[str]:
-    x = _known(e, values)
-    return [] if x is None or x == 1 else [f"e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1"]
-
-
-def _moe_needs_sp(values, options) -> list[str]:
-    x = _known(t, values)
-    if x is None or x == 1 or options["sp"]:
-        return []
-    return [f"moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence "
-            "parallelism (megatron/core/transformer/moe/moe_layer.py)"]
+_NO_EXPERTS = Fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
+_MOE_NEEDS_SP = Fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
+                            "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
 def _hybrid_checks() -> tuple[Check, ...]:
     return (
         _equal(t * p * d * c, N, "t*p*d*c"),
-        _when("moe", (False,), _no_experts),
-        _when("moe", (True,), _moe_needs_sp),
+        _when("moe", (False,), _NO_EXPERTS),
+        _when("moe", (True,), _when("sp", (False,), _MOE_NEEDS_SP)),
         _divisible(L, p),
         _when("schedule", ("interleaved",), _divisible(L, p * v)),
         _when("schedule", ("interleaved",), _divisible(m, p)),

@@ -136,10 +136,9 @@ def refusal(formula, values) -> str | None:
     """The command line's first message for ``values`` among the requirements the exports carry
     (``Formula.checks``), computed by symcomm's own check objects.  For an algorithm that is
     every requirement (``_broken`` of tests/test_export.py); a strategy's checks that are data
-    (Divisible, Equal, AtLeastCheck, under When) are run one by one, as ``Strategy.validate``
-    runs them: two of the layout's checks are code, not data (e without moe=1; t > 1 with moe=1
-    and sp=0), and no export carries them yet."""
-    from symcomm.strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, When
+    (Divisible, Equal, AtLeastCheck, Fixed, under When) are run one by one, as ``Strategy.validate``
+    runs them (e without moe=1 and t > 1 with moe=1 and sp=0 are Fixed data now, exported too)."""
+    from symcomm.strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, Fixed, When
 
     if formula.kind == "primitive":
         return _broken(formula, values)
@@ -150,7 +149,7 @@ def refusal(formula, values) -> str | None:
     for check in strategy.checks:
         while isinstance(check, When) and settings.get(check.option) in check.allowed:
             check = check.inner
-        if isinstance(check, (Divisible, Equal, AtLeastCheck)):
+        if isinstance(check, (Divisible, Equal, AtLeastCheck, Fixed)):
             problems = check(exact, settings)
             if problems:
                 return problems[0]

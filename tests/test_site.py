@@ -319,9 +319,10 @@ def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
               "h_kv": hidden // 4, "V": 32000, "L_moe": layout["L"] // 2, "Phi_E": phi // 10, "f": 1,
               "G": 8, "v": 1, "F": 4 * hidden, "F_e": 2 * hidden, "E_s": 1}
     params = _params(sub)
-    shape = {k: values[k] for k in ("F", "a", "h_kv", "V")}   # eval hybrid --hardware also runs the step model
-    values = {k: v for k, v in values.items() if k in params}
     stepping = sub.name == "hybrid"
+    # eval hybrid --hardware also runs the step model, which needs the shape beyond the communication's
+    shape = {k: values[k] for k in ("F", "a", "h_kv", "V") + (tuple(_step_params(sub)) if stepping else ())}
+    values = {k: v for k, v in values.items() if k in params}
     values = {**values, **{k: v for k, v in shape.items() if stepping and k in _step_params(sub)}}
     page, page_error = _show(browser, sub, values, {}, dtype, hardware, gated)
     expected, error = _expected(sub, {**shape, **values} if stepping else values, {}, dtype, hardware, gated)

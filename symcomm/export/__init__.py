@@ -155,7 +155,7 @@ def requirement_checks(sub) -> tuple:
     an algorithm's :class:`symcomm.algorithms.Requirement` list; a strategy's divisibility, equality
     and lower-bound checks, the ones that depend on an option resolved for this variant's options."""
     from ..algorithms import algorithm
-    from ..strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, When
+    from ..strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, Fixed, When
 
     out = []
     if sub.kind == "primitive":
@@ -183,6 +183,8 @@ def requirement_checks(sub) -> tuple:
             out.append(("divisible", check.top, sp.sympify(check.numerator), check.bottom, sp.sympify(check.divisor)))
         elif isinstance(check, Equal):
             out.append(("equal", check.name, sp.sympify(check.lhs), str(check.rhs), sp.sympify(check.rhs)))
+        elif isinstance(check, Fixed):       # the message, with {x} for the value, is the name
+            out.append(("fixed", check.message, sp.sympify(check.expr), "", sp.Integer(check.value)))
         elif isinstance(check, AtLeastCheck):
             out.append(("at_least_value", str(check.expr), sp.sympify(check.expr), str(check.least),
                         sp.Integer(check.least)))

@@ -162,6 +162,8 @@ def _need(kind, name, x, other_name=None, y=None):
         raise ValueError(f"{name}={x} must equal {other_name}={y}")
     if kind == "at_least_value" and x < y:
         raise ValueError(f"{name}={x} must be at least {y}")
+    if kind == "fixed" and x != y:
+        raise ValueError(name.format(x=x))
 '''
 
 

@@ -207,6 +207,7 @@ function _need(kind, name, x, otherName, y) {
   }
   if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
   if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
+  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
 }
 
 /**

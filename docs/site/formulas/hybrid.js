@@ -207,6 +207,7 @@ function _need(kind, name, x, otherName, y) {
   }
   if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
   if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
+  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
 }
 
 /**
@@ -6178,6 +6179,7 @@ function hybrid__gqa_1__gpus(args = {}) {
  */
 function hybrid__moe_1__send(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6213,6 +6215,7 @@ function hybrid__moe_1__send(args = {}) {
  */
 function hybrid__moe_1__recv(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6248,6 +6251,7 @@ function hybrid__moe_1__recv(args = {}) {
  */
 function hybrid__moe_1__total(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6278,6 +6282,7 @@ function hybrid__moe_1__total(args = {}) {
  */
 function hybrid__moe_1__alpha(args = {}) {
   const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "d*c", _mul(c, d), "e", e);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d, _pow(e, -1n)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (0n) : (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
@@ -6312,6 +6317,7 @@ function hybrid__moe_1__alpha(args = {}) {
  */
 function hybrid__moe_1__beta(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6346,6 +6352,7 @@ function hybrid__moe_1__beta(args = {}) {
  */
 function hybrid__moe_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6376,6 +6383,7 @@ function hybrid__moe_1__gamma(args = {}) {
  */
 function hybrid__moe_1__alpha_inter(args = {}) {
   const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "d*c", _mul(c, d), "e", e);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d, _pow(e, -1n)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
@@ -6410,6 +6418,7 @@ function hybrid__moe_1__alpha_inter(args = {}) {
  */
 function hybrid__moe_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6452,6 +6461,7 @@ function hybrid__moe_1__beta_inter(args = {}) {
  */
 function hybrid__moe_1__time(args = {}) {
   const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -6497,6 +6507,7 @@ function hybrid__moe_1__bubble_fraction(args = {}) {
  */
 function hybrid__moe_1__gpus(args = {}) {
   const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   return _out(_mul(c, d, p, t));
 }
 

@@ -56,6 +56,7 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
          "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0}
 
 
+@lru_cache(maxsize=1)
 def _formula_class():
     from dataclasses import dataclass
 

@@ -209,6 +209,22 @@ def _params(sub) -> list[str]:
     return site.catalog_entry(sub)["params"]
 
 
+# -- the formulas as MathML (no browser needed) ------------------------------------------------------
+
+def test_mathml_writes_ceil_log2_cases_and_escapes_relations():
+    import sympy as sp
+
+    from symcomm import symbols as S
+    from symcomm.printing import render
+
+    text = render(S.log2_ceil(S.N) * S.alpha, "mathml")
+    assert text.startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
+    assert "&lceil;" in text and "<mi>log</mi><mn>2</mn>" in text and "ceillog2" not in text
+    cases = render(sp.Piecewise((S.M, S.N < 4), (2 * S.M, True)), "mathml")
+    # SymPy's own printer writes the relation's "<" raw, which would end the element in a page
+    assert "<mtable" in cases and "&lt;" in cases and "<mo><</mo>" not in cases and "otherwise" in cases
+
+
 # -- the page is offline and whole ------------------------------------------------------------------
 
 def test_the_page_names_no_address_it_would_fetch():

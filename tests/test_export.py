@@ -107,10 +107,12 @@ def _broken(formula, values) -> str | None:
              if all(sp.sympify(e).free_symbols <= taken for e in [check[2]] + ([check[4]] if len(check) > 3 else []))]
     if not names:
         return None
-    # the messages of the checks the export carries (rules written as code — MoE needs SP at t > 1,
-    # experts need moe=1 — are not exported and not expected)
+    # the messages of the checks the export carries; a "fixed" check's name is its message, {x} its value
+    fixed = [check[1].split("{x}") for check in formula.checks if check[0] == "fixed"
+             and sp.sympify(check[2]).free_symbols <= taken]
     problems = [msg for msg in sub.problems({k: v for k, v in values.items() if k in taken})
                 if any(msg.startswith(f"{name}=") for name in names)
+                or any(msg.startswith(head) and msg.endswith(tail) for head, tail in fixed)
                 or any(msg.startswith(f"{check[3]}=") for check in formula.checks
                        if len(check) > 3 and check[0] in ("multiple", "core_multiple"))]
     return problems[0] if problems else None

@@ -33,23 +33,9 @@ SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
 #: bytes per element of the run's dtype: the page's counts are bytes, as ``eval --dtype`` gives them
 BYTES = sp.Symbol("B_e", integer=True, positive=True)
 BYTES_INFO = S.SymbolInfo(BYTES, "B_e", "bytes per element of the run's dtype (--dtype)", "bytes")
-#: coefficients that count messages, not elements (they do not scale with the dtype)
-PER_MESSAGE = (S.alpha, S.alpha_inter)
 #: the page's units of each quantity (as ``symcomm eval --dtype D --json`` reports them)
 UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages", "alpha_inter": "messages",
          "beta": "bytes moved", "beta_inter": "bytes moved", "gamma": "bytes reduced", "time": "s"}
-#: what each quantity counts, in the page's units (the export's QUANTITIES speak of elements)
-MEANINGS = {
-    "send": "largest number of bytes any one rank sends",
-    "recv": "largest number of bytes any one rank receives",
-    "total": "bytes sent, summed over all ranks",
-    "alpha": "coefficient of α: messages on the critical path",
-    "beta": "coefficient of β: bytes moved on the critical path",
-    "gamma": "coefficient of γ: bytes reduced on the critical path",
-    "alpha_inter": "coefficient of α_inter: inter-node messages on the critical path",
-    "beta_inter": "coefficient of β_inter: inter-node bytes moved on the critical path",
-    "time": "T = Σ coefficient × (α, β, γ, α_inter, β_inter), in seconds",
-}
 #: the size the page starts with and the values of the other symbols (a user changes them)
 START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 8, "s": 4096, "h": 4096,
          "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 2, "c": 1,
@@ -78,14 +64,10 @@ def bytes_quantities(sub) -> dict[str, sp.Expr]:
     """The subject's quantities as the page shows them: send, recv, total and the β, γ coefficients
     in bytes of ``B_e`` bytes per element (a term with its own element type counted at its own size),
     the α coefficients in messages, the time with α per message and β, γ per byte; the extras as they are."""
-    from .strategies import cost_in_bytes_of
-
-    widened = any(getattr(term, "dtype", "") for term in sub.terms)
-    cost = cost_in_bytes_of(sub.terms, BYTES) if widened else sub.cost
-    out: dict[str, sp.Expr] = {}
-    for key, expr in cost.fields().items():
-        out[key] = sp.sympify(expr) if key in ("alpha", "alpha_inter") else sp.sympify(expr) * BYTES
-    out["time"] = sp.Add(*(coef * (1 if sym in PER_MESSAGE else BYTES) * sym for sym, coef in cost.coefficients))
+    # elements of B_e bytes → bytes: Cost.widened scales traffic, β and γ, never the α messages
+    in_bytes = sub.cost_in(BYTES).widened(BYTES)
+    out = {key: sp.sympify(expr, strict=True) for key, expr in in_bytes.fields().items()}
+    out["time"] = sp.sympify(in_bytes.time, strict=True)
     out.update({key: sp.sympify(expr, strict=True) for key, expr in sub.extras.items()})
     return out
 
@@ -223,7 +205,9 @@ def catalog(entries: list[dict]) -> dict:
     symbols = {info.cli_name: {"meaning": info.meaning, "unit": info.unit, "integer": bool(info.symbol.is_integer)}
                for info in S.SYMBOLS.values()}
     return {"symbols": symbols, "dtypes": DTYPES, "hardware": hardware, "models": models,
-            "units": UNITS, "meanings": {**QUANTITIES, **MEANINGS}, "start": START, "max_value": str(MAX_VALUE), "subjects": entries}
+            "units": UNITS, "start": START, "max_value": str(MAX_VALUE), "subjects": entries,
+            # the export's words, counted in bytes as the page counts
+            "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()}}
 
 
 def files() -> dict[str, str]:

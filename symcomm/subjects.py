@@ -84,9 +84,10 @@ class Subject:
         """The algorithm's cost, or the role-wise sum of the terms' costs (built on first use)."""
         return self.base_cost if self.base_cost is not None else Cost.sum(term.cost for term in self.terms)
 
-    def cost_in(self, run_bytes: int) -> Cost:
-        """The cost counted in elements of ``run_bytes`` bytes (the run's --dtype): terms whose buffers
-        have their own element type (fp32 gradients) are widened to it, so × ``run_bytes`` = bytes."""
+    def cost_in(self, run_bytes) -> Cost:
+        """The cost counted in elements of ``run_bytes`` bytes (the run's --dtype, or a symbol for it):
+        terms whose buffers have their own element type (fp32 gradients) are widened to it, so
+        × ``run_bytes`` = bytes."""
         if not any(getattr(term, "dtype", "") for term in self.terms):
             return self.cost
         from .strategies import cost_in_bytes_of

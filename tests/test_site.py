@@ -11,6 +11,7 @@ points, from the command itself in a subprocess: exact integers must be equal, t
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -203,10 +204,12 @@ def _subjects(kind: str):
     return [s for s in site.subjects() if s.kind == kind]
 
 
-def _params(sub) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def _entry(ident: str) -> dict:
+    """The page's catalog entry of a subject: its parameters, time constants, quantities, step model."""
     from symcomm import site
 
-    return site.catalog_entry(sub)["params"]
+    return site.catalog_entry(next(s for s in site.subjects() if s.ident == ident))
 
 
 # -- the formulas as MathML (no browser needed) ------------------------------------------------------
@@ -281,9 +284,9 @@ def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
     agree on every count exactly and on the time to 1e-12, or both refuse with the same message."""
     sub, n, power, factor, dtype, hardware, times, groups, segment = point
     values = {"N": n, "M": factor * 2 ** power, "G": groups, "C": groups, "K": segment}
-    params = _params(sub)
+    params = _entry(sub.ident)["params"]
     values = {k: v for k, v in values.items() if k in params}
-    typed = {} if hardware else {k: v for k, v in times.items() if k in _time_names(sub)}
+    typed = {} if hardware else {k: v for k, v in times.items() if k in _entry(sub.ident)["times"]}
     page, page_error = _show(browser, sub, values, typed, dtype, hardware)
     expected, error = _expected(sub, values, typed, dtype, hardware)
     event("refused" if error else "compared")
@@ -300,12 +303,6 @@ def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
     assert not page_error, f"the page refuses ({page_error}); eval answers"
     _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "time"))
     assert "time" in page
-
-
-def _time_names(sub) -> list[str]:
-    from symcomm import site
-
-    return site.catalog_entry(sub)["times"]
 
 
 def _strategy_points():
@@ -334,12 +331,13 @@ def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
     values = {**layout, "b": layout["d"] * layout["m"] * batches, "Phi": phi, "h": hidden, "s": seq,
               "h_kv": hidden // 4, "V": 32000, "L_moe": layout["L"] // 2, "Phi_E": phi // 10, "f": 1,
               "G": 8, "v": 1, "F": 4 * hidden, "F_e": 2 * hidden, "E_s": 1}
-    params = _params(sub)
+    params = _entry(sub.ident)["params"]
     stepping = sub.name == "hybrid"
     # eval hybrid --hardware also runs the step model, which needs the shape beyond the communication's
-    shape = {k: values[k] for k in ("F", "a", "h_kv", "V") + (tuple(_step_params(sub)) if stepping else ())}
+    extra = tuple(_entry(sub.ident)["step"]["params"]) if stepping else ()
+    shape = {k: values[k] for k in ("F", "a", "h_kv", "V") + extra}
     values = {k: v for k, v in values.items() if k in params}
-    values = {**values, **{k: v for k, v in shape.items() if stepping and k in _step_params(sub)}}
+    values = {**values, **{k: v for k, v in shape.items() if k in extra}}
     page, page_error = _show(browser, sub, values, {}, dtype, hardware, gated)
     expected, error = _expected(sub, {**shape, **values} if stepping else values, {}, dtype, hardware, gated)
     step, step_error = _read_step(browser) if stepping else ({}, "")
@@ -353,25 +351,13 @@ def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
         assert page_error, f"eval refuses ({error}); the page shows {page}"
         return
     assert not page_error, f"the page refuses ({page_error}); eval answers {expected.get('send')}"
-    _agree(page, expected, _quantities(sub))
+    _agree(page, expected, _entry(sub.ident)["quantities"])
     if stepping:
         assert not step_error, step_error
         want = _step_expected(expected)
         assert set(step) == set(want), (sorted(step), sorted(want))
         for q, value in want.items():
             assert step[q] == pytest.approx(value, rel=1e-12, abs=1e-300), f"{q}: page {step[q]}, eval {value}"
-
-
-def _step_params(sub) -> list[str]:
-    from symcomm import site
-
-    return site.catalog_entry(sub)["step"]["params"]
-
-
-def _quantities(sub) -> list[str]:
-    from symcomm import site
-
-    return site.catalog_entry(sub)["quantities"]
 
 
 def test_a_few_points_against_the_command_itself(browser):
@@ -386,8 +372,8 @@ def test_a_few_points_against_the_command_itself(browser):
     by_ident = {s.ident: s for s in site.subjects()}
     for ident, values, dtype, hardware in cases:
         sub = by_ident[ident]
-        page, page_error = _show(browser, sub, {k: v for k, v in values.items() if k in _params(sub)}, {}, dtype,
-                                 hardware)
+        shown = {k: v for k, v in values.items() if k in _entry(sub.ident)["params"]}
+        page, page_error = _show(browser, sub, shown, {}, dtype, hardware)
         assert not page_error, page_error
         words = [f"{k}={v}" for k, v in {**dict(sub.changed), **values}.items()]
         command = [sys.executable, "-m", "symcomm", "eval", sub.name, *words, "--dtype", dtype, "--hardware", hardware,

@@ -594,20 +594,6 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma": "bytes reduced",
 "time": "s"
 },
-"meanings": {
-"send": "largest number of bytes any one rank sends",
-"recv": "largest number of bytes any one rank receives",
-"total": "bytes sent, summed over all ranks",
-"alpha": "coefficient of α: messages on the critical path",
-"beta": "coefficient of β: bytes moved on the critical path",
-"gamma": "coefficient of γ: bytes reduced on the critical path",
-"alpha_inter": "coefficient of α_inter: inter-node messages on the critical path",
-"beta_inter": "coefficient of β_inter: inter-node bytes moved on the critical path",
-"time": "T = Σ coefficient × (α, β, γ, α_inter, β_inter), in seconds",
-"bubble_fraction": "pipeline bubble time / ideal compute time",
-"micro_batches_in_flight": "micro-batches whose activations a stage holds at once",
-"gpus": "GPUs in the layout, t·c·d·p"
-},
 "start": {
 "N": 8,
 "M": 67108864,
@@ -6185,5 +6171,19 @@ globalThis.SYMCOMM_CATALOG = {
 ]
 }
 }
-]
+],
+"meanings": {
+"send": "largest number of bytes any one rank sends",
+"recv": "largest number of bytes any one rank receives",
+"total": "bytes sent, summed over all ranks",
+"alpha": "coefficient of α: messages on the critical path",
+"beta": "coefficient of β: bytes moved on the critical path",
+"gamma": "coefficient of γ: bytes reduced on the critical path",
+"alpha_inter": "coefficient of α_inter: inter-node messages on the critical path",
+"beta_inter": "coefficient of β_inter: inter-node bytes moved on the critical path",
+"time": "time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds",
+"bubble_fraction": "pipeline bubble time / ideal compute time",
+"micro_batches_in_flight": "micro-batches whose activations a stage holds at once",
+"gpus": "GPUs in the layout, t·c·d·p"
+}
 };

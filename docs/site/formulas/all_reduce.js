@@ -494,7 +494,7 @@ function all_reduce__flat__time(args = {}) {
 /**
  * All-Reduce, binomial tree: send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(M \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), M \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(B_{e} M \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} M \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Requires: N a power of two (checked: a RangeError with the command line's message).
  * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
@@ -509,13 +509,13 @@ function all_reduce__flat__time(args = {}) {
 function all_reduce__binomial_tree__send(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
   _need("power_of_two", "N", N);
-  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
 /**
  * All-Reduce, binomial tree: recv (largest number of elements any one rank receives).
  *
- * Formula (LaTeX): B_{e} \max\left(M \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), M \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(B_{e} M \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} M \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Requires: N a power of two (checked: a RangeError with the command line's message).
  * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
@@ -530,7 +530,7 @@ function all_reduce__binomial_tree__send(args = {}) {
 function all_reduce__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
   _need("power_of_two", "N", N);
-  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
 /**
@@ -1551,7 +1551,7 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "all_reduce__binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
 },
 "all_reduce__recursive_doubling": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow></mrow></math>",

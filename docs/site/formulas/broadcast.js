@@ -341,7 +341,7 @@ function broadcast__flat__time(args = {}) {
 /**
  * Broadcast, binomial tree: send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(M \left\lceil{\log_2 N}\right\rceil, M \max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right)\right)
+ * Formula (LaTeX): \max\left(B_{e} M \left\lceil{\log_2 N}\right\rceil, B_{e} M \max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right)\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -354,7 +354,7 @@ function broadcast__flat__time(args = {}) {
  */
 function broadcast__binomial_tree__send(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
-  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
 }
 
 /**
@@ -469,7 +469,7 @@ function broadcast__binomial_tree__time(args = {}) {
 /**
  * Broadcast, scatter allgather: send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(\frac{2 M \left(N - 1\right)}{N}, \frac{M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
+ * Formula (LaTeX): \max\left(\frac{2 B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Requires: M a multiple of N (checked: a RangeError with the command line's message).
  * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
@@ -484,7 +484,7 @@ function broadcast__binomial_tree__time(args = {}) {
 function broadcast__scatter_allgather__send(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
   _need("multiple", "N", N, "M", M);
-  return _out(_mul(B_e, _max(_mul(2n, M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
+  return _out(_max(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))));
 }
 
 /**
@@ -610,7 +610,7 @@ function broadcast__scatter_allgather__time(args = {}) {
 /**
  * Broadcast, scatter rd allgather: send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(\frac{2 M \left(N - 1\right)}{N}, \frac{M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
+ * Formula (LaTeX): \max\left(\frac{2 B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
  * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
@@ -626,7 +626,7 @@ function broadcast__scatter_rd_allgather__send(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
   _need("power_of_two", "N", N);
   _need("multiple", "N", N, "M", M);
-  return _out(_mul(B_e, _max(_mul(2n, M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
+  return _out(_max(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))));
 }
 
 /**
@@ -896,7 +896,7 @@ function broadcast__ring__time(args = {}) {
 /**
  * Broadcast, binomial any: send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(M \left(\max\left(1, \left\lceil{\log_2\left(N - 1\right)}\right\rceil\right) - 1\right), M \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(B_{e} M \left(\max\left(1, \left\lceil{\log_2\left(N - 1\right)}\right\rceil\right) - 1\right), B_{e} M \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -909,7 +909,7 @@ function broadcast__ring__time(args = {}) {
  */
 function broadcast__binomial_any__send(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
-  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _add(-1n, _max(1n, _ceil_log2(_add(-1n, N))))))));
+  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(-1n, _max(1n, _ceil_log2(_add(-1n, N)))))));
 }
 
 /**
@@ -1030,15 +1030,15 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "broadcast__binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></math>"
 },
 "broadcast__scatter_allgather": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></math>"
 },
 "broadcast__scatter_rd_allgather": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>+</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></math>"
 },
 "broadcast__ring": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mi>C</mi></mfrac></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>C</mi><mo>+</mo><mi>N</mi><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow></math>",
@@ -1046,6 +1046,6 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "broadcast__binomial_any": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mn>1</mn><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mn>1</mn><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
 }
 });

@@ -495,7 +495,7 @@ function dp__algorithm_flat__time(args = {}) {
 /**
  * Data parallel (algorithm=binomial_tree): send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(\Phi \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), \Phi \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(B_{e} \Phi \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} \Phi \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
  * Options: algorithm=binomial_tree.
  * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
@@ -509,13 +509,13 @@ function dp__algorithm_flat__time(args = {}) {
  */
 function dp__algorithm_binomial_tree__send(args = {}) {
   const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
-  return _out(_mul(B_e, _max(_mul(Phi, _ceil_log2(N)), _mul(Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, Phi, _ceil_log2(N)), _mul(B_e, Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
 /**
  * Data parallel (algorithm=binomial_tree): recv (largest number of elements any one rank receives).
  *
- * Formula (LaTeX): B_{e} \max\left(\Phi \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), \Phi \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(B_{e} \Phi \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} \Phi \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
  * Options: algorithm=binomial_tree.
  * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
@@ -529,7 +529,7 @@ function dp__algorithm_binomial_tree__send(args = {}) {
  */
 function dp__algorithm_binomial_tree__recv(args = {}) {
   const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
-  return _out(_mul(B_e, _max(_mul(Phi, _ceil_log2(N)), _mul(Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, Phi, _ceil_log2(N)), _mul(B_e, Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
 /**
@@ -1665,7 +1665,7 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "dp__algorithm_binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
 },
 "dp__algorithm_recursive_doubling": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow></mrow></math>",

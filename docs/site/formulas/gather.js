@@ -375,7 +375,7 @@ function gather__binomial_tree__send(args = {}) {
 /**
  * Gather, binomial tree: recv (largest number of elements any one rank receives).
  *
- * Formula (LaTeX): B_{e} \max\left(\frac{M \left(N - 1\right)}{N}, \frac{M \left(\max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}\right)
+ * Formula (LaTeX): \max\left(\frac{B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(\max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Requires: M a multiple of N (checked: a RangeError with the command line's message).
  * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c.
@@ -390,7 +390,7 @@ function gather__binomial_tree__send(args = {}) {
 function gather__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
   _need("multiple", "N", N, "M", M);
-  return _out(_mul(B_e, _max(_mul(M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
 }
 
 /**

@@ -354,7 +354,7 @@ function scatter__flat__time(args = {}) {
 /**
  * Scatter, binomial tree: send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(\frac{M \left(N - 1\right)}{N}, \frac{M \left(\max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}\right)
+ * Formula (LaTeX): \max\left(\frac{B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(\max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}\right)
  * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
  * Requires: M a multiple of N (checked: a RangeError with the command line's message).
  * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
@@ -369,7 +369,7 @@ function scatter__flat__time(args = {}) {
 function scatter__binomial_tree__send(args = {}) {
   const N = _exact(args, "N"), M = _exact(args, "M"), B_e = _exact(args, "B_e");
   _need("multiple", "N", N, "M", M);
-  return _out(_mul(B_e, _max(_mul(M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
 }
 
 /**
@@ -501,6 +501,6 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "scatter__binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></math>"
 }
 });

@@ -533,7 +533,7 @@ function tp__algorithm_flat__time(args = {}) {
 /**
  * Tensor parallel (Megatron) (algorithm=binomial_tree): send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): B_{e} \max\left(4 L b h s \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), 4 L b h s \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(4 B_{e} L b h s \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
  * Options: algorithm=binomial_tree, recompute=0.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
@@ -550,13 +550,13 @@ function tp__algorithm_flat__time(args = {}) {
  */
 function tp__algorithm_binomial_tree__send(args = {}) {
   const b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), N = _exact(args, "N"), L = _exact(args, "L"), B_e = _exact(args, "B_e");
-  return _out(_mul(B_e, _max(_mul(4n, L, b, h, s, _ceil_log2(N)), _mul(4n, L, b, h, s, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(4n, B_e, L, b, h, s, _ceil_log2(N)), _mul(4n, B_e, L, b, h, s, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
 /**
  * Tensor parallel (Megatron) (algorithm=binomial_tree): recv (largest number of elements any one rank receives).
  *
- * Formula (LaTeX): B_{e} \max\left(4 L b h s \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), 4 L b h s \left\lceil{\log_2 N}\right\rceil\right)
+ * Formula (LaTeX): \max\left(4 B_{e} L b h s \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil\right)
  * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
  * Options: algorithm=binomial_tree, recompute=0.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
@@ -573,7 +573,7 @@ function tp__algorithm_binomial_tree__send(args = {}) {
  */
 function tp__algorithm_binomial_tree__recv(args = {}) {
   const b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), N = _exact(args, "N"), L = _exact(args, "L"), B_e = _exact(args, "B_e");
-  return _out(_mul(B_e, _max(_mul(4n, L, b, h, s, _ceil_log2(N)), _mul(4n, L, b, h, s, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
+  return _out(_max(_mul(4n, B_e, L, b, h, s, _ceil_log2(N)), _mul(4n, B_e, L, b, h, s, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
 /**
@@ -1857,7 +1857,7 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "tp__algorithm_binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
 },
 "tp__algorithm_recursive_doubling": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow></mrow></math>",

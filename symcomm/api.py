@@ -272,6 +272,8 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
         if args.model_config and name != "G":
             return f"config file {args.model_config}"
         if args.hardware:
+            if name == "gamma" and presets.hardware(args.hardware).hbm_bytes_per_second is None:
+                return f"hardware {args.hardware}: " + "; ".join(presets.hardware(args.hardware).defaults_used())
             return f"hardware {args.hardware}"
         return "default"
 
@@ -362,6 +364,10 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
                                   f"--backend {args.backend} runs; the communication figures above do")
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
                         "dtype": dtype}
+    # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
+    out.update(system.memory_verdict(out["memory_per_gpu"]))
+    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes"})
+    out["assumptions"] += list(system.defaults_used())
     return out
 
 

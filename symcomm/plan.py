@@ -231,6 +231,9 @@ def check_request(req: Request) -> None:
         req.hardware.compute_values(req.dtype)
     except ValueError as err:
         raise PlanError(str(err)) from None
+    if req.memory_check and req.hardware.fits(0.0) is None:
+        raise req.hardware.lacks("memory_bytes", "plan needs to keep only the layouts that fit (or give "
+                                 "--no-memory-check)")
     _compare_spec(req)
 
 
@@ -525,6 +528,15 @@ def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.n
     return keep
 
 
+def _check_finite(name: str, values: np.ndarray) -> None:
+    """The last line of defence (as symcomm.steptime.check_finite for eval hybrid): a step-model output
+    that is inf or nan (a zero bandwidth, peak or eta reaching a division) is refused, never ranked."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise PlanError(f"the step model gives {name} = {values[bad][0]} (not a finite number) with these values: "
+                        "check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
+
+
 def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
     """The ``top`` smallest distinct step times (values within TOLERANCE count once) of both."""
     s = np.sort(np.concatenate([best, new]))
@@ -548,7 +560,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
             + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
             + f"; --gpus={req.gpus} with the fixed options leaves none")
-    floor_ok = (memory_floor(req, layouts) <= req.hardware.memory_bytes if req.memory_check
+    floor_ok = (req.hardware.fits(memory_floor(req, layouts)) if req.memory_check
                 else np.ones(layouts["t"].size, dtype=bool))
     if spec:                                                  # the compared layout is shown whatever it holds
         wanted = np.ones(layouts["t"].size, dtype=bool)
@@ -584,11 +596,14 @@ def plan(req: Request, top: int | None = None) -> Plan:
                     memory = (q["memory_per_gpu"] if q else
                               _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size))
                     fits = bubble_fraction[rows] <= req.max_bubble
-                    if req.memory_check:
-                        fits &= memory <= req.hardware.memory_bytes
+                    if req.memory_check:                  # eval hybrid's rule too (one function)
+                        fits &= req.hardware.fits(memory)
                     compute = q["compute_time"] if q else _evaluate(options, run_bytes, "compute_time", sub, rows.size)
                     optimizer = (q["optimizer_time"] if q else
                                  _evaluate(options, run_bytes, "optimizer_time", sub, rows.size))
+                    for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
+                                      ("optimizer_time", optimizer)):
+                        _check_finite(name, got)
                     block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
                                    compute * (1 + bubble_fraction[rows]) + optimizer,
                                    np.zeros(rows.size, dtype=bool), q=q)
@@ -602,6 +617,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         else:
             sub = {k: (v[block.rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
             block.step = _evaluate(block.options, run_bytes, "step_time", sub, block.rows.size)
+        _check_finite("step_time", block.step)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
                                "symcomm.plan's pruning bound no longer holds for it")

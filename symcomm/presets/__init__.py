@@ -258,28 +258,67 @@ class Hardware:
     intra: Link
     inter: Link
     gpus_per_node: int
-    memory_bytes: float
-    hbm_bytes_per_second: float
+    memory_bytes: float | None         # None: a hardware file without memory_bytes (memory fit unknown)
+    hbm_bytes_per_second: float | None  # None: a hardware file without it (gamma 0, no step time)
     source: str
     peak_flops: tuple = ()             # (dtype, dense matmul FLOP/s) pairs, from the datasheet
     peak_source: str = ""
     step_time: tuple = ()              # (name, value) pairs of the fitted constants eta, kappa
     step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
     calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
+    from_file: bool = False            # a hardware file (its errors name the file and the field)
+
+    def lacks(self, field: str, needed_for: str) -> InputError:
+        """The one-line refusal of a command that needs an optional field this hardware does not give."""
+        where = f"hardware file {self.name!r}" if self.from_file else f"hardware preset {self.name!r}"
+        return InputError(f"--hardware: {where} has no {field}, which {needed_for}; add {field} to it "
+                          "(symcomm/schema/hardware.schema.json)")
 
     def peak(self, dtype: str) -> float:
-        """Dense matmul FLOP/s at ``dtype``; ValueError naming the types the datasheet gives."""
+        """Dense matmul FLOP/s at ``dtype``; InputError naming the types the datasheet gives."""
         table = dict(self.peak_flops)
+        if not table:
+            raise self.lacks("peak_flops", "the step time needs (FLOPs / (peak × eta))")
         if dtype not in table:
-            raise ValueError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
+            raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
     def compute_values(self, dtype: str = "bf16") -> dict[str, float]:
-        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols."""
+        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols (InputError naming
+        the field a hardware file leaves out: the step time has no default for any of them)."""
         fitted = dict(self.step_time)
         if not fitted:
-            raise ValueError(f"--hardware {self.name} has no fitted step-time constants (eta, kappa)")
-        return {"peak": self.peak(dtype), "hbm": self.hbm_bytes_per_second, **fitted}
+            raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
+        peak = self.peak(dtype)
+        if self.hbm_bytes_per_second is None:
+            raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
+                                                     "the HBM bandwidth)")
+        return {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+
+    def fits(self, bytes_per_gpu):
+        """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
+        bytes per GPU at most the GPU's memory_bytes, no allowance.  A number or a numpy array; None when
+        the hardware gives no memory figure (a file without memory_bytes): unknown, never guessed."""
+        if self.memory_bytes is None:
+            return None
+        return bytes_per_gpu <= self.memory_bytes
+
+    def memory_verdict(self, bytes_per_gpu: float) -> dict:
+        """``fits`` (True, False or None: unknown), the GPU's memory and the excess, in bytes (None when
+        unknown; 0 when it fits)."""
+        fits = self.fits(bytes_per_gpu)
+        if fits is None:
+            return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None}
+        return {"fits": bool(fits), "gpu_memory_bytes": self.memory_bytes,
+                "memory_excess_bytes": max(0.0, float(bytes_per_gpu) - self.memory_bytes)}
+
+    def defaults_used(self) -> tuple[str, ...]:
+        """What this hardware file leaves out that has a default, as the outputs state it."""
+        out = []
+        if self.hbm_bytes_per_second is None:
+            out.append(f"hardware file {self.name!r} gives no hbm_bytes_per_second: gamma = 0 (reducing costs "
+                       "nothing beyond beta, as symcomm calibrate folds it into beta)")
+        return tuple(out)
 
     @property
     def beta_per_byte(self) -> float:
@@ -292,9 +331,9 @@ class Hardware:
 
     @property
     def gamma_per_byte(self) -> float:
-        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0 when a
-        hardware file does not give the HBM bandwidth)."""
-        return 3.0 / self.hbm_bytes_per_second if self.hbm_bytes_per_second > 0 else 0.0
+        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0, the stated
+        default, when a hardware file does not give the HBM bandwidth: :meth:`defaults_used`)."""
+        return 3.0 / self.hbm_bytes_per_second if self.hbm_bytes_per_second else 0.0
 
     def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
         """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G."""
@@ -380,11 +419,12 @@ def hardware_file(path) -> Hardware:
 
     fitted = d.get("step_time", {})
     return Hardware(str(path), d.get("title", name), file_link("intra"), file_link("inter"), int(d["gpus_per_node"]),
-                    float(d.get("memory_bytes", 0.0)), float(d.get("hbm_bytes_per_second", 0.0)),
+                    float(d["memory_bytes"]) if "memory_bytes" in d else None,
+                    float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
                     d.get("source", str(path)),
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
-                    tuple(d.get("calibration", ())))
+                    tuple(d.get("calibration", ())), from_file=True)
 
 
 def describe_hardware(system: Hardware) -> dict:

@@ -385,7 +385,10 @@ def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -
     """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
     from .evaluate import fast
 
-    out = fast(_quantities(options, run_bytes)[name])(**values)
+    try:
+        out = fast(_quantities(options, run_bytes)[name])(**values)
+    except (ZeroDivisionError, OverflowError) as err:      # scalar parts in plain Python floats
+        raise _not_finite(name, err) from None
     return np.broadcast_to(np.asarray(out, dtype=np.float64), (n,)).copy()
 
 
@@ -397,7 +400,10 @@ def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dic
         return None
     params, names, function = found
     with np.errstate(divide="ignore", invalid="ignore"):
-        got = function(*[values[p] for p in params])
+        try:
+            got = function(*[values[p] for p in params])
+        except (ZeroDivisionError, OverflowError) as err:  # scalar parts in plain Python floats
+            raise _not_finite("the step model", err) from None
     return {name: np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for name, x in zip(names, got)}
 
 
@@ -526,6 +532,11 @@ def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.n
         if key in spec and setting[name] != spec[key]:
             keep[:] = False
     return keep
+
+
+def _not_finite(name: str, err: Exception) -> PlanError:
+    return PlanError(f"{name} is not a finite number with these values ({err}): check the hardware's bandwidths, "
+                     "peak_flops, hbm_bytes_per_second and step_time")
 
 
 def _check_finite(name: str, values: np.ndarray) -> None:

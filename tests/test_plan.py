@@ -5,6 +5,8 @@ import csv
 import io
 import itertools
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -358,3 +360,84 @@ def test_rows_say_which_stage_is_busiest():
     assert axes["pp"]["stage"] == "an interior pipeline stage"
     assert axes["dp"]["stage"] == "the last pipeline stage"                 # it holds the LM head
     assert plan(small(pp=1), top=1).rows(1, axes=True)[0]["axes"]["dp"]["stage"] == "the only stage"
+
+
+# -- every optional field of a hardware file: a stated default, or a refusal naming it (issue 22, item 6) ---
+
+SCHEMA = json.loads((Path(presets.__file__).parents[1] / "schema" / "hardware.schema.json").read_text())
+OPTIONAL = sorted(set(SCHEMA["properties"]) - set(SCHEMA["required"]))
+#: which commands cannot answer without the field (the step time has no default for its constants; the
+#: planner's memory check none for the GPU's memory); every other command answers, with the stated default
+NEEDED_BY = {"memory_bytes": {"plan"}, "hbm_bytes_per_second": {"plan", "eval hybrid"},
+             "peak_flops": {"plan", "eval hybrid"}, "step_time": {"plan", "eval hybrid"}}
+
+
+def _full_file(system) -> dict:
+    """A hardware file with every field the schema allows, from a preset (as symcomm calibrate --base writes)."""
+    def link(x):
+        return {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s, "title": x.title,
+                "published": x.published, "conversion": x.conversion, "source": x.source,
+                "latency_source": x.latency_source}
+
+    return {"name": system.name, "title": system.title, "source": system.source, "intra": link(system.intra),
+            "inter": link(system.inter), "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
+            "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
+            "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
+            "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
+                             "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9]}]}
+
+
+def test_every_optional_field_is_listed_and_states_its_default():
+    assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
+                             "peak_source", "step_time", "calibration"}
+    for name in OPTIONAL:
+        text = SCHEMA["properties"][name].get("description", "")
+        assert "default" in text or "Absent" in text, name
+    for name in set(SCHEMA["$defs"]["link"]["properties"]) - set(SCHEMA["$defs"]["link"]["required"]):
+        assert "default" in SCHEMA["$defs"]["link"]["properties"][name].get("description", ""), name
+
+
+COMMANDS = {
+    "eval hybrid": ("eval", "hybrid", "--model", "llama3-8b", "t=1", "p=1", "d=8", "c=1", "b=64", "m=8", "--json"),
+    "plan": ("plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "64", "--seq", "4096", "--top", "2", "--json"),
+    "eval dp": ("eval", "dp", "N=8", "Phi=1e9", "--json"),
+    "compare": ("compare", "all_reduce", "N=8", "M=1GiB", "--json"),
+    "nccl-tests": ("nccl-tests", "all_reduce", "--ranks", "8", "-b", "1M", "-e", "1G"),
+}
+
+
+@pytest.mark.parametrize("field", OPTIONAL + ["intra/title", "inter/source", "inter/latency_source"])
+def test_a_hardware_file_without_an_optional_field(field, tmp_path, capsys):
+    from symcomm.__main__ import main as symcomm_main
+
+    document = _full_file(presets.hardware("h100"))
+    if "/" in field:
+        level, key = field.split("/")
+        del document[level][key]
+    else:
+        del document[field]
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(document))
+    for command, argv in COMMANDS.items():
+        code = symcomm_main([*argv, "--hardware", str(path)])
+        out, err = capsys.readouterr()
+        if command in NEEDED_BY.get(field, ()):
+            # refused: one error line naming the field and the file, exit 2, nothing printed (notes may precede)
+            errors = [line for line in err.splitlines() if not line.startswith("symcomm: note: ")]
+            assert code == 2 and out == "", (command, out)
+            assert len(errors) == 1 and errors[0].startswith("symcomm: error: "), err
+            assert field in errors[0] and str(path) in errors[0] and "Traceback" not in err, err
+            continue
+        assert code == 0, (command, err)
+        assert not re.search(r"\b(inf|infinity|nan)\b", out, re.IGNORECASE), (command, out)
+        if "--json" in argv:
+            json.loads(out, parse_constant=lambda x: pytest.fail(f"{command} printed {x}"))
+
+
+def test_a_non_finite_step_model_output_is_refused_by_the_planner():
+    import dataclasses
+
+    # a zero HBM bandwidth (no preset or file gives it: the schema says > 0) reaches a division in the kernels
+    broken = dataclasses.replace(A100, hbm_bytes_per_second=0.0)
+    with pytest.raises(PlanError, match="not a finite number"):
+        plan(small(hardware=broken), top=1)

@@ -29,6 +29,7 @@ the step is evaluated.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import types
 
@@ -134,6 +135,7 @@ class Request:
     cp: int | None = None
     ep: int | None = None
     micro_batch: int | None = None
+    micro_batches: int | None = None   # m, micro-batches per data-parallel replica (eval's m=)
     zero: int | None = None
     framework: str | None = None
     recompute: str | None = None
@@ -181,13 +183,14 @@ def _allowed(req: Request) -> dict[str, list]:
     return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
             "cp": [int(x) for x in _divisors(req.seq) if n % x == 0], "ep": experts,
             "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
-            "micro-batch": [int(x) for x in _divisors(req.batch)]}
+            "micro-batch": [int(x) for x in _divisors(req.batch)],
+            "micro-batches": [int(x) for x in _divisors(req.batch)]}
 
 
 _WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides the layers and --gpus",
         "vp": "v = 1 (1F1B) or v ≥ 2 dividing layers/p for a p ≥ 2", "cp": "c divides --seq and --gpus",
         "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
-        "micro-batch": "it divides --batch"}
+        "micro-batch": "it divides --batch", "micro-batches": "m = batch / (d · micro-batch) divides --batch"}
 
 
 def check_request(req: Request) -> None:
@@ -204,7 +207,7 @@ def check_request(req: Request) -> None:
     if not 0 <= req.max_bubble < float("inf"):
         raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
     allowed = _allowed(req)
-    for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch"):
+    for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch", "micro-batches"):
         value = getattr(req, name.replace("-", "_"))
         if value is None:
             continue
@@ -303,9 +306,13 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     cs = fixed(_divisors(req.seq), req.cp)
     cs = cs[n % cs == 0]
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
-    mbs = (np.array([req.micro_batch], dtype=np.int64) if req.micro_batch is not None
-           else _divisors(req.batch)[: MICRO_BATCH_SEARCH])
-    mbs = mbs[mbs <= (req.micro_batch or MICRO_BATCH_SEARCH)]
+    if req.micro_batch is not None:
+        mbs = np.array([req.micro_batch], dtype=np.int64)
+    elif req.micro_batches is not None:             # m fixed: the micro-batch size follows from d, any divisor
+        mbs = _divisors(req.batch)
+    else:
+        mbs = _divisors(req.batch)[: MICRO_BATCH_SEARCH]
+        mbs = mbs[mbs <= MICRO_BATCH_SEARCH]
     pv = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     if not (ts.size and pv.size and cs.size and es.size and mbs.size):
         return {k: np.zeros(0, dtype=np.int64) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
@@ -323,6 +330,8 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     if req.cp_algorithm == "ulysses":
         ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
     M = np.where(ok, req.batch // (D * MB), 0)
+    if req.micro_batches is not None:
+        ok &= M == req.micro_batches
     ok &= (V == 1) | ((M % np.maximum(P, 1)) == 0)                # interleaved: m | p (and p·v | L above)
     return {"t": T[ok], "p": P[ok], "v": V[ok], "c": C[ok], "e": E[ok], "d": D[ok], "mb": MB[ok], "m": M[ok]}
 
@@ -771,7 +780,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
-        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "zero",
+        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "micro_batches", "zero",
                                                "framework", "recompute", "sp") if getattr(req, k) is not None},
         "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
@@ -857,51 +866,151 @@ def to_text(p: Plan, top: int) -> str:
 
 # -- CLI -------------------------------------------------------------------------------------------
 
+#: every option of ``symcomm plan``: (flag, default, help).  The parser is built from it, and the Python API
+#: (``symcomm.plan``) fills what a caller leaves out from it: both then go through :func:`request_from_args`
+FLAGS = (
+    ("--model", None, "a model preset (symcomm presets lists them)"),
+    ("--model-config", None, "path to a Hugging Face config.json"),
+    ("--hardware", None, "a hardware preset or file (path/to/hardware.json)"),
+    ("--gpus", None, "GPUs in the job (1 to 2,097,152); N=..."),
+    ("--gpus-per-node", None, "GPUs per node (default: the hardware preset's); G=..."),
+    ("--batch", None, "global batch (sequences per optimizer step); b=..."),
+    ("--seq", None, "sequence length (default: the model's); s=..."),
+    ("--dtype", None, "element type of the run: fp32, bf16 (default), fp16, fp8, int8"),
+    ("--tp", None, "fix the tensor-parallel size t (default: search); t=..."),
+    ("--pp", None, "fix the pipeline stages p (default: search); p=..."),
+    ("--vp", None, "fix the model chunks per stage v (1: 1F1B; ≥ 2: interleaved) (default: search); v=..."),
+    ("--dp", None, "fix the data-parallel size d (default: search); d=..."),
+    ("--cp", None, "fix the context-parallel size c (default: search); c=..."),
+    ("--ep", None, "fix the expert-parallel size e (default: search); e=..."),
+    ("--micro-batch", None, f"fix the sequences per micro-batch (default: search the divisors up to "
+                            f"{MICRO_BATCH_SEARCH}); mb=..."),
+    ("--micro-batches", None, "fix the micro-batches per data-parallel replica m = batch / (d · micro-batch) "
+                              "(default: search); m=..."),
+    ("--zero", None, "fix the ZeRO stage: 0, 1, 2 or 3; zero=..."),
+    ("--framework", None, f"fix the framework: {', '.join(FRAMEWORKS)}; framework=..."),
+    ("--recompute", None, f"fix activation recomputation: {', '.join(RECOMPUTE)}; recompute=..."),
+    ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
+    ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
+    ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
+                        "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
+    ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
+    ("--no-embeddings", False, "spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of "
+                               "the end stages; embeddings=0"),
+    ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep "
+                           "all)"),
+    ("--top", None, "rows to show (default 10)"),
+    ("--json", False, "JSON (seconds, bytes)"),
+    ("--csv", False, "CSV (seconds, bytes)"),
+)
+#: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
+DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10"}
+#: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
+KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
+        "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
+        "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
+        "embeddings": "no_embeddings"}
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
 def register_cli(subparsers) -> None:
     p = subparsers.add_parser("plan", help="rank every valid layout that fits in memory by the step-time model")
-    p.add_argument("--model", help="a model preset (symcomm presets lists them)")
-    p.add_argument("--model-config", help="path to a Hugging Face config.json")
-    p.add_argument("--hardware", default=None, help="a hardware preset")
-    p.add_argument("--gpus", help=f"GPUs in the job (1 to {LIMITS['gpus']:,})")
-    p.add_argument("--gpus-per-node", default=None, help="GPUs per node (default: the hardware preset's)")
-    p.add_argument("--batch", help="global batch (sequences per optimizer step)")
-    p.add_argument("--seq", default=None, help="sequence length (default: the model's)")
-    p.add_argument("--dtype", default="bf16", help="element type of the run: fp32, bf16 (default), fp16, fp8, int8")
-    for name, what in (("tp", "tensor-parallel size t"), ("pp", "pipeline stages p"),
-                       ("vp", "model chunks per stage v (1: 1F1B; ≥ 2: interleaved)"), ("dp", "data-parallel size d"),
-                       ("cp", "context-parallel size c"), ("ep", "expert-parallel size e"),
-                       ("micro-batch", f"sequences per micro-batch (default: search the divisors up to "
-                                       f"{MICRO_BATCH_SEARCH})")):
-        p.add_argument(f"--{name}", default=None, help=f"fix the {what} (default: search)")
-    p.add_argument("--zero", default=None, help="fix the ZeRO stage: 0, 1, 2 or 3")
-    p.add_argument("--framework", default=None, help=f"fix the framework: {', '.join(FRAMEWORKS)}")
-    p.add_argument("--recompute", default=None, help=f"fix activation recomputation: {', '.join(RECOMPUTE)}")
-    p.add_argument("--sp", default=None, help="fix sequence parallel: 0 or 1")
-    p.add_argument("--cp-algorithm", default="ring", help="context-parallel algorithm: ring or ulysses")
-    p.add_argument("--compare", default=None,
-                   help=f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
-                        "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching")
-    p.add_argument("--no-memory-check", action="store_true",
-                   help="keep layouts that do not fit in the hardware's memory per GPU")
-    p.add_argument("--no-embeddings", action="store_true",
-                   help="spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of the end stages")
-    p.add_argument("--max-bubble", default="1",
-                   help="drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep all)")
-    p.add_argument("--top", default="10", help="rows to show")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="JSON (seconds, bytes)")
-    out.add_argument("--csv", action="store_true", help="CSV (seconds, bytes)")
+    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                   help=f"the layout as eval hybrid spells it, instead of (or with) the flags: {', '.join(KEYS)} "
+                        "(t=8 p=4 d=32 m=8 zero=1 sp=1 recompute=selective b=1024 s=8192)")
+    for flag, default, what in FLAGS:
+        if default is False:
+            p.add_argument(flag, action="store_true", help=what)
+        else:
+            p.add_argument(flag, default=None, help=what)
     p.set_defaults(run=cmd_plan)
 
 
 #: bounds on every number the planner takes, named in its errors (the enumeration loops over
 #: divisors of these: they keep it finite)
 LIMITS = {"gpus": 2 ** 21, "gpus-per-node": 1024, "batch": 2 ** 24, "seq": 2 ** 24, "micro-batch": 2 ** 16,
-          "top": 10 ** 6, "tp": 1024, "pp": 2 ** 21, "vp": 2 ** 21, "dp": 2 ** 21, "cp": 2 ** 21, "ep": 2 ** 21}
+          "micro-batches": 2 ** 24, "top": 10 ** 6, "tp": 1024, "pp": 2 ** 21, "vp": 2 ** 21, "dp": 2 ** 21,
+          "cp": 2 ** 21, "ep": 2 ** 21}
+
+
+def namespace(**values) -> types.SimpleNamespace:
+    """The command's options from Python values (``symcomm.plan``): each as the text the command line would
+    carry (int → '8', float → repr: 8.0 → '8.0', as ``--top 8.0``; text as given; True/False only for the
+    on/off flags), a KEY=VALUE name (t=8) as a word; what is left out takes the parser's default.  Nothing is
+    checked here but the names and types: :func:`request_from_args` checks the values, for both."""
+    flags = {_dest(flag): default for flag, default, _ in FLAGS}
+    args = dict(flags, assignments=[])
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name not in flags and name not in KEYS:
+            raise InputError(f"plan has no option {name!r}; choose {', '.join(sorted(flags))} or "
+                             f"{', '.join(KEYS)} (as eval spells them)")
+        switch = name in flags and flags[name] is False
+        shown = f"--{name.replace('_', '-')}" if name in flags else name
+        if switch != isinstance(value, bool):
+            raise InputError(f"{shown}={value!r} is not allowed: {shown} takes " +
+                             ("True or False" if switch else "a number or text, as on the command line"))
+        if switch:
+            args[name] = value
+            continue
+        if not isinstance(value, (int, float, str)):
+            raise InputError(f"{shown}={value!r} is not allowed: {shown} takes a number or text, as on the command "
+                             "line")
+        text = repr(value) if isinstance(value, float) else str(value)
+        if name in KEYS and name not in flags:
+            args["assignments"].append(f"{name}={text}")
+        else:
+            args[name] = text
+    return types.SimpleNamespace(**args)
+
+
+def _merge_assignments(args) -> None:
+    """KEY=VALUE words (eval's spellings) into the flags they stand for; a flag given too with another value is
+    refused naming both."""
+    seen: dict = {}
+    for word in getattr(args, "assignments", None) or ():
+        key, eq, text = str(word).partition("=")
+        if not eq or not key or not text:
+            raise PlanError(f"{word!r} is not KEY=VALUE; write for example t=8 p=4 d=32")
+        if key not in KEYS:
+            raise PlanError(f"plan takes no {key}=...; the KEY=VALUE words it takes: {', '.join(KEYS)}")
+        dest = KEYS[key]
+        if dest in seen:
+            raise PlanError(f"{seen[dest]} and {word} give the same option twice; give it once")
+        seen[dest] = word
+        flag = "--" + dest.replace("_", "-")
+        if dest == "no_embeddings":
+            if text not in ("0", "1"):
+                raise PlanError(f"embeddings={text} is not allowed; choose 0 or 1")
+            if args.no_embeddings and text == "1":
+                raise PlanError("--no-embeddings and embeddings=1 differ: give one of them")
+            args.no_embeddings = text == "0"
+            continue
+        given = getattr(args, dest)
+        if given is not None and not _same(dest, str(given), text):
+            raise PlanError(f"{flag} {given} and {word} differ: give one of them")
+        setattr(args, dest, text)
+
+
+def _same(dest: str, a: str, b: str) -> bool:
+    name = dest.replace("_", "-")
+    if name in LIMITS:
+        try:
+            return parse_whole(f"--{name}", a, least=1, most=LIMITS[name]) == \
+                parse_whole(f"--{name}", b, least=1, most=LIMITS[name])
+        except InputError:
+            return a == b            # a bad value is refused, with its own words, when it is read
+    return a == b
 
 
 def _whole(args, name: str, default=None):
     text = getattr(args, name.replace("-", "_"))
+    if text is None:
+        text = DEFAULTS.get(name)
     if text is None:
         return default
     return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
@@ -917,8 +1026,12 @@ def _choice(args, name: str, allowed: tuple):
 
 
 def request_from_args(args) -> Request:
+    """THE check of plan's arguments, for the command (argparse's text) and the API (:func:`namespace`)."""
     from . import presets
 
+    if args.json and args.csv:
+        raise PlanError("--json and --csv: choose one")
+    _merge_assignments(args)
     if args.model and args.model_config:
         raise InputError("give --model or --model-config, not both")
     if args.model_config:
@@ -940,21 +1053,30 @@ def request_from_args(args) -> Request:
     if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
         raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
                         f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
+    dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]
+    bytes_per_element(dtype)
+    max_bubble = args.max_bubble if args.max_bubble is not None else DEFAULTS["max_bubble"]
     return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
-                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=args.dtype,
-                   cp_algorithm=args.cp_algorithm, memory_check=not args.no_memory_check,
-                   embeddings=not args.no_embeddings,
-                   max_bubble=parse_real("--max-bubble", str(args.max_bubble), least=0, most=10 ** 6),
+                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=dtype,
+                   cp_algorithm=args.cp_algorithm if args.cp_algorithm is not None else DEFAULTS["cp_algorithm"],
+                   memory_check=not args.no_memory_check, embeddings=not args.no_embeddings,
+                   max_bubble=parse_real("--max-bubble", str(max_bubble), least=0, most=10 ** 6),
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
+                   micro_batches=_whole(args, "micro-batches"),
                    zero=_choice(args, "zero", ZERO_STAGES), framework=_choice(args, "framework", FRAMEWORKS),
                    recompute=_choice(args, "recompute", RECOMPUTE), sp=_choice(args, "sp", SP_CHOICES),
                    compare=parse_compare(args.compare) if args.compare is not None else ())
 
 
+def top_from_args(args) -> int:
+    """--top, checked as every other number (1 to LIMITS['top'])."""
+    return _whole(args, "top")
+
+
 def cmd_plan(args) -> int:
     req = request_from_args(args)
-    top = _whole(args, "top")
+    top = top_from_args(args)
     result = plan(req, top)
     if args.json:
         print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False))
@@ -968,20 +1090,21 @@ def cmd_plan(args) -> int:
 def main(argv: list[str]) -> int:
     """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the
     same one-line errors and exit statuses as :func:`symcomm.cli.main`."""
-    import argparse
     import sys
 
     from .errors import SymcommError
 
     try:
-        parser = argparse.ArgumentParser(prog="symcomm")
-        register_cli(parser.add_subparsers(dest="command", required=True))
+        parser = _Parser(prog="symcomm")
+        register_cli(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
         args, extra = parser.parse_known_args(argv)
-        if extra:
+        # KEY=VALUE words after an option are left unparsed by argparse (as symcomm.cli.main collects them)
+        stray = [word for word in extra if word.startswith("-") or "=" not in word]
+        if stray:
             shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
-                             for w in extra)
+                             for w in stray)
             raise InputError(f"unrecognized arguments: {shown}")
-        bytes_per_element(args.dtype)
+        args.assignments = list(args.assignments) + extra
         return args.run(args)
     except (SymcommError, ValueError) as err:
         text = " ".join(str(err).split())
@@ -993,6 +1116,14 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("symcomm: interrupted", file=sys.stderr)
         return 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (an InputError, exit 2), as symcomm.api.Parser for the rest of
+    the CLI (which this module does not import: it loads SymPy)."""
+
+    def error(self, message):
+        raise InputError(message)
 
 
 class _CallableModule(types.ModuleType):

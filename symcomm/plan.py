@@ -38,6 +38,7 @@ import functools
 import io
 import json
 import math
+import shlex
 import time as _time
 from dataclasses import dataclass, field
 
@@ -494,7 +495,8 @@ class Plan:
                           **{name: float(got[name][j]) for name in ("compute_time", "exposed_comm_time",
                                                                       "bubble_time", "optimizer_time")},
                           "memory_bytes": float(got["memory_per_gpu"][j]),
-                          "bubble_fraction": (layout["p"] - 1) / (layout["v"] * layout["m"])}
+                          "bubble_fraction": (layout["p"] - 1) / (layout["v"] * layout["m"]),
+                          "eval_command": shlex.join(eval_words(req, layout, self._blocks[settings[i][0]]))}
         if axes and out:
             first, block = out[0], self._blocks[int(blocks[0])]
             if block.q is not None:
@@ -512,6 +514,22 @@ class Plan:
                                     "stage": _stage(axis, first["p"], req.embeddings)}
                              for axis in AXES if f"comm_time_{axis}" in got}
         return out
+
+
+def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
+    """The ``symcomm eval hybrid`` command that reproduces a row (its step time and memory): the same model,
+    hardware, GPUs per node, dtype, batch, seq, layout and every option of its step model, spelled as eval
+    spells them (the row's first setting: the others it lists give the same numbers)."""
+    from . import presets
+
+    model = (["--model", req.model.name] if req.model.name in presets.model_names()
+             else ["--model-config", req.model.name])
+    words = ["symcomm", "eval", "hybrid", *model, "--hardware", req.hardware.name, "--dtype", req.dtype]
+    sizes = ("t", "p", "v", "c", "e", "d", "m") if req.model.moe else ("t", "p", "v", "c", "d", "m")
+    words += [f"{k}={layout[k]}" for k in sizes if k != "v" or layout["v"] > 1]
+    words += [f"b={req.batch}", f"s={req.seq}", f"G={req.G}"]
+    words += [f"{k}={v}" for k, v in block.options]
+    return words
 
 
 @functools.lru_cache(maxsize=None)
@@ -796,7 +814,7 @@ def to_json(p: Plan, top: int) -> dict:
 
 CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
                "mfu", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
-               "fits", "settings")
+               "fits", "settings", "eval_command")
 
 
 def to_csv(p: Plan, top: int) -> str:
@@ -809,7 +827,7 @@ def to_csv(p: Plan, top: int) -> str:
                          row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
                          repr(row["mfu"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
                          repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
-                         int(fits), "; ".join(row["labels"])])
+                         int(fits), "; ".join(row["labels"]), row["eval_command"]])
     return buffer.getvalue()
 
 
@@ -853,6 +871,11 @@ def to_text(p: Plan, top: int) -> str:
             lines.append(f"      the first row is {row['step_time'] / rows[0]['step_time']:.3f}× faster by the model"
                          if row["step_time"] >= rows[0]["step_time"] else
                          "      it is faster than the first row (it does not fit or is outside --max-bubble)")
+    if rows or p.compare:
+        lines += ["", "each row as an eval command (the same step time and memory; its first setting):"]
+        lines += [f"{row['rank']:>5}  {row['eval_command']}" for row in rows]
+        if p.compare:
+            lines.append(f"{'cmp':>5}  {p.compare['eval_command']}")
     if rows:
         best = rows[0]
         lines += ["", "best layout, per axis (communication alone; the part on the critical path; which stage its "

@@ -6,6 +6,7 @@ import io
 import itertools
 import json
 import re
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -441,3 +442,105 @@ def test_a_non_finite_step_model_output_is_refused_by_the_planner():
     broken = dataclasses.replace(A100, hbm_bytes_per_second=0.0)
     with pytest.raises(PlanError, match="not a finite number"):
         plan(small(hardware=broken), top=1)
+
+
+# -- from a plan row to eval (issue 22, item 9) -------------------------------------------------------
+
+PLANS = [
+    # dense, one node and two; the interleaved schedule (v ≥ 2) is asked for so that its rows appear
+    ("--model", "llama3-8b", "--gpus", "16", "--gpus-per-node", "8", "--hardware", "a100", "--batch", "32",
+     "--seq", "2048", "--top", "3"),
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--vp", "2",
+     "--top", "2", "--no-embeddings", "--cp-algorithm", "ulysses"),
+    # GPT's family (GELU MLP, tied embeddings), fp8 elements: a combination without a generated kernel
+    ("--model", "gpt3-175b", "--gpus", "64", "--hardware", "h100", "--batch", "64", "--seq", "2048", "--top", "2",
+     "--dtype", "fp8", "--recompute", "selective", "--tp", "8"),
+    # MoE: expert parallelism and its sequence-parallel rule
+    ("--model", "mixtral-8x7b", "--gpus", "32", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
+     "--compare", "t=1,e=8"),
+]
+
+
+@pytest.mark.parametrize("argv", PLANS)
+def test_each_rows_eval_command_reproduces_it(argv, capsys):
+    code, out, err = run(capsys, "plan", *argv, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    rows = got["layouts"] + ([got["compare"]] if got["compare"] else [])
+    assert rows
+    for row in rows:
+        words = shlex.split(row["eval_command"])
+        assert words[:3] == ["symcomm", "eval", "hybrid"]
+        code, out, err = run(capsys, *words[1:], "--json")
+        assert code == 0, (row["eval_command"], err)
+        evaluated = json.loads(out)
+        # the same step model at the same values: equal up to float rounding of the two evaluation orders
+        assert evaluated["step_time"] == pytest.approx(row["step_time"], rel=1e-9), row["eval_command"]
+        assert evaluated["memory_per_gpu"] == pytest.approx(row["memory_bytes"], rel=1e-9), row["eval_command"]
+        assert evaluated["fits"] is (row["memory_bytes"] <= got["memory_bytes_per_gpu"])
+    code, text, _ = run(capsys, "plan", *argv)
+    for row in got["layouts"]:
+        assert f"{row['rank']:>5}  {row['eval_command']}" in text.splitlines()
+    code, table, _ = run(capsys, "plan", *argv, "--csv")
+    assert [r["eval_command"] for r in csv.DictReader(io.StringIO(table))] == [r["eval_command"] for r in rows]
+
+
+# -- one-line usage errors (issue 22, item 8) ---------------------------------------------------------
+
+@pytest.mark.parametrize("entry", ["symcomm.__main__", "symcomm.cli"])      # `symcomm plan` and python -m symcomm.cli
+@pytest.mark.parametrize("extra, names", [(("--json", "--csv"), ("--json", "--csv")), (("--gpus",), ("--gpus",)),
+                                          (("--top",), ("--top",))])
+def test_usage_errors_are_one_line(entry, extra, names, capsys):
+    import importlib
+
+    code = importlib.import_module(entry).main([*ARGS, *extra])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("symcomm: error: ")
+    assert "usage:" not in err and all(name in err for name in names)
+
+
+# -- eval's KEY=VALUE spellings (issue 22, item 10) ---------------------------------------------------
+
+def _layouts(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    return got["fixed"], [{k: v for k, v in row.items() if k != "seconds"} for row in got["layouts"]]
+
+
+def test_key_value_words_are_the_flags(capsys):
+    base = ("plan", "--model", "llama3-8b", "--hardware", "a100", "--top", "4")
+    flags = _layouts(capsys, *base, "--gpus", "16", "--batch", "32", "--seq", "2048", "--gpus-per-node", "8",
+                     "--tp", "2", "--dp", "8", "--zero", "3", "--sp", "1", "--recompute", "selective")
+    words = _layouts(capsys, *base, "N=16", "b=32", "s=2048", "G=8", "t=2", "d=8", "zero=3", "sp=1",
+                     "recompute=selective")
+    assert flags == words and flags[1]
+    # both, agreeing: the same request
+    assert _layouts(capsys, *base, "--gpus", "16", "N=16", "b=32", "s=2048", "G=8", "t=2", "--tp", "2") \
+        == _layouts(capsys, *base, "--gpus", "16", "--batch", "32", "--seq", "2048", "--gpus-per-node", "8", "--tp", "2")
+
+
+def test_micro_batches_m_is_eval_s_m(capsys):
+    # m = batch / (d · mb): with 16 GPUs, batch 32, m = 2 leaves d · mb = 16
+    fixed, rows = _layouts(capsys, "plan", "--model", "llama3-8b", "--hardware", "a100", "--gpus", "16", "b=32",
+                           "s=2048", "G=8", "m=2", "--top", "50")
+    assert fixed["micro_batches"] == 2 and rows
+    assert all(row["m"] == 2 and row["d"] * row["mb"] == 16 for row in rows)
+
+
+@pytest.mark.parametrize("extra, names", [
+    (("--tp", "2", "t=4"), ("--tp 2", "t=4")),
+    (("--recompute", "full", "recompute=selective"), ("--recompute full", "recompute=selective")),
+    (("--no-embeddings", "embeddings=1"), ("--no-embeddings", "embeddings=1")),
+    (("t=2", "t=4"), ("t=2", "t=4")),
+    (("b=64",), ("--batch 32", "b=64")),               # ARGS give --batch 32
+])
+def test_a_flag_and_its_key_value_that_differ_are_refused_naming_both(extra, names, capsys):
+    code, out, err = run(capsys, *ARGS, *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert all(name in err for name in names), err
+
+
+def test_an_unknown_key_value_word_is_refused_with_the_ones_allowed(capsys):
+    code, out, err = run(capsys, *ARGS, "tp=2")
+    assert code == 2 and err.count("\n") == 1 and "tp=..." in err and "t, p, v, d, c, e, mb, m" in err

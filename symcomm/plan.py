@@ -685,7 +685,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     done = [(i, b) for i, b in enumerate(blocks) if b.step is not None]
     if not any(b.fits.any() for b in blocks):
         raise PlanError(
-            f"no layout fits in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})"
+            "no layout fits"
+            + (f" in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})" if req.memory_check else "")
             + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
             + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
     folded = _fold(layouts, [(i, b) for i, b in done])
@@ -843,6 +844,14 @@ def _line(p: Plan, row: dict, mark) -> str:
             f"{human_size(row['memory_bytes']):>10}  {shown}")
 
 
+def _why_out(req: Request, row: dict) -> str:
+    """Why the --compare row is not among the rows: its memory (the one rule, Hardware.fits), or its bubble."""
+    if req.memory_check and req.hardware.fits(row["memory_bytes"]) is False:
+        return (f" — does not fit: {row['memory_bytes']:,.0f} bytes ({human_size(row['memory_bytes'])}) > the GPU's "
+                f"{req.hardware.memory_bytes:,.0f} bytes ({human_size(req.hardware.memory_bytes)})")
+    return f" — its bubble fraction {row['bubble_fraction']:.3g} exceeds --max-bubble {req.max_bubble:g}"
+
+
 def to_text(p: Plan, top: int) -> str:
     req = p.request
     lines = [
@@ -864,8 +873,7 @@ def to_text(p: Plan, top: int) -> str:
         row = p.compare
         lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
                   f"{row['rank']:,} by step time (1 + the rows faster than it)"
-                  + ("" if row["fits"] else f" — does not fit: {human_size(row['memory_bytes'])} > "
-                     f"{human_size(req.hardware.memory_bytes)}; the rank is where its step time would place it"),
+                  + ("" if row["fits"] else _why_out(req, row) + "; the rank is where its step time would place it"),
                   _line(p, row, row["rank"])]
         if rows:
             lines.append(f"      the first row is {row['step_time'] / rows[0]['step_time']:.3f}× faster by the model"

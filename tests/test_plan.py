@@ -544,3 +544,22 @@ def test_a_flag_and_its_key_value_that_differ_are_refused_naming_both(extra, nam
 def test_an_unknown_key_value_word_is_refused_with_the_ones_allowed(capsys):
     code, out, err = run(capsys, *ARGS, "tp=2")
     assert code == 2 and err.count("\n") == 1 and "tp=..." in err and "t, p, v, d, c, e, mb, m" in err
+
+
+def test_the_compared_layout_says_by_the_one_rule_why_it_is_out(capsys, tmp_path):
+    argv = ("plan", "--model", "llama3-70b", "--gpus", "16", "--batch", "32", "--seq", "2048", "--hardware", "h100",
+            "--top", "2", "--compare", "t=1,p=1,d=16,zero=0")
+    code, out, _ = run(capsys, *argv, "--json")
+    row = json.loads(out)["compare"]
+    # 70B with no model split and no ZeRO: at least 2 bytes of weights per parameter, 141 GB > 80 GB (H100 SXM)
+    assert code == 0 and row["fits"] is False and row["memory_bytes"] > 2 * 70e9 > 80e9
+    code, out, _ = run(capsys, *argv)
+    assert f"does not fit: {row['memory_bytes']:,.0f} bytes" in out and "the GPU's 80,000,000,000 bytes" in out
+    # no memory figure and no memory check: the refusal names the bubble only, in one line
+    document = _full_file(presets.hardware("h100"))
+    del document["memory_bytes"]
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(document))
+    code, out, err = run(capsys, *argv[:-4], "--hardware", str(path), "--no-memory-check", "--pp", "2",
+                         "--max-bubble", "0")
+    assert code == 2 and err.count("\n") == 1 and "no layout fits with a bubble ≤ 0" in err

@@ -1110,7 +1110,7 @@ def cmd_plan(args) -> int:
     top = top_from_args(args)
     result = plan(req, top)
     if args.json:
-        print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False))
+        print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False, allow_nan=False))   # strict JSON
     elif args.csv:
         print(to_csv(result, top), end="")
     else:

@@ -26,6 +26,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from . import symbols as S
+from . import notes
 from .algorithms import algorithms_of
 from .errors import InputError
 from .evaluate import exact, plain
@@ -114,7 +115,7 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     if problems:
         raise UsageError(problems[0])
     if unused:
-        print(f"symcomm: note: {', '.join(unused)} not used by {target.label}", file=sys.stderr)
+        notes.add(f"{', '.join(unused)} not used by {target.label}")
     if times:
         absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
         if absent:
@@ -179,16 +180,15 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
         raise UsageError(str(err)) from None
     out = dict(option_texts)
     if "gqa" in wanted and model.kv_heads < model.heads:
-        print(f"symcomm: note: gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
-              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", file=sys.stderr)
+        notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
+              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
         out["gqa"] = "1"
     if "embeddings" in wanted:
-        print(f"symcomm: note: embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
-              "counts them; give embeddings=0 to leave them out", file=sys.stderr)
+        notes.add(f"embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
+              "counts them; give embeddings=0 to leave them out", restates_default=True)
         out["embeddings"] = "1"
     if "tied" in wanted and model.tied:
-        print(f"symcomm: note: tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie",
-              file=sys.stderr)
+        notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
         out["tied"] = "1"
     return out
 
@@ -241,8 +241,8 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
     sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
     if dtype is None and (sized or any(key in out for key in _TIME_NAMES)):
         dtype = "bf16"
-        print("symcomm: note: --dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
-              "--dtype to change it", file=sys.stderr)
+        notes.add("--dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
+              "--dtype to change it", restates_default=True)
     if sized:
         try:
             nbytes = parse_size_bytes("M", out["M"])
@@ -320,8 +320,7 @@ def _phi_from_shape(texts: dict, gated: bool) -> dict:
                                kv_heads=int(n["h_kv"] * n["a"] // n["h"]), ffn=int(n["F"]), vocab=int(n["V"]),
                                seq=int(n["s"]))
     phi = shape_only.parameters
-    print(f"symcomm: note: Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)",
-          file=sys.stderr)
+    notes.add(f"Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)", restates_default=True)
     return {**texts, "Phi": str(phi)}
 
 
@@ -395,8 +394,8 @@ def eval_payload(args) -> dict:
         texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
                                          hardware_name=args.hardware, dtype=dtype)
     if "s" in texts and "s" not in typed and (args.model or args.model_config):
-        print(f"symcomm: note: s={texts['s']} is the preset's sequence length (its context window); give s= for "
-              "the length you train at", file=sys.stderr)
+        notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
+              "the length you train at")
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
     step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
     values, times = bind(target, texts, check=not args.backend, also_used=step_names)
@@ -547,6 +546,8 @@ class Result:
 
     kind: str
     data: dict = field(repr=False)
+    #: what the command would print beside the answer (symcomm.notes), every one, defaults included
+    notes: tuple[str, ...] = ()
 
     def __getitem__(self, key):
         return self.data[key]
@@ -601,10 +602,11 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     """
     args = SimpleNamespace(name=name, assignments=_words(values), algorithm=algorithm, dtype=dtype,
                            backend=backend, model=model, model_config=model_config, hardware=hardware)
-    data = eval_payload(args)
+    with notes.collected() as said:
+        data = eval_payload(args)
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
-    return Result("evaluation", data)
+    return Result("evaluation", data, tuple(n.text for n in said))
 
 
 def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = None, **values) -> Result:
@@ -617,7 +619,9 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
     ['recursive_doubling', 'rabenseifner']
     """
     args = SimpleNamespace(name=primitive, assignments=_words(values), dtype=dtype, hardware=hardware, json=True)
-    return Result("comparison", compare_payload(args))
+    with notes.collected() as said:
+        data = compare_payload(args)
+    return Result("comparison", data, tuple(n.text for n in said))
 
 
 def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int = 10, **options) -> Result:

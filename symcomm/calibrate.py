@@ -36,6 +36,7 @@ from .algorithms import DEFAULT_ALGORITHM, algorithms_of
 from .errors import InputError
 from .files import check_output, write_file
 from .inputs import parse_whole
+from .notes import add as add_note
 from .ncclt import Collective, Log, Model
 
 #: the band of rows the α-β fit uses: latency rows within this factor of the smallest time,
@@ -506,7 +507,7 @@ def cmd_nccl_tests(args) -> int:
               + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),)
     text, rows = ncclt.table(model, sizes, args.datatype, header)
     for note in model.notes:
-        print(f"symcomm: note: {note}", file=sys.stderr)
+        add_note(note)
     if args.json:
         print(json.dumps({"collective": coll.name, "algorithm": model.algorithm, "ranks": ranks,
                           "hardware": hardware.name, "times": model.times, "rows": rows}, indent=2))

@@ -20,6 +20,7 @@ from . import symbols as S
 from .algorithms import algorithms_of
 from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, Parser as _Parser, _strategies, compare_payload, eval_payload,
                   split_assignments)
+from . import notes
 from .errors import SymcommError
 from .evaluate import exact, plain
 from .inputs import parse_number
@@ -327,6 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     for path in SUBCOMMANDS:
         module, _, function = path.partition(":")
         getattr(importlib.import_module(module), function)(sub)
+    for command in sub.choices.values():
+        notes.add_flag(command)
     return parser
 
 
@@ -344,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
             args.assignments = list(args.assignments) + extra
         if getattr(args, "dtype", None):
             bytes_per_element(args.dtype)
-        return args.run(args)
+        with notes.collected() as said:
+            code = args.run(args)
+        # after the answer, and never before a refusal (which leaves this block by its exception)
+        for line in notes.shown(said, getattr(args, "verbose", False)):
+            print(line, file=sys.stderr)
+        return code
     except (SymcommError, ValueError) as err:
         print(f"symcomm: error: {_one_line(err)}", file=sys.stderr)
         return 2

@@ -107,9 +107,9 @@ def test_eval_uses_the_presets_grouped_query_attention(capsys):
     # Llama 3 70B: 8 K, V heads of 128 for 64 heads (h_kv = 1024), as plan assumes.  Ring attention sends,
     # per layer, 3 ring passes of K and V, 2·(N−1)/N·b·s·h_kv each: 80 layers · 3 · 2 · 7/8 · 8192 · 1024 bf16
     code, out, err = run(capsys, "eval", "cp_ring", "--model", "llama3-70b", "N=8", "b=1", "--dtype", "bf16",
-                         "--json")
+                         "--json", "--verbose")
     assert code == 0, err
-    assert "note: gqa=1" in err and "llama3-70b" in err
+    assert "note: gqa=1" in err and "llama3-70b" in err     # the default taken, said with --verbose
     assert json.loads(out)["send"] == 80 * 3 * 2 * 7 * 8192 * 1024 // 8 * 2
     code, out, err = run(capsys, "eval", "cp_ring", "--model", "llama3-70b", "N=8", "b=1", "gqa=0", "--dtype",
                          "bf16", "--json")
@@ -120,8 +120,8 @@ def test_eval_uses_the_presets_grouped_query_attention(capsys):
 def test_moe_with_tensor_parallel_and_no_sequence_parallel_is_refused(capsys):
     code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "moe=1", "t=2", "p=1", "d=8", "c=1",
                          "e=8", "b=16", "m=2", "G=8")
-    notes = [line for line in err.splitlines() if line.startswith("symcomm: note:")]
-    assert code == 2 and len(err.splitlines()) == len(notes) + 1     # notes (gqa, embeddings, s), one error line
+    # a refusal is one line with nothing before it (the preset's notes are not printed)
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("symcomm: error: ")
     assert "moe=1 with t=2 needs sp=1" in err
 
 
@@ -239,3 +239,28 @@ def test_every_option_of_every_command_has_help():
     listed = {choice.dest for choice in commands._choices_actions}
     assert listed == set(commands.choices)          # the top-level help lists every command with its help
     assert all(choice.help for choice in commands._choices_actions)
+
+
+def test_notes_that_restate_a_default_need_verbose(capsys):
+    # without --dtype a time is in bf16 (the README's rule): a default, said only with --verbose
+    words = ("eval", "all_reduce", "N=8", "M=1GiB", "alpha=1e-6", "beta=1e-11", "gamma=0")
+    code, out, err = run(capsys, *words)
+    assert code == 0 and err == ""
+    code, out, err = run(capsys, *words, "--verbose")
+    assert code == 0 and err.splitlines() == [
+        "symcomm: note: --dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give --dtype to "
+        "change it"]
+    # a value typed and not used is not a default: always said, after the answer
+    code, out, err = run(capsys, "eval", "dp", "N=8", "Phi=100", "M=5")
+    assert code == 0 and out and err.splitlines() == ["symcomm: note: M not used by dp (algorithm=ring)"]
+
+
+def test_the_api_returns_its_notes_instead_of_printing(capsys):
+    import symcomm
+
+    got = symcomm.evaluate("dp", N=8, Phi=100, M=5)
+    assert capsys.readouterr().err == ""
+    assert got.notes == ("M not used by dp (algorithm=ring)",)
+    got = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s")
+    assert capsys.readouterr().err == ""
+    assert any(note.startswith("--dtype bf16") for note in got.notes)     # every note, defaults included

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import InputError
+from .. import notes
 
 #: a Hugging Face config.json is a few KiB; anything past this is not one
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -431,8 +432,8 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
                 # one flat group over several nodes: its ring/tree is as fast as its slowest
                 # link, the network, so the single-level α, β are the inter-node ones
                 preset["alpha"], preset["beta"] = preset["alpha_inter"], preset["beta_inter"]
-                print(f"symcomm: note: N={group} spans nodes of {system.gpus_per_node} GPUs: "
-                      "alpha, beta are the inter-node values", file=sys.stderr)
+                notes.add(f"N={group} spans nodes of {system.gpus_per_node} GPUs: "
+                      "alpha, beta are the inter-node values", restates_default=True)
             for key, value in preset.items():
                 if key in time_names or key in needed:
                     filled[key] = value

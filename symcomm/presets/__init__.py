@@ -15,7 +15,6 @@ against the published counts.
 
 from __future__ import annotations
 
-import sys
 
 import functools
 import json

@@ -426,7 +426,8 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     if two_level or ranks is None or not spans_nodes(ranks, g):
         return values, ""
     values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
-    return values, f"N={ranks} spans nodes of {g} GPUs: alpha, beta are the inter-node values"
+    return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
+                    "inter-node values")
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------

@@ -659,7 +659,7 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
     the best, and the fastest algorithm by message size with the sizes where they cross.
 
     >>> import symcomm
-    >>> r = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", dtype="bf16")
+    >>> r = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", gamma=0, dtype="bf16")
     >>> [x["algorithm"] for x in r["fastest_by_message_size"]]
     ['recursive_doubling', 'rabenseifner']
     """

@@ -37,6 +37,7 @@ from .errors import InputError
 from .files import check_output, write_file
 from .inputs import parse_whole
 from .ncclt import Collective, Log, Model
+from .presets import link_values, spans_nodes
 
 #: the band of rows the α-β fit uses: latency rows within this factor of the smallest time,
 #: bandwidth rows within this share of the largest busbw
@@ -144,7 +145,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None) -
     if len(sizes) < 2:
         raise InputError(f"log {log.path!r}: {len(sizes)} usable row(s); a fit needs at least 2 sizes")
     notes: list[str] = []
-    spans = n > g
+    spans = spans_nodes(n, g)          # the level rule eval, compare and nccl-tests use
     two_level = fixed is not None
     if algorithm is None or algorithm == "best":
         name = "hierarchical" if two_level else DEFAULT_ALGORITHM[primitive]
@@ -318,7 +319,6 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     ``presets.spans_nodes``, the rule ``eval`` and ``compare`` use: a fit of a multi-node run
     describes the network and never prices a single-node group, nor the reverse."""
     from .algorithms import algorithm as catalog_algorithm
-    from .presets import link_values, spans_nodes
 
     g = gpus_per_node or hardware.gpus_per_node
     spans = spans_nodes(ranks, g)
@@ -426,7 +426,7 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
     fits = [fit_log(log, algorithm) for log in logs]
     # two levels: a single-node fit and a multi-node log of the same collective
     for log, f in list(zip(logs, fits)):
-        if log.ranks <= log.gpus_per_node:
+        if not spans_nodes(log.ranks, log.gpus_per_node):
             continue
         intra = [g for g in fits if g.level == "intra" and g.model.collective.name == log.collective.name]
         if not intra or (algorithm not in (None, "best", "hierarchical")):

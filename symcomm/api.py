@@ -385,17 +385,20 @@ def _print_note(text: str) -> None:
 
 
 def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: frozenset = frozenset(),
-          check: bool = True, also_used: frozenset = frozenset(), note=_print_note) -> tuple[dict, dict, str | None]:
+          check: bool = True, also_used: frozenset = frozenset(), gpus_per_node: str | None = None,
+          note=_print_note) -> tuple[dict, dict, str | None]:
     """(symbol → exact value, time symbol → value, dtype): ``target`` at the KEY=VALUE ``texts``
     (units already converted) completed from the presets of ``args`` (model, model_config,
-    hardware: which link each level uses is ``presets.link_values``' rule), then checked by
+    hardware: which link each level uses is ``presets.link_values``' rule, on nodes of
+    ``gpus_per_node`` GPUs — default the G in ``texts`` — else the preset's), then checked by
     :func:`bind`.  The one binding ``eval`` and ``compare`` share; ``note`` receives what the
     user is told."""
     model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
     if model or config or hardware:  # presets fill values; KEY=VALUE wins
         from .presets import fill_from_presets
         texts, dtype = fill_from_presets(target, texts, model_name=model, config_path=config,
-                                         hardware_name=hardware, dtype=dtype, note=note)
+                                         hardware_name=hardware, dtype=dtype,
+                                         gpus_per_node=gpus_per_node or texts.get("G"), note=note)
     if "s" in texts and "s" not in typed and (model or config):
         note(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
              "the length you train at")
@@ -509,7 +512,9 @@ def compare_payload(args) -> dict:
     for target in targets:
         own = {key: text for key, text in texts.items() if key in _TIME_NAMES or S.symbol(key) in target.symbols()}
         try:
-            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed), note=note)
+            # a typed G places every algorithm's ranks on nodes of G GPUs, not only the two-level ones
+            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed), gpus_per_node=texts.get("G"),
+                                     note=note)
         except InputError as err:
             skipped.append(f"{target.algorithm}: {err}")
             continue

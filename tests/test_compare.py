@@ -260,3 +260,15 @@ def test_the_level_rule(capsys):
     assert across["alpha"] == 9.6e-6 and across["beta"] == 1 / 50e9 and "spans nodes" in note   # IB NDR
     both, note = link_values(h100, 16, two_level=True)                   # each level its own link
     assert (both["alpha"], both["alpha_inter"], note) == (3.4e-6, 9.6e-6, "")
+
+
+def test_a_typed_g_places_every_algorithm_on_nodes_of_g(capsys):
+    # G=4 with --hardware h100: 8 ranks on nodes of 4 GPUs span two nodes, for the flat ring as for the
+    # two-level form; the ring then runs at the network's link (IB NDR: 9.6 µs, 50 GB/s), not NVLink
+    code, out, err = run(capsys, "compare", "all_reduce", "N=8", "G=4", "M=64MiB", "--hardware", "h100", "--json")
+    assert code == 0, err
+    rows = {r["algorithm"]: r for r in strict(out)["algorithms"]}
+    assert rows["hierarchical"]["values"]["G"] == 4
+    ring = rows["ring"]["inputs"]
+    assert ring["alpha"]["value"] == 9.6e-6 and ring["beta"]["value"] == 1 / 50e9
+    assert "spans nodes of 4 GPUs" in err

@@ -438,12 +438,13 @@ def _print_note(text: str) -> None:
 
 def fill_from_presets(target, texts: dict, *, model_name: str | None = None, config_path: str | None = None,
                       hardware_name: str | None = None, dtype: str | None = None,
-                      note=_print_note) -> tuple[dict, str | None]:
+                      gpus_per_node: str | None = None, note=_print_note) -> tuple[dict, str | None]:
     """(KEY=VALUE texts completed from the model preset or config file and the hardware preset
     for the symbols ``target`` (a :class:`symcomm.subjects.Subject`) uses, the dtype).  An
     explicit KEY=VALUE always wins.  With a hardware preset the time symbols are per byte, so
-    the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule.
-    ``note`` receives what the user is told (a line on stderr by default)."""
+    the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
+    nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's.  ``note`` receives
+    what the user is told (a line on stderr by default)."""
     from .. import symbols as S
     from ..inputs import parse_number
 
@@ -462,7 +463,8 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             two_level = any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
             group = texts.get("N", filled.get("N"))
             ranks = int(parse_number("N", str(group), integer=True)) if group is not None else None
-            preset, why = link_values(system, ranks, two_level)
+            g = int(parse_number("G (gpus_per_node)", str(gpus_per_node), integer=True)) if gpus_per_node else None
+            preset, why = link_values(system, ranks, two_level, g)
             if why:
                 note(why)
             for key, value in preset.items():

@@ -213,7 +213,9 @@ def test_show_substitutes_values_and_writes_cases_as_cases(capsys):
 def test_compare_marks_the_best_and_finds_the_crossover(capsys):
     # N = 16, α = 10 µs, bf16 at 50 GB/s: β = 2/50e9 s per element.  Recursive doubling: 4α + 4M·β;
     # Rabenseifner: 8α + 2·15/16·M·β (Thakur et al. 2005 §4): they cross at M = 4α / (2.125 β) = 470,588.2
-    code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=1MiB", "alpha=1e-5", "bw=50GB/s", "--json")
+    # (γ = 0 given: compare, like eval, needs γ for the reducing algorithms)
+    code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=1MiB", "alpha=1e-5", "bw=50GB/s", "gamma=0",
+                         "--json")
     assert code == 0, err
     got = json.loads(out)
     assert got["best"] == "in_network" and "in_network" in got["ranges_leave_out"]
@@ -221,7 +223,11 @@ def test_compare_marks_the_best_and_finds_the_crossover(capsys):
     assert [r["algorithm"] for r in ranges] == ["recursive_doubling", "rabenseifner"]
     assert ranges[1]["crossover_elements"] == pytest.approx(4e-5 / (2.125 * 4e-11), rel=1e-6)
     ring = next(r for r in got["algorithms"] if r["algorithm"] == "ring")
-    assert ring["alpha"] == 30 and ring["beta"] == 2 * 15 * 2 ** 19 // 16
+    # counts as eval gives them with a dtype: bytes, 2·15/16 of the 1 MiB buffer
+    assert ring["alpha"] == 30 and ring["beta"] == 2 * 15 * 2 ** 20 // 16
+    # the two-level form needs G and the inter-node pair, which nothing gave: not guessed (G = N, α_inter = α
+    # was the old default), refused in eval's words
+    assert any(line.startswith("hierarchical: missing G") for line in got["skipped"])
     code, out, err = run(capsys, "compare", "tp", "N=8")
     assert code == 2 and "primitive" in err
 

@@ -36,7 +36,9 @@ from .algorithms import DEFAULT_ALGORITHM, algorithms_of
 from .errors import InputError
 from .files import check_output, write_file
 from .inputs import parse_whole
+from .notes import add as add_note
 from .ncclt import Collective, Log, Model
+from .presets import link_values, spans_nodes
 
 #: the band of rows the α-β fit uses: latency rows within this factor of the smallest time,
 #: bandwidth rows within this share of the largest busbw
@@ -144,7 +146,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None) -
     if len(sizes) < 2:
         raise InputError(f"log {log.path!r}: {len(sizes)} usable row(s); a fit needs at least 2 sizes")
     notes: list[str] = []
-    spans = n > g
+    spans = spans_nodes(n, g)          # the level rule eval, compare and nccl-tests use
     two_level = fixed is not None
     if algorithm is None or algorithm == "best":
         name = "hierarchical" if two_level else DEFAULT_ALGORITHM[primitive]
@@ -313,15 +315,26 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
 def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None,
                algorithm: str | None = None) -> Model:
     """The model ``symcomm nccl-tests`` predicts with: the hardware's calibration of this
-    collective (same ranks, else the nearest, said in a note), else the catalog formula at the
-    hardware's links."""
-    entries = [e for e in getattr(hardware, "calibration", ()) if e["collective"] == coll.name
-               and (algorithm is None or e["algorithm"] == algorithm)]
+    collective at the group's level (same ranks, else the nearest, said in a note), else the
+    catalog formula at the hardware's links.  Which level — inside a node or across nodes — is
+    ``presets.spans_nodes``, the rule ``eval`` and ``compare`` use: a fit of a multi-node run
+    describes the network and never prices a single-node group, nor the reverse."""
+    from .algorithms import algorithm as catalog_algorithm
+
     g = gpus_per_node or hardware.gpus_per_node
+    spans = spans_nodes(ranks, g)
+    named = [e for e in getattr(hardware, "calibration", ()) if e["collective"] == coll.name
+             and (algorithm is None or e["algorithm"] == algorithm)]
+    entries = [e for e in named if spans_nodes(e["ranks"], e.get("gpus_per_node") or g) == spans]
+    notes = []
+    if named and not entries:
+        other = named[0]
+        notes.append(f"the calibration of {coll.name} in --hardware {hardware.name} is of {other['ranks']} ranks "
+                     f"{'across nodes' if not spans else 'inside one node'}; {ranks} ranks on nodes of {g} GPUs "
+                     f"run {'across nodes' if spans else 'inside one node'}, so it does not apply")
     if entries:
         entries.sort(key=lambda e: (abs(math.log(e["ranks"] / ranks)), e["ranks"] != ranks))
         e = entries[0]
-        notes = []
         if e["ranks"] != ranks:
             notes.append(f"calibrated on {e['ranks']} ranks, predicting {ranks}: the α-β formula at N={ranks} "
                          f"with that calibration's α, β and efficiency curve")
@@ -332,19 +345,21 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         return Model(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
                      times, tuple(e["sizes_bytes"]), tuple(e["efficiency"]), e.get("source", ""), tuple(notes))
     name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
-    if algorithm is None and ranks > g and ranks % g == 0 and any(
+    if algorithm is None and spans and ranks % g == 0 and any(
             a.name == "hierarchical" for a in algorithms_of(coll.primitive)):
         name = "hierarchical"       # a group over nodes pays each level its own α, β
     problems = ncclt.problems(coll.primitive, name, ranks, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")
-    values = hardware.values(1)
-    notes = [f"no calibration of {coll.name} in --hardware {hardware.name}: the catalog's {name} formula at its links"]
-    if name == "hierarchical":
+    two_level = any(str(sym) in ("alpha_inter", "beta_inter")
+                    for sym, _ in catalog_algorithm(coll.primitive, name).cost.coefficients)
+    values, why = link_values(hardware, ranks, two_level, g)
+    notes.append(f"no calibration of {coll.name}{' at this level' if named else ''} in --hardware {hardware.name}: "
+                 f"the catalog's {name} formula at its links")
+    if two_level and spans:
         notes.append(f"{ranks} ranks span nodes of {g} GPUs: the two-level form, each level at its own α, β")
-    elif ranks > g:
-        values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
-        notes.append(f"{ranks} ranks span nodes of {g} GPUs: α, β are the inter-node values")
+    elif why:
+        notes.append(why)
     times = {k: float(values[k]) for k in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
     return Model(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes))
 
@@ -412,7 +427,7 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
     fits = [fit_log(log, algorithm) for log in logs]
     # two levels: a single-node fit and a multi-node log of the same collective
     for log, f in list(zip(logs, fits)):
-        if log.ranks <= log.gpus_per_node:
+        if not spans_nodes(log.ranks, log.gpus_per_node):
             continue
         intra = [g for g in fits if g.level == "intra" and g.model.collective.name == log.collective.name]
         if not intra or (algorithm not in (None, "best", "hierarchical")):
@@ -506,7 +521,7 @@ def cmd_nccl_tests(args) -> int:
               + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),)
     text, rows = ncclt.table(model, sizes, args.datatype, header)
     for note in model.notes:
-        print(f"symcomm: note: {note}", file=sys.stderr)
+        add_note(note)
     if args.json:
         print(json.dumps({"collective": coll.name, "algorithm": model.algorithm, "ranks": ranks,
                           "hardware": hardware.name, "times": model.times, "rows": rows}, indent=2))

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import notes
 from .errors import InputError
 from .inputs import parse_real, parse_whole
 from .units import bytes_per_element, human_size, human_time
@@ -1127,7 +1128,10 @@ def main(argv: list[str]) -> int:
 
     try:
         parser = _Parser(prog="symcomm")
-        register_cli(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+        commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+        register_cli(commands)
+        for command in commands.choices.values():
+            notes.add_flag(command)
         args, extra = parser.parse_known_args(argv)
         # KEY=VALUE words after an option are left unparsed by argparse (as symcomm.cli.main collects them)
         stray = [word for word in extra if word.startswith("-") or "=" not in word]
@@ -1136,7 +1140,11 @@ def main(argv: list[str]) -> int:
                              for w in stray)
             raise InputError(f"unrecognized arguments: {shown}")
         args.assignments = list(args.assignments) + extra
-        return args.run(args)
+        with notes.collected() as said:
+            code = args.run(args)
+        for line in notes.shown(said, args.verbose):
+            print(line, file=sys.stderr)
+        return code
     except (SymcommError, ValueError) as err:
         text = " ".join(str(err).split())
         print(f"symcomm: error: {text if len(text) <= 500 else text[:497] + '...'}", file=sys.stderr)

@@ -13,6 +13,16 @@ e(S) = T_αβ(S) / t(S), the share of the α-β model's speed reached at size S 
 α is negligible, busbw(S) / busbw(∞)).  The calibrated prediction is T_αβ(S) / e(S), e
 interpolated linearly in log S between the measured sizes and constant beyond them.
 
+What a log cannot determine is refused, never fitted: one rank (no data moves), too few sizes,
+a repeated size, a span too narrow for a latency- and a bandwidth-bound row, times that never
+double (β unmeasured), busbw already half its top at the smallest size (α unmeasured), a fitted
+constant that is not positive, rows that do not lie on an α-β line, a constant whose standard error
+exceeds half of it (the thresholds and their reasons are beside their names below).  A fit that
+passes reports its standard errors (s²(XᵀX)⁻¹ of the least squares), the size range it measured
+(outside it ``symcomm nccl-tests`` says the prediction is extrapolated), the α-β line's error over
+its fitted rows and over all rows, and each row's error when left out.  Nothing is written
+(``-o``, ``--plot``) before all of it is computed and checked.
+
 γ is folded into β: at one N the reduction term c·γ is a multiple of M like b·β, so no fit
 can tell them apart (and NCCL reduces in the same pass as it moves the data); γ = 0.
 
@@ -621,8 +631,8 @@ def report_text(fits: list[Fit]) -> str:
         lo, hi = f.size_range
         out.append(f"  valid for      {_bytes(lo)} to {_bytes(hi)} (the log's sizes; beyond them the efficiency is "
                    "held at its end value: an extrapolation, which symcomm nccl-tests flags)")
-        out.append(f"  α-β line       relative RMS {100 * f.rms:.2f} % over the {len(f.fitted_rows)} rows it was fitted "
-                   f"to (* below), {100 * f.rms_all:.1f} % over all {len(f.rows)} rows (the rows between latency and "
+        out.append(f"  α-β line       relative RMS {100 * f.rms:.2f} % over the {len(f.fitted_rows)} rows it was "
+                   f"fitted to (* below), {100 * f.rms_all:.1f} % over all {len(f.rows)} rows (the rows between latency and "
                    "bandwidth are what the efficiency curve corrects)")
         held = [(r["bytes"], e) for r, e in zip(f.rows, f.held_out) if math.isfinite(e)]
         if f.held_out_rms is not None:
@@ -829,7 +839,8 @@ def register_cli(subparsers) -> None:
                                   "default: the preset of the log's GPU")
     p.add_argument("--name", default="calibrated", help="name of the written hardware")
     p.add_argument("-o", "--output", help="write a hardware file (JSON) usable as --hardware FILE")
-    p.add_argument("--plot", help="draw measured vs fitted time and busbw (.svg, .png or .pdf: the extension names the format)")
+    p.add_argument("--plot", help="draw measured vs fitted time and busbw (.svg, .png or .pdf: the extension "
+                                  "names the format)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_calibrate)
 

@@ -471,7 +471,11 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
         mine.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
         return mine[0] if mine else None
 
-    document: dict = {"name": name, "title": f"calibrated from nccl-tests ({', '.join(sorted({f.log.path for f in fits}))})"}
+    paths = sorted({f.log.path for f in fits})
+    title = f"calibrated from nccl-tests ({', '.join(paths)})"
+    if len(title) > 1000:                  # the schema's limit: the paths are in each entry's source anyway
+        title = f"calibrated from {len(paths)} nccl-tests logs (each calibration entry names its own)"
+    document: dict = {"name": name, "title": title}
     links = {}
     for level in ("intra", "inter"):
         f = pick(level)
@@ -806,6 +810,12 @@ def cmd_nccl_tests(args) -> int:
               f"beta {model.times.get('beta', 0):.4g} s/byte"
               + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),)
     text, rows = ncclt.table(model, sizes, args.datatype, header)
+    for r in rows:
+        if r["bytes"] > 0 and not (math.isfinite(r["time"]) and r["time"] > 0):
+            # a calibration of a log that could not determine α and β (written before they were refused)
+            raise InputError(f"--hardware {hardware.name}: its {model.algorithm} model predicts {r['time']:g} s for "
+                             f"{r['bytes']} bytes (α = {model.times.get('alpha', 0):g} s, β = "
+                             f"{model.times.get('beta', 0):g} s/byte); recalibrate it with symcomm calibrate")
     measured = calibrated_range(model)
     outside = extrapolated([r["bytes"] for r in rows], measured)
     for r in rows:

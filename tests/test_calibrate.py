@@ -566,3 +566,25 @@ def test_nccl_tests_flags_sizes_outside_the_calibrated_range(tmp_path, capsys):
     # inside the range: no note
     code, _, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", written, "--ranks", 8, "-b", 64, "-e", "8G")
     assert code == 0 and "outside" not in err
+
+
+def _old_style_file(path, alpha, beta):
+    """A hardware file as calibrate wrote it before issue 22: no stderr, no size range."""
+    path.write_text(json.dumps({
+        "intra": {"bytes_per_second": 1e11, "latency_s": 1e-6}, "inter": {"bytes_per_second": 1e10, "latency_s": 5e-6},
+        "gpus_per_node": 8,
+        "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "gpus_per_node": 8,
+                         "alpha": alpha, "beta": beta, "sizes_bytes": [64, 1024], "efficiency": [1.0, 1.0]}]}))
+    return path
+
+
+def test_an_old_hardware_file_still_reads_and_one_predicting_nothing_is_refused(tmp_path, capsys):
+    old = _old_style_file(tmp_path / "old.json", 2e-6, 1 / 100e9)
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", old, "--ranks", 8, "-b", 64, "-e", 64)
+    assert code == 0, err
+    # 14α + 1.75·64·β = 28 µs + 1.12 ns
+    assert float(out.splitlines()[-3 - 1].split()[5]) == pytest.approx(28.00, abs=0.01)
+    # α = β = 0 (what a one-rank log used to give): every size would take 0 s
+    zero = _old_style_file(tmp_path / "zero.json", 0.0, 0.0)
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", zero, "--ranks", 8)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "predicts 0 s" in err

@@ -283,12 +283,14 @@ def _check_line(log: Log, name: str, line: Line) -> None:
     """Refuse a fit whose constants are not positive, finite and determined, or whose rows do not
     lie on an α-β line (the thresholds above)."""
     where = f"log {log.path!r} ({name})"
+    two_level = "alpha_inter" in line.unknowns
     for u in line.unknowns:
         v = line.values[u]
         if not math.isfinite(v) or v <= 0:
-            raise InputError(f"{where}: the fitted {_GREEK[u]} is {v:.3g}, not a positive number: its latency- and "
-                             "bandwidth-bound rows do not follow T = a·α + b·β·S (a group that moves no data, "
-                             "or times that shrink with size?)")
+            why = ("with the single-node fit's α, β held, the intra-node part alone already takes (nearly) all of "
+                   "these times: are both logs from one machine?" if two_level else
+                   "its latency- and bandwidth-bound rows do not follow T = a·α + b·β·S")
+            raise InputError(f"{where}: the fitted {_GREEK[u]} is {v:.3g}, not a positive number: {why}")
     if line.rms > MAX_FIT_RMS:
         raise InputError(f"{where}: the α-β line misses the {len(line.chosen)} rows it was fitted to by "
                          f"{100 * line.rms:.1f} % RMS (more than {100 * MAX_FIT_RMS:.0f} %, half the latency band): "

@@ -588,3 +588,55 @@ def test_an_old_hardware_file_still_reads_and_one_predicting_nothing_is_refused(
     zero = _old_style_file(tmp_path / "zero.json", 0.0, 0.0)
     code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", zero, "--ranks", 8)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "predicts 0 s" in err
+
+
+def _hierarchical(alpha_inter, beta_inter, alpha=2.3e-6, beta=1 / 233e9):
+    """Two-level all-reduce on N = 16 ranks, G = 8 per node (reduce-scatter inside, all-reduce across,
+    all-gather inside): 2(G−1)α + 2(G−1)/G·S·β + 2(N/G−1)α_inter + 2(N/G−1)/(N/G)·(S/G)·β_inter,
+    which at N/G = 2 is 14α + 1.75·S·β + 2α_inter + S/8·β_inter (as in the two-level test above)."""
+    return lambda s: 14 * alpha + 1.75 * s * beta + 2 * alpha_inter + s / 8 * beta_inter
+
+
+@pytest.mark.parametrize("alpha_inter, recovered", [(5e-6, True), (0.05e-6, False)])
+def test_two_level_fit_recovers_or_refuses_alpha_inter_by_its_standard_error(tmp_path, capsys, alpha_inter,
+                                                                               recovered):
+    import random
+
+    # the single-node log exact (α = 2.3 µs, β = 1/233 GB/s held), the 2-node one off by ±2 %; an
+    # α_inter of 5 µs is 10 µs of a 42 µs latency row: found within 3 standard errors; one of 0.05 µs is
+    # 0.1 µs, far under the 2 % noise (0.8 µs): not determined, refused
+    draw = random.Random(0)
+    single, double = tmp_path / "in" / "one-node.log", tmp_path / "in" / "two-node.log"
+    single.parent.mkdir()
+    single.write_text(_log_text([(s, A100_LIKE(s)) for s in POWERS]))
+    model = _hierarchical(alpha_inter, 1 / 20e9)
+    double.write_text(_log_text([(s, model(s) * (1 + draw.uniform(-0.02, 0.02))) for s in POWERS], ranks=16, hosts=2))
+    if recovered:
+        code, out, err = run(capsys, "calibrate", single, double, "--json")
+        assert code == 0, err
+        two = next(f for f in json.loads(out)["collectives"] if f["algorithm"] == "hierarchical")
+        se = two["stderr"]
+        assert abs(two["alpha_inter"] - alpha_inter) <= 3 * se["alpha_inter"]
+        assert abs(two["beta_inter"] - 1 / 20e9) <= 3 * se["beta_inter"]
+    else:
+        err = _refused(capsys, tmp_path, single, double)
+        assert str(double) in err and "does not determine α_inter" in err
+
+
+def test_rows_scattered_off_any_line_are_refused_by_the_residual_rule():
+    # the rule itself (the row bands keep a log's own rows near a line, so no log reaches it
+    # alone): rows of a ring all-reduce alternately 30 % above and below T = 14α + 1.75·S·β miss
+    # any line by about 30 % RMS, over the 10 % the rule allows
+    import numpy as np
+
+    from symcomm import calibrate as cal
+    from symcomm.errors import InputError
+
+    sizes = np.array([2.0 ** k for k in range(6, 34)])
+    times = np.array([A100_LIKE(s) * (1.3 if i % 2 else 0.7) for i, s in enumerate(sizes)])
+    coefs = {"alpha": np.full_like(sizes, 14.0), "beta": 1.75 * sizes}
+    line = cal.fit_core(coefs, times, np.arange(len(sizes)))
+    assert line.rms > cal.MAX_FIT_RMS
+    log = ncclt.Log("scattered.log", ncclt.collective("all_reduce"), 8, 1, 8, (), ())
+    with pytest.raises(InputError, match="not an α-β line"):
+        cal._check_line(log, "ring", line)

@@ -731,6 +731,10 @@ def cmd_calibrate(args) -> int:
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
         check_output(args.plot, "--plot")
+        try:
+            import matplotlib
+        except ImportError:
+            raise InputError("--plot needs matplotlib: pip install 'symcomm[plots]'") from None
     if args.name is not None and not (0 < len(args.name) <= 200 and args.name.isprintable()):
         raise InputError("--name: give 1 to 200 printable characters")
     # everything is computed and checked before any file is written
@@ -746,8 +750,6 @@ def cmd_calibrate(args) -> int:
     image = None
     if args.plot is not None:
         import io
-
-        import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt

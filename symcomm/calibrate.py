@@ -205,10 +205,10 @@ def _check_algorithm(log: Log, name: str, two_level: bool) -> None:
 
 
 def _unbound(primitive: str, name: str) -> list[str]:
+    """The symbols of the algorithm's time that no log binds (gloo's segment size K)."""
     alg = catalog_algorithm(primitive, name)
-    return sorted(S.BY_SYMBOL[s].cli_name if s in S.BY_SYMBOL else str(s)
-                  for s in alg.cost.time.free_symbols if (S.BY_SYMBOL[s].cli_name if s in S.BY_SYMBOL else str(s))
-                  not in _BOUND)
+    names = (S.BY_SYMBOL[s].cli_name if s in S.BY_SYMBOL else str(s) for s in alg.cost.time.free_symbols)
+    return sorted(n for n in names if n not in _BOUND)
 
 
 def _two_level(primitive: str, name: str) -> bool:

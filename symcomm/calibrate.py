@@ -428,12 +428,12 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
 def cmd_calibrate(args) -> int:
     ranks = parse_whole("--ranks", args.ranks, least=1, most=1 << 20) if args.ranks else None
     gpn = parse_whole("--gpus-per-node", args.gpus_per_node, least=1, most=1024) if args.gpus_per_node else None
-    if args.output:
+    if args.output is not None:
         check_output(args.output, "-o")
-    if args.plot:
+    if args.plot is not None:
         check_output(args.plot, "--plot")
     fits = calibrate(args.logs, ranks, gpn, args.algorithm, args.collective)
-    if args.output:
+    if args.output is not None:
         from . import presets
 
         base = None
@@ -444,7 +444,7 @@ def cmd_calibrate(args) -> int:
         document = hardware_document(fits, base, name=args.name)
         presets.check_hardware_document(document, "-o")
         write_file(args.output, json.dumps(document, indent=2, ensure_ascii=False) + "\n", "-o")
-    if args.plot:
+    if args.plot is not None:
         from .plots import calibration_vs_measured
 
         import matplotlib
@@ -459,12 +459,12 @@ def cmd_calibrate(args) -> int:
         write_file(args.plot, buffer.getvalue(), "--plot")
     if args.json:
         payload = {"collectives": [f.as_dict() for f in fits]}
-        if args.output:
+        if args.output is not None:
             payload["hardware_file"] = str(args.output)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         print(report_text(fits))
-        if args.output:
+        if args.output is not None:
             print(f"\nwrote {args.output} (use it as --hardware {args.output})")
     return 0
 

@@ -216,7 +216,7 @@ def test_python_module_is_standalone(generated):
     tree = ast.parse((folder / "symcomm_formulas.py").read_text(encoding="utf-8"))
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported == {"math", "fractions"}
+    assert imported == {"math", "re", "reprlib", "fractions"}
     # -S: no site-packages, so no sympy and no symcomm
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import symcomm_formulas as f; "
             "print(f.all_reduce__ring__send(N=4, M=8), f.all_gather__bruck__alpha(N=6))")
@@ -619,3 +619,89 @@ def test_exported_functions_check_what_the_command_line_checks(tmp_path):
     assert module.all_reduce__recursive_doubling__send(N=8, M=16) == 48          # M·log₂N
     assert module.all_reduce__ring__send(N=4, M=16) == 24                        # 2·3/4·M
     assert isinstance(module.all_reduce__recursive_doubling__send(N=6.0, M=16.0), float)
+
+
+# -- bad arguments: the command line's words ------------------------------------------------------
+
+def _typed(value) -> str:
+    """How the value is written on the command line (``symcomm eval N=...``): text as it is, a float as
+    Python prints it, a Fraction as p/q, anything else as str() (True, None, [1])."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    return str(value)
+
+
+def _cli_error(capsys, *argv) -> str:
+    """The one line `symcomm eval ...` prints for bad input, without its "symcomm: error: " prefix."""
+    code = main(["eval", *argv])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2, err
+    return err.split("error: ", 1)[1]
+
+
+#: values no function may take, each one way a caller gets it wrong (the issue's list); the long
+#: text and the long int would fill the memory if they reached the formula ("9" * 10**6 * ...)
+BAD_VALUES = [
+    pytest.param("9" * 10 ** 6, id="str-of-a-million-digits"),
+    pytest.param("abc", id="str-not-a-number"),
+    pytest.param([1], id="list"),
+    pytest.param(True, id="bool"),
+    pytest.param(None, id="None"),
+    pytest.param(float("nan"), id="nan"),
+    pytest.param(float("inf"), id="inf"),
+    pytest.param(0, id="zero"),
+    pytest.param(-1, id="minus-one"),
+    pytest.param(1, id="one-rank-of-a-collective"),        # a collective needs N >= 2 (Subject.least)
+    pytest.param(2 ** 101, id="2**101"),
+    pytest.param(1.5, id="float-for-an-integer"),
+    pytest.param(Fraction(3, 2), id="Fraction-for-an-integer"),
+    pytest.param(1e-45, id="tiny-float"),
+    pytest.param(10 ** 300, id="int-of-301-digits"),
+]
+
+
+@pytest.fixture(scope="module")
+def checked_module(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("checked")
+    export("python", ["all_reduce__ring", "zero3"], path=folder / "checked_formulas.py")
+    return _load(folder / "checked_formulas.py", "checked_formulas")
+
+
+@pytest.mark.parametrize("value", BAD_VALUES)
+def test_exported_python_refuses_a_bad_argument_as_eval_does(capsys, checked_module, value):
+    want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", f"N={_typed(value)}", "M=8")
+    with pytest.raises(checked_module.InputError) as got:
+        checked_module.all_reduce__ring__send(N=value, M=8)
+    assert isinstance(got.value, ValueError) and str(got.value) == want
+    assert "\n" not in str(got.value)
+
+
+@pytest.mark.parametrize("name, value", [("N", 0), ("N", 1.5), ("Phi", -1), ("Phi", "2**101"), ("N", True)])
+def test_exported_strategy_refuses_a_bad_argument_as_eval_does(capsys, checked_module, name, value):
+    # a strategy's N may be 1 (one GPU): the bound is the subject's, not the collective's 2
+    values = {"Phi": 10 ** 9, "N": 8, name: value}
+    want = _cli_error(capsys, "zero3", *(f"{k}={_typed(v)}" for k, v in values.items()))
+    with pytest.raises(checked_module.InputError) as got:
+        checked_module.zero3__send(**values)
+    assert str(got.value) == want
+
+
+@pytest.mark.parametrize("value", [-1.0, 2.0 ** 101, 1e-31, "x", None])
+def test_exported_time_refuses_a_bad_alpha_as_eval_does(capsys, checked_module, value):
+    want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", "N=8", "M=8", f"alpha={_typed(value)}",
+                      "beta=0", "gamma=0")
+    with pytest.raises(checked_module.InputError) as got:
+        checked_module.all_reduce__ring__time(N=8, M=8, alpha=value, beta=0, gamma=0)
+    assert str(got.value) == want
+
+
+def test_exported_python_reads_text_and_numbers_as_eval_does(checked_module):
+    f = checked_module.all_reduce__ring__send
+    # 2·(N−1)/N·M at N=4, M=8: 12, whichever way the numbers are written
+    assert f(N=4, M=8) == f(N="4", M="2**3") == f(N=Fraction(4), M=8) == 12
+    assert f(N=4.0, M=8.0) == 12.0 and isinstance(f(N=4.0, M=8.0), float)   # floats stay floats
+    assert checked_module.zero3__send(Phi=10 ** 9, N=1) == 0                 # one GPU sends nothing

@@ -318,17 +318,61 @@ def test_c_log2_helpers_are_exact(tmp_path):
     header = tmp_path / "h.h"
     export("c", ["all_gather__bruck__alpha", "all_reduce__recursive_doubling__alpha"], path=header)
     ns = [1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 2 ** 40, 2 ** 40 + 1]
-    body = "\n".join(f'    printf("%.17g %.17g\\n", all_gather__bruck__alpha({n}.0), '
-                     f'all_reduce__recursive_doubling__alpha({n}.0));' for n in ns)
+    # the helpers themselves: a collective's function refuses N = 1 (NAN), as symcomm eval does
+    body = "\n".join(f'    printf("%.17g %.17g\\n", symcomm_ceil_log2({n}.0), symcomm_log2({n}.0));' for n in ns)
+    body += "\n" + "\n".join(f'    printf("%.17g %.17g\\n", all_gather__bruck__alpha({n}.0), '
+                              f'all_reduce__recursive_doubling__alpha({n}.0));' for n in ns)
     (tmp_path / "m.c").write_text(f'#include <stdio.h>\n#include "h.h"\nint main(void)\n{{\n{body}\n    return 0;\n}}\n')
     subprocess.run([_compiler(), "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "m"), str(tmp_path / "m.c"),
                     "-lm"], check=True, cwd=tmp_path)
     rows = subprocess.run([str(tmp_path / "m")], capture_output=True, text=True, check=True).stdout.splitlines()
-    for n, row in zip(ns, rows):
-        ceil_log2, log2n = map(float, row.split())
-        assert ceil_log2 == min(k for k in range(64) if 2 ** k >= n)  # ⌈log₂n⌉ by its definition
-        if n & (n - 1) == 0:
-            assert log2n == n.bit_length() - 1
+    assert len(rows) == 2 * len(ns)
+    for n, helpers, formulas_row in zip(ns, rows, rows[len(ns):]):
+        for row in (helpers, formulas_row) if n >= 2 else (helpers,):
+            ceil_log2, log2n = map(float, row.split())
+            assert ceil_log2 == min(k for k in range(64) if 2 ** k >= n)  # ⌈log₂n⌉ by its definition
+            if n & (n - 1) == 0:
+                assert log2n == n.bit_length() - 1
+        if n == 1:
+            assert all(math.isnan(float(x)) for x in formulas_row.split())
+
+
+#: N values as C doubles (their C spelling, their value): in range, out of range, not finite
+C_VALUES = [("0.0", 0), ("-1.0", -1), ("1.0", 1), ("1.5", 1.5), ("2.0", 2), ("8.0", 8), ("0x1p100", 2 ** 100),
+            ("0x1p101", 2 ** 101), ("1e-45", 1e-45), ("NAN", float("nan")), ("INFINITY", float("inf")),
+            ("-INFINITY", float("-inf"))]
+
+
+@pytest.mark.skipif(_compiler() is None, reason="no C compiler")
+def test_c_gives_nan_exactly_where_eval_refuses_the_value(tmp_path):
+    # C has no exceptions: an argument the command line refuses gives NAN, not a number computed
+    # from it (N = 0 divided by zero; ⌈log₂0⌉ came out as 0)
+    import symcomm
+
+    export("c", ["all_reduce__ring__send", "all_reduce__recursive_doubling__alpha", "zero3__send"],
+           path=tmp_path / "h.h")
+    calls = [("all_reduce__ring__send", "all_reduce", "ring", {"N": n, "M": "0x1p100"}, {"M": 2 ** 100})
+             for n in C_VALUES]
+    calls += [("all_reduce__recursive_doubling__alpha", "all_reduce", "recursive_doubling", {"N": n}, {"M": 2 ** 100})
+              for n in C_VALUES]
+    calls += [("zero3__send", "zero3", None, {"Phi": "1e9", "N": n}, {"Phi": 10 ** 9}) for n in C_VALUES]
+    lines = [f'    printf("%.17g\\n", {fn}({", ".join(v if isinstance(v, str) else v[0] for v in args.values())}));'
+             for fn, _, _, args, _ in calls]
+    (tmp_path / "m.c").write_text('#include <stdio.h>\n#include "h.h"\nint main(void)\n{\n' + "\n".join(lines)
+                                  + "\n    return 0;\n}\n")
+    subprocess.run([_compiler(), "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "m"), str(tmp_path / "m.c"),
+                    "-lm"], check=True, cwd=tmp_path)
+    rows = subprocess.run([str(tmp_path / "m")], capture_output=True, text=True, check=True).stdout.split()
+    assert len(rows) == len(calls)
+    for (fn, name, algorithm, args, others), row in zip(calls, rows):
+        n = args["N"][1]
+        given = {**others, "N": repr(n) if isinstance(n, float) else n}
+        try:
+            symcomm.evaluate(name, algorithm=algorithm, **given)
+            refused = False
+        except ValueError:
+            refused = True
+        assert math.isnan(float(row)) == refused, (fn, args["N"][0], row)
 
 
 # -- JSON ------------------------------------------------------------------------------------------

@@ -10,11 +10,12 @@ object of values can serve every function.
 model's peak, η, HBM bandwidth, κ) is a count: ``send``, ``recv``, ``total``, the α/β/γ
 coefficients, the extras.  It is computed exactly, as :func:`symcomm.evaluate.exact` does:
 
-* every argument is read as an exact value: a ``BigInt``; a ``Number`` that is a safe integer
-  (|x| ≤ 2⁵³ − 1; a larger one is refused with a ``RangeError``, since it may already be
-  rounded); any other finite ``Number`` as the decimal it prints as (``1.25`` is 5/4,
-  ``0.1`` is 1/10); a string ``"123"``, ``"3/4"``, ``"1.25"``, ``"2.5e3"``; or ``{num, den}``
-  with ``BigInt`` fields (a result of another function);
+* every argument is read as an exact value, as ``symcomm eval`` would read it typed (a port of
+  :func:`symcomm.inputs.parse_fraction`: the same grammar, bounds and messages): a ``BigInt`` as
+  its digits; a ``Number`` as it prints (``1.25`` is 5/4, ``0.1`` is 1/10; an integer above
+  2⁵³ − 1 is refused with a ``RangeError``, since it may already be rounded); a string by the
+  command line's grammar (``"123"``, ``"3/4"``, ``"2**30"``, ``"2.5e3"``); or ``{num, den}`` with
+  ``BigInt`` fields (a result of another function) as ``"num/den"``;
 * every intermediate value is a ``BigInt`` or an exact rational (a ``BigInt`` numerator and
   denominator in lowest terms): sums, products, quotients and integer powers through the
   module's helpers ``_add``, ``_mul``, ``_pow``, ``_q``; comparisons (Piecewise, Min, Max),
@@ -35,8 +36,15 @@ and a time is within a few rounding errors of the exact value.
 **Requirements.**  Each function checks the requirements of :attr:`Formula.checks` whose
 symbols it takes (a power of two, a multiple of N, a divisible layout, ...) on the exact
 values of its arguments, before computing, and throws a ``RangeError``
-whose message is the one ``symcomm eval`` prints for the same values.  A missing argument or a
-value of the wrong type throws a ``TypeError``.
+whose message is the one ``symcomm eval`` prints for the same values.
+
+**Arguments.**  Each argument is checked first, as the command line checks it: more than 200
+characters, not a number (``NaN``, ``"abc"``), a magnitude above 2¹⁰⁰, a nonzero one below
+10⁻³⁰, a non-whole value for an integer symbol, or one below its least (N ≥ 2 for a collective,
+1 for another whole number, 0 for α, β, ...) throws a ``RangeError`` with the one line ``symcomm
+eval`` prints for that value typed as ``String(x)``; a boolean, ``null``, an array or another
+object throws a ``TypeError`` with the same words; a missing argument a ``TypeError``.  (G is
+named ``G`` only, where the command line also says ``gpus_per_node``.)
 """
 
 from __future__ import annotations
@@ -574,6 +582,9 @@ def to_javascript(chosen: list[Formula]) -> str:
               " * read as Numbers and only the arithmetic touching them is float; their coefficients are exact.",
               " * Requirements (a power of two, a multiple of N, a divisible layout, ...) are checked on the exact",
               " * values: a RangeError with the message symcomm eval prints. A missing argument: a TypeError.",
+              " * Each argument is checked as symcomm eval checks it (its grammar, its bounds: at most 2**100, N >= 2",
+              " * for a collective, a whole number for an integer): a RangeError with the command line's message, a",
+              " * TypeError (same words) for a boolean, null, an array or another object.",
               " */",
               "",
               _HELPERS.strip("\n"),

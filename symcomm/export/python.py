@@ -21,7 +21,8 @@ Then the requirements (a power of two, a multiple of N, ...) are checked on exac
 exception: a parameter the command line also accepts as ``gpus_per_node`` is named ``G`` only.
 
 **numpy** (``numpy=True``, this format's one option).  Float arithmetic, vectorised over
-arrays; the module imports ``numpy`` only.
+arrays; the module imports ``numpy`` only.  Its arguments are arrays, so they are not checked
+(neither bounds nor requirements): check the values before, e.g. with the exact module.
 """
 
 from __future__ import annotations

@@ -749,3 +749,8 @@ def test_exported_python_reads_text_and_numbers_as_eval_does(checked_module):
     assert f(N=4, M=8) == f(N="4", M="2**3") == f(N=Fraction(4), M=8) == 12
     assert f(N=4.0, M=8.0) == 12.0 and isinstance(f(N=4.0, M=8.0), float)   # floats stay floats
     assert checked_module.zero3__send(Phi=10 ** 9, N=1) == 0                 # one GPU sends nothing
+    numpy = pytest.importorskip("numpy")
+    # numpy scalars: an integer is the int it holds, a float64 the float (its repr is np.float64(4.0))
+    assert f(N=numpy.int64(4), M=8) == 12 and f(N=numpy.float64(4.0), M=8) == 12.0
+    with pytest.raises(checked_module.InputError, match=r"^N='np.True_' is not a number"):
+        f(N=numpy.True_, M=8)

@@ -192,11 +192,17 @@ def _text(n):
 def _arg(key, x, integer, least):
     """x if `symcomm eval` accepts key=x, else InputError with its message.
 
-    x is read as the command line would read it typed: an int or a Fraction exactly (p/q), a
-    float as it prints (repr: 1.5, 1e-35, nan), text by the command line's grammar (8, 2**30,
-    3/4, 5e-6; at most 200 characters); a bool, None, a list or anything else is not a number.
+    x is read as the command line would read it typed: an int (or a numpy integer) or a Fraction
+    exactly (p/q), a float as it prints (repr: 1.5, 1e-35, nan), text by the command line's
+    grammar (8, 2**30, 3/4, 5e-6; at most 200 characters); a bool, None, a list or anything else
+    is not a number.
     Text is returned as the exact value it names; numbers are returned as given.
     """
+    if not isinstance(x, (int, float, Fraction, str)) and hasattr(type(x), "__index__"):
+        try:
+            x = type(x).__index__(x)      # a numpy integer reads as the int it holds
+        except TypeError:
+            pass
     if isinstance(x, bool) or not isinstance(x, (int, float, Fraction, str)):
         raise _not_a_number(key, reprlib.repr(x))
     if isinstance(x, int):
@@ -204,7 +210,7 @@ def _arg(key, x, integer, least):
     elif isinstance(x, Fraction):
         text = _text(x.numerator) + ("" if x.denominator == 1 else "/" + _text(x.denominator))
     elif isinstance(x, float):
-        text = repr(x)
+        text = float.__repr__(x)          # numpy's float64 prints as np.float64(...)
     else:
         text = x
     if len(text) > MAX_TEXT:

@@ -106,16 +106,21 @@ def _tables() -> tuple:
     summary = Table(
         "The fitted constants",
         ("quantity", "value", "unit", "against the log"),
-        (("α (per message)", f"{whole.alpha * 1e6:.3f}", "µs",
+        (("α (per message)", f"{whole.alpha * 1e6:.3f} ± {whole.stderr['alpha'] * 1e6:.3f}", "µs",
           f"2(N−1)α = {2 * (n - 1) * whole.alpha * 1e6:.1f} µs; the {smallest['bytes']} B row took "
           f"{smallest['measured_time'] * 1e6:.2f} µs"),
-         ("β (per byte)", f"{whole.beta:.4g}", "s/byte", ""),
-         ("1/β (per direction)", f"{whole.bandwidth / 1e9:.2f}", "GB/s",
+         ("β (per byte)", f"{whole.beta:.4g} ± {whole.stderr['beta']:.2g}", "s/byte",
+          "± one standard error of the least squares (from the fit's own scatter)"),
+         ("1/β (per direction)", f"{whole.bandwidth / 1e9:.2f} ± {whole.stderr['beta'] / whole.beta ** 2 / 1e9:.2f}",
+          "GB/s",
           f"busbw {largest['measured_busbw'] / 1e9:.2f} GB/s at {largest['bytes']:,} B "
           f"({100 * (whole.bandwidth / largest['measured_busbw'] - 1):+.1f} %)"),
          ("γ", "0", "s/byte", "folded into β (a fit at one N sees β + γ/2)"),
          ("relative RMS of the α-β fit", f"{100 * whole.rms:.2f}", "%",
-          f"over the {len(whole.fitted_rows)} latency and bandwidth rows")),
+          f"over the {len(whole.fitted_rows)} latency and bandwidth rows it was fitted to; "
+          f"{100 * whole.rms_all:.1f} % over all {len(whole.rows)} rows"),
+         ("sizes measured", f"{whole.size_range[0]:,} to {whole.size_range[1]:,}", "B",
+          "where the calibration holds; beyond them its efficiency curve is extrapolated")),
         caption=(f"all_reduce on {n} ranks, catalog ring formula, fitted by weighted least squares in relative "
                  "error on the rows where one term dominates (time within 20 % of the smallest; busbw within 5 % "
                  "of the largest). Reproduce: symcomm calibrate derivations/data/nccl-tests/a100-1node-all_reduce.log."),

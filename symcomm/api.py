@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import sympy as sp
 
 from . import symbols as S
+from . import notes
 from .algorithms import algorithms_of
 from .errors import InputError
 from .evaluate import exact, plain
@@ -83,6 +83,15 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
     return values, options
 
 
+def parse_value(key: str, text, least: int = 1):
+    """One KEY=VALUE value, exactly: a time constant as a real number, a symbol as its kind
+    (whole for integer symbols, at least ``least``); InputError naming the parameter."""
+    if key in _TIME_NAMES:
+        return parse_number(key, text, integer=False)
+    sym = S.symbol(key)
+    return parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=least)
+
+
 def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset = frozenset()) -> tuple[dict, dict]:
     """Check names and parse values: (symbol → exact value, time symbol → value).  With
     ``check`` False the values are not checked against the subject's requirements (the
@@ -94,13 +103,12 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     values, times, unused = {}, {}, []
     for key, text in texts.items():
         if key in _TIME_NAMES:
-            times[S.symbol(key)] = parse_number(key, text, integer=False)
+            times[S.symbol(key)] = parse_value(key, text)
         elif key in needed_names or (target.open_symbols and key in S.SYMBOLS):
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
-            values[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer),
-                                       least=target.least.get(sym, 1))
+            values[sym] = parse_value(key, text, least=target.least.get(sym, 1))
             if key not in needed_names and key not in also_used:
                 unused.append(key)
         else:
@@ -114,7 +122,7 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     if problems:
         raise UsageError(problems[0])
     if unused:
-        print(f"symcomm: note: {', '.join(unused)} not used by {target.label}", file=sys.stderr)
+        notes.add(f"{', '.join(unused)} not used by {target.label}")
     if times:
         absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
         if absent:
@@ -179,16 +187,15 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
         raise UsageError(str(err)) from None
     out = dict(option_texts)
     if "gqa" in wanted and model.kv_heads < model.heads:
-        print(f"symcomm: note: gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
-              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", file=sys.stderr)
+        notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
+              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
         out["gqa"] = "1"
     if "embeddings" in wanted:
-        print(f"symcomm: note: embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
-              "counts them; give embeddings=0 to leave them out", file=sys.stderr)
+        notes.add(f"embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
+              "counts them; give embeddings=0 to leave them out", restates_default=True)
         out["embeddings"] = "1"
     if "tied" in wanted and model.tied:
-        print(f"symcomm: note: tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie",
-              file=sys.stderr)
+        notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
         out["tied"] = "1"
     return out
 
@@ -241,8 +248,8 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
     sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
     if dtype is None and (sized or any(key in out for key in _TIME_NAMES)):
         dtype = "bf16"
-        print("symcomm: note: --dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
-              "--dtype to change it", file=sys.stderr)
+        notes.add("--dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
+              "--dtype to change it", restates_default=True)
     if sized:
         try:
             nbytes = parse_size_bytes("M", out["M"])
@@ -320,8 +327,7 @@ def _phi_from_shape(texts: dict, gated: bool) -> dict:
                                kv_heads=int(n["h_kv"] * n["a"] // n["h"]), ffn=int(n["F"]), vocab=int(n["V"]),
                                seq=int(n["s"]))
     phi = shape_only.parameters
-    print(f"symcomm: note: Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)",
-          file=sys.stderr)
+    notes.add(f"Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)", restates_default=True)
     return {**texts, "Phi": str(phi)}
 
 
@@ -372,6 +378,27 @@ def _summed(terms):
 
 
 
+def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: frozenset = frozenset(),
+          check: bool = True, also_used: frozenset = frozenset(), gpus_per_node: str | None = None) -> tuple[dict, dict, str | None]:
+    """(symbol → exact value, time symbol → value, dtype): ``target`` at the KEY=VALUE ``texts``
+    (units already converted) completed from the presets of ``args`` (model, model_config,
+    hardware: which link each level uses is ``presets.link_values``' rule, on nodes of
+    ``gpus_per_node`` GPUs — default the G in ``texts`` — else the preset's), then checked by
+    :func:`bind`.  The one binding ``eval`` and ``compare`` share; what the user is told goes to
+    :mod:`symcomm.notes`."""
+    model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
+    if model or config or hardware:  # presets fill values; KEY=VALUE wins
+        from .presets import fill_from_presets
+        texts, dtype = fill_from_presets(target, texts, model_name=model, config_path=config,
+                                         hardware_name=hardware, dtype=dtype,
+                                         gpus_per_node=gpus_per_node or texts.get("G"))
+    if "s" in texts and "s" not in typed and (model or config):
+        notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
+             "the length you train at")
+    values, times = bind(target, texts, check=check, also_used=also_used)
+    return values, times, dtype
+
+
 def eval_payload(args) -> dict:
     """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
     name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
@@ -390,16 +417,10 @@ def eval_payload(args) -> dict:
     target = subject(args.name, args.algorithm, **option_texts)
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
-    if args.model or args.model_config or args.hardware:  # presets fill values; KEY=VALUE wins
-        from .presets import fill_from_presets
-        texts, dtype = fill_from_presets(target, texts, model_name=args.model, config_path=args.model_config,
-                                         hardware_name=args.hardware, dtype=dtype)
-    if "s" in texts and "s" not in typed and (args.model or args.model_config):
-        print(f"symcomm: note: s={texts['s']} is the preset's sequence length (its context window); give s= for "
-              "the length you train at", file=sys.stderr)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
     step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
-    values, times = bind(target, texts, check=not args.backend, also_used=step_names)
+    values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
+                                 also_used=step_names)
     if args.backend:  # what that library runs for each collective (symcomm.profiles)
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
         problems = target.problems(values)   # the requirements of what the backend runs
@@ -436,57 +457,71 @@ def eval_payload(args) -> dict:
 
 
 def compare_payload(args) -> dict:
-    """What ``symcomm compare`` answers, as the JSON document."""
-    """Every algorithm of a primitive side by side at N and M: counts, time, the best, and which
-    algorithm is fastest over which range of message sizes (where they cross)."""
+    """What ``symcomm compare`` answers, as the JSON document: every algorithm of a primitive side
+    by side at N and M — counts, time, the best — and which algorithm is fastest over which range
+    of message sizes (where they cross).
+
+    Each algorithm is bound and evaluated exactly as ``eval --algorithm A`` evaluates it
+    (:func:`bound`, :func:`_costs_at`): the same hardware fill (each level of a two-level
+    algorithm at its own link, G the preset's GPUs per node), the same symbols (C, K, G where
+    the algorithm needs them), the same refusals — an algorithm ``eval`` would refuse with
+    these values (a power of two, a missing C or α_inter) is listed in ``skipped`` with eval's
+    words.  The curves over M use the same bound values with M varied."""
     import numpy as np
 
     from .evaluate import fast
 
     if args.name not in PRIMITIVES:
         raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
+    targets = [subject(args.name, alg.name) for alg in algorithms_of(args.name)]
     texts, _ = split_assignments(args.assignments, set())
-    texts, dtype, _derived = _with_units(texts, args.dtype)
-    if args.hardware:
-        from .presets import fill_from_presets
-
-        texts, dtype = fill_from_presets(subject(args.name), texts, hardware_name=args.hardware, dtype=dtype)
-    dtype = dtype or "bf16"
-    scale = bytes_per_element(dtype)
-    missing = [key for key in ("N", "M", "alpha", "beta") if key not in texts]
+    typed = set(texts)
+    # what some algorithm of the primitive takes; a name none takes is a typo, refused at once
+    takes = {S.BY_SYMBOL[x].cli_name for t in targets for x in t.symbols() if x in S.BY_SYMBOL}
+    allowed = sorted(takes) + sorted(_TIME_NAMES) + ["bw", "bw_inter"]
+    for key in texts:
+        if key not in allowed:
+            raise UsageError(f"unknown parameter {_SPELLED.get(key, key)!r} for compare {args.name}; allowed: "
+                             f"{', '.join(allowed)}")
+    texts, dtype, derived = _with_units(texts, args.dtype)
+    least = {sym: n for t in targets for sym, n in t.least.items()}
+    for key, text in texts.items():   # a value that is not a number is refused, not skipped per algorithm
+        parse_value(key, text, least=least.get(S.symbol(key), 1) if key in S.SYMBOLS else 1)
+    # the single-level time constants some algorithm uses are needed (as eval needs them); the
+    # inter-node pair only by the two-level algorithms, which are skipped (eval's words) without it
+    single = [S.BY_SYMBOL[sym].cli_name for sym in (S.alpha, S.beta, S.gamma)
+              if any(coef != 0 for t in targets for x, coef in t.cost.coefficients if x == sym)]
+    shape = [key for key in ("N", "M") if key in takes]       # send_recv has no N: two ranks
+    missing = [key for key in (*shape, *single) if key not in texts and not (args.hardware and key in single)]
     if missing:
-        raise UsageError(f"missing {', '.join(missing)}: compare needs N, M and the time constants (alpha, beta; "
-                         "or --hardware); " + TIME_RULE)
-    numbers = {}
-    for key, text in texts.items():
-        if key in _TIME_NAMES:
-            numbers[key] = float(parse_number(key, text, integer=False)) * (1 if key in ("alpha", "alpha_inter") else scale)
-        elif key in ("N", "M", "G"):
-            numbers[key] = int(parse_number(_SPELLED.get(key, key), text, integer=True))
-        else:
-            raise UsageError(f"unknown parameter {key!r} for compare; allowed: N, M, G, alpha, beta, gamma, "
-                             "alpha_inter, beta_inter, bw, bw_inter")
-    numbers.setdefault("gamma", 0.0)
-    numbers.setdefault("G", numbers["N"])
-    numbers.setdefault("alpha_inter", numbers["alpha"])
-    numbers.setdefault("beta_inter", numbers["beta"])
-    rows, curves, skipped = [], {}, []
+        raise UsageError(f"missing {', '.join(missing)}: compare {args.name} needs {', '.join(shape)} and "
+                         f"{', '.join(single)} (or --hardware); " + TIME_RULE)
+    dtype = dtype or "bf16"
+    rows, curves, skipped, points = [], {}, [], {}
     sizes = np.unique(np.round(2.0 ** np.arange(0, 41, 0.25)))          # 1 to 2**40 elements
-    for alg in algorithms_of(args.name):
-        target = subject(args.name, alg.name)
-        point = {S.symbol(k): sp.Integer(v) for k, v in numbers.items() if k in ("N", "M", "G")}
-        problems = target.problems(point)
-        if problems:
-            skipped.append(f"{alg.name}: {problems[0]}")
+    scale = bytes_per_element(dtype)
+    for target in targets:
+        own = {key: text for key, text in texts.items() if key in _TIME_NAMES or S.symbol(key) in target.symbols()}
+        try:
+            # a typed G places every algorithm's ranks on nodes of G GPUs, not only the two-level ones
+            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed), gpus_per_node=texts.get("G"))
+        except InputError as err:
+            skipped.append(f"{target.algorithm}: {err}")
             continue
-        cost = target.cost
-        time = fast(cost.time)
-        counts = {key: plain(exact(expr, point)) for key, expr in cost.fields().items()
-                  if key in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
-        rows.append({"algorithm": alg.name, **counts, "time": float(time(**numbers))})
-        curves[alg.name] = np.asarray(time(**{**numbers, "M": sizes}), dtype=float) * np.ones_like(sizes)
+        result = _costs_at(target, values, times, scale, in_bytes=True)     # what eval prints
+        rows.append({"algorithm": target.algorithm, **{key: plain(val) for key, val in result.items()},
+                     "values": {S.BY_SYMBOL[sym].cli_name: plain(val) for sym, val in values.items()},
+                     "inputs": _inputs(SimpleNamespace(model=None, model_config=None, hardware=args.hardware,
+                                                       dtype=args.dtype), values, times, typed, derived, dtype)})
+        # the same point as floats for the curves over M: β, γ per element of dtype, as in eval's sum
+        point = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
+        point.update({S.BY_SYMBOL[sym].cli_name: float(val) * (1 if sym in _PER_MESSAGE else scale)
+                      for sym, val in times.items()})
+        points[target.algorithm] = (fast(target.cost.time), point)
+        timer = points[target.algorithm][0]
+        curves[target.algorithm] = np.asarray(timer(**{**point, "M": sizes}), dtype=float) * np.ones_like(sizes)
     if not rows:
-        raise UsageError(f"no algorithm of {args.name} runs on N={numbers['N']}: " + "; ".join(skipped))
+        raise UsageError(f"no algorithm of {args.name} runs with these values: " + "; ".join(skipped))
     best = min(rows, key=lambda r: r["time"])
     # in-network reduction needs a switch that adds (NVLink SHARP, IB SHARP): the ranges are drawn
     # among the algorithms any cluster runs, with it named apart
@@ -501,23 +536,28 @@ def compare_payload(args) -> dict:
             ranges.append({"algorithm": names[winner[start]], "from_elements": int(sizes[start]),
                            "to_elements": int(sizes[i - 1])})
             start = i
-    timers = {alg.name: fast(subject(args.name, alg.name).cost.time) for alg in algorithms_of(args.name)
-              if alg.name in names}
+
+    def at(name: str, size: float) -> float:
+        timer, point = points[name]
+        return float(timer(**{**point, "M": size}))
+
     for before, after in zip(ranges, ranges[1:]):
         # where the two lines cross, by bisection on M between the grid points that bracket it
         low, high = float(before["to_elements"]), float(after["from_elements"])
-        gap = lambda size: (float(timers[before["algorithm"]](**{**numbers, "M": size}))
-                            - float(timers[after["algorithm"]](**{**numbers, "M": size})))
         for _ in range(80):
             middle = (low * high) ** 0.5
-            low, high = (middle, high) if gap(middle) < 0 else (low, middle)
+            gap = at(before["algorithm"], middle) - at(after["algorithm"], middle)
+            low, high = (middle, high) if gap < 0 else (low, middle)
         after["crossover_elements"] = high
-    out = {"primitive": args.name, "N": numbers["N"], "M": numbers["M"], "dtype": dtype,
-           "bytes_per_element": scale,
-           "values": numbers,
-           "units": {"time": "s", "alpha": "messages", "beta": "elements moved", "gamma": "elements reduced",
-                     "values": "N, M, G: ranks, elements; alpha, alpha_inter: s/message; beta, beta_inter, gamma: "
-                               "s/element of dtype",
+    n, m = (int(parse_value(key, texts[key], least=least.get(S.symbol(key), 1))) if key in shape else None
+            for key in ("N", "M"))
+    unit = "bytes"
+    counts = _units({key: None for row in rows for key in row}, {}, unit)
+    out = {"primitive": args.name, "N": n, "M": m, "dtype": dtype, "bytes_per_element": scale, "unit": unit,
+           "units": {**counts, "M": "elements", "N": "ranks",
+                     "values": "each row's symbol values (N ranks, M elements, G ranks per node, C chunks, "
+                               "K elements), as eval --json gives them",
+                     "inputs": "each row's inputs with unit and source, as eval --json gives them",
                      "from_elements": "elements", "to_elements": "elements", "crossover_elements": "elements"},
            "best": best["algorithm"], "algorithms": rows, "fastest_by_message_size": ranges,
            "ranges_leave_out": [n for n in curves if n not in names], "skipped": skipped}
@@ -547,6 +587,8 @@ class Result:
 
     kind: str
     data: dict = field(repr=False)
+    #: what the command would print beside the answer (symcomm.notes), every one, defaults included
+    notes: tuple[str, ...] = ()
 
     def __getitem__(self, key):
         return self.data[key]
@@ -601,10 +643,11 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     """
     args = SimpleNamespace(name=name, assignments=_words(values), algorithm=algorithm, dtype=dtype,
                            backend=backend, model=model, model_config=model_config, hardware=hardware)
-    data = eval_payload(args)
+    with notes.collected() as said:
+        data = eval_payload(args)
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
-    return Result("evaluation", data)
+    return Result("evaluation", data, tuple(n.text for n in said))
 
 
 def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = None, **values) -> Result:
@@ -612,12 +655,14 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
     the best, and the fastest algorithm by message size with the sizes where they cross.
 
     >>> import symcomm
-    >>> r = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", dtype="bf16")
+    >>> r = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", gamma=0, dtype="bf16")
     >>> [x["algorithm"] for x in r["fastest_by_message_size"]]
     ['recursive_doubling', 'rabenseifner']
     """
     args = SimpleNamespace(name=primitive, assignments=_words(values), dtype=dtype, hardware=hardware, json=True)
-    return Result("comparison", compare_payload(args))
+    with notes.collected() as said:
+        data = compare_payload(args)
+    return Result("comparison", data, tuple(n.text for n in said))
 
 
 def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int = 10, **options) -> Result:

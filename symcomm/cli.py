@@ -20,6 +20,7 @@ from . import symbols as S
 from .algorithms import algorithms_of
 from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, Parser as _Parser, _strategies, compare_payload, eval_payload,
                   split_assignments)
+from . import notes
 from .errors import SymcommError
 from .evaluate import exact, plain
 from .inputs import parse_number
@@ -158,17 +159,24 @@ def cmd_show(args) -> int:
 def cmd_compare(args) -> int:
     """Every algorithm of a primitive side by side (symcomm.api.compare_payload), printed."""
     out = compare_payload(args)
-    numbers, rows, ranges, skipped = out["values"], out["algorithms"], out["fastest_by_message_size"], out["skipped"]
+    rows, ranges, skipped = out["algorithms"], out["fastest_by_message_size"], out["skipped"]
     best, dtype, scale = next(r for r in rows if r["algorithm"] == out["best"]), out["dtype"], out["bytes_per_element"]
     if args.json:
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
         return 0
-    print(f"{args.name} on N={numbers['N']}, M={numbers['M']:,} elements ({dtype}): α, β, γ counts and time")
-    print(f"  {'algorithm':<26} {'α count':>10} {'β count':>16} {'γ count':>16} {'time':>10}")
+    # the counts eval prints, in bytes of dtype; the inter-node pair only when a two-level algorithm ran
+    columns = [("alpha", "α msgs", 8), ("beta", "β bytes", 16), ("gamma", "γ bytes", 16)]
+    if any("alpha_inter" in r for r in rows):
+        columns += [("alpha_inter", "α_inter msgs", 13), ("beta_inter", "β_inter bytes", 16)]
+    group = f"N={out['N']}, " if out["N"] is not None else "2 ranks, "
+    print(f"{args.name} on {group}M={out['M']:,} elements ({dtype}, {scale} bytes each): counts on the "
+          "critical path and time, each algorithm evaluated as eval --algorithm evaluates it")
+    print(f"  {'algorithm':<24}" + "".join(f" {title:>{width}}" for _, title, width in columns) + f" {'time':>10}")
     for r in sorted(rows, key=lambda r: r["time"]):
         mark = "  ← best" if r is best else ""
-        print(f"  {r['algorithm']:<26} {r.get('alpha', 0):>10,} {r.get('beta', 0):>16,} {r.get('gamma', 0):>16,} "
-              f"{human_time(r['time']):>10}{mark}")
+        print(f"  {r['algorithm']:<24}" + "".join(f" {r[key]:>{width},}" if key in r else f" {'–':>{width}}"
+                                                  for key, _, width in columns)
+              + f" {human_time(r['time']):>10}{mark}")
     print("  fastest by message size among host-based algorithms (elements; where the lines cross):")
     for r in ranges:
         crossing = (f"   (overtakes at M ≈ {r['crossover_elements']:,.0f} elements, "
@@ -316,9 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="every algorithm of a primitive side by side at N and M, the best marked, "
                                        "and where they cross")
     p.add_argument("name", help="a primitive (symcomm list shows them)")
-    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE", help="N, M (M=1GiB allowed), G; " + TIME_RULE)
+    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                   help="N, M (M=1GiB allowed), and G, C, K for the algorithms that take them (as eval); " + TIME_RULE)
     p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 by default")
-    p.add_argument("--hardware", help="a hardware preset or file: fills alpha, beta, gamma and their inter-node pair")
+    p.add_argument("--hardware", help="a hardware preset or file: fills alpha, beta, gamma, their inter-node pair and G, "
+                                      "as for eval (a flat group over nodes at the inter-node link)")
     p.add_argument("--json", action="store_true", help="one JSON document (seconds, elements)")
     p.set_defaults(run=cmd_compare)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
@@ -327,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     for path in SUBCOMMANDS:
         module, _, function = path.partition(":")
         getattr(importlib.import_module(module), function)(sub)
+    for command in sub.choices.values():
+        notes.add_flag(command)
     return parser
 
 
@@ -344,7 +356,12 @@ def main(argv: list[str] | None = None) -> int:
             args.assignments = list(args.assignments) + extra
         if getattr(args, "dtype", None):
             bytes_per_element(args.dtype)
-        return args.run(args)
+        with notes.collected() as said:
+            code = args.run(args)
+        # after the answer, and never before a refusal (which leaves this block by its exception)
+        for line in notes.shown(said, getattr(args, "verbose", False)):
+            print(line, file=sys.stderr)
+        return code
     except (SymcommError, ValueError) as err:
         print(f"symcomm: error: {_one_line(err)}", file=sys.stderr)
         return 2

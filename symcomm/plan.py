@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import notes
 from .errors import InputError
 from .inputs import parse_real, parse_whole
 from .units import bytes_per_element, human_size, human_time
@@ -948,14 +949,21 @@ def main(argv: list[str]) -> int:
 
     try:
         parser = argparse.ArgumentParser(prog="symcomm")
-        register_cli(parser.add_subparsers(dest="command", required=True))
+        commands = parser.add_subparsers(dest="command", required=True)
+        register_cli(commands)
+        for command in commands.choices.values():
+            notes.add_flag(command)
         args, extra = parser.parse_known_args(argv)
         if extra:
             shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
                              for w in extra)
             raise InputError(f"unrecognized arguments: {shown}")
         bytes_per_element(args.dtype)
-        return args.run(args)
+        with notes.collected() as said:
+            code = args.run(args)
+        for line in notes.shown(said, args.verbose):
+            print(line, file=sys.stderr)
+        return code
     except (SymcommError, ValueError) as err:
         text = " ".join(str(err).split())
         print(f"symcomm: error: {text if len(text) <= 500 else text[:497] + '...'}", file=sys.stderr)

@@ -5,6 +5,7 @@ nccl-tests' own busbw column and hand computations from a row, as each comment s
 """
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -326,3 +327,316 @@ def test_plot_file_is_written(tmp_path, capsys):
     target = tmp_path / "fit.svg"
     assert run(capsys, "calibrate", A100, "--plot", target)[0] == 0
     assert target.read_text().startswith("<?xml")
+
+
+# -- what a log cannot determine: refused in one line, nothing written (issue 22) -----------------
+
+def _log_text(rows, ranks=8, hosts=1, program="all_reduce_perf"):
+    """An nccl-tests log in its own layout (header with one "#  Rank" line per rank, then size,
+    count, type, redop, root, time, algbw, busbw, #wrong out-of-place and in-place) with the
+    given (size in bytes, time in seconds) rows; busbw = S/t · 2(n−1)/n (doc/PERFORMANCE.md)."""
+    per_host = ranks // hosts
+    lines = [f"# {program}", f"# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor)"]
+    lines += [f"#  Rank {r:2d} Group  0 Pid 1 on host{r // per_host} device {r % per_host:2d} [0x00] "
+              "NVIDIA A100-SXM4-40GB" for r in range(ranks)]
+    factor = 2 * (ranks - 1) / ranks
+    for size, t in rows:
+        algbw = size / t / 1e9
+        side = f"{t * 1e6:.3f} {algbw:.3f} {algbw * factor:.3f} 0"
+        lines.append(f"{size:12d} {size // 4:12d} float sum -1 {side} {side}")
+    return "\n".join(lines) + "\n"
+
+
+def _ring(alpha, beta, n=8):
+    """Ring all-reduce on n ranks: T(S) = 2(n−1)α + 2(n−1)/n·S·β (Patarasuk & Yuan 2009; chapter 2)."""
+    return lambda size: 2 * (n - 1) * alpha + 2 * (n - 1) / n * size * beta
+
+
+A100_LIKE = _ring(2.3e-6, 1 / 233e9)          # about the shipped A100 log's fit: 2.3 µs, 233 GB/s
+POWERS = [2 ** k for k in range(6, 34)]       # 64 B … 8 GiB, nccl-tests -b 64 -e 8G -f 2
+
+
+def _refused(capsys, tmp_path, *argv):
+    """Run calibrate with -o and --plot into tmp_path: exit 2, one line on stderr, nothing on
+    stdout, no file written; returns the line."""
+    out_file, plot_file = tmp_path / "hw.json", tmp_path / "fit.svg"
+    code, out, err = run(capsys, "calibrate", *argv, "-o", out_file, "--plot", plot_file)
+    assert code == 2 and out == "", (code, out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out_file.exists() and not plot_file.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []    # no temporary left
+    return err
+
+
+@pytest.mark.parametrize("case, rows, ranks, words", [
+    # one rank: all-reduce moves nothing (busbw factor 2(1−1)/1 = 0); a local copy of 4 µs + S/1 TB/s
+    ("one-rank", [(s, 4e-6 + s / 1e12) for s in POWERS], 1, "1 rank moves no data"),
+    *[(f"{k}-rows", [(s, A100_LIKE(s)) for s in POWERS[:: 27 // max(k - 1, 1)][:k]], 8, "at least 5 sizes")
+      for k in (1, 2, 3, 4)],
+    # the issue's four small rows (64 … 512 B) plus two more: still all latency-bound, time flat
+    ("six-small-rows", [(s, A100_LIKE(s)) for s in POWERS[:6]], 8, "does not grow with size"),
+    # every size twice (two runs concatenated without their headers)
+    ("duplicate-sizes", [(s, A100_LIKE(s)) for s in POWERS[:8] for _ in (0, 1)], 8, "again (first on line"),
+    # 1, 1.5, 2, 2.5 and 3 MiB: a 3× span cannot hold a latency- and a bandwidth-bound size
+    ("no-span", [(s * 2 ** 19, A100_LIKE(s * 2 ** 19)) for s in (2, 3, 4, 5, 6)], 8, "span only 3×"),
+    # 32 µs at every size: no bandwidth term anywhere
+    ("flat", [(s, 32e-6) for s in POWERS], 8, "does not grow with size"),
+    # only large sizes (64 MiB … 8 GiB): busbw at the smallest is already 90 % of the largest
+    ("no-latency-rows", [(s, A100_LIKE(s)) for s in POWERS[20:]], 8, "α is not measured"),
+])
+def test_degenerate_logs_are_refused_and_nothing_is_written(tmp_path, capsys, case, rows, ranks, words):
+    log = tmp_path / "in" / f"{case}.log"
+    log.parent.mkdir()
+    log.write_text(_log_text(rows, ranks=ranks))
+    err = _refused(capsys, tmp_path, log)
+    assert str(log) in err and words in err, err
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 7])
+def test_random_times_are_refused(tmp_path, capsys, seed):
+    import random
+
+    draw = random.Random(seed)
+    # times drawn uniformly from 10 µs to 10 ms, once in size order and once sorted (so that they grow)
+    times = [draw.uniform(10e-6, 10e-3) for _ in POWERS]
+    for name, series in (("random", times), ("sorted", sorted(times))):
+        log = tmp_path / "in" / f"{name}.log"
+        log.parent.mkdir(exist_ok=True)
+        log.write_text(_log_text(list(zip(POWERS, series))))
+        err = _refused(capsys, tmp_path, log)
+        assert str(log) in err
+
+
+def test_a_good_log_recovers_alpha_and_beta_within_the_stated_uncertainty(tmp_path, capsys):
+    import random
+
+    # T = 14α + 1.75·S·β (ring, N = 8) at α = 3 µs, β = 1/150 GB/s, each time off by a fixed
+    # pseudo-random ±2 %: the fit must give back α and β within 3 of its own standard errors
+    alpha, beta = 3e-6, 1 / 150e9
+    draw = random.Random(22)
+    rows = [(s, _ring(alpha, beta)(s) * (1 + draw.uniform(-0.02, 0.02))) for s in POWERS]
+    log = tmp_path / "good.log"
+    log.write_text(_log_text(rows))
+    out_file = tmp_path / "hw.json"
+    code, out, err = run(capsys, "calibrate", log, "--json", "-o", out_file)
+    assert code == 0, err
+    fit = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))["collectives"][0]
+    se = fit["stderr"]
+    assert 0 < se["alpha"] < 0.05 * alpha and 0 < se["beta"] < 0.05 * beta
+    assert abs(fit["alpha"] - alpha) <= 3 * se["alpha"] and abs(fit["beta"] - beta) <= 3 * se["beta"]
+    assert fit["size_range_bytes"] == [64, 2 ** 33]
+    # the RMS says which rows: the α-β line over its fitted rows and over all 28
+    assert fit["all_rows"] == 28 and 3 <= fit["fit_rows"] <= 28
+    assert fit["fit_rms_relative"] < 0.02 and fit["all_rows_rms_relative"] < 0.05   # noise of at most 2 %
+    # the written file carries the same (schema-valid: nccl-tests reads it back)
+    entry = json.loads(out_file.read_text())["calibration"][0]
+    assert entry["stderr"] == se and entry["size_range_bytes"] == [64, 2 ** 33]
+    code, out, err = run(capsys, "calibrate", log)
+    assert code == 0
+    assert "±" in out and "64 B to 8.00 GiB" in out and "over all 28 rows" in out and "rows it was fitted to" in out
+
+
+def test_leave_one_out_closed_form_equals_refitting_without_each_row():
+    # the definition: drop row j from the fitted rows, refit α, β by least squares in relative
+    # error (numpy's lstsq, not the closed form), rebuild the efficiency curve without row j and
+    # predict t_j from it (ncclt.Model interpolates in log S, constant beyond the ends)
+    import numpy as np
+
+    from symcomm.calibrate import fit_log
+
+    log = ncclt.with_ranks(ncclt.read(A100)[0], None, None)
+    fit = fit_log(log)
+    sizes = np.array([r["bytes"] for r in fit.rows], dtype=float)
+    times = np.array([r["measured_time"] for r in fit.rows])
+    coefs = ncclt.coefficients("all_reduce", "ring", 8, sizes, 8)
+    chosen = set(fit.fitted_rows)
+    for j in range(len(sizes)):
+        keep = [i for i in range(len(sizes)) if i != j]
+        rows = [i for i in keep if i in chosen]
+        design = np.column_stack([coefs["alpha"][rows] / times[rows], coefs["beta"][rows] / times[rows]])
+        scale = np.linalg.norm(design, axis=0)
+        a, b = np.linalg.lstsq(design / scale, np.ones(len(rows)), rcond=None)[0] / scale
+        core = coefs["alpha"] * a + coefs["beta"] * b
+        model = ncclt.Model(log.collective, "ring", 8, 8, {"alpha": a, "beta": b},
+                            tuple(int(s) for s in sizes[keep]), tuple(core[keep] / times[keep]))
+        expected = model.time([sizes[j]])[0] / times[j] - 1
+        assert fit.held_out[j] == pytest.approx(expected, rel=1e-6, abs=1e-9), j
+
+
+def test_tens_of_thousands_of_rows_fit_in_linear_time():
+    # 10,000 rows (ncclt.MAX_ROWS): the leave-one-out is one pass, not a refit per row. No clock:
+    # the fit must not call the least-squares solver once per row
+    import numpy as np
+
+    from symcomm import calibrate as cal
+
+    sizes = np.unique(np.geomspace(64, 2 ** 33, ncclt.MAX_ROWS).astype(int) // 4 * 4)
+    rows = tuple(ncclt.Row(i + 1, int(s), int(s) // 4, "float", "sum", -1,
+                           ncclt.Side(A100_LIKE(s) * (1 + 0.01 * math.sin(i)), 0.0, 0.0, 0.0), None)
+                 for i, s in enumerate(sizes))
+    log = ncclt.Log("many.log", ncclt.collective("all_reduce"), 8, 1, 8, (), rows)
+    calls = []
+    original = cal.fit_core
+    try:
+        cal.fit_core = lambda *a, **k: calls.append(1) or original(*a, **k)
+        fit = cal.fit_log(log)
+    finally:
+        cal.fit_core = original
+    assert len(calls) == 1 and len(fit.held_out) == len(sizes)
+
+
+def test_two_levels_whose_inter_node_fit_is_not_positive_are_refused_before_writing(tmp_path, capsys):
+    # a 2-node log faster than the single-node one: the two-level form's intra part alone (14α +
+    # 1.75·S·β at the held α, β) already exceeds every time, so β_inter would be negative
+    single, double = tmp_path / "in" / "one-node.log", tmp_path / "in" / "two-node.log"
+    single.parent.mkdir()
+    single.write_text(_log_text([(s, A100_LIKE(s)) for s in POWERS]))
+    double.write_text(_log_text([(s, 0.9 * A100_LIKE(s)) for s in POWERS], ranks=16, hosts=2))
+    assert run(capsys, "calibrate", double)[0] == 0          # alone, its flat fit is fine
+    err = _refused(capsys, tmp_path, single, double)
+    assert str(double) in err and "hierarchical" in err and "not a positive number" in err
+
+
+def test_hierarchical_on_a_single_node_log_is_a_one_line_refusal(tmp_path, capsys):
+    err = _refused(capsys, tmp_path, A100, "--algorithm", "hierarchical")
+    assert "single-node log and a multi-node log" in err
+
+
+def test_best_on_reduce_leaves_out_what_needs_a_segment_size(tmp_path, capsys):
+    log = tmp_path / "reduce.log"
+    log.write_text(A100.read_text().replace("all_reduce_perf", "reduce_perf"))
+    code, out, err = run(capsys, "calibrate", log, "--algorithm", "best")
+    assert code == 0, err
+    # gloo's segmented ring needs K (elements per segment), which no nccl-tests log gives
+    assert "left out: ring_segmented (needs K)" in out
+    err = _refused(capsys, tmp_path, log, "--algorithm", "ring_segmented")
+    assert "needs K" in err
+
+
+def test_base_without_optional_fields_writes_a_valid_file(tmp_path, capsys):
+    base = tmp_path / "base.json"
+    # the least a hardware file may be (schema: intra, inter, gpus_per_node)
+    base.write_text(json.dumps({"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6},
+                                "inter": {"bytes_per_second": 1e10, "latency_s": 5e-6}, "gpus_per_node": 8}))
+    written = tmp_path / "hw.json"
+    code, _, err = run(capsys, "calibrate", A100, "--base", base, "-o", written)
+    assert code == 0, err
+    data = json.loads(written.read_text())
+    assert "memory_bytes" not in data and "hbm_bytes_per_second" not in data
+    assert run(capsys, "nccl-tests", "all_reduce", "--hardware", written, "--ranks", 8)[0] == 0
+
+
+@pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".png", b"\x89PNG"), (".pdf", b"%PDF")])
+def test_plot_is_written_in_the_format_its_extension_names(tmp_path, capsys, suffix, magic):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / f"fit{suffix}"
+    assert run(capsys, "calibrate", A100, "--plot", target)[0] == 0
+    assert target.read_bytes().startswith(magic)     # the files' own signatures
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("--plot", "fit.jpg"), "choose one of .svg, .png, .pdf"),
+    (("--plot", ""), "--plot '': an empty file name"),
+    (("-o", ""), "-o '': an empty file name"),
+])
+def test_bad_output_names_are_refused(tmp_path, capsys, argv, words):
+    code, out, err = run(capsys, "calibrate", A100, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and words in err
+
+
+def test_too_many_log_files_are_refused(capsys):
+    from symcomm.calibrate import MAX_LOG_FILES
+
+    code, _, err = run(capsys, "calibrate", *[A100] * (MAX_LOG_FILES + 1))
+    assert code == 2 and f"at most {MAX_LOG_FILES}" in err
+
+
+def test_nccl_tests_flags_sizes_outside_the_calibrated_range(tmp_path, capsys):
+    written = tmp_path / "hw.json"
+    assert run(capsys, "calibrate", A100, "-o", written)[0] == 0
+    # the log measured 64 B … 8 GiB; -b 8 -e 16G asks for 8, 16, 32 B and 16 GiB beyond it
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", written, "--ranks", 8, "-b", 8,
+                         "-e", "16G", "--json")
+    assert code == 0
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert data["calibrated_range_bytes"] == [64, 2 ** 33]
+    assert data["outside_calibrated_range"] == [8, 16, 32, 2 ** 34]
+    assert [r["bytes"] for r in data["rows"] if r["extrapolated"]] == [8, 16, 32, 2 ** 34]
+    assert "outside the calibrated range" in err
+    # inside the range: no note
+    code, _, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", written, "--ranks", 8, "-b", 64, "-e", "8G")
+    assert code == 0 and "outside" not in err
+
+
+def _old_style_file(path, alpha, beta):
+    """A hardware file as calibrate wrote it before issue 22: no stderr, no size range."""
+    path.write_text(json.dumps({
+        "intra": {"bytes_per_second": 1e11, "latency_s": 1e-6}, "inter": {"bytes_per_second": 1e10, "latency_s": 5e-6},
+        "gpus_per_node": 8,
+        "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "gpus_per_node": 8,
+                         "alpha": alpha, "beta": beta, "sizes_bytes": [64, 1024], "efficiency": [1.0, 1.0]}]}))
+    return path
+
+
+def test_an_old_hardware_file_still_reads_and_one_predicting_nothing_is_refused(tmp_path, capsys):
+    old = _old_style_file(tmp_path / "old.json", 2e-6, 1 / 100e9)
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", old, "--ranks", 8, "-b", 64, "-e", 64)
+    assert code == 0, err
+    # 14α + 1.75·64·β = 28 µs + 1.12 ns
+    assert float(out.splitlines()[-3 - 1].split()[5]) == pytest.approx(28.00, abs=0.01)
+    # α = β = 0 (what a one-rank log used to give): every size would take 0 s
+    zero = _old_style_file(tmp_path / "zero.json", 0.0, 0.0)
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", zero, "--ranks", 8)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "predicts 0 s" in err
+
+
+def _hierarchical(alpha_inter, beta_inter, alpha=2.3e-6, beta=1 / 233e9):
+    """Two-level all-reduce on N = 16 ranks, G = 8 per node (reduce-scatter inside, all-reduce across,
+    all-gather inside): 2(G−1)α + 2(G−1)/G·S·β + 2(N/G−1)α_inter + 2(N/G−1)/(N/G)·(S/G)·β_inter,
+    which at N/G = 2 is 14α + 1.75·S·β + 2α_inter + S/8·β_inter (as in the two-level test above)."""
+    return lambda s: 14 * alpha + 1.75 * s * beta + 2 * alpha_inter + s / 8 * beta_inter
+
+
+@pytest.mark.parametrize("alpha_inter, recovered", [(5e-6, True), (0.05e-6, False)])
+def test_two_level_fit_recovers_or_refuses_alpha_inter_by_its_standard_error(tmp_path, capsys, alpha_inter,
+                                                                               recovered):
+    import random
+
+    # the single-node log exact (α = 2.3 µs, β = 1/233 GB/s held), the 2-node one off by ±2 %; an
+    # α_inter of 5 µs is 10 µs of a 42 µs latency row: found within 3 standard errors; one of 0.05 µs is
+    # 0.1 µs, far under the 2 % noise (0.8 µs): not determined, refused
+    draw = random.Random(0)
+    single, double = tmp_path / "in" / "one-node.log", tmp_path / "in" / "two-node.log"
+    single.parent.mkdir()
+    single.write_text(_log_text([(s, A100_LIKE(s)) for s in POWERS]))
+    model = _hierarchical(alpha_inter, 1 / 20e9)
+    double.write_text(_log_text([(s, model(s) * (1 + draw.uniform(-0.02, 0.02))) for s in POWERS], ranks=16, hosts=2))
+    if recovered:
+        code, out, err = run(capsys, "calibrate", single, double, "--json")
+        assert code == 0, err
+        two = next(f for f in json.loads(out)["collectives"] if f["algorithm"] == "hierarchical")
+        se = two["stderr"]
+        assert abs(two["alpha_inter"] - alpha_inter) <= 3 * se["alpha_inter"]
+        assert abs(two["beta_inter"] - 1 / 20e9) <= 3 * se["beta_inter"]
+    else:
+        err = _refused(capsys, tmp_path, single, double)
+        assert str(double) in err and "does not determine α_inter" in err
+
+
+def test_rows_scattered_off_any_line_are_refused_by_the_residual_rule():
+    # the rule itself (the row bands keep a log's own rows near a line, so no log reaches it
+    # alone): rows of a ring all-reduce alternately 30 % above and below T = 14α + 1.75·S·β miss
+    # any line by about 30 % RMS, over the 10 % the rule allows
+    import numpy as np
+
+    from symcomm import calibrate as cal
+    from symcomm.errors import InputError
+
+    sizes = np.array([2.0 ** k for k in range(6, 34)])
+    times = np.array([A100_LIKE(s) * (1.3 if i % 2 else 0.7) for i, s in enumerate(sizes)])
+    coefs = {"alpha": np.full_like(sizes, 14.0), "beta": 1.75 * sizes}
+    line = cal.fit_core(coefs, times, np.arange(len(sizes)))
+    assert line.rms > cal.MAX_FIT_RMS
+    log = ncclt.Log("scattered.log", ncclt.collective("all_reduce"), 8, 1, 8, (), ())
+    with pytest.raises(InputError, match="not an α-β line"):
+        cal._check_line(log, "ring", line)

@@ -107,9 +107,9 @@ def test_eval_uses_the_presets_grouped_query_attention(capsys):
     # Llama 3 70B: 8 K, V heads of 128 for 64 heads (h_kv = 1024), as plan assumes.  Ring attention sends,
     # per layer, 3 ring passes of K and V, 2·(N−1)/N·b·s·h_kv each: 80 layers · 3 · 2 · 7/8 · 8192 · 1024 bf16
     code, out, err = run(capsys, "eval", "cp_ring", "--model", "llama3-70b", "N=8", "b=1", "--dtype", "bf16",
-                         "--json")
+                         "--json", "--verbose")
     assert code == 0, err
-    assert "note: gqa=1" in err and "llama3-70b" in err
+    assert "note: gqa=1" in err and "llama3-70b" in err     # the default taken, said with --verbose
     assert json.loads(out)["send"] == 80 * 3 * 2 * 7 * 8192 * 1024 // 8 * 2
     code, out, err = run(capsys, "eval", "cp_ring", "--model", "llama3-70b", "N=8", "b=1", "gqa=0", "--dtype",
                          "bf16", "--json")
@@ -120,8 +120,8 @@ def test_eval_uses_the_presets_grouped_query_attention(capsys):
 def test_moe_with_tensor_parallel_and_no_sequence_parallel_is_refused(capsys):
     code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "moe=1", "t=2", "p=1", "d=8", "c=1",
                          "e=8", "b=16", "m=2", "G=8")
-    notes = [line for line in err.splitlines() if line.startswith("symcomm: note:")]
-    assert code == 2 and len(err.splitlines()) == len(notes) + 1     # notes (gqa, embeddings, s), one error line
+    # a refusal is one line with nothing before it (the preset's notes are not printed)
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("symcomm: error: ")
     assert "moe=1 with t=2 needs sp=1" in err
 
 
@@ -213,7 +213,9 @@ def test_show_substitutes_values_and_writes_cases_as_cases(capsys):
 def test_compare_marks_the_best_and_finds_the_crossover(capsys):
     # N = 16, α = 10 µs, bf16 at 50 GB/s: β = 2/50e9 s per element.  Recursive doubling: 4α + 4M·β;
     # Rabenseifner: 8α + 2·15/16·M·β (Thakur et al. 2005 §4): they cross at M = 4α / (2.125 β) = 470,588.2
-    code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=1MiB", "alpha=1e-5", "bw=50GB/s", "--json")
+    # (γ = 0 given: compare, like eval, needs γ for the reducing algorithms)
+    code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=1MiB", "alpha=1e-5", "bw=50GB/s", "gamma=0",
+                         "--json")
     assert code == 0, err
     got = json.loads(out)
     assert got["best"] == "in_network" and "in_network" in got["ranges_leave_out"]
@@ -221,7 +223,11 @@ def test_compare_marks_the_best_and_finds_the_crossover(capsys):
     assert [r["algorithm"] for r in ranges] == ["recursive_doubling", "rabenseifner"]
     assert ranges[1]["crossover_elements"] == pytest.approx(4e-5 / (2.125 * 4e-11), rel=1e-6)
     ring = next(r for r in got["algorithms"] if r["algorithm"] == "ring")
-    assert ring["alpha"] == 30 and ring["beta"] == 2 * 15 * 2 ** 19 // 16
+    # counts as eval gives them with a dtype: bytes, 2·15/16 of the 1 MiB buffer
+    assert ring["alpha"] == 30 and ring["beta"] == 2 * 15 * 2 ** 20 // 16
+    # the two-level form needs G and the inter-node pair, which nothing gave: not guessed (G = N, α_inter = α
+    # was the old default), refused in eval's words
+    assert any(line.startswith("hierarchical: missing G") for line in got["skipped"])
     code, out, err = run(capsys, "compare", "tp", "N=8")
     assert code == 2 and "primitive" in err
 
@@ -315,3 +321,28 @@ def test_replacing_a_file_keeps_its_mode_and_a_new_file_gets_the_umask(tmp_path)
     finally:
         os.umask(old_umask)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.json", "open.json", "private.json"]
+
+
+def test_notes_that_restate_a_default_need_verbose(capsys):
+    # without --dtype a time is in bf16 (the README's rule): a default, said only with --verbose
+    words = ("eval", "all_reduce", "N=8", "M=1GiB", "alpha=1e-6", "beta=1e-11", "gamma=0")
+    code, out, err = run(capsys, *words)
+    assert code == 0 and err == ""
+    code, out, err = run(capsys, *words, "--verbose")
+    assert code == 0 and err.splitlines() == [
+        "symcomm: note: --dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give --dtype to "
+        "change it"]
+    # a value typed and not used is not a default: always said, after the answer
+    code, out, err = run(capsys, "eval", "dp", "N=8", "Phi=100", "M=5")
+    assert code == 0 and out and err.splitlines() == ["symcomm: note: M not used by dp (algorithm=ring)"]
+
+
+def test_the_api_returns_its_notes_instead_of_printing(capsys):
+    import symcomm
+
+    got = symcomm.evaluate("dp", N=8, Phi=100, M=5)
+    assert capsys.readouterr().err == ""
+    assert got.notes == ("M not used by dp (algorithm=ring)",)
+    got = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", gamma=0)
+    assert capsys.readouterr().err == ""
+    assert any(note.startswith("--dtype bf16") for note in got.notes)     # every note, defaults included

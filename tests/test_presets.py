@@ -157,7 +157,7 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
     from symcomm.cli import main
     from symcomm.presets import hardware, model
 
-    assert main(["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100", "--json"]) == 0
+    assert main(["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100", "--json", "--verbose"]) == 0
     out = capsys.readouterr()
     got = _json.loads(out.out)
     h100, phi = hardware("h100").values(1), model("llama3-8b").values()["Phi"]

@@ -15,7 +15,6 @@ against the published counts.
 
 from __future__ import annotations
 
-import sys
 
 import functools
 import json
@@ -25,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import InputError
+from .. import notes
 
 #: a Hugging Face config.json is a few KiB; anything past this is not one
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -401,14 +401,46 @@ def describe_hardware(system: Hardware) -> dict:
             "step_time": dict(system.step_time), "step_time_source": system.step_time_source}
 
 
+# -- which link a group uses: the one rule ---------------------------------------------------------
+
+def spans_nodes(ranks: int, gpus_per_node: int) -> bool:
+    """Whether a group of ``ranks`` ranks, placed on nodes of ``gpus_per_node`` GPUs, crosses the
+    network: more ranks than a node holds.  The one rule every command uses (``eval``, ``compare``
+    through :func:`link_values`, ``nccl-tests`` through ``calibrate.model_from``, ``calibrate`` for the
+    level of a fit; the strategies state the same relation symbolically, ``strategies._spans``)."""
+    return ranks > gpus_per_node
+
+
+def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
+                bytes_per_element: int = 1) -> tuple[dict[str, float | int], str]:
+    """The time constants a group of ``ranks`` ranks uses on ``system``, its nodes holding
+    ``gpus_per_node`` GPUs (default: the system's), and a note saying why ("" when there is nothing
+    to say).
+
+    A two-level algorithm prices each level at its own link (α, β inside a node, α_inter,
+    β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
+    the intra-node one; once the group spans nodes it is as fast as its slowest link, the
+    network, so its α, β are the inter-node values."""
+    values = system.values(bytes_per_element)
+    g = gpus_per_node or system.gpus_per_node
+    if two_level or ranks is None or not spans_nodes(ranks, g):
+        return values, ""
+    values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
+    return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
+                    "inter-node values")
+
+
 # -- the CLI's eval: values from presets ----------------------------------------------------------
 
 def fill_from_presets(target, texts: dict, *, model_name: str | None = None, config_path: str | None = None,
-                      hardware_name: str | None = None, dtype: str | None = None) -> tuple[dict, str | None]:
+                      hardware_name: str | None = None, dtype: str | None = None,
+                      gpus_per_node: str | None = None) -> tuple[dict, str | None]:
     """(KEY=VALUE texts completed from the model preset or config file and the hardware preset
     for the symbols ``target`` (a :class:`symcomm.subjects.Subject`) uses, the dtype).  An
     explicit KEY=VALUE always wins.  With a hardware preset the time symbols are per byte, so
-    the dtype defaults to bf16."""
+    the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
+    nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's; which link was
+    taken is a note (:mod:`symcomm.notes`)."""
     from .. import symbols as S
     from ..inputs import parse_number
 
@@ -424,15 +456,13 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         if hardware_name:
             system = hardware(hardware_name)
             dtype = dtype or "bf16"
-            preset = system.values(1)
-            single_level = not any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
+            two_level = any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
             group = texts.get("N", filled.get("N"))
-            if single_level and group is not None and parse_number("N", str(group), integer=True) > system.gpus_per_node:
-                # one flat group over several nodes: its ring/tree is as fast as its slowest
-                # link, the network, so the single-level α, β are the inter-node ones
-                preset["alpha"], preset["beta"] = preset["alpha_inter"], preset["beta_inter"]
-                print(f"symcomm: note: N={group} spans nodes of {system.gpus_per_node} GPUs: "
-                      "alpha, beta are the inter-node values", file=sys.stderr)
+            ranks = int(parse_number("N", str(group), integer=True)) if group is not None else None
+            g = int(parse_number("G (gpus_per_node)", str(gpus_per_node), integer=True)) if gpus_per_node else None
+            preset, why = link_values(system, ranks, two_level, g)
+            if why:
+                notes.add(why, restates_default=True)
             for key, value in preset.items():
                 if key in time_names or key in needed:
                     filled[key] = value

@@ -1,0 +1,55 @@
+"""Notes: what symcomm says beside an answer, collected as values and never printed here.
+
+The library returns and only the commands print (ARCHITECTURE.md).  A note is added wherever
+the reason for it is known (a preset filled a value, a typed value went unused); whoever asked
+collects them with :func:`collected`: the command line prints them after its answer (the ones
+that only restate a default with ``--verbose`` only) and prints none when the command is
+refused, so a refusal is one line; the Python API returns them in its ``Result``.  With no
+collector (a caller of the engine's functions), a note goes nowhere.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    #: true when the note only says which default was taken (shown with ``--verbose``); false when
+    #: it tells the user something the answer alone would hide (a value typed but not used)
+    restates_default: bool = False
+
+
+_BUCKET: ContextVar[list | None] = ContextVar("symcomm_notes", default=None)
+
+
+def add(text: str, *, restates_default: bool = False) -> None:
+    bucket = _BUCKET.get()
+    if bucket is not None and not any(n.text == text for n in bucket):
+        bucket.append(Note(text, restates_default))
+
+
+@contextmanager
+def collected():
+    """Collect the notes added inside the ``with`` block into the list it yields."""
+    bucket: list[Note] = []
+    token = _BUCKET.set(bucket)
+    try:
+        yield bucket
+    finally:
+        _BUCKET.reset(token)
+
+
+def shown(bucket: list[Note], verbose: bool) -> list[str]:
+    """The lines a command prints: every note that says more than a default; all with ``verbose``."""
+    return [f"symcomm: note: {n.text}" for n in bucket if verbose or not n.restates_default]
+
+
+def add_flag(parser) -> None:
+    """Give a command's argparse parser the ``--verbose`` flag that :func:`shown` reads."""
+    if "--verbose" not in parser._option_string_actions:
+        parser.add_argument("-v", "--verbose", action="store_true",
+                            help="also print the notes that only say which default was taken")

@@ -346,3 +346,16 @@ def test_the_api_returns_its_notes_instead_of_printing(capsys):
     got = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", gamma=0)
     assert capsys.readouterr().err == ""
     assert any(note.startswith("--dtype bf16") for note in got.notes)     # every note, defaults included
+
+
+@pytest.mark.parametrize("bad", ["", "page.png/", "."])
+def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypatch, tmp_path, bad):
+    # `python -m symcomm.site --screenshot PATH` is the one writer outside the symcomm command
+    from symcomm import site
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(site, "screenshot", lambda *a: pytest.fail("Chromium started for a bad path"))
+    assert site.main(["--screenshot", bad]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"--screenshot {bad!r}" in err
+    assert list(tmp_path.iterdir()) == []

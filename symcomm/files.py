@@ -2,8 +2,10 @@
 
 symcomm writes only what the user asked for, at the path given: a regular file, replaced
 atomically (a temporary file beside it, then ``os.replace``), created with the user's
-umask (0644 under umask 022), never through a symbolic link, never over a device, FIFO,
-socket or directory.  A path is checked before any long work starts
+umask (0644 under umask 022) or, when it replaces a regular file, with that file's
+permission bits (a 0640 file stays 0640: replacing it must not widen who may read it),
+never through a symbolic link, never over a device, FIFO, socket or directory.  A path that
+names a folder (``out/``, ``.``, ``..``) or is empty is refused, not turned into a file name.  A path is checked before any long work starts
 (:func:`check_output`), so a bad path never costs a finished measurement.  Reads are
 capped in size and refuse anything that is not a regular file (``/dev/zero``, a FIFO).
 """
@@ -62,11 +64,21 @@ def check_output(path, what: str = "-o") -> Path:
     """``path`` if symcomm may write a regular file there; else OutputError in one line.
 
     Allowed: a path whose folder exists, that is absent or a regular file (not a
-    symbolic link).  Nothing is created.
+    symbolic link).  Nothing is created.  The path is judged as typed: ``Path`` would read
+    ``out.json/`` as ``out.json`` and ``''`` as ``.``, so a trailing separator or an empty
+    path is refused here, before it is normalised.
     """
-    path = Path(os.fspath(path))
-    if str(path) in ("", "."):
-        raise OutputError(f"{what} {str(path)!r}: give a file name")
+    raw = os.fspath(path)
+    if isinstance(raw, bytes):
+        raw = os.fsdecode(raw)
+    if raw == "":
+        raise OutputError(f"{what} '': is empty; give a file name")
+    separators = tuple(sep for sep in (os.sep, os.altsep) if sep)
+    if raw.endswith(separators) or os.path.basename(raw) in (".", ".."):
+        raise OutputError(f"{what} {raw!r}: names a folder, not a file (it ends in "
+                          f"{raw[-1] if raw.endswith(separators) else os.path.basename(raw)!r}); give a file name, "
+                          "e.g. out/result.json")
+    path = Path(raw)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -95,9 +107,18 @@ def write_file(path, data: str | bytes, what: str = "-o") -> Path:
     """Write ``data`` (text as UTF-8 with ``\\n`` line ends) to the regular file ``path``, atomically.
 
     The temporary file is created with mode 0666 minus the umask, like any file the user
-    creates, in the same folder, and removed if anything fails.
+    creates, in the same folder, and removed if anything fails.  When it replaces a regular
+    file, it takes that file's permission bits first (``os.replace`` would otherwise give the
+    old name the new file's mode: a private 0600 file would become 0644).
     """
     path = check_output(path, what)
+    try:
+        # check_output refused anything but an absent path or a regular file
+        keep = stat.S_IMODE(os.lstat(path).st_mode) & 0o777
+    except FileNotFoundError:
+        keep = None
+    except OSError as err:
+        raise OutputError(f"{what} {str(path)!r}: cannot be checked ({err.strerror})") from None
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -107,6 +128,8 @@ def write_file(path, data: str | bytes, what: str = "-o") -> Path:
         raise OutputError(f"{what} {str(path)!r}: cannot write in {str(path.parent)!r} ({err.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            if keep is not None:
+                os.fchmod(handle.fileno(), keep)     # the old file's bits, not the umask's
             handle.write(payload)
         check_output(path, what)      # the target may have changed while writing
         os.replace(tmp, path)

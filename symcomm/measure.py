@@ -460,7 +460,7 @@ def _print_table(result: dict) -> None:
 
 def _emit(result: dict, args) -> None:
     """Save (--output: a regular file, replaced atomically), then print as JSON (--json) or as a table."""
-    if args.output:
+    if args.output is not None:
         from .files import write_file
         write_file(args.output, json.dumps(result, indent=1, ensure_ascii=False) + "\n", "-o/--output")
     if args.json:
@@ -485,7 +485,7 @@ def _run(args) -> dict:
         raise InputError(f"--backend {shown!r} is not allowed; choose one of: {', '.join(PROFILES)}")
     if args.backend != "gloo":
         raise InputError(f"--backend {args.backend}: only gloo can be measured here (torch.distributed on loopback)")
-    if args.output:
+    if args.output is not None:
         check_output(args.output, "-o/--output")
     if getattr(args, "input", None):
         saved = read_json(args.input, "--from", "measurement", limit=MAX_FROM_BYTES)

@@ -286,6 +286,14 @@ def main(argv=None) -> int:
     parser.add_argument("--page", default="docs/site/index.html", help="the page to open (default: docs/site/index.html)")
     parser.add_argument("--fragment", default="", help="state to open it in, e.g. '#subject=all_reduce__ring&N=64'")
     args = parser.parse_args(argv)
+    from .errors import OutputError
+    from .files import check_output
+
+    try:
+        check_output(args.screenshot, "--screenshot")    # before Chromium starts, not after
+    except OutputError as err:
+        print(f"python -m symcomm.site: error: {err}", file=__import__("sys").stderr)
+        return 2
     screenshot(args.screenshot, args.page, args.fragment)
     return 0
 

@@ -247,6 +247,82 @@ def test_every_option_of_every_command_has_help():
     assert all(choice.help for choice in commands._choices_actions)
 
 
+# -- output paths (symcomm/files.py) -----------------------------------------------------------------
+
+#: every option that names a file to write, with the words its command needs before the path is
+#: checked (a log that is never read: the path is checked first); the test below finds such
+#: options in the parser, so a new one fails here until it is listed
+OUTPUT_OPTIONS = {
+    ("export", "--output"): ["--format", "c"],
+    ("measure", "--output"): ["--no-progress"],
+    ("validate", "--output"): ["--no-progress"],
+    ("calibrate", "--output"): ["never-read.log"],
+    ("calibrate", "--plot"): ["never-read.log"],
+}
+
+
+def _path_options():
+    """(command, option) for every option of every subcommand that takes a path to write."""
+    import argparse
+
+    from symcomm.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    writes = {"-o", "--output", "--out", "--plot", "--save", "--screenshot", "--csv-file", "--write"}
+    return {(name, max(action.option_strings, key=len)) for name, command in commands.choices.items()
+            for action in command._actions if set(action.option_strings) & writes and action.nargs != 0}
+
+
+def test_every_output_option_is_listed():
+    assert _path_options() == set(OUTPUT_OPTIONS)
+
+
+@pytest.mark.parametrize("bad", ["", "out.json/", "made/", ".", "made/.."],
+                         ids=["empty", "trailing-slash", "folder-slash", "dot", "dot-dot"])
+@pytest.mark.parametrize("command, option", sorted(OUTPUT_OPTIONS))
+def test_output_path_that_is_empty_or_a_folder_is_refused(capsys, monkeypatch, tmp_path, command, option, bad):
+    # `-o ''` was skipped by `if args.output:` (nothing written, no word said) and `-o out.json/`
+    # wrote the file out.json, since Path() drops the trailing slash
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "made").mkdir()
+    code, out, err = run(capsys, command, *OUTPUT_OPTIONS[(command, option)], option, bad)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    named = err.split("error: ", 1)[1]   # after "symcomm: error: "
+    assert named.startswith((option, "-o")) and repr(bad) in named
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["made"]     # nothing written
+
+
+def test_replacing_a_file_keeps_its_mode_and_a_new_file_gets_the_umask(tmp_path):
+    import os
+    import stat
+
+    from symcomm.files import write_file
+
+    old_umask = os.umask(0o022)
+    try:
+        private = tmp_path / "private.json"
+        private.write_text("old")
+        os.chmod(private, 0o640)
+        write_file(private, "new")
+        # the bits the user chose for this file, not 0666 minus the umask (0644)
+        assert private.read_text() == "new" and stat.S_IMODE(private.stat().st_mode) == 0o640
+        os.chmod(private, 0o600)
+        write_file(private, b"newer")
+        assert stat.S_IMODE(private.stat().st_mode) == 0o600
+        os.umask(0o077)
+        fresh = tmp_path / "fresh.json"
+        write_file(fresh, "x")
+        # a new file: 0666 minus the umask 077 = 0600
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+        os.umask(0o022)
+        write_file(tmp_path / "open.json", "x")
+        assert stat.S_IMODE((tmp_path / "open.json").stat().st_mode) == 0o644       # 0666 − 022
+    finally:
+        os.umask(old_umask)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.json", "open.json", "private.json"]
+
+
 def test_notes_that_restate_a_default_need_verbose(capsys):
     # without --dtype a time is in bf16 (the README's rule): a default, said only with --verbose
     words = ("eval", "all_reduce", "N=8", "M=1GiB", "alpha=1e-6", "beta=1e-11", "gamma=0")
@@ -270,3 +346,16 @@ def test_the_api_returns_its_notes_instead_of_printing(capsys):
     got = symcomm.compare("all_reduce", N=16, M="1MiB", alpha=1e-5, bw="50GB/s", gamma=0)
     assert capsys.readouterr().err == ""
     assert any(note.startswith("--dtype bf16") for note in got.notes)     # every note, defaults included
+
+
+@pytest.mark.parametrize("bad", ["", "page.png/", "."])
+def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypatch, tmp_path, bad):
+    # `python -m symcomm.site --screenshot PATH` is the one writer outside the symcomm command
+    from symcomm import site
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(site, "screenshot", lambda *a: pytest.fail("Chromium started for a bad path"))
+    assert site.main(["--screenshot", bad]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"--screenshot {bad!r}" in err
+    assert list(tmp_path.iterdir()) == []

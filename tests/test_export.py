@@ -216,7 +216,7 @@ def test_python_module_is_standalone(generated):
     tree = ast.parse((folder / "symcomm_formulas.py").read_text(encoding="utf-8"))
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported == {"math", "fractions"}
+    assert imported == {"math", "re", "reprlib", "fractions"}
     # -S: no site-packages, so no sympy and no symcomm
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import symcomm_formulas as f; "
             "print(f.all_reduce__ring__send(N=4, M=8), f.all_gather__bruck__alpha(N=6))")
@@ -318,17 +318,61 @@ def test_c_log2_helpers_are_exact(tmp_path):
     header = tmp_path / "h.h"
     export("c", ["all_gather__bruck__alpha", "all_reduce__recursive_doubling__alpha"], path=header)
     ns = [1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 2 ** 40, 2 ** 40 + 1]
-    body = "\n".join(f'    printf("%.17g %.17g\\n", all_gather__bruck__alpha({n}.0), '
-                     f'all_reduce__recursive_doubling__alpha({n}.0));' for n in ns)
+    # the helpers themselves: a collective's function refuses N = 1 (NAN), as symcomm eval does
+    body = "\n".join(f'    printf("%.17g %.17g\\n", symcomm_ceil_log2({n}.0), symcomm_log2({n}.0));' for n in ns)
+    body += "\n" + "\n".join(f'    printf("%.17g %.17g\\n", all_gather__bruck__alpha({n}.0), '
+                              f'all_reduce__recursive_doubling__alpha({n}.0));' for n in ns)
     (tmp_path / "m.c").write_text(f'#include <stdio.h>\n#include "h.h"\nint main(void)\n{{\n{body}\n    return 0;\n}}\n')
     subprocess.run([_compiler(), "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "m"), str(tmp_path / "m.c"),
                     "-lm"], check=True, cwd=tmp_path)
     rows = subprocess.run([str(tmp_path / "m")], capture_output=True, text=True, check=True).stdout.splitlines()
-    for n, row in zip(ns, rows):
-        ceil_log2, log2n = map(float, row.split())
-        assert ceil_log2 == min(k for k in range(64) if 2 ** k >= n)  # ⌈log₂n⌉ by its definition
-        if n & (n - 1) == 0:
-            assert log2n == n.bit_length() - 1
+    assert len(rows) == 2 * len(ns)
+    for n, helpers, formulas_row in zip(ns, rows, rows[len(ns):]):
+        for row in (helpers, formulas_row) if n >= 2 else (helpers,):
+            ceil_log2, log2n = map(float, row.split())
+            assert ceil_log2 == min(k for k in range(64) if 2 ** k >= n)  # ⌈log₂n⌉ by its definition
+            if n & (n - 1) == 0:
+                assert log2n == n.bit_length() - 1
+        if n == 1:
+            assert all(math.isnan(float(x)) for x in formulas_row.split())
+
+
+#: N values as C doubles (their C spelling, their value): in range, out of range, not finite
+C_VALUES = [("0.0", 0), ("-1.0", -1), ("1.0", 1), ("1.5", 1.5), ("2.0", 2), ("8.0", 8), ("0x1p100", 2 ** 100),
+            ("0x1p101", 2 ** 101), ("1e-45", 1e-45), ("NAN", float("nan")), ("INFINITY", float("inf")),
+            ("-INFINITY", float("-inf"))]
+
+
+@pytest.mark.skipif(_compiler() is None, reason="no C compiler")
+def test_c_gives_nan_exactly_where_eval_refuses_the_value(tmp_path):
+    # C has no exceptions: an argument the command line refuses gives NAN, not a number computed
+    # from it (N = 0 divided by zero; ⌈log₂0⌉ came out as 0)
+    import symcomm
+
+    export("c", ["all_reduce__ring__send", "all_reduce__recursive_doubling__alpha", "zero3__send"],
+           path=tmp_path / "h.h")
+    calls = [("all_reduce__ring__send", "all_reduce", "ring", {"N": n, "M": "0x1p100"}, {"M": 2 ** 100})
+             for n in C_VALUES]
+    calls += [("all_reduce__recursive_doubling__alpha", "all_reduce", "recursive_doubling", {"N": n}, {"M": 2 ** 100})
+              for n in C_VALUES]
+    calls += [("zero3__send", "zero3", None, {"Phi": "1e9", "N": n}, {"Phi": 10 ** 9}) for n in C_VALUES]
+    lines = [f'    printf("%.17g\\n", {fn}({", ".join(v if isinstance(v, str) else v[0] for v in args.values())}));'
+             for fn, _, _, args, _ in calls]
+    (tmp_path / "m.c").write_text('#include <stdio.h>\n#include "h.h"\nint main(void)\n{\n' + "\n".join(lines)
+                                  + "\n    return 0;\n}\n")
+    subprocess.run([_compiler(), "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "m"), str(tmp_path / "m.c"),
+                    "-lm"], check=True, cwd=tmp_path)
+    rows = subprocess.run([str(tmp_path / "m")], capture_output=True, text=True, check=True).stdout.split()
+    assert len(rows) == len(calls)
+    for (fn, name, algorithm, args, others), row in zip(calls, rows):
+        n = args["N"][1]
+        given = {**others, "N": repr(n) if isinstance(n, float) else n}
+        try:
+            symcomm.evaluate(name, algorithm=algorithm, **given)
+            refused = False
+        except ValueError:
+            refused = True
+        assert math.isnan(float(row)) == refused, (fn, args["N"][0], row)
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -619,3 +663,94 @@ def test_exported_functions_check_what_the_command_line_checks(tmp_path):
     assert module.all_reduce__recursive_doubling__send(N=8, M=16) == 48          # M·log₂N
     assert module.all_reduce__ring__send(N=4, M=16) == 24                        # 2·3/4·M
     assert isinstance(module.all_reduce__recursive_doubling__send(N=6.0, M=16.0), float)
+
+
+# -- bad arguments: the command line's words ------------------------------------------------------
+
+def _typed(value) -> str:
+    """How the value is written on the command line (``symcomm eval N=...``): text as it is, a float as
+    Python prints it, a Fraction as p/q, anything else as str() (True, None, [1])."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    return str(value)
+
+
+def _cli_error(capsys, *argv) -> str:
+    """The one line `symcomm eval ...` prints for bad input, without its "symcomm: error: " prefix."""
+    code = main(["eval", *argv])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2, err
+    return err.split("error: ", 1)[1]
+
+
+#: values no function may take, each one way a caller gets it wrong (the issue's list); the long
+#: text and the long int would fill the memory if they reached the formula ("9" * 10**6 * ...)
+BAD_VALUES = [
+    pytest.param("9" * 10 ** 6, id="str-of-a-million-digits"),
+    pytest.param("abc", id="str-not-a-number"),
+    pytest.param([1], id="list"),
+    pytest.param(True, id="bool"),
+    pytest.param(None, id="None"),
+    pytest.param(float("nan"), id="nan"),
+    pytest.param(float("inf"), id="inf"),
+    pytest.param(0, id="zero"),
+    pytest.param(-1, id="minus-one"),
+    pytest.param(1, id="one-rank-of-a-collective"),        # a collective needs N >= 2 (Subject.least)
+    pytest.param(2 ** 101, id="2**101"),
+    pytest.param(1.5, id="float-for-an-integer"),
+    pytest.param(Fraction(3, 2), id="Fraction-for-an-integer"),
+    pytest.param(1e-45, id="tiny-float"),
+    pytest.param(10 ** 300, id="int-of-301-digits"),
+]
+
+
+@pytest.fixture(scope="module")
+def checked_module(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("checked")
+    export("python", ["all_reduce__ring", "zero3"], path=folder / "checked_formulas.py")
+    return _load(folder / "checked_formulas.py", "checked_formulas")
+
+
+@pytest.mark.parametrize("value", BAD_VALUES)
+def test_exported_python_refuses_a_bad_argument_as_eval_does(capsys, checked_module, value):
+    want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", f"N={_typed(value)}", "M=8")
+    with pytest.raises(checked_module.InputError) as got:
+        checked_module.all_reduce__ring__send(N=value, M=8)
+    assert isinstance(got.value, ValueError) and str(got.value) == want
+    assert "\n" not in str(got.value)
+
+
+@pytest.mark.parametrize("name, value", [("N", 0), ("N", 1.5), ("Phi", -1), ("Phi", "2**101"), ("N", True)])
+def test_exported_strategy_refuses_a_bad_argument_as_eval_does(capsys, checked_module, name, value):
+    # a strategy's N may be 1 (one GPU): the bound is the subject's, not the collective's 2
+    values = {"Phi": 10 ** 9, "N": 8, name: value}
+    want = _cli_error(capsys, "zero3", *(f"{k}={_typed(v)}" for k, v in values.items()))
+    with pytest.raises(checked_module.InputError) as got:
+        checked_module.zero3__send(**values)
+    assert str(got.value) == want
+
+
+@pytest.mark.parametrize("value", [-1.0, 2.0 ** 101, 1e-31, "x", None])
+def test_exported_time_refuses_a_bad_alpha_as_eval_does(capsys, checked_module, value):
+    want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", "N=8", "M=8", f"alpha={_typed(value)}",
+                      "beta=0", "gamma=0")
+    with pytest.raises(checked_module.InputError) as got:
+        checked_module.all_reduce__ring__time(N=8, M=8, alpha=value, beta=0, gamma=0)
+    assert str(got.value) == want
+
+
+def test_exported_python_reads_text_and_numbers_as_eval_does(checked_module):
+    f = checked_module.all_reduce__ring__send
+    # 2·(N−1)/N·M at N=4, M=8: 12, whichever way the numbers are written
+    assert f(N=4, M=8) == f(N="4", M="2**3") == f(N=Fraction(4), M=8) == 12
+    assert f(N=4.0, M=8.0) == 12.0 and isinstance(f(N=4.0, M=8.0), float)   # floats stay floats
+    assert checked_module.zero3__send(Phi=10 ** 9, N=1) == 0                 # one GPU sends nothing
+    numpy = pytest.importorskip("numpy")
+    # numpy scalars: an integer is the int it holds, a float64 the float (its repr is np.float64(4.0))
+    assert f(N=numpy.int64(4), M=8) == 12 and f(N=numpy.float64(4.0), M=8) == 12.0
+    with pytest.raises(checked_module.InputError, match=r"^N='np.True_' is not a number"):
+        f(N=numpy.True_, M=8)

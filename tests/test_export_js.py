@@ -298,7 +298,9 @@ def test_arguments(folder):
     ])
     assert out[0] == {"error": ["TypeError", "missing argument M"]}
     assert out[1]["error"][0] == "RangeError" and "2^53" in out[1]["error"][1]
-    assert out[2]["error"][0] == "RangeError" and "M=eight is not a number" in out[2]["error"][1]
+    with pytest.raises(ValueError) as cli:       # the command line's words for M=eight
+        symcomm.evaluate("all_reduce", algorithm="ring", N=4, M="eight")
+    assert out[2] == {"error": ["RangeError", str(cli.value)]}
     assert out[3] == {"int": "12"}
     assert out[4] == {"error": ["RangeError", "M=25 is not allowed: it must be a multiple of N=4"]}
     assert out[5] == {"int": "12"}
@@ -320,3 +322,73 @@ def test_module_is_standalone_and_documented(folder):
     assert ring.index("_need(") < ring.index("return")
     time_doc = text[:text.index("export function all_reduce__ring__time(")].rsplit("/**", 1)[1]
     assert "@returns {number} seconds" in time_doc and "floating point" in time_doc
+
+
+# -- bad arguments: the command line's words ------------------------------------------------------
+
+def _cli_error(capsys, *argv) -> str:
+    """The one line `symcomm eval ...` prints for bad input, without its "symcomm: error: " prefix."""
+    from symcomm.cli import main
+
+    code = main(["eval", *argv])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2, err
+    return err.split("error: ", 1)[1]
+
+
+#: (the runner's encoding, how that value is typed on the command line: String(x) in JavaScript,
+#: the error class): the issue's list of what no function may take
+JS_BAD = [
+    pytest.param(["str", "9" * 10 ** 6], "9" * 10 ** 6, "RangeError", id="str-of-a-million-digits"),
+    pytest.param(["str", "abc"], "abc", "RangeError", id="str-not-a-number"),
+    pytest.param(["raw", [1]], "[1]", "TypeError", id="array"),
+    pytest.param(["raw", True], "true", "TypeError", id="boolean"),
+    pytest.param(["raw", None], "null", "TypeError", id="null"),
+    pytest.param(["num", "NaN"], "NaN", "RangeError", id="NaN"),
+    pytest.param(["num", "Infinity"], "Infinity", "RangeError", id="Infinity"),
+    pytest.param(["num", "0"], "0", "RangeError", id="zero"),
+    pytest.param(["big", "-1"], "-1", "RangeError", id="minus-one"),
+    pytest.param(["num", "1"], "1", "RangeError", id="one-rank-of-a-collective"),
+    pytest.param(["big", str(2 ** 101)], str(2 ** 101), "RangeError", id="2**101"),
+    pytest.param(["num", str(2.0 ** 101)], "2.535301200456459e+30", "RangeError", id="2**101-as-a-Number"),
+    pytest.param(["num", "1.5"], "1.5", "RangeError", id="float-for-an-integer"),
+    pytest.param(["frac", ["3", "2"]], "3/2", "RangeError", id="num-den-for-an-integer"),
+    pytest.param(["num", "1e-45"], "1e-45", "RangeError", id="tiny-Number"),
+    pytest.param(["big", str(10 ** 300)], str(10 ** 300), "RangeError", id="BigInt-of-301-digits"),
+]
+
+
+@pytest.mark.parametrize("module", ["formulas.mjs", "script"])
+@pytest.mark.parametrize("encoded, typed, error", JS_BAD)
+def test_bad_arguments_throw_the_command_lines_message(capsys, folder, script_folder, module, encoded, typed, error):
+    want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", f"N={typed}", "M=8")
+    where = folder if module == "formulas.mjs" else script_folder
+    out = run(where, [("all_reduce__ring__send", {"N": encoded, "M": ["big", "8"]})],
+              module="formulas.mjs" if module == "formulas.mjs" else "script.mjs")
+    assert out == [{"error": [error, want]}]
+
+
+@pytest.mark.parametrize("encoded, typed", [(["num", "-1"], "-1"), (["num", "1e-31"], "1e-31"),
+                                            (["str", "x"], "x"), (["num", "NaN"], "NaN")])
+def test_bad_time_symbol_throws_the_command_lines_message(capsys, folder, encoded, typed):
+    want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", "N=8", "M=8", f"alpha={typed}", "beta=0", "gamma=0")
+    out = run(folder, [("all_reduce__ring__time", {"N": ["big", "8"], "M": ["big", "8"], "alpha": encoded,
+                                                    "beta": ["num", "0"], "gamma": ["num", "0"]})])
+    assert out == [{"error": ["RangeError", want]}]
+
+
+@pytest.fixture(scope="module")
+def script_folder(tmp_path_factory):
+    """The classic script of the docs' page (export.javascript.to_script), wrapped as a module that
+    re-exports its functions, so that the runner calls it as it calls the ES module."""
+    if NODE is None:
+        pytest.skip("node is not installed")
+    from symcomm.export import select
+    from symcomm.export.javascript import to_script
+
+    where = tmp_path_factory.mktemp("script")
+    script = to_script(select(["all_reduce__ring"]), namespace="F")
+    (where / "script.mjs").write_text(script + "\nexport const all_reduce__ring__send = globalThis.F.all_reduce__ring__send;\n",
+                                      encoding="utf-8")
+    (where / "runner.mjs").write_text(RUNNER, encoding="utf-8")
+    return where

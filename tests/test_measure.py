@@ -200,16 +200,19 @@ def test_output_that_is_not_a_regular_file_fails_before_measuring(capsys, no_swe
 @pytest.mark.skipif(not DATA.exists(), reason="no committed measurement file")
 def test_output_is_a_regular_file_under_the_umask(capsys, tmp_path):
     target = tmp_path / "out.json"
-    target.write_text("old")
     old = os.umask(0o027)
     try:
         assert main(["validate", "--from", str(DATA), "--json", "--output", str(target)]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        # a new file: 0666 minus the umask 027
+        assert target.stat().st_mode & 0o777 == 0o640
+        os.chmod(target, 0o600)
+        assert main(["validate", "--from", str(DATA), "--json", "--output", str(target)]) == 0
     finally:
         os.umask(old)
-    printed = json.loads(capsys.readouterr().out)
     assert json.loads(target.read_text()) == printed
-    # replaced by a new file: 0666 minus the umask 027
-    assert target.stat().st_mode & 0o777 == 0o640
+    # replaced: the file keeps the bits its owner gave it, not 0666 minus the umask
+    assert target.stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 

@@ -111,6 +111,15 @@ class Formula:
     #: the requirements as data, for the exports that check them (symcomm.export.python):
     #: ("power_of_two", name, expr), ("divides", divisor name, divisor, multiple name, multiple), ...
     checks: tuple = ()
+    #: the least value of a symbol where it is not the command line's default (1 for a whole
+    #: number, 0 for a real): (CLI name, least) pairs, e.g. (("N", 2),) for a collective
+    least: tuple[tuple[str, int], ...] = ()
+
+    def least_of(self, info: S.SymbolInfo) -> int:
+        """The least value ``symcomm eval`` accepts for the argument ``info`` of this formula."""
+        if not info.symbol.is_integer:
+            return 0
+        return dict(self.least).get(info.cli_name, 1)
 
     @property
     def parameters(self) -> tuple[S.SymbolInfo, ...]:
@@ -143,10 +152,12 @@ def formulas() -> tuple[Formula, ...]:
         else:
             convention, algorithm, options = sub.convention, sub.algorithm or None, tuple(sub.options.items())
         checks = requirement_checks(sub)
+        least = tuple((S.BY_SYMBOL[sym].cli_name, int(value)) for sym, value in sub.least.items()
+                      if sym in S.BY_SYMBOL)
         for quantity, expr in sub.quantities().items():
             out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
                                sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires,
-                               checks))
+                               checks, least))
     return tuple(out)
 
 

@@ -5,6 +5,14 @@ Functions take ``double`` arguments named by the symbols' CLI names, in the orde
 includes only ``<math.h>``; link with ``-lm``.  ⌈log₂x⌉ and log₂ of a power of two are
 computed exactly by two helpers (``symcomm_ceil_log2``, ``symcomm_log2``).  Doubles are
 exact for integers below 2⁵³.
+
+**Out-of-range arguments give NAN.**  C has types, so only the ranges are checked: each
+function returns ``NAN`` (test it with ``isnan``) unless every argument is one ``symcomm eval``
+would accept: finite, at least its least (N ≥ 2 for a collective, 1 for another whole number, 0
+for α, β, a fraction), at most 2¹⁰⁰, whole for an integer symbol, and zero or at least 10⁻³⁰.
+Without it, N = 0 divides by zero (±inf or NaN by accident) and ⌈log₂0⌉ would be 0: a number
+that looks confident.  The requirements between arguments (a power of two, a multiple of N)
+are not checked here: the comment above each function states them.
 """
 
 from __future__ import annotations
@@ -42,6 +50,13 @@ class HeaderPrinter(C99CodePrinter):
 
 
 _HELPERS = """\
+/* 1 when x is a value the command line accepts for an argument: finite, least <= x <= 2^100,
+ * whole when integer, and zero or at least 1e-30 (symcomm.inputs); else 0 (the function gives NAN). */
+static inline int symcomm_arg_ok(double x, double least, int integer)
+{
+    return isfinite(x) && x >= least && x <= 0x1p100 && (!integer || x == floor(x)) && (x == 0.0 || x >= 1e-30);
+}
+
 /* log2(x), exact for a power of two (frexp gives 0.5 * 2^e), else the C library's log2. */
 static inline double symcomm_log2(double x)
 {
@@ -97,9 +112,12 @@ def to_c(chosen: list[Formula]) -> str:
         if f.options:
             comment.append(f"Options: {', '.join(f'{k}={v}' for k, v in f.options)}.")
         comment.append(f"Source: {f.source}.")
-        comment.append(f"Arguments: {', '.join(f.argnames) or 'none'}.")
+        comment.append(f"Arguments: {', '.join(f.argnames) or 'none'} (NAN when one is out of range).")
         parts.append("/* " + "\n * ".join(_comment(line) for line in comment) + " */")
-        parts.append(f"static inline double {f.name}({args})\n{{\n    return {printer.doprint(f.expr)};\n}}\n")
+        guard = " && ".join(f"symcomm_arg_ok({info.cli_name}, {f.least_of(info)}.0, {int(bool(info.symbol.is_integer))})"
+                            for info in f.parameters)
+        body = f"    if (!({guard}))\n        return NAN;\n" if guard else ""
+        parts.append(f"static inline double {f.name}({args})\n{{\n{body}    return {printer.doprint(f.expr)};\n}}\n")
     parts.append("#endif /* SYMCOMM_FORMULAS_H */\n")
     return "\n".join(parts)
 

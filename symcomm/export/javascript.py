@@ -10,11 +10,12 @@ object of values can serve every function.
 model's peak, η, HBM bandwidth, κ) is a count: ``send``, ``recv``, ``total``, the α/β/γ
 coefficients, the extras.  It is computed exactly, as :func:`symcomm.evaluate.exact` does:
 
-* every argument is read as an exact value: a ``BigInt``; a ``Number`` that is a safe integer
-  (|x| ≤ 2⁵³ − 1; a larger one is refused with a ``RangeError``, since it may already be
-  rounded); any other finite ``Number`` as the decimal it prints as (``1.25`` is 5/4,
-  ``0.1`` is 1/10); a string ``"123"``, ``"3/4"``, ``"1.25"``, ``"2.5e3"``; or ``{num, den}``
-  with ``BigInt`` fields (a result of another function);
+* every argument is read as an exact value, as ``symcomm eval`` would read it typed (a port of
+  :func:`symcomm.inputs.parse_fraction`: the same grammar, bounds and messages): a ``BigInt`` as
+  its digits; a ``Number`` as it prints (``1.25`` is 5/4, ``0.1`` is 1/10; an integer above
+  2⁵³ − 1 is refused with a ``RangeError``, since it may already be rounded); a string by the
+  command line's grammar (``"123"``, ``"3/4"``, ``"2**30"``, ``"2.5e3"``); or ``{num, den}`` with
+  ``BigInt`` fields (a result of another function) as ``"num/den"``;
 * every intermediate value is a ``BigInt`` or an exact rational (a ``BigInt`` numerator and
   denominator in lowest terms): sums, products, quotients and integer powers through the
   module's helpers ``_add``, ``_mul``, ``_pow``, ``_q``; comparisons (Piecewise, Min, Max),
@@ -35,8 +36,15 @@ and a time is within a few rounding errors of the exact value.
 **Requirements.**  Each function checks the requirements of :attr:`Formula.checks` whose
 symbols it takes (a power of two, a multiple of N, a divisible layout, ...) on the exact
 values of its arguments, before computing, and throws a ``RangeError``
-whose message is the one ``symcomm eval`` prints for the same values.  A missing argument or a
-value of the wrong type throws a ``TypeError``.
+whose message is the one ``symcomm eval`` prints for the same values.
+
+**Arguments.**  Each argument is checked first, as the command line checks it: more than 200
+characters, not a number (``NaN``, ``"abc"``), a magnitude above 2¹⁰⁰, a nonzero one below
+10⁻³⁰, a non-whole value for an integer symbol, or one below its least (N ≥ 2 for a collective,
+1 for another whole number, 0 for α, β, ...) throws a ``RangeError`` with the one line ``symcomm
+eval`` prints for that value typed as ``String(x)``; a boolean, ``null``, an array or another
+object throws a ``TypeError`` with the same words; a missing argument a ``TypeError``.  (G is
+named ``G`` only, where the command line also says ``gpus_per_node``.)
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ import json
 import sympy as sp
 from sympy.printing.jscode import JavascriptCodePrinter
 
+from .. import inputs as _inputs
 from .. import symbols as S
 from ..subjects import COLLECTIVE_TIME_CONVENTION
 from . import QUANTITIES, Format, Formula
@@ -310,51 +319,140 @@ function _value(args, name) {
   return x;
 }
 
-/** An integer, "p/q" or decimal text read exactly. */
-function _parse(name, text) {
-  let m = /^([+-]?\d+)(?:\/(\d+))?$/.exec(text);
-  if (m) {
-    if (m[2] !== undefined && BigInt(m[2]) === 0n) throw new RangeError(`${name}=${text} divides by zero`);
-    return _q(BigInt(m[1]), m[2] === undefined ? 1n : BigInt(m[2]));
-  }
-  m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?$/.exec(text);
-  if (m && (m[2] || m[3])) {
-    const fraction = m[3] || "";
-    const digits = BigInt(m[1] + (m[2] || "0") + fraction);
-    const exponent = BigInt(m[4] || "0") - BigInt(fraction.length);
-    return exponent >= 0n ? digits * 10n ** exponent : _q(digits, 10n ** -exponent);
-  }
-  throw new RangeError(`${name}=${text} is not a number: write an integer, a decimal or p/q`);
+// ---- arguments, read as the command line reads them: a port of symcomm.inputs.parse_fraction
+// (the same grammar, bounds and one-line messages); a value is judged as it would be typed:
+// a BigInt or a Number as String() writes it, {num, den} as "num/den", text as it is.
+
+const _MAX_TEXT = 200, _MAX_FACTORS = 4, _MAX_VALUE = 2n ** 100n, _LOG10_MAX = 100 * Math.log10(2);
+const _MIN_VALUE = _q(1n, 10n ** 30n);
+const _EXAMPLES = __EXAMPLES__;
+const _WS = "[ \\t\\n\\r\\f\\v]*";
+const _FACTOR = new RegExp(`^${_WS}(?:([0-9]+)${_WS}(?:\\*\\*|\\^)${_WS}([0-9]+)|(__DECIMAL__))${_WS}$`);
+const _DEC_PARTS = /^([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))?$/;
+
+/** Python's len(): code points, not UTF-16 units. */
+function _len(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 
-/** The argument `name` as an exact value (a BigInt or a _Q). */
-function _exact(args, name) {
-  const x = _value(args, name);
-  if (typeof x === "bigint") return x;
-  if (typeof x === "number") {
-    if (!Number.isFinite(x)) throw new RangeError(`${name}=${x} is not a finite number`);
-    if (Number.isInteger(x)) {
-      if (!Number.isSafeInteger(x)) {
-        throw new RangeError(`${name}=${x} is a Number above 2^53 and may be rounded: pass a BigInt or a string`);
-      }
-      return BigInt(x);
+/** Python's repr() of a str, as the command line quotes what it could not read. */
+function _repr(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const body = text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");
+  return quote + (quote === "'" ? body.replace(/'/g, "\\'") : body) + quote;
+}
+
+const _cut = (text) => (_len(text) <= 40 ? text : [...text].slice(0, 37).join("") + "...");
+const _short = (text) => _cut(text.trim());
+const _notANumber = (key, text) =>
+  new RangeError(`${key}=${_repr(_cut(text))} is not a number; ${key} takes a number written in ASCII (${_EXAMPLES}, 5e-6)`);
+const _strip0 = (digits) => digits.replace(/^0+/, "");
+
+/** One factor: [exact value, estimated log10 of its magnitude], bounded before computing. */
+function _factor(key, text, piece) {
+  const m = _FACTOR.exec(piece);
+  if (m === null) throw _notANumber(key, text);
+  if (m[1] !== undefined) {
+    if (_strip0(m[1]).length > 40 || _strip0(m[2]).length > 6) return [0n, Infinity];
+    const base = BigInt(m[1]), exp = BigInt(m[2]);
+    if (base === 0n || base === 1n || exp === 0n) return [base === 0n || base === 1n ? base ** exp : 1n, 0];
+    const size = Number(exp) * Math.log10(Number(base));
+    if (size > _LOG10_MAX + 1) return [0n, Infinity];
+    return [base ** exp, size];
+  }
+  const parts = _DEC_PARTS.exec(m[3]);
+  const whole = parts[1] || "", frac = parts[2] || "", exp = parts[3] || "0";
+  const digits = _strip0(whole + frac);
+  if (!digits) return [0n, -Infinity];
+  const tiny = () => new RangeError(`${key}=${_short(text)} is not allowed: a nonzero number below 1e-30 is ` +
+                                    "too small to compute with (write 0 for nothing)");
+  if (digits.length > 60 || _strip0(exp.replace(/^[+-]/, "")).length > 6) {
+    if (exp.startsWith("-") && digits.length <= 60) throw tiny();
+    return [0n, Infinity];
+  }
+  const power = Number(exp) - frac.length;
+  const size = digits.length - 1 + power;
+  if (size > _LOG10_MAX + 1) return [0n, Infinity];
+  if (size < -40) throw tiny();
+  return [power >= 0 ? BigInt(digits) * 10n ** BigInt(power) : _q(BigInt(digits), 10n ** BigInt(-power)), size];
+}
+
+/** symcomm.inputs.parse_fraction: text as an exact value within [least, 2**100], or a RangeError
+ * with the command line's words; `bound` is its description of the range ("a whole number from 2
+ * to 2**100"). */
+function _parseFraction(key, text, integer, least, bound) {
+  const length = _len(text);
+  if (length > _MAX_TEXT) throw new RangeError(`${key}: a number of ${length} characters is not allowed: at most ${_MAX_TEXT}`);
+  const outOfBounds = () => new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes ${bound}`);
+  let body = text.trim(), sign = 1n;
+  if (body.startsWith("-")) { sign = -1n; body = body.slice(1); }
+  else if (body.startsWith("+")) body = body.slice(1);
+  if (!body) throw _notANumber(key, text);
+  const halves = body.split("/");
+  if (halves.length > 2) throw _notANumber(key, text);
+  const values = [], sizes = [];
+  for (const half of halves) {
+    const factors = half.split(/(?<!\*)\*(?!\*)/);
+    if (factors.length > _MAX_FACTORS) throw new RangeError(`${key}=${_repr(text)} is not allowed: at most ${_MAX_FACTORS} factors`);
+    let value = 1n, size = 0;
+    for (const piece of factors) {
+      const [v, s] = _factor(key, text, piece);
+      if (s === Infinity || size + s > _LOG10_MAX + 1) throw outOfBounds();
+      value = _mul(value, v);
+      size = s === -Infinity || size === -Infinity ? -Infinity : size + s;
     }
-    return _parse(name, String(x));
+    values.push(value);
+    sizes.push(size);
   }
-  if (typeof x === "string") return _parse(name, x.trim());
-  if (typeof x === "object" && x !== null && typeof x.num === "bigint" && typeof x.den === "bigint") {
-    if (x.den === 0n) throw new RangeError(`${name} has the denominator 0`);
-    return _q(x.num, x.den);
+  let value = values[0];
+  if (values.length === 2) {
+    if (_cmp(values[1], 0n) === 0) throw new RangeError(`${key}=${_short(text)} is not allowed: division by zero`);
+    if (sizes[1] > _LOG10_MAX + 1) throw outOfBounds();
+    value = _mul(values[0], _pow(values[1], -1n));
   }
-  throw new TypeError(`${name} must be a BigInt, a Number, a string ("3/4", "1.25") or {num, den} of BigInts`);
+  value = _mul(sign, value);
+  if (integer && typeof value !== "bigint") throw new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes a whole number`);
+  const magnitude = _cmp(value, 0n) < 0 ? _mul(-1n, value) : value;
+  const tooSmall = _cmp(value, 0n) !== 0 && _cmp(magnitude, _MIN_VALUE) < 0;
+  if ((least !== null && _cmp(value, least) < 0) || _cmp(magnitude, _MAX_VALUE) > 0 || tooSmall) throw outOfBounds();
+  return value;
 }
 
-/** The argument `name` as a Number (for the times). */
-function _number(args, name) {
+/** How a value is written on the command line, or a TypeError (in its words) for what is no number. */
+function _typed(name, x) {
+  if (typeof x === "bigint") return x.toString();
+  if (typeof x === "number") return String(x);
+  if (typeof x === "string") return x;
+  if (typeof x === "object" && x !== null && typeof x.num === "bigint" && typeof x.den === "bigint") {
+    return `${x.num}/${x.den}`;
+  }
+  let text;
+  try {
+    text = Array.isArray(x) ? `[${x.slice(0, 6).map(String).join(", ")}${x.length > 6 ? ", ..." : ""}]` : String(x);
+  } catch (e) {
+    text = typeof x;
+  }
+  const error = _notANumber(name, text);
+  throw new TypeError(error.message);
+}
+
+/** The argument `name` as an exact value (a BigInt or a _Q), checked as `symcomm eval` checks it. */
+function _exact(args, name, integer, least, bound) {
   const x = _value(args, name);
-  const value = typeof x === "number" ? x : _float(_exact(args, name));
-  if (!Number.isFinite(value)) throw new RangeError(`${name}=${x} is not a finite number`);
+  const value = _parseFraction(name, _typed(name, x), integer, least, bound);
+  if (typeof x === "number" && Number.isInteger(x) && !Number.isSafeInteger(x)) {
+    throw new RangeError(`${name}=${x} is a Number above 2^53 and may be rounded: pass a BigInt or a string`);
+  }
   return value;
+}
+
+/** The argument `name` as a Number (for the times), checked as `symcomm eval` checks it. */
+function _number(args, name, integer, least, bound) {
+  const x = _value(args, name);
+  const value = _parseFraction(name, _typed(name, x), integer, least, bound);
+  return typeof x === "number" ? x : _float(value);
 }
 
 // ---- requirements: the messages of the command line
@@ -387,6 +485,11 @@ function _need(kind, name, x, otherName, y) {
   if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
 }
 """
+
+# the command line's own examples and decimal pattern (symcomm.inputs), so that the two readers
+# name and accept the same numbers; backslashes doubled for the JavaScript template literal
+_HELPERS = _HELPERS.replace("__EXAMPLES__", json.dumps(_inputs._EXAMPLES)).replace(
+    "__DECIMAL__", _inputs._DECIMAL.replace("\\", "\\\\"))
 
 
 def _js(text: str) -> str:
@@ -440,11 +543,19 @@ def _jsdoc(f: Formula, time: bool) -> str:
     return "/**\n" + "\n".join((" * " + _comment(line)).rstrip() for line in lines) + "\n */"
 
 
+def _bounds(f: Formula, info) -> str:
+    """The arguments of ``_exact`` / ``_number`` after the name: integer, least, the range in words
+    (:func:`symcomm.inputs._bound_text`, as ``symcomm eval`` says it)."""
+    integer = bool(info.symbol.is_integer)
+    least = f.least_of(info)
+    return f"{'true' if integer else 'false'}, {least}n, {_js(_inputs._bound_text(integer, least, _inputs.MAX_VALUE))}"
+
+
 def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascriptPrinter, exported: bool = True) -> str:
     time = is_time(f)
     checks, _ = _check_lines(f, exact)
     reads = ", ".join(f"{info.cli_name} = {'_number' if info.symbol in FLOAT_SYMBOLS else '_exact'}(args, "
-                      f"{_js(info.cli_name)})" for info in f.parameters)
+                      f"{_js(info.cli_name)}, {_bounds(f, info)})" for info in f.parameters)
     body = [f"  const {reads};"] if reads else []
     body += [f"  {line}" for line in checks]
     body.append(f"  return {floats.doprint(f.expr)};" if time else f"  return _out({exact.doprint(f.expr)});")
@@ -471,6 +582,9 @@ def to_javascript(chosen: list[Formula]) -> str:
               " * read as Numbers and only the arithmetic touching them is float; their coefficients are exact.",
               " * Requirements (a power of two, a multiple of N, a divisible layout, ...) are checked on the exact",
               " * values: a RangeError with the message symcomm eval prints. A missing argument: a TypeError.",
+              " * Each argument is checked as symcomm eval checks it (its grammar, its bounds: at most 2**100, N >= 2",
+              " * for a collective, a whole number for an integer): a RangeError with the command line's message, a",
+              " * TypeError (same words) for a boolean, null, an array or another object.",
               " */",
               "",
               _HELPERS.strip("\n"),

@@ -1,6 +1,7 @@
 """``--format python``: a standalone Python module, one function per formula.
 
-**Exactness.**  The module imports only the standard library (``math``, ``fractions``).
+**Exactness.**  The module imports only the standard library (``math``, ``re``, ``reprlib``,
+``fractions``).
 With ``int`` (or ``fractions.Fraction``) arguments every function returns exactly what
 :func:`symcomm.evaluate.exact` returns: an ``int`` when the value is whole, a ``Fraction``
 otherwise.  Division goes through ``_q(a, b)``, which is ``Fraction(a, b)`` for exact
@@ -9,8 +10,19 @@ n ≥ 1; log₂ of a power of two (the power-of-two algorithms) is ``n.bit_lengt
 any other log₂ falls back to ``math.log2`` (a float), as does everything once a float
 argument is passed.
 
+**Arguments are checked as the command line checks them.**  Each argument is read by a copy of
+:func:`symcomm.inputs.parse_fraction` (written into the module from its source, so the two cannot
+drift): an int, a Fraction or a float as it would be typed, text (``"2**30"``, ``"3/4"``) by the
+same grammar.  A bool, None, a list, NaN, ±inf, more than 200 characters, a magnitude above 2¹⁰⁰, a
+nonzero one below 10⁻³⁰, a non-whole value for an integer symbol, or one below its least (N ≥ 2
+for a collective, 1 for other whole numbers, 0 for α, β, ...) raises ``InputError`` (a
+``ValueError`` defined in the module) with the one line ``symcomm eval`` prints for that value.
+Then the requirements (a power of two, a multiple of N, ...) are checked on exact input.  The one
+exception: a parameter the command line also accepts as ``gpus_per_node`` is named ``G`` only.
+
 **numpy** (``numpy=True``, this format's one option).  Float arithmetic, vectorised over
-arrays; the module imports ``numpy`` only.
+arrays; the module imports ``numpy`` only.  Its arguments are arrays, so they are not checked
+(neither bounds nor requirements): check the values before, e.g. with the exact module.
 """
 
 from __future__ import annotations
@@ -130,11 +142,91 @@ def _ceil_log2(x):
 '''
 
 
+def _input_helpers() -> str:
+    """The command line's number reader (:func:`symcomm.inputs.parse_fraction` and the functions it
+    calls), copied into the module from their source: one reader, so that an exported function
+    refuses a value with the words ``symcomm eval`` uses for it, bounds and all."""
+    import inspect
+
+    from .. import inputs as I
+
+    constants = "\n".join([
+        "class InputError(ValueError):",
+        '    """A bad argument, in the words of the command line (`symcomm eval`)."""',
+        "",
+        "",
+        f"MAX_VALUE = {I.MAX_VALUE!r}",
+        f"MIN_VALUE = Fraction({I.MIN_VALUE.numerator!r}, {I.MIN_VALUE.denominator!r})",
+        f"MAX_TEXT = {I.MAX_TEXT!r}",
+        f"MAX_FACTORS = {I.MAX_FACTORS!r}",
+        f"_FACTOR = re.compile({I._FACTOR.pattern!r}, re.ASCII)",
+        f"_DEC_PARTS = re.compile({I._DEC_PARTS.pattern!r}, re.ASCII)",
+        "_LOG10_MAX = math.log10(MAX_VALUE)",
+        f"_EXAMPLES = {I._EXAMPLES!r}",
+    ])
+    functions = [inspect.getsource(fn).strip("\n") for fn in
+                 (I._bound_text, I._show, I._factor, I._not_a_number, I.parse_fraction, I._short)]
+    return "\n\n\n".join([constants] + functions + [_ARGUMENT_HELPER.strip("\n")])
+
+
+#: an argument as the command line reads it: the Python value spelled as it would be typed
+_ARGUMENT_HELPER = '''
+def _digits(n):
+    """The decimal digits of the int |n|, without writing it out (int -> str is capped at 4300 digits)."""
+    n = abs(n)
+    d = max(1, int((n.bit_length() - 1) * 0.30102999566398120) + 1)
+    while 10 ** d <= n:
+        d += 1
+    while d > 1 and 10 ** (d - 1) > n:
+        d -= 1
+    return d
+
+
+def _text(n):
+    """str(n) for an int, or a stand-in of the same length when it is too long to be read anyway."""
+    if n.bit_length() <= 4 * MAX_TEXT:      # at most 241 digits: written out; more are refused for their length
+        return str(n)
+    return "9" * (_digits(n) + (n < 0))
+
+
+def _arg(key, x, integer, least):
+    """x if `symcomm eval` accepts key=x, else InputError with its message.
+
+    x is read as the command line would read it typed: an int (or a numpy integer) or a Fraction
+    exactly (p/q), a float as it prints (repr: 1.5, 1e-35, nan), text by the command line's
+    grammar (8, 2**30, 3/4, 5e-6; at most 200 characters); a bool, None, a list or anything else
+    is not a number.
+    Text is returned as the exact value it names; numbers are returned as given.
+    """
+    if not isinstance(x, (int, float, Fraction, str)) and hasattr(type(x), "__index__"):
+        try:
+            x = type(x).__index__(x)      # a numpy integer reads as the int it holds
+        except TypeError:
+            pass
+    if isinstance(x, bool) or not isinstance(x, (int, float, Fraction, str)):
+        raise _not_a_number(key, reprlib.repr(x))
+    if isinstance(x, int):
+        text = _text(x)
+    elif isinstance(x, Fraction):
+        text = _text(x.numerator) + ("" if x.denominator == 1 else "/" + _text(x.denominator))
+    elif isinstance(x, float):
+        text = float.__repr__(x)          # numpy's float64 prints as np.float64(...)
+    else:
+        text = x
+    if len(text) > MAX_TEXT:
+        raise InputError(f"{key}: a number of {len(text)} characters is not allowed: at most {MAX_TEXT}")
+    value = parse_fraction(key, text, integer=integer, least=least if integer else 0)
+    if isinstance(x, str):
+        return _exact(value)
+    return x
+'''
+
+
 def _docstring(text: str) -> str:
     return str(text).replace('"""', '\\"\\"\\"')
 
 
-#: the checks of the requirements, raising ValueError with the command line's words
+#: the checks of the requirements, raising InputError (a ValueError) with the command line's words
 _CHECK_HELPERS = '''
 
 def _whole(*values):
@@ -145,25 +237,25 @@ def _whole(*values):
 def _need(kind, name, x, other_name=None, y=None):
     """ValueError with the message `symcomm eval` prints, when (x, y) breaks a requirement."""
     if kind == "power_of_two" and not (x >= 1 and x == int(x) and int(x) & (int(x) - 1) == 0):
-        raise ValueError(f"{name}={x} is not allowed: this algorithm needs {name} to be a power of two (2, 4, 8, ...)")
+        raise InputError(f"{name}={x} is not allowed: this algorithm needs {name} to be a power of two (2, 4, 8, ...)")
     if kind == "multiple" and Fraction(y) % Fraction(x):
-        raise ValueError(f"{other_name}={y} is not allowed: it must be a multiple of {name}={x}")
+        raise InputError(f"{other_name}={y} is not allowed: it must be a multiple of {name}={x}")
     if kind == "core_multiple":
         core = 1 << (int(x).bit_length() - 1)
         if Fraction(y) % core:
-            raise ValueError(f"{other_name}={y} is not allowed: it must be a multiple of 2^⌊log₂{name}⌋={core}")
+            raise InputError(f"{other_name}={y} is not allowed: it must be a multiple of 2^⌊log₂{name}⌋={core}")
     if kind == "at_least" and x < y:
-        raise ValueError(f"{name}={x} is not allowed: it must be at least {other_name}={y}")
+        raise InputError(f"{name}={x} is not allowed: it must be at least {other_name}={y}")
     if kind == "equals" and x != y:
-        raise ValueError(f"{name}={x} is not allowed: this algorithm needs {name}={y}")
+        raise InputError(f"{name}={x} is not allowed: this algorithm needs {name}={y}")
     if kind == "divisible" and y != 0 and (Fraction(x) / Fraction(y)).denominator != 1:
-        raise ValueError(f"{name}={x} must be divisible by {other_name}={y}")
+        raise InputError(f"{name}={x} must be divisible by {other_name}={y}")
     if kind == "equal" and x != y:
-        raise ValueError(f"{name}={x} must equal {other_name}={y}")
+        raise InputError(f"{name}={x} must equal {other_name}={y}")
     if kind == "at_least_value" and x < y:
-        raise ValueError(f"{name}={x} must be at least {y}")
+        raise InputError(f"{name}={x} must be at least {y}")
     if kind == "fixed" and x != y:
-        raise ValueError(name.format(x=x))
+        raise InputError(name.format(x=x))
 '''
 
 
@@ -182,6 +274,12 @@ def _check_lines(f: Formula, printer) -> list[str]:
                 (f", {check[3]!r}, {values[1]})" if len(check) > 3 else ")"))
         lines.append(f"    if _whole({', '.join(used)}):\n        {call}" if used else f"    {call}")
     return lines
+
+
+def _argument_lines(f: Formula) -> list[str]:
+    """One line per argument: read and bounded as ``symcomm eval`` reads it (:func:`_input_helpers`)."""
+    return [f"    {info.cli_name} = _arg({info.cli_name!r}, {info.cli_name}, {bool(info.symbol.is_integer)}, "
+            f"{f.least_of(info)})" for info in f.parameters]
 
 
 def _function(f: Formula, body: str, numpy: bool, checks: list[str] | None = None) -> str:
@@ -205,7 +303,7 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
     functions = []
     for f in chosen:
         body = printer.doprint(f.expr)
-        functions.append(_function(f, body, numpy, None if numpy else _check_lines(f, printer)))
+        functions.append(_function(f, body, numpy, None if numpy else _argument_lines(f) + _check_lines(f, printer)))
     imports = printer.module_imports if numpy else {}
     header = ['"""Closed-form communication costs exported by symcomm (standalone; needs no symcomm).',
               "",
@@ -214,14 +312,16 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
               ("Float arithmetic over numpy arrays." if numpy else
                "Exact on int / fractions.Fraction arguments: an int when the value is whole, a Fraction "
                "otherwise;\nceil(log2 n) = (n - 1).bit_length(), log2 of a power of two = n.bit_length() - 1; "
-               "float arguments give floats."),
+               "float arguments give floats.\nA bad argument (a bool, None, a list, NaN, a value out of bounds) "
+               "raises InputError, a ValueError, with the\nline `symcomm eval` prints for the same value."),
               '"""', ""]
     lines = header
     if numpy:
         lines += ["import functools", "import numpy"] if any("functools" in m for m in imports) else ["import numpy"]
         lines.append("")
     else:
-        lines += ["import math", "from fractions import Fraction", "", _HELPERS.strip("\n"), _CHECK_HELPERS.rstrip("\n"), ""]
+        lines += ["import math", "import re", "import reprlib", "from fractions import Fraction", "",
+                  _HELPERS.strip("\n"), _CHECK_HELPERS.rstrip("\n"), "", "", _input_helpers(), ""]
     lines.append(f"__all__ = {[f.name for f in chosen]!r}\n")
     return "\n".join(lines) + "\n\n" + "\n\n".join(functions)
 

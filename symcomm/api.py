@@ -279,6 +279,8 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
         if args.model_config and name != "G":
             return f"config file {args.model_config}"
         if args.hardware:
+            if name == "gamma" and presets.hardware(args.hardware).hbm_bytes_per_second is None:
+                return f"hardware {args.hardware}: " + "; ".join(presets.hardware(args.hardware).defaults_used())
             return f"hardware {args.hardware}"
         return "default"
 
@@ -368,6 +370,10 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
                                   f"--backend {args.backend} runs; the communication figures above do")
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
                         "dtype": dtype}
+    # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
+    out.update(system.memory_verdict(out["memory_per_gpu"]))
+    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes"})
+    out["assumptions"] += list(system.defaults_used())
     return out
 
 
@@ -667,7 +673,8 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
 
 def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int = 10, **options) -> Result:
     """``symcomm plan`` as a value: the layouts ranked by the step-time model (``layouts``), with the
-    request and the assumptions; ``options`` are the command's flags by name (tp=8, zero=1, ...).
+    request and the assumptions; ``options`` are the command's flags by name (tp=8, zero=1, no_memory_check=True)
+    or eval's KEY=VALUE names (t=8, recompute="selective"), checked as the command checks them.
 
     >>> import symcomm
     >>> best = symcomm.plan("llama3-8b", gpus=16, batch=64, seq=4096, hardware="h100", top=1)["layouts"][0]
@@ -678,18 +685,10 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
 
     planner = importlib.import_module(".plan", __package__)     # the module (symcomm.plan is also this function)
 
-    parser = Parser(prog="symcomm")
-    planner.register_cli(parser.add_subparsers(parser_class=Parser))
-    words = ["plan", "--model", str(model), "--gpus", str(gpus), "--batch", str(batch), "--seq", str(seq),
-             "--hardware", str(hardware), "--top", str(top)]
-    for key, value in options.items():
-        flag = "--" + key.replace("_", "-")
-        if value is True:
-            words.append(flag)
-        elif value is not False and value is not None:
-            words += [flag, str(value)]
-    args = parser.parse_args(words)
-    result = planner.plan(planner.request_from_args(args), top)
+    # the command's own check of every value (symcomm.plan.request_from_args), no argv words, no argparse
+    args = planner.namespace(model=model, gpus=gpus, batch=batch, seq=seq, hardware=hardware, top=top, **options)
+    request, top = planner.request_from_args(args), planner.top_from_args(args)
+    result = planner.plan(request, top)
     return Result("plan", planner.to_json(result, top))
 
 

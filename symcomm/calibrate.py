@@ -553,10 +553,10 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
     document["gpus_per_node"] = int(base.gpus_per_node if base is not None and all(
         f.model.gpus_per_node >= f.model.ranks for f in fits) else gpn)
     if base is not None:
-        # a hardware file given as --base may leave these out (it reads them as 0): copy only what it has
-        if base.memory_bytes > 0:
+        # a hardware file given as --base may leave these out (None: unknown): copy only what it has
+        if base.memory_bytes is not None:
             document["memory_bytes"] = base.memory_bytes
-        if base.hbm_bytes_per_second > 0:
+        if base.hbm_bytes_per_second is not None:
             document["hbm_bytes_per_second"] = base.hbm_bytes_per_second
         if base.peak_flops:
             document["peak_flops"] = dict(base.peak_flops)

@@ -36,15 +36,25 @@ SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:
                                "symcomm.plan:register_cli", "symcomm.calibrate:register_cli")
 
 def _print_step(payload: dict) -> None:
+    cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""
     print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
           f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
-          f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])})")
+          f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])}){cannot}")
     per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
     print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
           f"HFU {100 * payload['hfu']:.1f} %")
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" for k, x in payload["memory"].items())
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
+    need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
+    if payload["fits"] is None:
+        print("  fits         unknown: the hardware gives no memory_bytes per GPU")
+    elif payload["fits"]:
+        print(f"  fits         yes: {need:,.0f} bytes ≤ the GPU's {have:,.0f} bytes ({human_size(have, 'bytes')})")
+    else:
+        print(f"  fits         NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
+              f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
+              f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
     c = payload["constants"]
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, kappa {c['kappa']}: "
           f"{c['source']}")

@@ -29,6 +29,7 @@ the step is evaluated.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import types
 
@@ -37,6 +38,7 @@ import functools
 import io
 import json
 import math
+import shlex
 import time as _time
 from dataclasses import dataclass, field
 
@@ -135,6 +137,7 @@ class Request:
     cp: int | None = None
     ep: int | None = None
     micro_batch: int | None = None
+    micro_batches: int | None = None   # m, micro-batches per data-parallel replica (eval's m=)
     zero: int | None = None
     framework: str | None = None
     recompute: str | None = None
@@ -182,13 +185,14 @@ def _allowed(req: Request) -> dict[str, list]:
     return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
             "cp": [int(x) for x in _divisors(req.seq) if n % x == 0], "ep": experts,
             "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
-            "micro-batch": [int(x) for x in _divisors(req.batch)]}
+            "micro-batch": [int(x) for x in _divisors(req.batch)],
+            "micro-batches": [int(x) for x in _divisors(req.batch)]}
 
 
 _WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides the layers and --gpus",
         "vp": "v = 1 (1F1B) or v ≥ 2 dividing layers/p for a p ≥ 2", "cp": "c divides --seq and --gpus",
         "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
-        "micro-batch": "it divides --batch"}
+        "micro-batch": "it divides --batch", "micro-batches": "m = batch / (d · micro-batch) divides --batch"}
 
 
 def check_request(req: Request) -> None:
@@ -205,7 +209,7 @@ def check_request(req: Request) -> None:
     if not 0 <= req.max_bubble < float("inf"):
         raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
     allowed = _allowed(req)
-    for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch"):
+    for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch", "micro-batches"):
         value = getattr(req, name.replace("-", "_"))
         if value is None:
             continue
@@ -232,6 +236,9 @@ def check_request(req: Request) -> None:
         req.hardware.compute_values(req.dtype)
     except ValueError as err:
         raise PlanError(str(err)) from None
+    if req.memory_check and req.hardware.fits(0.0) is None:
+        raise req.hardware.lacks("memory_bytes", "plan needs to keep only the layouts that fit (or give "
+                                 "--no-memory-check)")
     _compare_spec(req)
 
 
@@ -301,9 +308,13 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     cs = fixed(_divisors(req.seq), req.cp)
     cs = cs[n % cs == 0]
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
-    mbs = (np.array([req.micro_batch], dtype=np.int64) if req.micro_batch is not None
-           else _divisors(req.batch)[: MICRO_BATCH_SEARCH])
-    mbs = mbs[mbs <= (req.micro_batch or MICRO_BATCH_SEARCH)]
+    if req.micro_batch is not None:
+        mbs = np.array([req.micro_batch], dtype=np.int64)
+    elif req.micro_batches is not None:             # m fixed: the micro-batch size follows from d, any divisor
+        mbs = _divisors(req.batch)
+    else:
+        mbs = _divisors(req.batch)[: MICRO_BATCH_SEARCH]
+        mbs = mbs[mbs <= MICRO_BATCH_SEARCH]
     pv = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     if not (ts.size and pv.size and cs.size and es.size and mbs.size):
         return {k: np.zeros(0, dtype=np.int64) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
@@ -321,6 +332,8 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     if req.cp_algorithm == "ulysses":
         ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
     M = np.where(ok, req.batch // (D * MB), 0)
+    if req.micro_batches is not None:
+        ok &= M == req.micro_batches
     ok &= (V == 1) | ((M % np.maximum(P, 1)) == 0)                # interleaved: m | p (and p·v | L above)
     return {"t": T[ok], "p": P[ok], "v": V[ok], "c": C[ok], "e": E[ok], "d": D[ok], "mb": MB[ok], "m": M[ok]}
 
@@ -383,7 +396,10 @@ def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -
     """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
     from .evaluate import fast
 
-    out = fast(_quantities(options, run_bytes)[name])(**values)
+    try:
+        out = fast(_quantities(options, run_bytes)[name])(**values)
+    except (ZeroDivisionError, OverflowError) as err:      # scalar parts in plain Python floats
+        raise _not_finite(name, err) from None
     return np.broadcast_to(np.asarray(out, dtype=np.float64), (n,)).copy()
 
 
@@ -395,7 +411,10 @@ def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dic
         return None
     params, names, function = found
     with np.errstate(divide="ignore", invalid="ignore"):
-        got = function(*[values[p] for p in params])
+        try:
+            got = function(*[values[p] for p in params])
+        except (ZeroDivisionError, OverflowError) as err:  # scalar parts in plain Python floats
+            raise _not_finite("the step model", err) from None
     return {name: np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for name, x in zip(names, got)}
 
 
@@ -477,7 +496,8 @@ class Plan:
                           **{name: float(got[name][j]) for name in ("compute_time", "exposed_comm_time",
                                                                       "bubble_time", "optimizer_time")},
                           "memory_bytes": float(got["memory_per_gpu"][j]),
-                          "bubble_fraction": (layout["p"] - 1) / (layout["v"] * layout["m"])}
+                          "bubble_fraction": (layout["p"] - 1) / (layout["v"] * layout["m"]),
+                          "eval_command": shlex.join(eval_words(req, layout, self._blocks[settings[i][0]]))}
         if axes and out:
             first, block = out[0], self._blocks[int(blocks[0])]
             if block.q is not None:
@@ -495,6 +515,22 @@ class Plan:
                                     "stage": _stage(axis, first["p"], req.embeddings)}
                              for axis in AXES if f"comm_time_{axis}" in got}
         return out
+
+
+def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
+    """The ``symcomm eval hybrid`` command that reproduces a row (its step time and memory): the same model,
+    hardware, GPUs per node, dtype, batch, seq, layout and every option of its step model, spelled as eval
+    spells them (the row's first setting: the others it lists give the same numbers)."""
+    from . import presets
+
+    model = (["--model", req.model.name] if req.model.name in presets.model_names()
+             else ["--model-config", req.model.name])
+    words = ["symcomm", "eval", "hybrid", *model, "--hardware", req.hardware.name, "--dtype", req.dtype]
+    sizes = ("t", "p", "v", "c", "e", "d", "m") if req.model.moe else ("t", "p", "v", "c", "d", "m")
+    words += [f"{k}={layout[k]}" for k in sizes if k != "v" or layout["v"] > 1]
+    words += [f"b={req.batch}", f"s={req.seq}", f"G={req.G}"]
+    words += [f"{k}={v}" for k, v in block.options]
+    return words
 
 
 @functools.lru_cache(maxsize=None)
@@ -526,6 +562,20 @@ def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.n
     return keep
 
 
+def _not_finite(name: str, err: Exception) -> PlanError:
+    return PlanError(f"{name} is not a finite number with these values ({err}): check the hardware's bandwidths, "
+                     "peak_flops, hbm_bytes_per_second and step_time")
+
+
+def _check_finite(name: str, values: np.ndarray) -> None:
+    """The last line of defence (as symcomm.steptime.check_finite for eval hybrid): a step-model output
+    that is inf or nan (a zero bandwidth, peak or eta reaching a division) is refused, never ranked."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise PlanError(f"the step model gives {name} = {values[bad][0]} (not a finite number) with these values: "
+                        "check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
+
+
 def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
     """The ``top`` smallest distinct step times (values within TOLERANCE count once) of both."""
     s = np.sort(np.concatenate([best, new]))
@@ -549,7 +599,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
             + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
             + f"; --gpus={req.gpus} with the fixed options leaves none")
-    floor_ok = (memory_floor(req, layouts) <= req.hardware.memory_bytes if req.memory_check
+    floor_ok = (req.hardware.fits(memory_floor(req, layouts)) if req.memory_check
                 else np.ones(layouts["t"].size, dtype=bool))
     if spec:                                                  # the compared layout is shown whatever it holds
         wanted = np.ones(layouts["t"].size, dtype=bool)
@@ -585,11 +635,14 @@ def plan(req: Request, top: int | None = None) -> Plan:
                     memory = (q["memory_per_gpu"] if q else
                               _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size))
                     fits = bubble_fraction[rows] <= req.max_bubble
-                    if req.memory_check:
-                        fits &= memory <= req.hardware.memory_bytes
+                    if req.memory_check:                  # eval hybrid's rule too (one function)
+                        fits &= req.hardware.fits(memory)
                     compute = q["compute_time"] if q else _evaluate(options, run_bytes, "compute_time", sub, rows.size)
                     optimizer = (q["optimizer_time"] if q else
                                  _evaluate(options, run_bytes, "optimizer_time", sub, rows.size))
+                    for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
+                                      ("optimizer_time", optimizer)):
+                        _check_finite(name, got)
                     block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
                                    compute * (1 + bubble_fraction[rows]) + optimizer,
                                    np.zeros(rows.size, dtype=bool), q=q)
@@ -603,6 +656,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         else:
             sub = {k: (v[block.rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
             block.step = _evaluate(block.options, run_bytes, "step_time", sub, block.rows.size)
+        _check_finite("step_time", block.step)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
                                "symcomm.plan's pruning bound no longer holds for it")
@@ -632,7 +686,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     done = [(i, b) for i, b in enumerate(blocks) if b.step is not None]
     if not any(b.fits.any() for b in blocks):
         raise PlanError(
-            f"no layout fits in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})"
+            "no layout fits"
+            + (f" in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})" if req.memory_check else "")
             + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
             + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
     folded = _fold(layouts, [(i, b) for i, b in done])
@@ -745,7 +800,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
-        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "zero",
+        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "micro_batches", "zero",
                                                "framework", "recompute", "sp") if getattr(req, k) is not None},
         "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
@@ -761,7 +816,7 @@ def to_json(p: Plan, top: int) -> dict:
 
 CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
                "mfu", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
-               "fits", "settings")
+               "fits", "settings", "eval_command")
 
 
 def to_csv(p: Plan, top: int) -> str:
@@ -774,7 +829,7 @@ def to_csv(p: Plan, top: int) -> str:
                          row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
                          repr(row["mfu"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
                          repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
-                         int(fits), "; ".join(row["labels"])])
+                         int(fits), "; ".join(row["labels"]), row["eval_command"]])
     return buffer.getvalue()
 
 
@@ -788,6 +843,14 @@ def _line(p: Plan, row: dict, mark) -> str:
             f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "
             f"{human_time(row['exposed_comm_time']):>9} {human_time(row['bubble_time']):>9} "
             f"{human_size(row['memory_bytes']):>10}  {shown}")
+
+
+def _why_out(req: Request, row: dict) -> str:
+    """Why the --compare row is not among the rows: its memory (the one rule, Hardware.fits), or its bubble."""
+    if req.memory_check and req.hardware.fits(row["memory_bytes"]) is False:
+        return (f" — does not fit: {row['memory_bytes']:,.0f} bytes ({human_size(row['memory_bytes'])}) > the GPU's "
+                f"{req.hardware.memory_bytes:,.0f} bytes ({human_size(req.hardware.memory_bytes)})")
+    return f" — its bubble fraction {row['bubble_fraction']:.3g} exceeds --max-bubble {req.max_bubble:g}"
 
 
 def to_text(p: Plan, top: int) -> str:
@@ -811,13 +874,17 @@ def to_text(p: Plan, top: int) -> str:
         row = p.compare
         lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
                   f"{row['rank']:,} by step time (1 + the rows faster than it)"
-                  + ("" if row["fits"] else f" — does not fit: {human_size(row['memory_bytes'])} > "
-                     f"{human_size(req.hardware.memory_bytes)}; the rank is where its step time would place it"),
+                  + ("" if row["fits"] else _why_out(req, row) + "; the rank is where its step time would place it"),
                   _line(p, row, row["rank"])]
         if rows:
             lines.append(f"      the first row is {row['step_time'] / rows[0]['step_time']:.3f}× faster by the model"
                          if row["step_time"] >= rows[0]["step_time"] else
                          "      it is faster than the first row (it does not fit or is outside --max-bubble)")
+    if rows or p.compare:
+        lines += ["", "each row as an eval command (the same step time and memory; its first setting):"]
+        lines += [f"{row['rank']:>5}  {row['eval_command']}" for row in rows]
+        if p.compare:
+            lines.append(f"{'cmp':>5}  {p.compare['eval_command']}")
     if rows:
         best = rows[0]
         lines += ["", "best layout, per axis (communication alone; the part on the critical path; which stage its "
@@ -831,51 +898,151 @@ def to_text(p: Plan, top: int) -> str:
 
 # -- CLI -------------------------------------------------------------------------------------------
 
+#: every option of ``symcomm plan``: (flag, default, help).  The parser is built from it, and the Python API
+#: (``symcomm.plan``) fills what a caller leaves out from it: both then go through :func:`request_from_args`
+FLAGS = (
+    ("--model", None, "a model preset (symcomm presets lists them)"),
+    ("--model-config", None, "path to a Hugging Face config.json"),
+    ("--hardware", None, "a hardware preset or file (path/to/hardware.json)"),
+    ("--gpus", None, "GPUs in the job (1 to 2,097,152); N=..."),
+    ("--gpus-per-node", None, "GPUs per node (default: the hardware preset's); G=..."),
+    ("--batch", None, "global batch (sequences per optimizer step); b=..."),
+    ("--seq", None, "sequence length (default: the model's); s=..."),
+    ("--dtype", None, "element type of the run: fp32, bf16 (default), fp16, fp8, int8"),
+    ("--tp", None, "fix the tensor-parallel size t (default: search); t=..."),
+    ("--pp", None, "fix the pipeline stages p (default: search); p=..."),
+    ("--vp", None, "fix the model chunks per stage v (1: 1F1B; ≥ 2: interleaved) (default: search); v=..."),
+    ("--dp", None, "fix the data-parallel size d (default: search); d=..."),
+    ("--cp", None, "fix the context-parallel size c (default: search); c=..."),
+    ("--ep", None, "fix the expert-parallel size e (default: search); e=..."),
+    ("--micro-batch", None, f"fix the sequences per micro-batch (default: search the divisors up to "
+                            f"{MICRO_BATCH_SEARCH}); mb=..."),
+    ("--micro-batches", None, "fix the micro-batches per data-parallel replica m = batch / (d · micro-batch) "
+                              "(default: search); m=..."),
+    ("--zero", None, "fix the ZeRO stage: 0, 1, 2 or 3; zero=..."),
+    ("--framework", None, f"fix the framework: {', '.join(FRAMEWORKS)}; framework=..."),
+    ("--recompute", None, f"fix activation recomputation: {', '.join(RECOMPUTE)}; recompute=..."),
+    ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
+    ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
+    ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
+                        "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
+    ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
+    ("--no-embeddings", False, "spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of "
+                               "the end stages; embeddings=0"),
+    ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep "
+                           "all)"),
+    ("--top", None, "rows to show (default 10)"),
+    ("--json", False, "JSON (seconds, bytes)"),
+    ("--csv", False, "CSV (seconds, bytes)"),
+)
+#: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
+DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10"}
+#: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
+KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
+        "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
+        "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
+        "embeddings": "no_embeddings"}
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
 def register_cli(subparsers) -> None:
     p = subparsers.add_parser("plan", help="rank every valid layout that fits in memory by the step-time model")
-    p.add_argument("--model", help="a model preset (symcomm presets lists them)")
-    p.add_argument("--model-config", help="path to a Hugging Face config.json")
-    p.add_argument("--hardware", default=None, help="a hardware preset")
-    p.add_argument("--gpus", help=f"GPUs in the job (1 to {LIMITS['gpus']:,})")
-    p.add_argument("--gpus-per-node", default=None, help="GPUs per node (default: the hardware preset's)")
-    p.add_argument("--batch", help="global batch (sequences per optimizer step)")
-    p.add_argument("--seq", default=None, help="sequence length (default: the model's)")
-    p.add_argument("--dtype", default="bf16", help="element type of the run: fp32, bf16 (default), fp16, fp8, int8")
-    for name, what in (("tp", "tensor-parallel size t"), ("pp", "pipeline stages p"),
-                       ("vp", "model chunks per stage v (1: 1F1B; ≥ 2: interleaved)"), ("dp", "data-parallel size d"),
-                       ("cp", "context-parallel size c"), ("ep", "expert-parallel size e"),
-                       ("micro-batch", f"sequences per micro-batch (default: search the divisors up to "
-                                       f"{MICRO_BATCH_SEARCH})")):
-        p.add_argument(f"--{name}", default=None, help=f"fix the {what} (default: search)")
-    p.add_argument("--zero", default=None, help="fix the ZeRO stage: 0, 1, 2 or 3")
-    p.add_argument("--framework", default=None, help=f"fix the framework: {', '.join(FRAMEWORKS)}")
-    p.add_argument("--recompute", default=None, help=f"fix activation recomputation: {', '.join(RECOMPUTE)}")
-    p.add_argument("--sp", default=None, help="fix sequence parallel: 0 or 1")
-    p.add_argument("--cp-algorithm", default="ring", help="context-parallel algorithm: ring or ulysses")
-    p.add_argument("--compare", default=None,
-                   help=f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
-                        "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching")
-    p.add_argument("--no-memory-check", action="store_true",
-                   help="keep layouts that do not fit in the hardware's memory per GPU")
-    p.add_argument("--no-embeddings", action="store_true",
-                   help="spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of the end stages")
-    p.add_argument("--max-bubble", default="1",
-                   help="drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep all)")
-    p.add_argument("--top", default="10", help="rows to show")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="JSON (seconds, bytes)")
-    out.add_argument("--csv", action="store_true", help="CSV (seconds, bytes)")
+    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                   help=f"the layout as eval hybrid spells it, instead of (or with) the flags: {', '.join(KEYS)} "
+                        "(t=8 p=4 d=32 m=8 zero=1 sp=1 recompute=selective b=1024 s=8192)")
+    for flag, default, what in FLAGS:
+        if default is False:
+            p.add_argument(flag, action="store_true", help=what)
+        else:
+            p.add_argument(flag, default=None, help=what)
     p.set_defaults(run=cmd_plan)
 
 
 #: bounds on every number the planner takes, named in its errors (the enumeration loops over
 #: divisors of these: they keep it finite)
 LIMITS = {"gpus": 2 ** 21, "gpus-per-node": 1024, "batch": 2 ** 24, "seq": 2 ** 24, "micro-batch": 2 ** 16,
-          "top": 10 ** 6, "tp": 1024, "pp": 2 ** 21, "vp": 2 ** 21, "dp": 2 ** 21, "cp": 2 ** 21, "ep": 2 ** 21}
+          "micro-batches": 2 ** 24, "top": 10 ** 6, "tp": 1024, "pp": 2 ** 21, "vp": 2 ** 21, "dp": 2 ** 21,
+          "cp": 2 ** 21, "ep": 2 ** 21}
+
+
+def namespace(**values) -> types.SimpleNamespace:
+    """The command's options from Python values (``symcomm.plan``): each as the text the command line would
+    carry (int → '8', float → repr: 8.0 → '8.0', as ``--top 8.0``; text as given; True/False only for the
+    on/off flags), a KEY=VALUE name (t=8) as a word; what is left out takes the parser's default.  Nothing is
+    checked here but the names and types: :func:`request_from_args` checks the values, for both."""
+    flags = {_dest(flag): default for flag, default, _ in FLAGS}
+    args = dict(flags, assignments=[])
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name not in flags and name not in KEYS:
+            raise InputError(f"plan has no option {name!r}; choose {', '.join(sorted(flags))} or "
+                             f"{', '.join(KEYS)} (as eval spells them)")
+        switch = name in flags and flags[name] is False
+        shown = f"--{name.replace('_', '-')}" if name in flags else name
+        if switch != isinstance(value, bool):
+            raise InputError(f"{shown}={value!r} is not allowed: {shown} takes " +
+                             ("True or False" if switch else "a number or text, as on the command line"))
+        if switch:
+            args[name] = value
+            continue
+        if not isinstance(value, (int, float, str)):
+            raise InputError(f"{shown}={value!r} is not allowed: {shown} takes a number or text, as on the command "
+                             "line")
+        text = repr(value) if isinstance(value, float) else str(value)
+        if name in KEYS and name not in flags:
+            args["assignments"].append(f"{name}={text}")
+        else:
+            args[name] = text
+    return types.SimpleNamespace(**args)
+
+
+def _merge_assignments(args) -> None:
+    """KEY=VALUE words (eval's spellings) into the flags they stand for; a flag given too with another value is
+    refused naming both."""
+    seen: dict = {}
+    for word in getattr(args, "assignments", None) or ():
+        key, eq, text = str(word).partition("=")
+        if not eq or not key or not text:
+            raise PlanError(f"{word!r} is not KEY=VALUE; write for example t=8 p=4 d=32")
+        if key not in KEYS:
+            raise PlanError(f"plan takes no {key}=...; the KEY=VALUE words it takes: {', '.join(KEYS)}")
+        dest = KEYS[key]
+        if dest in seen:
+            raise PlanError(f"{seen[dest]} and {word} give the same option twice; give it once")
+        seen[dest] = word
+        flag = "--" + dest.replace("_", "-")
+        if dest == "no_embeddings":
+            if text not in ("0", "1"):
+                raise PlanError(f"embeddings={text} is not allowed; choose 0 or 1")
+            if args.no_embeddings and text == "1":
+                raise PlanError("--no-embeddings and embeddings=1 differ: give one of them")
+            args.no_embeddings = text == "0"
+            continue
+        given = getattr(args, dest)
+        if given is not None and not _same(dest, str(given), text):
+            raise PlanError(f"{flag} {given} and {word} differ: give one of them")
+        setattr(args, dest, text)
+
+
+def _same(dest: str, a: str, b: str) -> bool:
+    name = dest.replace("_", "-")
+    if name in LIMITS:
+        try:
+            return parse_whole(f"--{name}", a, least=1, most=LIMITS[name]) == \
+                parse_whole(f"--{name}", b, least=1, most=LIMITS[name])
+        except InputError:
+            return a == b            # a bad value is refused, with its own words, when it is read
+    return a == b
 
 
 def _whole(args, name: str, default=None):
     text = getattr(args, name.replace("-", "_"))
+    if text is None:
+        text = DEFAULTS.get(name)
     if text is None:
         return default
     return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
@@ -891,8 +1058,12 @@ def _choice(args, name: str, allowed: tuple):
 
 
 def request_from_args(args) -> Request:
+    """THE check of plan's arguments, for the command (argparse's text) and the API (:func:`namespace`)."""
     from . import presets
 
+    if args.json and args.csv:
+        raise PlanError("--json and --csv: choose one")
+    _merge_assignments(args)
     if args.model and args.model_config:
         raise InputError("give --model or --model-config, not both")
     if args.model_config:
@@ -914,24 +1085,33 @@ def request_from_args(args) -> Request:
     if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
         raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
                         f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
+    dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]
+    bytes_per_element(dtype)
+    max_bubble = args.max_bubble if args.max_bubble is not None else DEFAULTS["max_bubble"]
     return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
-                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=args.dtype,
-                   cp_algorithm=args.cp_algorithm, memory_check=not args.no_memory_check,
-                   embeddings=not args.no_embeddings,
-                   max_bubble=parse_real("--max-bubble", str(args.max_bubble), least=0, most=10 ** 6),
+                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=dtype,
+                   cp_algorithm=args.cp_algorithm if args.cp_algorithm is not None else DEFAULTS["cp_algorithm"],
+                   memory_check=not args.no_memory_check, embeddings=not args.no_embeddings,
+                   max_bubble=parse_real("--max-bubble", str(max_bubble), least=0, most=10 ** 6),
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
+                   micro_batches=_whole(args, "micro-batches"),
                    zero=_choice(args, "zero", ZERO_STAGES), framework=_choice(args, "framework", FRAMEWORKS),
                    recompute=_choice(args, "recompute", RECOMPUTE), sp=_choice(args, "sp", SP_CHOICES),
                    compare=parse_compare(args.compare) if args.compare is not None else ())
 
 
+def top_from_args(args) -> int:
+    """--top, checked as every other number (1 to LIMITS['top'])."""
+    return _whole(args, "top")
+
+
 def cmd_plan(args) -> int:
     req = request_from_args(args)
-    top = _whole(args, "top")
+    top = top_from_args(args)
     result = plan(req, top)
     if args.json:
-        print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False))
+        print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False, allow_nan=False))   # strict JSON
     elif args.csv:
         print(to_csv(result, top), end="")
     else:
@@ -942,23 +1122,24 @@ def cmd_plan(args) -> int:
 def main(argv: list[str]) -> int:
     """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the
     same one-line errors and exit statuses as :func:`symcomm.cli.main`."""
-    import argparse
     import sys
 
     from .errors import SymcommError
 
     try:
-        parser = argparse.ArgumentParser(prog="symcomm")
-        commands = parser.add_subparsers(dest="command", required=True)
+        parser = _Parser(prog="symcomm")
+        commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
         register_cli(commands)
         for command in commands.choices.values():
             notes.add_flag(command)
         args, extra = parser.parse_known_args(argv)
-        if extra:
+        # KEY=VALUE words after an option are left unparsed by argparse (as symcomm.cli.main collects them)
+        stray = [word for word in extra if word.startswith("-") or "=" not in word]
+        if stray:
             shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
-                             for w in extra)
+                             for w in stray)
             raise InputError(f"unrecognized arguments: {shown}")
-        bytes_per_element(args.dtype)
+        args.assignments = list(args.assignments) + extra
         with notes.collected() as said:
             code = args.run(args)
         for line in notes.shown(said, args.verbose):
@@ -974,6 +1155,14 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("symcomm: interrupted", file=sys.stderr)
         return 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (an InputError, exit 2), as symcomm.api.Parser for the rest of
+    the CLI (which this module does not import: it loads SymPy)."""
+
+    def error(self, message):
+        raise InputError(message)
 
 
 class _CallableModule(types.ModuleType):

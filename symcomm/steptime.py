@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import flops
+from .errors import InputError
 from .strategies import STRATEGIES, cost_in_bytes_of, data_schedule, end_stage_shard
 from .subjects import subject
 from .symbols import L, L_moe, Phi, Phi_E, a, b, c, d, e, eta, h, hbm, kappa, m, p, peak, s, t, v
@@ -327,6 +328,17 @@ def step_options(texts: dict) -> tuple[dict, dict]:
     return hybrid, own
 
 
+def check_finite(numbers: dict) -> None:
+    """The last line of defence (eval hybrid and plan): a step-model output that is inf or nan (a zero
+    bandwidth, peak or eta reaching a division) is refused, naming it, never printed as a number."""
+    import math
+
+    bad = [name for name, x in numbers.items() if not math.isfinite(x)]
+    if bad:
+        raise InputError(f"the step model gives {bad[0]} = {numbers[bad[0]]} (not a finite number) with these "
+                         "values: check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
+
+
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
@@ -335,6 +347,7 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     own_options = {"recompute": "full" if flag == "1" else "none", **own_options}
     q = evaluate({k: float(x) for k, x in values.items()}, run_bytes, **hybrid_options, **own_options)
     number = {k: float(x) for k, x in q.items()}
+    check_finite(number)
     out = {key: number[key] for key in UNITS}
     out["comm_time_per_axis"] = {k[len("comm_time_"):]: x for k, x in number.items() if k.startswith("comm_time_")}
     out["exposed_comm_time_per_axis"] = {k[len("exposed_comm_time_"):]: x for k, x in number.items()

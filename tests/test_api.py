@@ -58,3 +58,50 @@ def test_symcomm_plan_and_evaluate_stay_callable_after_their_modules_are_importe
 
     assert symcomm.evaluate("dp", N=4, Phi=100)["send"] == 150          # 2·3/4·100
     assert symcomm.plan("llama3-8b", gpus=8, batch=16, seq=2048, hardware="h100", top=1)["layouts"]
+
+
+# -- symcomm.plan checks its arguments as the command does (issue 22, item 7) -------------------------
+
+PLAN = dict(gpus=8, batch=16, seq=2048, top=1)
+
+
+def _cli_error(capsys, name, text):
+    """What `symcomm plan ... --NAME TEXT` says (the command's own words, computed, not copied)."""
+    from symcomm.__main__ import main
+
+    words = {f"--{k}": str(v) for k, v in PLAN.items()}
+    words[f"--{name}"] = text
+    code = main(["plan", "--model", "llama3-8b", "--hardware", "h100", *[w for kv in words.items() for w in kv]])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    return err.removeprefix("symcomm: error: ").strip()
+
+
+@pytest.mark.parametrize("name", ["top", "gpus", "batch", "seq"])
+@pytest.mark.parametrize("value", [0, -8, float("nan"), float("inf"), 8.5, "x", "-1", 2 ** 40])
+def test_plan_refuses_what_the_command_refuses_in_its_words(name, value, capsys):
+    with pytest.raises(InputError) as err:
+        symcomm.plan("llama3-8b", hardware="h100", **{**PLAN, name: value})
+    text = repr(value) if isinstance(value, float) else str(value)
+    assert str(err.value) == _cli_error(capsys, name, text)
+    assert f"--{name}" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["top", "gpus", "batch", "seq"])
+@pytest.mark.parametrize("value", [True, False, [8], {"x": 8}])
+def test_plan_refuses_values_no_command_line_can_carry(name, value):
+    with pytest.raises(InputError, match=f"--{name}=") as err:
+        symcomm.plan("llama3-8b", hardware="h100", **{**PLAN, name: value})
+    assert "\n" not in str(err.value)
+
+
+def test_plan_takes_text_and_whole_floats_as_the_command_line_does():
+    # `--top 8`, `--top 8.0` and `--top '8'` are one request on the command line; so here
+    want = symcomm.plan("llama3-8b", hardware="h100", **{**PLAN, "top": 3})["layouts"]
+    assert len(want) == 3
+    for top in ("3", 3.0):
+        assert symcomm.plan("llama3-8b", hardware="h100", **{**PLAN, "top": top})["layouts"] == want
+    with pytest.raises(InputError, match="plan has no option 'tpp'"):
+        symcomm.plan("llama3-8b", hardware="h100", tpp=2, **PLAN)
+    with pytest.raises(InputError, match="--no-memory-check=1 is not allowed"):
+        symcomm.plan("llama3-8b", hardware="h100", no_memory_check=1, **PLAN)

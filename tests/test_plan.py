@@ -5,6 +5,9 @@ import csv
 import io
 import itertools
 import json
+import re
+import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -358,3 +361,209 @@ def test_rows_say_which_stage_is_busiest():
     assert axes["pp"]["stage"] == "an interior pipeline stage"
     assert axes["dp"]["stage"] == "the last pipeline stage"                 # it holds the LM head
     assert plan(small(pp=1), top=1).rows(1, axes=True)[0]["axes"]["dp"]["stage"] == "the only stage"
+
+
+# -- every optional field of a hardware file: a stated default, or a refusal naming it (issue 22, item 6) ---
+
+SCHEMA = json.loads((Path(presets.__file__).parents[1] / "schema" / "hardware.schema.json").read_text())
+OPTIONAL = sorted(set(SCHEMA["properties"]) - set(SCHEMA["required"]))
+#: which commands cannot answer without the field (the step time has no default for its constants; the
+#: planner's memory check none for the GPU's memory); every other command answers, with the stated default
+NEEDED_BY = {"memory_bytes": {"plan"}, "hbm_bytes_per_second": {"plan", "eval hybrid"},
+             "peak_flops": {"plan", "eval hybrid"}, "step_time": {"plan", "eval hybrid"}}
+
+
+def _full_file(system) -> dict:
+    """A hardware file with every field the schema allows, from a preset (as symcomm calibrate --base writes)."""
+    def link(x):
+        return {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s, "title": x.title,
+                "published": x.published, "conversion": x.conversion, "source": x.source,
+                "latency_source": x.latency_source}
+
+    return {"name": system.name, "title": system.title, "source": system.source, "intra": link(system.intra),
+            "inter": link(system.inter), "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
+            "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
+            "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
+            "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
+                             "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9]}]}
+
+
+def test_every_optional_field_is_listed_and_states_its_default():
+    assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
+                             "peak_source", "step_time", "calibration"}
+    for name in OPTIONAL:
+        text = SCHEMA["properties"][name].get("description", "")
+        assert "default" in text or "Absent" in text, name
+    for name in set(SCHEMA["$defs"]["link"]["properties"]) - set(SCHEMA["$defs"]["link"]["required"]):
+        assert "default" in SCHEMA["$defs"]["link"]["properties"][name].get("description", ""), name
+
+
+COMMANDS = {
+    "eval hybrid": ("eval", "hybrid", "--model", "llama3-8b", "t=1", "p=1", "d=8", "c=1", "b=64", "m=8", "--json"),
+    "plan": ("plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "64", "--seq", "4096", "--top", "2", "--json"),
+    "eval dp": ("eval", "dp", "N=8", "Phi=1e9", "--json"),
+    "compare": ("compare", "all_reduce", "N=8", "M=1GiB", "--json"),
+    "nccl-tests": ("nccl-tests", "all_reduce", "--ranks", "8", "-b", "1M", "-e", "1G"),
+}
+
+
+@pytest.mark.parametrize("field", OPTIONAL + ["intra/title", "inter/source", "inter/latency_source"])
+def test_a_hardware_file_without_an_optional_field(field, tmp_path, capsys):
+    from symcomm.__main__ import main as symcomm_main
+
+    document = _full_file(presets.hardware("h100"))
+    if "/" in field:
+        level, key = field.split("/")
+        del document[level][key]
+    else:
+        del document[field]
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(document))
+    for command, argv in COMMANDS.items():
+        code = symcomm_main([*argv, "--hardware", str(path)])
+        out, err = capsys.readouterr()
+        if command in NEEDED_BY.get(field, ()):
+            # refused: one error line naming the field and the file, exit 2, nothing printed (notes may precede)
+            errors = [line for line in err.splitlines() if not line.startswith("symcomm: note: ")]
+            assert code == 2 and out == "", (command, out)
+            assert len(errors) == 1 and errors[0].startswith("symcomm: error: "), err
+            assert field in errors[0] and str(path) in errors[0] and "Traceback" not in err, err
+            continue
+        assert code == 0, (command, err)
+        assert not re.search(r"\b(inf|infinity|nan)\b", out, re.IGNORECASE), (command, out)
+        # the default taken is said by every command that takes it (nccl-tests here predicts from the file's
+        # calibration of all_reduce, whose own gamma it uses, not the HBM's)
+        if field == "hbm_bytes_per_second" and command != "nccl-tests":
+            assert "no hbm_bytes_per_second: gamma = 0" in err, (command, err)
+        if "--json" in argv:
+            json.loads(out, parse_constant=lambda x: pytest.fail(f"{command} printed {x}"))
+
+
+def test_a_non_finite_step_model_output_is_refused_by_the_planner():
+    import dataclasses
+
+    # a zero HBM bandwidth (no preset or file gives it: the schema says > 0) reaches a division in the kernels
+    broken = dataclasses.replace(A100, hbm_bytes_per_second=0.0)
+    with pytest.raises(PlanError, match="not a finite number"):
+        plan(small(hardware=broken), top=1)
+
+
+# -- from a plan row to eval (issue 22, item 9) -------------------------------------------------------
+
+PLANS = [
+    # dense, one node and two; the interleaved schedule (v ≥ 2) is asked for so that its rows appear
+    ("--model", "llama3-8b", "--gpus", "16", "--gpus-per-node", "8", "--hardware", "a100", "--batch", "32",
+     "--seq", "2048", "--top", "3"),
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--vp", "2",
+     "--top", "2", "--no-embeddings", "--cp-algorithm", "ulysses"),
+    # GPT's family (GELU MLP, tied embeddings), fp8 elements: a combination without a generated kernel
+    ("--model", "gpt3-175b", "--gpus", "64", "--hardware", "h100", "--batch", "64", "--seq", "2048", "--top", "2",
+     "--dtype", "fp8", "--recompute", "selective", "--tp", "8"),
+    # MoE: expert parallelism and its sequence-parallel rule
+    ("--model", "mixtral-8x7b", "--gpus", "32", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
+     "--compare", "t=1,e=8"),
+]
+
+
+@pytest.mark.parametrize("argv", PLANS)
+def test_each_rows_eval_command_reproduces_it(argv, capsys):
+    code, out, err = run(capsys, "plan", *argv, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    rows = got["layouts"] + ([got["compare"]] if got["compare"] else [])
+    assert rows
+    for row in rows:
+        words = shlex.split(row["eval_command"])
+        assert words[:3] == ["symcomm", "eval", "hybrid"]
+        code, out, err = run(capsys, *words[1:], "--json")
+        assert code == 0, (row["eval_command"], err)
+        evaluated = json.loads(out)
+        # the same step model at the same values: equal up to float rounding of the two evaluation orders
+        assert evaluated["step_time"] == pytest.approx(row["step_time"], rel=1e-9), row["eval_command"]
+        assert evaluated["memory_per_gpu"] == pytest.approx(row["memory_bytes"], rel=1e-9), row["eval_command"]
+        assert evaluated["fits"] is (row["memory_bytes"] <= got["memory_bytes_per_gpu"])
+    code, text, _ = run(capsys, "plan", *argv)
+    for row in got["layouts"]:
+        assert f"{row['rank']:>5}  {row['eval_command']}" in text.splitlines()
+    code, table, _ = run(capsys, "plan", *argv, "--csv")
+    assert [r["eval_command"] for r in csv.DictReader(io.StringIO(table))] == [r["eval_command"] for r in rows]
+
+
+# -- one-line usage errors (issue 22, item 8) ---------------------------------------------------------
+
+@pytest.mark.parametrize("entry", ["symcomm.__main__", "symcomm.cli"])      # `symcomm plan` and python -m symcomm.cli
+@pytest.mark.parametrize("extra, names", [(("--json", "--csv"), ("--json", "--csv")), (("--gpus",), ("--gpus",)),
+                                          (("--top",), ("--top",))])
+def test_usage_errors_are_one_line(entry, extra, names, capsys):
+    import importlib
+
+    code = importlib.import_module(entry).main([*ARGS, *extra])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("symcomm: error: ")
+    assert "usage:" not in err and all(name in err for name in names)
+
+
+# -- eval's KEY=VALUE spellings (issue 22, item 10) ---------------------------------------------------
+
+def _layouts(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    return got["fixed"], [{k: v for k, v in row.items() if k != "seconds"} for row in got["layouts"]]
+
+
+def test_key_value_words_are_the_flags(capsys):
+    base = ("plan", "--model", "llama3-8b", "--hardware", "a100", "--top", "4")
+    flags = _layouts(capsys, *base, "--gpus", "16", "--batch", "32", "--seq", "2048", "--gpus-per-node", "8",
+                     "--tp", "2", "--dp", "8", "--zero", "3", "--sp", "1", "--recompute", "selective")
+    words = _layouts(capsys, *base, "N=16", "b=32", "s=2048", "G=8", "t=2", "d=8", "zero=3", "sp=1",
+                     "recompute=selective")
+    assert flags == words and flags[1]
+    # both, agreeing: the same request
+    assert _layouts(capsys, *base, "--gpus", "16", "N=16", "b=32", "s=2048", "G=8", "t=2", "--tp", "2") \
+        == _layouts(capsys, *base, "--gpus", "16", "--batch", "32", "--seq", "2048", "--gpus-per-node", "8", "--tp", "2")
+
+
+def test_micro_batches_m_is_eval_s_m(capsys):
+    # m = batch / (d · mb): with 16 GPUs, batch 32, m = 2 leaves d · mb = 16
+    fixed, rows = _layouts(capsys, "plan", "--model", "llama3-8b", "--hardware", "a100", "--gpus", "16", "b=32",
+                           "s=2048", "G=8", "m=2", "--top", "50")
+    assert fixed["micro_batches"] == 2 and rows
+    assert all(row["m"] == 2 and row["d"] * row["mb"] == 16 for row in rows)
+
+
+@pytest.mark.parametrize("extra, names", [
+    (("--tp", "2", "t=4"), ("--tp 2", "t=4")),
+    (("--recompute", "full", "recompute=selective"), ("--recompute full", "recompute=selective")),
+    (("--no-embeddings", "embeddings=1"), ("--no-embeddings", "embeddings=1")),
+    (("t=2", "t=4"), ("t=2", "t=4")),
+    (("b=64",), ("--batch 32", "b=64")),               # ARGS give --batch 32
+])
+def test_a_flag_and_its_key_value_that_differ_are_refused_naming_both(extra, names, capsys):
+    code, out, err = run(capsys, *ARGS, *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert all(name in err for name in names), err
+
+
+def test_an_unknown_key_value_word_is_refused_with_the_ones_allowed(capsys):
+    code, out, err = run(capsys, *ARGS, "tp=2")
+    assert code == 2 and err.count("\n") == 1 and "tp=..." in err and "t, p, v, d, c, e, mb, m" in err
+
+
+def test_the_compared_layout_says_by_the_one_rule_why_it_is_out(capsys, tmp_path):
+    argv = ("plan", "--model", "llama3-70b", "--gpus", "16", "--batch", "32", "--seq", "2048", "--hardware", "h100",
+            "--top", "2", "--compare", "t=1,p=1,d=16,zero=0")
+    code, out, _ = run(capsys, *argv, "--json")
+    row = json.loads(out)["compare"]
+    # 70B with no model split and no ZeRO: at least 2 bytes of weights per parameter, 141 GB > 80 GB (H100 SXM)
+    assert code == 0 and row["fits"] is False and row["memory_bytes"] > 2 * 70e9 > 80e9
+    code, out, _ = run(capsys, *argv)
+    assert f"does not fit: {row['memory_bytes']:,.0f} bytes" in out and "the GPU's 80,000,000,000 bytes" in out
+    # no memory figure and no memory check: the refusal names the bubble only, in one line
+    document = _full_file(presets.hardware("h100"))
+    del document["memory_bytes"]
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(document))
+    code, out, err = run(capsys, *argv[:-4], "--hardware", str(path), "--no-memory-check", "--pp", "2",
+                         "--max-bubble", "0")
+    assert code == 2 and err.count("\n") == 1 and "no layout fits with a bubble ≤ 0" in err

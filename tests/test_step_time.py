@@ -150,3 +150,74 @@ def test_a_bad_step_option_is_one_line_and_exit_2(bad):
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1 and bad.split("=")[0] in run.stderr
     assert "Traceback" not in run.stderr
+
+
+# -- a layout that cannot run says so (issue 22, item 5) ---------------------------------------------
+
+OVERSIZED = ("t=1", "p=1", "d=8", "c=1", "b=64", "m=8")
+
+
+def test_eval_hybrid_says_a_layout_does_not_fit_and_by_how_much():
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", *OVERSIZED, "--json")
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    # by hand, Llama 3 70B (Φ = 70,553,706,496) with no model split on 8 GPUs, Megatron's defaults (zero=1, fp32
+    # gradient buffer): bf16 weights 2Φ, fp32 gradients 4Φ, Adam states 12Φ/8 (ZeRO-1 over d = 8), and the
+    # activations of Korthikanti et al. 2022 Table 2 with flash attention, 34·s·b·h per layer (t = 1, micro-batch
+    # b/(d·m) = 1 sequence of s = 8192, h = 8192), of 80 layers, one micro-batch in flight (min(p, m) = 1)
+    phi = 70_553_706_496
+    need = 2 * phi + 4 * phi + 12 * phi // 8 + 34 * 8192 * 1 * 8192 * 80
+    assert out["memory_per_gpu"] == need == 711_688_908_800
+    # the H100 SXM datasheet: 80 GB = 80·10⁹ bytes
+    assert out["fits"] is False and out["gpu_memory_bytes"] == 80e9
+    assert out["memory_excess_bytes"] == need - 80e9
+    assert out["units"]["memory_excess_bytes"] == "bytes"
+    text = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", *OVERSIZED)
+    lines = text.stdout.splitlines()
+    memory = next(i for i, x in enumerate(lines) if x.strip().startswith("memory/GPU"))
+    # the verdict is the line right under the memory figure, with both byte counts and the excess
+    assert lines[memory + 1].split()[:2] == ["fits", "NO:"]
+    assert f"{need:,}" in lines[memory + 1] and "80,000,000,000" in lines[memory + 1]
+    assert f"{need - 80_000_000_000:,}" in lines[memory + 1]
+    assert "NOT fit" in next(x for x in lines if x.strip().startswith("step time"))
+
+
+def test_the_python_api_and_the_planner_share_the_fit_verdict():
+    import symcomm
+    from symcomm.presets import hardware as preset
+
+    got = symcomm.evaluate("hybrid", model="llama3-70b", hardware="h100", t=1, p=1, d=8, c=1, b=64, m=8)
+    assert got["fits"] is False and got["memory_excess_bytes"] == got["memory_per_gpu"] - 80e9
+    # t=8 p=4 d=2 with sequence parallel and selective recompute: a few tens of GB, within 80 GB
+    small = symcomm.evaluate("hybrid", model="llama3-70b", hardware="h100", t=8, p=4, d=2, c=1, b=64, m=32, sp=1,
+                             recompute="selective")
+    assert small["memory_per_gpu"] < 80e9 and small["fits"] is True and small["memory_excess_bytes"] == 0
+    # the same function decides for the planner: an array in, the same verdicts out
+    verdict = preset("h100").fits(np.array([got["memory_per_gpu"], small["memory_per_gpu"], 80e9]))
+    assert verdict.tolist() == [False, True, True]
+
+
+def test_without_memory_bytes_the_fit_is_unknown_not_guessed(tmp_path):
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path = tmp_path / "nomem.json"
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": 3.35e12, "peak_flops": {"bf16": 989.4e12},
+                                "step_time": {"eta": 0.68, "kappa": 0.75}}))
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", str(path), *OVERSIZED, "--json")
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["fits"] is None and out["gpu_memory_bytes"] is None and out["memory_excess_bytes"] is None
+    text = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", str(path), *OVERSIZED).stdout
+    assert "fits         unknown" in text and "NOT fit" not in text
+
+
+def test_a_non_finite_step_output_is_refused_not_printed():
+    # a zero HBM bandwidth (no file can give it: the schema says > 0) reaches a division: the last guard refuses
+    values = {**TINY, **NO_COMM, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1, "peak": 1e12, "eta": 0.5,
+              "kappa": 0.75, "hbm": 0.0}
+    with pytest.raises(ValueError, match="not a finite number"):
+        steptime.report(values, 2, {k: v for k, v in PLAIN.items() if k not in steptime.STEP_OPTIONS},
+                        {k: v for k, v in PLAIN.items() if k in steptime.STEP_OPTIONS})

@@ -259,31 +259,76 @@ class Hardware:
     intra: Link
     inter: Link
     gpus_per_node: int
-    memory_bytes: float
-    hbm_bytes_per_second: float
+    memory_bytes: float | None         # None: a hardware file without memory_bytes (memory fit unknown)
+    hbm_bytes_per_second: float | None  # None: a hardware file without it (gamma 0, no step time)
     source: str
     peak_flops: tuple = ()             # (dtype, dense matmul FLOP/s) pairs, from the datasheet
     peak_source: str = ""
     step_time: tuple = ()              # (name, value) pairs of the fitted constants eta, kappa
     step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
     calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
+    from_file: bool = False            # a hardware file (its errors name the file and the field)
     #: True for a file whose calibrated links fold the reduction into β (calibrate before it wrote
     #: ``gamma_held``): its γ is then 0, whatever its HBM bandwidth, so that c·γ is not counted twice
     reduction_folded: bool = False
 
+    def lacks(self, field: str, needed_for: str) -> InputError:
+        """The one-line refusal of a command that needs an optional field this hardware does not give."""
+        where = f"hardware file {self.name!r}" if self.from_file else f"hardware preset {self.name!r}"
+        return InputError(f"--hardware: {where} has no {field}, which {needed_for}; add {field} to it "
+                          "(symcomm/schema/hardware.schema.json)")
+
     def peak(self, dtype: str) -> float:
-        """Dense matmul FLOP/s at ``dtype``; ValueError naming the types the datasheet gives."""
+        """Dense matmul FLOP/s at ``dtype``; InputError naming the types the datasheet gives."""
         table = dict(self.peak_flops)
+        if not table:
+            raise self.lacks("peak_flops", "the step time needs (FLOPs / (peak × eta))")
         if dtype not in table:
-            raise ValueError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
+            raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
     def compute_values(self, dtype: str = "bf16") -> dict[str, float]:
-        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols."""
+        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols (InputError naming
+        the field a hardware file leaves out: the step time has no default for any of them)."""
         fitted = dict(self.step_time)
         if not fitted:
-            raise ValueError(f"--hardware {self.name} has no fitted step-time constants (eta, kappa)")
-        return {"peak": self.peak(dtype), "hbm": self.hbm_bytes_per_second, **fitted}
+            raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
+        peak = self.peak(dtype)
+        if self.hbm_bytes_per_second is None:
+            raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
+                                                     "the HBM bandwidth)")
+        return {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+
+    def fits(self, bytes_per_gpu):
+        """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
+        bytes per GPU at most the GPU's memory_bytes, no allowance.  A number or a numpy array; None when
+        the hardware gives no memory figure (a file without memory_bytes): unknown, never guessed."""
+        if self.memory_bytes is None:
+            return None
+        return bytes_per_gpu <= self.memory_bytes
+
+    def memory_verdict(self, bytes_per_gpu: float) -> dict:
+        """``fits`` (True, False or None: unknown), the GPU's memory and the excess, in bytes (None when
+        unknown; 0 when it fits)."""
+        fits = self.fits(bytes_per_gpu)
+        if fits is None:
+            return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None}
+        return {"fits": bool(fits), "gpu_memory_bytes": self.memory_bytes,
+                "memory_excess_bytes": max(0.0, float(bytes_per_gpu) - self.memory_bytes)}
+
+    def defaults_used(self) -> tuple[str, ...]:
+        """What this hardware file leaves out that has a default, as the outputs state it."""
+        out = []
+        if self.reduction_folded:
+            out.append(f"hardware file {self.name!r}: its calibration entries do not say which gamma their fits held "
+                       "(written before calibrate recorded gamma_held), so their fitted beta includes the reduction: "
+                       "gamma = 0 for this file, not 3 / its HBM bandwidth on top (recalibrate from the logs to "
+                       "separate them)")
+        elif self.hbm_bytes_per_second is None:
+            out.append(f"hardware file {self.name!r} gives no hbm_bytes_per_second: gamma = 0 (reducing costs "
+                       "nothing beyond beta: the reduction is taken as folded into beta, as symcomm calibrate "
+                       "does without an HBM bandwidth)")
+        return tuple(out)
 
     @property
     def beta_per_byte(self) -> float:
@@ -296,15 +341,19 @@ class Hardware:
 
     @property
     def gamma_per_byte(self) -> float:
-        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0 when a
-        hardware file does not give the HBM bandwidth, or when its fitted β already holds the
-        reduction: :func:`calibrated_gamma`)."""
+        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0, the stated
+        default, when a hardware file does not give the HBM bandwidth, or when its fitted β already
+        holds the reduction, :func:`calibrated_gamma`: both said by :meth:`defaults_used`)."""
         if self.reduction_folded:
             return 0.0
         return hbm_gamma(self.hbm_bytes_per_second)
 
     def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
-        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G."""
+        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G; a
+        default taken for a field the hardware file leaves out is said (a note: every command that prices
+        with these values, eval, compare, nccl-tests, states it)."""
+        for text in self.defaults_used():
+            notes.add(text)
         return {"alpha": self.intra.latency_s, "beta": self.beta_per_byte * bytes_per_element,
                 "gamma": self.gamma_per_byte * bytes_per_element,
                 "alpha_inter": self.inter.latency_s, "beta_inter": self.beta_inter_per_byte * bytes_per_element,
@@ -354,10 +403,10 @@ def _is_path(value: str) -> bool:
     return "/" in value or "\\" in value or value.endswith(".json")
 
 
-def hbm_gamma(hbm_bytes_per_second: float) -> float:
+def hbm_gamma(hbm_bytes_per_second: float | None) -> float:
     """γ per byte of a GPU with this HBM bandwidth: a reduction reads two operands and writes one,
     3 / bandwidth (0 when the bandwidth is not known: nothing is guessed)."""
-    return 3.0 / hbm_bytes_per_second if hbm_bytes_per_second > 0 else 0.0
+    return 3.0 / hbm_bytes_per_second if hbm_bytes_per_second else 0.0
 
 
 def entry_gamma(entry: dict) -> float | None:
@@ -385,7 +434,7 @@ def calibrated_gamma(document: dict) -> tuple[float, bool]:
       (counted twice) or a refusal of a file whose meaning is known.  Commands say so in a note."""
     entries = document.get("calibration", ())
     folded = any(entry_gamma(e) is None for e in entries)
-    return (0.0 if folded else hbm_gamma(float(document.get("hbm_bytes_per_second", 0.0)))), folded
+    return (0.0 if folded else hbm_gamma(document.get("hbm_bytes_per_second"))), folded
 
 
 def check_hardware_document(document: dict, what: str) -> dict:
@@ -437,16 +486,13 @@ def hardware_file(path) -> Hardware:
 
     fitted = d.get("step_time", {})
     _, folded = calibrated_gamma(d)
-    if folded:
-        notes.add(f"{what}: its calibration entries do not say which γ their fits held (written before calibrate "
-                  "recorded gamma_held), so their fitted β includes the reduction: γ = 0 for this file, not 3 / its "
-                  "HBM bandwidth on top (recalibrate from the logs to separate them)")
     return Hardware(str(path), d.get("title", name), file_link("intra"), file_link("inter"), int(d["gpus_per_node"]),
-                    float(d.get("memory_bytes", 0.0)), float(d.get("hbm_bytes_per_second", 0.0)),
+                    float(d["memory_bytes"]) if "memory_bytes" in d else None,
+                    float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
                     d.get("source", str(path)),
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
-                    tuple(d.get("calibration", ())), reduction_folded=folded)
+                    tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded)
 
 
 def describe_hardware(system: Hardware) -> dict:

@@ -748,6 +748,7 @@ def test_an_old_file_without_gamma_held_reads_gamma_as_folded_and_says_so(tmp_pa
     assert code == 0, err
     got = json.loads(out)
     assert got["inputs"]["gamma"]["value"] == 0 and "gamma_held" in err and "gamma = 0 for this file" in err
+    assert "gamma_held" in got["inputs"]["gamma"]["source"]          # --json says it too, beside the value
     # 14α + 1.75·S·β with the file's intra link (S = 2^30 bytes): nothing added for the reduction
     alpha, beta = data["intra"]["latency_s"], 1 / data["intra"]["bytes_per_second"]
     assert got["time"] == pytest.approx(14 * alpha + 1.75 * 2 ** 30 * beta, rel=1e-12)

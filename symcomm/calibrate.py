@@ -305,7 +305,8 @@ def _check_line(log: Log, name: str, line: Line) -> None:
                    "its latency- and bandwidth-bound rows do not follow T = a·α + b·β·S")
             if line.values.get("gamma", 0) > 0 and not two_level and u == "beta":
                 why = (f"with γ held at {line.values['gamma']:.4g} s/byte (the base preset's 3 / HBM bandwidth), the "
-                       "reduction alone already takes these times: is the log from that GPU (--base)?")
+                       "reduction alone already takes these times: is the log from that GPU? (--base names another; one "
+                       "without hbm_bytes_per_second folds the reduction into β)")
             raise InputError(f"{where}: the fitted {_GREEK[u]} is {v:.3g}, not a positive number: {why}")
     if line.rms > MAX_FIT_RMS:
         raise InputError(f"{where}: the α-β line misses the {len(line.chosen)} rows it was fitted to by "

@@ -789,3 +789,21 @@ def test_a_file_mixing_old_and_new_entries_is_refused(tmp_path, capsys):
     mixed.write_text(json.dumps(data))
     code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", mixed, "--ranks", 8)
     assert code == 2 and out == "" and "'calibration/0/gamma_held'" in err and "another entry" in err
+
+
+def test_a_log_faster_than_its_gpus_reduction_is_refused_with_gamma_named(tmp_path, capsys):
+    # busbw 3 TB/s on 8 "A100s" (in-network reduction, or the wrong GPU named): T = 14α + 1.75·S/3e12,
+    # so the large-size time per byte, 1.75/3e12 = 5.8e-13 s, is under the reduction alone at the
+    # A100's γ, 0.875·3/2.039e12 = 1.29e-12 s: no positive β is left once γ is held
+    log = tmp_path / "in" / "fast.log"
+    log.parent.mkdir()
+    log.write_text(_log_text([(s, _ring(2e-6, 1 / 3e12, gamma=0)(s)) for s in POWERS]))
+    err = _refused(capsys, tmp_path, log)
+    assert "γ held" in err and "--base" in err and str(log) in err
+    # with a --base that gives no HBM bandwidth, γ = 0 (folded) and the same log calibrates
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6},
+                                "inter": {"bytes_per_second": 1e10, "latency_s": 5e-6}, "gpus_per_node": 8}))
+    code, out, err = run(capsys, "calibrate", log, "--base", base)
+    assert code == 0, err
+    assert "folded into β" in out

@@ -516,6 +516,7 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
         if f.gamma != gamma:
             raise InputError(f"log {f.log.path!r}: its fit held γ = {f.gamma:g} s/byte, but the file written with "
                              f"base {getattr(base, 'name', None)!r} carries γ = {gamma:g}: fit with that base")
+
     def pick(level):
         mine = [f for f in fits if f.level == level and not f.model.algorithm == "hierarchical"]
         mine.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))

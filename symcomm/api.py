@@ -279,8 +279,10 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
         if args.model_config and name != "G":
             return f"config file {args.model_config}"
         if args.hardware:
-            if name == "gamma" and presets.hardware(args.hardware).hbm_bytes_per_second is None:
-                return f"hardware {args.hardware}: " + "; ".join(presets.hardware(args.hardware).defaults_used())
+            system = presets.hardware(args.hardware)
+            # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
+            if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
+                return f"hardware {args.hardware}: " + "; ".join(system.defaults_used())
             return f"hardware {args.hardware}"
         return "default"
 

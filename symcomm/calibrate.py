@@ -23,8 +23,16 @@ passes reports its standard errors (s²(XᵀX)⁻¹ of the least squares), the s
 its fitted rows and over all rows, and each row's error when left out.  Nothing is written
 (``-o``, ``--plot``) before all of it is computed and checked.
 
-γ is folded into β: at one N the reduction term c·γ is a multiple of M like b·β, so no fit
-can tell them apart (and NCCL reduces in the same pass as it moves the data); γ = 0.
+γ is held, not fitted: at one N the reduction term c·γ is a multiple of M like b·β, so no fit
+can tell them apart.  A fit with γ = 0 would fold the reduction into β, and the hardware file
+written from it, which carries its base preset's γ (3 / HBM bandwidth) for ``eval`` and
+``compare``, would then count the reduction twice (once inside β, once as c·γ).  So the fit holds
+γ at the value the written file carries — the base preset's, per byte — and subtracts c·γ as
+known: the fitted β is the link's own, and every command that adds c·γ (eval, compare, nccl-tests
+through the entry's ``gamma_held``) gives one answer.  Without a base preset (a device symcomm has
+no preset for, or a --base without HBM bandwidth) the file's γ is 0 and the reduction is folded
+into β, as the report and the file say.  (Chapter 12: busbw → 1/(β + γ/2) for the ring
+all-reduce, so a busbw alone gives β + γ/2.)
 
 A log that spans nodes fits the flat algorithm at the network's α, β (a flat ring is as fast
 as its slowest link; ``symcomm eval`` uses the inter-node values for such a group too).  The
@@ -51,7 +59,7 @@ from .files import check_output, write_file
 from .inputs import parse_whole
 from .notes import add as add_note
 from .ncclt import Collective, Log, Model
-from .presets import link_values, spans_nodes
+from .presets import entry_gamma, link_values, spans_nodes
 
 #: the band of rows the α-β fit uses: latency rows within this factor of the smallest time,
 #: bandwidth rows within this share of the largest busbw
@@ -112,6 +120,8 @@ class Fit:
     held_out: list[float] = field(default_factory=list)   # leave-one-out relative error per row
     stderr: dict = field(default_factory=dict)    # standard error of each fitted constant (s, s/byte)
     rms_all: float = 0.0                          # relative RMS of the α-β core over every row
+    gamma: float = 0.0                            # γ (s per reduced byte) the fit held, not fitted
+    gamma_source: str = ""                        # where that γ comes from (or why it is 0)
 
     @property
     def alpha(self) -> float:
@@ -141,7 +151,8 @@ class Fit:
         return {"collective": self.model.collective.name, "algorithm": self.model.algorithm,
                 "ranks": self.model.ranks, "gpus_per_node": self.model.gpus_per_node, "level": self.level,
                 **{k: float(v) for k, v in self.model.times.items()},
-                "gamma": 0.0, "bandwidth": self.bandwidth,
+                "gamma": self.gamma, "gamma_held": self.gamma, "gamma_source": self.gamma_source,
+                "bandwidth": self.bandwidth,
                 "stderr": dict(self.stderr), "size_range_bytes": list(self.size_range),
                 "fit_rms_relative": self.rms, "fit_rows": len(self.fitted_rows),
                 "all_rows_rms_relative": self.rms_all, "all_rows": len(self.rows),
@@ -292,6 +303,10 @@ def _check_line(log: Log, name: str, line: Line) -> None:
             why = ("with the single-node fit's α, β held, the intra-node part alone already takes (nearly) all of "
                    "these times: are both logs from one machine?" if two_level else
                    "its latency- and bandwidth-bound rows do not follow T = a·α + b·β·S")
+            if line.values.get("gamma", 0) > 0 and not two_level and u == "beta":
+                why = (f"with γ held at {line.values['gamma']:.4g} s/byte (the base preset's 3 / HBM bandwidth), the "
+                       "reduction alone already takes these times: is the log from that GPU? (--base names another; one "
+                       "without hbm_bytes_per_second folds the reduction into β)")
             raise InputError(f"{where}: the fitted {_GREEK[u]} is {v:.3g}, not a positive number: {why}")
     if line.rms > MAX_FIT_RMS:
         raise InputError(f"{where}: the α-β line misses the {len(line.chosen)} rows it was fitted to by "
@@ -309,9 +324,25 @@ def _efficiency(core: np.ndarray, times: np.ndarray) -> np.ndarray:
     return np.clip(core / times, 1e-6, 1e6)
 
 
-def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None) -> Fit:
+def held_gamma(base) -> tuple[float, str]:
+    """(γ per byte the fits hold, why): the γ the hardware file written with ``base`` carries (the
+    module's docstring says why a fit holds it rather than folding it into β)."""
+    if base is None:
+        return 0.0, "γ = 0: no base preset gives this GPU's HBM bandwidth, so the reduction is folded into β"
+    gamma = base.gamma_per_byte
+    if gamma <= 0:
+        return 0.0, f"γ = 0: {base.name} gives no HBM bandwidth, so the reduction is folded into β"
+    return gamma, (f"γ = 3 / HBM bandwidth of {base.name} ({base.hbm_bytes_per_second / 1e12:.4g} TB/s), held: its "
+                   "c·γ is subtracted as known, so β is the link's own")
+
+
+def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
+            held: tuple[float, str] | None = None) -> Fit:
     """Calibrate one test of a log (its ranks settled by :func:`ncclt.with_ranks`); InputError
-    naming the log when it cannot determine α and β (or α_inter, β_inter with ``fixed``)."""
+    naming the log when it cannot determine α and β (or α_inter, β_inter with ``fixed``).
+    ``held`` is (γ per byte, why) from :func:`held_gamma`; by default that of the preset of the
+    log's GPU, as ``symcomm calibrate`` without --base holds it."""
+    gamma, gamma_source = held if held is not None else held_gamma(_base_preset([log], None))
     coll: Collective = log.collective
     primitive = coll.primitive
     n, g = log.ranks, log.gpus_per_node
@@ -351,7 +382,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None) -
     def one(alg_name: str):
         coefs = ncclt.coefficients(primitive, alg_name, n, sizes, g)
         try:
-            line = fit_core(coefs, times, chosen, fixed=fixed, unknowns=unknowns)
+            line = fit_core(coefs, times, chosen, fixed={**(fixed or {}), "gamma": gamma}, unknowns=unknowns)
         except InputError as err:
             raise InputError(f"log {log.path!r} ({alg_name}): {err}") from None
         core = sum(coefs.get(k, 0) * v for k, v in line.values.items())
@@ -411,7 +442,8 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None) -
     rel_all = (core - times) / times
     return Fit(log, model, rows, tuple(int(i) for i in chosen), line.rms, notes,
                level="inter" if spans else "intra", alternatives=alternatives, held_out=held,
-               stderr=dict(line.stderr), rms_all=float(np.sqrt(np.mean(rel_all ** 2))))
+               stderr=dict(line.stderr), rms_all=float(np.sqrt(np.mean(rel_all ** 2))), gamma=gamma,
+               gamma_source=gamma_source)
 
 
 def leave_one_out(line: Line, coefs: dict, sizes, times) -> list[float]:
@@ -454,10 +486,18 @@ def leave_one_out(line: Line, coefs: dict, sizes, times) -> list[float]:
 # -- the hardware file ------------------------------------------------------------------------------
 
 def _base_preset(logs: list[Log], base: str | None):
+    """The hardware for what a log cannot measure: ``--base``, else the preset of the logs' GPU,
+    else None.  A --base file whose fitted β already holds the reduction (no gamma_held) is
+    refused: its links and its γ are not one decomposition a new file could carry on."""
     from . import presets
 
     if base:
-        return presets.hardware(base)
+        chosen = presets.hardware(base)
+        if chosen.reduction_folded:
+            raise InputError(f"--base {base!r}: its calibration entries do not say which γ their fits held, so its "
+                             "links include the reduction and its γ is read as 0; give a preset (symcomm presets) "
+                             "or a file recalibrated by this symcomm")
+        return chosen
     device = " ".join(log.device for log in logs).upper()
     for key, name in (("H200", "h200"), ("H100", "h100"), ("A100", "a100"), ("B200", "b200")):
         if key in device:
@@ -469,7 +509,14 @@ def _base_preset(logs: list[Log], base: str | None):
 
 def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> dict:
     """The hardware file (schema ``hardware``) of these fits: links from the fits (all-reduce's
-    when there is one), the rest from ``base`` (a preset), and every fit's curve."""
+    when there is one), the rest from ``base`` (a preset), and every fit's curve, each with the γ
+    its fit held (``gamma_held``: the file's γ, :func:`held_gamma` of ``base``)."""
+    gamma, gamma_source = held_gamma(base)
+    for f in fits:
+        if f.gamma != gamma:
+            raise InputError(f"log {f.log.path!r}: its fit held γ = {f.gamma:g} s/byte, but the file written with "
+                             f"base {getattr(base, 'name', None)!r} carries γ = {gamma:g}: fit with that base")
+
     def pick(level):
         mine = [f for f in fits if f.level == level and not f.model.algorithm == "hierarchical"]
         mine.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
@@ -519,13 +566,13 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
         if base.step_time:
             document["step_time"] = {**dict(base.step_time), "source": base.step_time_source}
         document["source"] = (f"links fitted by symcomm calibrate from nccl-tests logs; memory, HBM, peak FLOP/s and "
-                              f"step-time constants from preset {base.name} ({base.source})")
+                              f"step-time constants from preset {base.name} ({base.source}); {gamma_source}")
     else:
-        document["source"] = "links fitted by symcomm calibrate from nccl-tests logs"
+        document["source"] = f"links fitted by symcomm calibrate from nccl-tests logs; {gamma_source}"
     document["calibration"] = [{
         "collective": f.model.collective.name, "algorithm": f.model.algorithm, "ranks": f.model.ranks,
         "gpus_per_node": f.model.gpus_per_node,
-        **{k: float(v) for k, v in f.model.times.items()},
+        **{k: float(v) for k, v in f.model.times.items() if k != "gamma"}, "gamma_held": f.gamma,
         "sizes_bytes": list(f.model.sizes), "efficiency": [round(e, 6) for e in f.model.efficiency],
         "stderr": dict(f.stderr), "size_range_bytes": list(f.size_range),
         "fit_rms_relative": f.rms, "fit_rows": len(f.fitted_rows), "all_rows_rms_relative": f.rms_all,
@@ -561,7 +608,10 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         if e["ranks"] != ranks:
             notes.append(f"calibrated on {e['ranks']} ranks, predicting {ranks}: the α-β formula at N={ranks} "
                          f"with that calibration's α, β and efficiency curve")
-        times = {k: float(e[k]) for k in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter") if k in e}
+        times = {k: float(e[k]) for k in ("alpha", "beta", "alpha_inter", "beta_inter") if k in e}
+        # the γ its fit held (0 for an entry that does not say: its fit folded the reduction into β),
+        # which presets.check_hardware_document holds equal to the γ eval takes from the same file
+        times["gamma"] = entry_gamma(e) or 0.0
         problems = ncclt.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
         if problems:
             raise InputError(f"--ranks {ranks}: the calibrated algorithm {e['algorithm']} cannot run: {problems[0]}")
@@ -632,8 +682,9 @@ def report_text(fits: list[Fit]) -> str:
         log = f.log
         out.append(f"{m.collective.name} on {m.ranks} ranks ({log.nodes} node{'s' if log.nodes > 1 else ''} × "
                    f"{m.gpus_per_node} GPUs{', ' + log.device if log.device else ''}) from {log.path}")
-        out.append(f"  algorithm      {m.algorithm} (catalog formula; γ folded into β: at one N c·γ and b·β are "
+        out.append(f"  algorithm      {m.algorithm} (catalog formula; γ held, not fitted: at one N c·γ and b·β are "
                    "both multiples of M)")
+        out.append(f"  gamma          {f.gamma:.4g} s/byte: {f.gamma_source}")
         t, se = m.times, f.stderr
         if m.algorithm == "hierarchical":
             out.append(f"  alpha_inter    {_us(t['alpha_inter'])} ± {_us(se['alpha_inter'])} per message   "
@@ -644,8 +695,17 @@ def report_text(fits: list[Fit]) -> str:
         else:
             out.append(f"  alpha          {_us(f.alpha)} ± {_us(se['alpha'])} per message "
                        f"({'inter' if f.level == 'inter' else 'intra'}-node link)")
+            top = max(r["bytes"] for r in f.rows)
+            coefs = ncclt.coefficients(m.collective.primitive, m.algorithm, m.ranks, [top], m.gpus_per_node)
+            reduced = float(coefs.get("gamma", [0.0])[0]) * f.gamma
+            if reduced > 0:
+                # the busbw the α-β-γ line tends to pays the reduction too: factor·S / (b·β + c·γ)
+                asymptote = m.collective.factor(m.ranks) * top / (float(coefs["beta"][0]) * f.beta + reduced)
+                said = f"the link's own; with the reduction, the asymptotic busbw is {asymptote / 1e9:.2f} GB/s"
+            else:
+                said = "= the asymptotic busbw"
             out.append(f"  beta           {f.beta:.4g} ± {se['beta']:.2g} s/byte = {_gbps(f.beta, se['beta'])} "
-                       "per direction (= the asymptotic busbw)")
+                       f"per direction ({said})")
         out.append("                 (± one standard error of the least-squares fit, from its own scatter)")
         largest = max(f.rows, key=lambda r: r["bytes"])
         out.append(f"  log's busbw    {largest['measured_busbw'] / 1e9:.2f} GB/s at {largest['bytes']:,} bytes")
@@ -683,9 +743,12 @@ def report_text(fits: list[Fit]) -> str:
 
 
 def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | None = None,
-              algorithm: str | None = None, collective_name: str | None = None) -> list[Fit]:
+              algorithm: str | None = None, collective_name: str | None = None,
+              base: str | None = None) -> list[Fit]:
     """One fit per test of the logs, and a two-level fit of each multi-node log that has a
-    single-node fit of the same collective beside it; InputError for what cannot be fitted."""
+    single-node fit of the same collective beside it; InputError for what cannot be fitted.
+    Every fit holds the γ of ``base`` (a preset or file; default the preset of the logs' GPU),
+    the γ the hardware file written from them carries (:func:`held_gamma`)."""
     if len(paths) > MAX_LOG_FILES:
         raise InputError(f"{len(paths)} log files: calibrate reads at most {MAX_LOG_FILES} (one per collective and "
                          "node count is what a hardware file keeps)")
@@ -696,9 +759,10 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
                 raise InputError(f"log {str(path)!r}: more than {MAX_TESTS} tests in the logs given (a hardware file "
                                  "keeps one calibration per test)")
             logs.append(ncclt.with_ranks(log, ranks, gpus_per_node))
+    held = held_gamma(_base_preset(logs, base))
     # --algorithm hierarchical: each log's own fit is the flat default, the two-level fit is added below
     flat = None if algorithm == "hierarchical" else algorithm
-    fits = [fit_log(log, flat) for log in logs]
+    fits = [fit_log(log, flat, held=held) for log in logs]
     # two levels: a single-node fit and a multi-node log of the same collective
     for log in logs:
         if not spans_nodes(log.ranks, log.gpus_per_node):
@@ -709,8 +773,8 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
         if ncclt.problems(log.collective.primitive, "hierarchical", log.ranks, log.gpus_per_node) or not any(
                 a.name == "hierarchical" for a in algorithms_of(log.collective.primitive)):
             continue
-        held = {"alpha": intra[0].alpha, "beta": intra[0].beta}
-        fits.append(fit_log(log, "hierarchical", fixed=held))
+        intra_values = {"alpha": intra[0].alpha, "beta": intra[0].beta}
+        fits.append(fit_log(log, "hierarchical", fixed=intra_values, held=held))
     if algorithm == "hierarchical" and not any(f.model.algorithm == "hierarchical" for f in fits):
         raise InputError("--algorithm hierarchical fits α_inter, β_inter with the intra-node α, β held: give a "
                          "single-node log and a multi-node log of the same collective (one with a two-level form: "
@@ -753,12 +817,13 @@ def cmd_calibrate(args) -> int:
     if args.name is not None and not (0 < len(args.name) <= 200 and args.name.isprintable()):
         raise InputError("--name: give 1 to 200 printable characters")
     # everything is computed and checked before any file is written
-    fits = calibrate(args.logs, ranks, gpn, args.algorithm, args.collective)
+    fits = calibrate(args.logs, ranks, gpn, args.algorithm, args.collective, base=args.base)
     document = None
     if args.output is not None:
         from . import presets
 
-        base = presets.hardware(args.base) if args.base else _base_preset([f.log for f in fits], None)
+        # the base the fits held γ of (the same rule, the same logs)
+        base = _base_preset([f.log for f in fits], args.base)
         document = hardware_document(fits, base, name=args.name)
         presets.check_hardware_document(document, "the hardware file calibrate would write")
         document_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -160,16 +160,19 @@ def test_a_log_without_rows_is_refused(tmp_path, capsys):
 
 # -- the fit -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path, largest_busbw, smallest_time", [
-    (A100, 235.14e9, 32.01e-6),      # the 8 GiB row's busbw column; the 64 B row's time
-    (A100_2, 71.56e9, 38.75e-6),
-    (H100_2, 338.82e9, 135.8e-6),    # the 8 B row
+@pytest.mark.parametrize("path, largest_busbw, smallest_time, hbm", [
+    (A100, 235.14e9, 32.01e-6, 2.039e12),      # the 8 GiB row's busbw column; the 64 B row's time
+    (A100_2, 71.56e9, 38.75e-6, 2.039e12),
+    (H100_2, 338.82e9, 135.8e-6, 3.35e12),     # the 8 B row
 ])
-def test_fitted_bandwidth_and_latency_against_the_log(path, largest_busbw, smallest_time):
+def test_fitted_bandwidth_and_latency_against_the_log(path, largest_busbw, smallest_time, hbm):
     fit = calibrate([str(path)])[0]
     assert fit.model.algorithm == "ring"
-    # 1/β is the large-message busbw converted back (chapter 12: busbw → 1/β): within 5 %
-    assert abs(fit.bandwidth / largest_busbw - 1) < 0.05
+    # γ is held at the log's GPU preset's 3 / HBM bandwidth (hardware.json: A100 2.039 TB/s, H100 3.35 TB/s)
+    assert fit.gamma == pytest.approx(3 / hbm, rel=1e-12)
+    # the ring all-reduce's busbw tends to 1/(β + γ/2) (chapter 12: b = 2(N−1)/N·S, c = (N−1)/N·S, busbw
+    # factor 2(N−1)/N), so the large-message busbw converted back is β + γ/2: within 5 %
+    assert abs(1 / (fit.beta + fit.gamma / 2) / largest_busbw - 1) < 0.05
     # the α-β line at the smallest size (2(N−1)α + a negligible β term) within 25 % of its time
     smallest = min(fit.rows, key=lambda r: r["bytes"])
     assert smallest["measured_time"] == pytest.approx(smallest_time)
@@ -216,10 +219,13 @@ def test_two_levels_need_a_single_node_log_beside_the_multi_node_one():
     held = two[0].model.times
     intra = both[0]
     assert held["alpha"] == intra.alpha and held["beta"] == intra.beta
-    # the 8 GiB row: T = 2(G−1)/G·S·β + (N/G−1)/(N/G)·2·S/G·β_inter (γ folded) — the fit's β_inter
-    # reproduces it within the 5 % the bandwidth rows allow
+    # the 8 GiB row: T = 2(G−1)/G·S·β + (N/G−1)/(N/G)·2·S/G·β_inter + ((G−1)/G + (N/G−1)/(N/G)/G)·S·γ,
+    # γ held at the A100 preset's 3 / 2.039 TB/s — the fit's β_inter reproduces it within the 5 % the
+    # bandwidth rows allow
     s, t = 8589934592, 225083e-6
-    predicted = 2 * 7 / 8 * s * held["beta"] + 2 * 8 / 128 * s * held["beta_inter"] + 14 * held["alpha"] + 2 * held["alpha_inter"]
+    assert held["gamma"] == pytest.approx(A100_GAMMA, rel=1e-12)
+    predicted = (2 * 7 / 8 * s * held["beta"] + 2 * 8 / 128 * s * held["beta_inter"] + 14 * held["alpha"]
+                 + 2 * held["alpha_inter"] + (7 / 8 + 1 / 16) * s * A100_GAMMA)
     assert abs(predicted / t - 1) < 0.05
 
 
@@ -347,9 +353,15 @@ def _log_text(rows, ranks=8, hosts=1, program="all_reduce_perf"):
     return "\n".join(lines) + "\n"
 
 
-def _ring(alpha, beta, n=8):
-    """Ring all-reduce on n ranks: T(S) = 2(n−1)α + 2(n−1)/n·S·β (Patarasuk & Yuan 2009; chapter 2)."""
-    return lambda size: 2 * (n - 1) * alpha + 2 * (n - 1) / n * size * beta
+#: γ of the GPU _log_text names (A100-SXM4-40GB): a reduction reads two operands and writes one at the
+#: HBM bandwidth, 3 / 2.039 TB/s (hardware.json, a100) — what calibrate holds for such a log
+A100_GAMMA = 3 / 2.039e12
+
+
+def _ring(alpha, beta, n=8, gamma=A100_GAMMA):
+    """Ring all-reduce on n ranks: T(S) = 2(n−1)α + 2(n−1)/n·S·β + (n−1)/n·S·γ (Patarasuk & Yuan 2009;
+    chapter 2: each of the n−1 reduce-scatter steps reduces a block of S/n)."""
+    return lambda size: 2 * (n - 1) * alpha + 2 * (n - 1) / n * size * beta + (n - 1) / n * size * gamma
 
 
 A100_LIKE = _ring(2.3e-6, 1 / 233e9)          # about the shipped A100 log's fit: 2.3 µs, 233 GB/s
@@ -410,8 +422,9 @@ def test_random_times_are_refused(tmp_path, capsys, seed):
 def test_a_good_log_recovers_alpha_and_beta_within_the_stated_uncertainty(tmp_path, capsys):
     import random
 
-    # T = 14α + 1.75·S·β (ring, N = 8) at α = 3 µs, β = 1/150 GB/s, each time off by a fixed
-    # pseudo-random ±2 %: the fit must give back α and β within 3 of its own standard errors
+    # T = 14α + 1.75·S·β + 0.875·S·γ (ring, N = 8; γ the A100's, which calibrate holds) at α = 3 µs,
+    # β = 1/150 GB/s, each time off by a fixed pseudo-random ±2 %: the fit must give back α and β within
+    # 3 of its own standard errors
     alpha, beta = 3e-6, 1 / 150e9
     draw = random.Random(22)
     rows = [(s, _ring(alpha, beta)(s) * (1 + draw.uniform(-0.02, 0.02))) for s in POWERS]
@@ -590,11 +603,12 @@ def test_an_old_hardware_file_still_reads_and_one_predicting_nothing_is_refused(
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "predicts 0 s" in err
 
 
-def _hierarchical(alpha_inter, beta_inter, alpha=2.3e-6, beta=1 / 233e9):
+def _hierarchical(alpha_inter, beta_inter, alpha=2.3e-6, beta=1 / 233e9, gamma=A100_GAMMA):
     """Two-level all-reduce on N = 16 ranks, G = 8 per node (reduce-scatter inside, all-reduce across,
-    all-gather inside): 2(G−1)α + 2(G−1)/G·S·β + 2(N/G−1)α_inter + 2(N/G−1)/(N/G)·(S/G)·β_inter,
-    which at N/G = 2 is 14α + 1.75·S·β + 2α_inter + S/8·β_inter (as in the two-level test above)."""
-    return lambda s: 14 * alpha + 1.75 * s * beta + 2 * alpha_inter + s / 8 * beta_inter
+    all-gather inside): 2(G−1)α + 2(G−1)/G·S·β + 2(N/G−1)α_inter + 2(N/G−1)/(N/G)·(S/G)·β_inter, and
+    the reductions (G−1)/G·S inside and (N/G−1)/(N/G)·S/G across times γ, which at N/G = 2 is
+    14α + 1.75·S·β + 2α_inter + S/8·β_inter + (7/8 + 1/16)·S·γ (as in the two-level test above)."""
+    return lambda s: 14 * alpha + 1.75 * s * beta + 2 * alpha_inter + s / 8 * beta_inter + 15 / 16 * s * gamma
 
 
 @pytest.mark.parametrize("alpha_inter, recovered", [(5e-6, True), (0.05e-6, False)])
@@ -640,3 +654,156 @@ def test_rows_scattered_off_any_line_are_refused_by_the_residual_rule():
     log = ncclt.Log("scattered.log", ncclt.collective("all_reduce"), 8, 1, 8, (), ())
     with pytest.raises(InputError, match="not an α-β line"):
         cal._check_line(log, "ring", line)
+
+
+# -- γ is counted once: the fit holds the γ the written file carries (issue 22, "no confident nonsense") --
+
+def test_the_fit_recovers_alpha_and_beta_with_gamma_held(tmp_path):
+    # an exact ring all-reduce log on 8 A100s (Patarasuk & Yuan 2009; chapter 2): T(S) = 14α + 1.75·S·β
+    # + 0.875·S·γ with α = 2 µs, β = 1/300 GB/s (the link's own) and γ = 3 / 2.039 TB/s = 1.4713e-12
+    # s/byte (the a100 preset's HBM).  Calibrate holds that γ, so it gives back α and β themselves.
+    from symcomm.calibrate import fit_log
+
+    alpha, beta = 2e-6, 1 / 300e9
+    rows = [(s, _ring(alpha, beta)(s)) for s in POWERS]
+    # times printed in µs with 3 decimals (_log_text): at most 0.0005 µs off, under 2e-5 of the smallest
+    # row's 28 µs
+    log = ncclt.with_ranks(ncclt.parse(_log_text(rows), "exact.log")[0], None, None)
+    fit = fit_log(log)
+    assert fit.gamma == pytest.approx(3 / 2.039e12, rel=1e-12) and "a100" in fit.gamma_source
+    assert fit.alpha == pytest.approx(alpha, rel=1e-3) and fit.beta == pytest.approx(beta, rel=1e-4)
+    # the α-β-γ line passes through every row: the efficiency is 1 everywhere
+    assert all(e == pytest.approx(1, abs=1e-3) for e in fit.model.efficiency)
+    # folding instead (γ = 0 held) gives β + γ/2 = 1/300e9 + 1.5/2.039e12 = 4.069e-12 s/byte: the
+    # reduction inside β (0.875·S·γ = 1.75·S·γ/2), which a γ added on top would count twice
+    folded = fit_log(log, held=(0.0, "folded"))
+    assert folded.beta == pytest.approx(1 / 300e9 + 1.5 / 2.039e12, rel=1e-4)
+    assert folded.beta == pytest.approx(4.069e-12, rel=1e-3)
+
+
+def test_the_written_file_states_the_gamma_its_fit_held(tmp_path, capsys):
+    log = tmp_path / "a100.log"
+    log.write_text(_log_text([(s, _ring(2e-6, 1 / 300e9)(s)) for s in POWERS]))
+    written = tmp_path / "hw.json"
+    code, out, err = run(capsys, "calibrate", log, "-o", written)
+    assert code == 0, err
+    assert "γ = 3 / HBM bandwidth of a100" in out and "the link's own" in out
+    data = json.loads(written.read_text())
+    # the file's γ is 3 / its HBM bandwidth (the a100 preset's 2.039 TB/s), and the fit held exactly that
+    assert data["hbm_bytes_per_second"] == 2.039e12
+    assert data["calibration"][0]["gamma_held"] == pytest.approx(3 / 2.039e12, rel=1e-12)
+    assert "held" in data["source"]
+    # the intra link is the fitted β, the link's own (1/300 GB/s), not β + γ/2
+    assert data["intra"]["bytes_per_second"] == pytest.approx(300e9, rel=1e-4)
+
+
+def test_a_gpu_without_preset_folds_the_reduction_and_the_file_says_so(tmp_path, capsys):
+    # a GPU symcomm has no preset for: no HBM bandwidth, so no γ is known; the fit holds γ = 0, the
+    # fitted β carries the reduction (β + γ/2 of the data), and the file's γ is 0 (no hbm field)
+    alpha, beta, gamma = 2e-6, 1 / 300e9, 1e-12
+    log = tmp_path / "other.log"
+    log.write_text(_log_text([(s, _ring(alpha, beta, gamma=gamma)(s)) for s in POWERS])
+                   .replace("NVIDIA A100-SXM4-40GB", "Some Accelerator X1"))
+    written = tmp_path / "hw.json"
+    code, out, err = run(capsys, "calibrate", log, "-o", written)
+    assert code == 0, err
+    assert "folded into β" in out
+    data = json.loads(written.read_text())
+    assert "hbm_bytes_per_second" not in data and "folded into β" in data["source"]
+    assert data["calibration"][0]["gamma_held"] == 0
+    # β + γ/2 = 1/300e9 + 0.5e-12 = 3.8333e-12 s/byte
+    assert 1 / data["intra"]["bytes_per_second"] == pytest.approx(1 / 300e9 + 0.5e-12, rel=1e-4)
+    # eval on that file: γ = 0, so the time is the fit's own line, 14α + 1.75·S·(β + γ/2) at S = 2^30
+    # bytes of fp32 (4 bytes per element: β per element = 4 × per byte; M = 2^28 elements)
+    code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=8", "M=1GiB", "--dtype", "fp32",
+                         "--hardware", written, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["inputs"]["gamma"]["value"] == 0
+    assert got["time"] == pytest.approx(14 * alpha + 1.75 * 2 ** 30 * (beta + gamma / 2), rel=1e-3)
+
+
+def _calibrated_file(tmp_path, capsys, **change):
+    """A file calibrate wrote from the shipped A100 log, with top-level fields changed and each
+    calibration entry's keys replaced by ``change['entry']`` (a function of the entry)."""
+    written = tmp_path / "hw.json"
+    assert run(capsys, "calibrate", A100, "-o", written)[0] == 0
+    data = json.loads(written.read_text())
+    entry = change.pop("entry", None)
+    if entry:
+        data["calibration"] = [entry(e) for e in data["calibration"]]
+    data.update(change)
+    written.write_text(json.dumps(data))
+    return written, data
+
+
+def test_an_old_file_without_gamma_held_reads_gamma_as_folded_and_says_so(tmp_path, capsys):
+    # decided (presets.calibrated_gamma): a calibration entry that does not state the γ its fit held was
+    # written by calibrate when it held γ = 0, so its β (and the links written from it) include the
+    # reduction; the file's γ is 0 — that fit's own decomposition — not 3/HBM on top, and a note says so
+    old, data = _calibrated_file(tmp_path, capsys, entry=lambda e: {k: v for k, v in e.items() if k != "gamma_held"})
+    assert data["hbm_bytes_per_second"] == 2.039e12            # γ would be 3/HBM but for the rule
+    code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=8", "M=1GiB", "--dtype", "fp32",
+                         "--hardware", old, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["inputs"]["gamma"]["value"] == 0 and "gamma_held" in err and "gamma = 0 for this file" in err
+    assert "gamma_held" in got["inputs"]["gamma"]["source"]          # --json says it too, beside the value
+    # 14α + 1.75·S·β with the file's intra link (S = 2^30 bytes): nothing added for the reduction
+    alpha, beta = data["intra"]["latency_s"], 1 / data["intra"]["bytes_per_second"]
+    assert got["time"] == pytest.approx(14 * alpha + 1.75 * 2 ** 30 * beta, rel=1e-12)
+    # nccl-tests on the same file: its entry's γ is 0 too, so it divides that same line by e(1 GiB)
+    entry = data["calibration"][0]
+    efficiency = dict(zip(entry["sizes_bytes"], entry["efficiency"]))[2 ** 30]
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", old, "--ranks", 8, "-b", "1G", "-e", "1G",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["rows"][0]["time"] * efficiency == pytest.approx(got["time"], rel=1e-9)
+    # and such a file is no --base for a new calibration (its links hold the reduction)
+    (tmp_path / "out").mkdir()
+    err = _refused(capsys, tmp_path / "out", A100, "--base", old)
+    assert "--base" in err and "γ" in err
+
+
+@pytest.mark.parametrize("change, field", [
+    # a file whose γ (3 / HBM) is not the one its fit held: the HBM bandwidth edited to 3.35 TB/s
+    ({"hbm_bytes_per_second": 3.35e12}, "calibration/0/gamma_held"),
+    # an entry stating another γ than the file's
+    ({"entry": lambda e: {**e, "gamma_held": 1e-12}}, "calibration/0/gamma_held"),
+    # the older name beside the new one, disagreeing
+    ({"entry": lambda e: {**e, "gamma": 0.0}}, "calibration/0/gamma"),
+])
+def test_a_file_whose_gamma_is_not_the_one_its_fit_held_is_refused(tmp_path, capsys, change, field):
+    bad, _ = _calibrated_file(tmp_path, capsys, **change)
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=1GiB", "--hardware", bad)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"'{field}'" in err and str(bad) in err
+
+
+def test_a_file_mixing_old_and_new_entries_is_refused(tmp_path, capsys):
+    # one entry states γ = 3/HBM, another (copied from an older file) none: the file's γ is 0 by the old
+    # entry, which is not what the new one held
+    mixed, data = _calibrated_file(tmp_path, capsys)
+    old = {k: v for k, v in data["calibration"][0].items() if k != "gamma_held"}
+    data["calibration"].append({**old, "collective": "reduce_scatter"})
+    mixed.write_text(json.dumps(data))
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", mixed, "--ranks", 8)
+    assert code == 2 and out == "" and "'calibration/0/gamma_held'" in err and "another entry" in err
+
+
+def test_a_log_faster_than_its_gpus_reduction_is_refused_with_gamma_named(tmp_path, capsys):
+    # busbw 3 TB/s on 8 "A100s" (in-network reduction, or the wrong GPU named): T = 14α + 1.75·S/3e12,
+    # so the large-size time per byte, 1.75/3e12 = 5.8e-13 s, is under the reduction alone at the
+    # A100's γ, 0.875·3/2.039e12 = 1.29e-12 s: no positive β is left once γ is held
+    log = tmp_path / "in" / "fast.log"
+    log.parent.mkdir()
+    log.write_text(_log_text([(s, _ring(2e-6, 1 / 3e12, gamma=0)(s)) for s in POWERS]))
+    err = _refused(capsys, tmp_path, log)
+    assert "γ held" in err and "--base" in err and str(log) in err
+    # with a --base that gives no HBM bandwidth, γ = 0 (folded) and the same log calibrates
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6},
+                                "inter": {"bytes_per_second": 1e10, "latency_s": 5e-6}, "gpus_per_node": 8}))
+    code, out, err = run(capsys, "calibrate", log, "--base", base)
+    assert code == 0, err
+    assert "folded into β" in out

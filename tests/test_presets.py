@@ -186,3 +186,23 @@ def test_parameters_in_integers_equal_the_sympy_formula():
         assert reference.is_Integer and model.parameters == int(reference), model.name
         if model.moe:
             assert model.expert_parameters == int(presets.phi_experts().subs(model.architecture())), model.name
+
+
+def test_a_hardware_files_gamma_is_the_one_its_calibration_held(tmp_path):
+    # γ per byte = 3 / HBM bandwidth (read two operands, write one): 3 / 3.35e12 for the h100 preset
+    assert presets.hardware("h100").gamma_per_byte == pytest.approx(3 / 3.35e12, rel=1e-15)
+    entry = {"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 1e-6, "beta": 1e-11,
+             "sizes_bytes": [64], "efficiency": [1.0]}
+    base = {"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6}, "inter": {"bytes_per_second": 1e10,
+            "latency_s": 5e-6}, "gpus_per_node": 8, "hbm_bytes_per_second": 2e12}
+    # no calibration: the links are not fitted, γ = 3 / 2e12
+    assert presets.calibrated_gamma(base) == (1.5e-12, False)
+    # every entry held 3 / 2e12: the fitted β is the link's own, γ stays 3 / 2e12
+    assert presets.calibrated_gamma({**base, "calibration": [{**entry, "gamma_held": 1.5e-12}]}) == (1.5e-12, False)
+    # an entry without gamma_held (an older calibrate, which held 0): its β holds the reduction, γ = 0
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**base, "calibration": [entry]}))
+    assert presets.calibrated_gamma(json.loads(old.read_text())) == (0.0, True)
+    system = presets.hardware(str(old))
+    assert system.gamma_per_byte == 0 and system.values(2)["gamma"] == 0
+    assert any("gamma_held" in text for text in system.defaults_used())

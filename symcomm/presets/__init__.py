@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
@@ -267,6 +268,9 @@ class Hardware:
     step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
     calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
     from_file: bool = False            # a hardware file (its errors name the file and the field)
+    #: True for a file whose calibrated links fold the reduction into β (calibrate before it wrote
+    #: ``gamma_held``): its γ is then 0, whatever its HBM bandwidth, so that c·γ is not counted twice
+    reduction_folded: bool = False
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -315,9 +319,15 @@ class Hardware:
     def defaults_used(self) -> tuple[str, ...]:
         """What this hardware file leaves out that has a default, as the outputs state it."""
         out = []
-        if self.hbm_bytes_per_second is None:
+        if self.reduction_folded:
+            out.append(f"hardware file {self.name!r}: its calibration entries do not say which gamma their fits held "
+                       "(written before calibrate recorded gamma_held), so their fitted beta includes the reduction: "
+                       "gamma = 0 for this file, not 3 / its HBM bandwidth on top (recalibrate from the logs to "
+                       "separate them)")
+        elif self.hbm_bytes_per_second is None:
             out.append(f"hardware file {self.name!r} gives no hbm_bytes_per_second: gamma = 0 (reducing costs "
-                       "nothing beyond beta, as symcomm calibrate folds it into beta)")
+                       "nothing beyond beta: the reduction is taken as folded into beta, as symcomm calibrate "
+                       "does without an HBM bandwidth)")
         return tuple(out)
 
     @property
@@ -332,8 +342,11 @@ class Hardware:
     @property
     def gamma_per_byte(self) -> float:
         """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0, the stated
-        default, when a hardware file does not give the HBM bandwidth: :meth:`defaults_used`)."""
-        return 3.0 / self.hbm_bytes_per_second if self.hbm_bytes_per_second else 0.0
+        default, when a hardware file does not give the HBM bandwidth, or when its fitted β already
+        holds the reduction, :func:`calibrated_gamma`: both said by :meth:`defaults_used`)."""
+        if self.reduction_folded:
+            return 0.0
+        return hbm_gamma(self.hbm_bytes_per_second)
 
     def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
         """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G; a
@@ -390,6 +403,40 @@ def _is_path(value: str) -> bool:
     return "/" in value or "\\" in value or value.endswith(".json")
 
 
+def hbm_gamma(hbm_bytes_per_second: float | None) -> float:
+    """γ per byte of a GPU with this HBM bandwidth: a reduction reads two operands and writes one,
+    3 / bandwidth (0 when the bandwidth is not known: nothing is guessed)."""
+    return 3.0 / hbm_bytes_per_second if hbm_bytes_per_second else 0.0
+
+
+def entry_gamma(entry: dict) -> float | None:
+    """The γ (s per reduced byte) a calibration entry's fit held fixed while fitting α and β, which
+    its model (``symcomm nccl-tests``) adds back: ``gamma_held``, or the older optional ``gamma``;
+    None when the entry states neither (calibrate before ``gamma_held``, which folded the reduction
+    into β)."""
+    for key in ("gamma_held", "gamma"):
+        if key in entry:
+            return float(entry[key])
+    return None
+
+
+def calibrated_gamma(document: dict) -> tuple[float, bool]:
+    """(the file's γ per byte, whether its calibrated β folds the reduction).
+
+    A calibrated β and the γ added to it must be one decomposition of the measured time, or a
+    reducing collective pays its reduction twice (once inside the fitted β, once as c·γ).  So:
+
+    * every entry states the γ its fit held: the file's γ is 3 / its HBM bandwidth, and each
+      entry's γ must be that one (checked by :func:`check_hardware_document`);
+    * an entry states none (a file written before calibrate recorded it): its fit held γ = 0, so
+      its β includes the reduction, and the links calibrate wrote from it too.  The file's γ is
+      then 0 — what that fit assumed, reproducing it exactly — rather than 3/HBM on top of it
+      (counted twice) or a refusal of a file whose meaning is known.  Commands say so in a note."""
+    entries = document.get("calibration", ())
+    folded = any(entry_gamma(e) is None for e in entries)
+    return (0.0 if folded else hbm_gamma(document.get("hbm_bytes_per_second"))), folded
+
+
 def check_hardware_document(document: dict, what: str) -> dict:
     """``document`` if it is a valid hardware file (schema ``hardware`` and the relations a
     schema cannot state), else InputError naming ``what`` and the field."""
@@ -403,6 +450,22 @@ def check_hardware_document(document: dict, what: str) -> dict:
             raise InputError(f"{what}: field 'calibration/{i}/sizes_bytes': sizes must be in increasing order")
         if entry["algorithm"] == "hierarchical" and not {"alpha_inter", "beta_inter"} <= set(entry):
             raise InputError(f"{what}: field 'calibration/{i}': a two-level fit needs alpha_inter and beta_inter")
+        if "gamma_held" in entry and "gamma" in entry and entry["gamma"] != entry["gamma_held"]:
+            raise InputError(f"{what}: field 'calibration/{i}/gamma': {entry['gamma']:g} differs from its gamma_held "
+                             f"{entry['gamma_held']:g}; gamma is the older name of gamma_held: give one")
+    # one decomposition of the measured time: the γ each fit held is the γ every command adds
+    gamma, folded = calibrated_gamma(document)
+    for i, entry in enumerate(document.get("calibration", ())):
+        held = entry_gamma(entry)
+        if held is not None and not math.isclose(held, gamma, rel_tol=1e-9, abs_tol=0.0):
+            key = "gamma_held" if "gamma_held" in entry else "gamma"
+            why = ("another entry states no gamma_held (written before calibrate recorded it: its fitted β "
+                   "includes the reduction), so the file's γ is 0" if folded else
+                   f"the file's γ is 3 / hbm_bytes_per_second = {gamma:g} s/byte" if gamma > 0 else
+                   "the file gives no hbm_bytes_per_second, so its γ is 0")
+            raise InputError(f"{what}: field 'calibration/{i}/{key}': its fit held γ = {held:g} s/byte, but {why}; "
+                             "the fitted β holds the reduction at the fit's γ, so another γ would count it twice or "
+                             "not at all: recalibrate (symcomm calibrate LOG -o FILE) or make them agree")
     return document
 
 
@@ -422,13 +485,14 @@ def hardware_file(path) -> Hardware:
                     x.get("source", str(path)), x.get("latency_source", x.get("source", str(path))))
 
     fitted = d.get("step_time", {})
+    _, folded = calibrated_gamma(d)
     return Hardware(str(path), d.get("title", name), file_link("intra"), file_link("inter"), int(d["gpus_per_node"]),
                     float(d["memory_bytes"]) if "memory_bytes" in d else None,
                     float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
                     d.get("source", str(path)),
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
-                    tuple(d.get("calibration", ())), from_file=True)
+                    tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded)
 
 
 def describe_hardware(system: Hardware) -> dict:

@@ -100,7 +100,7 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
             values[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer),
-                                       least=target.least.get(sym, 1))
+                                       least=target.least.get(sym, S.least_value(sym)))
             if key not in needed_names and key not in also_used:
                 unused.append(key)
         else:

@@ -623,3 +623,45 @@ def test_the_page_reads_random_strings_as_the_command_line_does():
     differ = [(case, want, got) for case, got in zip(cases, page) if got != (want := _python_verdict(*case))]
     assert not differ, "\n".join(f"{c[0]}={c[1]!r}: command line {w}, page {g}" for c, w, g in differ[:12])
     assert sum(v[0] is not None for v in page) > 200       # many accepted: the draw reaches the grammar
+
+
+def _families():
+    """One subject per primitive and per strategy, and the hybrid's variants whose start differs
+    (site.START_WITH_OPTION), each with the model presets that change what is valid."""
+    from symcomm import site
+
+    out, seen = [], set()
+    for sub in site.subjects():
+        special = sub.name == "hybrid" and site.catalog_entry(sub)["start"]
+        if sub.name not in seen or special:
+            seen.add(sub.name)
+            models = ("", "llama3-405b", "mixtral-8x7b", "deepseek-v3") if sub.name == "hybrid" else ("",)
+            out += [(sub, model) for model in models
+                    if not (model == "deepseek-v3" and dict(sub.changed) == {"schedule": "interleaved"})]
+    return out
+
+
+def test_every_family_opens_without_an_error(browser):
+    """Each view opened by its link, as a newcomer does: no error box, no step-time error, and the
+    inputs show the opening values the test above evaluates (the hybrid opened on "b/d=2 must be
+    divisible by m=8")."""
+    from urllib.parse import urlencode
+
+    from symcomm import site
+
+    failures = []
+    for sub, model in _families():
+        fragment = urlencode({"subject": sub.ident, "dtype": "bf16", "hardware": "a100", "model": model})
+        browser.get("about:blank")
+        browser.get(PAGE.as_uri() + "#" + fragment)
+        _wait_ready(browser, sub.ident)
+        _, error = _read(browser)
+        _, step_error = _read_step(browser) if sub.name == "hybrid" else ({}, "")
+        shown = browser.execute_script(
+            "const out = {}; for (const i of document.querySelectorAll('#params input[type=text]')) "
+            "out[i.id.slice(3)] = i.value; return out;")
+        want = site.opening_values(sub, model, "a100")
+        if error or step_error or shown != want:
+            failures.append(f"{sub.ident} model={model or '-'}: error {error!r}, step {step_error!r}, "
+                            f"inputs {shown} (want {want})")
+    assert not failures, "\n".join(failures)

@@ -665,3 +665,17 @@ def test_every_family_opens_without_an_error(browser):
             failures.append(f"{sub.ident} model={model or '-'}: error {error!r}, step {step_error!r}, "
                             f"inputs {shown} (want {want})")
     assert not failures, "\n".join(failures)
+
+
+def test_the_page_refuses_and_accepts_typed_numbers_as_eval_does(browser):
+    """The grammar wired into the page: what is typed in the boxes is read as eval reads KEY=VALUE."""
+    sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__ring")
+    for values in ({"N": "1,024", "M": "1024"}, {"N": "0x10", "M": "1024"}, {"N": "8", "M": "3*2**20"},
+                   {"N": "8", "M": "64MiB"}, {"N": "8", "M": "3B"}, {"N": " 16 ", "M": "1e3"}):
+        page, page_error = _show(browser, sub, values, {}, "bf16", "a100")
+        expected, error = _expected(sub, values, {}, "bf16", "a100")
+        if error:
+            assert page_error == error.removeprefix("symcomm: error: "), (values, page_error, error)
+        else:
+            assert not page_error, (values, page_error)
+            _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "time"))

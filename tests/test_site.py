@@ -605,6 +605,9 @@ def test_the_page_reads_numbers_as_the_command_line_does():
         assert verdict[("N", text)][0] is None and "is not a number" in verdict[("N", text)][1], text
     assert verdict[("N", "2**30")][0] == f"{2 ** 30}/1" and verdict[("N", "1e3")][0] == "1000/1"
     assert verdict[("N", " 8 ")][0] == "8/1" and verdict[("M", "64MiB")][0] == f"{64 * 2 ** 20 // 2}/1"   # bf16: 2 B
+    # ASCII only (README, "Security"): a no-break space around a number is refused as a letter would be
+    # (the command line's str.strip() took it, which JavaScript's trim() does too, but not all Unicode spaces alike)
+    assert verdict[("N", "8\u00a0")][0] is None and "is not a number" in verdict[("N", "\u00a08")][1]
     assert verdict[("N", "-1")][1] == "N=-1 is not allowed: N takes a whole number from 2 to 2**100"
     # 1e-40 is below the bound of 1e-30 for a nonzero number: refused, never read as 0
     assert verdict[("x", "1e-40")][0] is None and verdict[("alpha", "1e-40")][0] is None

@@ -385,7 +385,9 @@ def _full_file(system) -> dict:
             "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
             "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
             "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
-                             "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9]}]}
+                             "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9],
+                             # the γ its fit held: read two operands, write one, at the HBM bandwidth
+                             "gamma_held": 3 / system.hbm_bytes_per_second}]}
 
 
 def test_every_optional_field_is_listed_and_states_its_default():
@@ -417,6 +419,8 @@ def test_a_hardware_file_without_an_optional_field(field, tmp_path, capsys):
         del document[level][key]
     else:
         del document[field]
+    if field == "hbm_bytes_per_second":
+        document["calibration"][0]["gamma_held"] = 0.0     # what calibrate writes for a GPU without one
     path = tmp_path / "hw.json"
     path.write_text(json.dumps(document))
     for command, argv in COMMANDS.items():

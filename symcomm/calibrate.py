@@ -38,6 +38,15 @@ A log that spans nodes fits the flat algorithm at the network's α, β (a flat r
 as its slowest link; ``symcomm eval`` uses the inter-node values for such a group too).  The
 intra-node α, β come from a single-node log.  With both, the two-level form
 (``hierarchical``) is fitted for α_inter, β_inter with the intra-node values held.
+
+These are two meanings of "the inter-node link", and they differ by the formula they were fitted
+through: a flat ring of N ranks over nodes pays 2(N−1)/N·M·β per rank (its β is the per-step cost
+of the slowest hop), while the two-level form pays 2(N/G−1)/(N/G)·(M/G)·β_inter across nodes, with
+every rank of a node crossing at once (its β_inter is each rank's share of the network).  The same
+16-rank A100 log gives 74.7 GB/s for the first and 6.6 GB/s for the second; pricing a flat ring at
+the second was 10× slow.  So the hardware file keeps both: ``inter`` from the flat fit (marked
+``fitted_as: flat``), ``inter_two_level`` from the two-level fit, and ``presets.link_values`` gives
+each algorithm the one its formula was fitted through.
 """
 
 from __future__ import annotations
@@ -534,12 +543,27 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
             links[level] = {"bytes_per_second": f.bandwidth, "latency_s": f.alpha,
                             "source": f"fitted by symcomm calibrate: {f.model.collective.name}/{f.model.algorithm} "
                                       f"on {f.model.ranks} ranks, {f.log.path}"}
+            if level == "inter":
+                # the per-step link of a flat algorithm across nodes: not the two-level forms' inter-node phase
+                links[level]["fitted_as"] = "flat"
+    # the two meanings of the inter-node link are kept apart (presets.link_values): the two-level fit is
+    # the two-level forms' inter_two_level, never the flat algorithms' inter
     two = [f for f in fits if f.model.algorithm == "hierarchical"]
+    two.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
     if two:
         t = two[0].model.times
-        links["inter"] = {"bytes_per_second": 1 / t["beta_inter"], "latency_s": t["alpha_inter"],
-                          "source": f"fitted by symcomm calibrate: two-level {two[0].model.collective.name} on "
-                                    f"{two[0].model.ranks} ranks with the intra-node α, β held, {two[0].log.path}"}
+        links["inter_two_level"] = {
+            "bytes_per_second": 1 / t["beta_inter"], "latency_s": t["alpha_inter"], "fitted_as": "two_level",
+            "source": f"fitted by symcomm calibrate: two-level {two[0].model.collective.name} on "
+                      f"{two[0].model.ranks} ranks with the intra-node α, β held, {two[0].log.path}"}
+    elif "inter" in links and base is not None and not base.two_level_unknown:
+        link = base.inter_two_level or base.inter
+        links["inter_two_level"] = {
+            "bytes_per_second": link.bytes_per_second, "latency_s": link.latency_s,
+            "source": f"not measured (a two-level fit needs a single-node log beside the multi-node one): preset "
+                      f"{base.name}'s {link.name} ({link.source})"}
+    # (a multi-node fit without a single-node log nor a base: inter_two_level is left out, and the file's
+    # inter, marked fitted_as flat, refuses the two-level forms across nodes, naming it)
     for level, other in (("intra", "inter"), ("inter", "intra")):
         if level in links:
             continue
@@ -548,9 +572,10 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
             links[level] = {"bytes_per_second": link.bytes_per_second, "latency_s": link.latency_s,
                             "source": f"not measured: preset {base.name}'s {link.name} ({link.source})"}
         else:
-            links[level] = {**links[other], "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "
-                                                      f"log): the {other}-node fit copied"}
-    document.update(links)
+            copied = {k: v for k, v in links[other].items() if k != "fitted_as"}
+            links[level] = {**copied, "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "
+                                                f"log): the {other}-node fit copied"}
+    document.update({level: links[level] for level in ("intra", "inter", "inter_two_level") if level in links})
     gpn = max((f.model.gpus_per_node or 1) for f in fits)
     document["gpus_per_node"] = int(base.gpus_per_node if base is not None and all(
         f.model.gpus_per_node >= f.model.ranks for f in fits) else gpn)

@@ -524,8 +524,8 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
         return inter, file_link("inter_two_level"), "", ""
     if d["inter"].get("fitted_as") == "flat":
         return inter, None, ("the file's inter link was fitted to a flat algorithm across nodes, which is not the "
-                             "two-level forms' inter-node phase; calibrate a single-node log with the multi-node "
-                             "one (or give --base) to fit it"), ""
+                             "two-level forms' inter-node phase; symcomm calibrate fits it from a single-node log "
+                             "given with the multi-node one"), ""
     entries = d.get("calibration", ())
     g = int(d["gpus_per_node"])
     old_two_level = [e for e in entries if "alpha_inter" in e and "beta_inter" in e

@@ -570,6 +570,15 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
             link = getattr(base, level)
             links[level] = {"bytes_per_second": link.bytes_per_second, "latency_s": link.latency_s,
                             "source": f"not measured: preset {base.name}'s {link.name} ({link.source})"}
+            if level == "inter" and "inter_two_level" not in links:
+                # a --base file's two meanings go on as they were: its own inter_two_level, or its mark
+                # that the flat link is not the two-level one (presets.hardware_file)
+                if base.inter_two_level is not None:
+                    t = base.inter_two_level
+                    links["inter_two_level"] = {"bytes_per_second": t.bytes_per_second, "latency_s": t.latency_s,
+                                                "source": f"not measured: {base.name}'s inter_two_level ({t.source})"}
+                elif base.two_level_unknown:
+                    links[level]["fitted_as"] = "flat"
         else:
             copied = {k: v for k, v in links[other].items() if k != "fitted_as"}
             links[level] = {**copied, "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "

@@ -653,7 +653,13 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
     if algorithm is None and spans and ranks % g == 0 and any(
             a.name == "hierarchical" for a in algorithms_of(coll.primitive)):
-        name = "hierarchical"       # a group over nodes pays each level its own α, β
+        if getattr(hardware, "two_level_unknown", ""):
+            # not a default the file can price (presets.link_values would refuse it): the flat default,
+            # at the file's flat link across nodes, said
+            notes.append(f"the default across nodes, hierarchical, needs the two-level inter-node link, which "
+                         f"--hardware {hardware.name} lacks (no inter_two_level): the flat {name} instead")
+        else:
+            name = "hierarchical"       # a group over nodes pays each level its own α, β
     problems = ncclt.problems(coll.primitive, name, ranks, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")

@@ -453,3 +453,21 @@ def test_an_older_file_with_a_two_level_inter_is_read_as_recalibrated(capsys, a1
     path.write_text(json.dumps(old))
     code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=8", "M=1GiB", "--hardware", path)
     assert code == 2 and out == "" and "'inter'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_nccl_tests_default_across_nodes_is_flat_when_the_file_lacks_the_two_level_link(capsys, tmp_path):
+    # nccl-tests' default across nodes is the two-level form; a file whose inter is a flat fit and that has
+    # no inter_two_level cannot price it, so the default is the flat ring at inter, said, and equal to eval's
+    # ring (no calibration entry: the catalog formula at the file's links, no efficiency curve)
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps({"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
+                                "inter": {"bytes_per_second": 1e11, "latency_s": 1e-6, "fitted_as": "flat"},
+                                "gpus_per_node": 8, "hbm_bytes_per_second": 2e12}))
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", path, "--ranks", 16, "-b", "1G", "-e", "1G",
+                         "--json")
+    assert code == 0, err
+    got = strict(out)
+    assert got["algorithm"] == "ring" and "no inter_two_level" in err
+    # hand arithmetic: 2·15 α + 2·15/16·S·β + 15/16·S·γ, S = 2^30 bytes, β = 1/100 GB/s, γ = 3 / 2 TB/s
+    s = 2 ** 30
+    assert got["rows"][0]["time"] == pytest.approx(30 * 1e-6 + 1.875 * s / 1e11 + 15 / 16 * s * 1.5e-12, rel=1e-12)

@@ -358,7 +358,9 @@ class Hardware:
         return hbm_gamma(self.hbm_bytes_per_second)
 
     def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
-        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G; a
+        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G, the
+        inter pair from ``inter``: the strategies' groups across nodes are flat, and the two-level forms
+        take ``inter_two_level`` through :func:`link_values`; a
         default taken for a field the hardware file leaves out is said (a note: every command that prices
         with these values, eval, compare, nccl-tests, states it)."""
         for text in self.defaults_used():

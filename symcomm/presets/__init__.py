@@ -272,7 +272,7 @@ class Hardware:
     #: ``gamma_held``): its γ is then 0, whatever its HBM bandwidth, so that c·γ is not counted twice
     reduction_folded: bool = False
     #: the two-level forms' inter-node link (α_inter, β_inter of their inter-node phase), when it is not
-    #: ``inter``: a calibrated file keeps the two meanings apart (:func:`two_level_link`).  None: ``inter``
+    #: ``inter``: a calibrated file keeps the two meanings apart (:func:`link_values`).  None: ``inter``
     #: serves both (a preset's physical link), unless ``two_level_unknown`` says why it cannot
     inter_two_level: Link | None = None
     #: why the two-level inter-node link is unknown ("" when it is known): a file whose ``inter`` was fitted
@@ -514,7 +514,7 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
 
     * ``inter_two_level`` given: the two meanings apart, as calibrate writes them.
     * ``inter`` marked ``"fitted_as": "flat"`` without ``inter_two_level``: the two-level link is not
-      known (a multi-node log without a single-node one, and no base preset): refused across nodes.
+      known (a multi-node log calibrated without a single-node one): refused across nodes.
     * neither, and a two-level calibration entry whose α_inter, β_inter are ``inter``'s: a file of
       calibrate before the two were kept apart, which wrote the two-level fit as ``inter``.  Read as
       that fit for the two-level forms, and the flat link from the file's flat calibration entry of a

@@ -381,7 +381,8 @@ def _full_file(system) -> dict:
                 "latency_source": x.latency_source}
 
     return {"name": system.name, "title": system.title, "source": system.source, "intra": link(system.intra),
-            "inter": link(system.inter), "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
+            "inter": link(system.inter), "inter_two_level": {**link(system.inter), "fitted_as": "two_level"},
+            "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
             "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
             "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
             "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
@@ -392,7 +393,7 @@ def _full_file(system) -> dict:
 
 def test_every_optional_field_is_listed_and_states_its_default():
     assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
-                             "peak_source", "step_time", "calibration"}
+                             "peak_source", "step_time", "calibration", "inter_two_level"}
     for name in OPTIONAL:
         text = SCHEMA["properties"][name].get("description", "")
         assert "default" in text or "Absent" in text, name

@@ -13,7 +13,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["plan"]:
-        from .plan import main as plan_main
+        from .planner import main as plan_main
 
         return plan_main(argv)
     from .cli import main as cli_main

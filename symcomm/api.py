@@ -28,7 +28,7 @@ from . import symbols as S
 from . import notes
 from .algorithms import algorithms_of
 from .errors import InputError
-from .evaluate import exact, plain
+from .evaluation import exact, plain
 from .inputs import parse_number
 from .primitives import PRIMITIVES
 from .subjects import Subject, option_names, subject
@@ -477,7 +477,7 @@ def compare_payload(args) -> dict:
     words.  The curves over M use the same bound values with M varied."""
     import numpy as np
 
-    from .evaluate import fast
+    from .evaluation import fast
 
     if args.name not in PRIMITIVES:
         raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
@@ -685,7 +685,7 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
     """
     import importlib
 
-    planner = importlib.import_module(".plan", __package__)     # the module (symcomm.plan is also this function)
+    planner = importlib.import_module(".planner", __package__)     # the module (symcomm.plan is also this function)
 
     # the command's own check of every value (symcomm.plan.request_from_args), no argv words, no argparse
     args = planner.namespace(model=model, gpus=gpus, batch=batch, seq=seq, hardware=hardware, top=top, **options)

@@ -22,7 +22,7 @@ from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, Parser as _Parse
                   split_assignments)
 from . import notes
 from .errors import SymcommError
-from .evaluate import exact, plain
+from .evaluation import exact, plain
 from .inputs import parse_number
 from .primitives import PRIMITIVES
 from .printing import render
@@ -33,7 +33,7 @@ from .units import DTYPES, bytes_per_element, human_size, human_time
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
 SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:register_cli",
-                               "symcomm.plan:register_cli", "symcomm.calibrate:register_cli")
+                               "symcomm.planner:register_cli", "symcomm.calibrate:register_cli")
 
 def _print_step(payload: dict) -> None:
     cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""

@@ -12,7 +12,7 @@ import sympy as sp
 
 from . import symbols as S
 from .algorithms import POW2, algorithms_of, is_power_of_two
-from .evaluate import fast
+from .evaluation import fast
 
 
 def _curve(expr, name: str, x: np.ndarray) -> np.ndarray:

@@ -53,8 +53,8 @@ def test_bad_input_raises_a_value_error_naming_the_parameter():
 
 
 def test_symcomm_plan_and_evaluate_stay_callable_after_their_modules_are_imported():
-    import symcomm.evaluate  # noqa: F401  (the module of the same name)
-    import symcomm.plan  # noqa: F401
+    import symcomm.evaluation  # noqa: F401  (the module of the same name)
+    import symcomm.planner  # noqa: F401
 
     assert symcomm.evaluate("dp", N=4, Phi=100)["send"] == 150          # 2·3/4·100
     assert symcomm.plan("llama3-8b", gpus=8, batch=16, seq=2048, hardware="h100", top=1)["layouts"]

@@ -219,7 +219,7 @@ def test_a_repeated_step_joins_the_row_before_and_is_still_proved():
 def test_power_of_two_algorithms_print_log2_and_the_same_values():
     from symcomm.algorithms import ALGORITHMS, POW2
     from symcomm.docs import algorithm_rows, at_power_of_two
-    from symcomm.evaluate import exact
+    from symcomm.evaluation import exact
     from symcomm.symbols import C, G, M, N
 
     rows = {(r["primitive_name"], r["name"]): r for r in algorithm_rows()}

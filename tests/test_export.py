@@ -25,7 +25,7 @@ from sympy.codegen.cfunctions import log2
 
 from symcomm import symbols as S
 from symcomm.cli import main
-from symcomm.evaluate import exact
+from symcomm.evaluation import exact
 from symcomm.printing import render
 from symcomm.export import FORMATS, SCHEMA_PATH, export, formulas, schema, select
 from symcomm.exprtree import from_tree

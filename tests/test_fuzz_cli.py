@@ -292,7 +292,7 @@ def test_the_engine_refuses_text_where_it_takes_an_expression(tmp_path):
     # every sympify in the engine is strict: text is refused, never parsed, whoever passes it
     import sympy as sp
 
-    from symcomm.evaluate import exact, plain
+    from symcomm.evaluation import exact, plain
     from symcomm.printing import render
     from symcomm.proof import Claim, check
 

@@ -14,7 +14,7 @@ import pytest
 
 from symcomm import presets, steptime
 from symcomm.cli import main
-from symcomm.plan import PlanError, Request, enumerate_layouts, memory_floor, plan
+from symcomm.planner import PlanError, Request, enumerate_layouts, memory_floor, plan
 
 LLAMA8B = presets.model("llama3-8b")
 A100 = presets.hardware("a100")

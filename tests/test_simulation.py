@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from symcomm import symbols as S
 from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
                                 CORE_DIVIDES_M)
-from symcomm.evaluate import exact
+from symcomm.evaluation import exact
 from symcomm.primitives import PRIMITIVES
 from symcomm.simulate import EXECUTIONS, run, expected
 

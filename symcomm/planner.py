@@ -394,7 +394,7 @@ def _kernel(options: tuple, run_bytes: int):
 
 def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -> np.ndarray:
     """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
-    from .evaluate import fast
+    from .evaluation import fast
 
     try:
         out = fast(_quantities(options, run_bytes)[name])(**values)
@@ -504,7 +504,7 @@ class Plan:
                 where = int(np.searchsorted(block.rows, int(rows[0])))
                 got = {name: float(x[where]) for name, x in block.q.items()}
             else:
-                from .evaluate import fast
+                from .evaluation import fast
 
                 values = {k: (v[int(rows[0])] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
                 q = _quantities(block.options, run_bytes)

@@ -1,6 +1,6 @@
 """The ``symcomm`` command's entry (``python -m symcomm``, and the console script).
 
-``symcomm plan`` goes straight to the planner (:func:`symcomm.plan.main`), which never loads SymPy for
+``symcomm plan`` goes straight to the planner (:func:`symcomm.planner.main`), which never loads SymPy for
 the combinations it has generated kernels for: it starts in the time of numpy's import.  Every other
 subcommand goes to :func:`symcomm.cli.main`.
 """

@@ -683,11 +683,9 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
     >>> best["t"] * best["p"] * best["c"] * best["d"]
     16
     """
-    import importlib
+    from . import planner     # imported here: numpy's import is paid only by a plan
 
-    planner = importlib.import_module(".planner", __package__)     # the module (symcomm.plan is also this function)
-
-    # the command's own check of every value (symcomm.plan.request_from_args), no argv words, no argparse
+    # the command's own check of every value (symcomm.planner.request_from_args), no argv words, no argparse
     args = planner.namespace(model=model, gpus=gpus, batch=batch, seq=seq, hardware=hardware, top=top, **options)
     request, top = planner.request_from_args(args), planner.top_from_args(args)
     result = planner.plan(request, top)

@@ -13,7 +13,7 @@ quantity the planner reports.  The kernels are generated source committed to the
 :func:`symcomm.steptime.step_model`, common subexpressions once, the options' branches resolved):
 ``symcomm plan`` never loads SymPy for them.  A combination without a kernel (``--no-embeddings``,
 ``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from ``--model-config``)
-builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluate.fast`) in the
+builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluation.fast`) in the
 process.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
 add a kernel.
 
@@ -659,7 +659,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         _check_finite("step_time", block.step)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
-                               "symcomm.plan's pruning bound no longer holds for it")
+                               "symcomm.planner's pruning bound no longer holds for it")
 
     # the compared layout first: its step time bounds what must be evaluated for its rank
     compare_step = -np.inf
@@ -1163,17 +1163,3 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise InputError(message)
-
-
-class _CallableModule(types.ModuleType):
-    """``symcomm.plan`` is both this module and the Python API's ``symcomm.plan(...)``: once the
-    module is imported it is the package's attribute, so calling it calls the API function."""
-
-    def __call__(self, *args, **kwargs):
-        # the package's facade forwards to the Python API (a front end): only a user's call goes there
-        from . import _call_api
-
-        return _call_api("plan", *args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,6 +1,6 @@
 """symcomm export: the generated Python, C and JSON agree with symcomm's own evaluator.
 
-The oracle is :func:`symcomm.evaluate.exact` (SymPy's exact arithmetic), never the code
+The oracle is :func:`symcomm.evaluation.exact` (SymPy's exact arithmetic), never the code
 under test; a few values are also checked against hand counts and published formulas.
 """
 

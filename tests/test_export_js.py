@@ -1,6 +1,6 @@
 """symcomm export --format javascript: the ES module, run by node, equals symcomm's evaluator.
 
-The oracle is :func:`symcomm.evaluate.exact` (through ``oracle`` of tests/test_export.py) and,
+The oracle is :func:`symcomm.evaluation.exact` (through ``oracle`` of tests/test_export.py) and,
 for a broken requirement, the subject's own check (``_broken``: the words ``symcomm eval``
 prints); a few values are hand counts.  Node runs once per batch of points (a JSON list in,
 a JSON list out), so the whole file takes seconds.  Without node the tests skip, except in CI

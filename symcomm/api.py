@@ -17,7 +17,6 @@ the commands' one-line errors do.
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -37,12 +36,6 @@ from .units import bytes_per_element
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as an InputError (one line from the CLI, a ValueError here)."""
-
-    def error(self, message):
-        raise UsageError(message)
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}

@@ -29,8 +29,6 @@ the step is evaluated.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import types
 
 import csv
@@ -1120,46 +1118,13 @@ def cmd_plan(args) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the
-    same one-line errors and exit statuses as :func:`symcomm.cli.main`."""
-    import sys
+    """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser class, the
+    same one-line errors and exit statuses as :func:`symcomm.cli.main` (:func:`symcomm.command.run`)."""
+    from .command import Parser, run
 
-    from .errors import SymcommError
-
-    try:
-        parser = _Parser(prog="symcomm")
-        commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-        register_cli(commands)
-        for command in commands.choices.values():
-            notes.add_flag(command)
-        args, extra = parser.parse_known_args(argv)
-        # KEY=VALUE words after an option are left unparsed by argparse (as symcomm.cli.main collects them)
-        stray = [word for word in extra if word.startswith("-") or "=" not in word]
-        if stray:
-            shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
-                             for w in stray)
-            raise InputError(f"unrecognized arguments: {shown}")
-        args.assignments = list(args.assignments) + extra
-        with notes.collected() as said:
-            code = args.run(args)
-        for line in notes.shown(said, args.verbose):
-            print(line, file=sys.stderr)
-        return code
-    except (SymcommError, ValueError) as err:
-        text = " ".join(str(err).split())
-        print(f"symcomm: error: {text if len(text) <= 500 else text[:497] + '...'}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        print("symcomm: interrupted", file=sys.stderr)
-        return 130
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line (an InputError, exit 2), as symcomm.api.Parser for the rest of
-    the CLI (which this module does not import: it loads SymPy)."""
-
-    def error(self, message):
-        raise InputError(message)
+    parser = Parser(prog="symcomm")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    register_cli(commands)
+    for command in commands.choices.values():
+        notes.add_flag(command)
+    return run(parser, argv)

@@ -41,12 +41,29 @@ def test_prediction_of_one_ring_all_reduce():
 def test_progress_bar_goes_to_its_stream(capsys):
     import io
     stream = io.StringIO()
-    bar = Progress(2, stream=stream)
-    bar.step("N=2")
-    bar.step()
-    bar.step()
+    bar = Progress(stream)
+    bar(0, 2, "N=2")
+    bar(1, 2, "N=2")
+    bar(2, 2, "N=2")
     bar.close()
-    assert "2/2" in stream.getvalue()
+    assert "2/2" in stream.getvalue() and stream.getvalue().endswith("\n")
+    assert capsys.readouterr() == ("", "")     # nothing on the process's own streams
+
+
+def test_the_sweep_reports_progress_to_its_caller_and_prints_nothing(capsys, monkeypatch):
+    # issue 23, item 4: the library returns, the command draws; a stand-in group (no torch) ticks once
+    # per plan item, so 2 ranks x (1 primitive x 1 size + 0 steps) = 1 item: calls (0 of 1) then (1 of 1)
+    def group(n, plan, timeout, progress=None):
+        for _ in plan:
+            progress()
+        return {item: [0] * n for item in plan}, [0] * n
+
+    monkeypatch.setattr(measure, "run_group", group)
+    calls = []
+    measure.sweep(ranks=(2,), sizes=(1024,), primitives=("all_reduce",), steps=(),
+                  progress=lambda *a: calls.append(a))
+    assert calls == [(0, 1, "N=2"), (1, 1, "N=2")]
+    assert capsys.readouterr() == ("", "")
 
 
 @pytest.mark.parametrize("argv, word", [

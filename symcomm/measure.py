@@ -477,6 +477,13 @@ def _emit(result: dict, args) -> None:
         _print_table(result)
 
 
+def torch_installed() -> bool:
+    """Whether torch can be imported here (found, not imported: its import takes seconds)."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
 def cmd_measure(args) -> int:
     _emit(_run(args), args)
     return 0
@@ -501,9 +508,7 @@ def _run(args) -> dict:
         return report(rows, args.backend)
     opts = _options(args)
     # said before any progress bar is drawn: without torch nothing can be measured
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is None:
+    if not torch_installed():
         raise InputError("torch is not installed, so nothing can be measured: pip install -e '.[measure]' "
                          "(torch==2.13.0, CPU build), or give --from a saved measurement")
     bar = None if args.no_progress else Progress(sys.stderr)     # the command's bar, on stderr

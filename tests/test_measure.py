@@ -94,8 +94,8 @@ def test_validate_from_file_and_a_miss_names_primitive_n_m(capsys, tmp_path):
     assert f"all_reduce N=3 M={row['M']}" in err
 
 
+@pytest.mark.torch
 def test_measure_two_gloo_ranks(capsys):
-    pytest.importorskip("torch")
     code = main(["validate", "--ranks", "2", "--sizes", "2**10,3000", "--steps", "ddp,fsdp",
                  "--json", "--no-progress", "--timeout", "100"])
     out = json.loads(capsys.readouterr().out)
@@ -115,17 +115,6 @@ import sys
 import time
 
 import symcomm.measure as measure
-
-IN_CI = os.environ.get("SYMCOMM_CI") == "1"
-
-
-def _need_torch():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        if IN_CI:
-            pytest.fail("torch is required in CI (pip install -e '.[measure]')")
-        pytest.skip("torch is not installed here")
 
 
 def _one_error_line(capsys) -> str:
@@ -181,6 +170,8 @@ def test_good_options_reach_the_sweep_parsed(capsys, monkeypatch):
         return []
 
     monkeypatch.setattr(measure, "sweep", fake)
+    # the options are parsed before torch is needed: a machine without torch checks them too (issue 23, item 7)
+    monkeypatch.setattr(measure, "torch_installed", lambda: True)
     assert main(["measure", "--ranks", "3,2,3", "--sizes", "2**10,3*2**10", "--timeout", "5/2",
                  "--primitives", "all_reduce", "--steps", "none", "--json", "--no-progress"]) == 0
     assert seen["ranks"] == (3, 2) and seen["sizes"] == (1024, 3072)
@@ -353,10 +344,10 @@ def _socket_inodes_of_children(parent: int) -> set:
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="Linux /proc only")
+@pytest.mark.torch
 def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch):
     import ipaddress
 
-    _need_torch()
     # a caller's environment must not move gloo off loopback: name an interface with a route
     try:
         routed = [line.split()[0] for line in Path("/proc/net/route").read_text().splitlines()[1:]]
@@ -437,8 +428,8 @@ def _alive_spawn(pid: int):
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
 @pytest.mark.parametrize("after", [0.2, 2.5], ids=["while-ranks-start", "while-measuring"])
+@pytest.mark.torch
 def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
-    _need_torch()
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONWARNINGS": "ignore"}
@@ -466,8 +457,8 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
+@pytest.mark.torch
 def test_the_ranks_die_with_a_killed_parent(tmp_path):
-    _need_torch()
     env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
     # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2", "--no-progress"],
@@ -518,6 +509,7 @@ def test_an_unfinished_run_kills_every_rank_without_waiting():
     assert all(r.killed and r.exitcode == -9 for r in ranks)
 
 
+@pytest.mark.torch
 def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
     # gloo/reduce.cc (torch 2.13): segments of ≤ 1 MiB, numSegments rounded up to a multiple of N,
     # sends in all but the last two of numSegments iterations (none of an empty segment), then each
@@ -528,7 +520,6 @@ def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
     #     rank 2's last two are the empty ones: 16 MiB − 4 B, + its chunk of 4 MiB − 4 B
     #   N = 4: 16 segments, 4 a chunk: 14 + 4 = 18 MiB = 1.125 M
     # and the root sends the buffer but its chunk's last two (full) segments in the loop, nothing more
-    _need_torch()
     MiB = 2 ** 20
     for n, m, want in ((2, 2 ** 22, [22 * MiB]), (3, 2 ** 22 - 1, [20 * MiB - 4, 20 * MiB - 8]),
                        (4, 2 ** 22, [18 * MiB] * 3)):

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_committed_kernels_equal_a_fresh_generation():
     fresh = codegen._generate_here()
     committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "symcomm" / "_generated").glob("*.py")}

@@ -240,6 +240,7 @@ def _no_measuring(*args, **kwargs):
     return []   # a valid measure/validate request would start torch ranks: not here
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("SYMCOMM_FUZZ_RANDOM"), database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(data=st.data())

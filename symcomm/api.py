@@ -680,9 +680,10 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
 
     # the command's own check of every value (symcomm.planner.request_from_args), no argv words, no argparse
     args = planner.namespace(model=model, gpus=gpus, batch=batch, seq=seq, hardware=hardware, top=top, **options)
-    request, top = planner.request_from_args(args), planner.top_from_args(args)
-    result = planner.plan(request, top)
-    return Result("plan", planner.to_json(result, top))
+    with notes.collected() as said:     # what `symcomm plan` prints beside its answer, as data
+        request, top = planner.request_from_args(args), planner.top_from_args(args)
+        data = planner.to_json(planner.plan(request, top), top)
+    return Result("plan", data, tuple(n.text for n in said))
 
 
 def formula(name: str, algorithm: str | None = None, **options):

@@ -14,7 +14,7 @@ import pytest
 
 from symcomm import presets, steptime
 from symcomm.cli import main
-from symcomm.plan import PlanError, Request, enumerate_layouts, memory_floor, plan
+from symcomm.planner import PlanError, Request, enumerate_layouts, memory_floor, plan
 
 LLAMA8B = presets.model("llama3-8b")
 A100 = presets.hardware("a100")
@@ -572,3 +572,21 @@ def test_the_compared_layout_says_by_the_one_rule_why_it_is_out(capsys, tmp_path
     code, out, err = run(capsys, *argv[:-4], "--hardware", str(path), "--no-memory-check", "--pp", "2",
                          "--max-bubble", "0")
     assert code == 2 and err.count("\n") == 1 and "no layout fits with a bubble ≤ 0" in err
+
+
+def test_symcomm_plan_returns_the_notes_the_command_prints(tmp_path, capsys):
+    # issue 23, item 4: the API's Result holds, as data, every note `symcomm plan --verbose` prints after its
+    # answer.  A hardware file whose calibration entries predate gamma_held gets one (presets.calibrated_gamma).
+    import symcomm
+    from symcomm.__main__ import main as symcomm_main
+
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(_full_file(presets.hardware("h100"))))
+    argv = ["plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "64", "--seq", "4096", "--top", "1",
+            "--hardware", str(path), "--verbose"]
+    assert symcomm_main(argv) == 0
+    printed = [line.removeprefix("symcomm: note: ") for line in capsys.readouterr().err.splitlines()]
+    got = symcomm.plan("llama3-8b", gpus=8, batch=64, seq=4096, top=1, hardware=str(path))
+    assert printed and any("gamma_held" in line for line in printed)
+    assert list(got.notes) == printed
+    assert capsys.readouterr() == ("", "")      # the API printed nothing

@@ -3,7 +3,7 @@
 **Exactness.**  The module imports only the standard library (``math``, ``re``, ``reprlib``,
 ``fractions``).
 With ``int`` (or ``fractions.Fraction``) arguments every function returns exactly what
-:func:`symcomm.evaluate.exact` returns: an ``int`` when the value is whole, a ``Fraction``
+:func:`symcomm.evaluation.exact` returns: an ``int`` when the value is whole, a ``Fraction``
 otherwise.  Division goes through ``_q(a, b)``, which is ``Fraction(a, b)`` for exact
 operands (``a / b`` for floats); ⌈log₂n⌉ is ``(n - 1).bit_length()`` for an integer
 n ≥ 1; log₂ of a power of two (the power-of-two algorithms) is ``n.bit_length() - 1``;

@@ -1,8 +1,9 @@
-"""The planner's generated kernels (symcomm/_generated, written by ``python -m symcomm.codegen``): never
-stale, equal to the step model they were printed from, and the planner's rows unchanged by them.  No test
-here times anything."""
+"""The planner's kernels (symcomm/kerneldata, graphs written by ``python -m symcomm.codegen``, run by
+symcomm.kernels): never stale, the same whatever PYTHONHASHSEED is, equal to the step model they were built
+from, and the planner's rows unchanged by them.  No test here times anything."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symcomm import _generated, codegen, presets, steptime
+from symcomm import codegen, kernels, presets, steptime
 from symcomm.evaluate import fast
 from symcomm.plan import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
@@ -18,12 +19,40 @@ ROOT = Path(__file__).resolve().parents[1]
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
 
-def test_committed_kernels_equal_a_fresh_generation():
-    fresh = codegen._generate_here()
-    committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "symcomm" / "_generated").glob("*.py")}
-    assert sorted(committed) == sorted(fresh), "run: python -m symcomm.codegen"
-    stale = [name for name in fresh if committed[name] != fresh[name]]
-    assert not stale, f"symcomm/_generated/{stale[0]} is stale: run python -m symcomm.codegen"
+def test_the_committed_files_are_the_families_and_the_index():
+    committed = sorted(p.name for p in (ROOT / "symcomm" / "kerneldata").iterdir())
+    assert committed == sorted(["index.json"] + [codegen.family_name(k) + ".json" for k in codegen.KINDS]), \
+        "run: python -m symcomm.codegen"
+    assert not (ROOT / "symcomm" / "_generated").exists()
+
+
+def test_the_committed_index_equals_a_fresh_one():
+    committed = (ROOT / "symcomm" / "kerneldata" / "index.json").read_text(encoding="utf-8")
+    assert committed == codegen.dumps(codegen.index_data()), "run: python -m symcomm.codegen"
+
+
+@pytest.mark.parametrize("kind", codegen.KINDS, ids=codegen.family_name)
+def test_committed_kernels_equal_a_fresh_generation(kind):
+    # one family per test: its 72 step models rebuilt with SymPy and walked into a graph, compared as text
+    name = codegen.family_name(kind) + ".json"
+    committed = (ROOT / "symcomm" / "kerneldata" / name).read_text(encoding="utf-8")
+    assert committed == codegen.dumps(codegen.family_data(kind)), \
+        f"symcomm/kerneldata/{name} is stale: run python -m symcomm.codegen"
+
+
+def test_the_graphs_do_not_depend_on_the_hash_seed():
+    # SymPy's own cse iterated over sets (its output followed PYTHONHASHSEED); the graph walk follows SymPy's
+    # canonical argument order, so two seeds give the same text
+    code = ("import sys; from symcomm import codegen; "
+            "combos = codegen.combinations(('1', '0', '1'))[::17]; "
+            "sys.stdout.write(codegen.dumps(codegen.graph_data({}, [(o, 2) for o in combos])))")
+    texts = []
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert out.returncode == 0, out.stderr
+        texts.append(out.stdout)
+    assert texts[0] == texts[1] and texts[0].count("\n") > 100
 
 
 def test_the_planner_searches_what_the_step_model_offers():
@@ -39,7 +68,7 @@ def test_kernels_equal_the_step_model(name):
     kind = (("0" if req.model.family == "gpt" else "1"), "1" if req.model.tied else "0", "1" if req.model.moe else "0")
     checked = 0
     for options in codegen.combinations(kind)[::5]:
-        params, names, function = _generated.kernel(options, 2)
+        params, names, function = kernels.shipped(options, 2).as_tuple()
         got = function(*[values[p] for p in params])
         q = steptime.step_model(2, **dict(options)).quantities()
         for quantity, value in zip(names, got):
@@ -54,8 +83,8 @@ def test_combinations_are_the_planners():
     from symcomm.plan import SCHEMES
     key = _options(req, SCHEMES[3], "selective", 1, "interleaved")
     assert key in codegen.combinations(("1", "0", "0"))
-    assert _generated.kernel(key, 2) is not None
-    assert _generated.kernel(key, 4) is None                     # fp32 elements: compiled in the process
+    assert kernels.shipped(key, 2) is not None
+    assert kernels.shipped(key, 4) is None                       # fp32 elements: compiled in the process
 
 
 @pytest.mark.parametrize("case", BEFORE["cases"], ids=lambda c: f"{c['request']['model']}-{c['request']['gpus']}")

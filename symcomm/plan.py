@@ -396,9 +396,9 @@ def _built_kernel(options: tuple, run_bytes: int):
     """A combination no shipped file holds (--no-embeddings, --cp-algorithm ulysses, fp32 or fp8 elements,
     another family shape): its step model built with SymPy and turned into a graph in the process, once,
     then run by the same interpreter as the shipped ones."""
-    from . import codegen, kernels
+    from . import kernelbuild, kernels
 
-    data = codegen.graph_data({}, [(options, run_bytes)])
+    data = kernelbuild.graph_data({}, [(options, run_bytes)])
     return kernels.from_data(data, "the step model")[(options, run_bytes)]
 
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {
     "symcomm.__main__": 8,
     "symcomm.cli": 7, "symcomm.api": 7, "symcomm.codegen": 7, "symcomm.plan": 7, "build_docs": 7, "symcomm.bench": 7,
-    "symcomm.subjects": 6, "symcomm.steptime": 6, "symcomm.export": 6, "symcomm.docs": 6, "symcomm.measure": 6, "symcomm.plots": 6, "symcomm.site": 6,
+    "symcomm.subjects": 6, "symcomm.steptime": 6, "symcomm.export": 6, "symcomm.docs": 6, "symcomm.measure": 6, "symcomm.plots": 6, "symcomm.site": 6, "symcomm.kernelbuild": 6,
     "symcomm.calibrate": 6, "symcomm.ncclt": 5,
     "symcomm.derivations": 6,
     "symcomm.strategies": 5, "symcomm.profiles": 5,

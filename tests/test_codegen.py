@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symcomm import codegen, kernels, presets, steptime
+from symcomm import codegen, kernelbuild, kernels, presets, steptime
 from symcomm.evaluate import fast
 from symcomm.plan import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
@@ -43,9 +43,9 @@ def test_committed_kernels_equal_a_fresh_generation(kind):
 def test_the_graphs_do_not_depend_on_the_hash_seed():
     # SymPy's own cse iterated over sets (its output followed PYTHONHASHSEED); the graph walk follows SymPy's
     # canonical argument order, so two seeds give the same text
-    code = ("import sys; from symcomm import codegen; "
+    code = ("import sys; from symcomm import codegen, kernelbuild; "
             "combos = codegen.combinations(('1', '0', '1'))[::17]; "
-            "sys.stdout.write(codegen.dumps(codegen.graph_data({}, [(o, 2) for o in combos])))")
+            "sys.stdout.write(codegen.dumps(kernelbuild.graph_data({}, [(o, 2) for o in combos])))")
     texts = []
     for seed in ("1", "2"):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -64,7 +64,7 @@ def test_kernels_equal_the_step_model(name):
     # every generated combination of this family, every quantity, on every layout of a request
     req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
     layouts = enumerate_layouts(req)
-    values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in codegen.LAYOUT}}
+    values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in kernelbuild.LAYOUT}}
     kind = (("0" if req.model.family == "gpt" else "1"), "1" if req.model.tied else "0", "1" if req.model.moe else "0")
     checked = 0
     for options in codegen.combinations(kind)[::5]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symcomm import codegen, kernels, notes, presets, steptime
+from symcomm import kernelbuild, kernels, notes, presets, steptime
 from symcomm.errors import InputError
 from symcomm.evaluate import fast
 from symcomm.plan import Request, _base_values, _options, enumerate_layouts
@@ -42,7 +42,7 @@ def test_a_small_graph_by_hand():
 def test_piecewise_becomes_where_and_no_branch_is_nan():
     # Piecewise((1/x, x > 1), (x², x > 0)): x = 4 → 1/4; x = 0.5 → 0.25; x = −1 → no branch (nan)
     x = sp.Symbol("t", positive=False)
-    builder = codegen._Builder()
+    builder = kernelbuild._Builder()
     builder.params = ["t"]
     out = builder.add(sp.Piecewise((1 / x, x > 1), (x ** 2, x > 0)))
     data = _file(builder.nodes, outputs=(out,), params=("t",))
@@ -107,16 +107,16 @@ def test_a_built_graph_equals_the_sympy_compiled_model_on_random_layouts(name, r
     req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
     rng = np.random.default_rng(23)
     n = 64
-    values = {**_base_values(req), **{k: rng.integers(1, 17, n).astype(np.float64) for k in codegen.LAYOUT}}
+    values = {**_base_values(req), **{k: rng.integers(1, 17, n).astype(np.float64) for k in kernelbuild.LAYOUT}}
     from symcomm.plan import SCHEMES
     for scheme, recompute, sp_on, schedule in ((SCHEMES[0], "full", 0, "1f1b"), (SCHEMES[4], "selective", 1,
                                                                                      "interleaved")):
         options = _options(req, scheme, recompute, sp_on, schedule)
         options = tuple(sorted({**dict(options), "cp": cp, "embeddings": embeddings}.items()))
-        kernel = kernels.from_data(codegen.graph_data({}, [(options, run_bytes)]), "test")[(options, run_bytes)]
+        kernel = kernels.from_data(kernelbuild.graph_data({}, [(options, run_bytes)]), "test")[(options, run_bytes)]
         got = dict(zip(kernel.quantities, kernel(*[values[p] for p in kernel.params])))
         q = steptime.step_model(run_bytes, **dict(options)).quantities()
-        assert set(got) >= set(codegen.QUANTITIES)
+        assert set(got) >= set(kernelbuild.QUANTITIES)
         for quantity, value in got.items():
             want = np.broadcast_to(fast(q[quantity])(**values), (n,))
             np.testing.assert_allclose(np.broadcast_to(value, (n,)), want, rtol=1e-12, atol=0, err_msg=quantity)

@@ -5,9 +5,11 @@ of the step model, over numpy arrays of layouts.  ``python -m symcomm.codegen`` 
 expressions of :func:`symcomm.steptime.step_model` into a graph, one per model family
 (``symcomm/kerneldata/<family>.json``): a list of nodes, each an operation of :data:`OPS` applied to
 earlier nodes, shared by every option combination of that family (equal subexpressions are one node),
-and per combination the nodes that are its quantities.  This module reads such a file (size-capped,
-through :func:`symcomm.inputs.read_json` and its schema ``kernels``), checks every node (a known
-operation, its arity, arguments that are earlier nodes: no cycle, nothing else) and runs it.
+and per combination the nodes that are its quantities.  This module reads such a file (through
+:func:`symcomm.files.read_capped` and :func:`symcomm.inputs.loads`: a regular file, size-capped, strict
+JSON, nesting capped), checks every field by the rules of its schema (``symcomm/schema/kernels.schema.json``)
+and every node (a known operation, its arity, arguments that are earlier nodes: no cycle, nothing else)
+and runs it.
 
 Nothing read is executed as code: an operation's name is looked up in :data:`OPS`, a dict of numpy and
 ``operator`` functions, and an unknown name is refused (:class:`symcomm.errors.InputError`).  There is
@@ -21,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
@@ -36,6 +39,8 @@ MAX_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000
 #: the folder of the package that holds the shipped kernel files
 FOLDER = "kerneldata"
+#: a parameter's name
+_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,39}"
 
 
 def _fold(function: Callable) -> Callable:
@@ -184,23 +189,62 @@ def _check_nodes(params: tuple, nodes: tuple, what: str) -> None:
             raise InputError(f"{where}: pow takes a number (num node) as its exponent")
 
 
-def from_data(data: dict, what: str) -> dict:
-    """A kernel file's data (already checked against its schema) → {(options, run bytes): Kernel}."""
-    if data.get("format") != FORMAT:
-        raise InputError(f"{what}: format {data.get('format')!r} is not {FORMAT!r}; regenerate with "
-                         "python -m symcomm.codegen")
-    params = tuple(data["params"])
-    graph = Graph(params, tuple(tuple(n) for n in data["nodes"]), what)
+def _fail(what: str, text: str):
+    raise InputError(f"{what}: {text}")
+
+
+def _strings(value, what: str, pattern: str, most: int) -> tuple:
+    if not isinstance(value, list) or len(value) > most or not all(
+            isinstance(x, str) and re.fullmatch(pattern, x) for x in value):
+        _fail(what, f"a list of at most {most} names ({pattern})")
+    return tuple(value)
+
+
+def _whole(value, what: str, least: int, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        _fail(what, f"a whole number from {least} to {most}")
+    return value
+
+
+def from_data(data, what: str) -> dict:
+    """A kernel file's data → {(options, run bytes): Kernel}, every field checked by the rules of
+    ``symcomm/schema/kernels.schema.json`` (here, by hand: jsonschema's import alone would cost a quarter of
+    the planner's start; ``tests/test_kernels.py`` holds the two to the same verdicts) and every node by
+    :func:`_check_nodes`."""
+    if not isinstance(data, dict) or set(data) != {"format", "family", "params", "nodes", "kernels"}:
+        _fail(what, "the top level is an object of exactly format, family, params, nodes, kernels")
+    if data["format"] != FORMAT:
+        _fail(what, f"format {data['format']!r} is not {FORMAT!r}; regenerate with python -m symcomm.codegen")
+    if not isinstance(data["family"], dict):
+        _fail(f"{what}: field 'family'", "an object")
+    params = _strings(data["params"], f"{what}: field 'params'", _NAME, 256)
+    nodes = data["nodes"]
+    if not isinstance(nodes, list) or not all(isinstance(n, list) for n in nodes):
+        _fail(f"{what}: field 'nodes'", "a list of nodes, each a list [operation, arguments...]")
+    graph = Graph(params, tuple(tuple(n) for n in nodes), what)
+    kernels = data["kernels"]
+    if not isinstance(kernels, list) or len(kernels) > 4096:
+        _fail(f"{what}: field 'kernels'", "a list of at most 4096 kernels")
     out = {}
-    for k, kernel in enumerate(data["kernels"]):
-        outputs = tuple(kernel["outputs"])
-        names = tuple(kernel["quantities"])
-        if len(outputs) != len(names) or any(not 0 <= o < len(graph.nodes) for o in outputs):
-            raise InputError(f"{what}: kernel {k}: one output node per quantity, each a node index")
+    for k, kernel in enumerate(kernels):
+        where = f"{what}: field 'kernels/{k}'"
+        if not isinstance(kernel, dict) or set(kernel) != {"options", "run_bytes", "quantities", "outputs"}:
+            _fail(where, "an object of exactly options, run_bytes, quantities, outputs")
+        pairs = kernel["options"]
+        if not isinstance(pairs, list) or len(pairs) > 32 or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) and len(x) <= 40 for x in p)
+                for p in pairs):
+            _fail(f"{where}/options", "a list of at most 32 [option, value] pairs of strings")
+        run_bytes = _whole(kernel["run_bytes"], f"{where}/run_bytes", 1, 16)
+        names = _strings(kernel["quantities"], f"{where}/quantities", r"[a-z_]{1,40}", 64)
+        outputs = kernel["outputs"]
+        if not isinstance(outputs, list) or len(outputs) != len(names) or not all(
+                not isinstance(o, bool) and isinstance(o, int) and 0 <= o < len(graph.nodes) for o in outputs):
+            _fail(f"{where}/outputs", "one node index per quantity")
+        outputs = tuple(outputs)
         used = sorted(_reachable_params(graph, outputs))
-        options = tuple((str(a), str(b)) for a, b in kernel["options"])
-        out[(options, int(kernel["run_bytes"]))] = Kernel(tuple(params[i] for i in used), names,
-                                                          _Bound(graph, tuple(used)), outputs)
+        options = tuple((a, b) for a, b in pairs)
+        out[(options, run_bytes)] = Kernel(tuple(params[i] for i in used), names, _Bound(graph, tuple(used)), outputs)
     return out
 
 
@@ -232,21 +276,32 @@ class _Bound:
         return self.graph.run(program, args, outputs)
 
 
-def read(path, what: str | None = None) -> dict:
-    """A kernel file (shipped or not): size-capped, strict JSON, its schema, every node checked."""
-    from .inputs import read_json
+def _load(path, what: str):
+    """A JSON file through symcomm's reader: regular file, size cap, UTF-8, no NaN/Infinity, depth cap."""
+    from .files import read_capped
+    from .inputs import loads
 
-    what = what or "kernel file"
-    data = read_json(path, what, "kernels", MAX_BYTES)
-    return from_data(data, f"{what} {str(path)!r}")
+    raw = read_capped(path, MAX_BYTES, what)
+    where = f"{what} {str(path)!r}"
+    try:
+        return loads(raw.decode("utf-8"), where), where
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text") from None
+
+
+def read(path, what: str = "kernel file") -> dict:
+    """A kernel file (shipped or not): size-capped, strict JSON, every field and every node checked."""
+    data, where = _load(path, what)
+    return from_data(data, where)
 
 
 @functools.lru_cache(maxsize=None)
 def _index() -> dict:
-    from .inputs import read_json
-
-    path = resources.files("symcomm").joinpath(FOLDER, "index.json")
-    return read_json(path, "symcomm/kerneldata", "kernel-index", MAX_BYTES)
+    data, where = _load(resources.files("symcomm").joinpath(FOLDER, "index.json"), "symcomm/kerneldata")
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("families"), list) \
+            or not isinstance(data.get("stages"), list):
+        _fail(where, f"an object of format {FORMAT!r}, families and stages; regenerate with python -m symcomm.codegen")
+    return data
 
 
 @functools.lru_cache(maxsize=None)

@@ -47,6 +47,14 @@ def _fold(function: Callable) -> Callable:
     return lambda *args: functools.reduce(function, args)
 
 
+def _power(base, exponent):
+    # a whole exponent as Python does it (exact on floats); any other through numpy, so that a negative
+    # base gives nan, as the printed kernels did, never a Python complex number
+    if float(exponent).is_integer():
+        return operator.pow(base, exponent)
+    return np.power(np.asarray(base, dtype=np.float64), exponent)
+
+
 def _ceil_log2(x):
     # ⌈log₂ x⌉ on floats, as symcomm.numeric prints symcomm.symbols.CeilLog2 for numpy
     return np.ceil(np.log2(x))
@@ -62,7 +70,7 @@ OPS: dict[str, tuple[Callable | None, int, int | None]] = {
     "add": (_fold(operator.add), 2, None),
     "mul": (_fold(operator.mul), 2, None),
     "div": (operator.truediv, 2, 2),
-    "pow": (operator.pow, 2, 2),
+    "pow": (_power, 2, 2),
     "max": (_fold(np.maximum), 2, None),
     "min": (_fold(np.minimum), 2, None),
     "where": (np.where, 3, 3),
@@ -90,6 +98,7 @@ class Kernel:
     quantities: tuple[str, ...]
     _graph: "Graph"
     _outputs: tuple[int, ...]
+    _used: tuple[int, ...]            # the file's index of each parameter, in order
 
     @functools.cached_property
     def _program(self) -> tuple:
@@ -99,7 +108,7 @@ class Kernel:
         if len(args) != len(self.params):
             raise TypeError(f"this kernel takes {len(self.params)} arguments ({', '.join(self.params)}), "
                             f"got {len(args)}")
-        return self._graph.run(self._program, dict(zip(self._graph.param_index, args)), self._outputs)
+        return self._graph.run(self._program, dict(zip(self._used, args)), self._outputs)
 
     def as_tuple(self) -> tuple:
         """(parameters, quantities, function): what the planner calls."""
@@ -244,7 +253,7 @@ def from_data(data, what: str) -> dict:
         outputs = tuple(outputs)
         used = sorted(_reachable_params(graph, outputs))
         options = tuple((a, b) for a, b in pairs)
-        out[(options, run_bytes)] = Kernel(tuple(params[i] for i in used), names, _Bound(graph, tuple(used)), outputs)
+        out[(options, run_bytes)] = Kernel(tuple(params[i] for i in used), names, graph, outputs, tuple(used))
     return out
 
 
@@ -261,19 +270,6 @@ def _reachable_params(graph: Graph, outputs: tuple) -> set:
         elif node[0] not in ("num", "nan"):
             stack.extend(node[1:])
     return found
-
-
-class _Bound:
-    """A graph seen through one kernel's parameters (the ones its outputs read, in the file's order)."""
-
-    def __init__(self, graph: Graph, used: tuple):
-        self.graph, self.param_index = graph, used
-
-    def program(self, outputs):
-        return self.graph.program(outputs)
-
-    def run(self, program, args, outputs):
-        return self.graph.run(program, args, outputs)
 
 
 def _load(path, what: str):

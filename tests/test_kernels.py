@@ -39,6 +39,15 @@ def test_a_small_graph_by_hand():
     np.testing.assert_array_equal(got[1], [5.0, 4.0])
 
 
+def test_a_power_by_a_fraction_of_a_negative_number_is_nan_not_complex():
+    # x^(1/2): 4 → 2 (hand), −4 → nan (numpy's float arithmetic, as the printed kernels had it)
+    data = _file([["arg", 0], ["num", 0.5], ["pow", 0, 1]], outputs=(2,))
+    assert _run(data, 4.0) == (2.0,)
+    with np.errstate(invalid="ignore"):                  # as the planner calls its kernels
+        assert math.isnan(_run(data, -4.0)[0])
+    assert _run(_file([["arg", 0], ["num", 2], ["pow", 0, 1]], outputs=(2,)), -3.0) == (9.0,)
+
+
 def test_piecewise_becomes_where_and_no_branch_is_nan():
     # Piecewise((1/x, x > 1), (x², x > 0)): x = 4 → 1/4; x = 0.5 → 0.25; x = −1 → no branch (nan)
     x = sp.Symbol("t", positive=False)

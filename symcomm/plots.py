@@ -11,7 +11,8 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import POW2, algorithms_of, is_power_of_two
+from .algorithms import POW2, algorithms_of
+from .rules import is_power_of_two
 from .evaluate import fast
 
 

@@ -30,8 +30,11 @@ from typing import Callable, Mapping
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import SOURCE_ARTICLE, algorithm, algorithms_of, is_power_of_two
+from . import rules
+from .algorithms import SOURCE_ARTICLE, algorithm, algorithms_of
 from .cost import Cost
+from .rules import Rule, When, at_least as _at_least, divisible as _divisible, equal as _equal, \
+    fixed, when as _when
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
 L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
@@ -247,9 +250,6 @@ def _flag(name: str, meaning: str, default: bool = False) -> Option:
 
 # -- strategies -----------------------------------------------------------------------------
 
-Check = Callable[[Mapping[sp.Symbol, sp.Expr], Mapping[str, str]], "list[str]"]
-
-
 @dataclass(frozen=True)
 class Strategy:
     name: str
@@ -259,7 +259,8 @@ class Strategy:
     convention: str
     options: dict[str, Option]
     build: Callable[..., tuple[Term, ...]]
-    checks: tuple[Check, ...] = ()
+    #: what the values must satisfy (symcomm.rules), some only under some options (rules.When)
+    checks: tuple[Rule | When, ...] = ()
     extra: Callable[..., dict] | None = None
 
     def settings(self, **options) -> dict[str, object]:
@@ -310,13 +311,16 @@ class Strategy:
                 problems.append(str(err))
         if problems:
             return problems
-        settings = self.settings(**options)
         values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
-        for check in self.checks:
-            problems.extend(check(values, settings))
-        for term in self.build(**settings):
-            problems.extend(_power_of_two(term, values))
-        return list(dict.fromkeys(problems))
+        return rules.problems(self.rules(**options), values)
+
+    def rules(self, **options) -> tuple[Rule, ...]:
+        """The rules in force with these options: the strategy's checks (those under
+        :class:`~symcomm.rules.When` resolved), then a power-of-two group for each term whose
+        algorithm needs one."""
+        settings = self.settings(**options)
+        groups = (_power_of_two(term) for term in self.build(**settings))
+        return rules.in_force(self.checks, settings) + tuple(rule for rule in groups if rule is not None)
 
 
 def busiest_stage(terms, stages=None) -> str:
@@ -337,105 +341,13 @@ def forward(term: Term) -> bool:
     return term.phase == "forward"
 
 
-def _known(expr, values):
-    value = sp.sympify(expr, strict=True).subs(values)
-    return value if value.is_number else None
-
-
-def _power_of_two(term: Term, values) -> list[str]:
+def _power_of_two(term: Term) -> Rule | None:
+    """A term whose algorithm takes log₂ of its group needs a power-of-two group."""
     alg = algorithm(term.primitive, term.algorithm)
-    n = _known(term.group, values)
-    if not alg.power_of_two or n is None or not n.is_integer:
-        return []
-    n = int(n)
-    if is_power_of_two(n):
-        return []
-    return [f"{term.group}={n} is not allowed: {term.algorithm} {term.primitive} needs a power-of-two group (2, 4, 8, ...)"]
-
-
-# -- reusable checks --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Divisible:
-    """``numerator`` must be a multiple of ``divisor`` (data, so that an export can check it too);
-    ``top``, ``bottom`` spell them in the message."""
-    numerator: object
-    divisor: object
-    top: str
-    bottom: str
-
-    def __call__(self, values, options):
-        x, y = _known(self.numerator, values), _known(self.divisor, values)
-        if x is None or y is None or y == 0 or (x / y).is_integer:
-            return []
-        return [f"{self.top}={x} must be divisible by {self.bottom}={y}"]
-
-
-@dataclass(frozen=True)
-class Equal:
-    lhs: object
-    rhs: object
-    name: str
-
-    def __call__(self, values, options):
-        x, y = _known(self.lhs, values), _known(self.rhs, values)
-        if x is None or y is None or x == y:
-            return []
-        return [f"{self.name}={x} must equal {self.rhs}={y}"]
-
-
-@dataclass(frozen=True)
-class When:
-    """``inner`` applies only when option ``option`` has one of the ``allowed`` values."""
-    option: str
-    allowed: tuple
-    inner: object
-
-    def __call__(self, values, options):
-        return self.inner(values, options) if options[self.option] in self.allowed else []
-
-
-@dataclass(frozen=True)
-class AtLeastCheck:
-    expr: object
-    least: int
-
-    def __call__(self, values, options):
-        x = _known(self.expr, values)
-        if x is None or x >= self.least:
-            return []
-        return [f"{self.expr}={x} must be at least {self.least}"]
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """``expr`` must be ``value``; ``message`` (``{x}`` = its value) says why otherwise.  Data, like
-    the checks above, so that the exports (and the interactive page) check it too."""
-    expr: object
-    value: int
-    message: str
-
-    def __call__(self, values, options):
-        x = _known(self.expr, values)
-        return [] if x is None or x == self.value else [self.message.format(x=x)]
-
-
-def _divisible(numerator, divisor, names: str = "") -> Check:
-    """``numerator`` must be a multiple of ``divisor``; ``names`` = "num|div" spells them."""
-    top, bottom = names.split("|") if names else (str(numerator), str(divisor))
-    return Divisible(numerator, divisor, top, bottom)
-
-
-def _equal(lhs, rhs, name: str = "") -> Check:
-    return Equal(lhs, rhs, name or str(lhs))
-
-
-def _when(option: str, allowed: tuple[str, ...], inner: Check) -> Check:
-    return When(option, tuple(allowed), inner)
-
-
-def _at_least(expr, least: int) -> Check:
-    return AtLeastCheck(expr, least)
+    if not alg.power_of_two:
+        return None
+    return rules.power_of_two(term.group, f"{term.group}={{x}} is not allowed: {term.algorithm} {term.primitive} "
+                                          "needs a power-of-two group (2, 4, 8, ...)")
 
 
 # -- data parallel ------------------------------------------------------------------------------
@@ -950,12 +862,12 @@ def _hybrid_extras(schedule, **_) -> dict:
     return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
 
 
-_NO_EXPERTS = Fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
-_MOE_NEEDS_SP = Fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
+_NO_EXPERTS = fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
+_MOE_NEEDS_SP = fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
                             "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
-def _hybrid_checks() -> tuple[Check, ...]:
+def _hybrid_checks() -> tuple[Rule | When, ...]:
     return (
         _equal(t * p * d * c, N, "t*p*d*c"),
         _when("moe", (False,), _NO_EXPERTS),

@@ -96,26 +96,17 @@ def oracle(formula, values) -> sp.Expr:
 
 
 def _broken(formula, values) -> str | None:
-    """The first requirement ``values`` break, in the command line's words (symcomm's own check of
-    the subject), among the requirements whose symbols the formula takes."""
+    """The first requirement ``values`` break, in the command line's words (the subject's own
+    rules, :meth:`symcomm.subjects.Subject.problems`), among the rules whose symbols the formula takes."""
+    from symcomm.rules import problems
     from symcomm.subjects import subject
 
     sub = subject(formula.owner, formula.algorithm, **dict(formula.options)) if formula.kind == "strategy" \
         else subject(formula.owner, formula.algorithm)
     taken = {info.symbol for info in formula.parameters}
-    names = [check[1] for check in formula.checks
-             if all(sp.sympify(e).free_symbols <= taken for e in [check[2]] + ([check[4]] if len(check) > 3 else []))]
-    if not names:
-        return None
-    # the messages of the checks the export carries; a "fixed" check's name is its message, {x} its value
-    fixed = [check[1].split("{x}") for check in formula.checks if check[0] == "fixed"
-             and sp.sympify(check[2]).free_symbols <= taken]
-    problems = [msg for msg in sub.problems({k: v for k, v in values.items() if k in taken})
-                if any(msg.startswith(f"{name}=") for name in names)
-                or any(msg.startswith(head) and msg.endswith(tail) for head, tail in fixed)
-                or any(msg.startswith(f"{check[3]}=") for check in formula.checks
-                       if len(check) > 3 and check[0] in ("multiple", "core_multiple"))]
-    return problems[0] if problems else None
+    exact = {sym: sp.sympify(v, strict=True) for sym, v in values.items() if sym in taken}
+    found = problems([rule for rule in sub.rules if rule.symbols <= taken], exact)
+    return found[0] if found else None
 
 
 def assert_exact(module, formula, values):

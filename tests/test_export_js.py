@@ -133,27 +133,10 @@ def encode(formula, values: dict, rng: random.Random) -> dict:
 
 
 def refusal(formula, values) -> str | None:
-    """The command line's first message for ``values`` among the requirements the exports carry
-    (``Formula.checks``), computed by symcomm's own check objects.  For an algorithm that is
-    every requirement (``_broken`` of tests/test_export.py); a strategy's checks that are data
-    (Divisible, Equal, AtLeastCheck, Fixed, under When) are run one by one, as ``Strategy.validate``
-    runs them (e without moe=1 and t > 1 with moe=1 and sp=0 are Fixed data now, exported too)."""
-    from symcomm.strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, Fixed, When
-
-    if formula.kind == "primitive":
-        return _broken(formula, values)
-    strategy = STRATEGIES[formula.owner]
-    settings = strategy.settings(**dict(formula.options))
-    taken = {info.symbol for info in formula.parameters}
-    exact = {sym: sp.sympify(v, strict=True) for sym, v in values.items() if sym in taken}
-    for check in strategy.checks:
-        while isinstance(check, When) and settings.get(check.option) in check.allowed:
-            check = check.inner
-        if isinstance(check, (Divisible, Equal, AtLeastCheck, Fixed)):
-            problems = check(exact, settings)
-            if problems:
-                return problems[0]
-    return None
+    """The command line's first message for ``values`` among the rules the exports carry
+    (``Formula.checks``: the subject's rules whose symbols the formula takes), computed by the
+    subject's own check (``_broken`` of tests/test_export.py)."""
+    return _broken(formula, values)
 
 
 def check(formula, values, got: dict) -> None:

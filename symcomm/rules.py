@@ -119,9 +119,6 @@ class Rule:
         """What the exports read: (kind, message, x, y) — y is None for a power of two."""
         return (self.kind, self.message, self.x, self.y)
 
-    def describe(self) -> str:
-        return self.text
-
     def rules(self, settings: Mapping) -> tuple["Rule", ...]:
         """The rules in force under these option settings: this one (see :class:`When`)."""
         return (self,)

@@ -161,7 +161,7 @@ def of_algorithm(alg: Algorithm) -> Subject:
     return Subject(
         "primitive", alg.primitive, alg.cost, alg.name,
         title=f"{prim.title}, {alg.name.replace('_', ' ')}", summary=alg.summary, source=alg.source,
-        convention=COLLECTIVE_CONVENTION, requires=tuple(r.describe() for r in alg.requires),
+        convention=COLLECTIVE_CONVENTION, requires=tuple(r.text for r in alg.requires),
         power_of_two=alg.power_of_two, least={S.N: 2}, rules=alg.requires, recost=recost)
 
 

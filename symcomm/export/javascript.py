@@ -36,7 +36,9 @@ and a time is within a few rounding errors of the exact value.
 **Requirements.**  Each function checks the requirements of :attr:`Formula.checks` whose
 symbols it takes (a power of two, a multiple of N, a divisible layout, ...) on the exact
 values of its arguments, before computing, and throws a ``RangeError``
-whose message is the one ``symcomm eval`` prints for the same values.
+whose message is the one ``symcomm eval`` prints for the same values: each rule
+(:mod:`symcomm.rules`) travels as data, its message with ``{x}``, ``{y}`` filled in by ``_need``, its
+kind's test written from :data:`symcomm.rules.KINDS`.
 
 **Arguments.**  Each argument is checked first, as the command line checks it: more than 200
 characters, not a number (``NaN``, ``"abc"``), a magnitude above 2¹⁰⁰, a nonzero one below

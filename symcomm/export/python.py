@@ -17,7 +17,9 @@ same grammar.  A bool, None, a list, NaN, ±inf, more than 200 characters, a mag
 nonzero one below 10⁻³⁰, a non-whole value for an integer symbol, or one below its least (N ≥ 2
 for a collective, 1 for other whole numbers, 0 for α, β, ...) raises ``InputError`` (a
 ``ValueError`` defined in the module) with the one line ``symcomm eval`` prints for that value.
-Then the requirements (a power of two, a multiple of N, ...) are checked on exact input.  The one
+Then the requirements (a power of two, a multiple of N, ...) are checked on exact input: each rule
+(:mod:`symcomm.rules`) is a ``_need(kind, message, x, y)`` line, its message the rule's own (``{x}``,
+``{y}`` filled with the values), its kind's test written from :data:`symcomm.rules.KINDS`.  The one
 exception: a parameter the command line also accepts as ``gpus_per_node`` is named ``G`` only.
 
 **numpy** (``numpy=True``, this format's one option).  Float arithmetic, vectorised over

@@ -745,3 +745,16 @@ def test_exported_python_reads_text_and_numbers_as_eval_does(checked_module):
     assert f(N=numpy.int64(4), M=8) == 12 and f(N=numpy.float64(4.0), M=8) == 12.0
     with pytest.raises(checked_module.InputError, match=r"^N='np.True_' is not a number"):
         f(N=numpy.True_, M=8)
+
+
+def test_a_strategy_term_needs_its_power_of_two_group_in_the_export_too(generated):
+    # dp with algorithm=recursive_doubling all-reduces over N ranks by recursive doubling, which
+    # needs N = 2^k: N = 6 (no power of two) was refused by eval but computed by the export (a
+    # float log₂6); now the rule travels with the strategy's other rules.  N = 8 = 2³ is computed:
+    # recursive doubling sends Φ in each of log₂8 = 3 rounds (Thakur et al. 2005, §4), 3·Φ = 12 for Φ = 4.
+    _, module = generated
+    with pytest.raises(ValueError) as err:
+        module.dp__algorithm_recursive_doubling__send(N=6, Phi=4)
+    assert str(err.value) == ("N=6 is not allowed: recursive_doubling all_reduce needs a power-of-two group "
+                              "(2, 4, 8, ...)")
+    assert module.dp__algorithm_recursive_doubling__send(N=8, Phi=4) == 12

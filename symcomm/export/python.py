@@ -161,6 +161,8 @@ def _input_helpers() -> str:
         f"MIN_VALUE = Fraction({I.MIN_VALUE.numerator!r}, {I.MIN_VALUE.denominator!r})",
         f"MAX_TEXT = {I.MAX_TEXT!r}",
         f"MAX_FACTORS = {I.MAX_FACTORS!r}",
+        f"_SPACE = {I._SPACE!r}",
+        f"_TIMES = {I._TIMES!r}",
         f"_FACTOR = re.compile({I._FACTOR.pattern!r}, re.ASCII)",
         f"_DEC_PARTS = re.compile({I._DEC_PARTS.pattern!r}, re.ASCII)",
         "_LOG10_MAX = math.log10(MAX_VALUE)",

@@ -30,7 +30,7 @@ at_least        x ≥ y                                         the value, the l
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 import sympy as sp
 
@@ -48,7 +48,7 @@ class Kind:
     ``_cmp``)."""
 
     name: str
-    holds: object          # (x, y) -> bool on sympy numbers
+    holds: Callable[[sp.Expr, sp.Expr | None], bool]     # on exact sympy numbers
     python: str
     javascript: str
 

@@ -20,13 +20,13 @@ from pathlib import Path
 import jinja2
 
 from symcomm.derivations import CHAPTERS
-from symcomm import docs
+from symcomm.views import docs
 from symcomm.templates import FOLDER as TEMPLATE_FOLDER
-from symcomm.errors import SymcommError
-from symcomm.files import make_folder, write_file
-from symcomm.printing import markdown_text, tex_text
-from symcomm.subjects import COLLECTIVE_CONVENTION
-from symcomm.proof import check, is_definition
+from symcomm.base.errors import SymcommError
+from symcomm.base.files import make_folder, write_file
+from symcomm.core.printing import markdown_text, tex_text
+from symcomm.training.subjects import COLLECTIVE_CONVENTION
+from symcomm.core.proof import check, is_definition
 
 ROOT = Path(__file__).resolve().parent
 TEMPLATES = TEMPLATE_FOLDER
@@ -115,7 +115,7 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
     import matplotlib.pyplot as plt
     from symcomm.derivations.calibration import fit_dicts
     from symcomm.derivations.step_time import run_rows
-    from symcomm.plots import PLOTS, TAKES
+    from symcomm.views.plots import PLOTS, TAKES
 
     # fixed ids and no date, so that two builds are byte-identical
     plt.rcParams.update({"svg.hashsalt": "symcomm", "svg.fonttype": "path"})
@@ -137,7 +137,7 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
 
 def build(out: Path) -> int:
     started = time.perf_counter()
-    from symcomm.strategies import STRATEGIES
+    from symcomm.training.strategies import STRATEGIES
 
     proofs, proved = prove_all(CHAPTERS)
     written: list = []
@@ -161,7 +161,7 @@ def build(out: Path) -> int:
     for context in chapters:
         write(out / f"{context['slug']}.md", page.render(ch=context), written)
     write(out / "symcomm.tex", latex.get_template("latex/symcomm.tex.j2").render(**shared), written)
-    from symcomm import site
+    from symcomm.views import site
     for name, text in site.files().items():
         write(out / "site" / name, text, written)
     shot = site.committed_screenshot()

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import sympy as sp
 
-from symcomm import symbols as S
-from symcomm.algorithms import algorithm
-from symcomm.derivation import Chapter, Derivation, Step, Table
-from symcomm.proof import Claim, Limit
+from symcomm.core import symbols as S
+from symcomm.collectives.algorithms import algorithm
+from symcomm.core.chapters import Chapter, Derivation, Step, Table
+from symcomm.core.proof import Claim, Limit
 
 DATA = Path(__file__).resolve().parent / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
 LOG_SOURCE = ("8× A100-SXM4-40GB in one node (OCI BM.GPU4.8), all_reduce_perf -b 64 -e 10G -f 2 -g 8, as posted in "
@@ -82,8 +82,8 @@ def _limit_claims() -> tuple:
 @lru_cache(maxsize=1)
 def worked():
     """The worked calibration: (fit of the whole log, fit of every other row, the rows it did not see)."""
-    from symcomm import ncclt
-    from symcomm.calibrate import fit_log
+    from symcomm.measurement import nccl_tests as ncclt
+    from symcomm.measurement.calibrate import fit_log
 
     log = ncclt.with_ranks(ncclt.read(DATA)[0], None, None)
     whole = fit_log(log)

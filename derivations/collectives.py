@@ -1,7 +1,7 @@
 """Chapter 1: the collective primitives, their algorithms, lower bounds and identities.
 
 Everything here is data: chains of SymPy expressions with a reason per step, and the
-claims the engine proves.  Costs come from the catalog (symcomm.algorithms); published
+claims the engine proves.  Costs come from the catalog (symcomm.collectives.algorithms); published
 closed forms are typed here, from the paper, so that each claim compares two
 independent statements.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symcomm import symbols as S
-from symcomm.algorithms import SOURCE_ARTICLE, ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
-from symcomm.bounds import LOWER_BOUNDS
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import AtLeast, Claim, DEFAULT, Domain, Limit, POWER_OF_TWO
-from symcomm.subjects import COLLECTIVE_CONVENTION
+from symcomm.core import symbols as S
+from symcomm.collectives.algorithms import SOURCE_ARTICLE, ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
+from symcomm.collectives.bounds import LOWER_BOUNDS
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import AtLeast, Claim, DEFAULT, Domain, Limit, POWER_OF_TWO
+from symcomm.training.subjects import COLLECTIVE_CONVENTION
 
 N, M = S.N, S.M
 log2N = S.log2(N)
@@ -275,12 +275,12 @@ CHAPTER = Chapter(
 )
 
 
-# -- what gloo runs (backend profiles: symcomm/profiles.py) ---------------------------
+# -- what gloo runs (backend profiles: symcomm/collectives/profiles.py) ---------------------------
 
 from dataclasses import replace as _replace  # noqa: E402
 
-from symcomm.algorithms import GLOO as _GLOO_SOURCE  # noqa: E402
-from symcomm.cost import Cost  # noqa: E402
+from symcomm.collectives.algorithms import GLOO as _GLOO_SOURCE  # noqa: E402
+from symcomm.core.cost import Cost  # noqa: E402
 
 _bin_any, _bin_tree = _cost("broadcast", "binomial_any"), _cost("broadcast", "binomial_tree")
 _ring_gather = _cost("reduce", "ring_gather")

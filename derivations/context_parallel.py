@@ -7,10 +7,10 @@ width h_kv (grouped-query attention).
 
 import sympy as sp
 
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim
-from symcomm.strategies import JACOBS, LIU, RING_FLASH_ATTN, STRATEGIES, forward
-from symcomm.symbols import L, N, b, h, h_kv, s
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import Claim
+from symcomm.training.strategies import JACOBS, LIU, RING_FLASH_ATTN, STRATEGIES, forward
+from symcomm.core.symbols import L, N, b, h, h_kv, s
 
 bsh = b * s * h
 ULYSSES = STRATEGIES["cp_ulysses"]

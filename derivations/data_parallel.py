@@ -5,11 +5,11 @@ catalog's flat reduce + flat broadcast for the naive form, ring reduce-scatter +
 all-gather for the ring.  Elements, one training step, exact (N−1)/N forms.
 """
 
-from symcomm.algorithms import PATARASUK, SOURCE_ARTICLE
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import AtLeast, Claim
-from symcomm.strategies import STRATEGIES
-from symcomm.symbols import N, Phi
+from symcomm.collectives.algorithms import PATARASUK, SOURCE_ARTICLE
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import AtLeast, Claim
+from symcomm.training.strategies import STRATEGIES
+from symcomm.core.symbols import N, Phi
 
 ARTICLE = SOURCE_ARTICLE + ", ch. 2: ring all-reduce 2Φ(N−1)/N"
 SOURCE = ARTICLE + "; " + PATARASUK.short + ", §3"

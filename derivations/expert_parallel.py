@@ -6,10 +6,10 @@ the k routed copies; capacity padding sends f·k per token.  Papers describe the
 dispatch and combine; the backward pass repeats them in reverse.
 """
 
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, POWER_OF_TWO, AtLeast
-from symcomm.strategies import FEDUS, LEPIKHIN, STRATEGIES, forward
-from symcomm.symbols import L_moe, N, b, f, h, k, s
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import Claim, POWER_OF_TWO, AtLeast
+from symcomm.training.strategies import FEDUS, LEPIKHIN, STRATEGIES, forward
+from symcomm.core.symbols import L_moe, N, b, f, h, k, s
 
 SOURCE = LEPIKHIN + ", §2.2; " + FEDUS + ", §2.1"
 kbsh = k * b * s * h

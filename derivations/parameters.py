@@ -13,12 +13,12 @@ Counts are elements (parameters), not bytes.
 
 import sympy as sp
 
-from symcomm.derivation import Chapter, Derivation, Step
+from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.presets import (E_s, F, F_e, V, attention_gqa, attention_mla, d_nope, d_rope, d_v, kv_r,
                              model, n_kv, phi_deepseek, phi_experts, phi_gpt, phi_llama, q_r)
-from symcomm.proof import AtLeast, Claim, Limit
-from symcomm.strategies import NARAYANAN as _NARAYANAN
-from symcomm.symbols import E, L, L_moe, a, h, s
+from symcomm.core.proof import AtLeast, Claim, Limit
+from symcomm.training.strategies import NARAYANAN as _NARAYANAN
+from symcomm.core.symbols import E, L, L_moe, a, h, s
 
 KAPLAN = "Kaplan et al. 2020, Scaling Laws for Neural Language Models, §2.1 (N ≈ 2·d_model·n_layer·(2·d_attn + d_ff) = 12·n_layer·d_model²)"
 NARAYANAN = _NARAYANAN + ", §5.1 (P = 12lh²(1 + 13/(12h) + (V+s)/(12lh)))"

@@ -5,10 +5,10 @@ is an interior stage (N ≥ 3).  The bubble fraction is bubble time / ideal comp
 (Narayanan et al. 2021, §2.2): (N−1)/m, and (N−1)/(v·m) interleaved.
 """
 
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, Domain, Limit
-from symcomm.strategies import HUANG, NARAYANAN, STRATEGIES
-from symcomm.symbols import N, b, h, m, s, v
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import Claim, Domain, Limit
+from symcomm.training.strategies import HUANG, NARAYANAN, STRATEGIES
+from symcomm.core.symbols import N, b, h, m, s, v
 
 PP_SOURCE = HUANG + "; " + NARAYANAN + ", §2.2"
 INTERIOR = Domain(least=((N, 3),))   # a stage with a neighbour on each side exists

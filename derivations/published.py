@@ -1,7 +1,7 @@
 """Published training runs (``data/published_runs.json``) as inputs of the step-time model.
 
 Each run gives a model shape, a layout and one measurement; :func:`options_of` and
-:func:`values_of` turn it into the options and the values of :func:`symcomm.steptime.evaluate`,
+:func:`values_of` turn it into the options and the values of :func:`symcomm.training.step.evaluate`,
 :func:`measured_step_time` turns its measurement into seconds per iteration.  What a paper
 does not state is taken from the run's own ``assumed`` list or, for the framework settings
 below, from what the framework of that year ran (each with its source).
@@ -14,10 +14,10 @@ from importlib import resources
 
 import numpy as np
 
-from symcomm.flops import model_flops
+from symcomm.training.flops import model_flops
 from symcomm.presets import Model, hardware
-from symcomm.symbols import F, L, V, a, h, h_kv, s
-from symcomm import steptime
+from symcomm.core.symbols import F, L, V, a, h, h_kv, s
+from symcomm.training import step as steptime
 
 #: Megatron-LM 2021–2022 (the papers' runs): DDP, gradients all-reduced after the backward, not
 #: overlapped (no --overlap-grad-reduce yet); fp16 runs (Narayanan et al., examples/sc21/CONFIG.sh
@@ -108,7 +108,7 @@ def has_step_time(run: dict) -> bool:
 def measured_step_time(run: dict) -> float:
     """Seconds per iteration: as printed, or the FLOPs per iteration the run's ``flops_count``
     names over the printed FLOP/s of all GPUs (Narayanan et al.'s eq. (3), which counts the
-    recompute forward, or symcomm's model FLOPs, :func:`symcomm.flops.model_flops`)."""
+    recompute forward, or symcomm's model FLOPs, :func:`symcomm.training.flops.model_flops`)."""
     if "iteration_time_s" in run:
         return float(run["iteration_time_s"])
     if not has_step_time(run):

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import sympy as sp
 
-from symcomm.derivation import Chapter, Derivation, Step, Table
-from symcomm.predict import rows_from
-from symcomm.profiles import strategy_cost
-from symcomm.proof import Claim
-from symcomm.strategies import STRATEGIES
-from symcomm.symbols import N, Phi
+from symcomm.core.chapters import Chapter, Derivation, Step, Table
+from symcomm.measurement.predict import rows_from
+from symcomm.collectives.profiles import strategy_cost
+from symcomm.core.proof import Claim
+from symcomm.training.strategies import STRATEGIES
+from symcomm.core.symbols import N, Phi
 
 DATA = Path(__file__).resolve().parent / "data" / "gloo_measurements.json"
 SOURCE = "symcomm validate --backend gloo on this project's machine (torch 2.13.0+cpu, gloo, loopback)"
@@ -39,7 +39,7 @@ def load() -> dict:
 
 @lru_cache(maxsize=None)
 def rows(backend: str = "gloo") -> tuple:
-    """The measured rows, predicted afresh by the current engine (symcomm.predict.Row)."""
+    """The measured rows, predicted afresh by the current engine (symcomm.measurement.predict.Row)."""
     return tuple(rows_from(load(), backend))
 
 
@@ -109,10 +109,10 @@ def _backend_table() -> Table:
                  for name in _COMPARED)
     return Table("Per-GPU send per step under each backend", ("strategy",) + _BACKENDS, rows,
                  caption=("Elements, exact. The strategies' terms are the same; each backend's profile "
-                          "(symcomm/profiles.py) chooses the algorithm for each collective. Gloo's reduce-scatter "
+                          "(symcomm/collectives/profiles.py) chooses the algorithm for each collective. Gloo's reduce-scatter "
                           "is an all-reduce that keeps one block, so every strategy built on reduce-scatter "
                           "(ZeRO, HSDP, sequence parallel) sends more under gloo."),
-                 source="symcomm/profiles.py; " + GLOO_SOURCE)
+                 source="symcomm/collectives/profiles.py; " + GLOO_SOURCE)
 
 
 BACKEND_CLAIMS = (
@@ -145,7 +145,7 @@ def _table() -> tuple:
                  "profile plus what gloo adds: 96 bytes per message sent (a 48-byte header written three times). "
                  "Above 2·N MiB gloo's reduce loop sends C/N − 2 more 1 MiB segments than the ring needs "
                  "(reduce/ring_segmented); its catalog payload is exact, partial and empty last segments "
-                 "included (see symcomm/profiles.py). "
+                 "included (see symcomm/collectives/profiles.py). "
                  "Recorded with: " + str(meta.get("command", "symcomm validate --backend gloo")) + "."),
         source=SOURCE),)
 

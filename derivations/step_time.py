@@ -1,7 +1,7 @@
 """Chapter 11 — step time against published runs.
 
 The communication formulas of the other chapters become a step time once compute, overlap
-and the pipeline bubble join them (symcomm/steptime.py).  This chapter derives the FLOPs of
+and the pipeline bubble join them (symcomm/training/step.py).  This chapter derives the FLOPs of
 a transformer from its shape and proves them equal to the papers' closed forms, derives two
 closed forms the model makes visible (the interleaving degree that minimises the step, the
 micro-batch that hides the data-parallel reduce), and shows the model against every
@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from symcomm import flops
-from symcomm.derivation import Chapter, Derivation, Step, Table
+from symcomm.training import flops
+from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
-from symcomm.proof import Claim, Limit
-from symcomm.algorithms import algorithm
-from symcomm.symbols import F, L, M, N, V, alpha, beta, c, d, eta, gamma, h, h_kv, m, p, peak, s, t, v
+from symcomm.core.proof import Claim, Limit
+from symcomm.collectives.algorithms import algorithm
+from symcomm.core.symbols import F, L, M, N, V, alpha, beta, c, d, eta, gamma, h, h_kv, m, p, peak, s, t, v
 
 from . import published
 
@@ -191,7 +191,7 @@ def memory_rows() -> list[dict]:
     """Korthikanti et al.'s Figure 1 against the memory model, with the figure's own count of
     parameters (the transformer layers' 12Lh², 18 bytes each: fp16 weights and fp32 gradient
     and Adam states) and activations (Table 2; the 175B and 530B runs interleaved, v = 3)."""
-    from symcomm import steptime
+    from symcomm.training import step as steptime
 
     out = []
     for entry in published.load()["memory"]:
@@ -222,7 +222,7 @@ def _memory_table() -> Table:
 
 CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
-    ("A step is compute, communication and waiting. symcomm's step model (symcomm/steptime.py) times the busiest "
+    ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/step.py) times the busiest "
      "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, plus kappa passes over the activation "
      "bytes for the memory-bound kernels; the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "

@@ -7,10 +7,10 @@ per micro-batch — the exact form.
 
 import sympy as sp
 
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, Limit
-from symcomm.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, SHOEYBI, STRATEGIES, forward
-from symcomm.symbols import L, N, b, h, s
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import Claim, Limit
+from symcomm.training.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, SHOEYBI, STRATEGIES, forward
+from symcomm.core.symbols import L, N, b, h, s
 
 TP_SOURCE = SHOEYBI + ", §3; " + NARAYANAN + ", §3.2"
 SP_SOURCE = KORTHIKANTI + ", §4.2.2"

@@ -7,10 +7,10 @@ limits (2Ψ, 3Ψ, in elements): each is proved here both exactly and as a limit.
 
 import sympy as sp
 
-from symcomm.derivation import Chapter, Derivation, Step
-from symcomm.proof import Claim, Limit
-from symcomm.strategies import DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, RAJBHANDARI, STRATEGIES, ZHAO
-from symcomm.symbols import G, N, Phi, beta_inter, m
+from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.proof import Claim, Limit
+from symcomm.training.strategies import DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, RAJBHANDARI, STRATEGIES, ZHAO
+from symcomm.core.symbols import G, N, Phi, beta_inter, m
 
 ZERO_72 = RAJBHANDARI + ", §7.2.1 (Pos+g: 2Ψ, same as DP)"
 ZERO_722 = RAJBHANDARI + ", §7.2.2 (Pos+g+p: 3Ψ, 1.5× DP)"

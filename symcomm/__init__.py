@@ -1,27 +1,29 @@
 """symcomm: the communication cost of distributed training, derived, proved and evaluated.
 
 The public names below are imported on first use (PEP 562), so ``import symcomm`` is
-cheap and a command pays only for the modules it needs.  ``symcomm.export`` is the
-export package (``from symcomm.export import export`` for the function).
+cheap and a command pays only for the modules it needs.  ``symcomm.views.export`` is the
+export package (``from symcomm.views.export import export`` for the function).
 """
 
 import importlib
 
 #: public name → the submodule that defines it
 _PUBLIC = {
-    "SYMBOLS": "symbols", "symbol": "symbols",
-    "Cost": "cost", "Traffic": "cost",
-    "AtLeast": "proof", "Claim": "proof", "ClaimFailed": "proof", "Domain": "proof", "Limit": "proof",
-    "Proof": "proof", "check": "proof", "prove": "proof", "POWER_OF_TWO": "proof",
-    "PRIMITIVES": "primitives", "primitive": "primitives",
-    "ALGORITHMS": "algorithms", "Algorithm": "algorithms", "algorithm": "algorithms",
-    "algorithms_of": "algorithms",
-    "evaluator": "numeric",
+    "SYMBOLS": "core.symbols", "symbol": "core.symbols",
+    "Cost": "core.cost", "Traffic": "core.cost",
+    "AtLeast": "core.proof", "Claim": "core.proof", "ClaimFailed": "core.proof", "Domain": "core.proof", "Limit": "core.proof",
+    "Proof": "core.proof", "check": "core.proof", "prove": "core.proof", "POWER_OF_TWO": "core.proof",
+    "PRIMITIVES": "collectives.primitives", "primitive": "collectives.primitives",
+    "ALGORITHMS": "collectives.algorithms", "Algorithm": "collectives.algorithms", "algorithm": "collectives.algorithms",
+    "algorithms_of": "collectives.algorithms",
+    "evaluator": "numbers.numeric",
     "evaluate": "api", "compare": "api", "plan": "api", "formula": "api", "Result": "api", "Formula": "api",
 }
 
-#: subpackages reachable as attributes before they are imported (``symcomm.export.export(...)``)
-_SUBPACKAGES = ("export",)
+#: the wings (ARCHITECTURE.md), reachable as attributes before they are imported (``symcomm.views``); a
+#: module inside one is imported as usual (``from symcomm.views.export import export``)
+_SUBPACKAGES = ("base", "core", "collectives", "numbers", "training", "planner", "measurement", "views", "commands",
+                "tools")
 
 __all__ = list(_PUBLIC)
 

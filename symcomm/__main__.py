@@ -2,7 +2,7 @@
 
 ``symcomm plan`` goes straight to the planner (:func:`symcomm.planner.main`), which never loads SymPy for
 the combinations it has generated kernels for: it starts in the time of numpy's import.  Every other
-subcommand goes to :func:`symcomm.cli.main`.
+subcommand goes to :func:`symcomm.commands.main.main`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
         from .planner import main as plan_main
 
         return plan_main(argv)
-    from .cli import main as cli_main
+    from .commands.main import main as cli_main
 
     return cli_main(argv)
 

@@ -4,7 +4,7 @@
 Every function takes the same names and values as the command line (numbers may be Python
 numbers or text: ``N=8``, ``M="1GiB"``, ``bw="50GB/s"``) and returns a :class:`Result`: a
 plain mapping of numbers with units, ``.to_dict()`` for JSON, and a table in Jupyter.  Bad
-input raises :class:`symcomm.errors.InputError` (a ``ValueError``) naming the parameter, as
+input raises :class:`symcomm.base.errors.InputError` (a ``ValueError``) naming the parameter, as
 the commands' one-line errors do.
 
 >>> import symcomm
@@ -23,15 +23,15 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from . import symbols as S
-from . import notes
-from .algorithms import algorithms_of
-from .errors import InputError
-from .evaluation import exact, plain
-from .inputs import parse_number
-from .primitives import PRIMITIVES
-from .subjects import Subject, option_names, subject
-from .units import bytes_per_element
+from .core import symbols as S
+from .base import notes
+from .collectives.algorithms import algorithms_of
+from .base.errors import InputError
+from .numbers.evaluation import exact, plain
+from .base.inputs import parse_number
+from .collectives.primitives import PRIMITIVES
+from .training.subjects import Subject, option_names, subject
+from .base.units import bytes_per_element
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -51,7 +51,7 @@ UsageError = InputError
 
 def _strategies() -> dict:
     # imported on first use: `symcomm list` of the collectives needs no strategy
-    from .strategies import STRATEGIES
+    from .training.strategies import STRATEGIES
 
     return STRATEGIES
 
@@ -197,7 +197,7 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
 
 def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
     """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
-    from .strategies import busiest_stage, cost_in_bytes_of
+    from .training.strategies import busiest_stage, cost_in_bytes_of
 
     by_axis: dict = {}
     for term in target.terms:
@@ -227,7 +227,7 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
     """Bandwidths (bw=50GB/s → beta) and sizes with a unit (M=1GiB → elements of --dtype) turned into the
     symbols' own values; --dtype defaults to bf16 (said in a note) once a time or a byte size is given, since
     β and γ are per byte.  Returns (texts, dtype, how each converted value was derived)."""
-    from .inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
+    from .base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
 
     out, derived = dict(texts), {}
     for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")):
@@ -332,7 +332,7 @@ def _phi_from_shape(texts: dict, gated: bool) -> dict:
 
 def _steptime():
     # imported on first use: only `eval hybrid` needs the step model
-    from . import steptime
+    from .training import step as steptime
 
     return steptime
 
@@ -375,7 +375,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
 
 
 def _summed(terms):
-    from .cost import Cost
+    from .core.cost import Cost
 
     return Cost.sum(term.cost for term in terms)
 
@@ -388,7 +388,7 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
     hardware: which link each level uses is ``presets.link_values``' rule, on nodes of
     ``gpus_per_node`` GPUs — default the G in ``texts`` — else the preset's), then checked by
     :func:`bind`.  The one binding ``eval`` and ``compare`` share; what the user is told goes to
-    :mod:`symcomm.notes`."""
+    :mod:`symcomm.base.notes`."""
     model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
     if model or config or hardware:  # presets fill values; KEY=VALUE wins
         from .presets import fill_from_presets
@@ -424,7 +424,7 @@ def eval_payload(args) -> dict:
     step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
-    if args.backend:  # what that library runs for each collective (symcomm.profiles)
+    if args.backend:  # what that library runs for each collective (symcomm.collectives.profiles)
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
         problems = target.problems(values)   # the requirements of what the backend runs
         if problems:
@@ -472,7 +472,7 @@ def compare_payload(args) -> dict:
     words.  The curves over M use the same bound values with M varied."""
     import numpy as np
 
-    from .evaluation import fast
+    from .numbers.evaluation import fast
 
     if args.name not in PRIMITIVES:
         raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
@@ -590,7 +590,7 @@ class Result:
 
     kind: str
     data: dict = field(repr=False)
-    #: what the command would print beside the answer (symcomm.notes), every one, defaults included
+    #: what the command would print beside the answer (symcomm.base.notes), every one, defaults included
     notes: tuple[str, ...] = ()
 
     def __getitem__(self, key):
@@ -690,7 +690,7 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
 
 def formula(name: str, algorithm: str | None = None, **options):
     """The closed forms of a primitive's algorithm or a strategy (with its options), as a
-    :class:`symcomm.subjects.Subject`-backed value that Jupyter renders in LaTeX.
+    :class:`symcomm.training.subjects.Subject`-backed value that Jupyter renders in LaTeX.
 
     >>> import symcomm
     >>> symcomm.formula("all_reduce", "ring").send
@@ -716,13 +716,13 @@ class Formula:
         return {key: expr for key, expr in self.subject.quantities().items() if key != "time" or expr != 0}
 
     def to_dict(self) -> dict:
-        from .printing import render
+        from .core.printing import render
 
         return {"label": self.subject.label, "convention": self.subject.convention, "source": self.subject.source,
                 "formulas": {k: {"text": sp.sstr(v), "latex": render(v, "latex")} for k, v in self._fields().items()}}
 
     def _repr_latex_(self) -> str:
-        from .printing import render
+        from .core.printing import render
 
         rows = r" \\ ".join(rf"\text{{{k}}} &= {render(v, 'latex')}" for k, v in self._fields().items())
         return rf"$\begin{{aligned}}{rows}\end{{aligned}}$"

@@ -8,7 +8,7 @@ import pytest
 
 import symcomm
 from symcomm import api
-from symcomm.errors import InputError
+from symcomm.base.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ def test_the_docs_page_examples_run():
 
 
 def test_evaluate_answers_what_eval_json_answers(capsys):
-    from symcomm.cli import main
+    from symcomm.commands.main import main
 
     assert main(["eval", "zero3", "N=8", "Phi=1000", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -53,18 +53,18 @@ def test_bad_input_raises_a_value_error_naming_the_parameter():
 
 
 def test_symcomm_plan_and_evaluate_are_plain_functions_beside_their_modules():
-    # issue 23, item 4: the modules are symcomm.evaluation and symcomm.planner, so the public names are
+    # issue 23, item 4: the modules are symcomm.numbers.evaluation and symcomm.planner, so the public names are
     # plain functions of the package (no module made callable by swapping its class)
     import inspect
     import types
 
-    import symcomm.evaluation
+    import symcomm.numbers.evaluation
     import symcomm.planner
 
     for name in ("evaluate", "plan"):
         assert inspect.isfunction(getattr(symcomm, name)), name
         assert getattr(symcomm, name) is getattr(api, name)
-    for module in (symcomm.evaluation, symcomm.planner):
+    for module in (symcomm.numbers.evaluation, symcomm.planner):
         assert type(module) is types.ModuleType and not callable(module)
     assert not hasattr(symcomm, "_call_api")
     assert symcomm.evaluate("dp", N=4, Phi=100)["send"] == 150          # 2·3/4·100

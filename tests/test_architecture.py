@@ -15,17 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: module → layer, as ARCHITECTURE.md's table gives them (a package counts as one module)
 LAYERS = {
     "symcomm.__main__": 8,
-    "symcomm.cli": 7, "symcomm.api": 7, "symcomm.codegen": 7, "symcomm.planner": 7, "build_docs": 7, "symcomm.bench": 7,
-    "symcomm.subjects": 6, "symcomm.steptime": 6, "symcomm.export": 6, "symcomm.docs": 6, "symcomm.measure": 6, "symcomm.plots": 6, "symcomm.site": 6, "symcomm.kernelbuild": 6,
-    "symcomm.calibrate": 6, "symcomm.ncclt": 5,
+    "symcomm.commands.main": 7, "symcomm.api": 7, "symcomm.tools.codegen": 7, "symcomm.planner": 7, "build_docs": 7, "symcomm.tools.bench": 7,
+    "symcomm.training.subjects": 6, "symcomm.training.step": 6, "symcomm.views.export": 6, "symcomm.views.docs": 6, "symcomm.measurement.measure": 6, "symcomm.views.plots": 6, "symcomm.views.site": 6, "symcomm.planner.kernelbuild": 6,
+    "symcomm.measurement.calibrate": 6, "symcomm.measurement.nccl_tests": 5,
     "symcomm.derivations": 6,
-    "symcomm.strategies": 5, "symcomm.profiles": 5,
-    "symcomm.algorithms": 4, "symcomm.bounds": 4, "symcomm.presets": 4,
-    "symcomm.cost": 3, "symcomm.simulate": 3, "symcomm.derivation": 3, "symcomm.evaluation": 3, "symcomm.inputs": 3,
-    "symcomm.predict": 5,
-    "symcomm.proof": 2, "symcomm.numeric": 2, "symcomm.primitives": 2, "symcomm.exprtree": 2, "symcomm.files": 2,
-    "symcomm.units": 2, "symcomm.flops": 2, "symcomm.command": 2, "symcomm.kernels": 3, "symcomm.rules": 2,
-    "symcomm.symbols": 1, "symcomm.printing": 1, "symcomm.errors": 1, "symcomm.notes": 1, "symcomm.templates": 1,
+    "symcomm.training.strategies": 5, "symcomm.collectives.profiles": 5,
+    "symcomm.collectives.algorithms": 4, "symcomm.collectives.bounds": 4, "symcomm.presets": 4,
+    "symcomm.core.cost": 3, "symcomm.collectives.simulator": 3, "symcomm.core.chapters": 3, "symcomm.numbers.evaluation": 3, "symcomm.base.inputs": 3,
+    "symcomm.measurement.predict": 5,
+    "symcomm.core.proof": 2, "symcomm.numbers.numeric": 2, "symcomm.collectives.primitives": 2, "symcomm.core.exprtree": 2, "symcomm.base.files": 2,
+    "symcomm.base.units": 2, "symcomm.training.flops": 2, "symcomm.base.command": 2, "symcomm.numbers.kernels": 3, "symcomm.core.rules": 2,
+    "symcomm.core.symbols": 1, "symcomm.core.printing": 1, "symcomm.base.errors": 1, "symcomm.base.notes": 1, "symcomm.templates": 1,
     "symcomm": 0,
 }
 
@@ -126,35 +126,35 @@ def test_no_cycle():
 
 def test_nothing_imports_the_cli():
     importers = sorted(a for a, targets in _graph().items()
-                       if "symcomm.cli" in targets and a not in ("symcomm.cli", "symcomm.__main__"))
+                       if "symcomm.commands.main" in targets and a not in ("symcomm.commands.main", "symcomm.__main__"))
     assert not importers, importers
 
 
 def test_chapters_import_no_harness():
-    # the content is pure: the torch measurement harness stays out of it (predictions live in symcomm.predict)
-    assert "symcomm.measure" not in _graph()["symcomm.derivations"]
+    # the content is pure: the torch measurement harness stays out of it (predictions live in symcomm.measurement.predict)
+    assert "symcomm.measurement.measure" not in _graph()["symcomm.derivations"]
 
 
 # -- only the command layer prints or parses argv (issue 23, items 4 and 8) ---------------------------------
-# The library returns values (and notes, symcomm.notes); a command prints them.  What counts as printing
+# The library returns values (and notes, symcomm.base.notes); a command prints them.  What counts as printing
 # or parsing argv: a call of print(), any use of sys.stdout / sys.stderr (a write, a default stream, a
 # `file=`), sys.argv, and argparse's parse_args / parse_known_args.
 
 #: whole modules of the command layer, and why
 COMMAND_MODULES = {
     "symcomm/__main__.py": "the `symcomm` entry: reads sys.argv and hands it to a main",
-    "symcomm/cli.py": "the subcommands list/show/eval/compare/presets/prove: their printers and progress line",
-    "symcomm/command.py": "the one parser and error-to-exit mapping: prints the error line and the notes",
-    "symcomm/bench.py": "a developer tool (python -m symcomm.bench): JSON on stdout, its progress on stderr",
+    "symcomm/commands/main.py": "the subcommands list/show/eval/compare/presets/prove: their printers and progress line",
+    "symcomm/base/command.py": "the one parser and error-to-exit mapping: prints the error line and the notes",
+    "symcomm/tools/bench.py": "a developer tool (python -m symcomm.tools.bench): JSON on stdout, its progress on stderr",
     "build_docs.py": "the docs build (a script): says what it proved and wrote",
 }
 #: functions that belong to a command anywhere: a subcommand's `cmd_*` and a script's `main`
 COMMAND_FUNCTIONS = ("cmd_", "main")
 #: other functions of the command layer living beside the library, and why
 COMMAND_HELPERS = {
-    ("symcomm/measure.py", "_print_table"): "cmd_measure and cmd_validate's table",
-    ("symcomm/measure.py", "_emit"): "cmd_measure and cmd_validate's output (JSON, table, -o)",
-    ("symcomm/measure.py", "_run"): "the two commands' shared body: gives its progress bar stderr",
+    ("symcomm/measurement/measure.py", "_print_table"): "cmd_measure and cmd_validate's table",
+    ("symcomm/measurement/measure.py", "_emit"): "cmd_measure and cmd_validate's output (JSON, table, -o)",
+    ("symcomm/measurement/measure.py", "_run"): "the two commands' shared body: gives its progress bar stderr",
 }
 
 
@@ -207,7 +207,7 @@ def test_the_print_check_is_not_blind():
     assert _places_in("symcomm/x.py", source) == [("symcomm/x.py", "f", 3, "print()"),
                                                   ("symcomm/x.py", "g", 4, "sys.stderr"),
                                                   ("symcomm/x.py", "h", 7, "sys.argv")]
-    assert _places_in("symcomm/cli.py", source) == []
+    assert _places_in("symcomm/commands/main.py", source) == []
     # every exception listed names a real place, so a stale entry is noticed
     for module in COMMAND_MODULES:
         assert (ROOT / module).is_file(), module

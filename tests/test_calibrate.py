@@ -1,4 +1,4 @@
-"""nccl-tests logs read, calibrated and predicted (symcomm.ncclt, symcomm.calibrate).
+"""nccl-tests logs read, calibrated and predicted (symcomm.measurement.nccl_tests, symcomm.measurement.calibrate).
 
 Expected values come from the logs themselves (tests/data/nccl-tests/, sources in SOURCES.md):
 nccl-tests' own busbw column and hand computations from a row, as each comment says.
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from symcomm import ncclt
-from symcomm.calibrate import calibrate
-from symcomm.cli import main
+from symcomm.measurement import nccl_tests as ncclt
+from symcomm.measurement.calibrate import calibrate
+from symcomm.commands.main import main
 
 DATA = Path(__file__).resolve().parent / "data" / "nccl-tests"
 A100 = DATA / "a100-1node-all_reduce.log"
@@ -147,7 +147,7 @@ def test_malformed_logs_get_one_line_with_the_line_number(tmp_path, capsys, chan
 def test_malformed_log_through_the_installed_command(tmp_path):
     bad = tmp_path / "bad.log"
     bad.write_text(A100.read_text().replace("  76.71 ", "  7.6.71 ", 1))
-    done = subprocess.run([sys.executable, "-m", "symcomm.cli", "calibrate", str(bad)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "symcomm.commands.main", "calibrate", str(bad)], capture_output=True, text=True)
     assert done.returncode == 2 and "line 31" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
@@ -195,7 +195,7 @@ def test_relative_least_squares_is_exact_on_an_exact_alpha_beta_log():
         lines.append(f"{size:12d} {size // 4:12d} float sum -1 {t * 1e6:.6f} {algbw:.6f} {busbw:.6f} 0 "
                      f"{t * 1e6:.6f} {algbw:.6f} {busbw:.6f} 0")
     log = ncclt.with_ranks(ncclt.parse("\n".join(lines), "exact.log", collective_name="all_reduce")[0], None, None)
-    from symcomm.calibrate import fit_log
+    from symcomm.measurement.calibrate import fit_log
 
     fit = fit_log(log)
     assert fit.alpha == pytest.approx(alpha, rel=1e-4) and fit.beta == pytest.approx(beta, rel=1e-4)
@@ -455,7 +455,7 @@ def test_leave_one_out_closed_form_equals_refitting_without_each_row():
     # predict t_j from it (ncclt.Model interpolates in log S, constant beyond the ends)
     import numpy as np
 
-    from symcomm.calibrate import fit_log
+    from symcomm.measurement.calibrate import fit_log
 
     log = ncclt.with_ranks(ncclt.read(A100)[0], None, None)
     fit = fit_log(log)
@@ -481,7 +481,7 @@ def test_tens_of_thousands_of_rows_fit_in_linear_time():
     # the fit must not call the least-squares solver once per row
     import numpy as np
 
-    from symcomm import calibrate as cal
+    from symcomm.measurement import calibrate as cal
 
     sizes = np.unique(np.geomspace(64, 2 ** 33, ncclt.MAX_ROWS).astype(int) // 4 * 4)
     rows = tuple(ncclt.Row(i + 1, int(s), int(s) // 4, "float", "sum", -1,
@@ -558,7 +558,7 @@ def test_bad_output_names_are_refused(tmp_path, capsys, argv, words):
 
 
 def test_too_many_log_files_are_refused(capsys):
-    from symcomm.calibrate import MAX_LOG_FILES
+    from symcomm.measurement.calibrate import MAX_LOG_FILES
 
     code, _, err = run(capsys, "calibrate", *[A100] * (MAX_LOG_FILES + 1))
     assert code == 2 and f"at most {MAX_LOG_FILES}" in err
@@ -643,8 +643,8 @@ def test_rows_scattered_off_any_line_are_refused_by_the_residual_rule():
     # any line by about 30 % RMS, over the 10 % the rule allows
     import numpy as np
 
-    from symcomm import calibrate as cal
-    from symcomm.errors import InputError
+    from symcomm.measurement import calibrate as cal
+    from symcomm.base.errors import InputError
 
     sizes = np.array([2.0 ** k for k in range(6, 34)])
     times = np.array([A100_LIKE(s) * (1.3 if i % 2 else 0.7) for i, s in enumerate(sizes)])
@@ -662,7 +662,7 @@ def test_the_fit_recovers_alpha_and_beta_with_gamma_held(tmp_path):
     # an exact ring all-reduce log on 8 A100s (Patarasuk & Yuan 2009; chapter 2): T(S) = 14α + 1.75·S·β
     # + 0.875·S·γ with α = 2 µs, β = 1/300 GB/s (the link's own) and γ = 3 / 2.039 TB/s = 1.4713e-12
     # s/byte (the a100 preset's HBM).  Calibrate holds that γ, so it gives back α and β themselves.
-    from symcomm.calibrate import fit_log
+    from symcomm.measurement.calibrate import fit_log
 
     alpha, beta = 2e-6, 1 / 300e9
     rows = [(s, _ring(alpha, beta)(s)) for s in POWERS]

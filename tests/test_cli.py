@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from symcomm.cli import main
+from symcomm.commands.main import main
 
 
 def run(capsys, *argv):
@@ -80,7 +80,7 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, word):
 
 
 def test_console_script_has_no_traceback():
-    proc = subprocess.run([sys.executable, "-m", "symcomm.cli", "eval", "all_reduce", "N=3", "M=x"],
+    proc = subprocess.run([sys.executable, "-m", "symcomm.commands.main", "eval", "all_reduce", "N=3", "M=x"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
@@ -235,7 +235,7 @@ def test_compare_marks_the_best_and_finds_the_crossover(capsys):
 def test_every_option_of_every_command_has_help():
     import argparse
 
-    from symcomm.cli import build_parser
+    from symcomm.commands.main import build_parser
 
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -247,7 +247,7 @@ def test_every_option_of_every_command_has_help():
     assert all(choice.help for choice in commands._choices_actions)
 
 
-# -- output paths (symcomm/files.py) -----------------------------------------------------------------
+# -- output paths (symcomm/base/files.py) -----------------------------------------------------------------
 
 #: every option that names a file to write, with the words its command needs before the path is
 #: checked (a log that is never read: the path is checked first); the test below finds such
@@ -265,7 +265,7 @@ def _path_options():
     """(command, option) for every option of every subcommand that takes a path to write."""
     import argparse
 
-    from symcomm.cli import build_parser
+    from symcomm.commands.main import build_parser
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     writes = {"-o", "--output", "--out", "--plot", "--save", "--screenshot", "--csv-file", "--write"}
@@ -297,7 +297,7 @@ def test_replacing_a_file_keeps_its_mode_and_a_new_file_gets_the_umask(tmp_path)
     import os
     import stat
 
-    from symcomm.files import write_file
+    from symcomm.base.files import write_file
 
     old_umask = os.umask(0o022)
     try:
@@ -350,8 +350,8 @@ def test_the_api_returns_its_notes_instead_of_printing(capsys):
 
 @pytest.mark.parametrize("bad", ["", "page.png/", "."])
 def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypatch, tmp_path, bad):
-    # `python -m symcomm.site --screenshot PATH` is the one writer outside the symcomm command
-    from symcomm import site
+    # `python -m symcomm.views.site --screenshot PATH` is the one writer outside the symcomm command
+    from symcomm.views import site
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(site, "screenshot", lambda *a: pytest.fail("Chromium started for a bad path"))
@@ -367,7 +367,7 @@ def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypa
 def _subcommands():
     import argparse
 
-    from symcomm.cli import build_parser
+    from symcomm.commands.main import build_parser
 
     action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return action.choices
@@ -471,10 +471,10 @@ def test_the_choices_table_covers_every_command_with_a_choice():
     assert set(BAD_CHOICE) == set(_subcommands()) - {"list", "presets", "prove"} | {"<command>"}
 
 
-# -- symcomm.command.run: the one mapping, tested on a stand-in command ------------------------------------
+# -- symcomm.base.command.run: the one mapping, tested on a stand-in command ------------------------------------
 
 def _stand_in(behaviour):
-    from symcomm import command, notes
+    from symcomm.base import command, notes
 
     parser = command.Parser(prog="symcomm")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=command.Parser)
@@ -485,7 +485,7 @@ def _stand_in(behaviour):
 
 
 def test_run_prints_notes_after_the_answer_and_defaults_only_verbose(capsys):
-    from symcomm import command, notes
+    from symcomm.base import command, notes
 
     def answer(args):
         notes.add("a default was taken", restates_default=True)
@@ -506,7 +506,7 @@ def test_run_prints_notes_after_the_answer_and_defaults_only_verbose(capsys):
     (KeyboardInterrupt(), 130, "symcomm: interrupted\n"),            # 128 + SIGINT, as a shell says
 ])
 def test_run_maps_errors_to_one_line_and_no_note_before_a_refusal(raised, code, said, capsys):
-    from symcomm import command, notes
+    from symcomm.base import command, notes
 
     def refuse(args):
         notes.add("never shown before a refusal")
@@ -519,7 +519,7 @@ def test_run_maps_errors_to_one_line_and_no_note_before_a_refusal(raised, code, 
 def test_run_leaves_quietly_when_the_reader_closes_the_pipe(monkeypatch):
     import io
 
-    from symcomm import command
+    from symcomm.base import command
 
     def closed(args):
         raise BrokenPipeError
@@ -532,7 +532,7 @@ def test_run_leaves_quietly_when_the_reader_closes_the_pipe(monkeypatch):
 
 def test_the_command_layer_loads_no_sympy():
     # `symcomm plan` starts without SymPy; its parser and error mapping must not pull it in
-    code = "import sys, symcomm.command; sys.exit('sympy' in sys.modules)"
+    code = "import sys, symcomm.base.command; sys.exit('sympy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -1,5 +1,5 @@
-"""The planner's kernels (symcomm/kerneldata, graphs written by ``python -m symcomm.codegen``, run by
-symcomm.kernels): never stale, the same whatever PYTHONHASHSEED is, equal to the step model they were built
+"""The planner's kernels (symcomm/planner/kerneldata, graphs written by ``python -m symcomm.tools.codegen``, run by
+symcomm.numbers.kernels): never stale, the same whatever PYTHONHASHSEED is, equal to the step model they were built
 from, and the planner's rows unchanged by them.  No test here times anything."""
 
 import json
@@ -11,16 +11,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symcomm import codegen, kernelbuild, kernels, presets, steptime
-from symcomm.evaluation import fast
+from symcomm.tools import codegen
+from symcomm.planner import kernelbuild
+from symcomm.numbers import kernels
+from symcomm import presets
+from symcomm.training import step as steptime
+from symcomm.numbers.evaluation import fast
 from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
 
-from symcomm import codegen, kernelbuild, kernels, presets, steptime
-from symcomm.evaluation import fast
+from symcomm.tools import codegen
+from symcomm.planner import kernelbuild
+from symcomm.numbers import kernels
+from symcomm import presets
+from symcomm.training import step as steptime
+from symcomm.numbers.evaluation import fast
 from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
 
@@ -89,7 +97,7 @@ def test_symcomm_plan_loads_no_sympy():
 
 def test_symcomm_plan_errors_like_the_cli(capsys):
     from symcomm.__main__ import main
-    from symcomm.cli import main as cli_main
+    from symcomm.commands.main import main as cli_main
 
     argv = ["plan", "--model", "llama3-70b", "--gpus", "64", "--hardware", "h100", "--batch", "64", "--tp", "3"]
     assert main(argv) == 2

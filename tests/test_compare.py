@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from symcomm import ncclt
-from symcomm.algorithms import algorithms_of
-from symcomm.cli import main
-from symcomm.primitives import PRIMITIVES
-from symcomm.subjects import subject
+from symcomm.measurement import nccl_tests as ncclt
+from symcomm.collectives.algorithms import algorithms_of
+from symcomm.commands.main import main
+from symcomm.collectives.primitives import PRIMITIVES
+from symcomm.training.subjects import subject
 
 DATA = Path(__file__).resolve().parent / "data" / "nccl-tests"
 

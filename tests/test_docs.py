@@ -69,7 +69,7 @@ def test_plots_are_drawn_when_matplotlib_is_installed(fresh):
         import matplotlib  # noqa: F401
     except ImportError:
         _need(False, "matplotlib")
-    from symcomm.plots import PLOTS
+    from symcomm.views.plots import PLOTS
 
     # one SVG (the Markdown pages) and one PDF (the LaTeX document) per plot: the three of the
     # formulas, the step time against published runs and the calibration of chapter 12
@@ -104,8 +104,8 @@ def test_every_series_of_every_plot_has_a_style_of_its_own():
     import matplotlib.pyplot as plt
     from symcomm.derivations.calibration import fit_dicts
     from symcomm.derivations.step_time import run_rows
-    from symcomm.plots import PLOTS, TAKES
-    from symcomm.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+    from symcomm.training.strategies import STRATEGIES
 
     for name, draw in PLOTS.items():
         given = {"nothing": (), "published runs": (run_rows(),), "calibration": (fit_dicts(),)}.get(
@@ -147,7 +147,7 @@ def test_latex_compiles_with_pdflatex(fresh, tmp_path):
         import matplotlib  # noqa: F401
     except ImportError:
         plots = plots or _need(False, "matplotlib")
-    from symcomm.plots import PLOTS
+    from symcomm.views.plots import PLOTS
     assert plots == sorted(PLOTS)
     joined = log.replace("\n", "")
     missing = [name for name in plots if f"plots/{name}.pdf" not in joined]
@@ -205,10 +205,10 @@ def test_no_claim_or_step_reads_as_a_tautology(fresh):
 
 
 def test_a_repeated_step_joins_the_row_before_and_is_still_proved():
-    from symcomm.derivation import Derivation, Step
-    from symcomm.docs import claim_row, derivation_row
-    from symcomm.proof import Claim, check
-    from symcomm.symbols import M, N
+    from symcomm.core.chapters import Derivation, Step
+    from symcomm.views.docs import claim_row, derivation_row
+    from symcomm.core.proof import Claim, check
+    from symcomm.core.symbols import M, N
 
     d = Derivation("t", (Step(2 * M * (N - 1) / N, "composed"), Step(2 * (N - 1) * M / N, "as printed"),
                          Step(2 * M - 2 * M / N, "expanded")), "elements", "nowhere")
@@ -223,10 +223,10 @@ def test_a_repeated_step_joins_the_row_before_and_is_still_proved():
 
 
 def test_power_of_two_algorithms_print_log2_and_the_same_values():
-    from symcomm.algorithms import ALGORITHMS, POW2
-    from symcomm.docs import algorithm_rows, at_power_of_two
-    from symcomm.evaluation import exact
-    from symcomm.symbols import C, G, M, N
+    from symcomm.collectives.algorithms import ALGORITHMS, POW2
+    from symcomm.views.docs import algorithm_rows, at_power_of_two
+    from symcomm.numbers.evaluation import exact
+    from symcomm.core.symbols import C, G, M, N
 
     rows = {(r["primitive_name"], r["name"]): r for r in algorithm_rows()}
     checked = 0

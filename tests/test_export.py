@@ -1,6 +1,6 @@
 """symcomm export: the generated Python, C and JSON agree with symcomm's own evaluator.
 
-The oracle is :func:`symcomm.evaluation.exact` (SymPy's exact arithmetic), never the code
+The oracle is :func:`symcomm.numbers.evaluation.exact` (SymPy's exact arithmetic), never the code
 under test; a few values are also checked against hand counts and published formulas.
 """
 
@@ -24,12 +24,12 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sympy.codegen.cfunctions import log2
 
-from symcomm import symbols as S
-from symcomm.cli import main
-from symcomm.evaluation import exact
-from symcomm.printing import render
-from symcomm.export import FORMATS, SCHEMA_PATH, export, formulas, schema, select
-from symcomm.exprtree import from_tree
+from symcomm.core import symbols as S
+from symcomm.commands.main import main
+from symcomm.numbers.evaluation import exact
+from symcomm.core.printing import render
+from symcomm.views.export import FORMATS, SCHEMA_PATH, export, formulas, schema, select
+from symcomm.core.exprtree import from_tree
 
 FORMULAS = formulas()
 BY_NAME = {f.name: f for f in FORMULAS}
@@ -98,9 +98,9 @@ def oracle(formula, values) -> sp.Expr:
 
 def _broken(formula, values) -> str | None:
     """The first requirement ``values`` break, in the command line's words (the subject's own
-    rules, :meth:`symcomm.subjects.Subject.problems`), among the rules whose symbols the formula takes."""
-    from symcomm.rules import problems
-    from symcomm.subjects import subject
+    rules, :meth:`symcomm.training.subjects.Subject.problems`), among the rules whose symbols the formula takes."""
+    from symcomm.core.rules import problems
+    from symcomm.training.subjects import subject
 
     sub = subject(formula.owner, formula.algorithm, **dict(formula.options)) if formula.kind == "strategy" \
         else subject(formula.owner, formula.algorithm)
@@ -139,8 +139,8 @@ def test_names_are_unique_identifiers_valid_in_python_and_c():
 
 
 def test_every_algorithm_and_strategy_is_exported():
-    from symcomm.algorithms import ALGORITHMS
-    from symcomm.strategies import STRATEGIES
+    from symcomm.collectives.algorithms import ALGORITHMS
+    from symcomm.training.strategies import STRATEGIES
 
     subjects = {f.subject for f in FORMULAS}
     for prim, alg in ALGORITHMS:
@@ -406,7 +406,7 @@ def test_schema_ships_as_package_data():
 
 def _srepr_namespace(document) -> dict:
     # srepr is trusted input only: this test produced the file itself (a consumer of
-    # anyone else's file loads ``tree`` with symcomm.exprtree.from_tree, never eval)
+    # anyone else's file loads ``tree`` with symcomm.core.exprtree.from_tree, never eval)
     namespace: dict = {}
     exec("from sympy import *", namespace)
     for name, where in document["srepr_namespace"].items():
@@ -584,23 +584,23 @@ def test_formats_are_discovered_modules_in_their_order():
     import importlib
 
     import symcomm
-    import symcomm.export as package
-    from symcomm.export import REGISTRY, Format
+    import symcomm.views.export as package
+    from symcomm.views.export import REGISTRY, Format
 
     assert FORMATS == ("latex", "markdown", "python", "c", "javascript", "json")
     assert tuple(REGISTRY) == FORMATS
     for name, fmt in REGISTRY.items():
-        module = importlib.import_module(f"symcomm.export.{name}")
+        module = importlib.import_module(f"symcomm.views.export.{name}")
         assert module.FORMAT is fmt and isinstance(fmt, Format) and fmt.name == name
-    # symcomm.export is the package (no function shadows it); the function is export.export
-    assert symcomm.export is package and package.export is export and callable(export)
+    # symcomm.views.export is the package (no function shadows it); the function is export.export
+    assert symcomm.views.export is package and package.export is export and callable(export)
 
 
 def test_a_new_format_is_one_module(tmp_path, monkeypatch):
-    import symcomm.export as package
+    import symcomm.views.export as package
 
     (tmp_path / "names.py").write_text(
-        "from symcomm.export import Format\n\n"
+        "from symcomm.views.export import Format\n\n"
         "def to_names(chosen):\n    return ''.join(f.name + '\\n' for f in chosen)\n\n"
         "FORMAT = Format(name='names', order=35, render=to_names, description='one name a line')\n")
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
@@ -608,7 +608,7 @@ def test_a_new_format_is_one_module(tmp_path, monkeypatch):
     assert tuple(registry) == ("latex", "markdown", "python", "names", "c", "javascript", "json")
     monkeypatch.setattr(package, "REGISTRY", registry)
     assert export("names", ["all_reduce__ring"]) == "".join(f.name + "\n" for f in select(["all_reduce__ring"]))
-    monkeypatch.delitem(sys.modules, "symcomm.export.names")   # imported by _discover: forgotten again
+    monkeypatch.delitem(sys.modules, "symcomm.views.export.names")   # imported by _discover: forgotten again
     monkeypatch.delattr(package, "names")
 
 

@@ -1,6 +1,6 @@
 """symcomm export --format javascript: the ES module, run by node, equals symcomm's evaluator.
 
-The oracle is :func:`symcomm.evaluation.exact` (through ``oracle`` of tests/test_export.py) and,
+The oracle is :func:`symcomm.numbers.evaluation.exact` (through ``oracle`` of tests/test_export.py) and,
 for a broken requirement, the subject's own check (``_broken``: the words ``symcomm eval``
 prints); a few values are hand counts.  Node runs once per batch of points (a JSON list in,
 a JSON list out), so the whole file takes seconds.  Without node the tests skip, except in CI
@@ -23,9 +23,9 @@ import sympy as sp
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import symcomm
-from symcomm import symbols as S
-from symcomm.export import export
-from symcomm.export.javascript import is_time
+from symcomm.core import symbols as S
+from symcomm.views.export import export
+from symcomm.views.export.javascript import is_time
 from test_export import BY_NAME, FORMULAS, _broken, _power_of_two_symbols, oracle
 
 NODE = shutil.which("node")
@@ -246,7 +246,7 @@ def test_checks_no_formula_reaches_yet(folder):
     # layout's t·p·d·c = N, and the direct send/recv's N = 2; the messages are the command line's
     import dataclasses
 
-    from symcomm.export.javascript import to_javascript
+    from symcomm.views.export.javascript import to_javascript
 
     layout = dataclasses.replace(BY_NAME["hybrid__gpus"], name="probe_equal",
                                  expr=sp.Max(S.t * S.p * S.d * S.c, S.N))
@@ -308,7 +308,7 @@ def test_module_is_standalone_and_documented(folder):
 
 def _cli_error(capsys, *argv) -> str:
     """The one line `symcomm eval ...` prints for bad input, without its "symcomm: error: " prefix."""
-    from symcomm.cli import main
+    from symcomm.commands.main import main
 
     code = main(["eval", *argv])
     err = capsys.readouterr().err.strip().splitlines()[-1]
@@ -363,8 +363,8 @@ def script_folder(tmp_path_factory):
     re-exports its functions, so that the runner calls it as it calls the ES module."""
     if NODE is None:
         absent("node is not installed")
-    from symcomm.export import select
-    from symcomm.export.javascript import to_script
+    from symcomm.views.export import select
+    from symcomm.views.export.javascript import to_script
 
     where = tmp_path_factory.mktemp("script")
     script = to_script(select(["all_reduce__ring"]), namespace="F")
@@ -379,7 +379,7 @@ def script_folder(tmp_path_factory):
 def _rule_cases():
     """(subject, rule) for every rule of every subject, each strategy variant's rules in force
     (variants of one strategy with the same rules once)."""
-    from symcomm.subjects import every
+    from symcomm.training.subjects import every
 
     seen, out = set(), []
     for sub in every(with_variants=True):
@@ -420,7 +420,7 @@ def _base(sub, symbols) -> dict:
 
 def _eval_says(capsys, sub, values) -> str | None:
     """What `symcomm eval` answers: its one-line refusal, or None when it computes."""
-    from symcomm.cli import main
+    from symcomm.commands.main import main
 
     argv = ["eval", sub.name] + (["--algorithm", sub.algorithm] if sub.kind == "primitive" else
                                  [f"{k}={v}" for k, v in sub.changed.items()])
@@ -448,10 +448,10 @@ def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path
     import dataclasses
     import importlib.util
 
-    from symcomm.export import formulas as every_formula
-    from symcomm.export.javascript import to_javascript
-    from symcomm.export.python import to_python
-    from symcomm.rules import fill
+    from symcomm.views.export import formulas as every_formula
+    from symcomm.views.export.javascript import to_javascript
+    from symcomm.views.export.python import to_python
+    from symcomm.core.rules import fill
 
     if NODE is None:
         pytest.skip("node is not installed")

@@ -1,4 +1,4 @@
-"""symcomm.exprtree: formulas as JSON trees, loaded back from a whitelist without evaluating code.
+"""symcomm.core.exprtree: formulas as JSON trees, loaded back from a whitelist without evaluating code.
 
 Expected values come from the definitions (ring all-reduce sends 2(N−1)M/N elements per
 rank; ⌈log₂n⌉ is the least k with 2ᵏ ≥ n), never from the code's own output.
@@ -16,18 +16,18 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sympy.codegen.cfunctions import log2
 
-from symcomm import symbols as S
-from symcomm.errors import InputError
-from symcomm.evaluation import exact
-from symcomm.export import export, formulas
-from symcomm.exprtree import MAX_DEPTH, MAX_DIGITS, MAX_NODES, from_tree, to_tree
+from symcomm.core import symbols as S
+from symcomm.base.errors import InputError
+from symcomm.numbers.evaluation import exact
+from symcomm.views.export import export, formulas
+from symcomm.core.exprtree import MAX_DEPTH, MAX_DIGITS, MAX_NODES, from_tree, to_tree
 
 sympify_module = importlib.import_module("sympy.core.sympify")  # the module (sympy.core.sympify is also the function)
 
 FORMULAS = formulas()
 BY_NAME = {f.name: f for f in FORMULAS}
 
-#: the node types the format documents (symcomm.exprtree's docstring, the schema's enum)
+#: the node types the format documents (symcomm.core.exprtree's docstring, the schema's enum)
 DOCUMENTED_OPS = {"Add", "Mul", "Pow", "Max", "Min", "ceiling", "floor", "Abs", "log2", "CeilLog2", "OnesBelow", "log", "Piecewise",
                   "ExprCondPair", "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan",
                   "GreaterThan", "And", "Or", "Not", "true", "false"}

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from symcomm import symbols as S
-from symcomm.cli import main
+from symcomm.core import symbols as S
+from symcomm.commands.main import main
 from symcomm.presets import hardware_names, model_names
-from symcomm.primitives import PRIMITIVES
-from symcomm.strategies import STRATEGIES
+from symcomm.collectives.primitives import PRIMITIVES
+from symcomm.training.strategies import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 10
@@ -282,7 +282,7 @@ def test_hostile_input_ends_cleanly(arena, data, monkeypatch_module):
 @pytest.fixture(scope="module")
 def monkeypatch_module():
     patch = pytest.MonkeyPatch()
-    import symcomm.measure as measure
+    import symcomm.measurement.measure as measure
 
     patch.setattr(measure, "sweep", _no_measuring)
     yield patch
@@ -293,9 +293,9 @@ def test_the_engine_refuses_text_where_it_takes_an_expression(tmp_path):
     # every sympify in the engine is strict: text is refused, never parsed, whoever passes it
     import sympy as sp
 
-    from symcomm.evaluation import exact, plain
-    from symcomm.printing import render
-    from symcomm.proof import Claim, check
+    from symcomm.numbers.evaluation import exact, plain
+    from symcomm.core.printing import render
+    from symcomm.core.proof import Claim, check
 
     payload = f"__import__('os').system('touch {_marker(tmp_path)}')"
     for attempt in (lambda: exact(payload, {}), lambda: exact(S.N, {"N": payload}), lambda: plain(payload),

@@ -1,4 +1,4 @@
-"""symcomm.kernels, the interpreter of the planner's kernel files: it runs only its own operations, refuses
+"""symcomm.numbers.kernels, the interpreter of the planner's kernel files: it runs only its own operations, refuses
 what is not a checked graph (an unknown operation, a forward reference, an oversized or too deeply nested
 file) and computes what the SymPy-compiled step model computes."""
 
@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symcomm import kernelbuild, kernels, notes, presets, steptime
-from symcomm.errors import InputError
-from symcomm.evaluation import fast
+from symcomm.planner import kernelbuild
+from symcomm.numbers import kernels
+from symcomm.base import notes
+from symcomm import presets
+from symcomm.training import step as steptime
+from symcomm.base.errors import InputError
+from symcomm.numbers.evaluation import fast
 from symcomm.planner import Request, _base_values, _options, enumerate_layouts
 
 
@@ -126,7 +130,7 @@ def _bad_files():
 def test_the_hand_check_refuses_what_the_schema_refuses(case):
     # the interpreter checks the fields by hand (no jsonschema import at the planner's start); the shipped
     # schema is the documented format: both refuse the same files
-    from symcomm.inputs import check
+    from symcomm.base.inputs import check
 
     _, data = case
     with pytest.raises(InputError):
@@ -138,9 +142,9 @@ def test_the_hand_check_refuses_what_the_schema_refuses(case):
 def test_the_committed_files_satisfy_their_schemas():
     from importlib import resources
 
-    from symcomm.inputs import check, loads
+    from symcomm.base.inputs import check, loads
 
-    folder = resources.files("symcomm").joinpath("kerneldata")
+    folder = resources.files("symcomm.planner").joinpath("kerneldata")
     names = sorted(p.name for p in folder.iterdir())
     assert "index.json" in names and len(names) >= 2
     for name in names:

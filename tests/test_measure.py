@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from symcomm.cli import main
-from symcomm.measure import Progress, predict_op, tcp_bytes_sent
-from symcomm.profiles import GLOO
+from symcomm.commands.main import main
+from symcomm.measurement.measure import Progress, predict_op, tcp_bytes_sent
+from symcomm.collectives.profiles import GLOO
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
 
@@ -117,7 +117,7 @@ import subprocess
 import sys
 import time
 
-import symcomm.measure as measure
+import symcomm.measurement.measure as measure
 
 
 def _one_error_line(capsys) -> str:
@@ -128,7 +128,7 @@ def _one_error_line(capsys) -> str:
 
 @pytest.fixture
 def no_sweep(monkeypatch):
-    """symcomm.measure.sweep replaced by a recorder: a test fails loudly if measuring starts."""
+    """symcomm.measurement.measure.sweep replaced by a recorder: a test fails loudly if measuring starts."""
     calls = []
 
     def fake(**kwargs):
@@ -314,7 +314,7 @@ def test_from_reads_only_a_regular_file_of_at_most_64_mib(capsys, tmp_path, kind
 
 @pytest.mark.skipif(not DATA.exists(), reason="no committed measurement file")
 def test_the_committed_measurement_file_satisfies_the_schema():
-    from symcomm.inputs import check
+    from symcomm.base.inputs import check
 
     saved = json.loads(DATA.read_text())
     assert check(saved, "measurement", "data") is saved
@@ -451,7 +451,7 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONWARNINGS": "ignore"}
     # two groups (N=2, then N=3): several seconds of measuring after the first ranks start
-    proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2,3", "--sizes", "1024",
+    proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2,3", "--sizes", "1024",
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
     try:
@@ -478,7 +478,7 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
 def test_the_ranks_die_with_a_killed_parent(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
     # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
-    proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2", "--no-progress"],
+    proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2", "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
         ranks = _wait_for_ranks(proc, 2)

@@ -9,10 +9,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from symcomm.algorithms import algorithm
-from symcomm.numeric import ceil_log2, evaluate, evaluator
-from symcomm.strategies import STRATEGIES
-from symcomm.symbols import CeilLog2, beta_inter, log2_ceil, M, N
+from symcomm.collectives.algorithms import algorithm
+from symcomm.numbers.numeric import ceil_log2, evaluate, evaluator
+from symcomm.training.strategies import STRATEGIES
+from symcomm.core.symbols import CeilLog2, beta_inter, log2_ceil, M, N
 
 
 def test_ring_all_reduce_exact_and_broadcast():
@@ -116,8 +116,8 @@ def test_ceil_log2_is_one_function_on_every_path():
     import sympy as sp
     from sympy.codegen.cfunctions import log2
 
-    from symcomm.evaluation import exact
-    from symcomm.printing import render
+    from symcomm.numbers.evaluation import exact
+    from symcomm.core.printing import render
 
     def least_k(n):  # hand: the smallest k with 2^k ≥ n
         return next(k for k in range(-80, 200) if Fraction(2) ** k >= n)
@@ -151,8 +151,8 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 def _expressions():
-    from symcomm.algorithms import ALGORITHMS
-    from symcomm.subjects import subject
+    from symcomm.collectives.algorithms import ALGORITHMS
+    from symcomm.training.subjects import subject
 
     hybrid = subject("hybrid")
     out = {"ring time": algorithm("all_reduce", "ring").cost.time, "hybrid time": hybrid.cost.time,
@@ -225,7 +225,7 @@ def test_integer_arrays_take_the_float_path_unless_exact():
 
 
 def test_scalar_code_is_plain_python_and_branches_are_taken_not_selected():
-    from symcomm.subjects import subject
+    from symcomm.training.subjects import subject
 
     ev = evaluator(subject("hybrid").cost.time)
     assert "numpy" not in ev.scalar_source and "select" not in ev.scalar_source

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symcomm import presets, steptime
-from symcomm.cli import main
+from symcomm import presets
+from symcomm.training import step as steptime
+from symcomm.commands.main import main
 from symcomm.planner import PlanError, Request, enumerate_layouts, memory_floor, plan
 
 LLAMA8B = presets.model("llama3-8b")
@@ -496,7 +497,7 @@ def test_each_rows_eval_command_reproduces_it(argv, capsys):
 
 # -- one-line usage errors (issue 22, item 8) ---------------------------------------------------------
 
-@pytest.mark.parametrize("entry", ["symcomm.__main__", "symcomm.cli"])      # `symcomm plan` and python -m symcomm.cli
+@pytest.mark.parametrize("entry", ["symcomm.__main__", "symcomm.commands.main"])      # `symcomm plan` and python -m symcomm.commands.main
 @pytest.mark.parametrize("extra, names", [(("--json", "--csv"), ("--json", "--csv")), (("--gpus",), ("--gpus",)),
                                           (("--top",), ("--top",))])
 def test_usage_errors_are_one_line(entry, extra, names, capsys):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from symcomm import presets
-from symcomm.cli import main
+from symcomm.commands.main import main
 
 
 def rel(x, y):
@@ -144,7 +144,7 @@ def test_eval_preset_errors(capsys):
 
 
 def test_units_dtypes_and_human_quantities():
-    from symcomm.units import DTYPES, human_size, human_time
+    from symcomm.base.units import DTYPES, human_size, human_time
 
     assert DTYPES == {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
     assert human_size(3 * 2 ** 30) == "3.00 GiB" and human_time(2.5e-6) == "2.5 µs"
@@ -154,7 +154,7 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
     # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring crosses the network, so
     # the single-level α, β are the inter-node ones (a note says so)
     import json as _json
-    from symcomm.cli import main
+    from symcomm.commands.main import main
     from symcomm.presets import hardware, model
 
     assert main(["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100", "--json", "--verbose"]) == 0
@@ -212,7 +212,7 @@ def test_each_meaning_of_the_inter_node_link_goes_to_the_algorithms_of_its_formu
     # A hand-written file with both links (round numbers, so that each value is recognisable): flat
     # algorithms spanning nodes and the strategies' groups across nodes take inter (100 GB/s, 1 µs), the
     # two-level forms' inter-node phase inter_two_level (10 GB/s, 5 µs), and everything inside a node intra.
-    from symcomm.errors import InputError
+    from symcomm.base.errors import InputError
 
     doc = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
            "inter": {"bytes_per_second": 1e11, "latency_s": 1e-6, "fitted_as": "flat"},

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from symcomm.primitives import PRIMITIVES
+from symcomm.collectives.primitives import PRIMITIVES
 
 define = {name: p.define for name, p in PRIMITIVES.items()}
 

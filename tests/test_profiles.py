@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from symcomm import symbols as S
-from symcomm.algorithms import ALGORITHMS
-from symcomm.cli import main
-from symcomm.evaluation import exact
-from symcomm.predict import rows_from
-from symcomm.primitives import PRIMITIVES
-from symcomm.profiles import GLOO, NCCL_CHUNK_BYTES, PROFILES, chunks, gloo_wire, profile, strategy_cost
-from symcomm.strategies import STRATEGIES
+from symcomm.core import symbols as S
+from symcomm.collectives.algorithms import ALGORITHMS
+from symcomm.commands.main import main
+from symcomm.numbers.evaluation import exact
+from symcomm.measurement.predict import rows_from
+from symcomm.collectives.primitives import PRIMITIVES
+from symcomm.collectives.profiles import GLOO, NCCL_CHUNK_BYTES, PROFILES, chunks, gloo_wire, profile, strategy_cost
+from symcomm.training.strategies import STRATEGIES
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
 
@@ -228,7 +228,7 @@ def test_a_term_of_its_own_element_type_is_sized_in_its_own_bytes():
     # gradient is 2400 B in fp32, past MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048
     # (src/mpi/coll/cvars.txt: recursive doubling when ≤ 2048 B): Rabenseifner; the same
     # gradient kept in bf16 (grad_dtype=same) is 1200 B: recursive doubling.
-    from symcomm.profiles import strategy_terms
+    from symcomm.collectives.profiles import strategy_terms
     hybrid = STRATEGIES["hybrid"]
     values = {S.d: 4, S.t: 1, S.p: 1, S.c: 1, S.Phi: 600, S.b: 4, S.s: 8, S.h: 8, S.L: 2, S.m: 1, S.G: 8}
     runs = {}
@@ -288,7 +288,7 @@ def test_gloo_reduce_closed_form_is_gloo_wire_for_every_n_and_m():
     # the catalog's reduce/ring_segmented (a closed form in N, M and K) against gloo_wire, which
     # walks gloo/reduce.cc's loops segment by segment: payload of the root, of the busiest other
     # rank, and in total, to the byte, wherever segments are partial or empty
-    from symcomm.algorithms import algorithm
+    from symcomm.collectives.algorithms import algorithm
     cost = algorithm("reduce", "ring_segmented").cost
     for n, m, item in _reduce_grid():
         wire = gloo_wire("reduce", n, m, item)
@@ -302,7 +302,7 @@ def test_gloo_reduce_sends_by_hand_at_sixteen_mib():
     # non-root sends 14 in the loop + its 8 MiB chunk = 22 MiB = 1.375 M; N = 3: 18 segments (16
     # full, 2 empty), 6 per chunk: 16 − 2 in the loop + 6 MiB = 20 MiB = 1.25 M; N = 4: 16, 4 per
     # chunk: 14 + 4 = 18 MiB = 1.125 M (all three measured: derivations/data/gloo_measurements.json)
-    from symcomm.profiles import algorithm_under
+    from symcomm.collectives.profiles import algorithm_under
     m = 2 ** 22
     for n, want in ((2, 22), (3, 20), (4, 18)):
         impl, rule = algorithm_under(GLOO, "reduce", {S.N: n, S.M: m}, 4)

@@ -4,8 +4,8 @@ import pytest
 import sympy as sp
 
 from symcomm import AtLeast, Claim, ClaimFailed, Limit, POWER_OF_TWO, algorithm, check, prove
-from symcomm.proof import DEFAULT, Domain
-from symcomm.symbols import M, N, log2, log2_ceil
+from symcomm.core.proof import DEFAULT, Domain
+from symcomm.core.symbols import M, N, log2, log2_ceil
 
 ring = algorithm("all_reduce", "ring").cost
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from symcomm import presets
-from symcomm.errors import InputError
-from symcomm.inputs import check, loads
+from symcomm.base.errors import InputError
+from symcomm.base.inputs import check, loads
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "published_runs.json"
 GIB = 2 ** 30

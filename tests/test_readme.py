@@ -34,11 +34,11 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 #: Use-block lines this file does not run, and why (each is checked elsewhere)
 LEFT_OUT = {
-    # rewrites symcomm/kerneldata/, committed data of the checkout it is installed from (an editable
+    # rewrites symcomm/planner/kerneldata/, committed data of the checkout it is installed from (an editable
     # install); tests/test_codegen.py runs the same generation and compares it with the committed files
-    "python -m symcomm.codegen": "rewrites committed files",
+    "python -m symcomm.tools.codegen": "rewrites committed files",
     # measures every evaluator for minutes on a shared machine; docs/speed.md holds the committed run
-    "python -m symcomm.bench": "slow",
+    "python -m symcomm.tools.bench": "slow",
 }
 #: lines that measure with torch (the [measure] extra): run only where torch is installed (always in CI)
 NEEDS_TORCH = ("symcomm validate", "symcomm measure")

@@ -1,4 +1,4 @@
-"""symcomm.rules: the one vocabulary of requirements.  Expected values are hand arithmetic from the
+"""symcomm.core.rules: the one vocabulary of requirements.  Expected values are hand arithmetic from the
 definitions (a power of two is 2^k; 2^⌊log₂6⌋ = 4 since 4 ≤ 6 < 8), never read back from the code."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from symcomm import rules
-from symcomm import symbols as S
-from symcomm.algorithms import CORE_DIVIDES_M, N_DIVIDES_M, PAIR, POW2
+from symcomm.core import rules
+from symcomm.core import symbols as S
+from symcomm.collectives.algorithms import CORE_DIVIDES_M, N_DIVIDES_M, PAIR, POW2
 
 N, M, b, d, p = S.N, S.M, S.b, S.d, S.p
 

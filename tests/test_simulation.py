@@ -1,7 +1,7 @@
 """Execution evidence: every algorithm, run message by message, against its formula.
 
-The simulator (symcomm.simulate) moves numpy buffers and counts; the formulas
-(symcomm.algorithms) are written from the papers.  Neither reads the other: these
+The simulator (symcomm.collectives.simulator) moves numpy buffers and counts; the formulas
+(symcomm.collectives.algorithms) are written from the papers.  Neither reads the other: these
 tests are where they meet.  Data are random integers, so sums are exact.
 """
 
@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from symcomm import symbols as S
-from symcomm.algorithms import (ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M,
-                                CORE_DIVIDES_M)
-from symcomm.evaluation import exact
-from symcomm.primitives import PRIMITIVES
-from symcomm.simulate import EXECUTIONS, run, expected
+from symcomm.core import symbols as S
+from symcomm.collectives.algorithms import ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M, CORE_DIVIDES_M
+from symcomm.numbers.evaluation import exact
+from symcomm.collectives.primitives import PRIMITIVES
+from symcomm.collectives.simulator import EXECUTIONS, run, expected
 
 
 def test_every_algorithm_has_an_execution():

@@ -25,7 +25,7 @@ from conftest import absent
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from symcomm.errors import SymcommError
+from symcomm.base.errors import SymcommError
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "docs" / "site"
@@ -183,7 +183,7 @@ def _agree(page: dict, expected: dict, quantities) -> None:
 
 
 def _subjects(kind: str):
-    from symcomm import site
+    from symcomm.views import site
 
     return [s for s in site.subjects() if s.kind == kind]
 
@@ -191,7 +191,7 @@ def _subjects(kind: str):
 @functools.lru_cache(maxsize=None)
 def _entry(ident: str) -> dict:
     """The page's catalog entry of a subject: its parameters, time constants, quantities, step model."""
-    from symcomm import site
+    from symcomm.views import site
 
     return site.catalog_entry(next(s for s in site.subjects() if s.ident == ident))
 
@@ -201,8 +201,8 @@ def _entry(ident: str) -> dict:
 def test_mathml_writes_ceil_log2_cases_and_escapes_relations():
     import sympy as sp
 
-    from symcomm import symbols as S
-    from symcomm.printing import render
+    from symcomm.core import symbols as S
+    from symcomm.core.printing import render
 
     text = render(S.log2_ceil(S.N) * S.alpha, "mathml")
     assert text.startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
@@ -245,7 +245,7 @@ def test_the_page_loads_only_its_own_files(browser):
 
 def _primitive_points():
     from symcomm import presets
-    from symcomm.units import DTYPES
+    from symcomm.base.units import DTYPES
 
     subs = _subjects("primitive")
     timed = st.fixed_dictionaries({"alpha": st.floats(1e-7, 1e-3), "beta": st.floats(1e-13, 1e-8),
@@ -281,7 +281,7 @@ def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
         if "not allowed: this algorithm needs" in error or "must be a multiple" in error:
             # the page checks requirements in the export's order; eval names the first it finds
             import sympy as sp
-            from symcomm import symbols as S
+            from symcomm.core import symbols as S
 
             problems = sub.problems({S.symbol(k): sp.Integer(v) for k, v in values.items()})
             assert page_error in problems, (page_error, problems)
@@ -292,7 +292,7 @@ def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
 
 
 def _strategy_points():
-    from symcomm.units import DTYPES
+    from symcomm.base.units import DTYPES
 
     small = st.sampled_from([1, 2, 4, 8])
     return st.tuples(
@@ -355,7 +355,7 @@ def test_a_few_points_against_the_command_itself(browser):
              ("hybrid__zero_0", {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096,
                                  "s": 4096, "L": 32, "G": 8, "h_kv": 1024, "V": 32000, "F": 11008, "a": 32},
               "bf16", "a100")]
-    from symcomm import site
+    from symcomm.views import site
 
     by_ident = {s.ident: s for s in site.subjects()}
     for ident, values, dtype, hardware in cases:
@@ -413,7 +413,7 @@ def test_the_state_lives_in_the_url(browser):
 
 @pytest.mark.browser
 def test_the_formula_is_mathml_and_the_chart_draws_every_algorithm(browser):
-    from symcomm.algorithms import ALGORITHMS
+    from symcomm.collectives.algorithms import ALGORITHMS
 
     sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__ring")
     _show(browser, sub, {"N": 8, "M": 2 ** 20}, {}, "bf16", "a100")
@@ -442,7 +442,8 @@ def _opening_cases():
     """(subject, model, hardware) for every view the page offers, reduced to what can change the
     opening values or how eval checks them: a model preset (strategies only), the hardware's GPUs per
     node (G), and for the hybrid the hardware itself (eval then runs the step model)."""
-    from symcomm import presets, site
+    from symcomm import presets
+    from symcomm.views import site
 
     models = ("",) + presets.model_names()
     by_g = {}
@@ -460,7 +461,7 @@ def _opening_cases():
 
 @pytest.mark.slow
 def test_every_view_opens_on_values_eval_accepts():
-    """Each subject's opening values (symcomm.site.opening_values: what app.js shows before anything is
+    """Each subject's opening values (symcomm.views.site.opening_values: what app.js shows before anything is
     typed) with each model and hardware preset choice, evaluated by eval: none is refused.  Before,
     the hybrid opened on b=8, d=4, m=8 (b/d = 2 micro-batches of size 1/4: refused) and deepseek-v3's
     61 layers on p=2 pipeline stages."""
@@ -468,7 +469,7 @@ def test_every_view_opens_on_values_eval_accepts():
     import io
     from types import SimpleNamespace
 
-    from symcomm import site
+    from symcomm.views import site
     from symcomm.api import eval_payload
 
     refused, count = [], 0
@@ -494,7 +495,8 @@ def test_every_view_opens_on_values_eval_accepts():
 def test_the_start_values_meet_the_checks_they_were_chosen_for():
     # hand arithmetic on the page's start: the hybrid splits b over d replicas into m micro-batches,
     # so b/d must be a multiple of m; p divides every preset's layer count (61 is prime: p = 1 only)
-    from symcomm import presets, site
+    from symcomm import presets
+    from symcomm.views import site
 
     start = site.START
     assert (start["b"] // start["d"]) % start["m"] == 0 and start["b"] % start["d"] == 0
@@ -521,7 +523,7 @@ def _node_verdicts(cases: list) -> list:
     node = shutil.which("node")
     if not node:
         absent("node is not installed")     # skipped here, failed in CI (tests/conftest.py)
-    from symcomm.inputs import grammar
+    from symcomm.base.inputs import grammar
 
     script = """
 const make = require(process.argv[1]);
@@ -551,7 +553,7 @@ def _python_verdict(key, text, integer, least, kind):
     """What the command line makes of KEY=TEXT: eval's path (api._with_units for M's size units, then
     inputs.parse_number), as [value, ''] or [None, the error's words]."""
     from symcomm.api import _with_units
-    from symcomm.inputs import parse_number
+    from symcomm.base.inputs import parse_number
 
     try:
         if kind == "M":
@@ -581,7 +583,7 @@ def _grammar_cases(texts) -> list:
 
 
 def test_the_page_reads_numbers_as_the_command_line_does():
-    """The page's reader (numbers.js, in node) and the command line's (symcomm.inputs) on a table of
+    """The page's reader (numbers.js, in node) and the command line's (symcomm.base.inputs) on a table of
     strings: the same value, or the same refusal in the same words.  The page used to take 1,024 and
     0x10 (and 1_000, Infinity), which the command line refuses, and to refuse 3*2**30, which it takes."""
     cases = _grammar_cases(GRAMMAR_TABLE)
@@ -621,7 +623,7 @@ def test_the_page_reads_random_strings_as_the_command_line_does():
 def _families():
     """One subject per primitive and per strategy, and the hybrid's variants whose start differs
     (site.START_WITH_OPTION), each with the model presets that change what is valid."""
-    from symcomm import site
+    from symcomm.views import site
 
     out, seen = [], set()
     for sub in site.subjects():
@@ -641,7 +643,7 @@ def test_every_family_opens_without_an_error(browser):
     divisible by m=8")."""
     from urllib.parse import urlencode
 
-    from symcomm import site
+    from symcomm.views import site
 
     failures = []
     for sub, model in _families():

@@ -1,7 +1,7 @@
 """One training step of a tiny layout, executed as the frameworks order their collectives.
 
 The step is walked micro-batch by micro-batch and layer by layer, each collective run by
-symcomm.simulate's executions on the real global ranks (Megatron order: rank = tp + t·(cp + c·(dp
+symcomm.collectives.simulator's executions on the real global ranks (Megatron order: rank = tp + t·(cp + c·(dp
 + d·pp))); the elements every rank sends are counted per axis.  Context parallelism runs inside
 each layer's attention: ring attention (Megatron-LM/Transformer Engine p2p, ring-flash-attention)
 passes each rank's K and V blocks round the c ranks of its group, Ulysses (DeepSpeed) all-to-alls
@@ -27,9 +27,9 @@ import numpy as np
 import sympy as sp
 from hypothesis import assume, given, settings, strategies as st
 
-from symcomm import simulate as sim
-from symcomm import symbols as S
-from symcomm.strategies import STRATEGIES, cost_in_bytes_of
+from symcomm.collectives import simulator as sim
+from symcomm.core import symbols as S
+from symcomm.training.strategies import STRATEGIES, cost_in_bytes_of
 
 AXES = ("tp", "cp", "ep", "pp", "dp")
 

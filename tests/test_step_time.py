@@ -1,4 +1,4 @@
-"""The step-time model (symcomm/steptime.py): hand-counted cases, the pipeline bubble, the
+"""The step-time model (symcomm/training/step.py): hand-counted cases, the pipeline bubble, the
 data-parallel overlap, the published runs, the fit, and `symcomm eval hybrid --hardware`."""
 
 import json
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symcomm import steptime
+from symcomm.training import step as steptime
 from symcomm.presets import hardware
 
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
@@ -65,7 +65,7 @@ def test_the_gradient_all_reduce_hides_behind_the_backward_only_when_overlapped(
 def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
     # the closed form B* of chapter 11 (α = 0) against the step model's exposed data-parallel time
     from symcomm.derivations.step_time import B_HIDDEN
-    from symcomm import symbols as S
+    from symcomm.core import symbols as S
 
     shape = {"h": 256, "L": 8, "a": 8, "h_kv": 256, "F": 1024, "V": 1000, "s": 128, "e": 1, "v": 1}
     layout = {"t": 2, "p": 2, "d": 8, "c": 1}
@@ -110,8 +110,8 @@ def test_the_committed_constants_are_what_the_fit_finds():
 
 
 def test_selective_recompute_adds_the_attention_core_and_full_a_forward():
-    from symcomm import flops
-    from symcomm.symbols import L, s
+    from symcomm.training import flops
+    from symcomm.core.symbols import L, s
 
     B = sp.Symbol("B", positive=True)
     model = flops.model_flops(B, s)
@@ -121,7 +121,7 @@ def test_selective_recompute_adds_the_attention_core_and_full_a_forward():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "symcomm.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "symcomm.commands.main", *args], capture_output=True, text=True, timeout=120)
 
 
 def test_eval_hybrid_reports_the_step_in_seconds_and_bytes():

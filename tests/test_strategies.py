@@ -1,7 +1,7 @@
 """Strategies against independent reasoning: hand counts from the definitions, published numbers.
 
 Expected values here are written from what each rank holds and sends, never read from
-symcomm.strategies.  Fractions keep them exact.
+symcomm.training.strategies.  Fractions keep them exact.
 """
 
 from fractions import Fraction
@@ -10,8 +10,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings, strategies as st
 
-from symcomm import symbols as S
-from symcomm.strategies import STRATEGIES, Term, forward, strategy
+from symcomm.core import symbols as S
+from symcomm.training.strategies import STRATEGIES, Term, forward, strategy
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -239,7 +239,7 @@ def test_unknown_options_raise_with_the_allowed_values():
 
 def test_every_chapter_claim_proves():
     from symcomm.derivations import CHAPTERS
-    from symcomm.derivation import check_chapters
+    from symcomm.core.chapters import check_chapters
 
     failed = [(chapter.number, proof.claim.name, proof.detail)
               for chapter, proof in check_chapters(CHAPTERS) if not proof]
@@ -390,7 +390,7 @@ def test_hybrid_embeddings_on_the_end_stages():
 
 
 def test_gradient_reductions_in_their_own_element_type():
-    from symcomm.strategies import cost_in_bytes_of
+    from symcomm.training.strategies import cost_in_bytes_of
 
     # Megatron-LM (megatron/training/arguments.py): a bf16 run reduces its gradients in fp32.  ZeRO-1 over d = 8
     # of the Φ/(t·p) shard: the reduce-scatter moves 7/8 of it in 4-byte elements, the all-gather 7/8 in 2-byte ones

@@ -63,7 +63,7 @@ def test_installed_package_is_not_the_source_tree(installed):
 def test_export_every_format(installed, fmt):
     _, python, home = installed
     out = home / f"formulas.{fmt}"
-    got = _run(python, home, "-m", "symcomm.cli", "export", "--format", fmt, "-o", str(out))
+    got = _run(python, home, "-m", "symcomm.commands.main", "export", "--format", fmt, "-o", str(out))
     assert got.returncode == 0, got.stderr
     assert out.stat().st_size > 1000
 
@@ -85,7 +85,7 @@ def test_every_subcommand(installed, argv):
     data = ROOT / "derivations" / "data" / "gloo_measurements.json"
     log = ROOT / "derivations" / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
     argv = [str(data) if word == "DATA" else str(log) if word == "LOG" else word for word in argv]
-    got = _run(python, home, "-m", "symcomm.cli", *argv)
+    got = _run(python, home, "-m", "symcomm.commands.main", *argv)
     assert got.returncode == 0, got.stderr
     if argv[0] == "list":
         assert json.loads(got.stdout)["primitives"]

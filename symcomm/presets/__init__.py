@@ -24,8 +24,8 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from ..errors import InputError
-from .. import notes
+from ..base.errors import InputError
+from ..base import notes
 
 #: a Hugging Face config.json is a few KiB; anything past this is not one
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -175,7 +175,7 @@ def model(name: str) -> Model:
 def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Mistral, Mixtral,
     Qwen2, DeepSeek-V2/V3 key names); no network."""
-    from ..inputs import read_json
+    from ..base.inputs import read_json
 
     path = Path(path)
     what = f"--model-config {str(path)!r}"
@@ -451,7 +451,7 @@ def calibrated_gamma(document: dict) -> tuple[float, bool]:
 def check_hardware_document(document: dict, what: str) -> dict:
     """``document`` if it is a valid hardware file (schema ``hardware`` and the relations a
     schema cannot state), else InputError naming ``what`` and the field."""
-    from ..inputs import check
+    from ..base.inputs import check
 
     check(document, "hardware", what)
     for i, entry in enumerate(document.get("calibration", ())):
@@ -482,7 +482,7 @@ def check_hardware_document(document: dict, what: str) -> dict:
 
 def hardware_file(path) -> Hardware:
     """A hardware description from a JSON file (what ``symcomm calibrate -o`` writes)."""
-    from ..inputs import read_json
+    from ..base.inputs import read_json
 
     what = f"--hardware {str(path)!r}"
     d = read_json(path, "--hardware", "hardware", limit=MAX_HARDWARE_BYTES)
@@ -617,13 +617,13 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
                       hardware_name: str | None = None, dtype: str | None = None,
                       gpus_per_node: str | None = None) -> tuple[dict, str | None]:
     """(KEY=VALUE texts completed from the model preset or config file and the hardware preset
-    for the symbols ``target`` (a :class:`symcomm.subjects.Subject`) uses, the dtype).  An
+    for the symbols ``target`` (a :class:`symcomm.training.subjects.Subject`) uses, the dtype).  An
     explicit KEY=VALUE always wins.  With a hardware preset the time symbols are per byte, so
     the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
     nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's; which link was
-    taken is a note (:mod:`symcomm.notes`)."""
-    from .. import symbols as S
-    from ..inputs import parse_number
+    taken is a note (:mod:`symcomm.base.notes`)."""
+    from ..core import symbols as S
+    from ..base.inputs import parse_number
 
     time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
     needed = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import symbols as S
+from ..core import symbols as S
 
 def _int(name: str) -> sp.Symbol:
     return sp.Symbol(name, integer=True, positive=True)

@@ -1,0 +1,362 @@
+"""symcomm: closed forms, numbers, proofs, layouts and calibration of training communication (COMMAND --help).
+
+The commands: list, show, eval, compare, prove, presets, plan, export, measure, validate,
+calibrate, nccl-tests.
+
+Bad input gets one line on stderr naming the parameter and what is allowed, and exit
+status 2; a failed proof exits 1.  Exact values stay exact: integers print as integers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time as _time
+import sympy as sp
+
+from ..core import symbols as S
+from ..collectives.algorithms import algorithms_of
+from ..api import _SPELLED, _TIME_NAMES, TIME_RULE, UsageError, _strategies, compare_payload, eval_payload, split_assignments
+from ..base import command, notes
+from ..numbers.evaluation import exact, plain
+from ..base.inputs import parse_number
+from ..collectives.primitives import PRIMITIVES
+from ..core.printing import render
+from ..training.subjects import Subject, aliases, option_names, subject
+from ..base.units import DTYPES, bytes_per_element, human_size, human_time
+
+#: More subcommands: "module:function", the function takes argparse's subparsers object,
+#: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
+#: raise UsageError or ValueError for bad input).
+SUBCOMMANDS: tuple[str, ...] = ("symcomm.views.export:register_cli", "symcomm.measurement.measure:register_cli",
+                               "symcomm.planner:register_cli", "symcomm.measurement.calibrate:register_cli")
+
+def _print_step(payload: dict) -> None:
+    cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""
+    print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
+          f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
+          f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])}){cannot}")
+    per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
+    print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
+    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
+          f"HFU {100 * payload['hfu']:.1f} %")
+    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" for k, x in payload["memory"].items())
+    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
+    need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
+    if payload["fits"] is None:
+        print("  fits         unknown: the hardware gives no memory_bytes per GPU")
+    elif payload["fits"]:
+        print(f"  fits         yes: {need:,.0f} bytes ≤ the GPU's {have:,.0f} bytes ({human_size(have, 'bytes')})")
+    else:
+        print(f"  fits         NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
+              f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
+              f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
+    c = payload["constants"]
+    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, kappa {c['kappa']}: "
+          f"{c['source']}")
+
+
+def cmd_eval(args) -> int:
+    payload = eval_payload(args)
+    result_keys, extra_keys = payload.pop("_result_keys"), payload.pop("_extra_keys")
+    if args.json:
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    unit = payload["unit"]
+    given = " ".join(f"{k}={v}" for k, v in payload["values"].items())
+    print(f"{payload['label']}   {given}")
+    for key in result_keys:
+        value = payload[key]
+        if key in ("send", "recv", "total"):
+            shown = human_size(value, unit)
+            if unit == "bytes":
+                shown += f" ({value:,} bytes)" if isinstance(value, int) else ""
+        elif key == "time":
+            shown = human_time(value)
+        elif key in ("alpha", "alpha_inter"):
+            shown = f"{value:,} messages on the critical path"
+        elif key.startswith("beta"):
+            shown = f"{value:,} {unit} moved on the critical path"
+        else:
+            shown = f"{value:,} {unit} reduced on the critical path"
+        print(f"  {key:<12} {shown}")
+    for key in extra_keys:
+        print(f"  {key:<12} {payload[key]}")
+    if "axes" in payload:
+        print("  busiest GPU per axis:")
+        for axis, row in payload["axes"].items():
+            when = f", {human_time(row['time'])}" if "time" in row else ""
+            print(f"    {axis}: send {human_size(row['send'], unit)}{when} — {row['stage']}")
+    if "step_time" in payload:
+        _print_step(payload)
+    for row in payload.get("terms", []):
+        print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
+              f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
+              f"send {human_size(row['send'], unit)}" + (f" [{row['dtype']}]" if "dtype" in row else ""))
+    return 0
+
+
+SHOW_FORMATS = ("pretty", "text", "latex", "markdown", "python", "json")
+
+
+def _show_values(target: Subject, texts: dict) -> dict:
+    """KEY=VALUE given to show: symbols substituted into the formulas (exactly), anything else refused."""
+    known = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL} | set(_TIME_NAMES)
+    out = {}
+    for key, text in texts.items():
+        if key not in known:
+            raise UsageError(f"unknown parameter {key!r} for {target.label}; its formulas use: {', '.join(sorted(known))}")
+        sym = S.symbol(key)
+        out[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=target.least.get(sym, S.least_value(sym)))
+    problems = target.problems(out) if out else []
+    if problems:
+        raise UsageError(problems[0])
+    return out
+
+
+def cmd_show(args) -> int:
+    texts, option_texts = split_assignments(args.assignments, set(option_names(args.name)))
+    target = subject(args.name, args.algorithm, **option_texts)
+    if args.format not in SHOW_FORMATS:
+        raise UsageError(f"--format {args.format!r} is not allowed; choose one of {', '.join(SHOW_FORMATS)}")
+    values = _show_values(target, texts)
+    fields = {key: expr for key, expr in target.quantities().items() if key != "time" or expr != 0}
+    shown = {key: exact(expr, values) if values else expr for key, expr in fields.items()}
+    given = ", ".join(f"{S.BY_SYMBOL[k].cli_name}={v}" for k, v in values.items())
+    if args.format == "json":
+        from ..core.exprtree import to_tree
+
+        print(json.dumps({
+            "name": target.name, **({"algorithm": target.algorithm} if target.kind == "primitive" else
+                                     {"options": dict(target.options)}),
+            "values": {S.BY_SYMBOL[k].cli_name: plain(v) for k, v in values.items()},
+            "convention": target.convention, "requires": list(target.requires), "source": target.source,
+            "formulas": {key: {"text": sp.sstr(expr), "latex": render(expr, "latex"), "tree": to_tree(expr)}
+                         for key, expr in shown.items()},
+        }, indent=2, ensure_ascii=False))
+        return 0
+    if args.format == "markdown":
+        print(f"**{target.label}**" + (f" at {given}" if given else "") + "\n")
+        print("| quantity | formula |\n|---|---|")
+        for key, expr in shown.items():
+            print(f"| {key} | {render(expr, 'markdown')} |")
+        print(f"\n{target.convention}. Source: {target.source}")
+        return 0
+    print(f"{target.label}" + (f"   at {given} (substituted; the rest stays symbolic)" if given else ""))
+    print(f"  convention: {target.convention}")
+    if target.requires:
+        print(f"  requires:   {'; '.join(target.requires)}")
+    print(f"  source:     {target.source}")
+    for key, expr in shown.items():
+        if args.format == "pretty":
+            block = sp.pretty(expr, use_unicode=True, wrap_line=False).splitlines() or [""]
+            print(f"  {key:<12} {block[0]}")
+            for line in block[1:]:
+                print(f"  {'':<12} {line}")
+        else:
+            print(f"  {key:<12} {render(expr, args.format)}")
+    for term in target.terms:
+        count, group, message = (exact(x, values) if values else x for x in (term.count, term.group, term.message))
+        print(f"  · {term.label}: {sp.sstr(count)} × {term.primitive}/{term.algorithm} "
+              f"on {sp.sstr(group)} ranks, message {sp.sstr(message)}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    """Every algorithm of a primitive side by side (symcomm.api.compare_payload), printed."""
+    out = compare_payload(args)
+    rows, ranges, skipped = out["algorithms"], out["fastest_by_message_size"], out["skipped"]
+    best, dtype, scale = next(r for r in rows if r["algorithm"] == out["best"]), out["dtype"], out["bytes_per_element"]
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
+        return 0
+    # the counts eval prints, in bytes of dtype; the inter-node pair only when a two-level algorithm ran
+    columns = [("alpha", "α msgs", 8), ("beta", "β bytes", 16), ("gamma", "γ bytes", 16)]
+    if any("alpha_inter" in r for r in rows):
+        columns += [("alpha_inter", "α_inter msgs", 13), ("beta_inter", "β_inter bytes", 16)]
+    group = f"N={out['N']}, " if out["N"] is not None else "2 ranks, "
+    print(f"{args.name} on {group}M={out['M']:,} elements ({dtype}, {scale} bytes each): counts on the "
+          "critical path and time, each algorithm evaluated as eval --algorithm evaluates it")
+    print(f"  {'algorithm':<24}" + "".join(f" {title:>{width}}" for _, title, width in columns) + f" {'time':>10}")
+    for r in sorted(rows, key=lambda r: r["time"]):
+        mark = "  ← best" if r is best else ""
+        print(f"  {r['algorithm']:<24}" + "".join(f" {r[key]:>{width},}" if key in r else f" {'–':>{width}}"
+                                                  for key, _, width in columns)
+              + f" {human_time(r['time']):>10}{mark}")
+    print("  fastest by message size among host-based algorithms (elements; where the lines cross):")
+    for r in ranges:
+        crossing = (f"   (overtakes at M ≈ {r['crossover_elements']:,.0f} elements, "
+                    f"{human_size(r['crossover_elements'] * scale, 'bytes')})") if "crossover_elements" in r else ""
+        print(f"    {r['from_elements']:>15,} – {r['to_elements']:<15,} {r['algorithm']}{crossing}")
+    for line in skipped:
+        print(f"  not run: {line}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    primitives = [
+        {"name": p.name, "title": p.title, "pattern": p.pattern, "reduces": p.reduces,
+         "algorithms": [{"name": a.name, "requires": [r.text for r in a.requires],
+                         "summary": a.summary, "source": a.source}
+                        for a in algorithms_of(p.name)]}
+        for p in PRIMITIVES.values()
+    ]
+    listed = list(_strategies().items()) + [(alias, _strategies()[own]) for alias, own in aliases().items()]
+    strategies = [
+        {"name": key, "title": s.title, "options": {n: {"default": o.text(o.default), "allowed": list(o.texts)}
+                                                    for n, o in s.options.items()},
+         **({"alias_of": s.name} if key != s.name else {})}
+        for key, s in listed
+    ]
+    if args.json:
+        print(json.dumps({"primitives": primitives, "strategies": strategies}, indent=2, ensure_ascii=False))
+        return 0
+    for p in primitives:
+        print(f"{p['name']:<15} {', '.join(a['name'] for a in p['algorithms'])}")
+    if strategies:
+        print()
+        for s in strategies:
+            opts = " ".join(f"{n}={o['default']}" for n, o in s["options"].items())
+            alias = f" (alias of {s['alias_of']})" if "alias_of" in s else ""
+            print(f"{s['name']:<15} {s['title']}{alias}" + (f"  [{opts}]" if opts else ""))
+    return 0
+
+
+def cmd_presets(args) -> int:
+    """Every hardware and model preset with its values and sources."""
+    from .. import presets
+
+    systems = [presets.describe_hardware(presets.hardware(name)) for name in presets.hardware_names()]
+    models = []
+    for name in presets.model_names():
+        m = presets.model(name)
+        models.append({"name": name, "title": m.title, "family": m.family, "values": m.values(),
+                       "published_parameters": m.published_parameters, "source": m.source})
+    if args.json:
+        print(json.dumps({"hardware": systems, "models": models}, indent=2, ensure_ascii=False))
+        return 0
+    print("hardware (bandwidth per GPU per direction; alpha per message)")
+    for h in systems:
+        print(f"  {h['name']:<11} {h['title']}")
+        for level in ("intra", "inter"):
+            x = h[level]
+            print(f"    {level}  {x['bytes_per_second'] / 1e9:g} GB/s, alpha {x['latency_s'] * 1e6:g} us: {x['title']} "
+                  f"({x['conversion']}; {x['source']}; latency: {x['latency_source']})")
+        print(f"    G {h['gpus_per_node']}, memory {h['memory_bytes'] / 1e9:g} GB, HBM {h['hbm_bytes_per_second'] / 1e12:g} TB/s "
+              f"({h['source']})")
+        if h["peak_flops"]:
+            peaks = ", ".join(f"{k} {v / 1e12:g}" for k, v in h["peak_flops"].items())
+            print(f"    peak TFLOP/s {peaks} ({h['peak_source']})")
+        if h["step_time"]:
+            consts = ", ".join(f"{k} {v:g}" for k, v in h["step_time"].items())
+            print(f"    step time {consts} ({h['step_time_source']})")
+    print()
+    print("models")
+    for m in models:
+        shown = " ".join(f"{k}={v}" for k, v in m["values"].items())
+        print(f"  {m['name']:<16} {m['title']}: {shown} ({m['source']})")
+    return 0
+
+
+def _progress(text: str) -> None:
+    """A progress line on stderr, for a person watching a terminal (never in a pipe or a log)."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + text if text else "\r\033[K")
+        sys.stderr.flush()
+
+
+def cmd_prove(args) -> int:
+    started = _time.perf_counter()
+    _progress("symcomm prove: building the chapters' claims ...")
+    from ..derivations import CHAPTERS
+    from ..core.proof import check, is_definition
+
+    failed = count = definitions = failed_definitions = 0
+    for number, chapter in enumerate(CHAPTERS, 1):
+        _progress(f"symcomm prove: chapter {number} of {len(CHAPTERS)} ({chapter.slug}) ...")
+        for claim in chapter.all_claims():
+            proof = check(claim)
+            definition = is_definition(claim)
+            if definition:
+                definitions += 1
+            else:
+                count += 1
+            if proof:
+                if not args.quiet:
+                    print(f"{'def' if definition else 'ok':<5} [{chapter.slug}] {claim.name}")
+            else:
+                if definition:
+                    failed_definitions += 1
+                else:
+                    failed += 1
+                print(f"FAIL  [{chapter.slug}] {claim.name}: {proof.detail}")
+    _progress("")
+    seconds = _time.perf_counter() - started
+    print(f"{count - failed} of {count} claims proved in {len(CHAPTERS)} chapters, "
+          f"{definitions - failed_definitions} of {definitions} definitions (true by construction) checked apart "
+          f"({seconds:.1f} s)")
+    return 1 if failed or failed_definitions else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = command.Parser(prog="symcomm", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=command.Parser)
+    p = sub.add_parser("list", help="every primitive with its algorithms, and the strategies")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+    p.set_defaults(run=cmd_list)
+    for name, fn, text in (("show", cmd_show, "closed forms"), ("eval", cmd_eval, "numbers")):
+        p = sub.add_parser(name, help=f"{text} of a primitive or strategy")
+        p.add_argument("name", help="a primitive or a strategy (symcomm list shows them)")
+        p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                       help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
+        p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
+        if name == "show":
+            p.add_argument("--format", default="pretty",
+                           help="pretty (Unicode, cases as cases; the default), text (one line), latex, markdown "
+                                "(a table), python or json (text, LaTeX and an expression tree per formula)")
+        else:
+            p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 when a time is asked "
+                                           "without it")
+            p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
+            p.add_argument("--model", help="model preset: fills Phi, h, L, a, h_kv, s (and E, k, L_moe, Phi_E)")
+            p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
+            p.add_argument("--hardware", help="hardware preset or file (path/to/hardware.json): fills alpha, beta, gamma, alpha_inter, beta_inter "
+                                              "(per byte; --dtype defaults to bf16) and G")
+            p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+        p.set_defaults(run=fn)
+    p = sub.add_parser("presets", help="every hardware and model preset with its values and sources")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+    p.set_defaults(run=cmd_presets)
+    p = sub.add_parser("compare", help="every algorithm of a primitive side by side at N and M, the best marked, "
+                                       "and where they cross")
+    p.add_argument("name", help="a primitive (symcomm list shows them)")
+    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                   help="N, M (M=1GiB allowed), and G, C, K for the algorithms that take them (as eval); " + TIME_RULE)
+    p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 by default")
+    p.add_argument("--hardware", help="a hardware preset or file: fills alpha, beta, gamma, their inter-node pair and G, "
+                                      "as for eval (a flat group over nodes at the inter-node link)")
+    p.add_argument("--json", action="store_true", help="one JSON document (seconds, elements)")
+    p.set_defaults(run=cmd_compare)
+    p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
+    p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
+    p.set_defaults(run=cmd_prove)
+    for path in SUBCOMMANDS:
+        module, _, function = path.partition(":")
+        getattr(importlib.import_module(module), function)(sub)
+    for each in sub.choices.values():
+        notes.add_flag(each)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    # the one mapping of errors to exit statuses and of notes to stderr (symcomm.base.command), as `symcomm plan`'s
+    return command.run(build_parser(), argv)
+
+
+if __name__ == "__main__":
+    # run the module's importable twin so that UsageError is the class subcommands raise
+    from symcomm.commands.main import main as _main
+
+    sys.exit(_main())

@@ -1,0 +1,236 @@
+"""Render expressions for people and for code: one function per output format.
+
+SymPy's printers do the work.  The LaTeX printer is SymPy's, taught two things that
+its default gets wrong for this subject: log₂N prints as \\log_2 N, and symbols print
+in the source article's notation (Φ, α_inter...).  Everything that shows a formula — the CLI,
+the templates, the exporters — goes through :func:`render`.  ⌈log₂N⌉ prints itself
+(:class:`symcomm.core.symbols.CeilLog2`), through the log₂ of the printer it is given.
+
+Prose is escaped here too, once per target: :func:`tex_text` for LaTeX,
+:func:`markdown_text` for Markdown prose and :func:`markdown_cell` for a Markdown table
+cell.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.mathml import MathMLPresentationPrinter
+
+FORMATS = ("text", "latex", "markdown", "python", "mathml")
+
+
+class SymcommLatexPrinter(LatexPrinter):
+    """SymPy's LaTeX printer with log₂ written the way papers write it."""
+
+    def _print_Integer(self, expr):
+        # 300647710720 → 300\,647\,710\,720: digits grouped in threes, as tables print them
+        text = str(abs(int(expr)))
+        if len(text) <= 5:
+            return str(expr)
+        groups = [text[max(0, i - 3):i] for i in range(len(text), 0, -3)][::-1]
+        return ("-" if expr < 0 else "") + r"\,".join(groups)
+
+    def _print_log2(self, expr, exp=None):
+        arg = expr.args[0]
+        inner = self._print(arg)
+        body = rf"\log_2 {inner}" if arg.is_Symbol else rf"\log_2\left({inner}\right)"
+        return rf"\left({body}\right)^{{{exp}}}" if exp else body
+
+
+def latex(expr, pull_factors: bool = True) -> str:
+    """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
+    (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
+    expr = sp.sympify(expr, strict=True)
+    if pull_factors and not expr.has(sp.Piecewise):
+        expr = sp.factor_terms(expr)
+        return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
+    return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
+
+
+def visible_length(tex: str) -> int:
+    """A rough width of printed LaTeX math, in characters: commands count as one glyph,
+    \\left, \\right, braces and spaces as none (only to decide where a line is long)."""
+    tex = re.sub(r"\\(left|right)\b", "", tex)
+    tex = re.sub(r"\\[a-zA-Z]+", "x", tex)
+    return len(re.sub(r"[{}\\ ]", "", tex))
+
+
+def latex_lines(expr, width: int = 80) -> list[str]:
+    """:func:`latex`, broken for a display that is too narrow for it: a sum whose printed
+    form is wider than ``width`` (see :func:`visible_length`) is cut between its terms, each
+    line after the first starting with its sign.  Anything else is one line."""
+    expr = sp.sympify(expr, strict=True)
+    whole = latex(expr)
+    if visible_length(whole) <= width:
+        return [whole]
+    # the same form and order as latex() prints
+    if expr.has(sp.Piecewise):
+        printer = SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"})
+    else:
+        expr, printer = sp.factor_terms(expr), SymcommLatexPrinter({"mul_symbol": None})
+    if not expr.is_Add:
+        return [whole]
+    lines: list[str] = []
+    for i, term in enumerate(printer._as_ordered_terms(expr, order=printer._settings["order"])):
+        text = printer.doprint(term)
+        if i:
+            text = f"- {text[1:].lstrip()}" if text.startswith("-") else f"+ {text}"
+        if lines and visible_length(lines[-1] + text) <= width:
+            lines[-1] = f"{lines[-1]} {text}"
+        else:
+            lines.append(text)
+    return lines
+
+
+_MATHML_RELATIONS = {"<": "&lt;", "<=": "&le;", ">": "&gt;", ">=": "&ge;", "==": "=", "!=": "&ne;"}
+
+
+class SymcommMathMLPrinter(MathMLPresentationPrinter):
+    """SymPy's presentation MathML printer taught what its default gets wrong here: ⌈log₂N⌉ and
+    ones(n) as the papers write them (not ``ceillog2(N)``), a Piecewise as cases, and relations
+    escaped (SymPy writes its text unescaped, so ``<`` would end up raw in the page)."""
+
+    def _row(self, *nodes):
+        row = self.dom.createElement("mrow")
+        for node in nodes:
+            row.appendChild(node)
+        return row
+
+    def _op(self, text: str):
+        node = self.dom.createElement("mo")
+        node.appendChild(self.dom.createTextNode(text))
+        return node
+
+    def _word(self, text: str):
+        node = self.dom.createElement("mtext")
+        node.appendChild(self.dom.createTextNode(text))
+        return node
+
+    def _log2_of(self, arg):
+        name = self.dom.createElement("msub")
+        log = self.dom.createElement("mi")
+        log.appendChild(self.dom.createTextNode("log"))
+        two = self.dom.createElement("mn")
+        two.appendChild(self.dom.createTextNode("2"))
+        name.appendChild(log)
+        name.appendChild(two)
+        inner = self._print(arg)
+        if not arg.is_Symbol:
+            inner = self._row(self._op("("), inner, self._op(")"))
+        return self._row(name, self._op("&ApplyFunction;"), inner)
+
+    def _print_CeilLog2(self, expr):
+        return self._row(self._op("&lceil;"), self._log2_of(expr.args[0]), self._op("&rceil;"))
+
+    def _print_log2(self, expr):
+        return self._log2_of(expr.args[0])
+
+    def _print_OnesBelow(self, expr):
+        name = self.dom.createElement("mi")
+        name.appendChild(self.dom.createTextNode("ones"))
+        return self._row(name, self._op("&ApplyFunction;"),
+                         self._row(self._op("("), self._print(expr.args[0]), self._op(")")))
+
+    def _print_Relational(self, expr):
+        return self._row(self._print(expr.lhs), self._op(_MATHML_RELATIONS[expr.rel_op]), self._print(expr.rhs))
+
+    def _print_Piecewise(self, expr):
+        table = self.dom.createElement("mtable")
+        table.setAttribute("columnalign", "left left")
+        for value, cond in expr.args:
+            row = self.dom.createElement("mtr")
+            for node in (self._print(value),
+                         self._word("otherwise") if cond == sp.true else
+                         self._row(self._word("if "), self._print(cond))):
+                cell = self.dom.createElement("mtd")
+                cell.appendChild(node)
+                row.appendChild(cell)
+            table.appendChild(row)
+        return self._row(self._op("{"), table)
+
+
+def mathml(expr) -> str:
+    """Presentation MathML of ``expr`` (the contents of a ``<math>`` element), in the same shape as
+    :func:`latex` prints it: numeric factors pulled out of a sum without cases."""
+    expr = sp.sympify(expr, strict=True)
+    if not expr.has(sp.Piecewise):
+        expr = sp.factor_terms(expr)
+    return SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+
+
+def render(expr, fmt: str = "text") -> str:
+    expr = sp.sympify(expr, strict=True)
+    if fmt == "text":
+        return sp.sstr(expr)
+    if fmt == "latex":
+        return latex(expr)
+    if fmt == "markdown":
+        return f"${latex(expr)}$"
+    if fmt == "python":
+        return sp.pycode(expr)
+    if fmt == "mathml":
+        return f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">{mathml(expr)}</math>'
+    raise ValueError(f"--format {fmt!r} is not allowed; choose one of {', '.join(FORMATS)}")
+
+
+# -- text for LaTeX --------------------------------------------------------------------------
+
+_TEX_TEXT = {
+    "Φ": r"$\Phi$", "Ψ": r"$\Psi$", "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$",
+    "−": "-", "–": "--", "—": "---", "≥": r"$\ge$", "≤": r"$\le$", "→": r"$\to$", "×": r"$\times$",
+    "·": r"$\cdot$", "≈": r"$\approx$", "∞": r"$\infty$", "⌈": r"$\lceil$", "⌉": r"$\rceil$",
+    "₂": r"$_2$", "²": r"$^2$", "¹": r"$^1$", "⁰": r"$^0$", "³": r"$^3$", "µ": r"$\mu$", "§": r"\S{}",
+    "⌊": r"$\lfloor$", "⌋": r"$\rfloor$", "≠": r"$\ne$", "…": r"\ldots{}", "“": "``", "”": "''", "’": "'", "‘": "`", "½": r"$\frac12$",
+    "σ": r"$\sigma$", "Σ": r"$\Sigma$", "ε": r"$\epsilon$", "⁻": r"$^-$", "√": r"$\surd$",
+    "⁹": r"$^9$", "ᵀ": r"$^{\top}$", "÷": r"$\div$", "η": r"$\eta$", "ć": r"\'c",
+    "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "ø": r"{\o}",
+}
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_CJK_GROUP = re.compile(r"\s*[（(][^)）]*[\u2e80-\u9fff][^)）]*[)）]")
+_CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
+
+
+# with breaks=True a line may break after _ and /: file paths and identifiers
+# (src/mpi/coll/bcast/bcast_intra_binomial.c) are words too long for a line
+_TEX_BREAKS = {"_": r"\_\allowbreak{}", "/": r"/\allowbreak{}"}
+
+
+def tex_text(text: str, breaks: bool = False) -> str:
+    """Prose for pdflatex: specials escaped, known symbols mapped, CJK dropped (the
+    source article's title in Chinese has no glyphs in pdflatex; the English citation stays).
+    ``breaks=True`` lets a line break after ``_`` and ``/`` (long paths and names)."""
+    text = _CJK.sub("", _CJK_GROUP.sub("", str(text)))
+    out = []
+    for ch in text:
+        if breaks and ch in _TEX_BREAKS:
+            out.append(_TEX_BREAKS[ch])
+        elif ch in _TEX_SPECIAL:
+            out.append(_TEX_SPECIAL[ch])
+        elif ch in _TEX_TEXT:
+            out.append(_TEX_TEXT[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+# -- text for Markdown -----------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\|*_`<>\[\]])")
+
+
+def markdown_text(text) -> str:
+    """Prose for a Markdown page: characters Markdown would read as markup are escaped
+    (backslash, ``|``, ``*``, ``_``, backtick, ``<``, ``>``, brackets)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def markdown_cell(text) -> str:
+    """Text for one cell of a Markdown table: ``|`` escaped, line breaks made spaces
+    (the rest is left as written: a cell may hold ``$LaTeX$`` and inline markup)."""
+    return str(text).replace("|", r"\|").replace("\n", " ")

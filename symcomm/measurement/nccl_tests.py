@@ -1,0 +1,553 @@
+"""nccl-tests: its output read as data, its conventions, and its table predicted.
+
+nccl-tests (github.com/NVIDIA/nccl-tests) prints one row per message size::
+
+    #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+    #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+       1048576        262144     float     sum      -1    76.71   13.67   23.92      0    77.73   13.49   23.61      0
+
+out-of-place then in-place (``src/util.cu``: ``writeBenchmarkLinePreamble``,
+``writeBenchmarkLineBody``); older releases print ``error`` instead of ``#wrong``, no
+``root`` or ``redop`` column, and ``N/A`` when validation is off.  Its conventions
+(``doc/PERFORMANCE.md``): the size S is the full buffer in bytes (the all-gather's output,
+the reduce-scatter's input, the all-to-all's per-rank buffer), ``algbw = S / t`` and
+``busbw = algbw × factor``: 2(n−1)/n for all-reduce, (n−1)/n for all-gather,
+reduce-scatter and all-to-all, 1 for broadcast, reduce and send/receive.  That S is
+symcomm's M (ARCHITECTURE.md, "Conventions": M is the full buffer, as in nccl-tests).
+
+:func:`read` turns a log into :class:`Log` values (one per test it holds): every number
+bounded before use (:mod:`symcomm.base.inputs`), the file size capped (:mod:`symcomm.base.files`), a
+row it cannot read reported with its line number, never guessed.  :class:`Model` is what a
+calibration keeps (the catalog's α-β-γ formula with fitted α, β, and the per-size
+efficiency curve); :func:`table` prints the predicted table in nccl-tests' own layout.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from ..core import rules
+from ..core import symbols as S
+from ..collectives.algorithms import algorithm as catalog_algorithm
+from ..base.errors import InputError
+from ..numbers.evaluation import fast
+from ..base.files import MIB, read_capped
+from ..base.inputs import parse_real, parse_whole
+
+#: a log larger than this is not an nccl-tests log
+MAX_LOG_BYTES = 16 * MIB
+MAX_ROWS = 10_000
+#: sizes and times a row may state (1 PiB, one day)
+MAX_BYTES = 2 ** 50
+MAX_TIME_US = 86_400e6
+MAX_GBPS = 1e6
+
+#: nccl-tests' element types and their sizes (src/common.cu, test_typenames)
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2,
+               "float": 4, "double": 8, "bfloat16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
+               "char": 1, "int": 4}
+REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "premulsum", "none", "all")
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One nccl-tests program: its name, symcomm's primitive, its busbw factor's numerator
+    and denominator as functions of n (factor = num(n)/den(n)), and what its count column is."""
+
+    name: str
+    primitive: str
+    title: str
+    per_rank_count: bool           # the count column is S / (n · element size), not S / element size
+
+    def factor(self, n: int) -> float:
+        """busbw / algbw (doc/PERFORMANCE.md)."""
+        if self.name == "all_reduce":
+            return 2 * (n - 1) / n
+        if self.name in ("all_gather", "reduce_scatter", "alltoall"):
+            return (n - 1) / n
+        return 1.0
+
+    def buffers(self, size: int, elt: int, n: int) -> tuple[int, int]:
+        """(printed size, printed count) of a requested size, as nccl-tests computes them
+        (src/common.cu setupArgs and each test's GetCollByteCount)."""
+        count = size // elt
+        if self.name in ("all_gather", "reduce_scatter"):
+            base = (count // n) & ~(16 // elt - 1) if elt <= 16 else count // n
+            return base * n * elt, base
+        if self.name == "alltoall":
+            param = (count // n) & ~(16 // elt - 1) if elt <= 16 else count // n
+            return n * param * elt, param
+        return count * elt, count
+
+
+COLLECTIVES = {c.name: c for c in (
+    Collective("all_reduce", "all_reduce", "all-reduce", False),
+    Collective("all_gather", "all_gather", "all-gather", True),
+    Collective("reduce_scatter", "reduce_scatter", "reduce-scatter", True),
+    Collective("alltoall", "all_to_all", "all-to-all", True),
+    Collective("broadcast", "broadcast", "broadcast", False),
+    Collective("reduce", "reduce", "reduce", False),
+    Collective("sendrecv", "send_recv", "send/receive", False),
+)}
+_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+            "all_to_all": "alltoall", "send_recv": "sendrecv", "bcast": "broadcast"}
+
+
+def collective(name: str) -> Collective:
+    """A collective by its nccl-tests name (``all_reduce``, ``all_reduce_perf``) or symcomm's."""
+    key = str(name).strip().lower()
+    key = key[:-5] if key.endswith("_perf") else key
+    key = _ALIASES.get(key, key)
+    if key not in COLLECTIVES:
+        shown = name if len(str(name)) <= 30 else str(name)[:27] + "..."
+        raise InputError(f"collective {shown!r} is not allowed; choose one of {', '.join(COLLECTIVES)}")
+    return COLLECTIVES[key]
+
+
+# -- reading a log --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Side:
+    """One measurement of a row: out-of-place or in-place."""
+
+    time_s: float
+    algbw: float                   # bytes/s, as printed (GB/s × 10⁹)
+    busbw: float
+    wrong: float | None            # None: N/A (validation off)
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    size: int                      # bytes, the full buffer S
+    count: int
+    dtype: str
+    redop: str
+    root: int | None
+    out_of_place: Side | None
+    in_place: Side | None
+
+    @property
+    def measured(self) -> Side:
+        """The out-of-place measurement (nccl-tests' first), or the in-place one when only it exists."""
+        return self.out_of_place or self.in_place
+
+
+@dataclass(frozen=True)
+class Log:
+    """One test of a log: its rows and what its header said."""
+
+    path: str
+    collective: Collective | None
+    ranks: int | None
+    hosts: int | None
+    gpus_per_node: int | None
+    devices: tuple[str, ...]
+    rows: tuple[Row, ...]
+    avg_busbw: float | None = None
+    notes: tuple[str, ...] = ()
+    first_line: int = 1
+
+    @property
+    def nodes(self) -> int:
+        if self.ranks and self.gpus_per_node:
+            return max(1, -(-self.ranks // self.gpus_per_node))
+        return 1
+
+    @property
+    def device(self) -> str:
+        return self.devices[0] if self.devices else ""
+
+
+_PROGRAM = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv)_perf\b")
+_STARTING = re.compile(r"Collective test starting:\s*(\S+)")
+_NTHREAD = re.compile(r"nThread\s+(\d{1,6})\s+nGpus\S*\s+(\d{1,6})")
+_RANK = re.compile(r"(?:#\s*|^\s*)Rank\s+(\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+(?:on\s+(\S+)\s+)?device\s+\d+\s+\[[^\]]*\]\s*(.*)$")
+_AVG = re.compile(r"Avg bus bandwidth\s*:\s*([0-9.eE+-]{1,24})")
+_UNITS = re.compile(r"\(B\)\s+\(elements\)")
+_INT = re.compile(r"-?[0-9]{1,20}\Z")
+_REAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?\Z")
+
+
+def _short(text: str, most: int = 60) -> str:
+    text = "".join(ch if ch.isprintable() else "?" for ch in text.strip())
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+class _Reader:
+    def __init__(self, path: str, what: str):
+        self.path, self.what = path, what
+
+    def fail(self, line: int, message: str) -> InputError:
+        return InputError(f"{self.what} {self.path!r} line {line}: {message}")
+
+    def real(self, token: str, line: int, column: str, most: float) -> float:
+        if not _REAL.match(token):
+            raise self.fail(line, f"{column} {_short(token, 24)!r} is not a number")
+        try:
+            return parse_real(column, token, least=0.0, most=most)
+        except InputError:
+            raise self.fail(line, f"{column} {_short(token, 24)} is out of range (0 to {most:g})") from None
+
+    def whole(self, token: str, line: int, column: str, least: int, most: int) -> int:
+        if not _INT.match(token):
+            raise self.fail(line, f"{column} {_short(token, 24)!r} is not a whole number")
+        if token.startswith("-"):
+            value = -parse_whole(column, token[1:], least=0, most=most) if token[1:] != "0" else 0
+            if value < least:
+                raise self.fail(line, f"{column} {token} is out of range ({least} to {most})")
+            return value
+        try:
+            return parse_whole(column, token, least=max(least, 0), most=most)
+        except InputError:
+            raise self.fail(line, f"{column} {_short(token, 24)} is out of range ({least} to {most:,})") from None
+
+    def side(self, tokens: list[str], line: int, unit: float) -> Side | None:
+        time_text, alg, bus = tokens[0], tokens[1], tokens[2]
+        if time_text.upper() == "N/A":
+            return None
+        t = self.real(time_text, line, "time", MAX_TIME_US) * unit
+        if t <= 0:
+            raise self.fail(line, "time 0 is not a measurement")
+        wrong = None
+        if len(tokens) > 3 and tokens[3].upper() != "N/A":
+            wrong = self.real(tokens[3], line, "#wrong", 2.0 ** 62)
+        return Side(t, self.real(alg, line, "algbw", MAX_GBPS) * 1e9, self.real(bus, line, "busbw", MAX_GBPS) * 1e9, wrong)
+
+    def row(self, tokens: list[str], at: int, line: int, unit: float, root_column: bool | None) -> Row:
+        size = self.whole(tokens[at - 2], line, "size", 0, MAX_BYTES)
+        count = self.whole(tokens[at - 1], line, "count", 0, MAX_BYTES)
+        dtype = tokens[at]
+        rest = tokens[at + 1:]
+        redop = ""
+        if rest and rest[0].lower() in REDOPS:
+            redop = rest.pop(0).lower()
+        elif rest and not _REAL.match(rest[0]) and rest[0].upper() != "N/A":
+            raise self.fail(line, f"{_short(rest[0], 24)!r} after the type is neither a reduction nor a number")
+        root = None
+        if root_column is True or (root_column is None and len(rest) % 2 == 1):
+            if not rest:
+                raise self.fail(line, "the row ends after the type")
+            root = self.whole(rest.pop(0), line, "root", -1, 2 ** 31)
+        if len(rest) in (6, 8):
+            k = len(rest) // 2
+            sides = (self.side(rest[:k], line, unit), self.side(rest[k:], line, unit))
+        elif len(rest) == 16:          # -I 1: four per-iteration statistics after each #wrong
+            sides = (self.side(rest[:4], line, unit), self.side(rest[8:12], line, unit))
+        elif len(rest) in (3, 4):      # only one of the two measurements printed
+            sides = (None, self.side(rest, line, unit))
+        else:
+            raise self.fail(line, f"{len(rest)} values after the type and reduction; a row has time, algbw, busbw "
+                                  "and #wrong for out-of-place and in-place (6 or 8 values)")
+        if size and dtype in DTYPE_BYTES and size % DTYPE_BYTES[dtype]:
+            raise self.fail(line, f"size {size} is not a whole number of {dtype} elements")
+        return Row(line, size, count, dtype, redop, root, sides[0], sides[1])
+
+
+def _dtype_at(tokens: list[str]) -> int | None:
+    for i in range(2, len(tokens)):
+        if tokens[i] in DTYPE_BYTES and _INT.match(tokens[i - 1]) and _INT.match(tokens[i - 2]):
+            return i
+    return None
+
+
+def read(path, *, what: str = "log", collective_name: str | None = None) -> list[Log]:
+    """The tests in an nccl-tests log file (usually one; several when logs were concatenated)."""
+    raw = read_capped(path, MAX_LOG_BYTES, what)
+    return parse(raw.decode("utf-8", errors="replace"), str(path), what=what, collective_name=collective_name)
+
+
+def parse(text: str, path: str = "<text>", *, what: str = "log", collective_name: str | None = None) -> list[Log]:
+    reader = _Reader(path, what)
+    forced = collective(collective_name) if collective_name else None
+    tests: list[dict] = []
+
+    def fresh(line: int) -> dict:
+        return {"program": None, "ranks": {}, "devices": [], "rows": [], "avg": None, "unit": 1e-6,
+                "root": None, "line": line, "threads_gpus": None}
+
+    current = fresh(1)
+    lines = text.split("\n")
+    if len(lines) > 20 * MAX_ROWS:
+        raise InputError(f"{what} {path!r}: {len(lines):,} lines is too many for an nccl-tests log")
+    for number, raw_line in enumerate(lines, start=1):
+        line = raw_line.rstrip("\r")
+        if not line.strip():
+            continue
+        tokens = line.split()
+        at = _dtype_at(tokens)
+        if at is None:
+            body = line[line.find("#"):] if "#" in line else line
+            header_start = _NTHREAD.search(body) or _STARTING.search(body)
+            program = _PROGRAM.search(body)
+            if (header_start or (program and "#" not in line)) and current["rows"]:
+                tests.append(current)
+                current = fresh(number)
+            matched = False
+            if m := _NTHREAD.search(body):
+                current["threads_gpus"] = (int(m.group(1)), int(m.group(2)))
+                matched = True
+            if m := _STARTING.search(body):
+                current["program"] = m.group(1)
+                matched = True
+            if m := _RANK.search(body):
+                matched = True
+                rank = int(m.group(1))
+                if rank < 1 << 20:
+                    current["ranks"][rank] = m.group(2) or ""
+                    if m.group(3).strip():
+                        current["devices"].append(_short(m.group(3), 60))
+            if m := _AVG.search(body):
+                matched = True
+                try:
+                    current["avg"] = parse_real("Avg bus bandwidth", m.group(1), most=MAX_GBPS) * 1e9
+                except InputError:
+                    pass
+            if _UNITS.search(body):
+                matched = True
+                current["unit"] = 1e-3 if "(ms)" in body else 1e-6
+            if re.search(r"\bsize\s+count\s+type\b", body):
+                matched = True
+                current["root"] = bool(re.search(r"\broot\b", body))
+            if program:
+                matched = True
+                current["program"] = current["program"] or program.group(0)
+            stripped = line.strip()
+            if (not matched and not stripped.startswith("#") and "NCCL" not in line
+                    and re.match(r"[0-9]+\s+-?[0-9]+(\s|$)", stripped)):
+                raise reader.fail(number, f"not an nccl-tests row: {_short(stripped)!r} (expected size, count, "
+                                          "type, then the measurements)")
+            continue
+        if len(current["rows"]) >= MAX_ROWS:
+            raise reader.fail(number, f"more than {MAX_ROWS:,} rows in one test")
+        current["rows"].append(reader.row(tokens, at, number, current["unit"], current["root"]))
+    if current["rows"] or not tests:
+        tests.append(current)
+    if not any(t["rows"] for t in tests):
+        raise InputError(f"{what} {path!r}: no nccl-tests result rows (a row is: size count type [redop root] "
+                         "time algbw busbw #wrong, out-of-place then in-place)")
+    out = []
+    for test in tests:
+        if not test["rows"]:
+            continue
+        out.append(_log(test, path, reader, forced))
+    return out
+
+
+def _log(test: dict, path: str, reader: _Reader, forced: Collective | None) -> Log:
+    rows = tuple(test["rows"])
+    notes = []
+    ranks = (max(test["ranks"]) + 1) if test["ranks"] else None
+    hosts = {h for h in test["ranks"].values() if h}
+    gpn = None
+    if ranks and hosts:
+        per_host = {}
+        for rank, host in test["ranks"].items():
+            per_host[host] = per_host.get(host, 0) + 1
+        gpn = max(per_host.values())
+    found = None
+    if test["program"]:
+        found = collective(test["program"])
+    elif forced is None:
+        name = Path(path).name.lower().replace("-", "_")
+        for key in sorted(COLLECTIVES, key=len, reverse=True):
+            if key in name or (COLLECTIVES[key].primitive in name):
+                found = COLLECTIVES[key]
+                break
+    chosen = forced or found
+    if forced and found and forced.name != found.name:
+        raise reader.fail(test["line"], f"the log is {found.name}_perf, not {forced.name}")
+    if chosen is None:
+        chosen = _guess(rows)
+        if chosen is not None:
+            notes.append(f"no program name in the log: taken as {chosen.name} from its columns "
+                         f"(redop {rows[0].redop or '—'}, root {rows[0].root}); give --collective to say otherwise")
+    return Log(path, chosen, ranks, len(hosts) or None, gpn, tuple(dict.fromkeys(test["devices"])),
+               rows, test["avg"], tuple(notes), test["line"])
+
+
+def _guess(rows: tuple[Row, ...]) -> Collective | None:
+    """The collective a headerless log's columns say (None when they leave it open)."""
+    row = rows[-1]
+    elt = DTYPE_BYTES.get(row.dtype, 4)
+    full = row.count * elt == row.size
+    if row.root is not None and row.root >= 0:
+        return COLLECTIVES["broadcast" if row.redop in ("", "none") else "reduce"]
+    if row.redop == "none":
+        return None                   # all-gather and all-to-all print the same columns
+    if full:
+        return COLLECTIVES["all_reduce"]   # send/receive prints the same columns; the common case
+    return COLLECTIVES["reduce_scatter"]
+
+
+def ranks_from_busbw(log: Log) -> int | None:
+    """n from busbw / algbw of the largest row (2(n−1)/n → n = 2/(2 − f)), when it is exact enough."""
+    if log.collective is None:
+        return None
+    side = max(log.rows, key=lambda r: r.size).measured
+    if side is None or side.algbw < 1e9:
+        return None
+    f = side.busbw / side.algbw
+    if log.collective.name == "all_reduce" and f < 2:
+        n = 2 / (2 - f)
+    elif log.collective.name in ("all_gather", "reduce_scatter", "alltoall") and f < 1:
+        n = 1 / (1 - f)
+    else:
+        return None
+    return round(n) if 1 < n < 1e5 else None
+
+
+def with_ranks(log: Log, ranks: int | None, gpus_per_node: int | None) -> Log:
+    """The log with its group size settled: from the header, or --ranks / --gpus-per-node for a
+    log without one (they must agree with a header that is there)."""
+    where = f"log {log.path!r}"
+    if log.collective is None:
+        raise InputError(f"{where} line {log.first_line}: all-gather and all-to-all print the same columns; "
+                         "give --collective all_gather or alltoall")
+    if log.ranks is not None and ranks is not None and ranks != log.ranks:
+        raise InputError(f"{where}: --ranks {ranks} but the log's header lists {log.ranks} ranks")
+    if log.ranks is None and ranks is None:
+        hint = ranks_from_busbw(log)
+        said = f" (its busbw/algbw ratio says {hint})" if hint else ""
+        raise InputError(f"{where} line {log.first_line}: the header with the ranks is cut off{said}; "
+                         "give --ranks N (and --gpus-per-node G when the run spans nodes)")
+    n = log.ranks or ranks
+    notes = list(log.notes)
+    if log.gpus_per_node is not None and log.ranks is not None:
+        g = log.gpus_per_node
+        if gpus_per_node is not None and gpus_per_node != g and log.hosts and log.hosts > 1:
+            raise InputError(f"{where}: --gpus-per-node {gpus_per_node} but the header shows {g} GPUs per host")
+    else:
+        g = gpus_per_node or n
+        if gpus_per_node is None:
+            what = "no header" if log.ranks is None else "no host names in the header"
+            notes.append(f"{what}: taken as one node of {n} GPUs (give --gpus-per-node when it spans nodes)")
+    if n % min(g, n):
+        raise InputError(f"{where}: {n} ranks are not whole nodes of {g} GPUs")
+    return replace(log, ranks=n, gpus_per_node=min(g, n), notes=tuple(notes))
+
+
+# -- the model a calibration keeps ------------------------------------------------------------------
+
+#: pipeline depth C of NCCL's chained broadcast / reduce (catalog algorithm "ring"): chunks of M/C
+CHAIN_CHUNKS = 64
+
+
+def coefficients(primitive: str, algorithm_name: str, n: int, sizes, g: int | None = None) -> dict:
+    """The catalog formula's coefficients of α, β, γ, α_inter, β_inter at N = n, M = sizes
+    (bytes, so β and γ are per byte), as float arrays."""
+    alg = catalog_algorithm(primitive, algorithm_name)
+    m = np.asarray(sizes, dtype=float)
+    values = {"N": 2 if primitive == "send_recv" else n, "M": m, "G": g or n, "C": CHAIN_CHUNKS}
+    out = {}
+    for sym, coef in alg.cost.coefficients:
+        out[S.BY_SYMBOL[sym].cli_name] = np.asarray(fast(coef)(**values), dtype=float) * np.ones_like(m)
+    return out
+
+
+def problems(primitive: str, algorithm_name: str, n: int, g: int | None) -> list[str]:
+    """Why the algorithm cannot run on n ranks (power of two, G dividing N), ignoring M."""
+    alg = catalog_algorithm(primitive, algorithm_name)
+    values = {S.N: 2 if primitive == "send_recv" else n, S.G: g or n}
+    # a rule on the ranks alone (a power of two, a pair); G dividing N is said below in the log's words
+    return rules.problems([rule for rule in alg.requires if rule.kind != "divides" and rule.symbols <= {S.N, S.G}],
+                          values) + (
+        [f"G={g} does not divide N={n}"] if S.G in alg.cost.time.free_symbols and g and n % g else [])
+
+
+@dataclass(frozen=True)
+class Model:
+    """T(S) = (catalog formula at the fitted α, β, γ) / e(S): the α-β(-γ) core, divided by the
+    efficiency e interpolated in log-size between the calibrated sizes (constant beyond them);
+    without a curve the core alone."""
+
+    collective: Collective
+    algorithm: str
+    ranks: int
+    gpus_per_node: int | None
+    times: dict                                   # alpha, beta, gamma, alpha_inter, beta_inter (s, s/byte)
+    sizes: tuple[int, ...] = ()
+    efficiency: tuple[float, ...] = ()
+    source: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    def core(self, sizes) -> np.ndarray:
+        coefs = coefficients(self.collective.primitive, self.algorithm, self.ranks, sizes, self.gpus_per_node)
+        m = np.asarray(sizes, dtype=float)
+        total = np.zeros_like(m)
+        for name, coef in coefs.items():
+            total = total + coef * float(self.times.get(name, 0.0))
+        return total
+
+    def curve(self, sizes) -> np.ndarray:
+        m = np.maximum(np.asarray(sizes, dtype=float), 1.0)
+        if not self.sizes:
+            return np.ones_like(m)
+        x = np.log(np.maximum(np.asarray(self.sizes, dtype=float), 1.0))
+        y = np.log(np.asarray(self.efficiency, dtype=float))
+        return np.exp(np.interp(np.log(m), x, y))
+
+    def time(self, sizes) -> np.ndarray:
+        return self.core(sizes) / self.curve(sizes)
+
+
+# -- the predicted table ----------------------------------------------------------------------------
+
+def _float_str(value: float, width: int) -> str:
+    """nccl-tests' getFloatStr: %.2f, then %.1f, %.0f, then an exponent, to fit ``width``."""
+    for fmt in (f"%{width}.2f", f"%{width}.1f", f"%{width}.0f"):
+        text = fmt % value
+        if len(text) <= width:
+            return text
+    return (f"%{width}.1e" if width >= 7 else f"%{width}.0e") % value
+
+
+def sizes_between(minbytes: int, maxbytes: int, factor: int = 2, step: int = 0) -> list[int]:
+    """The sizes nccl-tests runs for -b, -e and -f (or -i): minbytes, ×factor (or +step), ≤ maxbytes."""
+    out, size = [], minbytes
+    while size <= maxbytes and len(out) < 4096:
+        out.append(size)
+        size = size * factor if factor > 1 else size + step
+        if size <= 0 or (factor <= 1 and step <= 0):
+            break
+    return out
+
+
+def table(model: Model, sizes: list[int], dtype: str = "float", header: tuple[str, ...] = ()) -> tuple[str, list[dict]]:
+    """The predicted output of ``<collective>_perf`` (text in nccl-tests' layout, and the rows)."""
+    coll, n = model.collective, model.ranks
+    elt = DTYPE_BYTES[dtype]
+    redop = "none" if coll.name in ("all_gather", "alltoall", "broadcast") else "sum"
+    root = 0 if coll.name in ("broadcast", "reduce") else -1
+    printed = [coll.buffers(size, elt, n) for size in sizes]
+    times = model.time([max(s, 1) for s, _ in printed]) if printed else []
+    lines = [f"# {line}" for line in header]
+    lines += ["#",
+              "#                                                              out-of-place                       in-place          ",
+              "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+              "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       "]
+    rows, busbws = [], []
+    for (size, count), t in zip(printed, times):
+        t = float(t) if size else 0.0
+        algbw = size / t / 1e9 if t > 0 else 0.0
+        busbw = algbw * coll.factor(n)
+        busbws.append(busbw)
+        body = f"  {_float_str(t * 1e6, 7)}  {_float_str(algbw, 6)}  {_float_str(busbw, 6)}    N/A"
+        lines.append(f"{size:12d}  {count:12d}  {dtype:>8s}  {redop:>6s}  {root:6d}" + body + body)
+        rows.append({"bytes": size, "count": count, "time": t, "algbw": algbw * 1e9, "busbw": busbw * 1e9})
+    average = sum(busbws) / len(busbws) if busbws else 0.0
+    lines += ["# Out of bounds values : 0 OK", f"# {'Avg bus bandwidth':<20s} : {average:g} ", "#"]
+    return "\n".join(lines), rows
+
+
+def is_path(value: str) -> bool:
+    return "/" in value or "\\" in value or value.endswith(".json") or value.endswith(".log")
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

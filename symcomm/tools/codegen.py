@@ -1,0 +1,138 @@
+"""``python -m symcomm.tools.codegen``: write the planner's kernels, ``symcomm/planner/kerneldata/``, from the step model.
+
+The planner ranks layouts by the step-time model (:mod:`symcomm.training.step`), a SymPy expression per option
+combination.  Building and compiling those at run time costs seconds; instead this command turns, once,
+every option combination the planner searches for the model families of the shipped presets (with the
+default flags: embeddings on the end stages, ring context parallelism, 2-byte elements) into DATA: per
+family one JSON file holding one graph of operations (:data:`symcomm.numbers.kernels.OPS`: add, mul, div, pow by a
+number, max, min, where, comparisons...), equal subexpressions one node shared by every combination, and per
+combination the nodes of every quantity the planner reports.  :mod:`symcomm.numbers.kernels` reads and runs those
+files with numpy alone: nothing read is executed as code, and ``tests/test_codegen.py`` fails when the
+committed files differ from a fresh generation.
+
+The graph is built by walking the SymPy expressions in the order of their arguments (SymPy's canonical
+order, not a hash order), so the files are the same whatever ``PYTHONHASHSEED`` is.  In a product or a sum
+the factors or terms that hold no layout variable are grouped first (one scalar, computed once), then the
+array ones; negative powers become one division.
+
+Regenerate after any change to the step model, the strategies or the FLOP counts::
+
+    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/
+    python -m symcomm.tools.codegen --check    # exit 1 if the committed files are stale
+
+Any other combination (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
+``--model-config`` of another family shape) gets its graph built in the process by :func:`graph_data`
+(:mod:`symcomm.planner.kernelbuild`, with SymPy: slower to start, the same numbers, the same interpreter), and the
+planner says so in a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..planner.kernelbuild import AXES, graph_data
+
+#: (gated, tied, moe) of the shipped presets' families: GPT-3 (GELU MLP, tied embeddings), Llama (SwiGLU,
+#: untied), Mixtral and DeepSeek-V3 (SwiGLU, untied, MoE)
+KINDS = (("0", "1", "0"), ("1", "0", "0"), ("1", "0", "1"))
+#: the flags the shipped kernels cover: embeddings on the end stages, ring context parallelism, 2-byte elements
+EMBEDDINGS, CP, RUN_BYTES = "1", "ring", 2
+PACKAGE = Path(__file__).resolve().parents[1] / "planner" / "kerneldata"
+
+
+def family_name(kind: tuple) -> str:
+    gated, tied, moe = kind
+    return f"plan_g{gated}_t{tied}_m{moe}"
+
+
+def combinations(kind: tuple) -> list[tuple]:
+    """Every option combination the planner builds for this family shape (its ``_options`` keys)."""
+    from .. import planner as plan
+
+    gated, tied, moe = kind
+    out = []
+    for sp_on in plan.SP_CHOICES:
+        for recompute in plan.RECOMPUTE:
+            for scheme in plan.SCHEMES:
+                for schedule in ("1f1b", "interleaved"):
+                    out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
+                                               embeddings=EMBEDDINGS, tied=tied, gated=gated))
+    return out
+
+
+def family_data(kind: tuple) -> dict:
+    gated, tied, moe = kind
+    family = {"run_bytes": RUN_BYTES, "gated": gated, "tied": tied, "moe": moe, "embeddings": EMBEDDINGS, "cp": CP}
+    return graph_data(family, [(options, RUN_BYTES) for options in combinations(kind)])
+
+
+def index_data() -> dict:
+    """``kerneldata/index.json``: which file holds which family, and the busiest stage of each axis."""
+    from ..numbers.kernels import FORMAT
+    from ..training.strategies import busiest_stage
+    from ..training.subjects import subject
+
+    stages = []
+    for embeddings in ("0", "1"):
+        terms = subject("hybrid", embeddings=embeddings, moe="1").terms
+        for axis in AXES:
+            mine = [term for term in terms if term.axis == axis]
+            if mine:
+                stages.append({"embeddings": embeddings == "1", "axis": axis,
+                               "stages": [busiest_stage(mine, n) for n in (1, 2, 3)]})
+    families = [{"key": [RUN_BYTES, *kind, EMBEDDINGS, CP], "file": family_name(kind)} for kind in KINDS]
+    return {"format": FORMAT, "families": families, "stages": stages}
+
+
+def dumps(data: dict) -> str:
+    """Canonical text: one node per line (diffs stay readable), keys in order, no spaces."""
+    if "nodes" not in data:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+    head = {k: v for k, v in data.items() if k not in ("nodes", "kernels")}
+    lines = [json.dumps(head, sort_keys=True, separators=(",", ":"), allow_nan=False)[:-1] + ',"nodes":[']
+    lines += [json.dumps(n, separators=(",", ":"), allow_nan=False) + "," for n in data["nodes"]]
+    lines[-1] = lines[-1][:-1]
+    lines.append('],"kernels":[')
+    lines += [json.dumps(k, sort_keys=True, separators=(",", ":"), allow_nan=False) + "," for k in data["kernels"]]
+    lines[-1] = lines[-1][:-1]
+    lines.append("]}")
+    return "\n".join(lines) + "\n"
+
+
+def generate(kinds=KINDS) -> dict[str, str]:
+    """file name → text, every file of ``symcomm/planner/kerneldata/`` (``kinds``: only those families)."""
+    out = {"index.json": dumps(index_data())}
+    for kind in kinds:
+        out[family_name(kind) + ".json"] = dumps(family_data(kind))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m symcomm.tools.codegen", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if symcomm/planner/kerneldata/ is stale")
+    args = parser.parse_args(argv)
+    files = generate()
+    stale = sorted(name for name, text in files.items()
+                   if not (PACKAGE / name).is_file() or (PACKAGE / name).read_text(encoding="utf-8") != text)
+    extra = sorted(p.name for p in PACKAGE.glob("*.json") if p.name not in files) if PACKAGE.is_dir() else []
+    if args.check:
+        for name in stale + extra:
+            print(f"stale: symcomm/planner/kerneldata/{name}", file=sys.stderr)
+        return 1 if stale or extra else 0
+    from ..base.files import write_file
+
+    PACKAGE.mkdir(exist_ok=True)
+    for name in stale:
+        write_file(PACKAGE / name, files[name], what="symcomm/planner/kerneldata")
+    for name in extra:
+        (PACKAGE / name).unlink()
+    print(f"symcomm/planner/kerneldata/: {len(stale)} written, {len(files) - len(stale)} unchanged, {len(extra)} removed",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

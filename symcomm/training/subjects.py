@@ -1,0 +1,256 @@
+"""What symcomm can cost: one notion, one registry.
+
+A :class:`Subject` is a catalog algorithm of a primitive, or a strategy with its options,
+optionally re-costed under a backend profile (what NCCL, MPICH or gloo really run).  It
+carries everything a front end shows or checks — name, cost, extras, terms,
+requirements, source, convention — so that the command line, the export, the docs, the
+backend profiles and the planner never ask "which kind is this?" again.
+
+The registry is :func:`subject` (one subject by name), :func:`every` (all of them, in
+catalog order, optionally with each strategy's option variants), and :data:`ALIASES`
+(another name for a strategy, kept apart: ``fsdp`` is ``zero3``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Callable, Iterator, Mapping
+
+import sympy as sp
+
+from ..core import symbols as S
+from ..collectives.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm
+from ..core.cost import Cost
+from ..base.errors import InputError
+from ..collectives.primitives import PRIMITIVES
+from ..core.rules import problems
+
+#: how a collective's numbers are counted (the CLI, the docs and the export state it)
+COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
+                         "send/recv = busiest rank, total = all ranks")
+#: the same, with the time model spelt out (the export's tables and docstrings)
+COLLECTIVE_TIME_CONVENTION = (COLLECTIVE_CONVENTION + "; T = α·messages + β·elements moved "
+                              "+ γ·elements reduced on the critical path")
+
+
+def _strategies():
+    # imported on first use: a command about collectives needs no strategy
+    from .strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def aliases() -> dict[str, str]:
+    """Other names of strategies: alias → the strategy's own name."""
+    from .strategies import ALIASES
+
+    return dict(ALIASES)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """An algorithm, or a strategy with typed options, ready to evaluate.
+
+    ``kind`` ("primitive" or "strategy") is data for the outputs; behaviour that differs
+    between the two lives in the fields (``least``, ``open_symbols``, ``rules``) and in
+    :meth:`under`, not in switches on ``kind``.
+    """
+
+    kind: str
+    name: str                                   # the primitive or the strategy
+    base_cost: Cost | None                      # an algorithm's own cost; None: the sum of the terms
+    algorithm: str = ""                         # the algorithm (a primitive), or a strategy's algorithm option
+    options: Mapping[str, str] = field(default_factory=dict)     # text form, every option
+    changed: Mapping[str, str] = field(default_factory=dict)     # the options that differ from the defaults
+    terms: tuple = ()
+    extras: Mapping[str, sp.Expr] = field(default_factory=dict)
+    title: str = ""
+    summary: str = ""
+    source: str = ""
+    convention: str = ""
+    requires: tuple[str, ...] = ()
+    power_of_two: bool = False                  # its formulas use log₂N, exact for N a power of two only
+    backend: str = ""
+    #: smallest value a symbol may take (a collective needs N ≥ 2)
+    least: Mapping[sp.Symbol, int] = field(default_factory=dict)
+    #: True: symcomm symbols the formulas do not use are accepted (and noted), e.g. N to cross-check d·t·p·c
+    open_symbols: bool = False
+    #: what its values must satisfy (symcomm.core.rules), options resolved: :meth:`problems` checks them,
+    #: the exports carry them
+    rules: tuple = ()
+    recost: Callable[..., "Subject"] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def cost(self) -> Cost:
+        """The algorithm's cost, or the role-wise sum of the terms' costs (built on first use)."""
+        return self.base_cost if self.base_cost is not None else Cost.sum(term.cost for term in self.terms)
+
+    def cost_in(self, run_bytes) -> Cost:
+        """The cost counted in elements of ``run_bytes`` bytes (the run's --dtype, or a symbol for it):
+        terms whose buffers have their own element type (fp32 gradients) are widened to it, so
+        × ``run_bytes`` = bytes."""
+        if not any(getattr(term, "dtype", "") for term in self.terms):
+            return self.cost
+        from .strategies import cost_in_bytes_of
+
+        return cost_in_bytes_of(self.terms, run_bytes)
+
+    @property
+    def label(self) -> str:
+        if self.kind == "primitive":
+            return f"{self.name} / {self.algorithm}"
+        opts = " ".join(f"{k}={v}" for k, v in self.options.items())
+        return self.name + (f" ({opts})" if opts else "")
+
+    @property
+    def ident(self) -> str:
+        """The identifier the export uses: all_reduce__ring, tp, tp__recompute_1."""
+        if self.kind == "primitive":
+            return f"{self.name}__{self.algorithm}"
+        return self.name + "".join(f"__{k}_{v}" for k, v in self.changed.items())
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(self.options)
+
+    def problems(self, values: Mapping[sp.Symbol, object]) -> list[str]:
+        """One line per value this subject cannot take (a power-of-two group, divisibility...), in
+        the order of :attr:`rules`; a rule whose symbols are not all given is not checked."""
+        values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
+        return problems(self.rules, values)
+
+    def quantities(self) -> dict[str, sp.Expr]:
+        """Every reported formula: the cost's fields, the time, the extras."""
+        out = {key: sp.sympify(expr, strict=True) for key, expr in self.cost.fields().items()}
+        out["time"] = sp.sympify(self.cost.time, strict=True)
+        out.update({key: sp.sympify(expr, strict=True) for key, expr in self.extras.items()})
+        return out
+
+    def symbols(self) -> set[sp.Symbol]:
+        """The symbols its traffic and extras need (the time symbols apart)."""
+        needed: set = set()
+        for expr in list(self.cost.fields().values()) + list(self.extras.values()):
+            needed |= {x for x in sp.sympify(expr, strict=True).free_symbols if x not in S.TIME_SYMBOLS}
+        return needed
+
+    def under(self, backend: str, values: Mapping[sp.Symbol, object], itemsize: int = 4) -> "Subject":
+        """This subject as ``backend`` runs it, at these values (the choice may depend on N and
+        the message size in bytes)."""
+        from ..collectives.profiles import profile
+
+        try:
+            return self.recost(profile(backend), values, itemsize)
+        except ValueError as err:
+            raise InputError(f"--backend: {err}") from None
+
+
+# -- building subjects ------------------------------------------------------------------------------
+
+def of_algorithm(alg: Algorithm) -> Subject:
+    prim = PRIMITIVES[alg.primitive]
+
+    def recost(prof, values, itemsize):
+        from ..collectives.profiles import algorithm_under
+
+        impl, rule = algorithm_under(prof, alg.primitive, values, itemsize)
+        label = impl.name if impl.primitive == alg.primitive else f"{impl.primitive}/{impl.name}"
+        return replace(of_algorithm(impl), name=alg.primitive, algorithm=f"{label} [{prof.name}]",
+                       source=rule.source, backend=prof.name)
+
+    return Subject(
+        "primitive", alg.primitive, alg.cost, alg.name,
+        title=f"{prim.title}, {alg.name.replace('_', ' ')}", summary=alg.summary, source=alg.source,
+        convention=COLLECTIVE_CONVENTION, requires=tuple(r.text for r in alg.requires),
+        power_of_two=alg.power_of_two, least={S.N: 2}, rules=alg.requires, recost=recost)
+
+
+def of_strategy(strategy, **options) -> Subject:
+    """A strategy with ``options`` (typed or text); ValueError naming a bad option."""
+    settings = strategy.settings(**options)
+    text = strategy.resolve(**options)
+    defaults = strategy.resolve()
+    changed = {k: v for k, v in text.items() if v != defaults[k]}
+    terms = strategy.terms(**settings)
+
+    def recost(prof, values, itemsize):
+        from ..collectives.profiles import strategy_terms
+
+        moved = strategy_terms(strategy, prof, values, itemsize, **settings)
+        return replace(subject_of, terms=moved, backend=prof.name,
+                       options={**text, "backend": prof.name})
+
+    subject_of = Subject(
+        "strategy", strategy.name, None, text.get("algorithm", ""),
+        options=text, changed=changed, terms=terms, extras=strategy.extras(**settings),
+        title=strategy.title + "".join(f" ({k}={v})" for k, v in changed.items()), summary=strategy.summary,
+        source=strategy.source, convention=strategy.convention, open_symbols=True, rules=strategy.rules(**settings),
+        recost=recost)
+    return subject_of
+
+
+# -- the registry ---------------------------------------------------------------------------------------
+
+def names() -> list[str]:
+    """Every primitive and strategy name (aliases apart)."""
+    return list(PRIMITIVES) + list(_strategies())
+
+
+def option_names(name: str) -> tuple[str, ...]:
+    """The options a subject of this name takes (none for a primitive)."""
+    strategy = _strategies().get(aliases().get(name, name))
+    return tuple(strategy.options) if strategy is not None else ()
+
+
+def subject(name: str, algorithm_name: str | None = None, **options) -> Subject:
+    """The subject ``name`` (a primitive, a strategy or an alias) with ``algorithm_name`` and
+    ``options``; InputError naming what is wrong, with what is allowed."""
+    if name in PRIMITIVES:
+        if options:
+            key = next(iter(options))
+            times = ", ".join(sorted(S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS))
+            raise InputError(f"unknown parameter {key!r} for {name}; allowed: N, M, G (hierarchical), {times}")
+        try:
+            return of_algorithm(algorithm(name, algorithm_name or DEFAULT_ALGORITHM[name]))
+        except ValueError as err:
+            raise InputError(f"--algorithm: {err}") from None
+    strategies = _strategies()
+    own = aliases().get(name, name)
+    if own in strategies:
+        strategy = strategies[own]
+        if algorithm_name is not None:
+            if "algorithm" not in strategy.options:
+                raise InputError(f"--algorithm is not an option of {name}; its options: "
+                                 f"{', '.join(strategy.options) or 'none'}")
+            options = {**options, "algorithm": algorithm_name}
+        try:
+            return of_strategy(strategy, **options)
+        except ValueError as err:
+            raise InputError(str(err)) from None
+    raise InputError(f"unknown primitive or strategy {name!r}; choose one of: "
+                     f"{', '.join(names() + list(aliases()))}")
+
+
+def variants(strategy) -> list[dict[str, object]]:
+    """The defaults, then each option's other values one at a time — leaving out a value the
+    other defaults do not allow (``framework=fsdp`` with the default ``zero=1``)."""
+    out: list[dict[str, object]] = [{}]
+    for name, option in strategy.options.items():
+        for value in option.allowed:
+            if value != option.default:
+                try:
+                    strategy.terms(**{name: value})
+                except ValueError:
+                    continue
+                out.append({name: value})
+    return out
+
+
+def every(with_variants: bool = False) -> Iterator[Subject]:
+    """Every catalog algorithm (catalog order), then every strategy at its defaults (and, with
+    ``with_variants``, once per non-default value of each option, one option at a time)."""
+    for alg in ALGORITHMS.values():
+        yield of_algorithm(alg)
+    for strategy in _strategies().values():
+        for changed in (variants(strategy) if with_variants else [{}]):
+            yield of_strategy(strategy, **changed)

@@ -1,0 +1,195 @@
+"""The documentation's plots, drawn from the engine's expressions (matplotlib: optional).
+
+Each plot function returns (figure, title, caption) and states its assumptions in the
+caption; numbers come from the symbolic costs through :func:`symcomm.numbers.evaluation.fast`.  Install
+the extra with ``pip install 'symcomm[plots]'``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..core import symbols as S
+from ..collectives.algorithms import POW2, algorithms_of
+from ..numbers.evaluation import fast
+from ..core.rules import is_power_of_two
+
+
+def _curve(expr, name: str, x: np.ndarray) -> np.ndarray:
+    """``expr`` (a function of the one symbol ``name``) at every point of ``x``, as floats."""
+    return fast(expr)(**{name: x}) * np.ones_like(x, dtype=float)
+
+
+#: line styles and (hollow) markers: series i gets the i-th pair, no two series of a plot alike
+_LINESTYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "v", "D", "<", ">", "p", "h", "*")
+
+
+def series_style(i: int, count: int) -> dict:
+    """Matplotlib keywords for series ``i`` of ``count``: a line style and marker pair of its own,
+    markers hollow and staggered along the line, so that a series drawn over another (two
+    algorithms with one formula at this N) still shows."""
+    return {"linestyle": _LINESTYLES[i % len(_LINESTYLES)], "marker": _MARKERS[i % len(_MARKERS)],
+            "markersize": 5, "markerfacecolor": "none", "markevery": (0.1 * i / max(count, 1), 0.1)}
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    ax.grid(True, which="both", alpha=0.3)
+    return fig, ax
+
+
+def dp_volume_vs_n(strategies):
+    """Per-GPU elements sent per step ÷ Φ for naive DP, ring DP and ZeRO-3."""
+    fig, ax = _figure()
+    n = np.arange(2, 1025)
+    curves = (("DP, naive (root)", strategies["dp"].cost(algorithm="naive").send),
+              ("DP, ring", strategies["dp"].cost(algorithm="ring").send),
+              ("ZeRO-3 / FSDP", strategies["zero3"].cost().send))
+    for i, (label, send) in enumerate(curves):
+        y = _curve(send / S.Phi, "N", n)
+        ax.plot(n, y, label=label, **series_style(i, len(curves)))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("GPUs N")
+    ax.set_ylabel("busiest-GPU send per step / Φ")
+    ax.legend()
+    caption = ("Elements sent by the busiest GPU per training step, divided by Φ (exact (N−1)/N forms). "
+               "The naive root grows as N−1; the ring tends to 2, ZeRO-3 to 3.")
+    return fig, "Data parallel: per-GPU volume vs N", caption
+
+
+def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
+    """Per-layer, per-GPU send vs sequence length for TP, SP, Ulysses and ring attention."""
+    fig, ax = _figure()
+    seq = 2.0 ** np.arange(10, 21)
+    curves = (("TP (Megatron)", strategies["tp"].cost().send),
+              ("SP (Megatron sequence parallel)", strategies["sp"].cost().send),
+              ("CP, Ulysses", strategies["cp_ulysses"].cost().send),
+              ("CP, ring attention", strategies["cp_ring"].cost().send))
+    values = {S.N: n, S.h: h, S.b: b, S.L: 1}
+    for i, (label, send) in enumerate(curves):
+        y = _curve(sp.sympify(send, strict=True).subs(values), "s", seq)
+        ax.plot(seq, y, label=label, **series_style(i, len(curves)))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length s")
+    ax.set_ylabel("elements sent per GPU per layer per step")
+    ax.legend()
+    caption = (f"One layer, forward + backward, N = {n} GPUs, h = {h}, b = {b}, K/V of full width; "
+               "elements. TP and SP coincide (proved in chapter 4); Ulysses is 1/N of them.")
+    return fig, "Tensor, sequence and context parallel vs sequence length", caption
+
+
+def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
+                               alpha=5e-6, beta_bytes=1 / 50e9, alpha_inter=10e-6,
+                               beta_inter_bytes=1 / 25e9):
+    """α-β time of every all-reduce algorithm vs message size."""
+    fig, ax = _figure()
+    sizes = 2.0 ** np.arange(10, 33)          # bytes
+    intra = {S.alpha: alpha, S.beta: beta_bytes * bytes_per_element}
+    inter = {S.alpha: alpha_inter, S.beta: beta_inter_bytes * bytes_per_element}
+    values = {S.N: n, S.G: ranks_per_node, S.gamma: 0, S.alpha_inter: alpha_inter,
+              S.beta_inter: beta_inter_bytes * bytes_per_element}
+    shown = [alg for alg in algorithms_of("all_reduce") if not (POW2 in alg.requires and not is_power_of_two(n))]
+    for i, alg in enumerate(shown):
+        two_level = alg.cost.coefficient(S.alpha_inter) != 0
+        # a flat algorithm on N > G ranks crosses the network on its critical path: it runs
+        # at the inter-node α, β; the two-level one pays each level its own
+        level = intra if two_level or n <= ranks_per_node else inter
+        time = sp.sympify(alg.cost.time, strict=True).subs({**values, **level})
+        y = _curve(time, "M", sizes / bytes_per_element)
+        ax.plot(sizes, y, label=alg.name, **series_style(i, len(shown)))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size M (bytes)")
+    ax.set_ylabel("time (s)")
+    ax.legend(fontsize=8)
+    caption = (f"N = {n} GPUs, {ranks_per_node} per node, bf16, α = {alpha * 1e6:g} µs, "
+               f"β = 1/({1 / beta_bytes / 1e9:g} GB/s) inside a node, α_inter = {alpha_inter * 1e6:g} µs, "
+               f"β_inter = 1/({1 / beta_inter_bytes / 1e9:g} GB/s) across nodes; the single-level algorithms span "
+               "nodes, so they run at the inter-node α, β; the hierarchical one pays each level its own; "
+               "γ = 0, no overlap.")
+    return fig, "All-reduce algorithms: time vs message size", caption
+
+
+def step_time_vs_published(rows):
+    """Predicted against published step time, one marker per run (``rows``: dicts with
+    published, predicted, hardware, role), the ±10 % band drawn."""
+    fig, ax = _figure()
+    for i, system in enumerate(sorted({r["hardware"] for r in rows})):
+        mine = [r for r in rows if r["hardware"] == system]
+        ax.plot([r["published"] for r in mine], [r["predicted"] for r in mine], linestyle="none",
+                marker=_MARKERS[i % len(_MARKERS)], color=f"C{i}", label=system)
+    low = min(min(r["published"], r["predicted"]) for r in rows) / 1.3
+    high = max(max(r["published"], r["predicted"]) for r in rows) * 1.3
+    line = np.array([low, high])
+    ax.plot(line, line, color="black", linewidth=1, label="predicted = published")
+    ax.plot(line, 1.1 * line, color="grey", linestyle="--", linewidth=1, label="±10 %")
+    ax.plot(line, 0.9 * line, color="grey", linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("published step time (s)")
+    ax.set_ylabel("predicted step time (s)")
+    ax.legend(fontsize=8)
+    caption = ("Every published run of chapter 11, predicted by the step model with its hardware preset's fitted "
+               "constants; seconds per iteration, log scales.")
+    return fig, "Step time: predicted against published runs", caption
+
+
+def calibration_vs_measured(fits):
+    """Measured against calibrated time and busbw vs message size, log-log (``fits``: the dicts
+    of ``symcomm calibrate --json``, one per collective)."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100)
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size S (bytes, the full buffer)")
+    colours = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+    for i, fit in enumerate(fits):
+        colour = colours[i % len(colours)]
+        rows = [r for r in fit["rows"] if r["bytes"] > 0]
+        size = np.array([r["bytes"] for r in rows], dtype=float)
+        label = f"{fit['collective']}, {fit['ranks']} ranks"
+        measured = np.array([r["measured_time"] for r in rows])
+        core = np.array([r["alpha_beta_time"] for r in rows])
+        factor = np.array([r["measured_busbw"] * r["measured_time"] / r["bytes"] for r in rows])
+        # measured and fitted of one collective: one colour, each its own line style and marker
+        measured_style, fit_style = series_style(2 * i, 2 * len(fits)), series_style(2 * i + 1, 2 * len(fits))
+        left.plot(size, measured * 1e6, color=colour, label=f"{label}: measured", **measured_style)
+        left.plot(size, core * 1e6, color=colour, label=f"{label}: α-β fit", **fit_style)
+        right.plot(size, np.array([r["measured_busbw"] for r in rows]) / 1e9, color=colour,
+                   label=f"{label}: measured", **measured_style)
+        right.plot(size, factor * size / core / 1e9, color=colour, label=f"{label}: α-β fit", **fit_style)
+        right.axhline(1 / fit["beta"] / 1e9, color=colour, linestyle=":", linewidth=1)
+    left.set_ylabel("time (µs)")
+    right.set_ylabel("busbw (GB/s)")
+    left.legend(fontsize=7)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    caption = ("Measured nccl-tests rows (markers) against the catalog's α-β formula at the fitted α, β (lines); "
+               "the dotted line is 1/β, the busbw the α-β line tends to. The gap between marker and line is the "
+               "efficiency curve the calibrated prediction divides by (α-β time / measured time).")
+    return fig, "Calibration: measured against fitted time and busbw", caption
+
+
+#: name → function drawing it from the strategies (or, for the ones in TAKES, from what is named there)
+PLOTS = {
+    "dp_volume_vs_n": dp_volume_vs_n,
+    "sequence_parallel_vs_s": sequence_parallel_vs_s,
+    "all_reduce_time_vs_message": all_reduce_time_vs_message,
+    "step_time_vs_published": step_time_vs_published,
+    "calibration_vs_measured": calibration_vs_measured,
+}
+#: the plots that take something other than the strategies: what the caller passes
+TAKES = {"all_reduce_time_vs_message": "nothing", "step_time_vs_published": "published runs",
+         "calibration_vs_measured": "calibration"}

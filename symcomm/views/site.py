@@ -1,0 +1,359 @@
+"""The interactive page, ``docs/site/``: every catalog formula live in the browser, offline.
+
+``build_docs.py`` writes it beside the Markdown; it opens from the file system (no server, no
+network, no CDN).  What it computes comes from the same SymPy expressions as everything else:
+
+* ``formulas/<owner>.js`` — one classic script per primitive or strategy, the functions of the
+  ``javascript`` export (:func:`symcomm.views.export.javascript.to_script`: exact ``BigInt`` counts, float
+  times, the requirement checks with the command line's messages), for the quantities *as the page
+  shows them*: in **bytes** of the chosen dtype, with α, β, γ per message / per byte, which is what
+  ``symcomm eval --dtype D --json`` answers (``B_e`` below is the bytes per element; a strategy's
+  fp32 gradient buffers are widened by 4/B_e, :func:`symcomm.training.strategies.cost_in_bytes_of`);
+* ``catalog.js`` — the subjects, their parameters, requirements, sources and their formulas as
+  MathML (SymPy's presentation printer, :class:`symcomm.core.printing.SymcommMathMLPrinter`), the
+  symbols, dtypes, hardware and model presets;
+* ``index.html``, ``app.js``, ``style.css`` — the page itself (``templates/site/``); ``numbers.js``, its
+  reader of numbers, the command line's grammar (:func:`symcomm.base.inputs.grammar`, in ``catalog.js``).
+
+Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://``.
+The page keeps its state in the URL's fragment, so a link reproduces what was on screen.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import sympy as sp
+
+from ..core import symbols as S
+from ..templates import FOLDER as TEMPLATE_FOLDER
+
+SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
+
+#: bytes per element of the run's dtype: the page's counts are bytes, as ``eval --dtype`` gives them
+BYTES = sp.Symbol("B_e", integer=True, positive=True)
+BYTES_INFO = S.SymbolInfo(BYTES, "B_e", "bytes per element of the run's dtype (--dtype)", "bytes")
+#: the page's units of each quantity (as ``symcomm eval --dtype D --json`` reports them)
+UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages", "alpha_inter": "messages",
+         "beta": "bytes moved", "beta_inter": "bytes moved", "gamma": "bytes reduced", "time": "s"}
+#: the values the page opens with (a user changes them).  Every view must open on values eval accepts,
+#: with or without any model or hardware preset (tests/test_site.py evaluates them all through eval):
+#: b = d·m·1 (the hybrid needs b/d divisible by m: b=8 with d=4, m=8 opened on an error); p = 1 divides
+#: every preset's L (deepseek-v3 has 61 layers, gpt3-175b 96, llama3-405b 126)
+START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 32, "s": 4096, "h": 4096,
+         "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 1, "c": 1,
+         "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0}
+#: an option that makes a start value invalid, and the value its subjects open with instead (the page
+#: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
+#: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs
+#: p ≥ 2 (2 divides every preset's L but deepseek-v3's 61, which no p from 2 to 60 divides: that one
+#: view opens on eval's refusal, "L=61 must be divisible by p=2")
+START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2}}
+
+
+def start_values(sub) -> dict[str, int]:
+    """What a subject's view opens with, before a preset or the user changes it: :data:`START`, with
+    the values :data:`START_WITH_OPTION` gives for the subject's options."""
+    out = dict(START)
+    for key, value in sub.options.items():
+        out.update(START_WITH_OPTION.get((key, str(value)), {}))
+    return out
+
+
+def opening_values(sub, model: str = "", hardware: str = "") -> dict[str, str]:
+    """The text of every input of a subject's view as the page opens it with these presets chosen
+    (nothing typed): a model preset's value, else the hardware's GPUs per node for G, else the start
+    value (app.js's ``valueText``, in the same order)."""
+    from .. import presets
+
+    entry = catalog_entry(sub)
+    names = entry["params"] + (entry["step"]["params"] if "step" in entry else [])
+    model_values = presets.model(model).values() if model and sub.kind != "primitive" else {}
+    start = start_values(sub)
+    out = {}
+    for name in names:
+        if name in model_values:
+            out[name] = str(model_values[name])
+        elif hardware and name == "G":
+            out[name] = str(presets.hardware(hardware).values(1)["G"])
+        else:
+            out[name] = str(start[name])
+    return out
+
+
+@lru_cache(maxsize=1)
+def _formula_class():
+    from dataclasses import dataclass
+
+    from .export import Formula
+
+    @dataclass(frozen=True)
+    class BytesFormula(Formula):
+        """An exported formula whose arguments may include ``B_e`` (bytes per element)."""
+
+        @property
+        def parameters(self):
+            own = super().parameters
+            return own + ((BYTES_INFO,) if BYTES in self.expr.free_symbols else ())
+
+    return BytesFormula
+
+
+def bytes_quantities(sub) -> dict[str, sp.Expr]:
+    """The subject's quantities as the page shows them: send, recv, total and the β, γ coefficients
+    in bytes of ``B_e`` bytes per element (a term with its own element type counted at its own size),
+    the α coefficients in messages, the time with α per message and β, γ per byte; the extras as they are."""
+    # elements of B_e bytes → bytes: Cost.widened scales traffic, β and γ, never the α messages
+    in_bytes = sub.cost_in(BYTES).widened(BYTES)
+    out = {key: sp.sympify(expr, strict=True) for key, expr in in_bytes.fields().items()}
+    out["time"] = sp.sympify(in_bytes.time, strict=True)
+    out.update({key: sp.sympify(expr, strict=True) for key, expr in sub.extras.items()})
+    return out
+
+
+@lru_cache(maxsize=1)
+def subjects() -> tuple:
+    """Every subject the page offers: the catalog's algorithms, each strategy at its defaults and
+    one option changed at a time (the ``javascript`` export's subjects)."""
+    from ..training.subjects import every
+
+    return tuple(every(with_variants=True))
+
+
+def page_formulas(sub) -> list:
+    """The page's formulas of one subject, named like the export's (``<ident>__<quantity>``)."""
+    from .export import requirement_checks
+    from ..training.subjects import COLLECTIVE_TIME_CONVENTION
+
+    formula = _formula_class()
+    checks = requirement_checks(sub)
+    convention = (COLLECTIVE_TIME_CONVENTION if sub.kind == "primitive" else sub.convention)
+    return [formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr, sub.title,
+                    sub.summary, convention + "; in bytes of B_e bytes per element", sub.source,
+                    sub.algorithm or None, tuple(sub.options.items()), sub.requires, checks)
+            for quantity, expr in bytes_quantities(sub).items()]
+
+
+#: the step model's variants the page offers: the hybrid's own options (recompute=1 runs it under full
+#: recompute, as eval does), a gated MLP or not; its other options at their defaults
+GATED = ("0", "1")
+
+
+def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
+    """The step model of a hybrid subject (:func:`symcomm.training.step.step_model`) as the page takes it:
+    communication in elements of ``B_e`` bytes, β and γ per byte (β per element = β·B_e), and the
+    bubble's share of the step, as ``eval hybrid --hardware`` reports them."""
+    from ..training import step as steptime
+
+    options = dict(sub.options)
+    flag = options.pop("recompute", "0")
+    model = steptime.step_model(BYTES, **options, recompute="full" if flag == "1" else "none", gated=gated)
+    per_byte = {S.beta: S.beta * BYTES, S.gamma: S.gamma * BYTES, S.beta_inter: S.beta_inter * BYTES}
+    out = {key: sp.sympify(expr).xreplace(per_byte) for key, expr in model.quantities().items()}
+    out["bubble_fraction_of_step"] = out["bubble_time"] / out["step_time"]
+    return out
+
+
+def step_bundles(sub) -> dict[str, dict]:
+    """The step model of a hybrid subject as float bundles, one per gated value:
+    ``<ident>__step_gated_<0|1>`` → {quantity: expression} (the step model is float arithmetic in
+    eval too: :func:`symcomm.training.step.evaluate`)."""
+    return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
+
+
+def _owners() -> dict[str, list]:
+    owners: dict[str, list] = {}
+    for sub in subjects():
+        owners.setdefault(sub.name, []).append(sub)
+    return owners
+
+
+def _subject_entry(sub, formulas) -> dict:
+    params = [info.cli_name for info in S.SYMBOLS.values()
+              if any(info.symbol in f.expr.free_symbols for f in formulas) and info.symbol not in S.TIME_SYMBOLS]
+    times = [S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS if any(sym in f.expr.free_symbols for f in formulas)]
+    return {
+        "ident": sub.ident, "kind": sub.kind, "owner": sub.name, "algorithm": sub.algorithm,
+        "options": dict(sub.options), "changed": dict(sub.changed), "title": sub.title, "summary": sub.summary,
+        "source": sub.source, "convention": formulas[0].convention, "requires": list(sub.requires),
+        "params": params, "times": times,
+        "least": _least(sub, params),
+        # start values of this subject that differ from the catalog's "start" (START_WITH_OPTION)
+        "start": {k: v for k, v in start_values(sub).items() if v != START.get(k) and k in params},
+        "two_level": any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in sub.cost.coefficients),
+        "quantities": [f.quantity for f in formulas],
+    }
+
+
+def _least(sub, names) -> dict[str, int]:
+    """The least whole value of each named symbol, as eval checks it (``api.bind``): the subject's
+    own (N ≥ 2 for a collective), else the symbol's (0 for E_s, 1 for the others)."""
+    out = {}
+    for name in names:
+        sym = S.symbol(name)
+        if sym.is_integer:
+            out[name] = int(sub.least.get(sym, S.least_value(sym)))
+    return out
+
+
+def _step_entry(bundles: dict, params: list[str]) -> dict:
+    """What the page needs to call the step model: its file, the symbols beyond the communication's
+    (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
+    free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    hardware = [info.cli_name for info in S.SYMBOLS.values() if info.cli_name in ("peak", "eta", "hbm", "kappa")]
+    extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
+             and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
+    quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
+    return {"file": "formulas/hybrid_step.js", "params": extra, "hardware": hardware, "quantities": quantities}
+
+
+def catalog_entry(sub) -> dict:
+    """The page's catalog entry of one subject (its parameters, time constants, quantities...)."""
+    entry = _subject_entry(sub, page_formulas(sub))
+    if sub.name == "hybrid":
+        entry["step"] = _step_entry(step_bundles(sub), entry["params"])
+        entry["least"].update(_least(sub, entry["step"]["params"]))
+    return entry
+
+
+def _mathml_script(subs_formulas) -> str:
+    """The formulas of ``time`` and ``send`` of each subject as MathML, kept in the owner's script
+    (the catalog stays small: the page loads a formula's MathML with its functions)."""
+    from ..core.printing import render
+
+    shown = {}
+    for sub, formulas in subs_formulas:
+        by_name = {f.quantity: f for f in formulas}
+        shown[sub.ident] = {q: render(by_name[q].expr, "mathml") for q in ("time", "send") if q in by_name}
+    data = json.dumps(shown, ensure_ascii=False, indent=0)
+    return f"Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {{}}, {data});\n"
+
+
+def _presets() -> tuple[dict, dict]:
+    from .. import presets
+    from ..base.units import DTYPES
+
+    hardware = {}
+    for name in presets.hardware_names():
+        system = presets.hardware(name)
+        compute = {}
+        for dtype in DTYPES:
+            try:
+                compute[dtype] = system.compute_values(dtype)
+            except ValueError as err:      # no peak at this dtype: what eval says
+                compute[dtype] = {"error": str(err)}
+        hardware[name] = {"title": system.title, **system.values(1), "compute": compute}
+    models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
+                     **presets.model(name).values()}
+              for name in presets.model_names()}
+    return hardware, models
+
+
+def catalog(entries: list[dict]) -> dict:
+    from .export import QUANTITIES
+    from ..base.inputs import MAX_VALUE, grammar
+    from ..base.units import DTYPES
+
+    hardware, models = _presets()
+    symbols = {info.cli_name: {"meaning": info.meaning, "unit": info.unit, "integer": bool(info.symbol.is_integer)}
+               for info in S.SYMBOLS.values()}
+    return {"symbols": symbols, "dtypes": DTYPES, "hardware": hardware, "models": models,
+            "units": UNITS, "start": START, "max_value": str(MAX_VALUE), "subjects": entries,
+            # the command line's number grammar, which numbers.js reads: the page accepts what eval accepts
+            "grammar": grammar(),
+            # the export's words, counted in bytes as the page counts
+            "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()}}
+
+
+def files() -> dict[str, str]:
+    """Relative path → text of every file of the page, in a fixed order (the same bytes every build)."""
+    from .export.javascript import float_bundle_script, to_script
+
+    out: dict[str, str] = {}
+    entries, steps = [], {}
+    for owner, subs in _owners().items():
+        chosen, pairs = [], []
+        for sub in subs:
+            formulas = page_formulas(sub)
+            chosen.extend(formulas)
+            pairs.append((sub, formulas))
+            entry = {**_subject_entry(sub, formulas), "file": f"formulas/{owner}.js"}
+            if sub.name == "hybrid":
+                stepping = step_bundles(sub)
+                steps.update(stepping)
+                entry["step"] = _step_entry(stepping, entry["params"])
+                entry["least"].update(_least(sub, entry["step"]["params"]))
+            entries.append(entry)
+        out[f"formulas/{owner}.js"] = to_script(chosen) + _mathml_script(pairs)
+    if steps:
+        out["formulas/hybrid_step.js"] = float_bundle_script(steps)
+    data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
+    out["catalog.js"] = ("// Generated by symcomm (symcomm.views.site): the page's subjects, presets and formulas as MathML.\n"
+                         f"globalThis.SYMCOMM_CATALOG = {data};\n")
+    for name in ("index.html", "numbers.js", "app.js", "style.css"):
+        out[name] = (SITE_TEMPLATES / name).read_text(encoding="utf-8")
+    return dict(sorted(out.items()))
+
+
+def committed_screenshot() -> bytes | None:
+    """The page's screenshot as committed (``python -m symcomm.views.site --screenshot
+    derivations/data/site.png`` makes it; a browser is needed, so the docs build copies it)."""
+    from importlib import resources
+
+    shot = resources.files("symcomm.derivations") / "data" / "site.png"
+    return shot.read_bytes() if shot.is_file() else None
+
+
+SCREENSHOT = "screenshot.png"
+
+
+def screenshot(path: str, page: str = "docs/site/index.html", fragment: str = "") -> None:
+    """Save a PNG of the page as headless Chromium draws it (needs selenium, chromium and
+    chromedriver); build_docs.py copies the committed one, derivations/data/site.png, into docs/site/."""
+    import shutil
+    from pathlib import Path
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from ..base.files import write_file
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND",
+                 "--hide-scrollbars", "--window-size=1200,1900"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    try:
+        driver.get(Path(page).resolve().as_uri() + fragment)
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.state") == "ready")
+        write_file(path, driver.get_screenshot_as_png(), "--screenshot")
+    finally:
+        driver.quit()
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m symcomm.views.site", description="the interactive page's screenshot")
+    parser.add_argument("--screenshot", required=True, metavar="PNG", help="where to write the PNG")
+    parser.add_argument("--page", default="docs/site/index.html", help="the page to open (default: docs/site/index.html)")
+    parser.add_argument("--fragment", default="", help="state to open it in, e.g. '#subject=all_reduce__ring&N=64'")
+    args = parser.parse_args(argv)
+    from ..base.errors import OutputError
+    from ..base.files import check_output
+
+    try:
+        check_output(args.screenshot, "--screenshot")    # before Chromium starts, not after
+    except OutputError as err:
+        print(f"python -m symcomm.views.site: error: {err}", file=__import__("sys").stderr)
+        return 2
+    screenshot(args.screenshot, args.page, args.fragment)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -82,14 +82,14 @@ def _limit_claims() -> tuple:
 @lru_cache(maxsize=1)
 def worked():
     """The worked calibration: (fit of the whole log, fit of every other row, the rows it did not see)."""
-    from symcomm.measurement import nccl_tests as ncclt
+    from symcomm.measurement import nccl_tests
     from symcomm.measurement.calibrate import fit_log
 
-    log = ncclt.with_ranks(ncclt.read(DATA)[0], None, None)
+    log = nccl_tests.with_ranks(nccl_tests.read(DATA)[0], None, None)
     whole = fit_log(log)
     kept = tuple(r for i, r in enumerate(log.rows) if i % 2 == 0)
     unseen = tuple(r for i, r in enumerate(log.rows) if i % 2 == 1)
-    half = fit_log(ncclt.Log(log.path, log.collective, log.ranks, log.hosts, log.gpus_per_node, log.devices, kept))
+    half = fit_log(nccl_tests.Log(log.path, log.collective, log.ranks, log.hosts, log.gpus_per_node, log.devices, kept))
     return whole, half, unseen
 
 

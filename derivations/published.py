@@ -1,7 +1,7 @@
 """Published training runs (``data/published_runs.json``) as inputs of the step-time model.
 
 Each run gives a model shape, a layout and one measurement; :func:`options_of` and
-:func:`values_of` turn it into the options and the values of :func:`symcomm.training.step.evaluate`,
+:func:`values_of` turn it into the options and the values of :func:`symcomm.training.steptime.quantities`,
 :func:`measured_step_time` turns its measurement into seconds per iteration.  What a paper
 does not state is taken from the run's own ``assumed`` list or, for the framework settings
 below, from what the framework of that year ran (each with its source).
@@ -17,7 +17,7 @@ import numpy as np
 from symcomm.training.flops import model_flops
 from symcomm.presets import Model, hardware
 from symcomm.core.symbols import F, L, V, a, h, h_kv, s
-from symcomm.training import step as steptime
+from symcomm.training import steptime
 
 #: Megatron-LM 2021–2022 (the papers' runs): DDP, gradients all-reduced after the backward, not
 #: overlapped (no --overlap-grad-reduce yet); fp16 runs (Narayanan et al., examples/sc21/CONFIG.sh
@@ -125,7 +125,7 @@ def measured_step_time(run: dict) -> float:
 
 def predict(run: dict, constants: dict | None = None) -> dict:
     """Every quantity of the step model for this run (floats, or arrays with array constants)."""
-    return steptime.evaluate(values_of(run, constants), 2, **options_of(run))
+    return steptime.quantities(values_of(run, constants), 2, **options_of(run))
 
 
 def errors(runs_: list[dict], constants: dict | None = None) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Chapter 11 — step time against published runs.
 
 The communication formulas of the other chapters become a step time once compute, overlap
-and the pipeline bubble join them (symcomm/training/step.py).  This chapter derives the FLOPs of
+and the pipeline bubble join them (symcomm/training/steptime.py).  This chapter derives the FLOPs of
 a transformer from its shape and proves them equal to the papers' closed forms, derives two
 closed forms the model makes visible (the interleaving degree that minimises the step, the
 micro-batch that hides the data-parallel reduce), and shows the model against every
@@ -191,16 +191,16 @@ def memory_rows() -> list[dict]:
     """Korthikanti et al.'s Figure 1 against the memory model, with the figure's own count of
     parameters (the transformer layers' 12Lh², 18 bytes each: fp16 weights and fp32 gradient
     and Adam states) and activations (Table 2; the 175B and 530B runs interleaved, v = 3)."""
-    from symcomm.training import step as steptime
+    from symcomm.training import steptime
 
     out = []
     for entry in published.load()["memory"]:
         run = next(r for r in published.runs() if r["id"] == entry["runs"][0])
         values = {**published.values_of(run), "Phi": 12 * run["layers"] * run["hidden"] ** 2}
         base = {**published.options_of(run), "embeddings": "0"}
-        states = steptime.evaluate(values, 2, **{**base, "recompute": "none", "sp": "0"})
+        states = steptime.quantities(values, 2, **{**base, "recompute": "none", "sp": "0"})
         baseline = float(states["memory_activations"])
-        present = float(steptime.evaluate(values, 2, **{**base, "recompute": "selective", "sp": "1"})["memory_activations"])
+        present = float(steptime.quantities(values, 2, **{**base, "recompute": "selective", "sp": "1"})["memory_activations"])
         held = float(states["memory_weights"] + states["memory_gradients"] + states["memory_optimizer"])
         gib = 2.0 ** 30
         out.append({"model": entry["where"].split(", ")[1].split()[0], "states": (entry["weights_grads_optimizer_gib"], held / gib),
@@ -222,7 +222,7 @@ def _memory_table() -> Table:
 
 CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
-    ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/step.py) times the busiest "
+    ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
      "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, plus kappa passes over the activation "
      "bytes for the memory-bound kernels; the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "

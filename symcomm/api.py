@@ -332,7 +332,7 @@ def _phi_from_shape(texts: dict, gated: bool) -> dict:
 
 def _steptime():
     # imported on first use: only `eval hybrid` needs the step model
-    from .training import step as steptime
+    from .training import steptime
 
     return steptime
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {
     "symcomm.__main__": 8,
     "symcomm.commands.main": 7, "symcomm.api": 7, "symcomm.tools.codegen": 7, "symcomm.planner": 7, "build_docs": 7, "symcomm.tools.bench": 7,
-    "symcomm.training.subjects": 6, "symcomm.training.step": 6, "symcomm.views.export": 6, "symcomm.views.docs": 6, "symcomm.measurement.measure": 6, "symcomm.views.plots": 6, "symcomm.views.site": 6, "symcomm.planner.kernelbuild": 6,
+    "symcomm.training.subjects": 6, "symcomm.training.steptime": 6, "symcomm.views.export": 6, "symcomm.views.docs": 6, "symcomm.measurement.measure": 6, "symcomm.views.plots": 6, "symcomm.views.site": 6, "symcomm.planner.kernelbuild": 6,
     "symcomm.measurement.calibrate": 6, "symcomm.measurement.nccl_tests": 5,
     "symcomm.derivations": 6,
     "symcomm.training.strategies": 5, "symcomm.collectives.profiles": 5,

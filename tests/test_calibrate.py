@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from symcomm.measurement import nccl_tests as ncclt
+from symcomm.measurement import nccl_tests
 from symcomm.measurement.calibrate import calibrate
 from symcomm.commands.main import main
 
@@ -30,16 +30,16 @@ def run(capsys, *argv):
 
 
 def rows_of(path):
-    return {r.size: r for r in ncclt.read(path)[0].rows}
+    return {r.size: r for r in nccl_tests.read(path)[0].rows}
 
 
 # -- reading -------------------------------------------------------------------------------------
 
 def test_the_header_gives_ranks_hosts_and_device():
-    log = ncclt.read(A100)[0]
+    log = nccl_tests.read(A100)[0]
     assert (log.collective.name, log.ranks, log.hosts, log.gpus_per_node) == ("all_reduce", 8, 1, 8)
     assert log.device == "NVIDIA A100-SXM4-40GB"
-    two = ncclt.read(H100_2)[0]
+    two = nccl_tests.read(H100_2)[0]
     # 16 "#  Rank" lines on two hosts, ztan-mig-235z and ztan-mig-gq73
     assert (two.ranks, two.hosts, two.gpus_per_node, two.nodes) == (16, 2, 8, 2)
 
@@ -48,7 +48,7 @@ def test_busbw_follows_nccl_tests_own_convention():
     # the 1 MiB row: 1048576 B in 76.71 µs; busbw = S/t × 2(n−1)/n = 23.92 GB/s, the log's own busbw column
     row = rows_of(A100)[1048576]
     assert row.measured.time_s == pytest.approx(76.71e-6)
-    factor = ncclt.collective("all_reduce").factor(8)
+    factor = nccl_tests.collective("all_reduce").factor(8)
     assert factor == pytest.approx(1.75)
     assert factor * row.size / row.measured.time_s / 1e9 == pytest.approx(23.92, abs=0.005)
     assert row.measured.busbw == pytest.approx(23.92e9)
@@ -61,15 +61,15 @@ def test_busbw_follows_nccl_tests_own_convention():
                                              ("sendrecv", 8, 1), ("all_reduce", 16, 30 / 16)])
 def test_busbw_factors_of_performance_md(name, n, factor):
     # doc/PERFORMANCE.md: 2(n−1)/n all-reduce; (n−1)/n all-gather, reduce-scatter, all-to-all; 1 otherwise
-    assert ncclt.collective(name).factor(n) == pytest.approx(factor)
+    assert nccl_tests.collective(name).factor(n) == pytest.approx(factor)
 
 
 def test_printed_size_and_count_as_nccl_tests_computes_them():
     # all_gather_perf -b 1M on 8 ranks, float: count = 1048576/4/8 = 32768 per rank, size = the full 1 MiB
-    assert ncclt.collective("all_gather").buffers(1048576, 4, 8) == (1048576, 32768)
+    assert nccl_tests.collective("all_gather").buffers(1048576, 4, 8) == (1048576, 32768)
     # -b 8 on 8 ranks: 2 floats, (2/8) & ~3 = 0 per rank: nccl-tests prints size 0
-    assert ncclt.collective("all_gather").buffers(8, 4, 8) == (0, 0)
-    assert ncclt.collective("all_reduce").buffers(1048576, 4, 8) == (1048576, 262144)
+    assert nccl_tests.collective("all_gather").buffers(8, 4, 8) == (0, 0)
+    assert nccl_tests.collective("all_reduce").buffers(1048576, 4, 8) == (1048576, 262144)
 
 
 OLD_FORMAT = """\
@@ -91,7 +91,7 @@ OLD_FORMAT = """\
 
 
 def test_older_layout_without_root_with_error_column_and_na():
-    log = ncclt.parse(OLD_FORMAT, "old.log", collective_name="all_reduce")[0]
+    log = nccl_tests.parse(OLD_FORMAT, "old.log", collective_name="all_reduce")[0]
     assert log.ranks == 4 and log.hosts == 1
     first = log.rows[0]
     assert first.root is None and first.redop == "sum"
@@ -100,7 +100,7 @@ def test_older_layout_without_root_with_error_column_and_na():
 
 
 def _headerless(path, prefix=""):
-    lines = [line for line in Path(path).read_text().splitlines() if ncclt._dtype_at(line.split()) is not None]
+    lines = [line for line in Path(path).read_text().splitlines() if nccl_tests._dtype_at(line.split()) is not None]
     return "\n".join(prefix + line for line in lines) + "\n"
 
 
@@ -194,7 +194,7 @@ def test_relative_least_squares_is_exact_on_an_exact_alpha_beta_log():
         algbw, busbw = size / t / 1e9, 1.75 * size / t / 1e9
         lines.append(f"{size:12d} {size // 4:12d} float sum -1 {t * 1e6:.6f} {algbw:.6f} {busbw:.6f} 0 "
                      f"{t * 1e6:.6f} {algbw:.6f} {busbw:.6f} 0")
-    log = ncclt.with_ranks(ncclt.parse("\n".join(lines), "exact.log", collective_name="all_reduce")[0], None, None)
+    log = nccl_tests.with_ranks(nccl_tests.parse("\n".join(lines), "exact.log", collective_name="all_reduce")[0], None, None)
     from symcomm.measurement.calibrate import fit_log
 
     fit = fit_log(log)
@@ -233,7 +233,7 @@ def test_two_levels_need_a_single_node_log_beside_the_multi_node_one():
 
 def _every_other(path, tmp_path):
     text = path.read_text().splitlines()
-    rows = [i for i, line in enumerate(text) if ncclt._dtype_at(line.split()) is not None]
+    rows = [i for i, line in enumerate(text) if nccl_tests._dtype_at(line.split()) is not None]
     unseen = set(rows[1::2])
     sub = tmp_path / path.name
     sub.write_text("\n".join(line for i, line in enumerate(text) if i not in unseen) + "\n")
@@ -246,13 +246,13 @@ def test_held_out_rows_predicted_by_nccl_tests_from_the_written_file(path, tmp_p
     written = tmp_path / "hw.json"
     code, _, _ = run(capsys, "calibrate", sub, "-o", written)
     assert code == 0
-    log = ncclt.read(path)[0]
+    log = nccl_tests.read(path)[0]
     lo, hi = min(r.size for r in log.rows), max(r.size for r in log.rows)
     code, out, _ = run(capsys, "nccl-tests", "all_reduce", "--hardware", written, "--ranks", log.ranks,
                        "-b", lo, "-e", hi, "-f", 2)
     assert code == 0
-    predicted = {r.size: r.measured.time_s for r in ncclt.parse(out, "predicted", collective_name="all_reduce")[0].rows}
-    measured = {r.size: r.measured.time_s for r in ncclt.parse("\n".join(unseen), "unseen",
+    predicted = {r.size: r.measured.time_s for r in nccl_tests.parse(out, "predicted", collective_name="all_reduce")[0].rows}
+    measured = {r.size: r.measured.time_s for r in nccl_tests.parse("\n".join(unseen), "unseen",
                                                                collective_name="all_reduce")[0].rows}
     checked = 0
     for size, t in measured.items():
@@ -452,16 +452,16 @@ def test_a_good_log_recovers_alpha_and_beta_within_the_stated_uncertainty(tmp_pa
 def test_leave_one_out_closed_form_equals_refitting_without_each_row():
     # the definition: drop row j from the fitted rows, refit α, β by least squares in relative
     # error (numpy's lstsq, not the closed form), rebuild the efficiency curve without row j and
-    # predict t_j from it (ncclt.Model interpolates in log S, constant beyond the ends)
+    # predict t_j from it (nccl_tests.Prediction interpolates in log S, constant beyond the ends)
     import numpy as np
 
     from symcomm.measurement.calibrate import fit_log
 
-    log = ncclt.with_ranks(ncclt.read(A100)[0], None, None)
+    log = nccl_tests.with_ranks(nccl_tests.read(A100)[0], None, None)
     fit = fit_log(log)
     sizes = np.array([r["bytes"] for r in fit.rows], dtype=float)
     times = np.array([r["measured_time"] for r in fit.rows])
-    coefs = ncclt.coefficients("all_reduce", "ring", 8, sizes, 8)
+    coefs = nccl_tests.coefficients("all_reduce", "ring", 8, sizes, 8)
     chosen = set(fit.fitted_rows)
     for j in range(len(sizes)):
         keep = [i for i in range(len(sizes)) if i != j]
@@ -470,24 +470,24 @@ def test_leave_one_out_closed_form_equals_refitting_without_each_row():
         scale = np.linalg.norm(design, axis=0)
         a, b = np.linalg.lstsq(design / scale, np.ones(len(rows)), rcond=None)[0] / scale
         core = coefs["alpha"] * a + coefs["beta"] * b
-        model = ncclt.Model(log.collective, "ring", 8, 8, {"alpha": a, "beta": b},
+        model = nccl_tests.Prediction(log.collective, "ring", 8, 8, {"alpha": a, "beta": b},
                             tuple(int(s) for s in sizes[keep]), tuple(core[keep] / times[keep]))
         expected = model.time([sizes[j]])[0] / times[j] - 1
         assert fit.held_out[j] == pytest.approx(expected, rel=1e-6, abs=1e-9), j
 
 
 def test_tens_of_thousands_of_rows_fit_in_linear_time():
-    # 10,000 rows (ncclt.MAX_ROWS): the leave-one-out is one pass, not a refit per row. No clock:
+    # 10,000 rows (nccl_tests.MAX_ROWS): the leave-one-out is one pass, not a refit per row. No clock:
     # the fit must not call the least-squares solver once per row
     import numpy as np
 
     from symcomm.measurement import calibrate as cal
 
-    sizes = np.unique(np.geomspace(64, 2 ** 33, ncclt.MAX_ROWS).astype(int) // 4 * 4)
-    rows = tuple(ncclt.Row(i + 1, int(s), int(s) // 4, "float", "sum", -1,
-                           ncclt.Side(A100_LIKE(s) * (1 + 0.01 * math.sin(i)), 0.0, 0.0, 0.0), None)
+    sizes = np.unique(np.geomspace(64, 2 ** 33, nccl_tests.MAX_ROWS).astype(int) // 4 * 4)
+    rows = tuple(nccl_tests.Row(i + 1, int(s), int(s) // 4, "float", "sum", -1,
+                           nccl_tests.Side(A100_LIKE(s) * (1 + 0.01 * math.sin(i)), 0.0, 0.0, 0.0), None)
                  for i, s in enumerate(sizes))
-    log = ncclt.Log("many.log", ncclt.collective("all_reduce"), 8, 1, 8, (), rows)
+    log = nccl_tests.Log("many.log", nccl_tests.collective("all_reduce"), 8, 1, 8, (), rows)
     calls = []
     original = cal.fit_core
     try:
@@ -651,7 +651,7 @@ def test_rows_scattered_off_any_line_are_refused_by_the_residual_rule():
     coefs = {"alpha": np.full_like(sizes, 14.0), "beta": 1.75 * sizes}
     line = cal.fit_core(coefs, times, np.arange(len(sizes)))
     assert line.rms > cal.MAX_FIT_RMS
-    log = ncclt.Log("scattered.log", ncclt.collective("all_reduce"), 8, 1, 8, (), ())
+    log = nccl_tests.Log("scattered.log", nccl_tests.collective("all_reduce"), 8, 1, 8, (), ())
     with pytest.raises(InputError, match="not an α-β line"):
         cal._check_line(log, "ring", line)
 
@@ -668,7 +668,7 @@ def test_the_fit_recovers_alpha_and_beta_with_gamma_held(tmp_path):
     rows = [(s, _ring(alpha, beta)(s)) for s in POWERS]
     # times printed in µs with 3 decimals (_log_text): at most 0.0005 µs off, under 2e-5 of the smallest
     # row's 28 µs
-    log = ncclt.with_ranks(ncclt.parse(_log_text(rows), "exact.log")[0], None, None)
+    log = nccl_tests.with_ranks(nccl_tests.parse(_log_text(rows), "exact.log")[0], None, None)
     fit = fit_log(log)
     assert fit.gamma == pytest.approx(3 / 2.039e12, rel=1e-12) and "a100" in fit.gamma_source
     assert fit.alpha == pytest.approx(alpha, rel=1e-3) and fit.beta == pytest.approx(beta, rel=1e-4)

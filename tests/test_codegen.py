@@ -15,7 +15,7 @@ from symcomm.tools import codegen
 from symcomm.planner import kernelbuild
 from symcomm.numbers import kernels
 from symcomm import presets
-from symcomm.training import step as steptime
+from symcomm.training import steptime
 from symcomm.numbers.evaluation import fast
 from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
@@ -27,7 +27,7 @@ from symcomm.tools import codegen
 from symcomm.planner import kernelbuild
 from symcomm.numbers import kernels
 from symcomm import presets
-from symcomm.training import step as steptime
+from symcomm.training import steptime
 from symcomm.numbers.evaluation import fast
 from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 

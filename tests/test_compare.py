@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from symcomm.measurement import nccl_tests as ncclt
+from symcomm.measurement import nccl_tests
 from symcomm.collectives.algorithms import algorithms_of
 from symcomm.commands.main import main
 from symcomm.collectives.primitives import PRIMITIVES
@@ -253,7 +253,7 @@ def test_nccl_tests_and_eval_price_a_calibrated_group_alike(capsys, request, ran
     assert got["times"]["gamma"] == pytest.approx(3 / hbm, rel=1e-12)
     assert got["rows"][0]["time"] * efficiency == pytest.approx(want["time"], rel=1e-9)
     # and both are the log: nccl-tests reproduces its 1 GiB row (e = α-β-γ line / measured there)
-    measured = {r.size: r.measured.time_s for r in ncclt.read(DATA / log)[0].rows}[2 ** 30]
+    measured = {r.size: r.measured.time_s for r in nccl_tests.read(DATA / log)[0].rows}[2 ** 30]
     assert got["rows"][0]["time"] == pytest.approx(measured, rel=1e-6)
 
 
@@ -326,7 +326,7 @@ def a100_files(tmp_path_factory):
 def _measured(log, size):
     """The log's own out-of-place time at ``size`` bytes and whether the row is bandwidth-bound (its busbw
     within 5 % of the log's largest: the rows calibrate's β is fitted to), read from the log's columns."""
-    rows = {r.size: r.measured for r in ncclt.read(DATA / log)[0].rows if r.measured is not None}
+    rows = {r.size: r.measured for r in nccl_tests.read(DATA / log)[0].rows if r.measured is not None}
     top = max(m.busbw for m in rows.values())
     return rows[size].time_s, rows[size].busbw >= 0.95 * top
 

@@ -15,7 +15,7 @@ from symcomm.planner import kernelbuild
 from symcomm.numbers import kernels
 from symcomm.base import notes
 from symcomm import presets
-from symcomm.training import step as steptime
+from symcomm.training import steptime
 from symcomm.base.errors import InputError
 from symcomm.numbers.evaluation import fast
 from symcomm.planner import Request, _base_values, _options, enumerate_layouts

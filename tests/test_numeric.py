@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from symcomm.collectives.algorithms import algorithm
-from symcomm.numbers.numeric import ceil_log2, evaluate, evaluator
+from symcomm.numbers.numeric import ceil_log2, evaluator, value_of
 from symcomm.training.strategies import STRATEGIES
 from symcomm.core.symbols import CeilLog2, beta_inter, log2_ceil, M, N
 
@@ -18,19 +18,19 @@ from symcomm.core.symbols import CeilLog2, beta_inter, log2_ceil, M, N
 def test_ring_all_reduce_exact_and_broadcast():
     ring = algorithm("all_reduce", "ring").cost
     # ring all-reduce of M = 2^30 over 8 ranks: each rank sends 2·(7/8)·M = 7·2^28·... elements
-    got = evaluate(ring.beta, N=8, M=2 ** 30)
+    got = value_of(ring.beta, N=8, M=2 ** 30)
     assert got == 7 * 2 ** 30 // 4 and isinstance(got, int)
-    arr = evaluate(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30, exact=True)
+    arr = value_of(ring.beta, N=np.array([2, 4, 8]), M=2 ** 30, exact=True)
     assert arr.dtype == np.int64
     assert arr.tolist() == [2 ** 30, 3 * 2 ** 29, 7 * 2 ** 28]
     # not a whole number: the correctly rounded float, as `symcomm eval` does
-    assert evaluate(ring.beta, N=3, M=10) == pytest.approx(40 / 3, rel=1e-15)
+    assert value_of(ring.beta, N=3, M=10) == pytest.approx(40 / 3, rel=1e-15)
 
 
 def test_floats_select_float_arithmetic():
     ring = algorithm("all_reduce", "ring").cost
     N_ = np.array([2.0, 4.0, 8.0])
-    got = evaluate(ring.time, N=N_, M=1e9, alpha=5e-6, beta=1e-11, gamma=1e-12)
+    got = value_of(ring.time, N=N_, M=1e9, alpha=5e-6, beta=1e-11, gamma=1e-12)
     hand = 2 * (N_ - 1) * 5e-6 + 2 * (N_ - 1) / N_ * 1e9 * 1e-11 + (N_ - 1) / N_ * 1e9 * 1e-12
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, hand, rtol=1e-14)
@@ -40,12 +40,12 @@ def test_phi_1e13_over_2_20_ranks_does_not_overflow():
     total = STRATEGIES["dp"].cost().total          # 2Φ(N−1) summed over all ranks
     want = 2 * 10 ** 13 * (2 ** 20 - 1)             # 20,971,500,000,000,000,000 > 2^63
     assert want > 2 ** 63
-    assert evaluate(total, Phi=10 ** 13, N=2 ** 20) == want
-    arr = evaluate(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20, exact=True)
+    assert value_of(total, Phi=10 ** 13, N=2 ** 20) == want
+    arr = value_of(total, Phi=np.array([10 ** 13, 10 ** 12], dtype=np.int64), N=2 ** 20, exact=True)
     assert arr.dtype == object
     assert [int(x) for x in arr] == [want, want // 10]
     # per-rank send 2Φ(N−1)/N is not whole here: exact rational, rounded once
-    send = evaluate(STRATEGIES["dp"].cost().send, Phi=10 ** 13, N=2 ** 20)
+    send = value_of(STRATEGIES["dp"].cost().send, Phi=10 ** 13, N=2 ** 20)
     assert send == float(Fraction(2 * 10 ** 13 * (2 ** 20 - 1), 2 ** 20))
 
 
@@ -54,16 +54,16 @@ def test_bshL_near_1e18_exact_although_intermediates_exceed_int64():
     values = dict(b=10 ** 3, s=10 ** 5, h=10 ** 5, L=10 ** 5, N=2 ** 20)   # b·s·h·L = 10^18
     # 8·10^18·(2^20 − 1)/2^20 = 8·10^18 − 8·10^18/2^20 = 8·10^18 − 7,629,394,531,250
     want = 8 * 10 ** 18 - 7_629_394_531_250
-    assert evaluate(tp, **values) == want
-    arr = evaluate(tp, exact=True, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
+    assert value_of(tp, **values) == want
+    arr = value_of(tp, exact=True, **{**values, "b": np.array([10 ** 3, 10 ** 3])})
     assert [int(x) for x in arr] == [want, want]
     assert arr.dtype == np.int64                     # the result fits even if 8·b·s·h·L·(N−1) does not
-    assert evaluate(tp, exact=False, **values) == pytest.approx(want, rel=1e-15)
+    assert value_of(tp, exact=False, **values) == pytest.approx(want, rel=1e-15)
 
 
 def test_int64_path_when_safe():
     total = STRATEGIES["dp"].cost().total
-    got = evaluate(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]), exact=True)
+    got = value_of(total, Phi=np.array([10 ** 9, 7]), N=np.array([8, 3]), exact=True)
     assert got.dtype == np.int64 and got.tolist() == [2 * 10 ** 9 * 7, 2 * 7 * 2]
 
 
@@ -93,7 +93,7 @@ def test_piecewise_is_vectorised_and_exact():
 
 def test_exact_time_with_fractions():
     ring = algorithm("all_reduce", "ring").cost
-    got = evaluate(ring.time, N=8, M=2 ** 30, alpha=Fraction(1, 10 ** 6), beta=Fraction(1, 10 ** 11), gamma=0)
+    got = value_of(ring.time, N=8, M=2 ** 30, alpha=Fraction(1, 10 ** 6), beta=Fraction(1, 10 ** 11), gamma=0)
     want = Fraction(14, 10 ** 6) + Fraction(7 * 2 ** 28, 10 ** 11)
     assert got == float(want)
 

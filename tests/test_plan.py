@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from symcomm import presets
-from symcomm.training import step as steptime
+from symcomm.training import steptime
 from symcomm.commands.main import main
 from symcomm.planner import PlanError, Request, enumerate_layouts, memory_floor, plan
 
@@ -125,7 +125,7 @@ def test_ranked_by_step_time_and_pruning_changes_nothing():
     assert [(r["t"], r["p"], r["v"], r["c"], r["d"], r["mb"], r["labels"]) for r in pruned.rows(10)] == \
            [(r["t"], r["p"], r["v"], r["c"], r["d"], r["mb"], r["labels"]) for r in full.rows(10)]
     first = full.rows(1)[0]
-    # evaluated again, alone, by steptime.evaluate at that layout
+    # evaluated again, alone, by steptime.quantities at that layout
     setting = first["settings"][0]
     options = {"zero": str(setting["zero"]), "framework": setting["framework"], "sp": str(setting["sp"]),
                "recompute": setting["recompute"], "schedule": first["schedule"], "gated": "1", "gqa": "1",
@@ -134,7 +134,7 @@ def test_ranked_by_step_time_and_pruning_changes_nothing():
                else str(setting["reshard_after_forward"])}
     values = {**LLAMA8B.values(), "F": 14336, "s": 2048, "b": 32, **A100.values(2), "G": 8,
               **A100.compute_values("bf16"), **{k: first[k] for k in ("t", "p", "v", "c", "e", "d", "m")}}
-    assert steptime.evaluate(values, 2, **options)["step_time"] == pytest.approx(first["step_time"], rel=1e-12)
+    assert steptime.quantities(values, 2, **options)["step_time"] == pytest.approx(first["step_time"], rel=1e-12)
 
 
 def test_settings_that_change_nothing_are_folded():
@@ -209,7 +209,7 @@ def test_korthikanti_175b_is_found_and_ranked():
     model = presets.model("gpt3-175b")
     values = {**model.values(), "F": model.ffn, "s": 2048, "b": 64, **A100.values(2), "G": 8,
               **A100.compute_values("bf16"), "t": 8, "p": 8, "v": 3, "c": 1, "e": 1, "d": 1, "m": 64}
-    alone = steptime.evaluate(values, 2, zero="0", framework="megatron", reshard_after_forward="framework",
+    alone = steptime.quantities(values, 2, zero="0", framework="megatron", reshard_after_forward="framework",
                               sp="1", recompute="selective", schedule="interleaved", gated="0", gqa="1",
                               embeddings="1", tied="1", moe="0", cp="ring")
     assert got["step_time"] == pytest.approx(alone["step_time"], rel=1e-12)

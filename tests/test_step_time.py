@@ -1,4 +1,4 @@
-"""The step-time model (symcomm/training/step.py): hand-counted cases, the pipeline bubble, the
+"""The step-time model (symcomm/training/steptime.py): hand-counted cases, the pipeline bubble, the
 data-parallel overlap, the published runs, the fit, and `symcomm eval hybrid --hardware`."""
 
 import json
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symcomm.training import step as steptime
+from symcomm.training import steptime
 from symcomm.presets import hardware
 
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
@@ -27,7 +27,7 @@ def layer_forward_by_hand(B, s, h, h_kv, F):
 def test_one_gpu_step_is_its_flops_over_the_rate_plus_adam():
     values = {**TINY, **NO_COMM, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
               "peak": 1e12, "eta": 0.5, "kappa": 0.0, "hbm": 1e9}
-    q = steptime.evaluate(values, 2, **{**PLAIN, "embeddings": "1"})
+    q = steptime.quantities(values, 2, **{**PLAIN, "embeddings": "1"})
     # hand count: 4 layers of 3 407 872 FLOPs forward + the LM head 2·32·64·1000 = 4 096 000; ×3 forward + backward
     forward = 4 * layer_forward_by_hand(1, 32, 64, 64, 256) + 2 * 32 * 64 * 1000
     assert forward == 4 * 3_407_872 + 4_096_000
@@ -43,7 +43,7 @@ def test_the_pipeline_takes_m_plus_bubble_slots(schedule, v, expected_slots):
     # Narayanan et al. 2021 §2.2: (p − 1) slots of bubble for GPipe and 1F1B, (p − 1)/v interleaved; p = 4, m = 8
     values = {**TINY, **NO_COMM, "t": 1, "p": 4, "d": 1, "c": 1, "b": 8, "m": 8, "v": v, "L": 8,
               "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
-    q = steptime.evaluate(values, 2, **{**PLAIN, "schedule": schedule})
+    q = steptime.quantities(values, 2, **{**PLAIN, "schedule": schedule})
     slot = 3 * (8 / 4) * layer_forward_by_hand(1, 32, 64, 64, 256) / 1e12     # 2 layers per stage, 1 sequence
     assert float(q["step_time"]) == pytest.approx(expected_slots * slot, rel=1e-9)
     assert float(q["bubble_time"]) == pytest.approx((expected_slots - 8) * slot, rel=1e-9)
@@ -56,8 +56,8 @@ def test_the_gradient_all_reduce_hides_behind_the_backward_only_when_overlapped(
     reduce = 2 * 3 / 4 * 10**6 * 1e-9
     backward = 2 * 4 * layer_forward_by_hand(1, 32, 64, 64, 256) / 1e12
     assert reduce > backward                          # so that part of it shows
-    hidden = steptime.evaluate(values, 2, **{**PLAIN, "dp_overlap": "1"})
-    exposed = steptime.evaluate(values, 2, **{**PLAIN, "dp_overlap": "0"})
+    hidden = steptime.quantities(values, 2, **{**PLAIN, "dp_overlap": "1"})
+    exposed = steptime.quantities(values, 2, **{**PLAIN, "dp_overlap": "0"})
     assert float(exposed["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
     assert float(hidden["exposed_comm_time_dp"]) == pytest.approx(reduce - backward, rel=1e-12)
 
@@ -79,7 +79,7 @@ def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
         values = {**shape, **layout, **NO_COMM, **constants, "beta_inter": constants["beta"], "Phi": phi,
                   "b": 8 * micro, "m": 1,
                   "kappa": 0.0, "hbm": 1e30}
-        q = steptime.evaluate(values, 2, **{**PLAIN, "dp_overlap": "1"})
+        q = steptime.quantities(values, 2, **{**PLAIN, "dp_overlap": "1"})
         assert (float(q["exposed_comm_time_dp"]) > 0) == (micro < b_star)
 
 

@@ -59,7 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import nccl_tests as ncclt
+from . import nccl_tests
 from ..core import symbols as S
 from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
 from ..collectives.algorithms import algorithm as catalog_algorithm
@@ -67,7 +67,7 @@ from ..base.errors import InputError
 from ..base.files import check_output, write_file
 from ..base.inputs import parse_whole
 from ..base.notes import add as add_note
-from .nccl_tests import Collective, Log, Model
+from .nccl_tests import Collective, Log, Prediction
 from ..presets import entry_gamma, link_values, spans_nodes
 
 #: the band of rows the α-β fit uses: latency rows within this factor of the smallest time,
@@ -105,7 +105,7 @@ MAX_FIT_RMS = (LATENCY_BAND - 1) / 2
 #: a fitted constant whose standard error exceeds half its value: its ±2σ interval (about 95 %)
 #: contains 0, so the log does not tell it from nothing
 MAX_RELATIVE_ERROR = 0.5
-#: log files one calibrate reads (each capped at ncclt.MAX_LOG_BYTES), and tests they may hold in
+#: log files one calibrate reads (each capped at nccl_tests.MAX_LOG_BYTES), and tests they may hold in
 #: all (a hardware file keeps one calibration entry per test; its schema allows 256)
 MAX_LOG_FILES = 16
 MAX_TESTS = 64
@@ -119,7 +119,7 @@ _BOUND = frozenset({"N", "M", "G", "C", "alpha", "beta", "gamma", "alpha_inter",
 @dataclass
 class Fit:
     log: Log
-    model: Model
+    model: Prediction
     rows: list[dict]
     fitted_rows: tuple[int, ...]                  # indices of the rows the α-β fit used
     rms: float                                    # relative RMS of the α-β core over the fitted rows
@@ -213,7 +213,7 @@ def _check_algorithm(log: Log, name: str, two_level: bool) -> None:
     """Refuse an algorithm the log cannot calibrate: one that cannot run on its ranks, one with a
     symbol no log gives (gloo's segment size K), a two-level form without the intra-node fit."""
     primitive, n, g = log.collective.primitive, log.ranks, log.gpus_per_node
-    problems = ncclt.problems(primitive, name, n, g)
+    problems = nccl_tests.problems(primitive, name, n, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on log {log.path!r}'s {n} ranks: {problems[0]}")
     unbound = _unbound(primitive, name)
@@ -347,7 +347,7 @@ def held_gamma(base) -> tuple[float, str]:
 
 def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
             held: tuple[float, str] | None = None) -> Fit:
-    """Calibrate one test of a log (its ranks settled by :func:`ncclt.with_ranks`); InputError
+    """Calibrate one test of a log (its ranks settled by :func:`nccl_tests.with_ranks`); InputError
     naming the log when it cannot determine α and β (or α_inter, β_inter with ``fixed``).
     ``held`` is (γ per byte, why) from :func:`held_gamma`; by default that of the preset of the
     log's GPU, as ``symcomm calibrate`` without --base holds it."""
@@ -389,7 +389,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
     alternatives = []
 
     def one(alg_name: str):
-        coefs = ncclt.coefficients(primitive, alg_name, n, sizes, g)
+        coefs = nccl_tests.coefficients(primitive, alg_name, n, sizes, g)
         try:
             line = fit_core(coefs, times, chosen, fixed={**(fixed or {}), "gamma": gamma}, unknowns=unknowns)
         except InputError as err:
@@ -403,7 +403,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
         for alg in algorithms_of(primitive):
             if alg.name in ("in_network",) or _two_level(primitive, alg.name) != two_level:
                 continue
-            if ncclt.problems(primitive, alg.name, n, g):
+            if nccl_tests.problems(primitive, alg.name, n, g):
                 continue
             if _unbound(primitive, alg.name):
                 left_out.append(f"{alg.name} (needs {', '.join(_unbound(primitive, alg.name))})")
@@ -430,7 +430,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
                      + (f"; left out: {', '.join(left_out)}, which no log gives" if left_out else ""))
     _check_line(log, name, line)
     eff = _efficiency(core, times)
-    model = Model(coll, name, n, g, line.values, tuple(int(s) for s in sizes), tuple(float(e) for e in eff),
+    model = Prediction(coll, name, n, g, line.values, tuple(int(s) for s in sizes), tuple(float(e) for e in eff),
                   source=f"calibrated from {log.path}")
     predicted = model.time(sizes)
     in_fit = np.zeros(len(sizes), dtype=bool)
@@ -461,7 +461,7 @@ def leave_one_out(line: Line, coefs: dict, sizes, times) -> list[float]:
     the rows.  Without row j the fit's constants are x − (XᵀX)⁻¹ xⱼ eⱼ/(1 − hⱼⱼ) (the closed form of
     deleting one row from least squares; rows outside the fit leave them unchanged), the efficiency
     curve loses its point at Sⱼ, and row j is predicted from its neighbours' efficiencies, as
-    :meth:`ncclt.Model.curve` interpolates (linear in log S, constant beyond the ends).  The rows
+    :meth:`nccl_tests.Prediction.curve` interpolates (linear in log S, constant beyond the ends).  The rows
     the fit uses are those chosen from the whole log."""
     count = len(sizes)
     x = np.array([line.values[u] for u in line.unknowns])
@@ -616,7 +616,7 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
 
 
 def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None,
-               algorithm: str | None = None) -> Model:
+               algorithm: str | None = None) -> Prediction:
     """The model ``symcomm nccl-tests`` predicts with: the hardware's calibration of this
     collective at the group's level (same ranks, else the nearest, said in a note), else the
     catalog formula at the hardware's links.  Which level — inside a node or across nodes — is
@@ -645,10 +645,10 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         # the γ its fit held (0 for an entry that does not say: its fit folded the reduction into β),
         # which presets.check_hardware_document holds equal to the γ eval takes from the same file
         times["gamma"] = entry_gamma(e) or 0.0
-        problems = ncclt.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
+        problems = nccl_tests.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
         if problems:
             raise InputError(f"--ranks {ranks}: the calibrated algorithm {e['algorithm']} cannot run: {problems[0]}")
-        return Model(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
+        return Prediction(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
                      times, tuple(e["sizes_bytes"]), tuple(e["efficiency"]), e.get("source", ""), tuple(notes))
     name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
     if algorithm is None and spans and ranks % g == 0 and any(
@@ -660,7 +660,7 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
                          f"--hardware {hardware.name} lacks (no inter_two_level): the flat {name} instead")
         else:
             name = "hierarchical"       # a group over nodes pays each level its own α, β
-    problems = ncclt.problems(coll.primitive, name, ranks, g)
+    problems = nccl_tests.problems(coll.primitive, name, ranks, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")
     two_level = any(str(sym) in ("alpha_inter", "beta_inter")
@@ -673,10 +673,10 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     elif why:
         notes.append(why)
     times = {k: float(values[k]) for k in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
-    return Model(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes))
+    return Prediction(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes))
 
 
-def calibrated_range(model: Model) -> tuple[int, int] | None:
+def calibrated_range(model: Prediction) -> tuple[int, int] | None:
     """The smallest and largest size a calibrated model was measured at (None for the catalog
     formula at a preset's links, which has no measured range)."""
     return (int(model.sizes[0]), int(model.sizes[-1])) if model.sizes else None
@@ -735,7 +735,7 @@ def report_text(fits: list[Fit]) -> str:
             out.append(f"  alpha          {_us(f.alpha)} ± {_us(se['alpha'])} per message "
                        f"({'inter' if f.level == 'inter' else 'intra'}-node link)")
             top = max(r["bytes"] for r in f.rows)
-            coefs = ncclt.coefficients(m.collective.primitive, m.algorithm, m.ranks, [top], m.gpus_per_node)
+            coefs = nccl_tests.coefficients(m.collective.primitive, m.algorithm, m.ranks, [top], m.gpus_per_node)
             reduced = float(coefs.get("gamma", [0.0])[0]) * f.gamma
             if reduced > 0:
                 # the busbw the α-β-γ line tends to pays the reduction too: factor·S / (b·β + c·γ)
@@ -793,11 +793,11 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
                          "node count is what a hardware file keeps)")
     logs = []
     for path in paths:
-        for log in ncclt.read(path, collective_name=collective_name):
+        for log in nccl_tests.read(path, collective_name=collective_name):
             if len(logs) >= MAX_TESTS:
                 raise InputError(f"log {str(path)!r}: more than {MAX_TESTS} tests in the logs given (a hardware file "
                                  "keeps one calibration per test)")
-            logs.append(ncclt.with_ranks(log, ranks, gpus_per_node))
+            logs.append(nccl_tests.with_ranks(log, ranks, gpus_per_node))
     held = held_gamma(_base_preset(logs, base))
     # --algorithm hierarchical: each log's own fit is the flat default, the two-level fit is added below
     flat = None if algorithm == "hierarchical" else algorithm
@@ -809,7 +809,7 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
         intra = [g for g in fits if g.level == "intra" and g.model.collective.name == log.collective.name]
         if not intra or (algorithm not in (None, "best", "hierarchical")):
             continue
-        if ncclt.problems(log.collective.primitive, "hierarchical", log.ranks, log.gpus_per_node) or not any(
+        if nccl_tests.problems(log.collective.primitive, "hierarchical", log.ranks, log.gpus_per_node) or not any(
                 a.name == "hierarchical" for a in algorithms_of(log.collective.primitive)):
             continue
         intra_values = {"alpha": intra[0].alpha, "beta": intra[0].beta}
@@ -817,7 +817,7 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
     if algorithm == "hierarchical" and not any(f.model.algorithm == "hierarchical" for f in fits):
         raise InputError("--algorithm hierarchical fits α_inter, β_inter with the intra-node α, β held: give a "
                          "single-node log and a multi-node log of the same collective (one with a two-level form: "
-                         + ", ".join(c.name for c in ncclt.COLLECTIVES.values()
+                         + ", ".join(c.name for c in nccl_tests.COLLECTIVES.values()
                                      if any(_two_level(c.primitive, a.name) for a in algorithms_of(c.primitive)))
                          + ")")
     return fits
@@ -904,13 +904,13 @@ def parse_size(key: str, text: str) -> int:
     if text and text[-1] in "kKmMgG":
         unit = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[text[-1].lower()]
         text = text[:-1]
-    return parse_whole(key, text, least=0, most=ncclt.MAX_BYTES // unit) * unit
+    return parse_whole(key, text, least=0, most=nccl_tests.MAX_BYTES // unit) * unit
 
 
 def cmd_nccl_tests(args) -> int:
     from .. import presets
 
-    coll = ncclt.collective(args.collective)
+    coll = nccl_tests.collective(args.collective)
     ranks = parse_whole("--ranks", args.ranks, least=2 if coll.name == "sendrecv" else 1, most=1 << 20)
     gpn = parse_whole("--gpus-per-node", args.gpus_per_node, least=1, most=1024) if args.gpus_per_node else None
     if not args.hardware:
@@ -924,15 +924,15 @@ def cmd_nccl_tests(args) -> int:
     step = parse_size("-i", args.stepbytes) if args.stepbytes else 0
     if factor <= 1 and step <= 0:
         factor = 2
-    if args.datatype not in ncclt.DTYPE_BYTES:
-        raise InputError(f"-d {args.datatype!r} is not allowed; choose one of {', '.join(ncclt.DTYPE_BYTES)}")
-    sizes = ncclt.sizes_between(lo, hi, factor if factor > 1 else 1, step)
+    if args.datatype not in nccl_tests.DTYPE_BYTES:
+        raise InputError(f"-d {args.datatype!r} is not allowed; choose one of {', '.join(nccl_tests.DTYPE_BYTES)}")
+    sizes = nccl_tests.sizes_between(lo, hi, factor if factor > 1 else 1, step)
     model = model_from(hardware, coll, ranks, gpn, args.algorithm)
     header = (f"predicted by symcomm: {coll.name}_perf on {ranks} ranks, --hardware {hardware.name}",
               f"model: catalog {coll.primitive}/{model.algorithm}, alpha {model.times.get('alpha', 0) * 1e6:.4g} us, "
               f"beta {model.times.get('beta', 0):.4g} s/byte"
               + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),)
-    text, rows = ncclt.table(model, sizes, args.datatype, header)
+    text, rows = nccl_tests.table(model, sizes, args.datatype, header)
     for r in rows:
         if r["bytes"] > 0 and not (math.isfinite(r["time"]) and r["time"] > 0):
             # a calibration of a log that could not determine α and β (written before they were refused)
@@ -978,7 +978,7 @@ def register_cli(subparsers) -> None:
     p.set_defaults(run=cmd_calibrate)
 
     p = subparsers.add_parser("nccl-tests", help="predict an nccl-tests table (its own layout) from a hardware preset or file")
-    p.add_argument("collective", help=f"one of {', '.join(ncclt.COLLECTIVES)}")
+    p.add_argument("collective", help=f"one of {', '.join(nccl_tests.COLLECTIVES)}")
     p.add_argument("--hardware", help="preset name or hardware file (calibrate -o)")
     p.add_argument("--ranks", required=True, help="ranks N")
     p.add_argument("--gpus-per-node", help="GPUs per node (default: the hardware's)")

@@ -17,7 +17,7 @@ symcomm's M (ARCHITECTURE.md, "Conventions": M is the full buffer, as in nccl-te
 
 :func:`read` turns a log into :class:`Log` values (one per test it holds): every number
 bounded before use (:mod:`symcomm.base.inputs`), the file size capped (:mod:`symcomm.base.files`), a
-row it cannot read reported with its line number, never guessed.  :class:`Model` is what a
+row it cannot read reported with its line number, never guessed.  :class:`Prediction` is what a
 calibration keeps (the catalog's α-β-γ formula with fitted α, β, and the per-size
 efficiency curve); :func:`table` prints the predicted table in nccl-tests' own layout.
 """
@@ -461,7 +461,7 @@ def problems(primitive: str, algorithm_name: str, n: int, g: int | None) -> list
 
 
 @dataclass(frozen=True)
-class Model:
+class Prediction:
     """T(S) = (catalog formula at the fitted α, β, γ) / e(S): the α-β(-γ) core, divided by the
     efficiency e interpolated in log-size between the calibrated sizes (constant beyond them);
     without a curve the core alone."""
@@ -518,7 +518,7 @@ def sizes_between(minbytes: int, maxbytes: int, factor: int = 2, step: int = 0) 
     return out
 
 
-def table(model: Model, sizes: list[int], dtype: str = "float", header: tuple[str, ...] = ()) -> tuple[str, list[dict]]:
+def table(model: Prediction, sizes: list[int], dtype: str = "float", header: tuple[str, ...] = ()) -> tuple[str, list[dict]]:
     """The predicted output of ``<collective>_perf`` (text in nccl-tests' layout, and the rows)."""
     coll, n = model.collective, model.ranks
     elt = DTYPE_BYTES[dtype]

@@ -2,7 +2,7 @@
 
 A kernel computes every quantity the planner reports (:mod:`symcomm.planner`) for one option combination
 of the step model, over numpy arrays of layouts.  ``python -m symcomm.tools.codegen`` turns the SymPy
-expressions of :func:`symcomm.training.step.step_model` into a graph, one per model family
+expressions of :func:`symcomm.training.steptime.step_model` into a graph, one per model family
 (``symcomm/planner/kerneldata/<family>.json``): a list of nodes, each an operation of :data:`OPS` applied to
 earlier nodes, shared by every option combination of that family (equal subexpressions are one node),
 and per combination the nodes that are its quantities.  This module reads such a file (through

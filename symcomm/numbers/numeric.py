@@ -537,7 +537,7 @@ def bundle(named: Mapping[str, sp.Expr]) -> Callable[..., dict]:
     return call
 
 
-def evaluate(expr, exact: bool | None = None, **values):
+def value_of(expr, exact: bool | None = None, **values):
     """``evaluator(expr)(**values)`` in one call."""
     return evaluator(expr)(exact=exact, **values)
 

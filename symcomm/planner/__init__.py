@@ -1,6 +1,6 @@
 """The layout planner: every valid layout — (t, p, v, c, e, d), micro-batch size,
 data-parallel scheme, recomputation, sequence parallel — that fits in memory, ranked by the
-step time of the step-time model (:mod:`symcomm.training.step`).
+step time of the step-time model (:mod:`symcomm.training.steptime`).
 
     symcomm plan --model llama3-70b --gpus 1024 --gpus-per-node 8 --hardware h100 \\
                  --batch 1024 --seq 8192 [--top 10] [--json | --csv] [--tp 8 --pp 4 ...] \\
@@ -10,7 +10,7 @@ The layouts are enumerated as numpy arrays; each option combination (data-parall
 recompute × SP × 1F1B or interleaved) is one kernel called once over all its layouts, giving every
 quantity the planner reports.  The kernels are data shipped in the package (``symcomm/planner/kerneldata``,
 graphs of numpy operations written by ``python -m symcomm.tools.codegen`` from the step model of
-:func:`symcomm.training.step.step_model`, common subexpressions once, the options' branches resolved) and run
+:func:`symcomm.training.steptime.step_model`, common subexpressions once, the options' branches resolved) and run
 by :mod:`symcomm.numbers.kernels`: ``symcomm plan`` never loads SymPy for them.  A combination without a shipped
 kernel (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from
 ``--model-config``) builds its step model with SymPy and its graph in the process (a note says so), run
@@ -59,7 +59,7 @@ SCHEME_NAMES = {SCHEMES[0]: "megatron zero 0", SCHEMES[1]: "megatron zero 1", SC
                 SCHEMES[3]: "deepspeed zero 3", SCHEMES[4]: "fsdp full-shard", SCHEMES[5]: "fsdp grad-op"}
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 ZERO_STAGES = (0, 1, 2, 3)
-RECOMPUTE = ("none", "selective", "full")              # symcomm.training.step.STEP_OPTIONS["recompute"] (a test holds it)
+RECOMPUTE = ("none", "selective", "full")              # symcomm.training.steptime.STEP_OPTIONS["recompute"] (a test holds it)
 SP_CHOICES = (0, 1)
 CP_ALGORITHMS = ("ring", "ulysses")
 #: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
@@ -70,7 +70,7 @@ TOLERANCE = 1e-9
 COMPARE_KEYS = ("t", "p", "v", "c", "e", "d", "mb", "zero", "framework", "raf", "recompute", "sp")
 
 ASSUMPTIONS = (
-    "ranked by the step time of symcomm's step-time model (symcomm.training.step; one optimizer step: forward + "
+    "ranked by the step time of symcomm's step-time model (symcomm.training.steptime; one optimizer step: forward + "
     "backward of the global batch in m micro-batches per data-parallel replica, then the optimizer): the busiest "
     "stage's matmuls at peak × η and its memory-bound kernels (κ HBM passes over the stored activations); its tp, "
     "cp, ep and pp communication exposed between the GEMMs; (m + (p − 1)/v) pipeline slots (v model chunks per "
@@ -102,7 +102,7 @@ ASSUMPTIONS = (
     "β = 1 / per-direction bandwidth per GPU",
 )
 MEMORY_ASSUMPTION = (
-    "memory per GPU = the step model's (symcomm.training.step.memory_model), compared with the preset's: weights, "
+    "memory per GPU = the step model's (symcomm.training.steptime.memory_model), compared with the preset's: weights, "
     "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
     "buffer), activations of the first stage per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
     "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved); no "
@@ -340,7 +340,7 @@ def memory_floor(req: Request, layouts: dict) -> np.ndarray:
     """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
     weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
     full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
-    micro-batches of L/p layers (symcomm.training.step.memory_model holds at least these)."""
+    micro-batches of L/p layers (symcomm.training.steptime.memory_model holds at least these)."""
     t, p, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "c", "d", "m", "mb"))
     states = 16.0 * req.model.parameters / req.gpus
     activations = 2 * (req.seq / c) * mb * req.model.hidden / t * (req.model.layers / p) * np.minimum(p, m)
@@ -551,7 +551,7 @@ def _not_finite(name: str, err: Exception) -> PlanError:
 
 
 def _check_finite(name: str, values: np.ndarray) -> None:
-    """The last line of defence (as symcomm.training.step.check_finite for eval hybrid): a step-model output
+    """The last line of defence (as symcomm.training.steptime.check_finite for eval hybrid): a step-model output
     that is inf or nan (a zero bandwidth, peak or eta reaching a division) is refused, never ranked."""
     bad = ~np.isfinite(values)
     if bad.any():

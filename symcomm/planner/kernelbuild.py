@@ -1,6 +1,6 @@
 """The planner's step model as a kernel graph (:mod:`symcomm.numbers.kernels`' format), built from SymPy.
 
-:func:`graph_data` walks the SymPy expressions of :func:`symcomm.training.step.step_model`, for some option
+:func:`graph_data` walks the SymPy expressions of :func:`symcomm.training.steptime.step_model`, for some option
 combinations, into one node list: equal subexpressions one node, shared by every combination.  The walk
 follows the order of SymPy's arguments (its canonical order, not a hash order), so the same expressions
 give the same data whatever ``PYTHONHASHSEED`` is.  In a product or a sum the factors or terms that hold no
@@ -21,7 +21,7 @@ AXES = ("tp", "cp", "ep", "pp", "dp")
 
 def quantities(options: tuple, run_bytes: int) -> dict:
     """name → SymPy expression of every quantity a kernel returns, in order."""
-    from ..training.step import step_model
+    from ..training.steptime import step_model
 
     q = step_model(run_bytes, **dict(options)).quantities()
     names = list(QUANTITIES)

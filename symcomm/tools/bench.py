@@ -232,7 +232,7 @@ def bench_configuration() -> list[dict]:
     import logging
 
     from .. import presets
-    from ..training import step as steptime
+    from ..training import steptime
     from ..planner import Request, SCHEMES, _base_values, _kernel, _options, enumerate_layouts, plan
 
     model, hardware = presets.model("gpt3-175b"), presets.hardware("a100")
@@ -240,10 +240,10 @@ def bench_configuration() -> list[dict]:
     options = dict(_options(req, SCHEMES[1], "selective", 1, "interleaved"))
     layout = {"t": 8, "p": 8, "v": 3, "c": 1, "e": 1, "d": 1, "m": 64}
     values = {k: float(v) for k, v in {**_base_values(req), **layout}.items()}
-    steptime.evaluate(values, 2, **options)
+    steptime.quantities(values, 2, **options)
 
     def scalar():
-        return steptime.evaluate(values, 2, **options)
+        return steptime.quantities(values, 2, **options)
 
     _progress("one configuration: scalar, inside plan, vectorised")
     ours = {"scalar": paired(scalar, lambda: None, rounds=5, inner_a=200, inner_b=200)["a"]}

@@ -1,6 +1,6 @@
 """``python -m symcomm.tools.codegen``: write the planner's kernels, ``symcomm/planner/kerneldata/``, from the step model.
 
-The planner ranks layouts by the step-time model (:mod:`symcomm.training.step`), a SymPy expression per option
+The planner ranks layouts by the step-time model (:mod:`symcomm.training.steptime`), a SymPy expression per option
 combination.  Building and compiling those at run time costs seconds; instead this command turns, once,
 every option combination the planner searches for the model families of the shipped presets (with the
 default flags: embeddings on the end stages, ring context parallelism, 2-byte elements) into DATA: per

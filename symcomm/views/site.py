@@ -141,10 +141,10 @@ GATED = ("0", "1")
 
 
 def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
-    """The step model of a hybrid subject (:func:`symcomm.training.step.step_model`) as the page takes it:
+    """The step model of a hybrid subject (:func:`symcomm.training.steptime.step_model`) as the page takes it:
     communication in elements of ``B_e`` bytes, β and γ per byte (β per element = β·B_e), and the
     bubble's share of the step, as ``eval hybrid --hardware`` reports them."""
-    from ..training import step as steptime
+    from ..training import steptime
 
     options = dict(sub.options)
     flag = options.pop("recompute", "0")
@@ -158,7 +158,7 @@ def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
 def step_bundles(sub) -> dict[str, dict]:
     """The step model of a hybrid subject as float bundles, one per gated value:
     ``<ident>__step_gated_<0|1>`` → {quantity: expression} (the step model is float arithmetic in
-    eval too: :func:`symcomm.training.step.evaluate`)."""
+    eval too: :func:`symcomm.training.steptime.quantities`)."""
     return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
 
 

@@ -280,7 +280,7 @@ def _evaluators(run_bytes: int, options: tuple):
     return bundle(step_model(run_bytes, **dict(options)).quantities())
 
 
-def evaluate(values: dict, run_bytes: int = 2, **options) -> dict[str, float]:
+def quantities(values: dict, run_bytes: int = 2, **options) -> dict[str, float]:
     """Every quantity of the step model with these options, at these values (by CLI symbol
     name; floats or numpy arrays), as floats: seconds, bytes, FLOPs, ratios (one compiled function of
     them all, common parts computed once)."""
@@ -345,7 +345,7 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     hybrid_options = dict(hybrid_options)
     flag = hybrid_options.pop("recompute", "0")
     own_options = {"recompute": "full" if flag == "1" else "none", **own_options}
-    q = evaluate({k: float(x) for k, x in values.items()}, run_bytes, **hybrid_options, **own_options)
+    q = quantities({k: float(x) for k, x in values.items()}, run_bytes, **hybrid_options, **own_options)
     number = {k: float(x) for k, x in q.items()}
     check_finite(number)
     out = {key: number[key] for key in UNITS}

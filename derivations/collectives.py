@@ -346,8 +346,8 @@ ALLTOALL_CLAIMS = (
 )
 
 # gloo's reduce (gloo/reduce.cc): the catalog's form is exact for every N and M (segments of at most
-# K elements, the last ones partial or empty; tests/test_profiles.py holds it against gloo_wire, and
-# tests/test_simulation.py against the execution).  Where the segments fill the buffer — M = P·N·K,
+# K elements, the last ones partial or empty; tests/collectives/test_profiles.py holds it against gloo_wire, and
+# tests/collectives/test_simulation.py against the execution).  Where the segments fill the buffer — M = P·N·K,
 # P ≥ 2 full segments per rank — it is the equal-segment form: C = P·N segments of M/C, C − 2 ring
 # rounds, then each rank's chunk M/N to the root.
 _segmented = _cost("reduce", "ring_segmented")

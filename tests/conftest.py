@@ -18,10 +18,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
 IN_CI = os.environ.get("SYMCOMM_CI") == "1"
+#: the source tree, and the tests' own folder (tests/data, tests/tools): one spelling for every test, in
+#: whichever wing folder it stands (tests/<wing>/, tests/integration/)
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
 
 
 def absent(why: str) -> None:

@@ -2,7 +2,6 @@
 
 import doctest
 import json
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,7 @@ import symcomm
 from symcomm import api
 from symcomm.base.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def test_the_api_examples_run():

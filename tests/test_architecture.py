@@ -1,32 +1,37 @@
-"""The layers of ARCHITECTURE.md, held against the code's own imports (lazy ones included).
+"""The wings of ARCHITECTURE.md, held against the code's own imports (lazy ones included).
 
-Every import of a symcomm module, at the top of a file or inside a function, must go to
-its own layer or a lower one; the imports form no cycle; nothing but the CLI's own entry
-imports the CLI.
+Every import of a symcomm module, at the top of a file or inside a function, goes to its own wing or
+to a wing of a lower floor (the table below is ARCHITECTURE.md's "who may import whom"); the modules
+form no cycle; nothing but the entry imports the command layer; the ground floor (``symcomm.base``), the
+planner and its kernel interpreter load no SymPy; only the command layer prints or parses argv.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
 
-#: module → layer, as ARCHITECTURE.md's table gives them (a package counts as one module)
-LAYERS = {
-    "symcomm.__main__": 8,
-    "symcomm.commands.main": 7, "symcomm.api": 7, "symcomm.tools.codegen": 7, "symcomm.planner": 7, "build_docs": 7, "symcomm.tools.bench": 7,
-    "symcomm.training.subjects": 6, "symcomm.training.steptime": 6, "symcomm.views.export": 6, "symcomm.views.docs": 6, "symcomm.measurement.measure": 6, "symcomm.views.plots": 6, "symcomm.views.site": 6, "symcomm.planner.kernelbuild": 6,
-    "symcomm.measurement.calibrate": 6, "symcomm.measurement.nccl_tests": 5,
-    "symcomm.derivations": 6,
-    "symcomm.training.strategies": 5, "symcomm.collectives.profiles": 5,
-    "symcomm.collectives.algorithms": 4, "symcomm.collectives.bounds": 4, "symcomm.presets": 4,
-    "symcomm.core.cost": 3, "symcomm.collectives.simulator": 3, "symcomm.core.chapters": 3, "symcomm.numbers.evaluation": 3, "symcomm.base.inputs": 3,
-    "symcomm.measurement.predict": 5,
-    "symcomm.core.proof": 2, "symcomm.numbers.numeric": 2, "symcomm.collectives.primitives": 2, "symcomm.core.exprtree": 2, "symcomm.base.files": 2,
-    "symcomm.base.units": 2, "symcomm.training.flops": 2, "symcomm.base.command": 2, "symcomm.numbers.kernels": 3, "symcomm.core.rules": 2,
-    "symcomm.core.symbols": 1, "symcomm.core.printing": 1, "symcomm.base.errors": 1, "symcomm.base.notes": 1, "symcomm.templates": 1,
-    "symcomm": 0,
+from conftest import ROOT
+
+#: wing → floor, as ARCHITECTURE.md's table gives them: a wing imports its own wing and lower floors only.
+#: A wing is a subpackage of symcomm (each of its modules counts as the wing); the top-level modules
+#: (api, __main__), the content (derivations) and build_docs.py are units of their own.
+FLOORS = {
+    "symcomm.__main__": 10,
+    "symcomm.commands": 9, "symcomm.tools": 9, "build_docs": 9,
+    "symcomm.api": 8,
+    "symcomm.derivations": 7,
+    "symcomm.measurement": 6,
+    "symcomm.planner": 5, "symcomm.views": 5,
+    "symcomm.training": 4,
+    "symcomm.collectives": 3, "symcomm.numbers": 3, "symcomm.presets": 3,
+    "symcomm.core": 2,
+    "symcomm.base": 1, "symcomm.templates": 1,
+    "symcomm": 0,    # the package's face: its public names are imported on first use (PEP 562)
 }
 
 
@@ -43,11 +48,11 @@ def _module_of(path: Path) -> str:
 
 
 def _unit(module: str) -> str:
-    """The module as the table names it: a package's submodules count as the package."""
-    for name in sorted(LAYERS, key=len, reverse=True):
+    """The wing (or top-level unit) a module belongs to."""
+    for name in sorted(FLOORS, key=len, reverse=True):
         if module == name or module.startswith(name + "."):
             return name
-    raise AssertionError(f"{module} is in no layer of ARCHITECTURE.md")
+    raise AssertionError(f"{module} is in no wing of ARCHITECTURE.md")
 
 
 def _imports(path: Path, module: str) -> set[str]:
@@ -83,25 +88,45 @@ def _is_module(name: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
-def _graph() -> dict[str, set[str]]:
+def _module_graph() -> dict[str, set[str]]:
+    """module → the symcomm modules it imports (a package's own face counts as a module)."""
     files = list((ROOT / "symcomm").rglob("*.py")) + list((ROOT / "derivations").rglob("*.py"))
     files += [ROOT / "templates" / "__init__.py", ROOT / "build_docs.py"]
     graph: dict[str, set[str]] = {}
     for path in files:
         module = _module_of(path)
-        graph.setdefault(_unit(module), set()).update(
-            _unit(target) for target in _imports(path, module) if _unit(target) != _unit(module))
+        graph.setdefault(module, set()).update(target for target in _imports(path, module) if target != module)
     return graph
 
 
-def test_every_import_goes_down_or_sideways():
+def _graph() -> dict[str, set[str]]:
+    """wing → the wings it imports."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in _module_graph().items():
+        graph.setdefault(_unit(module), set()).update(
+            _unit(target) for target in targets if _unit(target) != _unit(module))
+    return graph
+
+
+def test_every_import_goes_down_or_stays_in_its_wing():
     upward = [(a, b) for a, targets in _graph().items() for b in targets
-              if b != "symcomm" and LAYERS[b] > LAYERS[a]]
-    assert not upward, f"imports that run upward (layer of importer < layer of imported): {sorted(upward)}"
+              if b != "symcomm" and FLOORS[b] >= FLOORS[a]]
+    assert not upward, f"imports to a wing of the same or a higher floor: {sorted(upward)}"
+
+
+def test_every_wing_in_the_table_exists():
+    # a stale row (a wing renamed or removed) is noticed
+    for name in FLOORS:
+        if name in ("symcomm", "build_docs"):
+            continue
+        parts = name.split(".")
+        folder = {"derivations": ROOT / "derivations", "templates": ROOT / "templates"}.get(parts[-1], ROOT / Path(*parts))
+        assert folder.with_suffix(".py").is_file() or (folder / "__init__.py").is_file(), name
 
 
 def test_no_cycle():
-    graph = _graph()
+    # between modules, inside a wing too (the floors above already exclude cycles between wings)
+    graph = _module_graph()
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -109,7 +134,7 @@ def test_no_cycle():
         state[node] = 1
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
-            if nxt == "symcomm":
+            if nxt == "symcomm" or nxt not in graph:
                 continue
             if state.get(nxt) == 1:
                 cycle = stack[stack.index(nxt):] + [nxt]
@@ -124,15 +149,42 @@ def test_no_cycle():
             visit(node)
 
 
-def test_nothing_imports_the_cli():
+def test_the_cycle_check_is_not_blind(monkeypatch):
+    import test_architecture as me
+
+    monkeypatch.setattr(me, "_module_graph", lambda: {"a": {"b"}, "b": {"c"}, "c": {"a"}})
+    with pytest.raises(AssertionError, match="a -> b -> c -> a"):
+        me.test_no_cycle()
+
+
+def test_nothing_imports_the_command_layer():
     importers = sorted(a for a, targets in _graph().items()
-                       if "symcomm.commands.main" in targets and a not in ("symcomm.commands.main", "symcomm.__main__"))
+                       if "symcomm.commands" in targets and a not in ("symcomm.commands", "symcomm.__main__"))
     assert not importers, importers
+
+
+#: modules that must start without SymPy: the ground floor (anything may import it), and `symcomm plan`
+#: (the planner and the interpreter of its kernels run the shipped kernels with numpy alone)
+SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.inputs",
+              "symcomm.base.files", "symcomm.base.command", "symcomm.numbers", "symcomm.numbers.kernels",
+              "symcomm.planner")
+
+
+def test_the_ground_floor_and_the_planner_load_no_sympy():
+    # imported in a fresh interpreter, whose sys.modules then tells what was loaded
+    every_base = sorted(p.stem for p in (ROOT / "symcomm" / "base").glob("*.py") if p.stem != "__init__")
+    assert {f"symcomm.base.{name}" for name in every_base} <= set(SYMPY_FREE), "a new base module: list it above"
+    code = (f"import importlib, sys\nfor name in {SYMPY_FREE!r}:\n    importlib.import_module(name)\n"
+            "print(sorted(m for m in sys.modules if m == 'sympy' or m.startswith('sympy.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_chapters_import_no_harness():
     # the content is pure: the torch measurement harness stays out of it (predictions live in symcomm.measurement.predict)
-    assert "symcomm.measurement.measure" not in _graph()["symcomm.derivations"]
+    importers = sorted(module for module, targets in _module_graph().items()
+                       if module.startswith("symcomm.derivations") and "symcomm.measurement.measure" in targets)
+    assert not importers, importers
 
 
 # -- only the command layer prints or parses argv (issue 23, items 4 and 8) ---------------------------------

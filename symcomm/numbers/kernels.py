@@ -218,7 +218,7 @@ def _whole(value, what: str, least: int, most: int) -> int:
 def from_data(data, what: str) -> dict:
     """A kernel file's data → {(options, run bytes): Kernel}, every field checked by the rules of
     ``symcomm/schema/kernels.schema.json`` (here, by hand: jsonschema's import alone would cost a quarter of
-    the planner's start; ``tests/test_kernels.py`` holds the two to the same verdicts) and every node by
+    the planner's start; ``tests/numbers/test_kernels.py`` holds the two to the same verdicts) and every node by
     :func:`_check_nodes`."""
     if not isinstance(data, dict) or set(data) != {"format", "family", "params", "nodes", "kernels"}:
         _fail(what, "the top level is an object of exactly format, family, params, nodes, kernels")

@@ -94,7 +94,7 @@ class Model:
     @functools.cached_property
     def parameters(self) -> int:
         """Φ from the architecture (exact integer): :func:`parameter_formula` term by term, in integer
-        arithmetic (tests/test_presets.py holds it equal to the SymPy formula for every preset)."""
+        arithmetic (tests/presets/test_presets.py holds it equal to the SymPy formula for every preset)."""
         return _phi(self)
 
     @functools.cached_property

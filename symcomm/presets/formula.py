@@ -1,6 +1,6 @@
 """The parameter-count formula Φ(architecture) in SymPy: the reference that ``derivations/parameters.py``
 derives and checks against the published counts.  :meth:`symcomm.presets.Model.parameters` computes the same
-number in plain integer arithmetic (no SymPy at start); ``tests/test_presets.py`` holds the two equal for
+number in plain integer arithmetic (no SymPy at start); ``tests/presets/test_presets.py`` holds the two equal for
 every preset."""
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ BYTES_INFO = S.SymbolInfo(BYTES, "B_e", "bytes per element of the run's dtype (-
 UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages", "alpha_inter": "messages",
          "beta": "bytes moved", "beta_inter": "bytes moved", "gamma": "bytes reduced", "time": "s"}
 #: the values the page opens with (a user changes them).  Every view must open on values eval accepts,
-#: with or without any model or hardware preset (tests/test_site.py evaluates them all through eval):
+#: with or without any model or hardware preset (tests/integration/test_site.py evaluates them all through eval):
 #: b = d·m·1 (the hybrid needs b/d divisible by m: b=8 with d=4, m=8 opened on an error); p = 1 divides
 #: every preset's L (deepseek-v3 has 61 layers, gpt3-175b 96, llama3-405b 126)
 START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 32, "s": 4096, "h": 4096,

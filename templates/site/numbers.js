@@ -2,7 +2,7 @@
 // the page accepts exactly what `symcomm eval` accepts and refuses the rest in its words. The regular
 // expressions, spaces and bounds are not written here: they come from SYMCOMM_CATALOG.grammar, which
 // symcomm.views.site writes from symcomm.base.inputs.grammar(). This file follows parse_fraction step by step
-// (the same checks in the same order, so the same first error); tests/test_site.py runs it in node
+// (the same checks in the same order, so the same first error); tests/integration/test_site.py runs it in node
 // against the Python on a table of strings. A classic script (Chromium runs no ES module from file://).
 (function (root) {
   "use strict";

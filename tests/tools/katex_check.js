@@ -1,6 +1,6 @@
 // Parse every math fragment of the given Markdown files with KaTeX; print one line per
 // error and exit 1 if there is any.  Usage: node katex_check.js FILE.md...
-// KaTeX is looked up through NODE_PATH (see .ci/run and tests/test_docs.py).
+// KaTeX is looked up through NODE_PATH (see .ci/run and tests/integration/test_docs.py).
 const fs = require("fs");
 const katex = require("katex");
 

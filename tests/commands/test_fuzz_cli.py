@@ -28,7 +28,7 @@ from symcomm.presets import hardware_names, model_names
 from symcomm.collectives.primitives import PRIMITIVES
 from symcomm.training.strategies import STRATEGIES
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 LIMIT_S = 10
 EXAMPLES = int(os.environ.get("SYMCOMM_FUZZ_EXAMPLES", "1500"))
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from symcomm.commands.main import main
+from conftest import ROOT
 
 
 def run(capsys, *argv):
@@ -461,7 +462,7 @@ BAD_CHOICE = {
 def test_a_bad_choice_is_one_line_naming_it(case, capsys, monkeypatch):
     from pathlib import Path
 
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])     # LOG is relative to the source tree
+    monkeypatch.chdir(ROOT)     # LOG is relative to the source tree
     argv, name = BAD_CHOICE[case]
     line = _one_line_refusal(argv, capsys)
     assert name in line and "nope" in line, line

@@ -12,7 +12,9 @@ from symcomm.commands.main import main
 from symcomm.measurement.measure import Progress, predict_op, tcp_bytes_sent
 from symcomm.collectives.profiles import GLOO
 
-DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
+from conftest import ROOT
+
+DATA = ROOT / "derivations" / "data" / "gloo_measurements.json"
 
 # torch (the [measure] extra) is optional: the tests that need it are marked `torch`, skipped on a user's
 # machine without it (the README's `python -m pytest` must pass there) and failed in CI (tests/conftest.py)

@@ -1,7 +1,7 @@
 """The interactive page (docs/site/) in a real browser: headless Chromium driven through the page's
 own selects and inputs, its numbers compared with what ``symcomm eval --json`` answers.
 
-The page is the committed one (tests/test_docs.py holds it equal to a fresh build).  Without
+The page is the committed one (tests/integration/test_docs.py holds it equal to a fresh build).  Without
 Chromium, ChromeDriver or selenium the tests marked ``browser`` skip on a user's machine; CI (SYMCOMM_CI=1,
 ``.ci/run`` installs them) fails instead (tests/conftest.py).  Expected values come from the Python evaluator
 (:func:`symcomm.api.eval_payload`, the code behind ``symcomm eval --json``) and, for a few
@@ -18,16 +18,14 @@ import shutil
 import subprocess
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
-from conftest import absent
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from symcomm.base.errors import SymcommError
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, absent
 SITE = ROOT / "docs" / "site"
 PAGE = SITE / "index.html"
 TIMES = ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")

@@ -9,15 +9,15 @@ times, tokens per batch, percentage of peak).
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
 from symcomm import presets
 from symcomm.base.errors import InputError
 from symcomm.base.inputs import check, loads
+from conftest import ROOT
 
-DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "published_runs.json"
+DATA = ROOT / "derivations" / "data" / "published_runs.json"
 GIB = 2 ** 30
 
 

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from symcomm.training import steptime
 from symcomm.numbers.evaluation import fast
 from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
 

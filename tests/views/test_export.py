@@ -19,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import absent
+from conftest import ROOT, TESTS, absent
 import sympy as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sympy.codegen.cfunctions import log2
@@ -486,7 +486,7 @@ def test_latex_table_for_a_subset():
 
 
 def test_templates_hold_no_formulas():
-    folder = Path(__file__).resolve().parents[1] / "templates" / "export"
+    folder = ROOT / "templates" / "export"
     for template in folder.glob("*.j2"):
         text = template.read_text(encoding="utf-8")
         assert r"\frac" not in text and "N - 1" not in text and "(N" not in text
@@ -552,7 +552,7 @@ def test_every_format_is_exported():
 
 
 def test_exported_latex_compiles_and_markdown_math_parses(tmp_path):
-    # the real renderers, as for the docs (tests/test_docs.py): pdflatex and KaTeX
+    # the real renderers, as for the docs (tests/integration/test_docs.py): pdflatex and KaTeX
     import shutil
     import subprocess
 
@@ -567,7 +567,7 @@ def test_exported_latex_compiles_and_markdown_math_parses(tmp_path):
     else:
         missing.append("pdflatex")
     node = shutil.which("node")
-    script = Path(__file__).parent / "tools" / "katex_check.js"
+    script = TESTS / "tools" / "katex_check.js"
     if node and subprocess.run([node, "-e", "require('katex')"], capture_output=True).returncode == 0:
         proc = subprocess.run([node, str(script), str(md)], capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout[-2000:]

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import absent
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, absent
 
 
 def _need(tool_ok: bool, what: str):

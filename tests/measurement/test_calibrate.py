@@ -16,8 +16,9 @@ import pytest
 from symcomm.measurement import nccl_tests
 from symcomm.measurement.calibrate import calibrate
 from symcomm.commands.main import main
+from conftest import TESTS
 
-DATA = Path(__file__).resolve().parent / "data" / "nccl-tests"
+DATA = TESTS / "data" / "nccl-tests"
 A100 = DATA / "a100-1node-all_reduce.log"
 A100_2 = DATA / "a100-2node-all_reduce.log"
 H100_2 = DATA / "h100-2node-all_reduce.log"
@@ -812,7 +813,7 @@ def test_a_log_faster_than_its_gpus_reduction_is_refused_with_gamma_named(tmp_pa
 def test_a_base_files_two_inter_node_links_go_on_apart(tmp_path, capsys):
     # a 1-node log calibrated over a --base file: the network is not measured, so both inter-node links are
     # the base's; a base whose flat inter has no inter_two_level passes on the mark that refuses the two-level
-    # forms across nodes (a flat ring's per-step β is not the two-level form's β_inter: tests/test_compare.py)
+    # forms across nodes (a flat ring's per-step β is not the two-level form's β_inter: tests/commands/test_compare.py)
     two_node, both = tmp_path / "two-node.json", tmp_path / "both.json"
     assert run(capsys, "calibrate", A100_2, "-o", two_node)[0] == 0
     assert run(capsys, "calibrate", A100, A100_2, "-o", both)[0] == 0

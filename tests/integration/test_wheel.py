@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 

@@ -1,6 +1,6 @@
 """symcomm export --format javascript: the ES module, run by node, equals symcomm's evaluator.
 
-The oracle is :func:`symcomm.numbers.evaluation.exact` (through ``oracle`` of tests/test_export.py) and,
+The oracle is :func:`symcomm.numbers.evaluation.exact` (through ``oracle`` of tests/views/test_export.py) and,
 for a broken requirement, the subject's own check (``_broken``: the words ``symcomm eval``
 prints); a few values are hand counts.  Node runs once per batch of points (a JSON list in,
 a JSON list out), so the whole file takes seconds.  Without node the tests skip, except in CI
@@ -132,7 +132,7 @@ def encode(formula, values: dict, rng: random.Random) -> dict:
 def refusal(formula, values) -> str | None:
     """The command line's first message for ``values`` among the rules the exports carry
     (``Formula.checks``: the subject's rules whose symbols the formula takes), computed by the
-    subject's own check (``_broken`` of tests/test_export.py)."""
+    subject's own check (``_broken`` of tests/views/test_export.py)."""
     return _broken(formula, values)
 
 

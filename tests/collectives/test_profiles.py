@@ -2,7 +2,6 @@
 committed measurements; strategies under a backend."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,9 @@ from symcomm.measurement.predict import rows_from
 from symcomm.collectives.primitives import PRIMITIVES
 from symcomm.collectives.profiles import GLOO, NCCL_CHUNK_BYTES, PROFILES, chunks, gloo_wire, profile, strategy_cost
 from symcomm.training.strategies import STRATEGIES
+from conftest import ROOT
 
-DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
+DATA = ROOT / "derivations" / "data" / "gloo_measurements.json"
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -171,7 +171,7 @@ def test_gloo_reduce_model_above_two_segments_per_rank(capsys):
     # gloo/reduce.cc: up to 2·N·1 MiB two segments per rank (the ring reduce-scatter exactly);
     # beyond, numSegments 1 MiB segments and C − 2 loop rounds. Hand count, fp32, N = 2,
     # M = 2**22 (16 MiB): C = 16, a non-root sends 14 segments + its 8 MiB chunk = 22 MiB = 1.375 M;
-    # N = 8, M = 2**23: C = 32, 30 + 4 = 34 MiB = 1.0625 M (both measured: tests/test_measure.py)
+    # N = 8, M = 2**23: C = 32, 30 + 4 = 34 MiB = 1.0625 M (both measured: tests/integration/test_measure.py)
     gloo = profile("gloo")
     assert gloo.rule("reduce", 8, 16 * 2 ** 20).algorithm == "ring_gather"       # = 2·N MiB
     assert gloo.rule("reduce", 8, 16 * 2 ** 20 + 4).algorithm == "ring_segmented"

@@ -7,7 +7,6 @@ answer) or hand arithmetic from the preset's published constants, as each commen
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,9 @@ from symcomm.collectives.algorithms import algorithms_of
 from symcomm.commands.main import main
 from symcomm.collectives.primitives import PRIMITIVES
 from symcomm.training.subjects import subject
+from conftest import TESTS
 
-DATA = Path(__file__).resolve().parent / "data" / "nccl-tests"
+DATA = TESTS / "data" / "nccl-tests"
 
 #: every number eval prints for a collective, and compare must print the same
 FIELDS = ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "time")

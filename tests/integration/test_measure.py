@@ -10,6 +10,7 @@ import pytest
 
 from symcomm.commands.main import main
 from symcomm.measurement.measure import Progress, predict_op, tcp_bytes_sent
+from symcomm.measurement.predict import rows_from
 from symcomm.collectives.profiles import GLOO
 
 from conftest import ROOT
@@ -323,7 +324,7 @@ def test_the_committed_measurement_file_satisfies_the_schema():
     # a file of whole numbers written as 2.0 (JSON Schema counts them as integers) validates too
     row = saved["rows"][0]
     row["N"] = float(row["N"])
-    assert measure.rows_from(saved)[0].n == 2 and measure.rows_from(saved)[0].matched
+    assert rows_from(saved)[0].n == 2 and rows_from(saved)[0].matched
 
 
 def _listening() -> dict:

@@ -64,7 +64,6 @@ from typing import Callable
 import sympy as sp
 
 from ...core import symbols as S
-from ...base.errors import InputError
 from ...base.files import check_output, write_file
 from ...core.printing import render
 from ...training.subjects import COLLECTIVE_TIME_CONVENTION
@@ -278,38 +277,6 @@ def export(fmt: str, only=None, *, numpy: bool = False, path: str | os.PathLike 
     if path is not None:
         write_file(path, text, "-o")
     return text
-
-
-# -- CLI -------------------------------------------------------------------------------------------
-
-def register_cli(subparsers) -> None:
-    """``symcomm export --format F [--only NAME...] [--numpy] [-o PATH] [--list]``."""
-    p = subparsers.add_parser("export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON")
-    p.add_argument("--format", default=None, help=", ".join(FORMATS))
-    p.add_argument("--only", nargs="+", metavar="NAME",
-                   help="formula, subject (all_reduce__ring), primitive or strategy names")
-    p.add_argument("--numpy", action="store_true", help="python: vectorised numpy functions (floats)")
-    p.add_argument("-o", "--output", metavar="PATH", help="write to PATH atomically (default: stdout)")
-    p.add_argument("--list", action="store_true", help="print the formula names and exit")
-    p.set_defaults(run=cmd_export)
-
-
-def cmd_export(args) -> int:
-    import sys
-
-    try:
-        if args.list:
-            for f in select(args.only):
-                print(f.name)
-            return 0
-        if args.format is None:
-            raise ValueError(f"--format is required; choose one of {', '.join(FORMATS)}")
-        text = export(args.format, args.only, numpy=args.numpy, path=args.output)
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    if args.output is None:
-        sys.stdout.write(text)
-    return 0
 
 
 #: name → :class:`Format`, discovered from the modules of this package, in ``order``.

@@ -1,0 +1,40 @@
+"""``symcomm export``: the closed forms as LaTeX, Markdown, Python, C, JavaScript or JSON.
+
+The command layer of :mod:`symcomm.views.export`: it parses the options and prints; the formats
+and the writing of ``-o`` are the export package's.
+"""
+
+from __future__ import annotations
+
+from ..base.errors import InputError
+from ..views.export import FORMATS, export, select
+
+
+def register_cli(subparsers) -> None:
+    """``symcomm export --format F [--only NAME...] [--numpy] [-o PATH] [--list]``."""
+    p = subparsers.add_parser("export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON")
+    p.add_argument("--format", default=None, help=", ".join(FORMATS))
+    p.add_argument("--only", nargs="+", metavar="NAME",
+                   help="formula, subject (all_reduce__ring), primitive or strategy names")
+    p.add_argument("--numpy", action="store_true", help="python: vectorised numpy functions (floats)")
+    p.add_argument("-o", "--output", metavar="PATH", help="write to PATH atomically (default: stdout)")
+    p.add_argument("--list", action="store_true", help="print the formula names and exit")
+    p.set_defaults(run=cmd_export)
+
+
+def cmd_export(args) -> int:
+    import sys
+
+    try:
+        if args.list:
+            for f in select(args.only):
+                print(f.name)
+            return 0
+        if args.format is None:
+            raise ValueError(f"--format is required; choose one of {', '.join(FORMATS)}")
+        text = export(args.format, args.only, numpy=args.numpy, path=args.output)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    if args.output is None:
+        sys.stdout.write(text)
+    return 0

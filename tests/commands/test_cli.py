@@ -391,7 +391,7 @@ def _complete_prefix(sub) -> list[str]:
 
 
 def _one_line_refusal(argv, capsys):
-    from symcomm.__main__ import main as entry     # `plan` goes to symcomm.planner.main, the rest to cli.main
+    from symcomm.__main__ import main as entry     # `plan` goes to symcomm.planner.main, the rest to commands.main.main
 
     code = entry(list(argv))
     out, err = capsys.readouterr()
@@ -403,7 +403,7 @@ def _one_line_refusal(argv, capsys):
 
 
 def test_every_subcommand_is_covered():
-    # the lists below are not empty by accident: the twelve subcommands of cli.py's docstring
+    # the lists below are not empty by accident: the twelve subcommands of commands/main.py's docstring
     assert set(_subcommands()) == {"list", "show", "eval", "presets", "compare", "prove", "export", "measure",
                                    "validate", "plan", "calibrate", "nccl-tests"}
 

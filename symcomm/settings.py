@@ -59,9 +59,9 @@ class Option:
     def texts(self) -> tuple[str, ...]:
         return tuple(self.text(value) for value in self.allowed)
 
-    def resolve(self, value):
+    def resolve(self, value, label: str | None = None):
         """The typed value of ``value`` (typed, its text form, or an alias); InputError naming
-        the option and what it allows."""
+        the option (as ``label`` when given, e.g. ``--recompute``) and what it allows."""
         given = self.text(value)
         if given in self.aliases:
             given = self.text(self.aliases[given])
@@ -69,7 +69,7 @@ class Option:
             if self.text(candidate) == given:
                 return candidate
         also = "".join(f", {alias} = {self.text(typed)}" for alias, typed in self.aliases.items())
-        raise InputError(f"{self.name}={self.text(value)} is not allowed; choose {choices(self.texts)}"
+        raise InputError(f"{label or self.name}={self.text(value)} is not allowed; choose {choices(self.texts)}"
                          + (f" ({also[2:]})" if also else ""))
 
 

@@ -372,15 +372,21 @@ def _options(req: Request, scheme: tuple, recompute: str, sp_on: int, schedule: 
                       gated=_gated(req.model))
 
 
-def option_key(scheme: tuple, recompute: str, sp_on: int, schedule: str, *, cp: str, moe: str, embeddings: str,
-               tied: str, gated: str) -> tuple:
-    """One option combination of the step model, as sorted (option, text) pairs: the key of its kernel."""
-    text = settings.Option.text
-    return tuple(sorted({"zero": text(scheme.zero), "framework": scheme.framework,
-                         "reshard_after_forward": text(scheme.reshard_after_forward),
-                         "sp": str(sp_on), "recompute": recompute, "schedule": schedule,
-                         "cp": cp, "gqa": "1", "moe": moe, "embeddings": embeddings, "tied": tied,
-                         "gated": gated}.items()))
+#: the settings a kernel is keyed by (symcomm/_generated): the ones the planner varies or takes from the model
+KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "recompute", "reshard_after_forward",
+                   "schedule", "sp", "tied", "zero")
+
+
+def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated) -> tuple:
+    """One option combination of the step model: the run setting (symcomm.settings.RunSetting) of this
+    scheme and these choices, as its sorted canonical (setting, text) pairs — the key of its kernel."""
+    run = settings.RunSetting(
+        zero=scheme.zero, framework=scheme.framework, reshard_after_forward=scheme.reshard_after_forward,
+        **{name: settings.OPTIONS[name].resolve(value) for name, value in (
+            ("sp", sp_on), ("recompute", recompute), ("schedule", schedule), ("cp", cp), ("gqa", 1), ("moe", moe),
+            ("embeddings", embeddings), ("tied", tied), ("gated", gated))})
+    texts = run.texts()
+    return tuple(sorted((name, texts[name]) for name in KERNEL_SETTINGS))
 
 
 @functools.lru_cache(maxsize=None)

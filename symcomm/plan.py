@@ -1063,13 +1063,17 @@ def _whole(args, name: str, default=None):
     return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
 
 
-def _choice(args, name: str, allowed: tuple):
+def _setting(args, name: str):
+    """A run setting given as a flag (--zero, --framework, --sp), read by its one Option (symcomm.settings,
+    as eval reads zero=, framework=, sp=); None when not given."""
     text = getattr(args, name)
     if text is None:
         return None
-    if str(text) not in {str(x) for x in allowed}:
-        raise PlanError(f"--{name}={text} is not allowed; choose {', '.join(map(str, allowed))}")
-    return type(allowed[0])(text)
+    try:
+        value = settings.OPTIONS[name].resolve(str(text), f"--{name}")
+    except InputError as err:
+        raise PlanError(str(err)) from None
+    return int(value) if name == "sp" else value
 
 
 def request_from_args(args) -> Request:
@@ -1111,8 +1115,8 @@ def request_from_args(args) -> Request:
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
                    micro_batches=_whole(args, "micro-batches"),
-                   zero=_choice(args, "zero", ZERO_STAGES), framework=_choice(args, "framework", FRAMEWORKS),
-                   recompute=args.recompute, sp=_choice(args, "sp", SP_CHOICES),
+                   zero=_setting(args, "zero"), framework=_setting(args, "framework"),
+                   recompute=args.recompute, sp=_setting(args, "sp"),
                    compare=parse_compare(args.compare) if args.compare is not None else ())
 
 

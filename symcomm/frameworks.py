@@ -83,6 +83,7 @@ class Framework:
     dp_overlap_stages: tuple[int, ...]   # ZeRO stages whose gradient reductions overlap the backward
     schemes: tuple[Scheme, ...]
     sources: tuple[str, ...]     # the framework files the row follows
+    planned: str = ""            # the planner's assumptions on its schemes, after its name
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -97,19 +98,23 @@ _ROWS = (
               (0, 1), "(DDP: zero=0, distributed optimizer: zero=1); choose framework=deepspeed or fsdp for zero=2 or 3",
               NEVER, True, "fp32", True, (),
               (Scheme("megatron", 0, None, "megatron zero 0"), Scheme("megatron", 1, None, "megatron zero 1")),
-              (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE)),
+              (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)"),
     Framework("deepspeed",
               "ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
               "Megatron-DeepSpeed",
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
-              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE)),
+              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE),
+              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward)"),
     Framework("fsdp",
               "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",
               (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",
               0, True, "same", False, (0, 1, 2, 3),
               (Scheme("fsdp", 3, True, "fsdp full-shard"), Scheme("fsdp", 3, False, "fsdp grad-op")),
-              (FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE)),
+              (FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              "full-shard (the same traffic as deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per "
+              "micro-batch, kept for the backward)"),
 )
 
 #: name → Framework, in the order the options and the planner list them
@@ -136,6 +141,11 @@ def check_stage(row: Framework, zero: int) -> None:
     """InputError naming the stage when ``row``'s framework does not run ZeRO stage ``zero``."""
     if zero not in row.zero_stages:
         raise InputError(f"zero={zero} is not run by framework={row.name} {row.refusal}".rstrip())
+
+
+def planned() -> str:
+    """The planner's schemes in words, one clause per row that has schemes."""
+    return ", ".join(f"{row.name} {row.planned}" for row in _ROWS if row.schemes)
 
 
 def option_meaning() -> str:

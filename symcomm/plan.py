@@ -92,10 +92,7 @@ ASSUMPTIONS = (
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
     "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
     "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
-    "data-parallel schemes as the frameworks run them over the m micro-batches: megatron zero 0/1 (DDP, "
-    "distributed optimizer: gradients reduced once per step, in fp32), deepspeed zero 2 (reduce-scatter every "
-    "micro-batch) and 3 (also all-gather in every forward and backward), fsdp full-shard (the same traffic as "
-    "deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward); "
+    "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
     "settings that give one layout the same step time and memory are folded into one row",
     "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages (--no-embeddings: spread "
     "evenly); MLA (DeepSeek) attention counted as multi-head attention of its heads",

@@ -83,12 +83,14 @@ def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict,
     return values, options
 
 
-def parse_value(key: str, text, least: int = 1):
+def parse_value(key: str, text, least: int | None = None):
     """One KEY=VALUE value, exactly: a time constant as a real number, a symbol as its kind
-    (whole for integer symbols, at least ``least``); InputError naming the parameter."""
+    (whole for integer symbols, at least ``least``, by default the symbol's own least value);
+    InputError naming the parameter."""
     if key in _TIME_NAMES:
         return parse_number(key, text, integer=False)
     sym = S.symbol(key)
+    least = S.least_value(sym) if least is None else least
     return parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=least)
 
 
@@ -108,7 +110,7 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = S.symbol(key)
-            values[sym] = parse_value(key, text, least=target.least.get(sym, 1))
+            values[sym] = parse_value(key, text, least=target.least.get(sym))
             if key not in needed_names and key not in also_used:
                 unused.append(key)
         else:
@@ -494,7 +496,7 @@ def compare_payload(args) -> dict:
     texts, dtype, derived = _with_units(texts, args.dtype)
     least = {sym: n for t in targets for sym, n in t.least.items()}
     for key, text in texts.items():   # a value that is not a number is refused, not skipped per algorithm
-        parse_value(key, text, least=least.get(S.symbol(key), 1) if key in S.SYMBOLS else 1)
+        parse_value(key, text, least=least.get(S.symbol(key)) if key in S.SYMBOLS else 1)
     # the single-level time constants some algorithm uses are needed (as eval needs them); the
     # inter-node pair only by the two-level algorithms, which are skipped (eval's words) without it
     single = [S.BY_SYMBOL[sym].cli_name for sym in (S.alpha, S.beta, S.gamma)

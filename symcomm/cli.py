@@ -111,7 +111,7 @@ def _show_values(target: Subject, texts: dict) -> dict:
         if key not in known:
             raise UsageError(f"unknown parameter {key!r} for {target.label}; its formulas use: {', '.join(sorted(known))}")
         sym = S.symbol(key)
-        out[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=target.least.get(sym, 1))
+        out[sym] = parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=target.least.get(sym, S.least_value(sym)))
     problems = target.problems(out) if out else []
     if problems:
         raise UsageError(problems[0])

@@ -35,10 +35,16 @@ MIN_VALUE = Fraction(1, 10 ** 30)
 MAX_TEXT = 200          # characters of one number as typed
 MAX_FACTORS = 4
 
+#: the spaces a number may have around it and around its operators: ASCII only (str.strip() alone
+#: would also take Unicode spaces, which the grammar refuses everywhere else)
+_SPACE = " \t\n\r\f\v"
+_SP = r"[ \t\n\r\f\v]*"
 _INT = r"[0-9]+"
 _DECIMAL = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
-_FACTOR = re.compile(rf"\s*(?:(?P<base>{_INT})\s*(?:\*\*|\^)\s*(?P<exp>{_INT})|(?P<dec>{_DECIMAL}))\s*", re.ASCII)
-_DEC_PARTS = re.compile(r"(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[-+]?[0-9]+))?", re.ASCII)
+_FACTOR = re.compile(rf"{_SP}(?:(?P<base>{_INT}){_SP}(?:\*\*|\^){_SP}(?P<exp>{_INT})|(?P<dec>{_DECIMAL})){_SP}")
+_DEC_PARTS = re.compile(r"(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[-+]?[0-9]+))?")
+#: a product's "*", not the "**" of a power
+_TIMES = r"(?<!\*)\*(?!\*)"
 
 _LOG10_MAX = math.log10(MAX_VALUE)
 _EXAMPLES = "e.g. 8, 2**30, 3*2**30, 1073741824"
@@ -113,7 +119,7 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
         raise InputError(f"{key} takes a number given as text; got {type(text).__name__}")
     if len(text) > MAX_TEXT:
         raise InputError(f"{key}: a number of {len(text)} characters is not allowed: at most {MAX_TEXT}")
-    body = text.strip()
+    body = text.strip(_SPACE)
     sign = 1
     if body.startswith("-"):
         sign, body = -1, body[1:]
@@ -126,7 +132,7 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
         raise _not_a_number(key, text)
     sizes, values = [], []
     for half in halves:
-        factors = re.split(r"(?<!\*)\*(?!\*)", half)   # '*' but not '**'
+        factors = re.split(_TIMES, half)   # '*' but not '**'
         if len(factors) > MAX_FACTORS:
             raise InputError(f"{key}={text!r} is not allowed: at most {MAX_FACTORS} factors")
         value, size = Fraction(1), 0.0
@@ -156,7 +162,7 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
 
 
 def _short(text: str) -> str:
-    text = text.strip()
+    text = text.strip(_SPACE)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -304,10 +310,10 @@ RATE_UNITS = {"B/s": 1, "KB/s": 10 ** 3, "MB/s": 10 ** 6, "GB/s": 10 ** 9, "TB/s
 
 def split_unit(text: str, units: dict) -> tuple[str, str | None]:
     """(number text, unit) when ``text`` ends in one of ``units`` (longest first), else (text, None)."""
-    body = str(text).strip()
+    body = str(text).strip(_SPACE)
     for unit in sorted(units, key=len, reverse=True):
-        if body.endswith(unit) and body[: -len(unit)].strip():
-            return body[: -len(unit)].strip(), unit
+        if body.endswith(unit) and body[: -len(unit)].strip(_SPACE):
+            return body[: -len(unit)].strip(_SPACE), unit
     return body, None
 
 
@@ -333,3 +339,15 @@ def parse_bandwidth(key: str, text: str) -> float:
         raise InputError(f"{key}={_short(str(text))} is not allowed: a bandwidth from 1 B/s to 1 EB/s "
                          f"(units: {', '.join(RATE_UNITS)})")
     return value
+
+
+def grammar() -> dict:
+    """The number grammar as data, for a second reader of numbers (the interactive page's
+    ``numbers.js``, which symcomm.site ships with it): the regular expressions (Python syntax), the
+    spaces, the bounds and the words of the errors' examples.  A test holds that reader's verdict on
+    a table of strings equal to :func:`parse_number`'s."""
+    return {"space": _SPACE, "factor": _FACTOR.pattern, "dec_parts": _DEC_PARTS.pattern, "times": _TIMES,
+            "max_text": MAX_TEXT, "max_factors": MAX_FACTORS, "max_value": str(MAX_VALUE),
+            "min_value": [str(MIN_VALUE.numerator), str(MIN_VALUE.denominator)],
+            "min_value_shown": f"{float(MIN_VALUE):g}", "log10_max": _LOG10_MAX, "examples": _EXAMPLES,
+            "size_units": {unit: str(size) for unit, size in SIZE_UNITS.items()}}

@@ -12,7 +12,8 @@ network, no CDN).  What it computes comes from the same SymPy expressions as eve
 * ``catalog.js`` — the subjects, their parameters, requirements, sources and their formulas as
   MathML (SymPy's presentation printer, :class:`symcomm.printing.SymcommMathMLPrinter`), the
   symbols, dtypes, hardware and model presets;
-* ``index.html``, ``app.js``, ``style.css`` — the page itself (``templates/site/``).
+* ``index.html``, ``app.js``, ``style.css`` — the page itself (``templates/site/``); ``numbers.js``, its
+  reader of numbers, the command line's grammar (:func:`symcomm.inputs.grammar`, in ``catalog.js``).
 
 Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://``.
 The page keeps its state in the URL's fragment, so a link reproduces what was on screen.
@@ -36,10 +37,49 @@ BYTES_INFO = S.SymbolInfo(BYTES, "B_e", "bytes per element of the run's dtype (-
 #: the page's units of each quantity (as ``symcomm eval --dtype D --json`` reports them)
 UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages", "alpha_inter": "messages",
          "beta": "bytes moved", "beta_inter": "bytes moved", "gamma": "bytes reduced", "time": "s"}
-#: the size the page starts with and the values of the other symbols (a user changes them)
-START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 8, "s": 4096, "h": 4096,
-         "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 2, "c": 1,
+#: the values the page opens with (a user changes them).  Every view must open on values eval accepts,
+#: with or without any model or hardware preset (tests/test_site.py evaluates them all through eval):
+#: b = d·m·1 (the hybrid needs b/d divisible by m: b=8 with d=4, m=8 opened on an error); p = 1 divides
+#: every preset's L (deepseek-v3 has 61 layers, gpt3-175b 96, llama3-405b 126)
+START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 32, "s": 4096, "h": 4096,
+         "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 1, "c": 1,
          "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0}
+#: an option that makes a start value invalid, and the value its subjects open with instead (the page
+#: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
+#: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs
+#: p ≥ 2 (2 divides every preset's L but deepseek-v3's 61, which no p from 2 to 60 divides: that one
+#: view opens on eval's refusal, "L=61 must be divisible by p=2")
+START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2}}
+
+
+def start_values(sub) -> dict[str, int]:
+    """What a subject's view opens with, before a preset or the user changes it: :data:`START`, with
+    the values :data:`START_WITH_OPTION` gives for the subject's options."""
+    out = dict(START)
+    for key, value in sub.options.items():
+        out.update(START_WITH_OPTION.get((key, str(value)), {}))
+    return out
+
+
+def opening_values(sub, model: str = "", hardware: str = "") -> dict[str, str]:
+    """The text of every input of a subject's view as the page opens it with these presets chosen
+    (nothing typed): a model preset's value, else the hardware's GPUs per node for G, else the start
+    value (app.js's ``valueText``, in the same order)."""
+    from . import presets
+
+    entry = catalog_entry(sub)
+    names = entry["params"] + (entry["step"]["params"] if "step" in entry else [])
+    model_values = presets.model(model).values() if model and sub.kind != "primitive" else {}
+    start = start_values(sub)
+    out = {}
+    for name in names:
+        if name in model_values:
+            out[name] = str(model_values[name])
+        elif hardware and name == "G":
+            out[name] = str(presets.hardware(hardware).values(1)["G"])
+        else:
+            out[name] = str(start[name])
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -136,10 +176,23 @@ def _subject_entry(sub, formulas) -> dict:
         "options": dict(sub.options), "changed": dict(sub.changed), "title": sub.title, "summary": sub.summary,
         "source": sub.source, "convention": formulas[0].convention, "requires": list(sub.requires),
         "params": params, "times": times,
-        "least": {S.BY_SYMBOL[sym].cli_name: int(n) for sym, n in sub.least.items()},
+        "least": _least(sub, params),
+        # start values of this subject that differ from the catalog's "start" (START_WITH_OPTION)
+        "start": {k: v for k, v in start_values(sub).items() if v != START.get(k) and k in params},
         "two_level": any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in sub.cost.coefficients),
         "quantities": [f.quantity for f in formulas],
     }
+
+
+def _least(sub, names) -> dict[str, int]:
+    """The least whole value of each named symbol, as eval checks it (``api.bind``): the subject's
+    own (N ≥ 2 for a collective), else the symbol's (0 for E_s, 1 for the others)."""
+    out = {}
+    for name in names:
+        sym = S.symbol(name)
+        if sym.is_integer:
+            out[name] = int(sub.least.get(sym, S.least_value(sym)))
+    return out
 
 
 def _step_entry(bundles: dict, params: list[str]) -> dict:
@@ -158,6 +211,7 @@ def catalog_entry(sub) -> dict:
     entry = _subject_entry(sub, page_formulas(sub))
     if sub.name == "hybrid":
         entry["step"] = _step_entry(step_bundles(sub), entry["params"])
+        entry["least"].update(_least(sub, entry["step"]["params"]))
     return entry
 
 
@@ -196,7 +250,7 @@ def _presets() -> tuple[dict, dict]:
 
 def catalog(entries: list[dict]) -> dict:
     from .export import QUANTITIES
-    from .inputs import MAX_VALUE
+    from .inputs import MAX_VALUE, grammar
     from .units import DTYPES
 
     hardware, models = _presets()
@@ -204,6 +258,8 @@ def catalog(entries: list[dict]) -> dict:
                for info in S.SYMBOLS.values()}
     return {"symbols": symbols, "dtypes": DTYPES, "hardware": hardware, "models": models,
             "units": UNITS, "start": START, "max_value": str(MAX_VALUE), "subjects": entries,
+            # the command line's number grammar, which numbers.js reads: the page accepts what eval accepts
+            "grammar": grammar(),
             # the export's words, counted in bytes as the page counts
             "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()}}
 
@@ -225,6 +281,7 @@ def files() -> dict[str, str]:
                 stepping = step_bundles(sub)
                 steps.update(stepping)
                 entry["step"] = _step_entry(stepping, entry["params"])
+                entry["least"].update(_least(sub, entry["step"]["params"]))
             entries.append(entry)
         out[f"formulas/{owner}.js"] = to_script(chosen) + _mathml_script(pairs)
     if steps:
@@ -232,7 +289,7 @@ def files() -> dict[str, str]:
     data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
     out["catalog.js"] = ("// Generated by symcomm (symcomm.site): the page's subjects, presets and formulas as MathML.\n"
                          f"globalThis.SYMCOMM_CATALOG = {data};\n")
-    for name in ("index.html", "app.js", "style.css"):
+    for name in ("index.html", "numbers.js", "app.js", "style.css"):
         out[name] = (SITE_TEMPLATES / name).read_text(encoding="utf-8")
     return dict(sorted(out.items()))
 

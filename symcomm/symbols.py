@@ -297,6 +297,13 @@ def log2_floor(n: sp.Expr) -> sp.Expr:
     return CeilLog2(n + 1) - 1
 
 
+def least_value(sym: sp.Symbol) -> int:
+    """The smallest value a whole-number symbol takes by its declaration: 0 for one declared
+    nonnegative (E_s: a MoE layer may have no shared expert, as Mixtral), else 1.  A subject may
+    ask more (``Subject.least``: N ≥ 2 for a collective)."""
+    return 0 if sym.is_nonnegative and not sym.is_positive else 1
+
+
 def symbol(cli_name: str) -> sp.Symbol:
     """The symbol with this CLI name, or a ValueError listing the names that exist."""
     try:

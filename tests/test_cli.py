@@ -359,3 +359,16 @@ def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypa
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and f"--screenshot {bad!r}" in err
     assert list(tmp_path.iterdir()) == []
+
+def test_no_shared_expert_is_a_value_you_can_type(capsys):
+    # E_s counts a MoE layer's shared experts: "0 or more" (symbols.py); Mixtral has none (its config has no
+    # shared expert), DeepSeek-V3 one.  eval took E_s=0 from the mixtral-8x7b preset but refused it typed.
+    layout = ["moe=1", "sp=1", "t=2", "d=4", "p=2", "c=1", "e=1", "b=32", "m=8"]
+    preset = eval_json(capsys, "hybrid", *layout, "--model", "mixtral-8x7b", "--hardware", "h100")
+    typed = eval_json(capsys, "hybrid", *layout, "E_s=0", "--model", "mixtral-8x7b", "--hardware", "h100")
+    assert typed["step_time"] == preset["step_time"] and typed["send"] == preset["send"]
+    code, _, err = run(capsys, "eval", "hybrid", *layout, "E_s=-1", "--model", "mixtral-8x7b", "--hardware", "h100")
+    assert code == 2 and "E_s=-1 is not allowed: E_s takes a whole number from 0 to 2**100" in err
+    # a symbol declared positive keeps its least value of 1
+    code, _, err = run(capsys, "eval", "hybrid", *layout, "F_e=0", "--model", "mixtral-8x7b", "--hardware", "h100")
+    assert code == 2 and "F_e=0 is not allowed: F_e takes a whole number from 1" in err

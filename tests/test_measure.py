@@ -1,6 +1,7 @@
 """symcomm measure / validate: the kernel's counters, a real gloo group of 2 ranks, the CLI."""
 
 import json
+import os
 import socket
 import threading
 from pathlib import Path
@@ -12,6 +13,19 @@ from symcomm.measure import Progress, predict_op, tcp_bytes_sent
 from symcomm.profiles import GLOO
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
+
+# torch (the [measure] extra) is optional: on a user's machine without it, every test that needs it
+# skips (the README's `python -m pytest` must pass there); CI installs it, so there a missing torch fails
+IN_CI = os.environ.get("SYMCOMM_CI") == "1"
+
+
+def _need_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            pytest.fail("torch is required in CI (pip install -e '.[measure]')")
+        pytest.skip("torch is not installed here")
 
 
 def test_tcp_info_counts_exactly_the_payload_sent():
@@ -78,7 +92,7 @@ def test_validate_from_file_and_a_miss_names_primitive_n_m(capsys, tmp_path):
 
 
 def test_measure_two_gloo_ranks(capsys):
-    pytest.importorskip("torch")
+    _need_torch()
     code = main(["validate", "--ranks", "2", "--sizes", "2**10,3000", "--steps", "ddp,fsdp",
                  "--json", "--no-progress", "--timeout", "100"])
     out = json.loads(capsys.readouterr().out)
@@ -91,25 +105,12 @@ def test_measure_two_gloo_ranks(capsys):
 
 # -- hardening (issue 10): options, --output, --from files, sockets, Ctrl-C ---------------------
 
-import os
 import signal
 import subprocess
 import sys
 import time
 
 import symcomm.measure as measure
-
-IN_CI = os.environ.get("SYMCOMM_CI") == "1"
-
-
-def _need_torch():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        if IN_CI:
-            pytest.fail("torch is required in CI (pip install -e '.[measure]')")
-        pytest.skip("torch is not installed here")
-
 
 def _one_error_line(capsys) -> str:
     err = capsys.readouterr().err
@@ -157,6 +158,7 @@ def test_bad_ranks_sizes_steps_are_one_line(capsys, no_sweep, argv, words):
 
 
 def test_good_options_reach_the_sweep_parsed(capsys, monkeypatch):
+    _need_torch()   # the command checks that torch is there before it calls the sweep
     seen = {}
 
     def fake(**kwargs):
@@ -170,6 +172,20 @@ def test_good_options_reach_the_sweep_parsed(capsys, monkeypatch):
     assert seen["timeout"] == 2.5 and isinstance(seen["timeout"], float)
     assert seen["primitives"] == ("all_reduce",) and seen["steps"] == ()
     assert json.loads(capsys.readouterr().out)["count"] == 0
+
+
+def test_without_torch_measure_is_one_line_after_the_options_are_checked(capsys, no_sweep, monkeypatch):
+    # torch made unfindable (as on a machine without the [measure] extra), whether or not it is installed
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    assert main(["measure", "--ranks", "2,9", "--no-progress"]) == 2      # the options first: 9 > 8 ranks
+    assert "--ranks 9" in _one_error_line(capsys)
+    assert main(["measure", "--ranks", "2", "--sizes", "1024", "--no-progress"]) == 2
+    err = _one_error_line(capsys)
+    assert "torch is not installed" in err and "--from" in err
+    assert no_sweep == []
 
 
 def test_output_into_a_missing_folder_fails_before_measuring(capsys, no_sweep, tmp_path):

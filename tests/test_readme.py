@@ -1,7 +1,15 @@
-"""README.md opens with the two commands a fresh machine runs; CI runs the second one."""
+"""README.md opens with the two commands a fresh machine runs; CI runs the second one; every command
+of its "Use" block runs as written."""
 
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,3 +28,117 @@ def test_readme_opens_with_main_job_and_tests():
 def test_ci_runs_the_readme_test_command_verbatim():
     _, tests = _commands()[:2]
     assert tests in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+# -- every command of the "Use" block runs as written (issue 22, the newcomer's path) -----------------
+
+IN_CI = os.environ.get("SYMCOMM_CI") == "1"
+
+#: Use-block lines this file does not run, and why (each is checked elsewhere)
+LEFT_OUT = {
+    # rewrites symcomm/_generated/, committed source of the checkout it is installed from (an editable
+    # install); tests/test_codegen.py runs the same generation and compares it with the committed files
+    "python -m symcomm.codegen": "rewrites committed files",
+    # measures every evaluator for minutes on a shared machine; docs/speed.md holds the committed run
+    "python -m symcomm.bench": "slow",
+}
+#: lines that measure with torch (the [measure] extra): run only where torch is installed (always in CI)
+NEEDS_TORCH = ("symcomm validate", "symcomm measure")
+
+
+def _use_block() -> list[str]:
+    """The commands of the README's "Use" block, comments and comment-only lines left out."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"^## Use\n+```sh\n(.*?)```", text, re.S | re.M).group(1)
+    lines = [line.split("#")[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line]
+
+
+def _argv(line: str) -> list[str]:
+    # the installed command's entry point, the same main() as the `symcomm` script, run by this
+    # interpreter (PATH may not lead to this environment's script)
+    words = shlex.split(line)
+    if words[0] == "symcomm":
+        return [sys.executable, "-m", "symcomm", *words[1:]]
+    assert words[0] == "python", line
+    return [sys.executable, *words[1:]]
+
+
+def _run_in(folder: Path, lines: list[str]) -> list[str]:
+    """Run lines in order in folder (later lines read what earlier ones write, as a reader's shell
+    would); the repository's files they name by a relative path (the sample nccl-tests log) are copied
+    in first, so nothing is written into the checkout. Returns one complaint per failing line."""
+    for line in lines:
+        for word in shlex.split(line):
+            if "/" in word and not word.startswith(("/", "-")) and (ROOT / word).is_file():
+                (folder / word).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(ROOT / word, folder / word)
+    problems = []
+    for line in lines:
+        # the timeout only stops a hung command; it asserts nothing about speed
+        done = subprocess.run(_argv(line), cwd=folder, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0 or "Traceback" in done.stderr:
+            problems.append(f"{line}\n  exit {done.returncode}\n  {done.stderr.strip()[-600:]}")
+    return problems
+
+
+def test_every_use_line_is_run_or_left_out_with_a_reason():
+    lines = _use_block()
+    assert len(lines) >= 20, lines   # the block was found and read
+    assert set(LEFT_OUT) <= set(lines), "LEFT_OUT names a line the README no longer has"
+    # only these two kinds of command: anything else would need its own way of running here
+    assert all(line.startswith(("symcomm ", "python -m ")) for line in lines), lines
+
+
+@pytest.mark.slow
+def test_every_readme_command_runs_as_written(tmp_path):
+    lines = [line for line in _use_block() if line not in LEFT_OUT and not line.startswith(NEEDS_TORCH)]
+    problems = _run_in(tmp_path, lines)
+    assert not problems, "\n".join(problems)
+    # what the commands say they write is there, in the folder they ran in
+    for line in lines:
+        words = shlex.split(line)
+        for flag in ("-o", "--output", "--plot"):
+            if flag in words:
+                assert (tmp_path / words[words.index(flag) + 1]).is_file(), line
+
+
+@pytest.mark.slow
+def test_the_readme_measuring_commands_run_as_written(tmp_path):
+    lines = [line for line in _use_block() if line.startswith(NEEDS_TORCH)]
+    assert lines, "the README shows no measuring command any more: drop this test"
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            pytest.fail("torch is required in CI (pip install -e '.[measure]')")
+        pytest.skip("torch is not installed here")
+    problems = _run_in(tmp_path, lines)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_readme_python_example_runs(tmp_path):
+    block = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    script = tmp_path / "example.py"
+    script.write_text(block)
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+
+def test_pytest_prints_its_summary_line(tmp_path):
+    """The README's test command ends with pytest's summary line ("1 passed, 1 skipped in 0.01s"):
+    the project's pytest options plus the command's (and a -q a reader adds) must not reach -qq,
+    which hides it. Checked on a two-test folder under this project's pyproject.toml."""
+    _, tests = _commands()[:2]
+    command = shlex.split(tests.split("&&")[-1])
+    assert command[:3] == ["python", "-m", "pytest"], tests
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_two.py").write_text(
+        "import pytest\n\ndef test_one():\n    pass\n\ndef test_two():\n    pytest.skip('shown as skipped')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    for extra in ([], ["-q"]):
+        done = subprocess.run([sys.executable, *command[1:], "-p", "no:cacheprovider", *extra],
+                              cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+        last = done.stdout.strip().splitlines()[-1]
+        assert done.returncode == 0 and re.search(r"\b1 passed, 1 skipped in \d", last), (extra, done.stdout)

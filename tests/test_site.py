@@ -442,3 +442,243 @@ def test_a_broken_requirement_shows_the_command_lines_message(browser):
     _, expected = _expected(sub, {"N": 6, "M": 1024}, {}, "bf16", "a100")
     assert error and error == expected.removeprefix("symcomm: error: ")
     assert not page
+
+
+# -- every view opens on values eval accepts (issue 22: the hybrid view opened on an error) --------------
+
+def _opening_cases():
+    """(subject, model, hardware) for every view the page offers, reduced to what can change the
+    opening values or how eval checks them: a model preset (strategies only), the hardware's GPUs per
+    node (G), and for the hybrid the hardware itself (eval then runs the step model)."""
+    from symcomm import presets, site
+
+    models = ("",) + presets.model_names()
+    by_g = {}
+    for name in presets.hardware_names():
+        by_g.setdefault(presets.hardware(name).values(1)["G"], name)
+    for sub in site.subjects():
+        for model in (models if sub.kind != "primitive" else ("",)):
+            hardware = presets.hardware_names() if sub.ident == "hybrid" else ("a100",) if sub.name == "hybrid" else ()
+            seen = set()
+            for choice in ("", *by_g.values(), *hardware):
+                if choice not in seen:
+                    seen.add(choice)
+                    yield sub, model, choice
+
+
+@pytest.mark.slow
+def test_every_view_opens_on_values_eval_accepts():
+    """Each subject's opening values (symcomm.site.opening_values: what app.js shows before anything is
+    typed) with each model and hardware preset choice, evaluated by eval: none is refused.  Before,
+    the hybrid opened on b=8, d=4, m=8 (b/d = 2 micro-batches of size 1/4: refused) and deepseek-v3's
+    61 layers on p=2 pipeline stages."""
+    import contextlib
+    import io
+    from types import SimpleNamespace
+
+    from symcomm import site
+    from symcomm.api import eval_payload
+
+    refused, count = [], 0
+    # the one view without a valid layout at any sensible start: the interleaved schedule needs p ≥ 2
+    # stages dividing L, and deepseek-v3's L = 61 is prime (only p = 61, with m a multiple of 61)
+    unavoidable = {("hybrid__schedule_interleaved", "deepseek-v3"): "L=61 must be divisible by p=2"}
+    for sub, model, hardware in _opening_cases():
+        values = site.opening_values(sub, model, hardware)
+        words = [f"{k}={v}" for k, v in sub.changed.items()] + [f"{k}={v}" for k, v in values.items()]
+        args = SimpleNamespace(name=sub.name, assignments=words, algorithm=sub.algorithm if sub.kind == "primitive" else None,
+                               dtype="bf16", backend=None, model=None, model_config=None, hardware=hardware or None)
+        count += 1
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):   # eval's notes
+                eval_payload(args)
+        except SymcommError as err:
+            if unavoidable.get((sub.ident, model)) != str(err):
+                refused.append(f"{sub.ident} model={model or '-'} hardware={hardware or '-'}: {err}")
+    assert count > len(site.subjects()), count
+    assert not refused, "\n".join(refused[:20]) + f"\n({len(refused)} of {count} refused)"
+
+
+def test_the_start_values_meet_the_checks_they_were_chosen_for():
+    # hand arithmetic on the page's start: the hybrid splits b over d replicas into m micro-batches,
+    # so b/d must be a multiple of m; p divides every preset's layer count (61 is prime: p = 1 only)
+    from symcomm import presets, site
+
+    start = site.START
+    assert (start["b"] // start["d"]) % start["m"] == 0 and start["b"] % start["d"] == 0
+    assert all(presets.model(name).values()["L"] % start["p"] == 0 for name in presets.model_names())
+    moe = next(s for s in site.subjects() if s.name == "hybrid" and dict(s.changed) == {"moe": "1"})
+    assert site.start_values(moe)["t"] == 1      # MoE with t > 1 needs sp=1 (Megatron-Core)
+    assert site.catalog_entry(moe)["start"] == {"t": 1}
+
+
+# -- one grammar: the page reads numbers as the command line does ----------------------------------------
+
+#: strings a user might type, each read by the command line's grammar and by the page's (numbers.js)
+GRAMMAR_TABLE = ["8", " 8 ", "\t8\n", "1,024", "0x10", "1e3", "1E+3", "2**30", "2^30", "3*2**30", "3 * 2 ** 30",
+                 "1GiB", "64MiB", "64 MiB", "1.5GiB", "3KB", "1B", "0B", "1e3B", "-1", "+8", "-0", "0", "1_000", "inf",
+                 "nan", "Infinity", "-inf", "1e-40", "1e-30", "1e-31", "5e-6", "0.5", ".5", "5.", "1/3", "2/0", "1/2/3",
+                 "2**100", "2**101", "2**100+1", "2**1000000", "1e30", "1e31", "1" * 61, "0" * 70 + "1", "1e9999999",
+                 "1e-9999999", "0e99999999", "2*2*2*2", "2*2*2*2*2", "2***3", "*8", "8*", "8/", "/8", "", "   ",
+                 "8 8", "8\u00a0", "\u00a08", "８", "٨", "1.2.3", "e5", "1e", "--8", "- 8", "0**0", "1**999999",
+                 "10**31", "7/2", "4/2", "1'2", '1"2', "x\\y", "a" * 45, "1" * 201, "0.1", "1/1024", "12MB/s"]
+
+
+def _node_verdicts(cases: list) -> list:
+    """numbers.js run by node on [key, text, integer, least, kind] cases: [value as 'n/d' | float, error]."""
+    node = shutil.which("node")
+    if not node:
+        if CI:
+            pytest.fail("CI needs node for the page's number grammar test")
+        pytest.skip("node is not installed")
+    from symcomm.inputs import grammar
+
+    script = """
+const make = require(process.argv[1]);
+const N = make(JSON.parse(process.argv[2]));
+const out = [];
+for (const [key, text, integer, least, kind] of JSON.parse(require('fs').readFileSync(0, 'utf8'))) {
+  try {
+    if (kind === 'time') out.push([N.toFloat(N.parseNumber(key, text, false)), '']);
+    else {
+      const typed = kind === 'M' ? N.elementsText(text, 'bf16', 2) : text;
+      const x = N.parseNumber(key, typed, integer, BigInt(least));
+      out.push([`${x.n}/${x.d}`, '']);
+    }
+  } catch (err) {
+    if (!(err instanceof N.InputError)) throw err;
+    out.push([null, err.message]);
+  }
+}
+console.log(JSON.stringify(out));"""
+    done = subprocess.run([node, "-e", script, str(ROOT / "templates" / "site" / "numbers.js"), json.dumps(grammar())],
+                          input=json.dumps(cases), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _python_verdict(key, text, integer, least, kind):
+    """What the command line makes of KEY=TEXT: eval's path (api._with_units for M's size units, then
+    inputs.parse_number), as [value, ''] or [None, the error's words]."""
+    from symcomm.api import _with_units
+    from symcomm.inputs import parse_number
+
+    try:
+        if kind == "M":
+            with contextlib_quiet():
+                text = _with_units({"M": text}, "bf16")[0]["M"]
+        value = parse_number(key, text, integer, least=least)
+        if kind == "time":
+            return [float(value), ""]
+        return [f"{value.p}/{value.q}", ""]
+    except SymcommError as err:
+        return [None, str(err)]
+
+
+def contextlib_quiet():
+    import contextlib
+    import io
+
+    return contextlib.redirect_stderr(io.StringIO())
+
+
+def _grammar_cases(texts) -> list:
+    # N (whole, at least 2 as a collective's), M (whole, with size units), Phi (whole), E_s (whole, 0 allowed),
+    # f (a fraction of ... any number ≥ 0 is how a non-integer symbol is read), alpha (seconds: a float)
+    kinds = [("N", True, 2, "int"), ("M", True, 1, "M"), ("E_s", True, 0, "int"), ("x", False, 0, "real"),
+             ("alpha", False, 0, "time")]
+    return [[key, text, integer, least, kind] for text in texts for key, integer, least, kind in kinds]
+
+
+def test_the_page_reads_numbers_as_the_command_line_does():
+    """The page's reader (numbers.js, in node) and the command line's (symcomm.inputs) on a table of
+    strings: the same value, or the same refusal in the same words.  The page used to take 1,024 and
+    0x10 (and 1_000, Infinity), which the command line refuses, and to refuse 3*2**30, which it takes."""
+    cases = _grammar_cases(GRAMMAR_TABLE)
+    page = _node_verdicts(cases)
+    differ = [(case, want, got) for case, got in zip(cases, page) if got != (want := _python_verdict(*case))]
+    assert not differ, "\n".join(f"{c[0]}={c[1]!r}: command line {w}, page {g}" for c, w, g in differ[:12])
+    verdict = {(c[0], c[1]): v for c, v in zip(cases, page)}
+    # the strings of the issue, by hand: the command line's grammar has no thousands separator, no hex,
+    # no underscores, no inf/nan; it has powers, products, exponents and M's size units
+    for text in ("1,024", "0x10", "1_000", "inf", "nan", "Infinity"):
+        assert verdict[("N", text)][0] is None and "is not a number" in verdict[("N", text)][1], text
+    assert verdict[("N", "2**30")][0] == f"{2 ** 30}/1" and verdict[("N", "1e3")][0] == "1000/1"
+    assert verdict[("N", " 8 ")][0] == "8/1" and verdict[("M", "64MiB")][0] == f"{64 * 2 ** 20 // 2}/1"   # bf16: 2 B
+    # ASCII only (README, "Security"): a no-break space around a number is refused as a letter would be
+    # (the command line's str.strip() took it, which JavaScript's trim() does too, but not all Unicode spaces alike)
+    assert verdict[("N", "8\u00a0")][0] is None and "is not a number" in verdict[("N", "\u00a08")][1]
+    assert verdict[("N", "-1")][1] == "N=-1 is not allowed: N takes a whole number from 2 to 2**100"
+    # 1e-40 is below the bound of 1e-30 for a nonzero number: refused, never read as 0
+    assert verdict[("x", "1e-40")][0] is None and verdict[("alpha", "1e-40")][0] is None
+    assert verdict[("alpha", "5e-6")][0] == 5e-06 and verdict[("x", "1/3")][0] == "1/3"
+
+
+def test_the_page_reads_random_strings_as_the_command_line_does():
+    """2,000 strings drawn (seeded) from the characters a number is made of, and a few it is not."""
+    import random
+
+    draw = random.Random(22)
+    alphabet = "0123456789" * 3 + "..eE+-*/ ^" * 2 + "*" * 4 + "xabGiMKB,_\t"
+    texts = ["".join(draw.choice(alphabet) for _ in range(draw.randint(0, 14))) for _ in range(2000)]
+    cases = _grammar_cases(texts)
+    page = _node_verdicts(cases)
+    differ = [(case, want, got) for case, got in zip(cases, page) if got != (want := _python_verdict(*case))]
+    assert not differ, "\n".join(f"{c[0]}={c[1]!r}: command line {w}, page {g}" for c, w, g in differ[:12])
+    assert sum(v[0] is not None for v in page) > 200       # many accepted: the draw reaches the grammar
+
+
+def _families():
+    """One subject per primitive and per strategy, and the hybrid's variants whose start differs
+    (site.START_WITH_OPTION), each with the model presets that change what is valid."""
+    from symcomm import site
+
+    out, seen = [], set()
+    for sub in site.subjects():
+        special = sub.name == "hybrid" and site.catalog_entry(sub)["start"]
+        if sub.name not in seen or special:
+            seen.add(sub.name)
+            models = ("", "llama3-405b", "mixtral-8x7b", "deepseek-v3") if sub.name == "hybrid" else ("",)
+            out += [(sub, model) for model in models
+                    if not (model == "deepseek-v3" and dict(sub.changed) == {"schedule": "interleaved"})]
+    return out
+
+
+def test_every_family_opens_without_an_error(browser):
+    """Each view opened by its link, as a newcomer does: no error box, no step-time error, and the
+    inputs show the opening values the test above evaluates (the hybrid opened on "b/d=2 must be
+    divisible by m=8")."""
+    from urllib.parse import urlencode
+
+    from symcomm import site
+
+    failures = []
+    for sub, model in _families():
+        fragment = urlencode({"subject": sub.ident, "dtype": "bf16", "hardware": "a100", "model": model})
+        browser.get("about:blank")
+        browser.get(PAGE.as_uri() + "#" + fragment)
+        _wait_ready(browser, sub.ident)
+        _, error = _read(browser)
+        _, step_error = _read_step(browser) if sub.name == "hybrid" else ({}, "")
+        shown = browser.execute_script(
+            "const out = {}; for (const i of document.querySelectorAll('#params input[type=text]')) "
+            "out[i.id.slice(3)] = i.value; return out;")
+        want = site.opening_values(sub, model, "a100")
+        if error or step_error or shown != want:
+            failures.append(f"{sub.ident} model={model or '-'}: error {error!r}, step {step_error!r}, "
+                            f"inputs {shown} (want {want})")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_page_refuses_and_accepts_typed_numbers_as_eval_does(browser):
+    """The grammar wired into the page: what is typed in the boxes is read as eval reads KEY=VALUE."""
+    sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__ring")
+    for values in ({"N": "1,024", "M": "1024"}, {"N": "0x10", "M": "1024"}, {"N": "8", "M": "3*2**20"},
+                   {"N": "8", "M": "64MiB"}, {"N": "8", "M": "3B"}, {"N": " 16 ", "M": "1e3"}):
+        page, page_error = _show(browser, sub, values, {}, "bf16", "a100")
+        expected, error = _expected(sub, values, {}, "bf16", "a100")
+        if error:
+            assert page_error == error.removeprefix("symcomm: error: "), (values, page_error, error)
+        else:
+            assert not page_error, (values, page_error)
+            _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "time"))

@@ -601,7 +601,7 @@ globalThis.SYMCOMM_CATALOG = {
 "C": 4,
 "K": 524288,
 "Phi": 7000000000,
-"b": 8,
+"b": 32,
 "s": 4096,
 "h": 4096,
 "L": 32,
@@ -614,7 +614,7 @@ globalThis.SYMCOMM_CATALOG = {
 "a": 32,
 "d": 4,
 "t": 2,
-"p": 2,
+"p": 1,
 "c": 1,
 "e": 1,
 "L_moe": 32,
@@ -647,8 +647,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -682,8 +684,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -719,8 +723,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -757,8 +763,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -795,8 +803,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1,
+"C": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -830,8 +841,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -867,8 +880,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -904,8 +919,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -941,8 +958,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -978,8 +997,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1014,8 +1035,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1050,8 +1073,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1089,8 +1114,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1127,8 +1154,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1166,8 +1195,11 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1,
+"C": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1203,8 +1235,11 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1,
+"K": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1241,8 +1276,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1278,8 +1315,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1316,8 +1355,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1353,8 +1394,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1390,8 +1433,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1431,8 +1476,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta_inter"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1,
+"G": 1
 },
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -1471,8 +1519,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1510,8 +1560,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1548,8 +1600,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1590,8 +1644,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta_inter"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1,
+"G": 1
 },
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -1630,8 +1687,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1666,8 +1725,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1704,8 +1765,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1742,8 +1805,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1778,8 +1843,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1817,8 +1884,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1855,8 +1924,10 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1890,8 +1961,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -1932,8 +2005,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta_inter"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1,
+"G": 1
 },
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -1971,8 +2047,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2009,8 +2087,10 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"N": 2,
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2045,8 +2125,9 @@ globalThis.SYMCOMM_CATALOG = {
 "beta"
 ],
 "least": {
-"N": 2
+"M": 1
 },
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2082,7 +2163,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2120,7 +2205,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2158,7 +2247,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2196,7 +2289,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2234,7 +2331,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2272,7 +2373,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2310,7 +2415,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2347,7 +2456,11 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2388,7 +2501,12 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1,
+"G": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -2428,7 +2546,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2462,7 +2584,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2499,7 +2625,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2539,7 +2669,12 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1,
+"m": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2578,7 +2713,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2616,7 +2755,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2657,7 +2800,12 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1,
+"m": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2697,7 +2845,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2737,7 +2889,11 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2774,7 +2930,12 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"N": 1,
+"G": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -2816,7 +2977,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2858,7 +3026,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2900,7 +3075,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2942,7 +3124,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -2984,7 +3173,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3026,7 +3222,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3068,7 +3271,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3109,7 +3319,14 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3154,7 +3371,15 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"G": 1,
+"L": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -3198,7 +3423,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3238,7 +3470,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3280,7 +3519,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3322,7 +3568,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3360,7 +3613,14 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"m": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3402,7 +3662,14 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"m": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3445,7 +3712,15 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"m": 1,
+"v": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3487,7 +3762,15 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"k": 1,
+"L_moe": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3529,7 +3812,15 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"k": 1,
+"L_moe": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3572,7 +3863,15 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"k": 1,
+"L_moe": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3610,7 +3909,14 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3651,7 +3957,15 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1,
+"h_kv": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3691,7 +4005,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3733,7 +4054,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"N": 1,
+"L": 1,
+"h_kv": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3775,7 +4103,14 @@ globalThis.SYMCOMM_CATALOG = {
 "beta",
 "gamma"
 ],
-"least": {},
+"least": {
+"b": 1,
+"s": 1,
+"h": 1,
+"N": 1,
+"L": 1
+},
+"start": {},
 "two_level": false,
 "quantities": [
 "send",
@@ -3836,7 +4171,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -3944,7 +4295,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4052,7 +4419,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4160,7 +4543,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4268,7 +4667,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4376,7 +4791,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4484,7 +4915,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4592,7 +5039,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4700,7 +5163,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4808,7 +5287,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -4916,7 +5411,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5024,7 +5535,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5132,7 +5659,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5240,7 +5783,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5349,7 +5908,26 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"v": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {
+"p": 2
+},
 "two_level": true,
 "quantities": [
 "send",
@@ -5457,7 +6035,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5565,7 +6159,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5673,7 +6283,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5782,7 +6408,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"h_kv": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -5893,7 +6535,31 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"k": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"e": 1,
+"L_moe": 1,
+"Phi_E": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1,
+"F_e": 1,
+"E_s": 0
+},
+"start": {
+"t": 1
+},
 "two_level": true,
 "quantities": [
 "send",
@@ -6006,7 +6672,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"V": 1,
+"h_kv": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -6113,7 +6795,23 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha_inter",
 "beta_inter"
 ],
-"least": {},
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
 "two_level": true,
 "quantities": [
 "send",
@@ -6172,6 +6870,33 @@ globalThis.SYMCOMM_CATALOG = {
 }
 }
 ],
+"grammar": {
+"space": " \t\n\r\f\u000b",
+"factor": "[ \\t\\n\\r\\f\\v]*(?:(?P<base>[0-9]+)[ \\t\\n\\r\\f\\v]*(?:\\*\\*|\\^)[ \\t\\n\\r\\f\\v]*(?P<exp>[0-9]+)|(?P<dec>(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][-+]?[0-9]+)?))[ \\t\\n\\r\\f\\v]*",
+"dec_parts": "(?P<int>[0-9]*)(?:\\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[-+]?[0-9]+))?",
+"times": "(?<!\\*)\\*(?!\\*)",
+"max_text": 200,
+"max_factors": 4,
+"max_value": "1267650600228229401496703205376",
+"min_value": [
+"1",
+"1000000000000000000000000000000"
+],
+"min_value_shown": "1e-30",
+"log10_max": 30.10299956639812,
+"examples": "e.g. 8, 2**30, 3*2**30, 1073741824",
+"size_units": {
+"B": "1",
+"KB": "1000",
+"MB": "1000000",
+"GB": "1000000000",
+"TB": "1000000000000",
+"KiB": "1024",
+"MiB": "1048576",
+"GiB": "1073741824",
+"TiB": "1099511627776"
+}
+},
 "meanings": {
 "send": "largest number of bytes any one rank sends",
 "recv": "largest number of bytes any one rank receives",

@@ -6,7 +6,6 @@
 
   const CAT = globalThis.SYMCOMM_CATALOG;
   const BY_IDENT = new Map(CAT.subjects.map((s) => [s.ident, s]));
-  const MAX = BigInt(CAT.max_value);
   const TIME_NAMES = ["alpha", "beta", "gamma", "alpha_inter", "beta_inter"];
   const GREEK = { Phi: "Φ", Phi_E: "Φ_E", alpha: "α", beta: "β", gamma: "γ", alpha_inter: "α_inter",
                   beta_inter: "β_inter", eta: "η", kappa: "κ" };
@@ -58,61 +57,37 @@
     return loading.get(file);
   }
 
-  // ---- reading numbers exactly: an integer, a decimal, p/q, or a power a**b (a^b)
+  // ---- reading numbers: the command line's grammar and words (numbers.js, from symcomm/inputs.py)
 
-  /** The text as an exact {n, d} (BigInts, d > 0), or an Error naming the parameter. */
-  function exact(name, text) {
-    const t = String(text).trim().replace(/[_,\s]/g, "");
-    let m = /^(\d+)(?:\*\*|\^)(\d{1,3})$/.exec(t);
-    if (m) return { n: BigInt(m[1]) ** BigInt(m[2]), d: 1n };
-    m = /^([+-]?\d+)\/(\d+)$/.exec(t);
-    if (m) {
-      if (BigInt(m[2]) === 0n) throw new Error(`${name}=${text} is not allowed: division by zero`);
-      return { n: BigInt(m[1]), d: BigInt(m[2]) };
-    }
-    m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3}))?$/.exec(t);
-    if (m && (m[2] || m[3])) {
-      const fraction = m[3] || "";
-      const digits = BigInt(m[1] + (m[2] || "0") + fraction);
-      const exponent = Number(m[4] || "0") - fraction.length;
-      return exponent >= 0 ? { n: digits * 10n ** BigInt(exponent), d: 1n } : { n: digits, d: 10n ** BigInt(-exponent) };
-    }
-    throw new Error(`${name}=${text} is not a number: write an integer (8, 2**30), a decimal (1.5e9) or p/q`);
-  }
+  const NUMBERS = globalThis.SYMCOMM_NUMBERS;
 
-  /** A symbol's value as the formulas take it, checked as the command line checks it. */
+  /** A symbol's value as the formulas take it, checked as the command line checks it: M may carry a
+   *  size unit (M=64MiB: bytes of the chosen dtype), as in eval. */
   function symbolValue(sub, name, text) {
-    const x = exact(name, text);
     const info = CAT.symbols[name];
-    if (info.integer) {
-      const least = BigInt(sub.least[name] || 1);
-      if (x.n % x.d !== 0n || x.n / x.d < least || x.n / x.d > MAX) {
-        throw new Error(`${name}=${text} is not allowed: ${name} takes a whole number from ${least} to 2**100`);
-      }
-      return x.n / x.d;
-    }
-    if (x.n < 0n || x.n > MAX * x.d || (x.n !== 0n && x.n * 10n ** 30n < x.d)) throw new Error(`${name}=${text} is not allowed: ${name} takes a number from 0 to 2**100`);
+    const typed = name === "M" ? NUMBERS.elementsText(String(text), state.dtype, CAT.dtypes[state.dtype]) : String(text);
+    const least = name in sub.least ? sub.least[name] : 1;
+    const x = NUMBERS.parseNumber(name, typed, info.integer, BigInt(least));
+    if (info.integer) return x.n;
     return x.d === 1n ? x.n : { num: x.n, den: x.d };
   }
 
+  /** α, β, γ, α_inter, β_inter: numbers of seconds, 0 or more, in the same grammar. */
   function timeValue(name, text) {
-    const value = Number(String(text).trim());
-    // the command line's bounds: 0, or a magnitude from 1e-30 to 2**100
-    if (String(text).trim() === "" || !Number.isFinite(value) || value < 0 || (value !== 0 && value < 1e-30) ||
-        value > 2 ** 100) {
-      throw new Error(`${name}=${text} is not allowed: ${name} takes a number of seconds, 0 or more (e.g. 3.4e-06)`);
-    }
-    return value;
+    return NUMBERS.toFloat(NUMBERS.parseNumber(name, String(text), false));
   }
 
   // ---- where each value comes from: typed, the model preset, the hardware preset, the page's start
 
+  /** (text, where it comes from); the order of symcomm.site.opening_values, which the tests evaluate. */
   function valueText(name) {
     if (name in state.values) return [state.values[name], "typed"];
     const model = CAT.models[state.model];
-    if (model && name in model) return [String(model[name]), `model ${state.model}`];
+    const sub = BY_IDENT.get(state.subject);
+    if (model && name in model && sub.kind !== "primitive") return [String(model[name]), `model ${state.model}`];
     const hw = CAT.hardware[state.hardware];
     if (hw && name === "G") return [String(hw.G), `hardware ${state.hardware}`];
+    if (name in sub.start) return [String(sub.start[name]), `start value with ${variantLabel(sub)}`];
     return [String(CAT.start[name]), "start value"];
   }
 

@@ -133,51 +133,140 @@ function _value(args, name) {
   return x;
 }
 
-/** An integer, "p/q" or decimal text read exactly. */
-function _parse(name, text) {
-  let m = /^([+-]?\d+)(?:\/(\d+))?$/.exec(text);
-  if (m) {
-    if (m[2] !== undefined && BigInt(m[2]) === 0n) throw new RangeError(`${name}=${text} divides by zero`);
-    return _q(BigInt(m[1]), m[2] === undefined ? 1n : BigInt(m[2]));
-  }
-  m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?$/.exec(text);
-  if (m && (m[2] || m[3])) {
-    const fraction = m[3] || "";
-    const digits = BigInt(m[1] + (m[2] || "0") + fraction);
-    const exponent = BigInt(m[4] || "0") - BigInt(fraction.length);
-    return exponent >= 0n ? digits * 10n ** exponent : _q(digits, 10n ** -exponent);
-  }
-  throw new RangeError(`${name}=${text} is not a number: write an integer, a decimal or p/q`);
+// ---- arguments, read as the command line reads them: a port of symcomm.inputs.parse_fraction
+// (the same grammar, bounds and one-line messages); a value is judged as it would be typed:
+// a BigInt or a Number as String() writes it, {num, den} as "num/den", text as it is.
+
+const _MAX_TEXT = 200, _MAX_FACTORS = 4, _MAX_VALUE = 2n ** 100n, _LOG10_MAX = 100 * Math.log10(2);
+const _MIN_VALUE = _q(1n, 10n ** 30n);
+const _EXAMPLES = "e.g. 8, 2**30, 3*2**30, 1073741824";
+const _WS = "[ \\t\\n\\r\\f\\v]*";
+const _FACTOR = new RegExp(`^${_WS}(?:([0-9]+)${_WS}(?:\\*\\*|\\^)${_WS}([0-9]+)|((?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][-+]?[0-9]+)?))${_WS}$`);
+const _DEC_PARTS = /^([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))?$/;
+
+/** Python's len(): code points, not UTF-16 units. */
+function _len(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 
-/** The argument `name` as an exact value (a BigInt or a _Q). */
-function _exact(args, name) {
-  const x = _value(args, name);
-  if (typeof x === "bigint") return x;
-  if (typeof x === "number") {
-    if (!Number.isFinite(x)) throw new RangeError(`${name}=${x} is not a finite number`);
-    if (Number.isInteger(x)) {
-      if (!Number.isSafeInteger(x)) {
-        throw new RangeError(`${name}=${x} is a Number above 2^53 and may be rounded: pass a BigInt or a string`);
-      }
-      return BigInt(x);
+/** Python's repr() of a str, as the command line quotes what it could not read. */
+function _repr(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const body = text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");
+  return quote + (quote === "'" ? body.replace(/'/g, "\\'") : body) + quote;
+}
+
+const _cut = (text) => (_len(text) <= 40 ? text : [...text].slice(0, 37).join("") + "...");
+const _short = (text) => _cut(text.trim());
+const _notANumber = (key, text) =>
+  new RangeError(`${key}=${_repr(_cut(text))} is not a number; ${key} takes a number written in ASCII (${_EXAMPLES}, 5e-6)`);
+const _strip0 = (digits) => digits.replace(/^0+/, "");
+
+/** One factor: [exact value, estimated log10 of its magnitude], bounded before computing. */
+function _factor(key, text, piece) {
+  const m = _FACTOR.exec(piece);
+  if (m === null) throw _notANumber(key, text);
+  if (m[1] !== undefined) {
+    if (_strip0(m[1]).length > 40 || _strip0(m[2]).length > 6) return [0n, Infinity];
+    const base = BigInt(m[1]), exp = BigInt(m[2]);
+    if (base === 0n || base === 1n || exp === 0n) return [base === 0n || base === 1n ? base ** exp : 1n, 0];
+    const size = Number(exp) * Math.log10(Number(base));
+    if (size > _LOG10_MAX + 1) return [0n, Infinity];
+    return [base ** exp, size];
+  }
+  const parts = _DEC_PARTS.exec(m[3]);
+  const whole = parts[1] || "", frac = parts[2] || "", exp = parts[3] || "0";
+  const digits = _strip0(whole + frac);
+  if (!digits) return [0n, -Infinity];
+  const tiny = () => new RangeError(`${key}=${_short(text)} is not allowed: a nonzero number below 1e-30 is ` +
+                                    "too small to compute with (write 0 for nothing)");
+  if (digits.length > 60 || _strip0(exp.replace(/^[+-]/, "")).length > 6) {
+    if (exp.startsWith("-") && digits.length <= 60) throw tiny();
+    return [0n, Infinity];
+  }
+  const power = Number(exp) - frac.length;
+  const size = digits.length - 1 + power;
+  if (size > _LOG10_MAX + 1) return [0n, Infinity];
+  if (size < -40) throw tiny();
+  return [power >= 0 ? BigInt(digits) * 10n ** BigInt(power) : _q(BigInt(digits), 10n ** BigInt(-power)), size];
+}
+
+/** symcomm.inputs.parse_fraction: text as an exact value within [least, 2**100], or a RangeError
+ * with the command line's words; `bound` is its description of the range ("a whole number from 2
+ * to 2**100"). */
+function _parseFraction(key, text, integer, least, bound) {
+  const length = _len(text);
+  if (length > _MAX_TEXT) throw new RangeError(`${key}: a number of ${length} characters is not allowed: at most ${_MAX_TEXT}`);
+  const outOfBounds = () => new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes ${bound}`);
+  let body = text.trim(), sign = 1n;
+  if (body.startsWith("-")) { sign = -1n; body = body.slice(1); }
+  else if (body.startsWith("+")) body = body.slice(1);
+  if (!body) throw _notANumber(key, text);
+  const halves = body.split("/");
+  if (halves.length > 2) throw _notANumber(key, text);
+  const values = [], sizes = [];
+  for (const half of halves) {
+    const factors = half.split(/(?<!\*)\*(?!\*)/);
+    if (factors.length > _MAX_FACTORS) throw new RangeError(`${key}=${_repr(text)} is not allowed: at most ${_MAX_FACTORS} factors`);
+    let value = 1n, size = 0;
+    for (const piece of factors) {
+      const [v, s] = _factor(key, text, piece);
+      if (s === Infinity || size + s > _LOG10_MAX + 1) throw outOfBounds();
+      value = _mul(value, v);
+      size = s === -Infinity || size === -Infinity ? -Infinity : size + s;
     }
-    return _parse(name, String(x));
+    values.push(value);
+    sizes.push(size);
   }
-  if (typeof x === "string") return _parse(name, x.trim());
-  if (typeof x === "object" && x !== null && typeof x.num === "bigint" && typeof x.den === "bigint") {
-    if (x.den === 0n) throw new RangeError(`${name} has the denominator 0`);
-    return _q(x.num, x.den);
+  let value = values[0];
+  if (values.length === 2) {
+    if (_cmp(values[1], 0n) === 0) throw new RangeError(`${key}=${_short(text)} is not allowed: division by zero`);
+    if (sizes[1] > _LOG10_MAX + 1) throw outOfBounds();
+    value = _mul(values[0], _pow(values[1], -1n));
   }
-  throw new TypeError(`${name} must be a BigInt, a Number, a string ("3/4", "1.25") or {num, den} of BigInts`);
+  value = _mul(sign, value);
+  if (integer && typeof value !== "bigint") throw new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes a whole number`);
+  const magnitude = _cmp(value, 0n) < 0 ? _mul(-1n, value) : value;
+  const tooSmall = _cmp(value, 0n) !== 0 && _cmp(magnitude, _MIN_VALUE) < 0;
+  if ((least !== null && _cmp(value, least) < 0) || _cmp(magnitude, _MAX_VALUE) > 0 || tooSmall) throw outOfBounds();
+  return value;
 }
 
-/** The argument `name` as a Number (for the times). */
-function _number(args, name) {
+/** How a value is written on the command line, or a TypeError (in its words) for what is no number. */
+function _typed(name, x) {
+  if (typeof x === "bigint") return x.toString();
+  if (typeof x === "number") return String(x);
+  if (typeof x === "string") return x;
+  if (typeof x === "object" && x !== null && typeof x.num === "bigint" && typeof x.den === "bigint") {
+    return `${x.num}/${x.den}`;
+  }
+  let text;
+  try {
+    text = Array.isArray(x) ? `[${x.slice(0, 6).map(String).join(", ")}${x.length > 6 ? ", ..." : ""}]` : String(x);
+  } catch (e) {
+    text = typeof x;
+  }
+  const error = _notANumber(name, text);
+  throw new TypeError(error.message);
+}
+
+/** The argument `name` as an exact value (a BigInt or a _Q), checked as `symcomm eval` checks it. */
+function _exact(args, name, integer, least, bound) {
   const x = _value(args, name);
-  const value = typeof x === "number" ? x : _float(_exact(args, name));
-  if (!Number.isFinite(value)) throw new RangeError(`${name}=${x} is not a finite number`);
+  const value = _parseFraction(name, _typed(name, x), integer, least, bound);
+  if (typeof x === "number" && Number.isInteger(x) && !Number.isSafeInteger(x)) {
+    throw new RangeError(`${name}=${x} is a Number above 2^53 and may be rounded: pass a BigInt or a string`);
+  }
   return value;
+}
+
+/** The argument `name` as a Number (for the times), checked as `symcomm eval` checks it. */
+function _number(args, name, integer, least, bound) {
+  const x = _value(args, name);
+  const value = _parseFraction(name, _typed(name, x), integer, least, bound);
+  return typeof x === "number" ? x : _float(value);
 }
 
 // ---- requirements: the messages of the command line
@@ -233,7 +322,7 @@ function _need(kind, name, x, otherName, y) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -263,7 +352,7 @@ function hybrid__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -293,7 +382,7 @@ function hybrid__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -320,7 +409,7 @@ function hybrid__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -349,7 +438,7 @@ function hybrid__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -379,7 +468,7 @@ function hybrid__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -406,7 +495,7 @@ function hybrid__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -435,7 +524,7 @@ function hybrid__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -472,7 +561,7 @@ function hybrid__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -495,7 +584,7 @@ function hybrid__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -516,7 +605,7 @@ function hybrid__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -543,7 +632,7 @@ function hybrid__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -573,7 +662,7 @@ function hybrid__zero_0__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -603,7 +692,7 @@ function hybrid__zero_0__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -630,7 +719,7 @@ function hybrid__zero_0__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-2n, _mul(2n, c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -659,7 +748,7 @@ function hybrid__zero_0__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -689,7 +778,7 @@ function hybrid__zero_0__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -716,7 +805,7 @@ function hybrid__zero_0__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-2n, _mul(2n, c, d))) : (0n))));
 }
@@ -745,7 +834,7 @@ function hybrid__zero_0__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -782,7 +871,7 @@ function hybrid__zero_0__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__zero_0__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -805,7 +894,7 @@ function hybrid__zero_0__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -826,7 +915,7 @@ function hybrid__zero_0__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__zero_0__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -853,7 +942,7 @@ function hybrid__zero_0__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -883,7 +972,7 @@ function hybrid__framework_deepspeed__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -913,7 +1002,7 @@ function hybrid__framework_deepspeed__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -940,7 +1029,7 @@ function hybrid__framework_deepspeed__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -969,7 +1058,7 @@ function hybrid__framework_deepspeed__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -999,7 +1088,7 @@ function hybrid__framework_deepspeed__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1026,7 +1115,7 @@ function hybrid__framework_deepspeed__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -1055,7 +1144,7 @@ function hybrid__framework_deepspeed__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1092,7 +1181,7 @@ function hybrid__framework_deepspeed__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__framework_deepspeed__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1115,7 +1204,7 @@ function hybrid__framework_deepspeed__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -1136,7 +1225,7 @@ function hybrid__framework_deepspeed__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__framework_deepspeed__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -1163,7 +1252,7 @@ function hybrid__framework_deepspeed__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1193,7 +1282,7 @@ function hybrid__grad_reduce_per_step__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1223,7 +1312,7 @@ function hybrid__grad_reduce_per_step__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1250,7 +1339,7 @@ function hybrid__grad_reduce_per_step__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -1279,7 +1368,7 @@ function hybrid__grad_reduce_per_step__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1309,7 +1398,7 @@ function hybrid__grad_reduce_per_step__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1336,7 +1425,7 @@ function hybrid__grad_reduce_per_step__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -1365,7 +1454,7 @@ function hybrid__grad_reduce_per_step__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1402,7 +1491,7 @@ function hybrid__grad_reduce_per_step__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__grad_reduce_per_step__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1425,7 +1514,7 @@ function hybrid__grad_reduce_per_step__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -1446,7 +1535,7 @@ function hybrid__grad_reduce_per_step__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_step__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -1474,7 +1563,7 @@ function hybrid__grad_reduce_per_step__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1506,7 +1595,7 @@ function hybrid__grad_reduce_per_micro_batch__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1538,7 +1627,7 @@ function hybrid__grad_reduce_per_micro_batch__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1566,7 +1655,7 @@ function hybrid__grad_reduce_per_micro_batch__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(m, _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -1596,7 +1685,7 @@ function hybrid__grad_reduce_per_micro_batch__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1628,7 +1717,7 @@ function hybrid__grad_reduce_per_micro_batch__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1656,7 +1745,7 @@ function hybrid__grad_reduce_per_micro_batch__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(m, _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))));
 }
@@ -1686,7 +1775,7 @@ function hybrid__grad_reduce_per_micro_batch__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1724,7 +1813,7 @@ function hybrid__grad_reduce_per_micro_batch__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__grad_reduce_per_micro_batch__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -1747,7 +1836,7 @@ function hybrid__grad_reduce_per_micro_batch__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -1768,7 +1857,7 @@ function hybrid__grad_reduce_per_micro_batch__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_reduce_per_micro_batch__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -1795,7 +1884,7 @@ function hybrid__grad_reduce_per_micro_batch__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1825,7 +1914,7 @@ function hybrid__grad_dtype_fp32__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1855,7 +1944,7 @@ function hybrid__grad_dtype_fp32__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1882,7 +1971,7 @@ function hybrid__grad_dtype_fp32__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -1911,7 +2000,7 @@ function hybrid__grad_dtype_fp32__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1941,7 +2030,7 @@ function hybrid__grad_dtype_fp32__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -1968,7 +2057,7 @@ function hybrid__grad_dtype_fp32__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -1997,7 +2086,7 @@ function hybrid__grad_dtype_fp32__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2034,7 +2123,7 @@ function hybrid__grad_dtype_fp32__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__grad_dtype_fp32__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -2057,7 +2146,7 @@ function hybrid__grad_dtype_fp32__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -2078,7 +2167,7 @@ function hybrid__grad_dtype_fp32__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_fp32__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -2105,7 +2194,7 @@ function hybrid__grad_dtype_fp32__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2135,7 +2224,7 @@ function hybrid__grad_dtype_same__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2165,7 +2254,7 @@ function hybrid__grad_dtype_same__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2192,7 +2281,7 @@ function hybrid__grad_dtype_same__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -2221,7 +2310,7 @@ function hybrid__grad_dtype_same__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2251,7 +2340,7 @@ function hybrid__grad_dtype_same__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2278,7 +2367,7 @@ function hybrid__grad_dtype_same__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -2307,7 +2396,7 @@ function hybrid__grad_dtype_same__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2344,7 +2433,7 @@ function hybrid__grad_dtype_same__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__grad_dtype_same__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -2367,7 +2456,7 @@ function hybrid__grad_dtype_same__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -2388,7 +2477,7 @@ function hybrid__grad_dtype_same__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__grad_dtype_same__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -2415,7 +2504,7 @@ function hybrid__grad_dtype_same__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2445,7 +2534,7 @@ function hybrid__reshard_after_forward_0__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2475,7 +2564,7 @@ function hybrid__reshard_after_forward_0__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2502,7 +2591,7 @@ function hybrid__reshard_after_forward_0__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -2531,7 +2620,7 @@ function hybrid__reshard_after_forward_0__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2561,7 +2650,7 @@ function hybrid__reshard_after_forward_0__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2588,7 +2677,7 @@ function hybrid__reshard_after_forward_0__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -2617,7 +2706,7 @@ function hybrid__reshard_after_forward_0__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2654,7 +2743,7 @@ function hybrid__reshard_after_forward_0__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__reshard_after_forward_0__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -2677,7 +2766,7 @@ function hybrid__reshard_after_forward_0__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -2698,7 +2787,7 @@ function hybrid__reshard_after_forward_0__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_0__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -2725,7 +2814,7 @@ function hybrid__reshard_after_forward_0__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2755,7 +2844,7 @@ function hybrid__reshard_after_forward_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2785,7 +2874,7 @@ function hybrid__reshard_after_forward_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2812,7 +2901,7 @@ function hybrid__reshard_after_forward_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -2841,7 +2930,7 @@ function hybrid__reshard_after_forward_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2871,7 +2960,7 @@ function hybrid__reshard_after_forward_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2898,7 +2987,7 @@ function hybrid__reshard_after_forward_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -2927,7 +3016,7 @@ function hybrid__reshard_after_forward_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -2964,7 +3053,7 @@ function hybrid__reshard_after_forward_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__reshard_after_forward_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -2987,7 +3076,7 @@ function hybrid__reshard_after_forward_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -3008,7 +3097,7 @@ function hybrid__reshard_after_forward_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__reshard_after_forward_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -3035,7 +3124,7 @@ function hybrid__reshard_after_forward_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3065,7 +3154,7 @@ function hybrid__sp_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3095,7 +3184,7 @@ function hybrid__sp_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3122,7 +3211,7 @@ function hybrid__sp_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(5n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, t))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -3151,7 +3240,7 @@ function hybrid__sp_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3181,7 +3270,7 @@ function hybrid__sp_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3208,7 +3297,7 @@ function hybrid__sp_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(5n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, t))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -3237,7 +3326,7 @@ function hybrid__sp_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3274,7 +3363,7 @@ function hybrid__sp_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__sp_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -3297,7 +3386,7 @@ function hybrid__sp_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -3318,7 +3407,7 @@ function hybrid__sp_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -3345,7 +3434,7 @@ function hybrid__sp_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3375,7 +3464,7 @@ function hybrid__sp_regather_0__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3405,7 +3494,7 @@ function hybrid__sp_regather_0__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3432,7 +3521,7 @@ function hybrid__sp_regather_0__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -3461,7 +3550,7 @@ function hybrid__sp_regather_0__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3491,7 +3580,7 @@ function hybrid__sp_regather_0__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3518,7 +3607,7 @@ function hybrid__sp_regather_0__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -3547,7 +3636,7 @@ function hybrid__sp_regather_0__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3584,7 +3673,7 @@ function hybrid__sp_regather_0__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__sp_regather_0__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -3607,7 +3696,7 @@ function hybrid__sp_regather_0__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -3628,7 +3717,7 @@ function hybrid__sp_regather_0__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_0__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -3655,7 +3744,7 @@ function hybrid__sp_regather_0__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3685,7 +3774,7 @@ function hybrid__sp_regather_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3715,7 +3804,7 @@ function hybrid__sp_regather_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3742,7 +3831,7 @@ function hybrid__sp_regather_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -3771,7 +3860,7 @@ function hybrid__sp_regather_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3801,7 +3890,7 @@ function hybrid__sp_regather_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3828,7 +3917,7 @@ function hybrid__sp_regather_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -3857,7 +3946,7 @@ function hybrid__sp_regather_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3894,7 +3983,7 @@ function hybrid__sp_regather_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__sp_regather_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -3917,7 +4006,7 @@ function hybrid__sp_regather_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -3938,7 +4027,7 @@ function hybrid__sp_regather_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__sp_regather_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -3965,7 +4054,7 @@ function hybrid__sp_regather_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -3995,7 +4084,7 @@ function hybrid__recompute_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4025,7 +4114,7 @@ function hybrid__recompute_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4052,7 +4141,7 @@ function hybrid__recompute_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -4081,7 +4170,7 @@ function hybrid__recompute_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4111,7 +4200,7 @@ function hybrid__recompute_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4138,7 +4227,7 @@ function hybrid__recompute_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -4167,7 +4256,7 @@ function hybrid__recompute_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4204,7 +4293,7 @@ function hybrid__recompute_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__recompute_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -4227,7 +4316,7 @@ function hybrid__recompute_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -4248,7 +4337,7 @@ function hybrid__recompute_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__recompute_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -4275,7 +4364,7 @@ function hybrid__recompute_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4305,7 +4394,7 @@ function hybrid__schedule_gpipe__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4335,7 +4424,7 @@ function hybrid__schedule_gpipe__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4362,7 +4451,7 @@ function hybrid__schedule_gpipe__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -4391,7 +4480,7 @@ function hybrid__schedule_gpipe__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4421,7 +4510,7 @@ function hybrid__schedule_gpipe__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4448,7 +4537,7 @@ function hybrid__schedule_gpipe__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -4477,7 +4566,7 @@ function hybrid__schedule_gpipe__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4514,7 +4603,7 @@ function hybrid__schedule_gpipe__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__schedule_gpipe__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -4537,7 +4626,7 @@ function hybrid__schedule_gpipe__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -4558,7 +4647,7 @@ function hybrid__schedule_gpipe__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_gpipe__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -4586,7 +4675,7 @@ function hybrid__schedule_gpipe__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("at_least_value", "p", p, "2", 2n);
@@ -4619,7 +4708,7 @@ function hybrid__schedule_interleaved__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("at_least_value", "p", p, "2", 2n);
@@ -4652,7 +4741,7 @@ function hybrid__schedule_interleaved__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("at_least_value", "p", p, "2", 2n);
@@ -4682,7 +4771,7 @@ function hybrid__schedule_interleaved__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("divisible", "m", m, "p", p);
@@ -4715,7 +4804,7 @@ function hybrid__schedule_interleaved__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("at_least_value", "p", p, "2", 2n);
@@ -4747,7 +4836,7 @@ function hybrid__schedule_interleaved__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("at_least_value", "p", p, "2", 2n);
   _need("divisible", "b", b, "d", d);
@@ -4776,7 +4865,7 @@ function hybrid__schedule_interleaved__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("divisible", "m", m, "p", p);
@@ -4809,7 +4898,7 @@ function hybrid__schedule_interleaved__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("at_least_value", "p", p, "2", 2n);
@@ -4849,7 +4938,7 @@ function hybrid__schedule_interleaved__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__schedule_interleaved__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), v = _exact(args, "v"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "L", L, "p*v", _mul(p, v));
   _need("divisible", "m", m, "p", p);
@@ -4876,7 +4965,7 @@ function hybrid__schedule_interleaved__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), v = _exact(args, "v"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "m", m, "p", p);
   _need("at_least_value", "p", p, "2", 2n);
   return _out(_mul(_pow(m, -1n), _pow(v, -1n), _add(-1n, p)));
@@ -4899,7 +4988,7 @@ function hybrid__schedule_interleaved__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__schedule_interleaved__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("at_least_value", "p", p, "2", 2n);
   return _out(_mul(c, d, p, t));
 }
@@ -4927,7 +5016,7 @@ function hybrid__schedule_interleaved__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4957,7 +5046,7 @@ function hybrid__scatter_gather_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -4987,7 +5076,7 @@ function hybrid__scatter_gather_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5014,7 +5103,7 @@ function hybrid__scatter_gather_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))), _mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -5043,7 +5132,7 @@ function hybrid__scatter_gather_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5073,7 +5162,7 @@ function hybrid__scatter_gather_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5100,7 +5189,7 @@ function hybrid__scatter_gather_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -5129,7 +5218,7 @@ function hybrid__scatter_gather_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5166,7 +5255,7 @@ function hybrid__scatter_gather_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__scatter_gather_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -5189,7 +5278,7 @@ function hybrid__scatter_gather_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -5210,7 +5299,7 @@ function hybrid__scatter_gather_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__scatter_gather_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -5237,7 +5326,7 @@ function hybrid__scatter_gather_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5267,7 +5356,7 @@ function hybrid__cp_ulysses__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5297,7 +5386,7 @@ function hybrid__cp_ulysses__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5324,7 +5413,7 @@ function hybrid__cp_ulysses__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -5353,7 +5442,7 @@ function hybrid__cp_ulysses__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5383,7 +5472,7 @@ function hybrid__cp_ulysses__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5410,7 +5499,7 @@ function hybrid__cp_ulysses__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -5439,7 +5528,7 @@ function hybrid__cp_ulysses__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5476,7 +5565,7 @@ function hybrid__cp_ulysses__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__cp_ulysses__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -5499,7 +5588,7 @@ function hybrid__cp_ulysses__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -5520,7 +5609,7 @@ function hybrid__cp_ulysses__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ulysses__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -5547,7 +5636,7 @@ function hybrid__cp_ulysses__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5577,7 +5666,7 @@ function hybrid__cp_ring_flash_attn__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5607,7 +5696,7 @@ function hybrid__cp_ring_flash_attn__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5634,7 +5723,7 @@ function hybrid__cp_ring_flash_attn__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -5663,7 +5752,7 @@ function hybrid__cp_ring_flash_attn__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5693,7 +5782,7 @@ function hybrid__cp_ring_flash_attn__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5720,7 +5809,7 @@ function hybrid__cp_ring_flash_attn__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))) : (0n))));
 }
@@ -5749,7 +5838,7 @@ function hybrid__cp_ring_flash_attn__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5786,7 +5875,7 @@ function hybrid__cp_ring_flash_attn__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__cp_ring_flash_attn__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -5809,7 +5898,7 @@ function hybrid__cp_ring_flash_attn__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -5830,7 +5919,7 @@ function hybrid__cp_ring_flash_attn__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__cp_ring_flash_attn__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -5858,7 +5947,7 @@ function hybrid__cp_ring_flash_attn__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5889,7 +5978,7 @@ function hybrid__gqa_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5920,7 +6009,7 @@ function hybrid__gqa_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -5947,7 +6036,7 @@ function hybrid__gqa_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -5977,7 +6066,7 @@ function hybrid__gqa_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6008,7 +6097,7 @@ function hybrid__gqa_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6035,7 +6124,7 @@ function hybrid__gqa_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -6065,7 +6154,7 @@ function hybrid__gqa_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6103,7 +6192,7 @@ function hybrid__gqa_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__gqa_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), h_kv = _exact(args, "h_kv"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -6126,7 +6215,7 @@ function hybrid__gqa_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -6147,7 +6236,7 @@ function hybrid__gqa_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__gqa_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -6178,7 +6267,7 @@ function hybrid__gqa_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6214,7 +6303,7 @@ function hybrid__moe_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6250,7 +6339,7 @@ function hybrid__moe_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6281,7 +6370,7 @@ function hybrid__moe_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "d*c", _mul(c, d), "e", e);
@@ -6316,7 +6405,7 @@ function hybrid__moe_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6351,7 +6440,7 @@ function hybrid__moe_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6382,7 +6471,7 @@ function hybrid__moe_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "d*c", _mul(c, d), "e", e);
@@ -6417,7 +6506,7 @@ function hybrid__moe_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6460,7 +6549,7 @@ function hybrid__moe_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__moe_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), k = _exact(args, "k"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), e = _exact(args, "e"), L_moe = _exact(args, "L_moe"), Phi_E = _exact(args, "Phi_E"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
@@ -6485,7 +6574,7 @@ function hybrid__moe_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -6506,7 +6595,7 @@ function hybrid__moe_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__moe_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
   return _out(_mul(c, d, p, t));
 }
@@ -6535,7 +6624,7 @@ function hybrid__moe_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6566,7 +6655,7 @@ function hybrid__embeddings_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6597,7 +6686,7 @@ function hybrid__embeddings_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6624,7 +6713,7 @@ function hybrid__embeddings_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(3n, m, _add(-2n, _mul(2n, t))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -6654,7 +6743,7 @@ function hybrid__embeddings_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6685,7 +6774,7 @@ function hybrid__embeddings_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6712,7 +6801,7 @@ function hybrid__embeddings_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(3n, m, _add(-2n, _mul(2n, t)))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), (((_cmp(p, 1n) === 0)) ? (1n) : (0n)))) : (0n))));
 }
@@ -6742,7 +6831,7 @@ function hybrid__embeddings_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6780,7 +6869,7 @@ function hybrid__embeddings_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__embeddings_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), V = _exact(args, "V"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -6803,7 +6892,7 @@ function hybrid__embeddings_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -6824,7 +6913,7 @@ function hybrid__embeddings_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__embeddings_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 
@@ -6851,7 +6940,7 @@ function hybrid__embeddings_1__gpus(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6881,7 +6970,7 @@ function hybrid__tied_1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6911,7 +7000,7 @@ function hybrid__tied_1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6938,7 +7027,7 @@ function hybrid__tied_1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__alpha(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
@@ -6967,7 +7056,7 @@ function hybrid__tied_1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -6997,7 +7086,7 @@ function hybrid__tied_1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -7024,7 +7113,7 @@ function hybrid__tied_1__gamma(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
@@ -7053,7 +7142,7 @@ function hybrid__tied_1__alpha_inter(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__beta_inter(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), L = _exact(args, "L"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "s", s, "c", c);
@@ -7090,7 +7179,7 @@ function hybrid__tied_1__beta_inter(args = {}) {
  * @returns {number} seconds
  */
 function hybrid__tied_1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), b = _exact(args, "b"), s = _exact(args, "s"), h = _exact(args, "h"), G = _exact(args, "G"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), alpha_inter = _number(args, "alpha_inter"), beta_inter = _number(args, "beta_inter"), L = _exact(args, "L"), m = _exact(args, "m"), d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divisible", "L", L, "p", p);
   _need("divisible", "b", b, "d", d);
   _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
@@ -7113,7 +7202,7 @@ function hybrid__tied_1__time(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m"), p = _exact(args, "p");
+  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
@@ -7134,7 +7223,7 @@ function hybrid__tied_1__bubble_fraction(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function hybrid__tied_1__gpus(args = {}) {
-  const d = _exact(args, "d"), t = _exact(args, "t"), p = _exact(args, "p"), c = _exact(args, "c");
+  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(c, d, p, t));
 }
 

@@ -133,51 +133,140 @@ function _value(args, name) {
   return x;
 }
 
-/** An integer, "p/q" or decimal text read exactly. */
-function _parse(name, text) {
-  let m = /^([+-]?\d+)(?:\/(\d+))?$/.exec(text);
-  if (m) {
-    if (m[2] !== undefined && BigInt(m[2]) === 0n) throw new RangeError(`${name}=${text} divides by zero`);
-    return _q(BigInt(m[1]), m[2] === undefined ? 1n : BigInt(m[2]));
-  }
-  m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?$/.exec(text);
-  if (m && (m[2] || m[3])) {
-    const fraction = m[3] || "";
-    const digits = BigInt(m[1] + (m[2] || "0") + fraction);
-    const exponent = BigInt(m[4] || "0") - BigInt(fraction.length);
-    return exponent >= 0n ? digits * 10n ** exponent : _q(digits, 10n ** -exponent);
-  }
-  throw new RangeError(`${name}=${text} is not a number: write an integer, a decimal or p/q`);
+// ---- arguments, read as the command line reads them: a port of symcomm.inputs.parse_fraction
+// (the same grammar, bounds and one-line messages); a value is judged as it would be typed:
+// a BigInt or a Number as String() writes it, {num, den} as "num/den", text as it is.
+
+const _MAX_TEXT = 200, _MAX_FACTORS = 4, _MAX_VALUE = 2n ** 100n, _LOG10_MAX = 100 * Math.log10(2);
+const _MIN_VALUE = _q(1n, 10n ** 30n);
+const _EXAMPLES = "e.g. 8, 2**30, 3*2**30, 1073741824";
+const _WS = "[ \\t\\n\\r\\f\\v]*";
+const _FACTOR = new RegExp(`^${_WS}(?:([0-9]+)${_WS}(?:\\*\\*|\\^)${_WS}([0-9]+)|((?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][-+]?[0-9]+)?))${_WS}$`);
+const _DEC_PARTS = /^([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))?$/;
+
+/** Python's len(): code points, not UTF-16 units. */
+function _len(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 
-/** The argument `name` as an exact value (a BigInt or a _Q). */
-function _exact(args, name) {
-  const x = _value(args, name);
-  if (typeof x === "bigint") return x;
-  if (typeof x === "number") {
-    if (!Number.isFinite(x)) throw new RangeError(`${name}=${x} is not a finite number`);
-    if (Number.isInteger(x)) {
-      if (!Number.isSafeInteger(x)) {
-        throw new RangeError(`${name}=${x} is a Number above 2^53 and may be rounded: pass a BigInt or a string`);
-      }
-      return BigInt(x);
+/** Python's repr() of a str, as the command line quotes what it could not read. */
+function _repr(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const body = text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");
+  return quote + (quote === "'" ? body.replace(/'/g, "\\'") : body) + quote;
+}
+
+const _cut = (text) => (_len(text) <= 40 ? text : [...text].slice(0, 37).join("") + "...");
+const _short = (text) => _cut(text.trim());
+const _notANumber = (key, text) =>
+  new RangeError(`${key}=${_repr(_cut(text))} is not a number; ${key} takes a number written in ASCII (${_EXAMPLES}, 5e-6)`);
+const _strip0 = (digits) => digits.replace(/^0+/, "");
+
+/** One factor: [exact value, estimated log10 of its magnitude], bounded before computing. */
+function _factor(key, text, piece) {
+  const m = _FACTOR.exec(piece);
+  if (m === null) throw _notANumber(key, text);
+  if (m[1] !== undefined) {
+    if (_strip0(m[1]).length > 40 || _strip0(m[2]).length > 6) return [0n, Infinity];
+    const base = BigInt(m[1]), exp = BigInt(m[2]);
+    if (base === 0n || base === 1n || exp === 0n) return [base === 0n || base === 1n ? base ** exp : 1n, 0];
+    const size = Number(exp) * Math.log10(Number(base));
+    if (size > _LOG10_MAX + 1) return [0n, Infinity];
+    return [base ** exp, size];
+  }
+  const parts = _DEC_PARTS.exec(m[3]);
+  const whole = parts[1] || "", frac = parts[2] || "", exp = parts[3] || "0";
+  const digits = _strip0(whole + frac);
+  if (!digits) return [0n, -Infinity];
+  const tiny = () => new RangeError(`${key}=${_short(text)} is not allowed: a nonzero number below 1e-30 is ` +
+                                    "too small to compute with (write 0 for nothing)");
+  if (digits.length > 60 || _strip0(exp.replace(/^[+-]/, "")).length > 6) {
+    if (exp.startsWith("-") && digits.length <= 60) throw tiny();
+    return [0n, Infinity];
+  }
+  const power = Number(exp) - frac.length;
+  const size = digits.length - 1 + power;
+  if (size > _LOG10_MAX + 1) return [0n, Infinity];
+  if (size < -40) throw tiny();
+  return [power >= 0 ? BigInt(digits) * 10n ** BigInt(power) : _q(BigInt(digits), 10n ** BigInt(-power)), size];
+}
+
+/** symcomm.inputs.parse_fraction: text as an exact value within [least, 2**100], or a RangeError
+ * with the command line's words; `bound` is its description of the range ("a whole number from 2
+ * to 2**100"). */
+function _parseFraction(key, text, integer, least, bound) {
+  const length = _len(text);
+  if (length > _MAX_TEXT) throw new RangeError(`${key}: a number of ${length} characters is not allowed: at most ${_MAX_TEXT}`);
+  const outOfBounds = () => new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes ${bound}`);
+  let body = text.trim(), sign = 1n;
+  if (body.startsWith("-")) { sign = -1n; body = body.slice(1); }
+  else if (body.startsWith("+")) body = body.slice(1);
+  if (!body) throw _notANumber(key, text);
+  const halves = body.split("/");
+  if (halves.length > 2) throw _notANumber(key, text);
+  const values = [], sizes = [];
+  for (const half of halves) {
+    const factors = half.split(/(?<!\*)\*(?!\*)/);
+    if (factors.length > _MAX_FACTORS) throw new RangeError(`${key}=${_repr(text)} is not allowed: at most ${_MAX_FACTORS} factors`);
+    let value = 1n, size = 0;
+    for (const piece of factors) {
+      const [v, s] = _factor(key, text, piece);
+      if (s === Infinity || size + s > _LOG10_MAX + 1) throw outOfBounds();
+      value = _mul(value, v);
+      size = s === -Infinity || size === -Infinity ? -Infinity : size + s;
     }
-    return _parse(name, String(x));
+    values.push(value);
+    sizes.push(size);
   }
-  if (typeof x === "string") return _parse(name, x.trim());
-  if (typeof x === "object" && x !== null && typeof x.num === "bigint" && typeof x.den === "bigint") {
-    if (x.den === 0n) throw new RangeError(`${name} has the denominator 0`);
-    return _q(x.num, x.den);
+  let value = values[0];
+  if (values.length === 2) {
+    if (_cmp(values[1], 0n) === 0) throw new RangeError(`${key}=${_short(text)} is not allowed: division by zero`);
+    if (sizes[1] > _LOG10_MAX + 1) throw outOfBounds();
+    value = _mul(values[0], _pow(values[1], -1n));
   }
-  throw new TypeError(`${name} must be a BigInt, a Number, a string ("3/4", "1.25") or {num, den} of BigInts`);
+  value = _mul(sign, value);
+  if (integer && typeof value !== "bigint") throw new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes a whole number`);
+  const magnitude = _cmp(value, 0n) < 0 ? _mul(-1n, value) : value;
+  const tooSmall = _cmp(value, 0n) !== 0 && _cmp(magnitude, _MIN_VALUE) < 0;
+  if ((least !== null && _cmp(value, least) < 0) || _cmp(magnitude, _MAX_VALUE) > 0 || tooSmall) throw outOfBounds();
+  return value;
 }
 
-/** The argument `name` as a Number (for the times). */
-function _number(args, name) {
+/** How a value is written on the command line, or a TypeError (in its words) for what is no number. */
+function _typed(name, x) {
+  if (typeof x === "bigint") return x.toString();
+  if (typeof x === "number") return String(x);
+  if (typeof x === "string") return x;
+  if (typeof x === "object" && x !== null && typeof x.num === "bigint" && typeof x.den === "bigint") {
+    return `${x.num}/${x.den}`;
+  }
+  let text;
+  try {
+    text = Array.isArray(x) ? `[${x.slice(0, 6).map(String).join(", ")}${x.length > 6 ? ", ..." : ""}]` : String(x);
+  } catch (e) {
+    text = typeof x;
+  }
+  const error = _notANumber(name, text);
+  throw new TypeError(error.message);
+}
+
+/** The argument `name` as an exact value (a BigInt or a _Q), checked as `symcomm eval` checks it. */
+function _exact(args, name, integer, least, bound) {
   const x = _value(args, name);
-  const value = typeof x === "number" ? x : _float(_exact(args, name));
-  if (!Number.isFinite(value)) throw new RangeError(`${name}=${x} is not a finite number`);
+  const value = _parseFraction(name, _typed(name, x), integer, least, bound);
+  if (typeof x === "number" && Number.isInteger(x) && !Number.isSafeInteger(x)) {
+    throw new RangeError(`${name}=${x} is a Number above 2^53 and may be rounded: pass a BigInt or a string`);
+  }
   return value;
+}
+
+/** The argument `name` as a Number (for the times), checked as `symcomm eval` checks it. */
+function _number(args, name, integer, least, bound) {
+  const x = _value(args, name);
+  const value = _parseFraction(name, _typed(name, x), integer, least, bound);
+  return typeof x === "number" ? x : _float(value);
 }
 
 // ---- requirements: the messages of the command line
@@ -225,7 +314,7 @@ function _need(kind, name, x, otherName, y) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function zero1__send(args = {}) {
-  const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -244,7 +333,7 @@ function zero1__send(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function zero1__recv(args = {}) {
-  const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -263,7 +352,7 @@ function zero1__recv(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function zero1__total(args = {}) {
-  const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _add(-1n, N)));
 }
 
@@ -280,7 +369,7 @@ function zero1__total(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function zero1__alpha(args = {}) {
-  const N = _exact(args, "N");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-2n, _mul(2n, N)));
 }
 
@@ -299,7 +388,7 @@ function zero1__alpha(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function zero1__beta(args = {}) {
-  const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -318,7 +407,7 @@ function zero1__beta(args = {}) {
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function zero1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi"), N = _exact(args, "N"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -340,7 +429,7 @@ function zero1__gamma(args = {}) {
  * @returns {number} seconds
  */
 function zero1__time(args = {}) {
-  const Phi = _exact(args, "Phi"), N = _exact(args, "N"), alpha = _number(args, "alpha"), beta = _number(args, "beta"), gamma = _number(args, "gamma"), B_e = _exact(args, "B_e");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(-2n, _mul(2n, N)))*alpha) + (_float(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 

@@ -145,9 +145,9 @@ def test_each_row_reduces_as_its_framework_file_says(name, zero, reductions_per_
 
 def test_each_row_holds_its_defaults():
     # MEGATRON_FP32_GRADS: Megatron reduces fp32 gradients, DeepSpeed and FSDP the run's type
-    assert [data_schedule(n, 0 if n != "deepspeed" else 2).grad_dtype for n in FRAMEWORKS] == ["fp32", "", ""]
+    assert [data_schedule(n, z).grad_dtype for n, z in (("megatron", 1), ("deepspeed", 2), ("fsdp", 3))] == ["fp32", "", ""]
     # MEGATRON_SP_REGATHER: Megatron's layers (and Megatron-DeepSpeed) re-gather, torch's TP keeps the input
-    assert [sp_regather_of(n) for n in FRAMEWORKS] == [True, True, False]
+    assert [sp_regather_of(n) for n in ("megatron", "deepspeed", "fsdp")] == [True, True, False]
     # DP_OVERLAP_SOURCE: Megatron overlaps only with --overlap-grad-reduce, DeepSpeed overlap_comm at stage 3, FSDP always
     assert [dp_overlap_of("megatron", z) for z in (0, 1)] == [False, False]
     assert [dp_overlap_of("deepspeed", z) for z in (2, 3)] == [False, True]
@@ -167,8 +167,11 @@ def test_the_planner_searches_the_rows_schemes():
 
     assert plan.SCHEMES == tuple(s for row in FRAMEWORKS.values() for s in row.schemes)
     assert plan.FRAMEWORKS == tuple(FRAMEWORKS)
-    assert [s.name for s in plan.SCHEMES] == ["megatron zero 0", "megatron zero 1", "deepspeed zero 2",
-                                              "deepspeed zero 3", "fsdp full-shard", "fsdp grad-op"]
+    # the six schemes searched before the table (a new row adds its own)
+    named = {s.name: (s.framework, s.zero, s.reshard_after_forward) for s in plan.SCHEMES}
+    assert {"megatron zero 0": ("megatron", 0, None), "megatron zero 1": ("megatron", 1, None),
+            "deepspeed zero 2": ("deepspeed", 2, None), "deepspeed zero 3": ("deepspeed", 3, None),
+            "fsdp full-shard": ("fsdp", 3, True), "fsdp grad-op": ("fsdp", 3, False)}.items() <= named.items()
 
 
 def test_a_new_framework_is_one_row(monkeypatch):

@@ -24,7 +24,7 @@ LAYERS = {
     "symcomm.cost": 3, "symcomm.simulate": 3, "symcomm.derivation": 3, "symcomm.evaluate": 3, "symcomm.inputs": 3,
     "symcomm.predict": 5,
     "symcomm.proof": 2, "symcomm.numeric": 2, "symcomm.primitives": 2, "symcomm.exprtree": 2, "symcomm.files": 2,
-    "symcomm.units": 2, "symcomm.flops": 2, "symcomm._generated": 2,
+    "symcomm.units": 2, "symcomm.flops": 2, "symcomm._generated": 2, "symcomm.settings": 2, "symcomm.frameworks": 2,
     "symcomm.symbols": 1, "symcomm.printing": 1, "symcomm.errors": 1, "symcomm.notes": 1, "symcomm.templates": 1,
     "symcomm": 0,
 }

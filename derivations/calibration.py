@@ -184,7 +184,17 @@ CHAPTER = Chapter(
            "by how much. symcomm nccl-tests predicts α-β time / e(S), e interpolated in log S; without a "
            "calibration it prints the α-β formula alone. A log that spans nodes fits the flat formula at the "
            "network's α, β; with a single-node log beside it, the two-level (hierarchical) form is fitted for "
-           "α_inter, β_inter with the intra-node values held. The worked example below is a public 8× A100 log."),
+           "α_inter, β_inter with the intra-node values held. These are two meanings of the inter-node link, fitted "
+           "through two formulas: a flat ring of N ranks pays 2(N−1)/N·M·β per rank, so its β is the per-step "
+           "cost of its slowest hop, while the two-level form pays 2(N/G−1)/(N/G)·(M/G)·β_inter across nodes with "
+           "all G ranks of a node crossing at once, so its β_inter is each rank's share of the network. One "
+           "16-rank, 2-node A100 log gives about 75 GB/s for the first and 6.6 GB/s for the second; a flat ring "
+           "priced at the second is 10× too slow. The hardware file keeps both: inter from the flat fit (marked "
+           "fitted_as flat), used by flat algorithms spanning nodes and by the strategies' groups across nodes, and "
+           "inter_two_level from the two-level fit, used by the two-level forms. A file with a flat inter and no "
+           "inter_two_level (a multi-node log without a single-node one) refuses the two-level forms across nodes; "
+           "a file that does not mark its inter (a preset's physical link) serves both. "
+           "The worked example below is a public 8× A100 log."),
     derivations=(RING_BUSBW,),
     claims=_limit_claims(),
     late_tables=_tables,

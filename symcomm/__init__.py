@@ -20,10 +20,6 @@ _PUBLIC = {
     "evaluate": "api", "compare": "api", "plan": "api", "formula": "api", "Result": "api", "Formula": "api",
 }
 
-#: API functions named like a submodule: once that module is imported it is the attribute, and
-#: it is callable (it calls the function), so the function is never cached over it
-_ALSO_MODULES = ("evaluate", "plan")
-
 #: subpackages reachable as attributes before they are imported (``symcomm.export.export(...)``)
 _SUBPACKAGES = ("export",)
 
@@ -36,18 +32,9 @@ def __getattr__(name):
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'symcomm' has no attribute {name!r}")
-    if name in _ALSO_MODULES:
-        # the module of that name, callable (it forwards to the API function): `from . import plan`
-        # inside the package and `symcomm.plan(...)` outside both get what they expect
-        return importlib.import_module(f".{name}", __name__)
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
-
-
-def _call_api(name, *args, **kwargs):
-    """``symcomm.evaluate(...)`` and ``symcomm.plan(...)`` once their modules of the same name are imported."""
-    return getattr(importlib.import_module(".api", __name__), name)(*args, **kwargs)
 
 
 def __dir__():

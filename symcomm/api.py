@@ -17,7 +17,6 @@ the commands' one-line errors do.
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -28,7 +27,7 @@ from . import symbols as S
 from . import notes
 from .algorithms import algorithms_of
 from .errors import InputError
-from .evaluate import exact, plain
+from .evaluation import exact, plain
 from .inputs import parse_number
 from .primitives import PRIMITIVES
 from .subjects import Subject, option_names, subject
@@ -37,12 +36,6 @@ from .units import bytes_per_element
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as an InputError (one line from the CLI, a ValueError here)."""
-
-    def error(self, message):
-        raise UsageError(message)
 
 #: parameter names the CLI accepts besides the symbols' own names
 ALIASES = {"gpus_per_node": "G"}
@@ -479,7 +472,7 @@ def compare_payload(args) -> dict:
     words.  The curves over M use the same bound values with M varied."""
     import numpy as np
 
-    from .evaluate import fast
+    from .evaluation import fast
 
     if args.name not in PRIMITIVES:
         raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
@@ -685,15 +678,14 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
     >>> best["t"] * best["p"] * best["c"] * best["d"]
     16
     """
-    import importlib
+    from . import planner     # imported here: numpy's import is paid only by a plan
 
-    planner = importlib.import_module(".plan", __package__)     # the module (symcomm.plan is also this function)
-
-    # the command's own check of every value (symcomm.plan.request_from_args), no argv words, no argparse
+    # the command's own check of every value (symcomm.planner.request_from_args), no argv words, no argparse
     args = planner.namespace(model=model, gpus=gpus, batch=batch, seq=seq, hardware=hardware, top=top, **options)
-    request, top = planner.request_from_args(args), planner.top_from_args(args)
-    result = planner.plan(request, top)
-    return Result("plan", planner.to_json(result, top))
+    with notes.collected() as said:     # what `symcomm plan` prints beside its answer, as data
+        request, top = planner.request_from_args(args), planner.top_from_args(args)
+        data = planner.to_json(planner.plan(request, top), top)
+    return Result("plan", data, tuple(n.text for n in said))
 
 
 def formula(name: str, algorithm: str | None = None, **options):

@@ -232,7 +232,7 @@ def bench_configuration() -> list[dict]:
     import logging
 
     from . import presets, steptime
-    from .plan import (Request, SCHEMES, _base_values, _kernel, _options, enumerate_layouts, plan)
+    from .planner import (Request, SCHEMES, _base_values, _kernel, _options, enumerate_layouts, plan)
 
     model, hardware = presets.model("gpt3-175b"), presets.hardware("a100")
     req = Request(model, hardware, gpus=64, batch=64, seq=2048, gpus_per_node=8)
@@ -302,7 +302,7 @@ def bench_cold() -> list[dict]:
 
 def bench_scaling() -> dict:
     from . import presets
-    from .plan import Request, plan
+    from .planner import Request, plan
 
     py = sys.executable
     out = {"gpus": [], "search_space": []}

@@ -38,6 +38,15 @@ A log that spans nodes fits the flat algorithm at the network's α, β (a flat r
 as its slowest link; ``symcomm eval`` uses the inter-node values for such a group too).  The
 intra-node α, β come from a single-node log.  With both, the two-level form
 (``hierarchical``) is fitted for α_inter, β_inter with the intra-node values held.
+
+These are two meanings of "the inter-node link", and they differ by the formula they were fitted
+through: a flat ring of N ranks over nodes pays 2(N−1)/N·M·β per rank (its β is the per-step cost
+of the slowest hop), while the two-level form pays 2(N/G−1)/(N/G)·(M/G)·β_inter across nodes, with
+every rank of a node crossing at once (its β_inter is each rank's share of the network).  The same
+16-rank A100 log gives 74.7 GB/s for the first and 6.6 GB/s for the second; pricing a flat ring at
+the second was 10× slow.  So the hardware file keeps both: ``inter`` from the flat fit (marked
+``fitted_as: flat``), ``inter_two_level`` from the two-level fit, and ``presets.link_values`` gives
+each algorithm the one its formula was fitted through.
 """
 
 from __future__ import annotations
@@ -438,7 +447,8 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
         notes.append(f"the run spans {log.nodes} nodes of {g} GPUs: one log at one (N, G) cannot separate the "
                      "intra- from the inter-node α, β (both are a constant plus a multiple of M); fitted as one "
                      "flat algorithm at the network's α, β (the inter-node link); give a single-node log too to "
-                     "separate them")
+                     "separate them (without it the written file has no inter_two_level and refuses the two-level "
+                     "forms across nodes)")
     rel_all = (core - times) / times
     return Fit(log, model, rows, tuple(int(i) for i in chosen), line.rms, notes,
                level="inter" if spans else "intra", alternatives=alternatives, held_out=held,
@@ -534,12 +544,25 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
             links[level] = {"bytes_per_second": f.bandwidth, "latency_s": f.alpha,
                             "source": f"fitted by symcomm calibrate: {f.model.collective.name}/{f.model.algorithm} "
                                       f"on {f.model.ranks} ranks, {f.log.path}"}
+            if level == "inter":
+                # the per-step link of a flat algorithm across nodes: not the two-level forms' inter-node phase
+                links[level]["fitted_as"] = "flat"
+    # the two meanings of the inter-node link are kept apart (presets.link_values): the two-level fit is
+    # the two-level forms' inter_two_level, never the flat algorithms' inter
     two = [f for f in fits if f.model.algorithm == "hierarchical"]
+    two.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
     if two:
         t = two[0].model.times
-        links["inter"] = {"bytes_per_second": 1 / t["beta_inter"], "latency_s": t["alpha_inter"],
-                          "source": f"fitted by symcomm calibrate: two-level {two[0].model.collective.name} on "
-                                    f"{two[0].model.ranks} ranks with the intra-node α, β held, {two[0].log.path}"}
+        links["inter_two_level"] = {
+            "bytes_per_second": 1 / t["beta_inter"], "latency_s": t["alpha_inter"], "fitted_as": "two_level",
+            "source": f"fitted by symcomm calibrate: two-level {two[0].model.collective.name} on "
+                      f"{two[0].model.ranks} ranks with the intra-node α, β held, {two[0].log.path}"}
+    # Without a two-level fit beside a flat multi-node one, inter_two_level is left out: the file's inter,
+    # marked fitted_as flat, then refuses the two-level forms across nodes, naming it.  Neither the flat
+    # fit (another formula's β) nor the base preset's physical link (the same 16-rank A100 log is 2× slower
+    # than its IB HDR link predicts for the two-level form) is that link: either would be a confident
+    # number the log contradicts.  (Holding the preset's intra link to fit it fails on that log: the
+    # preset's NVLink latency alone exceeds the measured latency rows.)
     for level, other in (("intra", "inter"), ("inter", "intra")):
         if level in links:
             continue
@@ -547,10 +570,20 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
             link = getattr(base, level)
             links[level] = {"bytes_per_second": link.bytes_per_second, "latency_s": link.latency_s,
                             "source": f"not measured: preset {base.name}'s {link.name} ({link.source})"}
+            if level == "inter" and "inter_two_level" not in links:
+                # a --base file's two meanings go on as they were: its own inter_two_level, or its mark
+                # that the flat link is not the two-level one (presets.hardware_file)
+                if base.inter_two_level is not None:
+                    t = base.inter_two_level
+                    links["inter_two_level"] = {"bytes_per_second": t.bytes_per_second, "latency_s": t.latency_s,
+                                                "source": f"not measured: {base.name}'s inter_two_level ({t.source})"}
+                elif base.two_level_unknown:
+                    links[level]["fitted_as"] = "flat"
         else:
-            links[level] = {**links[other], "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "
-                                                      f"log): the {other}-node fit copied"}
-    document.update(links)
+            copied = {k: v for k, v in links[other].items() if k != "fitted_as"}
+            links[level] = {**copied, "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "
+                                                f"log): the {other}-node fit copied"}
+    document.update({level: links[level] for level in ("intra", "inter", "inter_two_level") if level in links})
     gpn = max((f.model.gpus_per_node or 1) for f in fits)
     document["gpus_per_node"] = int(base.gpus_per_node if base is not None and all(
         f.model.gpus_per_node >= f.model.ranks for f in fits) else gpn)
@@ -620,7 +653,13 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
     if algorithm is None and spans and ranks % g == 0 and any(
             a.name == "hierarchical" for a in algorithms_of(coll.primitive)):
-        name = "hierarchical"       # a group over nodes pays each level its own α, β
+        if getattr(hardware, "two_level_unknown", ""):
+            # not a default the file can price (presets.link_values would refuse it): the flat default,
+            # at the file's flat link across nodes, said
+            notes.append(f"the default across nodes, hierarchical, needs the two-level inter-node link, which "
+                         f"--hardware {hardware.name} lacks (no inter_two_level): the flat {name} instead")
+        else:
+            name = "hierarchical"       # a group over nodes pays each level its own α, β
     problems = ncclt.problems(coll.primitive, name, ranks, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")

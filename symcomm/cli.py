@@ -18,11 +18,10 @@ import sympy as sp
 
 from . import symbols as S
 from .algorithms import algorithms_of
-from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, Parser as _Parser, _strategies, compare_payload, eval_payload,
+from .api import (_SPELLED, _TIME_NAMES, TIME_RULE, UsageError, _strategies, compare_payload, eval_payload,
                   split_assignments)
-from . import notes
-from .errors import SymcommError
-from .evaluate import exact, plain
+from . import command, notes
+from .evaluation import exact, plain
 from .inputs import parse_number
 from .primitives import PRIMITIVES
 from .printing import render
@@ -33,7 +32,7 @@ from .units import DTYPES, bytes_per_element, human_size, human_time
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
 SUBCOMMANDS: tuple[str, ...] = ("symcomm.export:register_cli", "symcomm.measure:register_cli",
-                               "symcomm.plan:register_cli", "symcomm.calibrate:register_cli")
+                               "symcomm.planner:register_cli", "symcomm.calibrate:register_cli")
 
 def _print_step(payload: dict) -> None:
     cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""
@@ -303,8 +302,8 @@ def cmd_prove(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="symcomm", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = command.Parser(prog="symcomm", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=command.Parser)
     p = sub.add_parser("list", help="every primitive with its algorithms, and the strategies")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_list)
@@ -347,46 +346,14 @@ def build_parser() -> argparse.ArgumentParser:
     for path in SUBCOMMANDS:
         module, _, function = path.partition(":")
         getattr(importlib.import_module(module), function)(sub)
-    for command in sub.choices.values():
-        notes.add_flag(command)
+    for each in sub.choices.values():
+        notes.add_flag(each)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        # KEY=VALUE words may follow options (eval all_reduce --algorithm ring N=8 M=8):
-        # argparse leaves those after an option unparsed, so they are collected here
-        args, extra = build_parser().parse_known_args(argv)
-        stray = [word for word in extra if word.startswith("-") or "=" not in word]
-        if stray or (extra and not hasattr(args, "assignments")):
-            shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
-                             for w in stray or extra)
-            raise UsageError(f"unrecognized arguments: {shown}")
-        if extra:
-            args.assignments = list(args.assignments) + extra
-        if getattr(args, "dtype", None):
-            bytes_per_element(args.dtype)
-        with notes.collected() as said:
-            code = args.run(args)
-        # after the answer, and never before a refusal (which leaves this block by its exception)
-        for line in notes.shown(said, getattr(args, "verbose", False)):
-            print(line, file=sys.stderr)
-        return code
-    except (SymcommError, ValueError) as err:
-        print(f"symcomm: error: {_one_line(err)}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # the reader left (symcomm list | head): stop quietly, as a filter should
-        sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        print("symcomm: interrupted", file=sys.stderr)
-        return 130
-
-
-def _one_line(err: Exception) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= 500 else text[:497] + "..."
+    # the one mapping of errors to exit statuses and of notes to stderr (symcomm.command), as `symcomm plan`'s
+    return command.run(build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def module_name(kind: tuple) -> str:
 
 def combinations(kind: tuple) -> list[tuple]:
     """Every option combination the planner builds for this family shape (its ``_options`` keys)."""
-    from . import plan
+    from . import planner as plan
 
     gated, tied, moe = kind
     out = []

@@ -61,7 +61,7 @@ nodes (checked iteratively, so a deep tree is refused, not a ``RecursionError``)
 loader does no arithmetic: the expression is rebuilt exactly as written (SymPy's
 ``evaluate=False``), so a hostile ``Pow`` of huge numbers costs nothing to load, and a
 tree written by :func:`to_tree` gives back an expression identical to the original
-(``==``).  Substituting values (:func:`symcomm.evaluate.exact`) or ``.doit()`` evaluates
+(``==``).  Substituting values (:func:`symcomm.evaluation.exact`) or ``.doit()`` evaluates
 it.  Anything else raises :class:`symcomm.errors.InputError`, one line naming the place
 in the tree (``tree.args[0].args[1]``) and what is allowed there.
 """

@@ -328,50 +328,58 @@ def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tupl
 # -- the sweep ---------------------------------------------------------------------------------
 
 class Progress:
-    """A one-line progress bar on stderr."""
+    """A one-line progress bar, drawn on the stream the command gives it (``symcomm measure`` gives stderr).
 
-    def __init__(self, total: int, enabled: bool = True, stream=sys.stderr):
-        self.total, self.done, self.enabled, self.stream = total, 0, enabled, stream
-        self.label = ""
+    :func:`sweep` draws nothing itself: it calls ``progress(done, total, label)`` if a command passed one."""
+
+    def __init__(self, stream):
+        self.stream = stream
         self.started = time.monotonic()
+        self.drawn = False
 
-    def step(self, label: str | None = None) -> None:
-        if label is not None:
-            self.label = label
-        else:
-            self.done += 1
-        if self.enabled:
-            width = 30
-            filled = int(width * self.done / max(1, self.total))
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                              f"{self.label:<24} {time.monotonic() - self.started:5.1f} s")
-            self.stream.flush()
+    def __call__(self, done: int, total: int, label: str) -> None:
+        width = 30
+        filled = int(width * done / max(1, total))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                          f"{label:<24} {time.monotonic() - self.started:5.1f} s")
+        self.stream.flush()
+        self.drawn = True
 
     def close(self) -> None:
-        if self.enabled:
+        if self.drawn:
             self.stream.write("\n")
             self.stream.flush()
 
 
 def sweep(ranks=DEFAULT_RANKS, sizes=DEFAULT_SIZES, primitives=PRIMITIVES, steps=STEPS,
-          backend: str = "gloo", timeout: float = 180.0, progress: bool = True) -> list[Row]:
+          backend: str = "gloo", timeout: float = 180.0, progress=None) -> list[Row]:
+    """Measure every (ranks, primitive, size) and step of the plan.  ``progress``, if given, is called as
+    ``progress(done, total, label)`` when a group starts and after each measured operation (the library
+    prints nothing: the command draws the bar)."""
     prof = profile(backend)
     plans = {}
     for n in ranks:
         plan = [("op", p, element_count(p, n, m)) for p in primitives for m in sizes]
         plan += [("step", s, PHI) for s in steps]
         plans[n] = plan
-    bar = Progress(sum(len(p) for p in plans.values()), progress)
+    total, done, label = sum(len(p) for p in plans.values()), 0, ""
+
+    def tick(new_label: str | None = None) -> None:
+        nonlocal done, label
+        if new_label is not None:
+            label = new_label
+        else:
+            done += 1
+        if progress is not None:
+            progress(done, total, label)
+
     rows = []
-    try:
-        for n, plan in plans.items():
-            bar.step(f"N={n}")
-            measured, barriers = run_group(n, plan, timeout, progress=bar.step)
-            for kind, name, m in plan:
-                pred = predict_op(prof, name, n, m) if kind == "op" else predict_step(prof, name, n)
-                rows.append(Row(kind, name, n, m, measured[(kind, name, m)], pred, barriers))
-    finally:
-        bar.close()
+    for n, plan in plans.items():
+        tick(f"N={n}")
+        measured, barriers = run_group(n, plan, timeout, progress=tick)
+        for kind, name, m in plan:
+            pred = predict_op(prof, name, n, m) if kind == "op" else predict_step(prof, name, n)
+            rows.append(Row(kind, name, n, m, measured[(kind, name, m)], pred, barriers))
     return rows
 
 
@@ -469,6 +477,13 @@ def _emit(result: dict, args) -> None:
         _print_table(result)
 
 
+def torch_installed() -> bool:
+    """Whether torch can be imported here (found, not imported: its import takes seconds)."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
 def cmd_measure(args) -> int:
     _emit(_run(args), args)
     return 0
@@ -493,15 +508,17 @@ def _run(args) -> dict:
         return report(rows, args.backend)
     opts = _options(args)
     # said before any progress bar is drawn: without torch nothing can be measured
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is None:
+    if not torch_installed():
         raise InputError("torch is not installed, so nothing can be measured: pip install -e '.[measure]' "
                          "(torch==2.13.0, CPU build), or give --from a saved measurement")
+    bar = None if args.no_progress else Progress(sys.stderr)     # the command's bar, on stderr
     try:
-        rows = sweep(backend=args.backend, progress=not args.no_progress, **opts)
+        rows = sweep(backend=args.backend, progress=bar, **opts)
     except MeasureError as err:
         raise InputError(str(err)) from None
+    finally:
+        if bar is not None:
+            bar.close()
     return report(rows, args.backend)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from . import symbols as S
 from .algorithms import algorithm as catalog_algorithm
 from .errors import InputError
-from .evaluate import fast
+from .evaluation import fast
 from .files import MIB, read_capped
 from .inputs import parse_real, parse_whole
 

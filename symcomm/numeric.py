@@ -9,7 +9,7 @@ broadcasts: scalars and numpy arrays mix, so a sweep over 10⁷ configurations i
 
 Two arithmetics (the rule, stated once):
 
-* **float** (:meth:`Evaluator.float`, what :func:`symcomm.evaluate.fast` returns) — every input is
+* **float** (:meth:`Evaluator.float`, what :func:`symcomm.evaluation.fast` returns) — every input is
   taken as float64.  The code is printed from the expression once per expression and kind of call,
   common subexpressions computed once (:func:`function_source`): with scalar arguments only, plain
   Python on floats (``math``; Piecewise as ``a if cond else b``, so only the branch taken runs;
@@ -29,7 +29,7 @@ Two arithmetics (the rule, stated once):
   evaluated on Python integers (object arrays) — slower, exact at any size.  The result
   is an integer wherever the denominator divides the numerator (int64 when it fits, else
   Python ints in an object array; a scalar call returns a Python int), and the correctly
-  rounded float of numerator/denominator elsewhere, as :func:`symcomm.evaluate.plain` does.
+  rounded float of numerator/denominator elsewhere, as :func:`symcomm.evaluation.plain` does.
 
 The code is compiled in the process from SymPy expressions (never from text a user gave, never
 loaded from disk).  :func:`bundle` compiles several expressions into one function; the planner's

@@ -1,7 +1,7 @@
 """The documentation's plots, drawn from the engine's expressions (matplotlib: optional).
 
 Each plot function returns (figure, title, caption) and states its assumptions in the
-caption; numbers come from the symbolic costs through :func:`symcomm.evaluate.fast`.  Install
+caption; numbers come from the symbolic costs through :func:`symcomm.evaluation.fast`.  Install
 the extra with ``pip install 'symcomm[plots]'``.
 """
 
@@ -12,7 +12,7 @@ import sympy as sp
 
 from . import symbols as S
 from .algorithms import POW2, algorithms_of, is_power_of_two
-from .evaluate import fast
+from .evaluation import fast
 
 
 def _curve(expr, name: str, x: np.ndarray) -> np.ndarray:

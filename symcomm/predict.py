@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import symbols as S
 from .errors import InputError
-from .evaluate import exact, plain
+from .evaluation import exact, plain
 from .profiles import Profile, profile
 
 PRIMITIVES = ("broadcast", "scatter", "gather", "reduce", "all_gather", "reduce_scatter",

@@ -52,10 +52,21 @@ def test_bad_input_raises_a_value_error_naming_the_parameter():
         symcomm.plan("llama3-8b", gpus=16, batch=64, seq=4096, hardware="h100", tp="x")
 
 
-def test_symcomm_plan_and_evaluate_stay_callable_after_their_modules_are_imported():
-    import symcomm.evaluate  # noqa: F401  (the module of the same name)
-    import symcomm.plan  # noqa: F401
+def test_symcomm_plan_and_evaluate_are_plain_functions_beside_their_modules():
+    # issue 23, item 4: the modules are symcomm.evaluation and symcomm.planner, so the public names are
+    # plain functions of the package (no module made callable by swapping its class)
+    import inspect
+    import types
 
+    import symcomm.evaluation
+    import symcomm.planner
+
+    for name in ("evaluate", "plan"):
+        assert inspect.isfunction(getattr(symcomm, name)), name
+        assert getattr(symcomm, name) is getattr(api, name)
+    for module in (symcomm.evaluation, symcomm.planner):
+        assert type(module) is types.ModuleType and not callable(module)
+    assert not hasattr(symcomm, "_call_api")
     assert symcomm.evaluate("dp", N=4, Phi=100)["send"] == 150          # 2·3/4·100
     assert symcomm.plan("llama3-8b", gpus=8, batch=16, seq=2048, hardware="h100", top=1)["layouts"]
 

@@ -15,16 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: module → layer, as ARCHITECTURE.md's table gives them (a package counts as one module)
 LAYERS = {
     "symcomm.__main__": 8,
-    "symcomm.cli": 7, "symcomm.api": 7, "symcomm.codegen": 7, "symcomm.plan": 7, "build_docs": 7, "symcomm.bench": 7,
+    "symcomm.cli": 7, "symcomm.api": 7, "symcomm.codegen": 7, "symcomm.planner": 7, "build_docs": 7, "symcomm.bench": 7,
     "symcomm.subjects": 6, "symcomm.steptime": 6, "symcomm.export": 6, "symcomm.docs": 6, "symcomm.measure": 6, "symcomm.plots": 6, "symcomm.site": 6,
     "symcomm.calibrate": 6, "symcomm.ncclt": 5,
     "symcomm.derivations": 6,
     "symcomm.strategies": 5, "symcomm.profiles": 5,
     "symcomm.algorithms": 4, "symcomm.bounds": 4, "symcomm.presets": 4,
-    "symcomm.cost": 3, "symcomm.simulate": 3, "symcomm.derivation": 3, "symcomm.evaluate": 3, "symcomm.inputs": 3,
+    "symcomm.cost": 3, "symcomm.simulate": 3, "symcomm.derivation": 3, "symcomm.evaluation": 3, "symcomm.inputs": 3,
     "symcomm.predict": 5,
     "symcomm.proof": 2, "symcomm.numeric": 2, "symcomm.primitives": 2, "symcomm.exprtree": 2, "symcomm.files": 2,
-    "symcomm.units": 2, "symcomm.flops": 2, "symcomm._generated": 2, "symcomm.settings": 2, "symcomm.frameworks": 2,
+    "symcomm.units": 2, "symcomm.flops": 2, "symcomm._generated": 2, "symcomm.command": 2, "symcomm.settings": 2,
+    "symcomm.frameworks": 2,
     "symcomm.symbols": 1, "symcomm.printing": 1, "symcomm.errors": 1, "symcomm.notes": 1, "symcomm.templates": 1,
     "symcomm": 0,
 }
@@ -133,3 +134,83 @@ def test_nothing_imports_the_cli():
 def test_chapters_import_no_harness():
     # the content is pure: the torch measurement harness stays out of it (predictions live in symcomm.predict)
     assert "symcomm.measure" not in _graph()["symcomm.derivations"]
+
+
+# -- only the command layer prints or parses argv (issue 23, items 4 and 8) ---------------------------------
+# The library returns values (and notes, symcomm.notes); a command prints them.  What counts as printing
+# or parsing argv: a call of print(), any use of sys.stdout / sys.stderr (a write, a default stream, a
+# `file=`), sys.argv, and argparse's parse_args / parse_known_args.
+
+#: whole modules of the command layer, and why
+COMMAND_MODULES = {
+    "symcomm/__main__.py": "the `symcomm` entry: reads sys.argv and hands it to a main",
+    "symcomm/cli.py": "the subcommands list/show/eval/compare/presets/prove: their printers and progress line",
+    "symcomm/command.py": "the one parser and error-to-exit mapping: prints the error line and the notes",
+    "symcomm/bench.py": "a developer tool (python -m symcomm.bench): JSON on stdout, its progress on stderr",
+    "build_docs.py": "the docs build (a script): says what it proved and wrote",
+}
+#: functions that belong to a command anywhere: a subcommand's `cmd_*` and a script's `main`
+COMMAND_FUNCTIONS = ("cmd_", "main")
+#: other functions of the command layer living beside the library, and why
+COMMAND_HELPERS = {
+    ("symcomm/measure.py", "_print_table"): "cmd_measure and cmd_validate's table",
+    ("symcomm/measure.py", "_emit"): "cmd_measure and cmd_validate's output (JSON, table, -o)",
+    ("symcomm/measure.py", "_run"): "the two commands' shared body: gives its progress bar stderr",
+}
+
+
+def _speaks(node) -> str | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+        return "print()"
+    if (isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr", "argv")
+            and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+        return f"sys.{node.attr}"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "parse_args", "parse_known_args"):
+        return node.func.attr
+    return None
+
+
+def _places_in(rel: str, source: str) -> list[tuple[str, str, int, str]]:
+    """(file, enclosing function or <module>, line, what) for every print / stream / argv use of one file
+    outside the command layer."""
+    if rel in COMMAND_MODULES:
+        return []
+    found = []
+
+    def visit(node, functions):
+        for child in ast.iter_child_nodes(node):
+            inner = functions + [child.name] if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else functions
+            what = _speaks(child)
+            allowed = any(name.startswith("cmd_") or name == "main" or (rel, name) in COMMAND_HELPERS
+                          for name in inner)
+            if what and not allowed:
+                found.append((rel, ".".join(inner) or "<module>", child.lineno, what))
+            visit(child, inner)
+
+    visit(ast.parse(source), [])
+    return found
+
+
+def test_only_the_command_layer_prints_or_parses_argv():
+    files = sorted((ROOT / "symcomm").rglob("*.py")) + sorted((ROOT / "derivations").rglob("*.py"))
+    files.append(ROOT / "build_docs.py")
+    found = [place for path in files
+             for place in _places_in(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))]
+    assert found == [], "the library returns values; a command prints them (ARCHITECTURE.md)"
+
+
+def test_the_print_check_is_not_blind():
+    # a library function that prints, defaults to a stream or reads argv is found; a command is not
+    source = ("import sys\ndef f():\n    print(1)\ndef g(stream=sys.stderr):\n    pass\n"
+              "def h():\n    return sys.argv\ndef cmd_x():\n    def inner():\n        print(2)\n"
+              "def main(argv):\n    return parser.parse_args(argv)\n")
+    assert _places_in("symcomm/x.py", source) == [("symcomm/x.py", "f", 3, "print()"),
+                                                  ("symcomm/x.py", "g", 4, "sys.stderr"),
+                                                  ("symcomm/x.py", "h", 7, "sys.argv")]
+    assert _places_in("symcomm/cli.py", source) == []
+    # every exception listed names a real place, so a stale entry is noticed
+    for module in COMMAND_MODULES:
+        assert (ROOT / module).is_file(), module
+    for module, function in COMMAND_HELPERS:
+        assert f"def {function}(" in (ROOT / module).read_text(encoding="utf-8"), (module, function)

@@ -807,3 +807,23 @@ def test_a_log_faster_than_its_gpus_reduction_is_refused_with_gamma_named(tmp_pa
     code, out, err = run(capsys, "calibrate", log, "--base", base)
     assert code == 0, err
     assert "folded into β" in out
+
+
+def test_a_base_files_two_inter_node_links_go_on_apart(tmp_path, capsys):
+    # a 1-node log calibrated over a --base file: the network is not measured, so both inter-node links are
+    # the base's; a base whose flat inter has no inter_two_level passes on the mark that refuses the two-level
+    # forms across nodes (a flat ring's per-step β is not the two-level form's β_inter: tests/test_compare.py)
+    two_node, both = tmp_path / "two-node.json", tmp_path / "both.json"
+    assert run(capsys, "calibrate", A100_2, "-o", two_node)[0] == 0
+    assert run(capsys, "calibrate", A100, A100_2, "-o", both)[0] == 0
+    for base in (two_node, both):
+        written = tmp_path / f"over-{base.name}"
+        code, _, err = run(capsys, "calibrate", A100, "--base", base, "-o", written)
+        assert code == 0, err
+        got, given = json.loads(written.read_text()), json.loads(base.read_text())
+        assert got["inter"]["bytes_per_second"] == given["inter"]["bytes_per_second"]
+        assert got.get("inter_two_level", {}).get("bytes_per_second") == \
+            given.get("inter_two_level", {}).get("bytes_per_second")
+        code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "hierarchical", "N=16", "M=1GiB",
+                             "--hardware", written)
+        assert (code == 2 and "inter_two_level" in err) if base == two_node else code == 0, err

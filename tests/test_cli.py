@@ -360,6 +360,182 @@ def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypa
     assert out == "" and err.count("\n") == 1 and f"--screenshot {bad!r}" in err
     assert list(tmp_path.iterdir()) == []
 
+
+# -- every usage error of every command is one line and exit 2 (issue 23, item 4) ------------------------
+# The cases are read from the parser itself, so a new subcommand or option is covered with no edit here.
+
+def _subcommands():
+    import argparse
+
+    from symcomm.cli import build_parser
+
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices
+
+
+def _valued_options():
+    # every option that takes a value (not a flag): given last with no value, argparse must refuse it
+    return [(name, action.option_strings[-1]) for name, sub in _subcommands().items() for action in sub._actions
+            if action.option_strings and action.nargs != 0 and action.option_strings[-1] not in ("-h", "--help")]
+
+
+def _complete_prefix(sub) -> list[str]:
+    # the required arguments with placeholder words (argparse checks none of their values: the commands do)
+    words = []
+    for action in sub._actions:
+        if not _needs_a_word(action):
+            continue
+        words += [action.option_strings[-1], "8"] if action.option_strings else ["x"]
+    return words
+
+
+def _one_line_refusal(argv, capsys):
+    from symcomm.__main__ import main as entry     # `plan` goes to symcomm.planner.main, the rest to cli.main
+
+    code = entry(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 2, (argv, code, err)
+    assert out == "", (argv, out)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symcomm: error: ") and "Traceback" not in err, (argv, err)
+    return lines[0]
+
+
+def test_every_subcommand_is_covered():
+    # the lists below are not empty by accident: the twelve subcommands of cli.py's docstring
+    assert set(_subcommands()) == {"list", "show", "eval", "presets", "compare", "prove", "export", "measure",
+                                   "validate", "plan", "calibrate", "nccl-tests"}
+
+
+@pytest.mark.parametrize("command,option", _valued_options())
+def test_an_option_without_its_value_is_one_line(command, option, capsys):
+    line = _one_line_refusal([command, option], capsys)
+    assert option in line and ("expected one argument" in line or "expected at least one argument" in line), line
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+def test_an_unknown_flag_is_one_line(command, capsys):
+    argv = [command, *_complete_prefix(_subcommands()[command]), "--no-such-flag"]
+    assert _one_line_refusal(argv, capsys) == "symcomm: error: unrecognized arguments: --no-such-flag"
+
+
+def _needs_a_word(action) -> bool:
+    # a KEY=VALUE list (nargs "*") is "required" to argparse but may be empty
+    return action.required and action.nargs not in ("*", "?")
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+def test_a_missing_required_argument_or_stray_word_is_one_line(command, capsys):
+    sub = _subcommands()[command]
+    if any(_needs_a_word(action) for action in sub._actions):
+        line = _one_line_refusal([command], capsys)
+        assert "the following arguments are required" in line
+    elif any(not action.option_strings for action in sub._actions):
+        # plan's words are KEY=VALUE pairs: a bare word is refused as one, naming it
+        line = _one_line_refusal([command, "extra"], capsys)
+        assert "'extra' is not KEY=VALUE" in line
+    else:
+        # a command that takes no word refuses one (`symcomm list extra`)
+        assert _one_line_refusal([command, "extra"], capsys) == "symcomm: error: unrecognized arguments: extra"
+
+
+#: for each subcommand with a choice among named values: a command line reaching that choice with a bad
+#: value, and the option the refusal must name.  list, presets and prove take no choice (only flags).
+LOG = "tests/data/nccl-tests/a100-1node-all_reduce.log"
+BAD_CHOICE = {
+    "show": (["show", "all_reduce", "--format", "nope"], "--format"),
+    "eval": (["eval", "dp", "N=8", "Phi=1", "--backend", "nope"], "--backend"),
+    "compare": (["compare", "all_reduce", "N=8", "M=8", "--dtype", "nope"], "--dtype"),
+    "export": (["export", "--format", "nope"], "--format"),
+    "measure": (["measure", "--backend", "nope"], "--backend"),
+    "validate": (["validate", "--backend", "nope"], "--backend"),
+    "plan": (["plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "8", "--hardware", "h100",
+              "--recompute", "nope"], "--recompute"),
+    "calibrate": (["calibrate", LOG, "--collective", "nope"], "collective"),
+    "nccl-tests": (["nccl-tests", "nope", "--ranks", "8"], "collective"),
+    "<command>": (["nope"], "invalid choice"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CHOICE))
+def test_a_bad_choice_is_one_line_naming_it(case, capsys, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])     # LOG is relative to the source tree
+    argv, name = BAD_CHOICE[case]
+    line = _one_line_refusal(argv, capsys)
+    assert name in line and "nope" in line, line
+
+
+def test_the_choices_table_covers_every_command_with_a_choice():
+    assert set(BAD_CHOICE) == set(_subcommands()) - {"list", "presets", "prove"} | {"<command>"}
+
+
+# -- symcomm.command.run: the one mapping, tested on a stand-in command ------------------------------------
+
+def _stand_in(behaviour):
+    from symcomm import command, notes
+
+    parser = command.Parser(prog="symcomm")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=command.Parser)
+    p = sub.add_parser("go")
+    notes.add_flag(p)
+    p.set_defaults(run=behaviour)
+    return parser
+
+
+def test_run_prints_notes_after_the_answer_and_defaults_only_verbose(capsys):
+    from symcomm import command, notes
+
+    def answer(args):
+        notes.add("a default was taken", restates_default=True)
+        notes.add("a typed value was not used")
+        print("the answer")
+        return 0
+
+    assert command.run(_stand_in(answer), ["go"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "the answer\n" and err == "symcomm: note: a typed value was not used\n"
+    assert command.run(_stand_in(answer), ["go", "--verbose"]) == 0
+    assert capsys.readouterr().err.splitlines() == ["symcomm: note: a default was taken",
+                                                    "symcomm: note: a typed value was not used"]
+
+
+@pytest.mark.parametrize("raised,code,said", [
+    (ValueError("bad\n value"), 2, "symcomm: error: bad value\n"),   # folded to one line
+    (KeyboardInterrupt(), 130, "symcomm: interrupted\n"),            # 128 + SIGINT, as a shell says
+])
+def test_run_maps_errors_to_one_line_and_no_note_before_a_refusal(raised, code, said, capsys):
+    from symcomm import command, notes
+
+    def refuse(args):
+        notes.add("never shown before a refusal")
+        raise raised
+
+    assert command.run(_stand_in(refuse), ["go"]) == code
+    assert capsys.readouterr() == ("", said)
+
+
+def test_run_leaves_quietly_when_the_reader_closes_the_pipe(monkeypatch):
+    import io
+
+    from symcomm import command
+
+    def closed(args):
+        raise BrokenPipeError
+
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert command.run(_stand_in(closed), ["go"]) == 0
+    assert stderr.closed      # nothing written, and Python's own report of the pipe at exit silenced
+
+
+def test_the_command_layer_loads_no_sympy():
+    # `symcomm plan` starts without SymPy; its parser and error mapping must not pull it in
+    code = "import sys, symcomm.command; sys.exit('sympy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
 def test_no_shared_expert_is_a_value_you_can_type(capsys):
     # E_s counts a MoE layer's shared experts: "0 or more" (symbols.py); Mixtral has none (its config has no
     # shared expert), DeepSeek-V3 one.  eval took E_s=0 from the mixtral-8x7b preset but refused it typed.

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from symcomm import _generated, codegen, presets, steptime
-from symcomm.evaluate import fast
-from symcomm.plan import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
+from symcomm.evaluation import fast
+from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_committed_kernels_equal_a_fresh_generation():
     fresh = codegen._generate_here()
     committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "symcomm" / "_generated").glob("*.py")}
@@ -55,7 +56,7 @@ def test_kernels_equal_the_step_model(name):
 
 def test_combinations_are_the_planners():
     req = Request(presets.model("llama3-8b"), presets.hardware("a100"), gpus=16, batch=32, seq=2048)
-    from symcomm.plan import SCHEMES
+    from symcomm.planner import SCHEMES
     key = _options(req, SCHEMES[3], "selective", 1, "interleaved")
     assert key in codegen.combinations(("1", "0", "0"))
     assert _generated.kernel(key, 2) is not None

@@ -18,7 +18,7 @@ from sympy.codegen.cfunctions import log2
 
 from symcomm import symbols as S
 from symcomm.errors import InputError
-from symcomm.evaluate import exact
+from symcomm.evaluation import exact
 from symcomm.export import export, formulas
 from symcomm.exprtree import MAX_DEPTH, MAX_DIGITS, MAX_NODES, from_tree, to_tree
 

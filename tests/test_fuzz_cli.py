@@ -240,6 +240,7 @@ def _no_measuring(*args, **kwargs):
     return []   # a valid measure/validate request would start torch ranks: not here
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("SYMCOMM_FUZZ_RANDOM"), database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(data=st.data())
@@ -292,7 +293,7 @@ def test_the_engine_refuses_text_where_it_takes_an_expression(tmp_path):
     # every sympify in the engine is strict: text is refused, never parsed, whoever passes it
     import sympy as sp
 
-    from symcomm.evaluate import exact, plain
+    from symcomm.evaluation import exact, plain
     from symcomm.printing import render
     from symcomm.proof import Claim, check
 

@@ -14,18 +14,8 @@ from symcomm.profiles import GLOO
 
 DATA = Path(__file__).resolve().parent.parent / "derivations" / "data" / "gloo_measurements.json"
 
-# torch (the [measure] extra) is optional: on a user's machine without it, every test that needs it
-# skips (the README's `python -m pytest` must pass there); CI installs it, so there a missing torch fails
-IN_CI = os.environ.get("SYMCOMM_CI") == "1"
-
-
-def _need_torch():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        if IN_CI:
-            pytest.fail("torch is required in CI (pip install -e '.[measure]')")
-        pytest.skip("torch is not installed here")
+# torch (the [measure] extra) is optional: the tests that need it are marked `torch`, skipped on a user's
+# machine without it (the README's `python -m pytest` must pass there) and failed in CI (tests/conftest.py)
 
 
 def test_tcp_info_counts_exactly_the_payload_sent():
@@ -55,12 +45,29 @@ def test_prediction_of_one_ring_all_reduce():
 def test_progress_bar_goes_to_its_stream(capsys):
     import io
     stream = io.StringIO()
-    bar = Progress(2, stream=stream)
-    bar.step("N=2")
-    bar.step()
-    bar.step()
+    bar = Progress(stream)
+    bar(0, 2, "N=2")
+    bar(1, 2, "N=2")
+    bar(2, 2, "N=2")
     bar.close()
-    assert "2/2" in stream.getvalue()
+    assert "2/2" in stream.getvalue() and stream.getvalue().endswith("\n")
+    assert capsys.readouterr() == ("", "")     # nothing on the process's own streams
+
+
+def test_the_sweep_reports_progress_to_its_caller_and_prints_nothing(capsys, monkeypatch):
+    # issue 23, item 4: the library returns, the command draws; a stand-in group (no torch) ticks once
+    # per plan item, so 2 ranks x (1 primitive x 1 size + 0 steps) = 1 item: calls (0 of 1) then (1 of 1)
+    def group(n, plan, timeout, progress=None):
+        for _ in plan:
+            progress()
+        return {item: [0] * n for item in plan}, [0] * n
+
+    monkeypatch.setattr(measure, "run_group", group)
+    calls = []
+    measure.sweep(ranks=(2,), sizes=(1024,), primitives=("all_reduce",), steps=(),
+                  progress=lambda *a: calls.append(a))
+    assert calls == [(0, 1, "N=2"), (1, 1, "N=2")]
+    assert capsys.readouterr() == ("", "")
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -91,8 +98,8 @@ def test_validate_from_file_and_a_miss_names_primitive_n_m(capsys, tmp_path):
     assert f"all_reduce N=3 M={row['M']}" in err
 
 
+@pytest.mark.torch
 def test_measure_two_gloo_ranks(capsys):
-    _need_torch()
     code = main(["validate", "--ranks", "2", "--sizes", "2**10,3000", "--steps", "ddp,fsdp",
                  "--json", "--no-progress", "--timeout", "100"])
     out = json.loads(capsys.readouterr().out)
@@ -111,6 +118,7 @@ import sys
 import time
 
 import symcomm.measure as measure
+
 
 def _one_error_line(capsys) -> str:
     err = capsys.readouterr().err
@@ -158,7 +166,6 @@ def test_bad_ranks_sizes_steps_are_one_line(capsys, no_sweep, argv, words):
 
 
 def test_good_options_reach_the_sweep_parsed(capsys, monkeypatch):
-    _need_torch()   # the command checks that torch is there before it calls the sweep
     seen = {}
 
     def fake(**kwargs):
@@ -166,6 +173,8 @@ def test_good_options_reach_the_sweep_parsed(capsys, monkeypatch):
         return []
 
     monkeypatch.setattr(measure, "sweep", fake)
+    # the options are parsed before torch is needed: a machine without torch checks them too (issue 23, item 7)
+    monkeypatch.setattr(measure, "torch_installed", lambda: True)
     assert main(["measure", "--ranks", "3,2,3", "--sizes", "2**10,3*2**10", "--timeout", "5/2",
                  "--primitives", "all_reduce", "--steps", "none", "--json", "--no-progress"]) == 0
     assert seen["ranks"] == (3, 2) and seen["sizes"] == (1024, 3072)
@@ -352,10 +361,10 @@ def _socket_inodes_of_children(parent: int) -> set:
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="Linux /proc only")
+@pytest.mark.torch
 def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch):
     import ipaddress
 
-    _need_torch()
     # a caller's environment must not move gloo off loopback: name an interface with a route
     try:
         routed = [line.split()[0] for line in Path("/proc/net/route").read_text().splitlines()[1:]]
@@ -436,8 +445,8 @@ def _alive_spawn(pid: int):
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
 @pytest.mark.parametrize("after", [0.2, 2.5], ids=["while-ranks-start", "while-measuring"])
+@pytest.mark.torch
 def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
-    _need_torch()
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONWARNINGS": "ignore"}
@@ -465,8 +474,8 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
+@pytest.mark.torch
 def test_the_ranks_die_with_a_killed_parent(tmp_path):
-    _need_torch()
     env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
     # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.cli", "measure", "--ranks", "2", "--no-progress"],
@@ -517,6 +526,7 @@ def test_an_unfinished_run_kills_every_rank_without_waiting():
     assert all(r.killed and r.exitcode == -9 for r in ranks)
 
 
+@pytest.mark.torch
 def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
     # gloo/reduce.cc (torch 2.13): segments of ≤ 1 MiB, numSegments rounded up to a multiple of N,
     # sends in all but the last two of numSegments iterations (none of an empty segment), then each
@@ -527,7 +537,6 @@ def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
     #     rank 2's last two are the empty ones: 16 MiB − 4 B, + its chunk of 4 MiB − 4 B
     #   N = 4: 16 segments, 4 a chunk: 14 + 4 = 18 MiB = 1.125 M
     # and the root sends the buffer but its chunk's last two (full) segments in the loop, nothing more
-    _need_torch()
     MiB = 2 ** 20
     for n, m, want in ((2, 2 ** 22, [22 * MiB]), (3, 2 ** 22 - 1, [20 * MiB - 4, 20 * MiB - 8]),
                        (4, 2 ** 22, [18 * MiB] * 3)):

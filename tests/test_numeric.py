@@ -116,7 +116,7 @@ def test_ceil_log2_is_one_function_on_every_path():
     import sympy as sp
     from sympy.codegen.cfunctions import log2
 
-    from symcomm.evaluate import exact
+    from symcomm.evaluation import exact
     from symcomm.printing import render
 
     def least_k(n):  # hand: the smallest k with 2^k ≥ n

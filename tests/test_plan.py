@@ -14,7 +14,7 @@ import pytest
 
 from symcomm import presets, steptime
 from symcomm.cli import main
-from symcomm.plan import PlanError, Request, enumerate_layouts, memory_floor, plan
+from symcomm.planner import PlanError, Request, enumerate_layouts, memory_floor, plan
 
 LLAMA8B = presets.model("llama3-8b")
 A100 = presets.hardware("a100")
@@ -381,16 +381,19 @@ def _full_file(system) -> dict:
                 "latency_source": x.latency_source}
 
     return {"name": system.name, "title": system.title, "source": system.source, "intra": link(system.intra),
-            "inter": link(system.inter), "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
+            "inter": link(system.inter), "inter_two_level": {**link(system.inter), "fitted_as": "two_level"},
+            "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
             "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
             "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
             "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
-                             "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9]}]}
+                             "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9],
+                             # the γ its fit held: read two operands, write one, at the HBM bandwidth
+                             "gamma_held": 3 / system.hbm_bytes_per_second}]}
 
 
 def test_every_optional_field_is_listed_and_states_its_default():
     assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
-                             "peak_source", "step_time", "calibration"}
+                             "peak_source", "step_time", "calibration", "inter_two_level"}
     for name in OPTIONAL:
         text = SCHEMA["properties"][name].get("description", "")
         assert "default" in text or "Absent" in text, name
@@ -417,6 +420,8 @@ def test_a_hardware_file_without_an_optional_field(field, tmp_path, capsys):
         del document[level][key]
     else:
         del document[field]
+    if field == "hbm_bytes_per_second":
+        document["calibration"][0]["gamma_held"] = 0.0     # what calibrate writes for a GPU without one
     path = tmp_path / "hw.json"
     path.write_text(json.dumps(document))
     for command, argv in COMMANDS.items():
@@ -567,3 +572,21 @@ def test_the_compared_layout_says_by_the_one_rule_why_it_is_out(capsys, tmp_path
     code, out, err = run(capsys, *argv[:-4], "--hardware", str(path), "--no-memory-check", "--pp", "2",
                          "--max-bubble", "0")
     assert code == 2 and err.count("\n") == 1 and "no layout fits with a bubble ≤ 0" in err
+
+
+def test_symcomm_plan_returns_the_notes_the_command_prints(tmp_path, capsys):
+    # issue 23, item 4: the API's Result holds, as data, every note `symcomm plan --verbose` prints after its
+    # answer.  A hardware file whose calibration entries predate gamma_held gets one (presets.calibrated_gamma).
+    import symcomm
+    from symcomm.__main__ import main as symcomm_main
+
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(_full_file(presets.hardware("h100"))))
+    argv = ["plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "64", "--seq", "4096", "--top", "1",
+            "--hardware", str(path), "--verbose"]
+    assert symcomm_main(argv) == 0
+    printed = [line.removeprefix("symcomm: note: ") for line in capsys.readouterr().err.splitlines()]
+    got = symcomm.plan("llama3-8b", gpus=8, batch=64, seq=4096, top=1, hardware=str(path))
+    assert printed and any("gamma_held" in line for line in printed)
+    assert list(got.notes) == printed
+    assert capsys.readouterr() == ("", "")      # the API printed nothing

@@ -206,3 +206,46 @@ def test_a_hardware_files_gamma_is_the_one_its_calibration_held(tmp_path):
     system = presets.hardware(str(old))
     assert system.gamma_per_byte == 0 and system.values(2)["gamma"] == 0
     assert any("gamma_held" in text for text in system.defaults_used())
+
+
+def test_each_meaning_of_the_inter_node_link_goes_to_the_algorithms_of_its_formula(tmp_path):
+    # A hand-written file with both links (round numbers, so that each value is recognisable): flat
+    # algorithms spanning nodes and the strategies' groups across nodes take inter (100 GB/s, 1 µs), the
+    # two-level forms' inter-node phase inter_two_level (10 GB/s, 5 µs), and everything inside a node intra.
+    from symcomm.errors import InputError
+
+    doc = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
+           "inter": {"bytes_per_second": 1e11, "latency_s": 1e-6, "fitted_as": "flat"},
+           "inter_two_level": {"bytes_per_second": 1e10, "latency_s": 5e-6, "fitted_as": "two_level"},
+           "gpus_per_node": 8}
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps(doc))
+    hw = presets.hardware(str(path))
+    flat, _ = presets.link_values(hw, 16, two_level=False, bytes_per_element=2)
+    assert (flat["alpha"], flat["beta"]) == (1e-6, 2 / 1e11)
+    two, _ = presets.link_values(hw, 16, two_level=True, bytes_per_element=2)
+    assert (two["alpha"], two["beta"], two["alpha_inter"], two["beta_inter"]) == (2e-6, 2 / 3e11, 5e-6, 2 / 1e10)
+    inside, _ = presets.link_values(hw, 8, two_level=False)
+    assert (inside["alpha"], inside["beta"]) == (2e-6, 1 / 3e11)
+    assert (hw.values(1)["alpha_inter"], hw.values(1)["beta_inter"]) == (1e-6, 1 / 1e11)   # the strategies'
+    # a flat-fitted inter without inter_two_level: the two-level forms across nodes are refused, naming it;
+    # inside one node (N = G) their inter-node phase has one node and costs nothing, so they run
+    del doc["inter_two_level"]
+    path.write_text(json.dumps(doc))
+    hw = presets.hardware(str(path))
+    with pytest.raises(InputError, match="inter_two_level"):
+        presets.link_values(hw, 16, two_level=True)
+    with pytest.raises(InputError, match="inter_two_level"):
+        presets.link_values(hw, None, two_level=True)      # N unknown: it may span nodes
+    assert presets.link_values(hw, 8, two_level=True)[0]["alpha"] == 2e-6
+    # unmarked (a physical link, as a preset's): one link for both meanings
+    del doc["inter"]["fitted_as"]
+    path.write_text(json.dumps(doc))
+    hw = presets.hardware(str(path))
+    two, _ = presets.link_values(hw, 16, two_level=True)
+    assert (two["alpha_inter"], two["beta_inter"]) == (1e-6, 1 / 1e11)
+    # the schema names the allowed meanings
+    doc["inter"]["fitted_as"] = "hierarchical"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="fitted_as"):
+        presets.hardware(str(path))

@@ -9,7 +9,7 @@ import pytest
 from symcomm import symbols as S
 from symcomm.algorithms import ALGORITHMS
 from symcomm.cli import main
-from symcomm.evaluate import exact
+from symcomm.evaluation import exact
 from symcomm.predict import rows_from
 from symcomm.primitives import PRIMITIVES
 from symcomm.profiles import GLOO, NCCL_CHUNK_BYTES, PROFILES, chunks, gloo_wire, profile, strategy_cost

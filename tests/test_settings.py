@@ -163,7 +163,7 @@ def test_a_stage_a_framework_does_not_run_is_refused_naming_it():
 
 
 def test_the_planner_searches_the_rows_schemes():
-    from symcomm import plan
+    from symcomm import planner as plan
 
     assert plan.SCHEMES == tuple(s for row in FRAMEWORKS.values() for s in row.schemes)
     assert plan.FRAMEWORKS == tuple(FRAMEWORKS)

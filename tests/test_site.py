@@ -2,8 +2,8 @@
 own selects and inputs, its numbers compared with what ``symcomm eval --json`` answers.
 
 The page is the committed one (tests/test_docs.py holds it equal to a fresh build).  Without
-Chromium, ChromeDriver or selenium these tests skip on a user's machine; CI (SYMCOMM_CI=1,
-``.ci/run`` installs them) fails instead.  Expected values come from the Python evaluator
+Chromium, ChromeDriver or selenium the tests marked ``browser`` skip on a user's machine; CI (SYMCOMM_CI=1,
+``.ci/run`` installs them) fails instead (tests/conftest.py).  Expected values come from the Python evaluator
 (:func:`symcomm.api.eval_payload`, the code behind ``symcomm eval --json``) and, for a few
 points, from the command itself in a subprocess: exact integers must be equal, times within
 1e-12 relative.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from conftest import absent
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -30,28 +30,12 @@ from symcomm.errors import SymcommError
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "docs" / "site"
 PAGE = SITE / "index.html"
-CI = os.environ.get("SYMCOMM_CI") == "1"
 TIMES = ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")
-
-
-def _missing() -> str:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install selenium)"
-    for program in ("chromium", "chromedriver"):
-        if not shutil.which(program):
-            return f"{program} is not installed (Debian: apt-get install chromium chromium-driver)"
-    return ""
 
 
 @pytest.fixture(scope="module")
 def browser():
-    why = _missing()
-    if why:
-        if CI:
-            pytest.fail(f"CI needs the browser test: {why}")
-        pytest.skip(why)
+    # the tests that take it are marked `browser`: tests/conftest.py skips them (fails them in CI) without it
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -244,6 +228,7 @@ def test_the_page_names_no_address_it_would_fetch():
             assert address in ("http://www.w3.org/1998/Math/MathML", "http://www.w3.org/2000/svg"), (path.name, address)
 
 
+@pytest.mark.browser
 def test_the_page_loads_only_its_own_files(browser):
     _choose(browser, _subjects("strategy")[0])
     _choose(browser, _subjects("primitive")[0])
@@ -278,6 +263,7 @@ def _primitive_points():
 @settings(max_examples=220, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(point=_primitive_points())
+@pytest.mark.browser
 def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
     """Hypothesis picks an algorithm, N, M (a power of two times a small factor, so that some are and
     some are not multiples of N), the dtype, a hardware preset or typed constants; the page and eval
@@ -323,6 +309,7 @@ def _strategy_points():
 @settings(max_examples=130, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(point=_strategy_points())
+@pytest.mark.browser
 def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
     """Strategies and hybrid layouts, one option changed at a time: counts in bytes of the dtype
     (fp32 gradient buffers at their own size) and the time equal what eval answers."""
@@ -360,6 +347,7 @@ def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
             assert step[q] == pytest.approx(value, rel=1e-12, abs=1e-300), f"{q}: page {step[q]}, eval {value}"
 
 
+@pytest.mark.browser
 def test_a_few_points_against_the_command_itself(browser):
     """The command line, in a subprocess, for three points the page shows."""
     cases = [("all_reduce__rabenseifner", {"N": 16, "M": 2 ** 24}, "fp32", "h100"),
@@ -386,6 +374,7 @@ def test_a_few_points_against_the_command_itself(browser):
 
 # -- the page's controls ----------------------------------------------------------------------------
 
+@pytest.mark.browser
 def test_typing_and_the_slider_change_the_answer(browser):
     """Real keystrokes in the M box, then the arrow key on N's slider, as a user does."""
     from selenium.webdriver.common.keys import Keys
@@ -407,6 +396,7 @@ def test_typing_and_the_slider_change_the_answer(browser):
     assert page["send"] == str(4096 * 15 // 16 * 2)   # 15/16 · 4096 elements · 2 bytes
 
 
+@pytest.mark.browser
 def test_the_state_lives_in_the_url(browser):
     """A link reproduces the view: the fragment holds the subject, dtype, hardware and what was typed."""
     sub = next(s for s in _subjects("primitive") if s.ident == "reduce_scatter__recursive_halving")
@@ -421,6 +411,7 @@ def test_the_state_lives_in_the_url(browser):
     assert browser.find_element("id", "in-N").get_attribute("value") == "32"
 
 
+@pytest.mark.browser
 def test_the_formula_is_mathml_and_the_chart_draws_every_algorithm(browser):
     from symcomm.algorithms import ALGORITHMS
 
@@ -436,6 +427,7 @@ def test_the_formula_is_mathml_and_the_chart_draws_every_algorithm(browser):
     assert all(d.count("L") >= 10 for _, d in drawn), "every algorithm has a line"
 
 
+@pytest.mark.browser
 def test_a_broken_requirement_shows_the_command_lines_message(browser):
     sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__recursive_doubling")
     page, error = _show(browser, sub, {"N": 6, "M": 1024}, {}, "bf16", "a100")
@@ -528,9 +520,7 @@ def _node_verdicts(cases: list) -> list:
     """numbers.js run by node on [key, text, integer, least, kind] cases: [value as 'n/d' | float, error]."""
     node = shutil.which("node")
     if not node:
-        if CI:
-            pytest.fail("CI needs node for the page's number grammar test")
-        pytest.skip("node is not installed")
+        absent("node is not installed")     # skipped here, failed in CI (tests/conftest.py)
     from symcomm.inputs import grammar
 
     script = """
@@ -644,6 +634,7 @@ def _families():
     return out
 
 
+@pytest.mark.browser
 def test_every_family_opens_without_an_error(browser):
     """Each view opened by its link, as a newcomer does: no error box, no step-time error, and the
     inputs show the opening values the test above evaluates (the hybrid opened on "b/d=2 must be
@@ -670,6 +661,7 @@ def test_every_family_opens_without_an_error(browser):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.browser
 def test_the_page_refuses_and_accepts_typed_numbers_as_eval_does(browser):
     """The grammar wired into the page: what is typed in the boxes is read as eval reads KEY=VALUE."""
     sub = next(s for s in _subjects("primitive") if s.ident == "all_reduce__ring")

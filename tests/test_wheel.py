@@ -1,8 +1,8 @@
 """The package as a user installs it: a wheel in a fresh virtual environment, outside the
 source tree, runs every subcommand, the export in every format, and the docs build.
 
-Slow (a wheel, a venv, the dependencies from the registry): it runs when SYMCOMM_CI=1 (as
-.ci/run sets) or SYMCOMM_WHEEL=1, and skips otherwise.
+Slow (a wheel, a venv, the dependencies from the registry): marked ``wheel``, it runs when SYMCOMM_CI=1
+(as .ci/run sets) or SYMCOMM_WHEEL=1, and skips otherwise (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = os.environ.get("SYMCOMM_CI") == "1" or os.environ.get("SYMCOMM_WHEEL") == "1"
-
-pytestmark = pytest.mark.skipif(not RUN, reason="builds a wheel and a venv: set SYMCOMM_WHEEL=1 (CI sets SYMCOMM_CI=1)")
+pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

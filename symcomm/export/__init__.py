@@ -325,10 +325,10 @@ def register_cli(subparsers) -> None:
     p.add_argument("--numpy", action="store_true", help="python: vectorised numpy functions (floats)")
     p.add_argument("-o", "--output", metavar="PATH", help="write to PATH atomically (default: stdout)")
     p.add_argument("--list", action="store_true", help="print the formula names and exit")
-    p.set_defaults(run=_run)
+    p.set_defaults(run=cmd_export)
 
 
-def _run(args) -> int:
+def cmd_export(args) -> int:
     import sys
 
     try:

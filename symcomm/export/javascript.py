@@ -8,7 +8,7 @@ object of values can serve every function.
 
 **Exact counts.**  A formula without a time symbol (α, β, γ, α_inter, β_inter, or the step
 model's peak, η, HBM bandwidth, κ) is a count: ``send``, ``recv``, ``total``, the α/β/γ
-coefficients, the extras.  It is computed exactly, as :func:`symcomm.evaluate.exact` does:
+coefficients, the extras.  It is computed exactly, as :func:`symcomm.evaluation.exact` does:
 
 * every argument is read as an exact value, as ``symcomm eval`` would read it typed (a port of
   :func:`symcomm.inputs.parse_fraction`: the same grammar, bounds and messages): a ``BigInt`` as

@@ -3,7 +3,7 @@
 **Exactness.**  The module imports only the standard library (``math``, ``re``, ``reprlib``,
 ``fractions``).
 With ``int`` (or ``fractions.Fraction``) arguments every function returns exactly what
-:func:`symcomm.evaluate.exact` returns: an ``int`` when the value is whole, a ``Fraction``
+:func:`symcomm.evaluation.exact` returns: an ``int`` when the value is whole, a ``Fraction``
 otherwise.  Division goes through ``_q(a, b)``, which is ``Fraction(a, b)`` for exact
 operands (``a / b`` for floats); ⌈log₂n⌉ is ``(n - 1).bit_length()`` for an integer
 n ≥ 1; log₂ of a power of two (the power-of-two algorithms) is ``n.bit_length() - 1``;
@@ -26,6 +26,9 @@ arrays; the module imports ``numpy`` only.  Its arguments are arrays, so they ar
 """
 
 from __future__ import annotations
+
+import re
+from fractions import Fraction
 
 import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
@@ -150,23 +153,42 @@ def _input_helpers() -> str:
 
     from .. import inputs as I
 
+    functions = (I._bound_text, I._show, I._factor, I._not_a_number, I.parse_fraction, I._short)
+    # the module-level constants those functions read, found from their code (not listed by hand, so
+    # a constant added to inputs.py comes along)
+    used = sorted({name for fn in functions for name in _names_read(fn.__code__)
+                   if name in vars(I) and not name.startswith("__") and not callable(vars(I)[name])
+                   and not inspect.ismodule(vars(I)[name])})
     constants = "\n".join([
         "class InputError(ValueError):",
         '    """A bad argument, in the words of the command line (`symcomm eval`)."""',
         "",
         "",
-        f"MAX_VALUE = {I.MAX_VALUE!r}",
-        f"MIN_VALUE = Fraction({I.MIN_VALUE.numerator!r}, {I.MIN_VALUE.denominator!r})",
-        f"MAX_TEXT = {I.MAX_TEXT!r}",
-        f"MAX_FACTORS = {I.MAX_FACTORS!r}",
-        f"_FACTOR = re.compile({I._FACTOR.pattern!r}, re.ASCII)",
-        f"_DEC_PARTS = re.compile({I._DEC_PARTS.pattern!r}, re.ASCII)",
-        "_LOG10_MAX = math.log10(MAX_VALUE)",
-        f"_EXAMPLES = {I._EXAMPLES!r}",
+        *(f"{name} = {_constant(vars(I)[name])}" for name in used),
     ])
-    functions = [inspect.getsource(fn).strip("\n") for fn in
-                 (I._bound_text, I._show, I._factor, I._not_a_number, I.parse_fraction, I._short)]
+    functions = [inspect.getsource(fn).strip("\n") for fn in functions]
     return "\n\n\n".join([constants] + functions + [_ARGUMENT_HELPER.strip("\n")])
+
+
+def _names_read(code) -> set:
+    """The global names a function's code (and the code nested in it) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_read(const)
+    return names
+
+
+def _constant(value) -> str:
+    """A constant of symcomm.inputs as Python source: a compiled pattern as re.compile, a Fraction
+    by its parts, anything else by its repr (str, int, float, tuples of them)."""
+    if isinstance(value, re.Pattern):
+        return f"re.compile({value.pattern!r}, {int(value.flags)})"
+    if isinstance(value, Fraction):
+        return f"Fraction({value.numerator!r}, {value.denominator!r})"
+    if isinstance(value, (str, int, float, tuple, frozenset)):
+        return repr(value)
+    raise TypeError(f"symcomm.inputs constant of type {type(value).__name__} cannot be written into the export")
 
 
 #: an argument as the command line reads it: the Python value spelled as it would be typed

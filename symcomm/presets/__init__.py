@@ -271,6 +271,15 @@ class Hardware:
     #: True for a file whose calibrated links fold the reduction into β (calibrate before it wrote
     #: ``gamma_held``): its γ is then 0, whatever its HBM bandwidth, so that c·γ is not counted twice
     reduction_folded: bool = False
+    #: the two-level forms' inter-node link (α_inter, β_inter of their inter-node phase), when it is not
+    #: ``inter``: a calibrated file keeps the two meanings apart (:func:`link_values`).  None: ``inter``
+    #: serves both (a preset's physical link), unless ``two_level_unknown`` says why it cannot
+    inter_two_level: Link | None = None
+    #: why the two-level inter-node link is unknown ("" when it is known): a file whose ``inter`` was fitted
+    #: to a flat algorithm across nodes and that has no ``inter_two_level`` (no single-node log beside it)
+    two_level_unknown: str = ""
+    #: what reading an older calibrated file took (a note, said wherever its values are used)
+    link_note: str = ""
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -318,7 +327,7 @@ class Hardware:
 
     def defaults_used(self) -> tuple[str, ...]:
         """What this hardware file leaves out that has a default, as the outputs state it."""
-        out = []
+        out = [self.link_note] if self.link_note else []
         if self.reduction_folded:
             out.append(f"hardware file {self.name!r}: its calibration entries do not say which gamma their fits held "
                        "(written before calibrate recorded gamma_held), so their fitted beta includes the reduction: "
@@ -349,7 +358,9 @@ class Hardware:
         return hbm_gamma(self.hbm_bytes_per_second)
 
     def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
-        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G; a
+        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G, the
+        inter pair from ``inter``: the strategies' groups across nodes are flat, and the two-level forms
+        take ``inter_two_level`` through :func:`link_values`; a
         default taken for a field the hardware file leaves out is said (a note: every command that prices
         with these values, eval, compare, nccl-tests, states it)."""
         for text in self.defaults_used():
@@ -486,13 +497,58 @@ def hardware_file(path) -> Hardware:
 
     fitted = d.get("step_time", {})
     _, folded = calibrated_gamma(d)
-    return Hardware(str(path), d.get("title", name), file_link("intra"), file_link("inter"), int(d["gpus_per_node"]),
+    inter, two_level, unknown, link_note = _inter_links(d, what, file_link)
+    return Hardware(str(path), d.get("title", name), file_link("intra"), inter, int(d["gpus_per_node"]),
                     float(d["memory_bytes"]) if "memory_bytes" in d else None,
                     float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
                     d.get("source", str(path)),
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
-                    tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded)
+                    tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
+                    inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note)
+
+
+def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:
+    """(the flat link across nodes, the two-level forms' inter-node link or None for the same one,
+    why the latter is unknown or "", a note on how an older file was read) of a hardware document.
+
+    * ``inter_two_level`` given: the two meanings apart, as calibrate writes them.
+    * ``inter`` marked ``"fitted_as": "flat"`` without ``inter_two_level``: the two-level link is not
+      known (a multi-node log calibrated without a single-node one): refused across nodes.
+    * neither, and a two-level calibration entry whose α_inter, β_inter are ``inter``'s: a file of
+      calibrate before the two were kept apart, which wrote the two-level fit as ``inter``.  Read as
+      that fit for the two-level forms, and the flat link from the file's flat calibration entry of a
+      run across nodes (the one the calibrate of today writes as ``inter``), said in a note; without
+      such an entry the flat meaning is unknown: refused, naming the field.
+    * otherwise ``inter`` is one link for both (a physical link, as a preset's)."""
+    inter = file_link("inter")
+    if "inter_two_level" in d:
+        return inter, file_link("inter_two_level"), "", ""
+    if d["inter"].get("fitted_as") == "flat":
+        return inter, None, ("the file's inter link was fitted to a flat algorithm across nodes, which is not the "
+                             "two-level forms' inter-node phase; symcomm calibrate fits it from a single-node log "
+                             "given with the multi-node one"), ""
+    entries = d.get("calibration", ())
+    g = int(d["gpus_per_node"])
+    old_two_level = [e for e in entries if "alpha_inter" in e and "beta_inter" in e
+                     and math.isclose(e["alpha_inter"], inter.latency_s, rel_tol=1e-9)
+                     and math.isclose(1.0 / e["beta_inter"], inter.bytes_per_second, rel_tol=1e-9)]
+    if d["inter"].get("fitted_as") != "two_level" and not old_two_level:
+        return inter, None, "", ""
+    flat = [e for e in entries if "alpha_inter" not in e and spans_nodes(e["ranks"], e.get("gpus_per_node") or g)]
+    flat.sort(key=lambda e: (e["collective"] != "all_reduce", -e["ranks"]))
+    if not flat:
+        raise InputError(f"{what}: field 'inter' is a two-level fit (calibrate before inter_two_level), and the file "
+                         "has no flat calibration across nodes to give the link a flat algorithm spanning nodes runs "
+                         "at; recalibrate (symcomm calibrate SINGLE_NODE_LOG MULTI_NODE_LOG -o FILE) or move it to "
+                         "inter_two_level and give inter")
+    e = flat[0]
+    source = f"the flat calibration entry {e['collective']}/{e['algorithm']} on {e['ranks']} ranks ({e.get('source', '')})"
+    flat_link = Link(inter.name, inter.title, 1.0 / float(e["beta"]), float(e["alpha"]), "", "", source, source)
+    note = (f"hardware file {what[len('--hardware '):]}: its inter link is a two-level fit (written before calibrate "
+            "kept inter_two_level apart): it prices the two-level forms' inter-node phase, and a flat algorithm "
+            f"across nodes runs at {source}'s alpha, beta (recalibrate to write both)")
+    return flat_link, inter, "", note
 
 
 def describe_hardware(system: Hardware) -> dict:
@@ -528,10 +584,27 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     A two-level algorithm prices each level at its own link (α, β inside a node, α_inter,
     β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
     the intra-node one; once the group spans nodes it is as fast as its slowest link, the
-    network, so its α, β are the inter-node values."""
+    network, so its α, β are the inter-node values.
+
+    The inter-node link has two meanings, equal for a physical link (a preset) but not for a
+    fitted one: the per-step α, β of a flat algorithm spanning nodes (``inter``: a flat ring of N
+    ranks sends 2(N−1)/N·M per rank over it), and α_inter, β_inter of a two-level form's inter-node
+    phase (``inter_two_level``: the G ranks of a node each move 2(N/G−1)/(N/G)·M/G across at once,
+    so a β_inter fitted to a measured time is the share of the network each of them gets).  A
+    calibrated file keeps both (:func:`hardware_file`); the two-level forms take ``inter_two_level``
+    when the file has it, and are refused across nodes, naming it, when the file's ``inter`` is a
+    flat fit without it."""
     values = system.values(bytes_per_element)
     g = gpus_per_node or system.gpus_per_node
-    if two_level or ranks is None or not spans_nodes(ranks, g):
+    if two_level:
+        across = ranks is None or spans_nodes(ranks, g)
+        if system.inter_two_level is not None:
+            values["alpha_inter"] = system.inter_two_level.latency_s
+            values["beta_inter"] = bytes_per_element / system.inter_two_level.bytes_per_second
+        elif system.two_level_unknown and across:
+            raise system.lacks("inter_two_level", f"a two-level algorithm across nodes needs: {system.two_level_unknown}")
+        return values, ""
+    if ranks is None or not spans_nodes(ranks, g):
         return values, ""
     values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
     return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "

@@ -14,9 +14,6 @@ Two paths, named for what they give:
 
 from __future__ import annotations
 
-import sys
-import types
-
 import math
 
 import sympy as sp
@@ -59,18 +56,3 @@ def plain(number: sp.Expr) -> int | float:
                              "cannot be shown; give smaller values")
         return value
     raise ValueError(f"not a number: {number} (a symbol has no value: {sorted(map(str, number.free_symbols))})")
-
-
-
-class _CallableModule(types.ModuleType):
-    """``symcomm.evaluate`` is both this module and the Python API's ``symcomm.evaluate(...)``: once the
-    module is imported it is the package's attribute, so calling it calls the API function."""
-
-    def __call__(self, *args, **kwargs):
-        # the package's facade forwards to the Python API (a front end): only a user's call goes there
-        from . import _call_api
-
-        return _call_api("evaluate", *args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

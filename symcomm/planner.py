@@ -13,7 +13,7 @@ quantity the planner reports.  The kernels are generated source committed to the
 :func:`symcomm.steptime.step_model`, common subexpressions once, the options' branches resolved):
 ``symcomm plan`` never loads SymPy for them.  A combination without a kernel (``--no-embeddings``,
 ``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from ``--model-config``)
-builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluate.fast`) in the
+builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluation.fast`) in the
 process.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
 add a kernel.
 
@@ -29,8 +29,6 @@ the step is evaluated.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import types
 
 import csv
@@ -404,7 +402,7 @@ def _kernel(options: tuple, run_bytes: int):
 
 def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -> np.ndarray:
     """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
-    from .evaluate import fast
+    from .evaluation import fast
 
     try:
         out = fast(_quantities(options, run_bytes)[name])(**values)
@@ -516,7 +514,7 @@ class Plan:
                 where = int(np.searchsorted(block.rows, int(rows[0])))
                 got = {name: float(x[where]) for name, x in block.q.items()}
             else:
-                from .evaluate import fast
+                from .evaluation import fast
 
                 values = {k: (v[int(rows[0])] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
                 q = _quantities(block.options, run_bytes)
@@ -671,7 +669,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         _check_finite("step_time", block.step)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
-                               "symcomm.plan's pruning bound no longer holds for it")
+                               "symcomm.planner's pruning bound no longer holds for it")
 
     # the compared layout first: its step time bounds what must be evaluated for its rank
     compare_step = -np.inf
@@ -1136,60 +1134,13 @@ def cmd_plan(args) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the
-    same one-line errors and exit statuses as :func:`symcomm.cli.main`."""
-    import sys
+    """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser class, the
+    same one-line errors and exit statuses as :func:`symcomm.cli.main` (:func:`symcomm.command.run`)."""
+    from .command import Parser, run
 
-    from .errors import SymcommError
-
-    try:
-        parser = _Parser(prog="symcomm")
-        commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-        register_cli(commands)
-        for command in commands.choices.values():
-            notes.add_flag(command)
-        args, extra = parser.parse_known_args(argv)
-        # KEY=VALUE words after an option are left unparsed by argparse (as symcomm.cli.main collects them)
-        stray = [word for word in extra if word.startswith("-") or "=" not in word]
-        if stray:
-            shown = " ".join(w if w and w.isprintable() and not any(c.isspace() for c in w) else repr(w)
-                             for w in stray)
-            raise InputError(f"unrecognized arguments: {shown}")
-        args.assignments = list(args.assignments) + extra
-        with notes.collected() as said:
-            code = args.run(args)
-        for line in notes.shown(said, args.verbose):
-            print(line, file=sys.stderr)
-        return code
-    except (SymcommError, ValueError) as err:
-        text = " ".join(str(err).split())
-        print(f"symcomm: error: {text if len(text) <= 500 else text[:497] + '...'}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        print("symcomm: interrupted", file=sys.stderr)
-        return 130
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line (an InputError, exit 2), as symcomm.api.Parser for the rest of
-    the CLI (which this module does not import: it loads SymPy)."""
-
-    def error(self, message):
-        raise InputError(message)
-
-
-class _CallableModule(types.ModuleType):
-    """``symcomm.plan`` is both this module and the Python API's ``symcomm.plan(...)``: once the
-    module is imported it is the package's attribute, so calling it calls the API function."""
-
-    def __call__(self, *args, **kwargs):
-        # the package's facade forwards to the Python API (a front end): only a user's call goes there
-        from . import _call_api
-
-        return _call_api("plan", *args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+    parser = Parser(prog="symcomm")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    register_cli(commands)
+    for command in commands.choices.values():
+        notes.add_flag(command)
+    return run(parser, argv)

@@ -18,9 +18,11 @@ from functools import cached_property
 
 import sympy as sp
 
+from . import rules
 from . import symbols as S
 from .cost import Cost
 from .primitives import PRIMITIVES
+from .rules import Rule
 
 N, M, G, C, K = S.N, S.M, S.G, S.C, S.K
 log2N = S.log2(N)             # power-of-two algorithms only
@@ -60,65 +62,16 @@ SOURCE_ARTICLE = ("the source article, “Why communication overhead matters” 
 GLOO = "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend"
 
 
-# -- requirements on N and M -------------------------------------------------------------
+# -- requirements on N and M (rules: symcomm.rules) -------------------------------------------
 
-def is_power_of_two(n) -> bool:
-    """n is 1, 2, 4, 8, ... (an integer; the one power-of-two test symcomm makes)."""
-    return n >= 1 and not n & (n - 1)
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """A condition on the integer arguments, with the words to explain a violation."""
-
-    kind: str                 # "power_of_two" | "divides" | "equals"
-    symbol: sp.Symbol
-    other: sp.Expr | int = 0  # divides: symbol divides ``other``; equals: symbol == other
-
-    def violation(self, values: dict) -> str | None:
-        x = values.get(self.symbol)
-        if x is None:
-            return None
-        if self.kind == "power_of_two":
-            if not is_power_of_two(x):
-                return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol} to be a power of two (2, 4, 8, ...)"
-        elif self.kind == "divides":
-            y = sp.sympify(self.other, strict=True).subs(values)
-            if not y.is_number:
-                return None
-            if y % x:
-                return f"{self.other}={y} is not allowed: it must be a multiple of {self.symbol}={x}"
-        elif self.kind == "core_divides":  # 2^⌊log₂N⌋ divides other
-            y = sp.sympify(self.other, strict=True).subs(values)
-            core = 1 << (int(x).bit_length() - 1)
-            if y.is_number and y % core:
-                return f"{self.other}={y} is not allowed: it must be a multiple of 2^⌊log₂{self.symbol}⌋={core}"
-        elif self.kind == "at_least":
-            y = sp.sympify(self.other, strict=True).subs(values)
-            if y.is_number and x < y:
-                return f"{self.symbol}={x} is not allowed: it must be at least {self.other}={y}"
-        elif self.kind == "equals":
-            if x != self.other:
-                return f"{self.symbol}={x} is not allowed: this algorithm needs {self.symbol}={self.other}"
-        return None
-
-    def describe(self) -> str:
-        return {
-            "power_of_two": f"{self.symbol} a power of two",
-            "divides": f"{self.other} a multiple of {self.symbol}",
-            "equals": f"{self.symbol} = {self.other}",
-            "core_divides": f"{self.other} a multiple of 2^⌊log₂{self.symbol}⌋",
-            "at_least": f"{self.symbol} ≥ {self.other}",
-        }[self.kind]
-
-
-POW2 = Requirement("power_of_two", N)
-N_DIVIDES_M = Requirement("divides", N, M)
-G_DIVIDES_N = Requirement("divides", G, N)
-PAIR = Requirement("equals", N, 2)
-ALONE_N = Requirement("equals", N, 1)
-C_DIVIDES_M = Requirement("divides", C, M)
-CORE_DIVIDES_M = Requirement("core_divides", N, M)
+POW2 = rules.power_of_two(N)
+N_DIVIDES_M = rules.multiple_of(N, M)
+G_DIVIDES_N = rules.multiple_of(G, N)
+PAIR = rules.needs(N, 2)
+ALONE_N = rules.needs(N, 1)
+C_DIVIDES_M = rules.multiple_of(C, M)
+# a fold to 2^⌊log₂N⌋ ranks splits M among them
+CORE_DIVIDES_M = rules.multiple_of(2 ** floor_log2N, M, "2^⌊log₂N⌋")
 # a chain's last rank forwards nothing: with N = 2 no non-root rank both receives and sends
 _CHAIN_MIDDLE = sp.Piecewise((0, sp.Eq(N, 2)), (M, True))
 # a binomial tree on any N (K = ⌈log₂N⌉ rounds, top mask 2^(K−1)): the messages of its busiest
@@ -193,7 +146,7 @@ class Algorithm:
     name: str
     summary: str
     source: str
-    requires: tuple[Requirement, ...] = ()
+    requires: tuple[Rule, ...] = ()
     closed_form: Cost | None = None
     phases: tuple[Phase, ...] = ()
 
@@ -213,7 +166,7 @@ class Algorithm:
         return Cost.sum(phase.cost for phase in self.phases).simplified()
 
     def violations(self, values: dict) -> list[str]:
-        return [msg for req in self.requires if (msg := req.violation(values))]
+        return rules.problems(self.requires, values)
 
 
 _ENTRIES = [

@@ -199,7 +199,7 @@ def cmd_compare(args) -> int:
 def cmd_list(args) -> int:
     primitives = [
         {"name": p.name, "title": p.title, "pattern": p.pattern, "reduces": p.reduces,
-         "algorithms": [{"name": a.name, "requires": [r.describe() for r in a.requires],
+         "algorithms": [{"name": a.name, "requires": [r.text for r in a.requires],
                          "summary": a.summary, "source": a.source}
                         for a in algorithms_of(p.name)]}
         for p in PRIMITIVES.values()

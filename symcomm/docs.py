@@ -204,7 +204,7 @@ def algorithm_rows() -> list[dict]:
         for alg in algorithms_of(p.name):
             rows.append({"primitive": p.title, "primitive_name": p.name, "name": alg.name,
                          "summary": alg.summary, "source": alg.source,
-                         "requires": "; ".join(r.describe() for r in alg.requires) or "any N",
+                         "requires": "; ".join(r.text for r in alg.requires) or "any N",
                          "composed_of": " + ".join(f"{ph.primitive}/{ph.algorithm}" for ph in alg.phases),
                          **cost_row(alg.cost, POW2 in alg.requires)})
     return rows

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import rules
 from . import symbols as S
 from .algorithms import algorithm as catalog_algorithm
 from .errors import InputError
@@ -453,8 +454,9 @@ def problems(primitive: str, algorithm_name: str, n: int, g: int | None) -> list
     """Why the algorithm cannot run on n ranks (power of two, G dividing N), ignoring M."""
     alg = catalog_algorithm(primitive, algorithm_name)
     values = {S.N: 2 if primitive == "send_recv" else n, S.G: g or n}
-    return [msg for req in alg.requires if req.symbol in (S.N, S.G) and req.kind != "divides"
-            and (msg := req.violation(values))] + (
+    # a rule on the ranks alone (a power of two, a pair); G dividing N is said below in the log's words
+    return rules.problems([rule for rule in alg.requires if rule.kind != "divides" and rule.symbols <= {S.N, S.G}],
+                          values) + (
         [f"G={g} does not divide N={n}"] if S.G in alg.cost.time.free_symbols and g and n % g else [])
 
 

@@ -32,8 +32,8 @@ Two arithmetics (the rule, stated once):
   rounded float of numerator/denominator elsewhere, as :func:`symcomm.evaluation.plain` does.
 
 The code is compiled in the process from SymPy expressions (never from text a user gave, never
-loaded from disk).  :func:`bundle` compiles several expressions into one function; the planner's
-kernels are the same printer's output written to ``symcomm/_generated`` by ``python -m symcomm.codegen``.
+loaded from disk).  :func:`bundle` compiles several expressions into one function.  The planner's
+kernels are not compiled here: they are graphs run by :mod:`symcomm.kernels`.
 
 ⌈log₂ n⌉ (:class:`symcomm.symbols.CeilLog2`) is exact for integers in both arithmetics
 ((n − 1).bit_length(), vectorised: :func:`ceil_log2`), and log₂ of a power of two is its

@@ -8,13 +8,13 @@ step time of the step-time model (:mod:`symcomm.steptime`).
 
 The layouts are enumerated as numpy arrays; each option combination (data-parallel scheme ×
 recompute × SP × 1F1B or interleaved) is one kernel called once over all its layouts, giving every
-quantity the planner reports.  The kernels are generated source committed to the package
-(``symcomm/_generated``, written by ``python -m symcomm.codegen`` from the step model of
-:func:`symcomm.steptime.step_model`, common subexpressions once, the options' branches resolved):
-``symcomm plan`` never loads SymPy for them.  A combination without a kernel (``--no-embeddings``,
-``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from ``--model-config``)
-builds its step model with SymPy and compiles each quantity (:func:`symcomm.evaluation.fast`) in the
-process.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
+quantity the planner reports.  The kernels are data shipped in the package (``symcomm/kerneldata``,
+graphs of numpy operations written by ``python -m symcomm.codegen`` from the step model of
+:func:`symcomm.steptime.step_model`, common subexpressions once, the options' branches resolved) and run
+by :mod:`symcomm.kernels`: ``symcomm plan`` never loads SymPy for them.  A combination without a shipped
+kernel (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, another family shape from
+``--model-config``) builds its step model with SymPy and its graph in the process (a note says so), run
+by the same interpreter.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
 add a kernel.
 
 Pruning, cheapest first: divisibility; a memory floor no setting can go below (16 bytes per
@@ -23,7 +23,7 @@ step model's own memory per GPU; then the step time only where it can matter: th
 least compute · (1 + bubble fraction) + optimizer (the step model's pipeline is (m + (p − 1)/v)
 slots of at least one micro-batch's compute each), so an option combination whose every
 fitting layout is bounded below by more than the rows asked for (``top``) and the
-``--compare`` layout is not timed (nor compiled, without a kernel).  The bound is checked wherever
+``--compare`` layout is not timed.  The bound is checked wherever
 the step is evaluated.
 """
 
@@ -384,40 +384,35 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
     return tuple(sorted((name, texts[name]) for name in KERNEL_SETTINGS))
 
 
-@functools.lru_cache(maxsize=None)
-def _quantities(options: tuple, run_bytes: int) -> dict:
-    """The step model's quantities for this option combination (built once per process, with SymPy):
-    only for a combination that has no generated kernel."""
-    from . import steptime
-
-    return steptime.step_model(run_bytes, **dict(options)).quantities()
-
-
 def _kernel(options: tuple, run_bytes: int):
-    """(parameters, quantities, function) of the generated kernel (symcomm/_generated), or None."""
-    from . import _generated
+    """(parameters, quantities, function) of this option combination's kernel (symcomm.kernels): the shipped
+    graph (symcomm/kerneldata, read as data, no SymPy), else one built in the process (below)."""
+    from . import kernels
 
-    return _generated.kernel(options, run_bytes)
-
-
-def _evaluate(options: tuple, run_bytes: int, name: str, values: dict, n: int) -> np.ndarray:
-    """One quantity over n layouts: one compiled evaluator (cached per expression), one call."""
-    from .evaluation import fast
-
-    try:
-        out = fast(_quantities(options, run_bytes)[name])(**values)
-    except (ZeroDivisionError, OverflowError) as err:      # scalar parts in plain Python floats
-        raise _not_finite(name, err) from None
-    return np.broadcast_to(np.asarray(out, dtype=np.float64), (n,)).copy()
-
-
-def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dict | None:
-    """Every quantity the planner reports over n layouts, from the generated kernel: one call; None
-    without a kernel."""
-    found = _kernel(options, run_bytes)
+    found = kernels.shipped(options, run_bytes)
     if found is None:
-        return None
-    params, names, function = found
+        o = dict(options)
+        notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o.get('cp')}, embeddings={o.get('embeddings')}, "
+                  f"gated={o.get('gated')}, tied={o.get('tied')}, moe={o.get('moe')}: the step model was compiled with "
+                  "SymPy in this process (the same numbers, slower to start)")
+        found = _built_kernel(options, run_bytes)
+    return found.as_tuple()
+
+
+@functools.lru_cache(maxsize=None)
+def _built_kernel(options: tuple, run_bytes: int):
+    """A combination no shipped file holds (--no-embeddings, --cp-algorithm ulysses, fp32 or fp8 elements,
+    another family shape): its step model built with SymPy and turned into a graph in the process, once,
+    then run by the same interpreter as the shipped ones."""
+    from . import kernelbuild, kernels
+
+    data = kernelbuild.graph_data({}, [(options, run_bytes)])
+    return kernels.from_data(data, "the step model")[(options, run_bytes)]
+
+
+def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dict:
+    """Every quantity the planner reports over n layouts, from the option combination's kernel: one call."""
+    params, names, function = _kernel(options, run_bytes)
     with np.errstate(divide="ignore", invalid="ignore"):
         try:
             got = function(*[values[p] for p in params])
@@ -439,7 +434,7 @@ class _Block:
     bound: np.ndarray             # a lower bound on the step time
     compare: np.ndarray           # rows the --compare spec matches
     step: np.ndarray | None = None
-    q: dict | None = None         # every quantity over the rows, from the generated kernel (None: none)
+    q: dict | None = None         # every quantity over the rows, from the kernel
 
     def setting(self) -> dict:
         scheme = self.scheme
@@ -490,11 +485,8 @@ class Plan:
             at = np.asarray(rows, dtype=np.int64)[chosen]
             values = {k: (v[at] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
             block = self._blocks[block_index]
-            if block.q is not None:
-                where = np.searchsorted(block.rows, at)
-                got = {name: block.q[name][where] for name in names}
-            else:
-                got = {name: _evaluate(block.options, run_bytes, name, values, at.size) for name in names}
+            where = np.searchsorted(block.rows, at)
+            got = {name: block.q[name][where] for name in names}
             for j, i in enumerate(chosen):
                 layout = {k: int(self._layouts[k][at[j]]) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
                 step = float(got["step_time"][j])
@@ -510,16 +502,8 @@ class Plan:
                           "eval_command": shlex.join(eval_words(req, layout, self._blocks[settings[i][0]]))}
         if axes and out:
             first, block = out[0], self._blocks[int(blocks[0])]
-            if block.q is not None:
-                where = int(np.searchsorted(block.rows, int(rows[0])))
-                got = {name: float(x[where]) for name, x in block.q.items()}
-            else:
-                from .evaluation import fast
-
-                values = {k: (v[int(rows[0])] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
-                q = _quantities(block.options, run_bytes)
-                got = {name: float(fast(x)(**values)) for name, x in q.items()
-                       if name.startswith(("comm_time_", "exposed_comm_time_"))}
+            where = int(np.searchsorted(block.rows, int(rows[0])))
+            got = {name: float(x[where]) for name, x in block.q.items()}
             first["axes"] = {axis: {"comm_time": got[f"comm_time_{axis}"],
                                     "exposed_comm_time": got[f"exposed_comm_time_{axis}"],
                                     "stage": _stage(axis, first["p"], req.embeddings)}
@@ -546,9 +530,9 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
 @functools.lru_cache(maxsize=None)
 def _stage(axis: str, stages: int, embeddings: bool) -> str:
     """Which pipeline stage the axis's busiest GPU is on (symcomm.strategies.busiest_stage)."""
-    from . import _generated
+    from . import kernels
 
-    known = _generated.stage(axis, stages, embeddings)
+    known = kernels.stage(axis, stages, embeddings)
     if known is not None:
         return known
     from .strategies import busiest_stage
@@ -642,14 +626,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
                     options = _options(req, scheme, recompute, sp_on, schedule)
                     sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
                     q = _all_quantities(options, run_bytes, sub, rows.size)
-                    memory = (q["memory_per_gpu"] if q else
-                              _evaluate(options, run_bytes, "memory_per_gpu", sub, rows.size))
+                    memory = q["memory_per_gpu"]
                     fits = bubble_fraction[rows] <= req.max_bubble
                     if req.memory_check:                  # eval hybrid's rule too (one function)
                         fits &= req.hardware.fits(memory)
-                    compute = q["compute_time"] if q else _evaluate(options, run_bytes, "compute_time", sub, rows.size)
-                    optimizer = (q["optimizer_time"] if q else
-                                 _evaluate(options, run_bytes, "optimizer_time", sub, rows.size))
+                    compute, optimizer = q["compute_time"], q["optimizer_time"]
                     for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
                                       ("optimizer_time", optimizer)):
                         _check_finite(name, got)
@@ -661,11 +642,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
                     blocks.append(block)
 
     def evaluate(block: _Block) -> None:
-        if block.q is not None:
-            block.step = block.q["step_time"]
-        else:
-            sub = {k: (v[block.rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-            block.step = _evaluate(block.options, run_bytes, "step_time", sub, block.rows.size)
+        block.step = block.q["step_time"]
         _check_finite("step_time", block.step)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "

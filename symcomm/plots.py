@@ -11,8 +11,9 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import POW2, algorithms_of, is_power_of_two
+from .algorithms import POW2, algorithms_of
 from .evaluation import fast
+from .rules import is_power_of_two
 
 
 def _curve(expr, name: str, x: np.ndarray) -> np.ndarray:

@@ -546,8 +546,7 @@ def chunked(prof: Profile, impl: Algorithm, rule: Rule, size: int | None, itemsi
     """``impl`` (pipelined in C pieces) with C decided as ``prof`` decides it, and the rule saying so."""
     c = chunks(prof, size, itemsize, n)
     fixed = replace(impl, closed_form=impl.cost.subs({S.C: c}),
-                    requires=tuple(r for r in impl.requires if S.C not in (r.symbol,) + tuple(
-                        sp.sympify(r.other, strict=True).free_symbols)))
+                    requires=tuple(r for r in impl.requires if S.C not in r.symbols))
     return fixed, replace(rule, source=f"{rule.source}; here C = {c} for {size * itemsize} B on N = {n}")
 
 

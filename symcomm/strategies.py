@@ -30,10 +30,12 @@ from typing import Callable, Mapping
 import sympy as sp
 
 from . import symbols as S
-from .algorithms import SOURCE_ARTICLE, algorithm, algorithms_of, is_power_of_two
+from . import rules
+from .algorithms import SOURCE_ARTICLE, algorithm, algorithms_of
 from .cost import Cost
 from .frameworks import (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
                          MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, check_stage, framework)
+from .rules import Rule, When
 from .settings import (HYBRID_OPTIONS, RECOMPUTE_OPTION, Option, RunSetting, flag as _flag,
                        reruns_forward)
 
@@ -194,9 +196,6 @@ def _on_level(cost: Cost, across) -> Cost:
 
 # -- strategies -----------------------------------------------------------------------------
 
-Check = Callable[[Mapping[sp.Symbol, sp.Expr], Mapping[str, str]], "list[str]"]
-
-
 @dataclass(frozen=True)
 class Strategy:
     name: str
@@ -206,7 +205,8 @@ class Strategy:
     convention: str
     options: dict[str, Option]
     build: Callable[..., tuple[Term, ...]]
-    checks: tuple[Check, ...] = ()
+    #: what the values must satisfy (symcomm.rules), some only under some options (rules.When)
+    checks: tuple[Rule | When, ...] = ()
     extra: Callable[..., dict] | None = None
 
     def settings(self, **options) -> dict[str, object]:
@@ -257,13 +257,16 @@ class Strategy:
                 problems.append(str(err))
         if problems:
             return problems
-        settings = self.settings(**options)
         values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
-        for check in self.checks:
-            problems.extend(check(values, settings))
-        for term in self.build(**settings):
-            problems.extend(_power_of_two(term, values))
-        return list(dict.fromkeys(problems))
+        return rules.problems(self.rules(**options), values)
+
+    def rules(self, **options) -> tuple[Rule, ...]:
+        """The rules in force with these options: the strategy's checks (those under
+        :class:`~symcomm.rules.When` resolved), then a power-of-two group for each term whose
+        algorithm needs one."""
+        settings = self.settings(**options)
+        groups = (_power_of_two(term) for term in self.build(**settings))
+        return rules.in_force(self.checks, settings) + tuple(rule for rule in groups if rule is not None)
 
 
 def busiest_stage(terms, stages=None) -> str:
@@ -284,105 +287,13 @@ def forward(term: Term) -> bool:
     return term.phase == "forward"
 
 
-def _known(expr, values):
-    value = sp.sympify(expr, strict=True).subs(values)
-    return value if value.is_number else None
-
-
-def _power_of_two(term: Term, values) -> list[str]:
+def _power_of_two(term: Term) -> Rule | None:
+    """A term whose algorithm takes log₂ of its group needs a power-of-two group."""
     alg = algorithm(term.primitive, term.algorithm)
-    n = _known(term.group, values)
-    if not alg.power_of_two or n is None or not n.is_integer:
-        return []
-    n = int(n)
-    if is_power_of_two(n):
-        return []
-    return [f"{term.group}={n} is not allowed: {term.algorithm} {term.primitive} needs a power-of-two group (2, 4, 8, ...)"]
-
-
-# -- reusable checks --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Divisible:
-    """``numerator`` must be a multiple of ``divisor`` (data, so that an export can check it too);
-    ``top``, ``bottom`` spell them in the message."""
-    numerator: object
-    divisor: object
-    top: str
-    bottom: str
-
-    def __call__(self, values, options):
-        x, y = _known(self.numerator, values), _known(self.divisor, values)
-        if x is None or y is None or y == 0 or (x / y).is_integer:
-            return []
-        return [f"{self.top}={x} must be divisible by {self.bottom}={y}"]
-
-
-@dataclass(frozen=True)
-class Equal:
-    lhs: object
-    rhs: object
-    name: str
-
-    def __call__(self, values, options):
-        x, y = _known(self.lhs, values), _known(self.rhs, values)
-        if x is None or y is None or x == y:
-            return []
-        return [f"{self.name}={x} must equal {self.rhs}={y}"]
-
-
-@dataclass(frozen=True)
-class When:
-    """``inner`` applies only when option ``option`` has one of the ``allowed`` values."""
-    option: str
-    allowed: tuple
-    inner: object
-
-    def __call__(self, values, options):
-        return self.inner(values, options) if options[self.option] in self.allowed else []
-
-
-@dataclass(frozen=True)
-class AtLeastCheck:
-    expr: object
-    least: int
-
-    def __call__(self, values, options):
-        x = _known(self.expr, values)
-        if x is None or x >= self.least:
-            return []
-        return [f"{self.expr}={x} must be at least {self.least}"]
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """``expr`` must be ``value``; ``message`` (``{x}`` = its value) says why otherwise.  Data, like
-    the checks above, so that the exports (and the interactive page) check it too."""
-    expr: object
-    value: int
-    message: str
-
-    def __call__(self, values, options):
-        x = _known(self.expr, values)
-        return [] if x is None or x == self.value else [self.message.format(x=x)]
-
-
-def _divisible(numerator, divisor, names: str = "") -> Check:
-    """``numerator`` must be a multiple of ``divisor``; ``names`` = "num|div" spells them."""
-    top, bottom = names.split("|") if names else (str(numerator), str(divisor))
-    return Divisible(numerator, divisor, top, bottom)
-
-
-def _equal(lhs, rhs, name: str = "") -> Check:
-    return Equal(lhs, rhs, name or str(lhs))
-
-
-def _when(option: str, allowed: tuple[str, ...], inner: Check) -> Check:
-    return When(option, tuple(allowed), inner)
-
-
-def _at_least(expr, least: int) -> Check:
-    return AtLeastCheck(expr, least)
+    if not alg.power_of_two:
+        return None
+    return rules.power_of_two(term.group, f"{term.group}={{x}} is not allowed: {term.algorithm} {term.primitive} "
+                                          "needs a power-of-two group (2, 4, 8, ...)")
 
 
 # -- data parallel ------------------------------------------------------------------------------
@@ -876,28 +787,28 @@ def _hybrid_extras(schedule, **_) -> dict:
     return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
 
 
-_NO_EXPERTS = Fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
-_MOE_NEEDS_SP = Fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
-                            "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
+_NO_EXPERTS = rules.fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
+_MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
+                                  "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
-def _hybrid_checks() -> tuple[Check, ...]:
+def _hybrid_checks() -> tuple[Rule | When, ...]:
     return (
-        _equal(t * p * d * c, N, "t*p*d*c"),
-        _when("moe", (False,), _NO_EXPERTS),
-        _when("moe", (True,), _when("sp", (False,), _MOE_NEEDS_SP)),
-        _divisible(L, p),
-        _when("schedule", ("interleaved",), _divisible(L, p * v)),
-        _when("schedule", ("interleaved",), _divisible(m, p)),
+        rules.equal(t * p * d * c, N, "t*p*d*c"),
+        rules.when("moe", (False,), _NO_EXPERTS),
+        rules.when("moe", (True,), rules.when("sp", (False,), _MOE_NEEDS_SP)),
+        rules.divisible(L, p),
+        rules.when("schedule", ("interleaved",), rules.divisible(L, p * v)),
+        rules.when("schedule", ("interleaved",), rules.divisible(m, p)),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all
-        _when("schedule", ("interleaved",), _at_least(p, 2)),
-        _divisible(a, t),
-        _divisible(b, d),
-        _divisible(b / d, m, "b/d|m"),
-        _divisible(s, c),
-        _divisible(d * c, e, "d*c|e"),
-        _divisible(E, e),
+        rules.when("schedule", ("interleaved",), rules.at_least(p, 2)),
+        rules.divisible(a, t),
+        rules.divisible(b, d),
+        rules.divisible(b / d, m, "b/d|m"),
+        rules.divisible(s, c),
+        rules.divisible(d * c, e, "d*c|e"),
+        rules.divisible(E, e),
     )
 
 
@@ -958,13 +869,13 @@ _ENTRIES = (
               "ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
               ZHAO + ", §3.2.2 (hybrid sharding)",
               _EXACT + "; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter)",
-              (), _hsdp, (_divisible(N, G),)),
+              (), _hsdp, (rules.divisible(N, G),)),
     _strategy("tp", "Tensor parallel (Megatron)",
               "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
               SHOEYBI + ", §3; " + NARAYANAN + ", §3.2",
               _EXACT + "; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again",
               (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
-              _tp, (_divisible(a, N),)),
+              _tp, (rules.divisible(a, N),)),
     _strategy("sp", "Tensor + sequence parallel (Megatron)",
               "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the "
               "backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
@@ -975,7 +886,7 @@ _ENTRIES = (
                                     "input again for its weight gradient (Megatron-LM layers.py, Transformer "
                                     "Engine): 10·bsh(t−1)/t per layer; 0 = the gathered input is kept (Korthikanti "
                                     "et al.'s count, torch DTensor tensor parallel): 8·bsh(t−1)/t")),
-              _sp, (_divisible(a, N), _divisible(s, N))),
+              _sp, (rules.divisible(a, N), rules.divisible(s, N))),
     _strategy("pp", "Pipeline parallel",
               "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
               HUANG + "; " + NARAYANAN + ", §2.2",
@@ -983,8 +894,8 @@ _ENTRIES = (
               "stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries",
               (Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),),
               _pp,
-              (_divisible(L, N), _when("schedule", ("interleaved",), _divisible(L, N * v, "L|N*v")),
-               _when("schedule", ("interleaved",), _divisible(m, N)), _divisible(b, m)),
+              (rules.divisible(L, N), rules.when("schedule", ("interleaved",), rules.divisible(L, N * v, "L|N*v")),
+               rules.when("schedule", ("interleaved",), rules.divisible(m, N)), rules.divisible(b, m)),
               _pp_extras),
     _strategy("ep", "Expert parallel (MoE)",
               "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, "
@@ -995,13 +906,13 @@ _ENTRIES = (
               (Option("algorithm", "pairwise", _ALL_TO_ALL, "all-to-all algorithm"),
                Option("capacity", "dropless", ("dropless", "padded"),
                       "dropless: exactly the routed copies; padded: buffers padded to capacity factor f")),
-              _ep, (_divisible(E, N),)),
+              _ep, (rules.divisible(E, N),)),
     _strategy("cp_ulysses", "Context parallel, DeepSpeed-Ulysses",
               "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
               JACOBS + ", §3.1",
               "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv",
               (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),),
-              _cp_ulysses, (_divisible(s, N), _divisible(a, N))),
+              _cp_ulysses, (rules.divisible(s, N), rules.divisible(a, N))),
     _strategy("cp_ring", "Context parallel, ring attention",
               "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
               LIU + ", §3; " + RING_FLASH_ATTN,
@@ -1013,7 +924,7 @@ _ENTRIES = (
                       "minimal: dK, dV reduce-scattered round the ring, N−1 blocks each (the least any ring can "
                       "send); ring_flash_attn: N blocks each, the last returning them to their owner "
                       "(zhuzilin/ring-flash-attention ring_flash_attn.py)")),
-              _cp_ring, (_divisible(s, N),)),
+              _cp_ring, (rules.divisible(s, N),)),
     _strategy("hybrid", "Hybrid layout (d, t, p, c, e)",
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE

@@ -24,6 +24,7 @@ from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm
 from .cost import Cost
 from .errors import InputError
 from .primitives import PRIMITIVES
+from .rules import problems
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -52,7 +53,7 @@ class Subject:
     """An algorithm, or a strategy with typed options, ready to evaluate.
 
     ``kind`` ("primitive" or "strategy") is data for the outputs; behaviour that differs
-    between the two lives in the fields (``least``, ``open_symbols``, ``check``) and in
+    between the two lives in the fields (``least``, ``open_symbols``, ``rules``) and in
     :meth:`under`, not in switches on ``kind``.
     """
 
@@ -75,8 +76,9 @@ class Subject:
     least: Mapping[sp.Symbol, int] = field(default_factory=dict)
     #: True: symcomm symbols the formulas do not use are accepted (and noted), e.g. N to cross-check d·t·p·c
     open_symbols: bool = False
-    check: Callable[[Mapping[sp.Symbol, object]], list[str]] = field(default=lambda values: [], repr=False,
-                                                                       compare=False)
+    #: what its values must satisfy (symcomm.rules), options resolved: :meth:`problems` checks them,
+    #: the exports carry them
+    rules: tuple = ()
     recost: Callable[..., "Subject"] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -113,8 +115,10 @@ class Subject:
         return tuple(self.options)
 
     def problems(self, values: Mapping[sp.Symbol, object]) -> list[str]:
-        """One line per value this subject cannot take (a power-of-two group, divisibility...)."""
-        return self.check(values)
+        """One line per value this subject cannot take (a power-of-two group, divisibility...), in
+        the order of :attr:`rules`; a rule whose symbols are not all given is not checked."""
+        values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
+        return problems(self.rules, values)
 
     def quantities(self) -> dict[str, sp.Expr]:
         """Every reported formula: the cost's fields, the time, the extras."""
@@ -157,8 +161,8 @@ def of_algorithm(alg: Algorithm) -> Subject:
     return Subject(
         "primitive", alg.primitive, alg.cost, alg.name,
         title=f"{prim.title}, {alg.name.replace('_', ' ')}", summary=alg.summary, source=alg.source,
-        convention=COLLECTIVE_CONVENTION, requires=tuple(r.describe() for r in alg.requires),
-        power_of_two=alg.power_of_two, least={S.N: 2}, check=alg.violations, recost=recost)
+        convention=COLLECTIVE_CONVENTION, requires=tuple(r.text for r in alg.requires),
+        power_of_two=alg.power_of_two, least={S.N: 2}, rules=alg.requires, recost=recost)
 
 
 def of_strategy(strategy, **options) -> Subject:
@@ -168,9 +172,6 @@ def of_strategy(strategy, **options) -> Subject:
     defaults = strategy.resolve()
     changed = {k: v for k, v in text.items() if v != defaults[k]}
     terms = strategy.terms(**settings)
-
-    def check(values):
-        return strategy.validate(values, **settings)
 
     def recost(prof, values, itemsize):
         from .profiles import strategy_terms
@@ -183,7 +184,8 @@ def of_strategy(strategy, **options) -> Subject:
         "strategy", strategy.name, None, text.get("algorithm", ""),
         options=text, changed=changed, terms=terms, extras=strategy.extras(**settings),
         title=strategy.title + "".join(f" ({k}={v})" for k, v in changed.items()), summary=strategy.summary,
-        source=strategy.source, convention=strategy.convention, open_symbols=True, check=check, recost=recost)
+        source=strategy.source, convention=strategy.convention, open_symbols=True, rules=strategy.rules(**settings),
+        recost=recost)
     return subject_of
 
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {
     "symcomm.__main__": 8,
     "symcomm.cli": 7, "symcomm.api": 7, "symcomm.codegen": 7, "symcomm.planner": 7, "build_docs": 7, "symcomm.bench": 7,
-    "symcomm.subjects": 6, "symcomm.steptime": 6, "symcomm.export": 6, "symcomm.docs": 6, "symcomm.measure": 6, "symcomm.plots": 6, "symcomm.site": 6,
+    "symcomm.subjects": 6, "symcomm.steptime": 6, "symcomm.export": 6, "symcomm.docs": 6, "symcomm.measure": 6, "symcomm.plots": 6, "symcomm.site": 6, "symcomm.kernelbuild": 6,
     "symcomm.calibrate": 6, "symcomm.ncclt": 5,
     "symcomm.derivations": 6,
     "symcomm.strategies": 5, "symcomm.profiles": 5,
@@ -24,8 +24,8 @@ LAYERS = {
     "symcomm.cost": 3, "symcomm.simulate": 3, "symcomm.derivation": 3, "symcomm.evaluation": 3, "symcomm.inputs": 3,
     "symcomm.predict": 5,
     "symcomm.proof": 2, "symcomm.numeric": 2, "symcomm.primitives": 2, "symcomm.exprtree": 2, "symcomm.files": 2,
-    "symcomm.units": 2, "symcomm.flops": 2, "symcomm._generated": 2, "symcomm.command": 2, "symcomm.settings": 2,
-    "symcomm.frameworks": 2,
+    "symcomm.units": 2, "symcomm.flops": 2, "symcomm.command": 2, "symcomm.kernels": 3, "symcomm.rules": 2,
+    "symcomm.settings": 2, "symcomm.frameworks": 2,
     "symcomm.symbols": 1, "symcomm.printing": 1, "symcomm.errors": 1, "symcomm.notes": 1, "symcomm.templates": 1,
     "symcomm": 0,
 }

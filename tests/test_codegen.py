@@ -1,8 +1,9 @@
-"""The planner's generated kernels (symcomm/_generated, written by ``python -m symcomm.codegen``): never
-stale, equal to the step model they were printed from, and the planner's rows unchanged by them.  No test
-here times anything."""
+"""The planner's kernels (symcomm/kerneldata, graphs written by ``python -m symcomm.codegen``, run by
+symcomm.kernels): never stale, the same whatever PYTHONHASHSEED is, equal to the step model they were built
+from, and the planner's rows unchanged by them.  No test here times anything."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symcomm import _generated, codegen, presets, steptime
+from symcomm import codegen, kernelbuild, kernels, presets, steptime
 from symcomm.evaluation import fast
 from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
@@ -18,13 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.slow
-def test_committed_kernels_equal_a_fresh_generation():
-    fresh = codegen._generate_here()
-    committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "symcomm" / "_generated").glob("*.py")}
-    assert sorted(committed) == sorted(fresh), "run: python -m symcomm.codegen"
-    stale = [name for name in fresh if committed[name] != fresh[name]]
-    assert not stale, f"symcomm/_generated/{stale[0]} is stale: run python -m symcomm.codegen"
+from symcomm import codegen, kernelbuild, kernels, presets, steptime
+from symcomm.evaluation import fast
+from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
 
 
 def test_the_planner_searches_what_the_step_model_offers():
@@ -40,11 +37,11 @@ def test_kernels_equal_the_step_model(name):
     # every generated combination of this family, every quantity, on every layout of a request
     req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
     layouts = enumerate_layouts(req)
-    values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in codegen.LAYOUT}}
+    values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in kernelbuild.LAYOUT}}
     kind = (("0" if req.model.family == "gpt" else "1"), "1" if req.model.tied else "0", "1" if req.model.moe else "0")
     checked = 0
     for options in codegen.combinations(kind)[::5]:
-        params, names, function = _generated.kernel(options, 2)
+        params, names, function = kernels.shipped(options, 2).as_tuple()
         got = function(*[values[p] for p in params])
         q = steptime.step_model(2, **dict(options)).quantities()
         for quantity, value in zip(names, got):
@@ -59,8 +56,8 @@ def test_combinations_are_the_planners():
     from symcomm.planner import SCHEMES
     key = _options(req, SCHEMES[3], "selective", 1, "interleaved")
     assert key in codegen.combinations(("1", "0", "0"))
-    assert _generated.kernel(key, 2) is not None
-    assert _generated.kernel(key, 4) is None                     # fp32 elements: compiled in the process
+    assert kernels.shipped(key, 2) is not None
+    assert kernels.shipped(key, 4) is None                       # fp32 elements: compiled in the process
 
 
 @pytest.mark.parametrize("case", BEFORE["cases"], ids=lambda c: f"{c['request']['model']}-{c['request']['gpus']}")

@@ -97,26 +97,17 @@ def oracle(formula, values) -> sp.Expr:
 
 
 def _broken(formula, values) -> str | None:
-    """The first requirement ``values`` break, in the command line's words (symcomm's own check of
-    the subject), among the requirements whose symbols the formula takes."""
+    """The first requirement ``values`` break, in the command line's words (the subject's own
+    rules, :meth:`symcomm.subjects.Subject.problems`), among the rules whose symbols the formula takes."""
+    from symcomm.rules import problems
     from symcomm.subjects import subject
 
     sub = subject(formula.owner, formula.algorithm, **dict(formula.options)) if formula.kind == "strategy" \
         else subject(formula.owner, formula.algorithm)
     taken = {info.symbol for info in formula.parameters}
-    names = [check[1] for check in formula.checks
-             if all(sp.sympify(e).free_symbols <= taken for e in [check[2]] + ([check[4]] if len(check) > 3 else []))]
-    if not names:
-        return None
-    # the messages of the checks the export carries; a "fixed" check's name is its message, {x} its value
-    fixed = [check[1].split("{x}") for check in formula.checks if check[0] == "fixed"
-             and sp.sympify(check[2]).free_symbols <= taken]
-    problems = [msg for msg in sub.problems({k: v for k, v in values.items() if k in taken})
-                if any(msg.startswith(f"{name}=") for name in names)
-                or any(msg.startswith(head) and msg.endswith(tail) for head, tail in fixed)
-                or any(msg.startswith(f"{check[3]}=") for check in formula.checks
-                       if len(check) > 3 and check[0] in ("multiple", "core_multiple"))]
-    return problems[0] if problems else None
+    exact = {sym: sp.sympify(v, strict=True) for sym, v in values.items() if sym in taken}
+    found = problems([rule for rule in sub.rules if rule.symbols <= taken], exact)
+    return found[0] if found else None
 
 
 def assert_exact(module, formula, values):
@@ -757,3 +748,16 @@ def test_exported_python_reads_text_and_numbers_as_eval_does(checked_module):
     assert f(N=numpy.int64(4), M=8) == 12 and f(N=numpy.float64(4.0), M=8) == 12.0
     with pytest.raises(checked_module.InputError, match=r"^N='np.True_' is not a number"):
         f(N=numpy.True_, M=8)
+
+
+def test_a_strategy_term_needs_its_power_of_two_group_in_the_export_too(generated):
+    # dp with algorithm=recursive_doubling all-reduces over N ranks by recursive doubling, which
+    # needs N = 2^k: N = 6 (no power of two) was refused by eval but computed by the export (a
+    # float log₂6); now the rule travels with the strategy's other rules.  N = 8 = 2³ is computed:
+    # recursive doubling sends Φ in each of log₂8 = 3 rounds (Thakur et al. 2005, §4), 3·Φ = 12 for Φ = 4.
+    _, module = generated
+    with pytest.raises(ValueError) as err:
+        module.dp__algorithm_recursive_doubling__send(N=6, Phi=4)
+    assert str(err.value) == ("N=6 is not allowed: recursive_doubling all_reduce needs a power-of-two group "
+                              "(2, 4, 8, ...)")
+    assert module.dp__algorithm_recursive_doubling__send(N=8, Phi=4) == 12

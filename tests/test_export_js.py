@@ -130,27 +130,10 @@ def encode(formula, values: dict, rng: random.Random) -> dict:
 
 
 def refusal(formula, values) -> str | None:
-    """The command line's first message for ``values`` among the requirements the exports carry
-    (``Formula.checks``), computed by symcomm's own check objects.  For an algorithm that is
-    every requirement (``_broken`` of tests/test_export.py); a strategy's checks that are data
-    (Divisible, Equal, AtLeastCheck, Fixed, under When) are run one by one, as ``Strategy.validate``
-    runs them (e without moe=1 and t > 1 with moe=1 and sp=0 are Fixed data now, exported too)."""
-    from symcomm.strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, Fixed, When
-
-    if formula.kind == "primitive":
-        return _broken(formula, values)
-    strategy = STRATEGIES[formula.owner]
-    settings = strategy.settings(**dict(formula.options))
-    taken = {info.symbol for info in formula.parameters}
-    exact = {sym: sp.sympify(v, strict=True) for sym, v in values.items() if sym in taken}
-    for check in strategy.checks:
-        while isinstance(check, When) and settings.get(check.option) in check.allowed:
-            check = check.inner
-        if isinstance(check, (Divisible, Equal, AtLeastCheck, Fixed)):
-            problems = check(exact, settings)
-            if problems:
-                return problems[0]
-    return None
+    """The command line's first message for ``values`` among the rules the exports carry
+    (``Formula.checks``: the subject's rules whose symbols the formula takes), computed by the
+    subject's own check (``_broken`` of tests/test_export.py)."""
+    return _broken(formula, values)
 
 
 def check(formula, values, got: dict) -> None:
@@ -389,3 +372,136 @@ def script_folder(tmp_path_factory):
                                       encoding="utf-8")
     (where / "runner.mjs").write_text(RUNNER, encoding="utf-8")
     return where
+
+
+# -- every rule, three ways: the Python export, the JavaScript export, symcomm eval ------------------------
+
+def _rule_cases():
+    """(subject, rule) for every rule of every subject, each strategy variant's rules in force
+    (variants of one strategy with the same rules once)."""
+    from symcomm.subjects import every
+
+    seen, out = set(), []
+    for sub in every(with_variants=True):
+        for rule in sub.rules:
+            if (sub.name, rule, sub.rules) not in seen:
+                seen.add((sub.name, rule, sub.rules))
+                out.append((sub, rule))
+    return out
+
+
+RULE_CASES = _rule_cases()
+
+
+def _base(sub, symbols) -> dict:
+    """Values of ``symbols`` that keep every rule of ``sub``: all 4 (1/2 for a real), then each
+    broken rule repaired by moving one of its symbols (an equation's single symbol takes the other
+    side's value, a multiple is scaled by its divisor, a least is taken), until none is broken."""
+    values = {sym: sp.Integer(4) if sym.is_integer else sp.Rational(1, 2) for sym in symbols}
+    for _ in range(40):
+        broken = [rule for rule in sub.rules if rule.problem(values)]
+        if not broken:
+            return values
+        rule = broken[0]
+        x, y = (sp.sympify(e).subs(values) for e in (rule.x, rule.y if rule.y is not None else 0))
+        if rule.kind == "power_of_two":
+            values[next(iter(sp.sympify(rule.x).free_symbols))] = sp.Integer(4)
+        elif rule.kind == "equals" and isinstance(rule.x, sp.Symbol):
+            values[rule.x] = y
+        elif rule.kind == "equals":
+            values[rule.y] = x
+        elif rule.kind == "divides":
+            top = next(iter(sorted(sp.sympify(rule.y).free_symbols, key=str)))
+            values[top] = values[top] * x
+        else:  # at_least
+            values[rule.x] = y
+    raise AssertionError(f"no values keep every rule of {sub.label}: {sub.problems(values)}")
+
+
+def _eval_says(capsys, sub, values) -> str | None:
+    """What `symcomm eval` answers: its one-line refusal, or None when it computes."""
+    from symcomm.cli import main
+
+    argv = ["eval", sub.name] + (["--algorithm", sub.algorithm] if sub.kind == "primitive" else
+                                 [f"{k}={v}" for k, v in sub.changed.items()])
+    argv += [f"{S.BY_SYMBOL[sym].cli_name}={v}" for sym, v in values.items()]
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err.strip()
+    if code == 0:
+        return None
+    assert code == 2 and err.startswith("symcomm: error: ") and "\n" not in err, (argv, code, err)
+    return err.removeprefix("symcomm: error: ")
+
+
+@pytest.mark.parametrize("kind", ["power_of_two", "divides", "equals", "at_least"])
+def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path, kind):
+    # For each rule of this kind on each subject: a probe formula that takes every symbol of the
+    # subject (so that both exports check every rule, as eval does) exported to Python and to
+    # JavaScript, and a grid of values (each of the rule's symbols over 1 … 12 from values that
+    # keep every rule).  Where eval refuses, both exports refuse with its line; where it computes,
+    # both compute.  The expected words are the rule's own (rules.fill of its message), checked
+    # against what eval prints: the three front ends say what the one rule says.
+    import dataclasses
+    import importlib.util
+
+    from symcomm.export import formulas as every_formula
+    from symcomm.export.javascript import to_javascript
+    from symcomm.export.python import to_python
+    from symcomm.rules import fill
+
+    if NODE is None:
+        pytest.skip("node is not installed")
+    first = {}
+    for f in every_formula():
+        first.setdefault(f.subject, f)
+    probes, points = [], []
+    for n, (sub, rule) in enumerate(case for case in RULE_CASES if case[1].kind == kind):
+        # eval takes the symbols of the formulas (and any symcomm symbol for a strategy); a rule on
+        # a symbol it does not take (send_recv's N = 2) is compared between the two exports only
+        takes = sub.symbols() | (rule.symbols if sub.open_symbols else set())
+        symbols = sorted(takes | rule.symbols, key=lambda x: list(S.BY_SYMBOL).index(x))
+        probe = dataclasses.replace(first[sub.ident], name=f"probe_{n}", expr=sp.Add(*symbols))
+        probes.append(probe)
+        base = _base(sub, symbols)
+        least = {sym: sub.least.get(sym, 1) for sym in symbols}
+        grid = [base] + [{**base, sym: sp.Integer(v)} for sym in sorted(rule.symbols, key=str)
+                         for v in (1, 2, 3, 4, 5, 6, 8, 12) if v >= least[sym]]
+        points += [(sub, rule, probe, values, takes) for values in grid]
+    assert probes, f"no rule of kind {kind}"
+    (tmp_path / "probes.py").write_text(to_python(probes), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("rule_probes", tmp_path / "probes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    (tmp_path / "probes.mjs").write_text(to_javascript(probes), encoding="utf-8")
+    (tmp_path / "runner.mjs").write_text(RUNNER, encoding="utf-8")
+    node = run(tmp_path, [(probe.name, {S.BY_SYMBOL[k].cli_name: ["str", str(v)] for k, v in values.items()})
+                          for _, _, probe, values, _ in points], module="probes.mjs")
+    broken_by_rule = set()
+    for (sub, rule, probe, values, takes), js in zip(points, node):
+        where = (sub.label, rule.text, {str(k): str(v) for k, v in values.items()})
+        said = None
+        if sub.problems(values):
+            said = (_eval_says(capsys, sub, {k: v for k, v in values.items() if k in takes}) if rule.symbols <= takes
+                    else sub.problems(values)[0])
+        try:
+            getattr(module, probe.name)(**{S.BY_SYMBOL[k].cli_name: int(v) if v.is_Integer else str(v)
+                                           for k, v in values.items()})
+            python = None
+        except ValueError as err:
+            python = str(err)
+        assert python == said, where
+        if said is None:
+            assert "error" not in js, where
+        else:
+            assert js == {"error": ["RangeError", said]}, where
+        if said is not None and rule.problem(values) == said:
+            x, y = (sp.sympify(e).subs(values) for e in (rule.x, rule.y if rule.y is not None else 0))
+            assert said == fill(rule.message, x, y)
+            broken_by_rule.add((sub.name, rule))
+    # the grid broke every rule (in some variant) where it was the first one broken: nothing went untested
+    missed = [(sub.name, rule.text) for sub, rule, _, _, _ in points if (sub.name, rule) not in broken_by_rule]
+    assert not missed, sorted(set(missed))

@@ -580,8 +580,10 @@ def test_symcomm_plan_returns_the_notes_the_command_prints(tmp_path, capsys):
     import symcomm
     from symcomm.__main__ import main as symcomm_main
 
+    document = _full_file(presets.hardware("h100"))
+    del document["calibration"][0]["gamma_held"]         # as calibrate wrote before it recorded it
     path = tmp_path / "hw.json"
-    path.write_text(json.dumps(_full_file(presets.hardware("h100"))))
+    path.write_text(json.dumps(document))
     argv = ["plan", "--model", "llama3-8b", "--gpus", "8", "--batch", "64", "--seq", "4096", "--top", "1",
             "--hardware", str(path), "--verbose"]
     assert symcomm_main(argv) == 0

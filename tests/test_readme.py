@@ -34,7 +34,7 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 #: Use-block lines this file does not run, and why (each is checked elsewhere)
 LEFT_OUT = {
-    # rewrites symcomm/_generated/, committed source of the checkout it is installed from (an editable
+    # rewrites symcomm/kerneldata/, committed data of the checkout it is installed from (an editable
     # install); tests/test_codegen.py runs the same generation and compares it with the committed files
     "python -m symcomm.codegen": "rewrites committed files",
     # measures every evaluator for minutes on a shared machine; docs/speed.md holds the committed run

@@ -108,8 +108,8 @@ class Formula:
     algorithm: str | None = None
     options: tuple[tuple[str, str], ...] = ()
     requires: tuple[str, ...] = ()
-    #: the requirements as data, for the exports that check them (symcomm.export.python):
-    #: ("power_of_two", name, expr), ("divides", divisor name, divisor, multiple name, multiple), ...
+    #: the requirements as data, for the exports that check them (python, javascript): (kind,
+    #: message, x, y) per rule (:meth:`symcomm.rules.Rule.data`; y is None for a power of two)
     checks: tuple = ()
     #: the least value of a symbol where it is not the command line's default (1 for a whole
     #: number, 0 for a real): (CLI name, least) pairs, e.g. (("N", 2),) for a collective
@@ -162,44 +162,10 @@ def formulas() -> tuple[Formula, ...]:
 
 
 def requirement_checks(sub) -> tuple:
-    """The subject's requirements as data, each spelled as the command line's message spells it:
-    an algorithm's :class:`symcomm.algorithms.Requirement` list; a strategy's divisibility, equality
-    and lower-bound checks, the ones that depend on an option resolved for this variant's options."""
-    from ..algorithms import algorithm
-    from ..strategies import STRATEGIES, AtLeastCheck, Divisible, Equal, Fixed, When
-
-    out = []
-    if sub.kind == "primitive":
-        for req in algorithm(sub.name, sub.algorithm).requires:
-            if req.kind == "power_of_two":
-                out.append(("power_of_two", str(req.symbol), req.symbol))
-            elif req.kind == "divides":
-                out.append(("multiple", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
-            elif req.kind == "core_divides":
-                out.append(("core_multiple", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
-            elif req.kind == "at_least":
-                out.append(("at_least", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
-            elif req.kind == "equals":
-                out.append(("equals", str(req.symbol), req.symbol, str(req.other), sp.sympify(req.other)))
-        return tuple(out)
-    strategy = STRATEGIES[sub.name]
-    settings = strategy.settings(**dict(sub.options))
-    pending = list(strategy.checks)
-    while pending:
-        check = pending.pop(0)
-        if isinstance(check, When):
-            if settings.get(check.option) in check.allowed:
-                pending.insert(0, check.inner)
-        elif isinstance(check, Divisible):
-            out.append(("divisible", check.top, sp.sympify(check.numerator), check.bottom, sp.sympify(check.divisor)))
-        elif isinstance(check, Equal):
-            out.append(("equal", check.name, sp.sympify(check.lhs), str(check.rhs), sp.sympify(check.rhs)))
-        elif isinstance(check, Fixed):       # the message, with {x} for the value, is the name
-            out.append(("fixed", check.message, sp.sympify(check.expr), "", sp.Integer(check.value)))
-        elif isinstance(check, AtLeastCheck):
-            out.append(("at_least_value", str(check.expr), sp.sympify(check.expr), str(check.least),
-                        sp.Integer(check.least)))
-    return tuple(out)
+    """The subject's rules (:attr:`symcomm.subjects.Subject.rules`, options resolved) as data:
+    ``(kind, message, x, y)`` each (:meth:`symcomm.rules.Rule.data`); the exports write the
+    kind's test from :data:`symcomm.rules.KINDS` and fill the message with the values."""
+    return tuple(rule.data() for rule in sub.rules)
 
 
 def select(only=None) -> list[Formula]:

@@ -36,7 +36,9 @@ and a time is within a few rounding errors of the exact value.
 **Requirements.**  Each function checks the requirements of :attr:`Formula.checks` whose
 symbols it takes (a power of two, a multiple of N, a divisible layout, ...) on the exact
 values of its arguments, before computing, and throws a ``RangeError``
-whose message is the one ``symcomm eval`` prints for the same values.
+whose message is the one ``symcomm eval`` prints for the same values: each rule
+(:mod:`symcomm.rules`) travels as data, its message with ``{x}``, ``{y}`` filled in by ``_need``, its
+kind's test written from :data:`symcomm.rules.KINDS`.
 
 **Arguments.**  Each argument is checked first, as the command line checks it: more than 200
 characters, not a number (``NaN``, ``"abc"``), a magnitude above 2¹⁰⁰, a nonzero one below
@@ -55,6 +57,7 @@ import sympy as sp
 from sympy.printing.jscode import JavascriptCodePrinter
 
 from .. import inputs as _inputs
+from .. import rules as _rules
 from .. import symbols as S
 from ..subjects import COLLECTIVE_TIME_CONVENTION
 from . import QUANTITIES, Format, Formula
@@ -455,41 +458,25 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+__HOLDS__
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 """
 
 # the command line's own examples and decimal pattern (symcomm.inputs), so that the two readers
 # name and accept the same numbers; backslashes doubled for the JavaScript template literal
 _HELPERS = _HELPERS.replace("__EXAMPLES__", json.dumps(_inputs._EXAMPLES)).replace(
-    "__DECIMAL__", _inputs._DECIMAL.replace("\\", "\\\\"))
+    "__DECIMAL__", _inputs._DECIMAL.replace("\\", "\\\\")).replace(
+    "__HOLDS__", "\n".join(f"  {name}: (x, y) => {kind.javascript}," for name, kind in _rules.KINDS.items()))
 
 
 def _js(text: str) -> str:
@@ -503,20 +490,16 @@ def _comment(text: str) -> str:
 
 
 def _check_lines(f: Formula, printer: ExactJavascriptPrinter) -> tuple[list[str], set]:
-    """One ``_need(...)`` line per requirement whose symbols are all arguments of ``f`` (on their
-    exact values), and the symbols those lines read."""
+    """One ``_need(...)`` line per rule whose symbols are all arguments of ``f`` (on their exact
+    values), and the symbols those lines read."""
     args = {info.symbol for info in f.parameters}
     lines, used = [], set()
-    for check in f.checks:
-        kind, name, first = check[0], check[1], check[2]
-        exprs = [sp.sympify(first)] + ([sp.sympify(check[4])] if len(check) > 3 else [])
+    for kind, message, *exprs in f.checks:
+        exprs = [sp.sympify(e) for e in exprs if e is not None]
         if not all(e.free_symbols <= args for e in exprs):
             continue
         used |= {x for e in exprs for x in e.free_symbols}
-        values = [printer.doprint(e) for e in exprs]
-        call = f"_need({_js(kind)}, {_js(name)}, {values[0]}"
-        call += f", {_js(check[3])}, {values[1]});" if len(check) > 3 else ");"
-        lines.append(call)
+        lines.append(f"_need({_js(kind)}, {_js(message)}, {', '.join(printer.doprint(e) for e in exprs)});")
     return lines, used
 
 

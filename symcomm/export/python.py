@@ -17,7 +17,9 @@ same grammar.  A bool, None, a list, NaN, ±inf, more than 200 characters, a mag
 nonzero one below 10⁻³⁰, a non-whole value for an integer symbol, or one below its least (N ≥ 2
 for a collective, 1 for other whole numbers, 0 for α, β, ...) raises ``InputError`` (a
 ``ValueError`` defined in the module) with the one line ``symcomm eval`` prints for that value.
-Then the requirements (a power of two, a multiple of N, ...) are checked on exact input.  The one
+Then the requirements (a power of two, a multiple of N, ...) are checked on exact input: each rule
+(:mod:`symcomm.rules`) is a ``_need(kind, message, x, y)`` line, its message the rule's own (``{x}``,
+``{y}`` filled with the values), its kind's test written from :data:`symcomm.rules.KINDS`.  The one
 exception: a parameter the command line also accepts as ``gpus_per_node`` is named ``G`` only.
 
 **numpy** (``numpy=True``, this format's one option).  Float arithmetic, vectorised over
@@ -248,52 +250,44 @@ def _docstring(text: str) -> str:
     return str(text).replace('"""', '\\"\\"\\"')
 
 
-#: the checks of the requirements, raising InputError (a ValueError) with the command line's words
-_CHECK_HELPERS = '''
+def _check_helpers() -> str:
+    """The rules' tests, one function per kind written from :data:`symcomm.rules.KINDS`, and
+    ``_need``, which raises InputError (a ValueError) with the rule's own message, its ``{x}``,
+    ``{y}`` filled as :func:`symcomm.rules.fill` fills them."""
+    from ..rules import KINDS
+
+    tests = "\n".join(f"    {name!r}: lambda x, y: {kind.python}," for name, kind in KINDS.items())
+    return f'''
 
 def _whole(*values):
     """True when every value is exact (int or Fraction): the requirements are checked on exact input."""
     return all(isinstance(v, (int, Fraction)) and not isinstance(v, bool) for v in values)
 
 
-def _need(kind, name, x, other_name=None, y=None):
-    """ValueError with the message `symcomm eval` prints, when (x, y) breaks a requirement."""
-    if kind == "power_of_two" and not (x >= 1 and x == int(x) and int(x) & (int(x) - 1) == 0):
-        raise InputError(f"{name}={x} is not allowed: this algorithm needs {name} to be a power of two (2, 4, 8, ...)")
-    if kind == "multiple" and Fraction(y) % Fraction(x):
-        raise InputError(f"{other_name}={y} is not allowed: it must be a multiple of {name}={x}")
-    if kind == "core_multiple":
-        core = 1 << (int(x).bit_length() - 1)
-        if Fraction(y) % core:
-            raise InputError(f"{other_name}={y} is not allowed: it must be a multiple of 2^⌊log₂{name}⌋={core}")
-    if kind == "at_least" and x < y:
-        raise InputError(f"{name}={x} is not allowed: it must be at least {other_name}={y}")
-    if kind == "equals" and x != y:
-        raise InputError(f"{name}={x} is not allowed: this algorithm needs {name}={y}")
-    if kind == "divisible" and y != 0 and (Fraction(x) / Fraction(y)).denominator != 1:
-        raise InputError(f"{name}={x} must be divisible by {other_name}={y}")
-    if kind == "equal" and x != y:
-        raise InputError(f"{name}={x} must equal {other_name}={y}")
-    if kind == "at_least_value" and x < y:
-        raise InputError(f"{name}={x} must be at least {y}")
-    if kind == "fixed" and x != y:
-        raise InputError(name.format(x=x))
+#: kind -> its test on exact values (symcomm.rules.KINDS)
+_HOLDS = {{
+{tests}
+}}
+
+
+def _need(kind, message, x, y=None):
+    """InputError with the message `symcomm eval` prints ({{x}}, {{y}}: the values) when (x, y) breaks the rule."""
+    if not _HOLDS[kind](x, y):
+        raise InputError(message.replace("{{x}}", str(x)).replace("{{y}}", str(y)))
 '''
 
 
 def _check_lines(f: Formula, printer) -> list[str]:
-    """One line per requirement whose symbols are all arguments of ``f``: checked on exact input."""
+    """One line per rule whose symbols are all arguments of ``f``: checked on exact input."""
     args = {info.symbol for info in f.parameters}
     lines = []
-    for check in f.checks:
-        kind, name, first = check[0], check[1], check[2]
-        exprs = [first] + ([check[4]] if len(check) > 3 else [])
-        if not all(sp.sympify(e).free_symbols <= args for e in exprs):
+    for kind, message, *exprs in f.checks:
+        exprs = [sp.sympify(e) for e in exprs if e is not None]
+        if not all(e.free_symbols <= args for e in exprs):
             continue
-        values = [printer.doprint(sp.sympify(e)) for e in exprs]
-        used = sorted({str(x) for e in exprs for x in sp.sympify(e).free_symbols})
-        call = (f"_need({kind!r}, {name!r}, {values[0]}" +
-                (f", {check[3]!r}, {values[1]})" if len(check) > 3 else ")"))
+        values = ", ".join(printer.doprint(e) for e in exprs)
+        used = sorted({str(x) for e in exprs for x in e.free_symbols})
+        call = f"_need({kind!r}, {message!r}, {values})"
         lines.append(f"    if _whole({', '.join(used)}):\n        {call}" if used else f"    {call}")
     return lines
 
@@ -343,7 +337,7 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
         lines.append("")
     else:
         lines += ["import math", "import re", "import reprlib", "from fractions import Fraction", "",
-                  _HELPERS.strip("\n"), _CHECK_HELPERS.rstrip("\n"), "", "", _input_helpers(), ""]
+                  _HELPERS.strip("\n"), _check_helpers().rstrip("\n"), "", "", _input_helpers(), ""]
     lines.append(f"__all__ = {[f.name for f in chosen]!r}\n")
     return "\n".join(lines) + "\n\n" + "\n\n".join(functions)
 

@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -316,7 +302,7 @@ function _need(kind, name, x, otherName, y) {
  */
 function all_reduce__ring__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -337,7 +323,7 @@ function all_reduce__ring__send(args = {}) {
  */
 function all_reduce__ring__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -358,7 +344,7 @@ function all_reduce__ring__recv(args = {}) {
  */
 function all_reduce__ring__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
@@ -397,7 +383,7 @@ function all_reduce__ring__alpha(args = {}) {
  */
 function all_reduce__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -418,7 +404,7 @@ function all_reduce__ring__beta(args = {}) {
  */
 function all_reduce__ring__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -442,7 +428,7 @@ function all_reduce__ring__gamma(args = {}) {
  */
 function all_reduce__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_mul(2n, _add(-1n, N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
@@ -597,7 +583,7 @@ function all_reduce__flat__time(args = {}) {
  */
 function all_reduce__binomial_tree__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
@@ -618,7 +604,7 @@ function all_reduce__binomial_tree__send(args = {}) {
  */
 function all_reduce__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
@@ -639,7 +625,7 @@ function all_reduce__binomial_tree__recv(args = {}) {
  */
 function all_reduce__binomial_tree__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
@@ -658,7 +644,7 @@ function all_reduce__binomial_tree__total(args = {}) {
  */
 function all_reduce__binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, _ceil_log2(N)));
 }
 
@@ -679,7 +665,7 @@ function all_reduce__binomial_tree__alpha(args = {}) {
  */
 function all_reduce__binomial_tree__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, M, _ceil_log2(N)));
 }
 
@@ -700,7 +686,7 @@ function all_reduce__binomial_tree__beta(args = {}) {
  */
 function all_reduce__binomial_tree__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
@@ -724,7 +710,7 @@ function all_reduce__binomial_tree__gamma(args = {}) {
  */
 function all_reduce__binomial_tree__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return ((_float(_mul(2n, _ceil_log2(N)))*alpha) + (_float(_mul(B_e, M, _ceil_log2(N)))*gamma) + (_float(_mul(2n, B_e, M, _ceil_log2(N)))*beta));
 }
 
@@ -745,7 +731,7 @@ function all_reduce__binomial_tree__time(args = {}) {
  */
 function all_reduce__recursive_doubling__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
@@ -766,7 +752,7 @@ function all_reduce__recursive_doubling__send(args = {}) {
  */
 function all_reduce__recursive_doubling__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
@@ -787,7 +773,7 @@ function all_reduce__recursive_doubling__recv(args = {}) {
  */
 function all_reduce__recursive_doubling__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, N, _log2(N)));
 }
 
@@ -806,7 +792,7 @@ function all_reduce__recursive_doubling__total(args = {}) {
  */
 function all_reduce__recursive_doubling__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_log2(N));
 }
 
@@ -827,7 +813,7 @@ function all_reduce__recursive_doubling__alpha(args = {}) {
  */
 function all_reduce__recursive_doubling__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
@@ -848,7 +834,7 @@ function all_reduce__recursive_doubling__beta(args = {}) {
  */
 function all_reduce__recursive_doubling__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
@@ -872,7 +858,7 @@ function all_reduce__recursive_doubling__gamma(args = {}) {
  */
 function all_reduce__recursive_doubling__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return ((_float(_log2(N))*alpha) + (_float(_mul(B_e, M, _log2(N)))*beta) + (_float(_mul(B_e, M, _log2(N)))*gamma));
 }
 
@@ -1027,8 +1013,8 @@ function all_reduce__recursive_doubling_fold__time(args = {}) {
  */
 function all_reduce__rabenseifner__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1049,8 +1035,8 @@ function all_reduce__rabenseifner__send(args = {}) {
  */
 function all_reduce__rabenseifner__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1071,8 +1057,8 @@ function all_reduce__rabenseifner__recv(args = {}) {
  */
 function all_reduce__rabenseifner__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
@@ -1091,7 +1077,7 @@ function all_reduce__rabenseifner__total(args = {}) {
  */
 function all_reduce__rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, _log2(N)));
 }
 
@@ -1112,8 +1098,8 @@ function all_reduce__rabenseifner__alpha(args = {}) {
  */
 function all_reduce__rabenseifner__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1134,8 +1120,8 @@ function all_reduce__rabenseifner__beta(args = {}) {
  */
 function all_reduce__rabenseifner__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1159,8 +1145,8 @@ function all_reduce__rabenseifner__gamma(args = {}) {
  */
 function all_reduce__rabenseifner__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_mul(2n, _log2(N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
@@ -1181,7 +1167,7 @@ function all_reduce__rabenseifner__time(args = {}) {
  */
 function all_reduce__rabenseifner_fold__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
@@ -1202,7 +1188,7 @@ function all_reduce__rabenseifner_fold__send(args = {}) {
  */
 function all_reduce__rabenseifner_fold__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
@@ -1223,7 +1209,7 @@ function all_reduce__rabenseifner_fold__recv(args = {}) {
  */
 function all_reduce__rabenseifner_fold__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, M, _add(-2n, _mul(2n, N))));
 }
 
@@ -1262,7 +1248,7 @@ function all_reduce__rabenseifner_fold__alpha(args = {}) {
  */
 function all_reduce__rabenseifner_fold__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(2n, _mul(-2n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
@@ -1283,7 +1269,7 @@ function all_reduce__rabenseifner_fold__beta(args = {}) {
  */
 function all_reduce__rabenseifner_fold__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))));
 }
 
@@ -1307,7 +1293,7 @@ function all_reduce__rabenseifner_fold__gamma(args = {}) {
  */
 function all_reduce__rabenseifner_fold__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return ((_float(_mul(2n, _ceil_log2(N)))*alpha) + (_float(_mul(B_e, _add(_mul(M, _add(2n, _mul(-2n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))))*beta) + (_float(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))*gamma));
 }
 
@@ -1451,7 +1437,7 @@ function all_reduce__in_network__time(args = {}) {
  */
 function all_reduce__hierarchical__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1472,7 +1458,7 @@ function all_reduce__hierarchical__send(args = {}) {
  */
 function all_reduce__hierarchical__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1493,7 +1479,7 @@ function all_reduce__hierarchical__recv(args = {}) {
  */
 function all_reduce__hierarchical__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
@@ -1552,7 +1538,7 @@ function all_reduce__hierarchical__beta(args = {}) {
  */
 function all_reduce__hierarchical__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1572,7 +1558,7 @@ function all_reduce__hierarchical__gamma(args = {}) {
  */
 function all_reduce__hierarchical__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "G", G, "N", N);
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   return _out(_mul(-2n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 
@@ -1594,8 +1580,8 @@ function all_reduce__hierarchical__alpha_inter(args = {}) {
  */
 function all_reduce__hierarchical__beta_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "G", G, "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(-2n, B_e, M, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))));
 }
 
@@ -1622,8 +1608,8 @@ function all_reduce__hierarchical__beta_inter(args = {}) {
  */
 function all_reduce__hierarchical__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "G", G, "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_mul(2n, _add(-1n, G)))*alpha) + (_float(_mul(-2n, _pow(G, -1n), _add(G, _mul(-1n, N))))*alpha_inter) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(G, -1n), _add(-1n, G)))*beta) + (_float(_mul(-2n, B_e, M, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))))*beta_inter));
 }
 

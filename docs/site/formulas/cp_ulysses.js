@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -319,7 +305,7 @@ function _need(kind, name, x, otherName, y) {
  */
 function cp_ulysses__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)));
 }
 
@@ -343,7 +329,7 @@ function cp_ulysses__send(args = {}) {
  */
 function cp_ulysses__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)));
 }
 
@@ -367,7 +353,7 @@ function cp_ulysses__recv(args = {}) {
  */
 function cp_ulysses__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -410,7 +396,7 @@ function cp_ulysses__alpha(args = {}) {
  */
 function cp_ulysses__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)));
 }
 
@@ -452,7 +438,7 @@ function cp_ulysses__gamma(args = {}) {
  */
 function cp_ulysses__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return ((_float(_mul(8n, L, _add(-1n, N)))*alpha) + (_float(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)))*beta));
 }
 
@@ -477,7 +463,7 @@ function cp_ulysses__time(args = {}) {
  */
 function cp_ulysses__gqa_1__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -2n), _add(-1n, N)), _mul(4n, L, b, h_kv, s, _pow(N, -2n), _add(-1n, N)))));
 }
 
@@ -502,7 +488,7 @@ function cp_ulysses__gqa_1__send(args = {}) {
  */
 function cp_ulysses__gqa_1__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -2n), _add(-1n, N)), _mul(4n, L, b, h_kv, s, _pow(N, -2n), _add(-1n, N)))));
 }
 
@@ -527,7 +513,7 @@ function cp_ulysses__gqa_1__recv(args = {}) {
  */
 function cp_ulysses__gqa_1__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -1n), _add(-1n, N)), _mul(4n, L, b, h_kv, s, _pow(N, -1n), _add(-1n, N)))));
 }
 
@@ -571,7 +557,7 @@ function cp_ulysses__gqa_1__alpha(args = {}) {
  */
 function cp_ulysses__gqa_1__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -2n), _add(-1n, N)), _mul(4n, L, b, h_kv, s, _pow(N, -2n), _add(-1n, N)))));
 }
 
@@ -614,7 +600,7 @@ function cp_ulysses__gqa_1__gamma(args = {}) {
  */
 function cp_ulysses__gqa_1__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return ((_float(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -2n), _add(-1n, N)), _mul(4n, L, b, h_kv, s, _pow(N, -2n), _add(-1n, N)))))*beta) + (_float(_mul(8n, L, _add(-1n, N)))*alpha));
 }
 

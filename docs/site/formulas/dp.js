@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -598,6 +584,7 @@ function dp__algorithm_flat__time(args = {}) {
  */
 function dp__algorithm_binomial_tree__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_max(_mul(B_e, Phi, _ceil_log2(N)), _mul(B_e, Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
@@ -618,6 +605,7 @@ function dp__algorithm_binomial_tree__send(args = {}) {
  */
 function dp__algorithm_binomial_tree__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_max(_mul(B_e, Phi, _ceil_log2(N)), _mul(B_e, Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
@@ -638,6 +626,7 @@ function dp__algorithm_binomial_tree__recv(args = {}) {
  */
 function dp__algorithm_binomial_tree__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _add(-1n, N)));
 }
 
@@ -656,6 +645,7 @@ function dp__algorithm_binomial_tree__total(args = {}) {
  */
 function dp__algorithm_binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, _ceil_log2(N)));
 }
 
@@ -676,6 +666,7 @@ function dp__algorithm_binomial_tree__alpha(args = {}) {
  */
 function dp__algorithm_binomial_tree__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _ceil_log2(N)));
 }
 
@@ -696,6 +687,7 @@ function dp__algorithm_binomial_tree__beta(args = {}) {
  */
 function dp__algorithm_binomial_tree__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _ceil_log2(N)));
 }
 
@@ -719,6 +711,7 @@ function dp__algorithm_binomial_tree__gamma(args = {}) {
  */
 function dp__algorithm_binomial_tree__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return ((_float(_mul(2n, _ceil_log2(N)))*alpha) + (_float(_mul(B_e, Phi, _ceil_log2(N)))*gamma) + (_float(_mul(2n, B_e, Phi, _ceil_log2(N)))*beta));
 }
 
@@ -739,6 +732,7 @@ function dp__algorithm_binomial_tree__time(args = {}) {
  */
 function dp__algorithm_recursive_doubling__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _log2(N)));
 }
 
@@ -759,6 +753,7 @@ function dp__algorithm_recursive_doubling__send(args = {}) {
  */
 function dp__algorithm_recursive_doubling__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _log2(N)));
 }
 
@@ -779,6 +774,7 @@ function dp__algorithm_recursive_doubling__recv(args = {}) {
  */
 function dp__algorithm_recursive_doubling__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, N, Phi, _log2(N)));
 }
 
@@ -797,6 +793,7 @@ function dp__algorithm_recursive_doubling__total(args = {}) {
  */
 function dp__algorithm_recursive_doubling__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_log2(N));
 }
 
@@ -817,6 +814,7 @@ function dp__algorithm_recursive_doubling__alpha(args = {}) {
  */
 function dp__algorithm_recursive_doubling__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _log2(N)));
 }
 
@@ -837,6 +835,7 @@ function dp__algorithm_recursive_doubling__beta(args = {}) {
  */
 function dp__algorithm_recursive_doubling__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _log2(N)));
 }
 
@@ -860,6 +859,7 @@ function dp__algorithm_recursive_doubling__gamma(args = {}) {
  */
 function dp__algorithm_recursive_doubling__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return ((_float(_log2(N))*alpha) + (_float(_mul(B_e, Phi, _log2(N)))*beta) + (_float(_mul(B_e, Phi, _log2(N)))*gamma));
 }
 
@@ -1021,6 +1021,7 @@ function dp__algorithm_recursive_doubling_fold__time(args = {}) {
  */
 function dp__algorithm_rabenseifner__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1041,6 +1042,7 @@ function dp__algorithm_rabenseifner__send(args = {}) {
  */
 function dp__algorithm_rabenseifner__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1061,6 +1063,7 @@ function dp__algorithm_rabenseifner__recv(args = {}) {
  */
 function dp__algorithm_rabenseifner__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _add(-1n, N)));
 }
 
@@ -1079,6 +1082,7 @@ function dp__algorithm_rabenseifner__total(args = {}) {
  */
 function dp__algorithm_rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, _log2(N)));
 }
 
@@ -1099,6 +1103,7 @@ function dp__algorithm_rabenseifner__alpha(args = {}) {
  */
 function dp__algorithm_rabenseifner__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1119,6 +1124,7 @@ function dp__algorithm_rabenseifner__beta(args = {}) {
  */
 function dp__algorithm_rabenseifner__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1142,6 +1148,7 @@ function dp__algorithm_rabenseifner__gamma(args = {}) {
  */
 function dp__algorithm_rabenseifner__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return ((_float(_mul(2n, _log2(N)))*alpha) + (_float(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 

@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -316,7 +302,7 @@ function _need(kind, name, x, otherName, y) {
  */
 function hsdp__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))), _mul(3n, Phi, _pow(G, -1n), _add(-1n, G)))));
 }
 
@@ -337,7 +323,7 @@ function hsdp__send(args = {}) {
  */
 function hsdp__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))), _mul(3n, Phi, _pow(G, -1n), _add(-1n, G)))));
 }
 
@@ -358,7 +344,7 @@ function hsdp__recv(args = {}) {
  */
 function hsdp__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _add(-1n, _mul(N, _pow(G, -1n)))), _mul(3n, N, Phi, _pow(G, -1n), _add(-1n, G)))));
 }
 
@@ -415,7 +401,7 @@ function hsdp__beta(args = {}) {
  */
 function hsdp__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(G, -1n), _add(-1n, G)), _mul(Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))))));
 }
 
@@ -434,7 +420,7 @@ function hsdp__gamma(args = {}) {
  */
 function hsdp__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_add(-2n, _mul(2n, N, _pow(G, -1n))));
 }
 
@@ -455,7 +441,7 @@ function hsdp__alpha_inter(args = {}) {
  */
 function hsdp__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))));
 }
 
@@ -481,7 +467,7 @@ function hsdp__beta_inter(args = {}) {
  */
 function hsdp__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "N", N, "G", G);
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return ((_float(_add(-3n, _mul(3n, G)))*alpha) + (_float(_add(-2n, _mul(2n, N, _pow(G, -1n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(Phi, _pow(G, -1n), _add(-1n, G)), _mul(Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))))))*gamma) + (_float(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))))*beta_inter) + (_float(_mul(3n, B_e, Phi, _pow(G, -1n), _add(-1n, G)))*beta));
 }
 

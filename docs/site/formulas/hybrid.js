@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -323,9 +309,9 @@ function _need(kind, name, x, otherName, y) {
  */
 function hybrid__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -353,9 +339,9 @@ function hybrid__send(args = {}) {
  */
 function hybrid__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -383,9 +369,9 @@ function hybrid__recv(args = {}) {
  */
 function hybrid__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -410,7 +396,7 @@ function hybrid__total(args = {}) {
  */
 function hybrid__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -439,9 +425,9 @@ function hybrid__alpha(args = {}) {
  */
 function hybrid__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -469,9 +455,9 @@ function hybrid__beta(args = {}) {
  */
 function hybrid__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -496,7 +482,7 @@ function hybrid__gamma(args = {}) {
  */
 function hybrid__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -525,9 +511,9 @@ function hybrid__alpha_inter(args = {}) {
  */
 function hybrid__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -562,10 +548,10 @@ function hybrid__beta_inter(args = {}) {
  */
 function hybrid__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -633,9 +619,9 @@ function hybrid__gpus(args = {}) {
  */
 function hybrid__zero_0__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(8n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -663,9 +649,9 @@ function hybrid__zero_0__send(args = {}) {
  */
 function hybrid__zero_0__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(8n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -693,9 +679,9 @@ function hybrid__zero_0__recv(args = {}) {
  */
 function hybrid__zero_0__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(8n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -720,7 +706,7 @@ function hybrid__zero_0__total(args = {}) {
  */
 function hybrid__zero_0__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-2n, _mul(2n, c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -749,9 +735,9 @@ function hybrid__zero_0__alpha(args = {}) {
  */
 function hybrid__zero_0__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -779,9 +765,9 @@ function hybrid__zero_0__beta(args = {}) {
  */
 function hybrid__zero_0__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -806,7 +792,7 @@ function hybrid__zero_0__gamma(args = {}) {
  */
 function hybrid__zero_0__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-2n, _mul(2n, c, d))) : (0n))));
 }
 
@@ -835,9 +821,9 @@ function hybrid__zero_0__alpha_inter(args = {}) {
  */
 function hybrid__zero_0__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -872,10 +858,10 @@ function hybrid__zero_0__beta_inter(args = {}) {
  */
 function hybrid__zero_0__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-2n, _mul(2n, c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-2n, _mul(2n, c, d))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -943,9 +929,9 @@ function hybrid__zero_0__gpus(args = {}) {
  */
 function hybrid__framework_deepspeed__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -973,9 +959,9 @@ function hybrid__framework_deepspeed__send(args = {}) {
  */
 function hybrid__framework_deepspeed__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1003,9 +989,9 @@ function hybrid__framework_deepspeed__recv(args = {}) {
  */
 function hybrid__framework_deepspeed__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -1030,7 +1016,7 @@ function hybrid__framework_deepspeed__total(args = {}) {
  */
 function hybrid__framework_deepspeed__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -1059,9 +1045,9 @@ function hybrid__framework_deepspeed__alpha(args = {}) {
  */
 function hybrid__framework_deepspeed__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -1089,9 +1075,9 @@ function hybrid__framework_deepspeed__beta(args = {}) {
  */
 function hybrid__framework_deepspeed__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1116,7 +1102,7 @@ function hybrid__framework_deepspeed__gamma(args = {}) {
  */
 function hybrid__framework_deepspeed__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -1145,9 +1131,9 @@ function hybrid__framework_deepspeed__alpha_inter(args = {}) {
  */
 function hybrid__framework_deepspeed__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -1182,10 +1168,10 @@ function hybrid__framework_deepspeed__beta_inter(args = {}) {
  */
 function hybrid__framework_deepspeed__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -1253,9 +1239,9 @@ function hybrid__framework_deepspeed__gpus(args = {}) {
  */
 function hybrid__grad_reduce_per_step__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1283,9 +1269,9 @@ function hybrid__grad_reduce_per_step__send(args = {}) {
  */
 function hybrid__grad_reduce_per_step__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1313,9 +1299,9 @@ function hybrid__grad_reduce_per_step__recv(args = {}) {
  */
 function hybrid__grad_reduce_per_step__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -1340,7 +1326,7 @@ function hybrid__grad_reduce_per_step__total(args = {}) {
  */
 function hybrid__grad_reduce_per_step__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -1369,9 +1355,9 @@ function hybrid__grad_reduce_per_step__alpha(args = {}) {
  */
 function hybrid__grad_reduce_per_step__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -1399,9 +1385,9 @@ function hybrid__grad_reduce_per_step__beta(args = {}) {
  */
 function hybrid__grad_reduce_per_step__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1426,7 +1412,7 @@ function hybrid__grad_reduce_per_step__gamma(args = {}) {
  */
 function hybrid__grad_reduce_per_step__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -1455,9 +1441,9 @@ function hybrid__grad_reduce_per_step__alpha_inter(args = {}) {
  */
 function hybrid__grad_reduce_per_step__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -1492,10 +1478,10 @@ function hybrid__grad_reduce_per_step__beta_inter(args = {}) {
  */
 function hybrid__grad_reduce_per_step__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -1564,10 +1550,10 @@ function hybrid__grad_reduce_per_step__gpus(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, m, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1596,10 +1582,10 @@ function hybrid__grad_reduce_per_micro_batch__send(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, m, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1628,10 +1614,10 @@ function hybrid__grad_reduce_per_micro_batch__recv(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, m, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -1656,7 +1642,7 @@ function hybrid__grad_reduce_per_micro_batch__total(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(m, _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -1686,10 +1672,10 @@ function hybrid__grad_reduce_per_micro_batch__alpha(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, m, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -1718,10 +1704,10 @@ function hybrid__grad_reduce_per_micro_batch__beta(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, m, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1746,7 +1732,7 @@ function hybrid__grad_reduce_per_micro_batch__gamma(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(m, _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))));
 }
 
@@ -1776,10 +1762,10 @@ function hybrid__grad_reduce_per_micro_batch__alpha_inter(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, m, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -1814,10 +1800,10 @@ function hybrid__grad_reduce_per_micro_batch__beta_inter(args = {}) {
  */
 function hybrid__grad_reduce_per_micro_batch__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(m, _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(m, _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, m, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, m, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, m, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -1885,9 +1871,9 @@ function hybrid__grad_reduce_per_micro_batch__gpus(args = {}) {
  */
 function hybrid__grad_dtype_fp32__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1915,9 +1901,9 @@ function hybrid__grad_dtype_fp32__send(args = {}) {
  */
 function hybrid__grad_dtype_fp32__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -1945,9 +1931,9 @@ function hybrid__grad_dtype_fp32__recv(args = {}) {
  */
 function hybrid__grad_dtype_fp32__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -1972,7 +1958,7 @@ function hybrid__grad_dtype_fp32__total(args = {}) {
  */
 function hybrid__grad_dtype_fp32__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -2001,9 +1987,9 @@ function hybrid__grad_dtype_fp32__alpha(args = {}) {
  */
 function hybrid__grad_dtype_fp32__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -2031,9 +2017,9 @@ function hybrid__grad_dtype_fp32__beta(args = {}) {
  */
 function hybrid__grad_dtype_fp32__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2058,7 +2044,7 @@ function hybrid__grad_dtype_fp32__gamma(args = {}) {
  */
 function hybrid__grad_dtype_fp32__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -2087,9 +2073,9 @@ function hybrid__grad_dtype_fp32__alpha_inter(args = {}) {
  */
 function hybrid__grad_dtype_fp32__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -2124,10 +2110,10 @@ function hybrid__grad_dtype_fp32__beta_inter(args = {}) {
  */
 function hybrid__grad_dtype_fp32__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -2195,9 +2181,9 @@ function hybrid__grad_dtype_fp32__gpus(args = {}) {
  */
 function hybrid__grad_dtype_same__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2225,9 +2211,9 @@ function hybrid__grad_dtype_same__send(args = {}) {
  */
 function hybrid__grad_dtype_same__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2255,9 +2241,9 @@ function hybrid__grad_dtype_same__recv(args = {}) {
  */
 function hybrid__grad_dtype_same__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -2282,7 +2268,7 @@ function hybrid__grad_dtype_same__total(args = {}) {
  */
 function hybrid__grad_dtype_same__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -2311,9 +2297,9 @@ function hybrid__grad_dtype_same__alpha(args = {}) {
  */
 function hybrid__grad_dtype_same__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -2341,9 +2327,9 @@ function hybrid__grad_dtype_same__beta(args = {}) {
  */
 function hybrid__grad_dtype_same__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2368,7 +2354,7 @@ function hybrid__grad_dtype_same__gamma(args = {}) {
  */
 function hybrid__grad_dtype_same__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -2397,9 +2383,9 @@ function hybrid__grad_dtype_same__alpha_inter(args = {}) {
  */
 function hybrid__grad_dtype_same__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -2434,10 +2420,10 @@ function hybrid__grad_dtype_same__beta_inter(args = {}) {
  */
 function hybrid__grad_dtype_same__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -2505,9 +2491,9 @@ function hybrid__grad_dtype_same__gpus(args = {}) {
  */
 function hybrid__reshard_after_forward_0__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2535,9 +2521,9 @@ function hybrid__reshard_after_forward_0__send(args = {}) {
  */
 function hybrid__reshard_after_forward_0__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2565,9 +2551,9 @@ function hybrid__reshard_after_forward_0__recv(args = {}) {
  */
 function hybrid__reshard_after_forward_0__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -2592,7 +2578,7 @@ function hybrid__reshard_after_forward_0__total(args = {}) {
  */
 function hybrid__reshard_after_forward_0__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -2621,9 +2607,9 @@ function hybrid__reshard_after_forward_0__alpha(args = {}) {
  */
 function hybrid__reshard_after_forward_0__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -2651,9 +2637,9 @@ function hybrid__reshard_after_forward_0__beta(args = {}) {
  */
 function hybrid__reshard_after_forward_0__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2678,7 +2664,7 @@ function hybrid__reshard_after_forward_0__gamma(args = {}) {
  */
 function hybrid__reshard_after_forward_0__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -2707,9 +2693,9 @@ function hybrid__reshard_after_forward_0__alpha_inter(args = {}) {
  */
 function hybrid__reshard_after_forward_0__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -2744,10 +2730,10 @@ function hybrid__reshard_after_forward_0__beta_inter(args = {}) {
  */
 function hybrid__reshard_after_forward_0__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -2815,9 +2801,9 @@ function hybrid__reshard_after_forward_0__gpus(args = {}) {
  */
 function hybrid__reshard_after_forward_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2845,9 +2831,9 @@ function hybrid__reshard_after_forward_1__send(args = {}) {
  */
 function hybrid__reshard_after_forward_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2875,9 +2861,9 @@ function hybrid__reshard_after_forward_1__recv(args = {}) {
  */
 function hybrid__reshard_after_forward_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -2902,7 +2888,7 @@ function hybrid__reshard_after_forward_1__total(args = {}) {
  */
 function hybrid__reshard_after_forward_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -2931,9 +2917,9 @@ function hybrid__reshard_after_forward_1__alpha(args = {}) {
  */
 function hybrid__reshard_after_forward_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -2961,9 +2947,9 @@ function hybrid__reshard_after_forward_1__beta(args = {}) {
  */
 function hybrid__reshard_after_forward_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -2988,7 +2974,7 @@ function hybrid__reshard_after_forward_1__gamma(args = {}) {
  */
 function hybrid__reshard_after_forward_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -3017,9 +3003,9 @@ function hybrid__reshard_after_forward_1__alpha_inter(args = {}) {
  */
 function hybrid__reshard_after_forward_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -3054,10 +3040,10 @@ function hybrid__reshard_after_forward_1__beta_inter(args = {}) {
  */
 function hybrid__reshard_after_forward_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -3125,9 +3111,9 @@ function hybrid__reshard_after_forward_1__gpus(args = {}) {
  */
 function hybrid__sp_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(10n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3155,9 +3141,9 @@ function hybrid__sp_1__send(args = {}) {
  */
 function hybrid__sp_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(10n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3185,9 +3171,9 @@ function hybrid__sp_1__recv(args = {}) {
  */
 function hybrid__sp_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(10n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -3212,7 +3198,7 @@ function hybrid__sp_1__total(args = {}) {
  */
 function hybrid__sp_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(5n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, t))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -3241,9 +3227,9 @@ function hybrid__sp_1__alpha(args = {}) {
  */
 function hybrid__sp_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(5n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -3271,9 +3257,9 @@ function hybrid__sp_1__beta(args = {}) {
  */
 function hybrid__sp_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3298,7 +3284,7 @@ function hybrid__sp_1__gamma(args = {}) {
  */
 function hybrid__sp_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(5n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, t))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -3327,9 +3313,9 @@ function hybrid__sp_1__alpha_inter(args = {}) {
  */
 function hybrid__sp_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(5n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -3364,10 +3350,10 @@ function hybrid__sp_1__beta_inter(args = {}) {
  */
 function hybrid__sp_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(5n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, t))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(5n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, t))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(5n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(5n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -3435,9 +3421,9 @@ function hybrid__sp_1__gpus(args = {}) {
  */
 function hybrid__sp_regather_0__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3465,9 +3451,9 @@ function hybrid__sp_regather_0__send(args = {}) {
  */
 function hybrid__sp_regather_0__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3495,9 +3481,9 @@ function hybrid__sp_regather_0__recv(args = {}) {
  */
 function hybrid__sp_regather_0__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -3522,7 +3508,7 @@ function hybrid__sp_regather_0__total(args = {}) {
  */
 function hybrid__sp_regather_0__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -3551,9 +3537,9 @@ function hybrid__sp_regather_0__alpha(args = {}) {
  */
 function hybrid__sp_regather_0__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -3581,9 +3567,9 @@ function hybrid__sp_regather_0__beta(args = {}) {
  */
 function hybrid__sp_regather_0__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3608,7 +3594,7 @@ function hybrid__sp_regather_0__gamma(args = {}) {
  */
 function hybrid__sp_regather_0__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -3637,9 +3623,9 @@ function hybrid__sp_regather_0__alpha_inter(args = {}) {
  */
 function hybrid__sp_regather_0__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -3674,10 +3660,10 @@ function hybrid__sp_regather_0__beta_inter(args = {}) {
  */
 function hybrid__sp_regather_0__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -3745,9 +3731,9 @@ function hybrid__sp_regather_0__gpus(args = {}) {
  */
 function hybrid__sp_regather_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3775,9 +3761,9 @@ function hybrid__sp_regather_1__send(args = {}) {
  */
 function hybrid__sp_regather_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3805,9 +3791,9 @@ function hybrid__sp_regather_1__recv(args = {}) {
  */
 function hybrid__sp_regather_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -3832,7 +3818,7 @@ function hybrid__sp_regather_1__total(args = {}) {
  */
 function hybrid__sp_regather_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -3861,9 +3847,9 @@ function hybrid__sp_regather_1__alpha(args = {}) {
  */
 function hybrid__sp_regather_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -3891,9 +3877,9 @@ function hybrid__sp_regather_1__beta(args = {}) {
  */
 function hybrid__sp_regather_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -3918,7 +3904,7 @@ function hybrid__sp_regather_1__gamma(args = {}) {
  */
 function hybrid__sp_regather_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -3947,9 +3933,9 @@ function hybrid__sp_regather_1__alpha_inter(args = {}) {
  */
 function hybrid__sp_regather_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -3984,10 +3970,10 @@ function hybrid__sp_regather_1__beta_inter(args = {}) {
  */
 function hybrid__sp_regather_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -4055,9 +4041,9 @@ function hybrid__sp_regather_1__gpus(args = {}) {
  */
 function hybrid__recompute_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(12n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4085,9 +4071,9 @@ function hybrid__recompute_1__send(args = {}) {
  */
 function hybrid__recompute_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(12n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4115,9 +4101,9 @@ function hybrid__recompute_1__recv(args = {}) {
  */
 function hybrid__recompute_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(8n, L, b, h, s, _add(-1n, c)), _mul(12n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -4142,7 +4128,7 @@ function hybrid__recompute_1__total(args = {}) {
  */
 function hybrid__recompute_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -4171,9 +4157,9 @@ function hybrid__recompute_1__alpha(args = {}) {
  */
 function hybrid__recompute_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(3n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -4201,9 +4187,9 @@ function hybrid__recompute_1__beta(args = {}) {
  */
 function hybrid__recompute_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4228,7 +4214,7 @@ function hybrid__recompute_1__gamma(args = {}) {
  */
 function hybrid__recompute_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -4257,9 +4243,9 @@ function hybrid__recompute_1__alpha_inter(args = {}) {
  */
 function hybrid__recompute_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(3n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -4294,10 +4280,10 @@ function hybrid__recompute_1__beta_inter(args = {}) {
  */
 function hybrid__recompute_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(3n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(3n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(4n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -4365,9 +4351,9 @@ function hybrid__recompute_1__gpus(args = {}) {
  */
 function hybrid__schedule_gpipe__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4395,9 +4381,9 @@ function hybrid__schedule_gpipe__send(args = {}) {
  */
 function hybrid__schedule_gpipe__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4425,9 +4411,9 @@ function hybrid__schedule_gpipe__recv(args = {}) {
  */
 function hybrid__schedule_gpipe__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -4452,7 +4438,7 @@ function hybrid__schedule_gpipe__total(args = {}) {
  */
 function hybrid__schedule_gpipe__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -4481,9 +4467,9 @@ function hybrid__schedule_gpipe__alpha(args = {}) {
  */
 function hybrid__schedule_gpipe__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -4511,9 +4497,9 @@ function hybrid__schedule_gpipe__beta(args = {}) {
  */
 function hybrid__schedule_gpipe__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4538,7 +4524,7 @@ function hybrid__schedule_gpipe__gamma(args = {}) {
  */
 function hybrid__schedule_gpipe__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -4567,9 +4553,9 @@ function hybrid__schedule_gpipe__alpha_inter(args = {}) {
  */
 function hybrid__schedule_gpipe__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -4604,10 +4590,10 @@ function hybrid__schedule_gpipe__beta_inter(args = {}) {
  */
 function hybrid__schedule_gpipe__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -4676,11 +4662,11 @@ function hybrid__schedule_gpipe__gpus(args = {}) {
  */
 function hybrid__schedule_interleaved__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4709,11 +4695,11 @@ function hybrid__schedule_interleaved__send(args = {}) {
  */
 function hybrid__schedule_interleaved__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4742,11 +4728,11 @@ function hybrid__schedule_interleaved__recv(args = {}) {
  */
 function hybrid__schedule_interleaved__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, _mul(p, v))), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -4772,10 +4758,10 @@ function hybrid__schedule_interleaved__total(args = {}) {
  */
 function hybrid__schedule_interleaved__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("divisible", "m", m, "p", p);
-  _need("at_least_value", "p", p, "2", 2n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("divides", "m={y} must be divisible by p={x}", p, m);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))))));
 }
 
@@ -4805,11 +4791,11 @@ function hybrid__schedule_interleaved__alpha(args = {}) {
  */
 function hybrid__schedule_interleaved__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))))));
 }
 
@@ -4837,10 +4823,10 @@ function hybrid__schedule_interleaved__beta(args = {}) {
  */
 function hybrid__schedule_interleaved__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -4866,10 +4852,10 @@ function hybrid__schedule_interleaved__gamma(args = {}) {
  */
 function hybrid__schedule_interleaved__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("divisible", "m", m, "p", p);
-  _need("at_least_value", "p", p, "2", 2n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("divides", "m={y} must be divisible by p={x}", p, m);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n))));
 }
 
@@ -4899,11 +4885,11 @@ function hybrid__schedule_interleaved__alpha_inter(args = {}) {
  */
 function hybrid__schedule_interleaved__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n)))));
 }
 
@@ -4939,13 +4925,13 @@ function hybrid__schedule_interleaved__beta_inter(args = {}) {
  */
 function hybrid__schedule_interleaved__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "L", L, "p*v", _mul(p, v));
-  _need("divisible", "m", m, "p", p);
-  _need("at_least_value", "p", p, "2", 2n);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "L={y} must be divisible by p*v={x}", _mul(p, v), L);
+  _need("divides", "m={y} must be divisible by p={x}", p, m);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, v, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, v, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -4966,8 +4952,8 @@ function hybrid__schedule_interleaved__time(args = {}) {
  */
 function hybrid__schedule_interleaved__bubble_fraction(args = {}) {
   const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "m", m, "p", p);
-  _need("at_least_value", "p", p, "2", 2n);
+  _need("divides", "m={y} must be divisible by p={x}", p, m);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
   return _out(_mul(_pow(m, -1n), _pow(v, -1n), _add(-1n, p)));
 }
 
@@ -4989,7 +4975,7 @@ function hybrid__schedule_interleaved__bubble_fraction(args = {}) {
  */
 function hybrid__schedule_interleaved__gpus(args = {}) {
   const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("at_least_value", "p", p, "2", 2n);
+  _need("at_least", "p={x} must be at least {y}", p, 2n);
   return _out(_mul(c, d, p, t));
 }
 
@@ -5017,9 +5003,9 @@ function hybrid__schedule_interleaved__gpus(args = {}) {
  */
 function hybrid__scatter_gather_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -5047,9 +5033,9 @@ function hybrid__scatter_gather_1__send(args = {}) {
  */
 function hybrid__scatter_gather_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -5077,9 +5063,9 @@ function hybrid__scatter_gather_1__recv(args = {}) {
  */
 function hybrid__scatter_gather_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _add(-1n, p)), _mul(2n, b, h, s, _add(-1n, p), _add(-1n, t)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -5104,7 +5090,7 @@ function hybrid__scatter_gather_1__total(args = {}) {
  */
 function hybrid__scatter_gather_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))), _mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -5133,9 +5119,9 @@ function hybrid__scatter_gather_1__alpha(args = {}) {
  */
 function hybrid__scatter_gather_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))), _mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -5163,9 +5149,9 @@ function hybrid__scatter_gather_1__beta(args = {}) {
  */
 function hybrid__scatter_gather_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -5190,7 +5176,7 @@ function hybrid__scatter_gather_1__gamma(args = {}) {
  */
 function hybrid__scatter_gather_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -5219,9 +5205,9 @@ function hybrid__scatter_gather_1__alpha_inter(args = {}) {
  */
 function hybrid__scatter_gather_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -5256,10 +5242,10 @@ function hybrid__scatter_gather_1__beta_inter(args = {}) {
  */
 function hybrid__scatter_gather_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))), _mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))), _mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -5327,9 +5313,9 @@ function hybrid__scatter_gather_1__gpus(args = {}) {
  */
 function hybrid__cp_ulysses__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)), _mul(8n, L, b, h, s, _pow(c, -2n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))));
 }
 
@@ -5357,9 +5343,9 @@ function hybrid__cp_ulysses__send(args = {}) {
  */
 function hybrid__cp_ulysses__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)), _mul(8n, L, b, h, s, _pow(c, -2n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))));
 }
 
@@ -5387,9 +5373,9 @@ function hybrid__cp_ulysses__recv(args = {}) {
  */
 function hybrid__cp_ulysses__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(8n, L, b, h, s, _add(-1n, t)), _mul(8n, L, b, h, s, _pow(c, -1n), _add(-1n, c)))));
 }
 
@@ -5414,7 +5400,7 @@ function hybrid__cp_ulysses__total(args = {}) {
  */
 function hybrid__cp_ulysses__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -5443,9 +5429,9 @@ function hybrid__cp_ulysses__alpha(args = {}) {
  */
 function hybrid__cp_ulysses__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(L, b, h, s, _pow(c, -2n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -5473,9 +5459,9 @@ function hybrid__cp_ulysses__beta(args = {}) {
  */
 function hybrid__cp_ulysses__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -5500,7 +5486,7 @@ function hybrid__cp_ulysses__gamma(args = {}) {
  */
 function hybrid__cp_ulysses__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -5529,9 +5515,9 @@ function hybrid__cp_ulysses__alpha_inter(args = {}) {
  */
 function hybrid__cp_ulysses__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(L, b, h, s, _pow(c, -2n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -5566,10 +5552,10 @@ function hybrid__cp_ulysses__beta_inter(args = {}) {
  */
 function hybrid__cp_ulysses__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(L, b, h, s, _pow(c, -2n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(8n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(L, b, h, s, _pow(c, -2n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -5637,9 +5623,9 @@ function hybrid__cp_ulysses__gpus(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n))))));
 }
 
@@ -5667,9 +5653,9 @@ function hybrid__cp_ring_flash_attn__send(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n))))));
 }
 
@@ -5697,9 +5683,9 @@ function hybrid__cp_ring_flash_attn__recv(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(4n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(B_e, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n))))));
 }
 
@@ -5724,7 +5710,7 @@ function hybrid__cp_ring_flash_attn__total(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -5753,9 +5739,9 @@ function hybrid__cp_ring_flash_attn__alpha(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(2n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -5783,9 +5769,9 @@ function hybrid__cp_ring_flash_attn__beta(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))));
 }
 
@@ -5810,7 +5796,7 @@ function hybrid__cp_ring_flash_attn__gamma(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))) : (0n))));
 }
 
@@ -5839,9 +5825,9 @@ function hybrid__cp_ring_flash_attn__alpha_inter(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -5876,10 +5862,10 @@ function hybrid__cp_ring_flash_attn__beta_inter(args = {}) {
  */
 function hybrid__cp_ring_flash_attn__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(2n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), (((_cmp(c, 1n) === 0)) ? (0n) : (1n)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))))*gamma));
 }
 
@@ -5948,9 +5934,9 @@ function hybrid__cp_ring_flash_attn__gpus(args = {}) {
  */
 function hybrid__gqa_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -5979,9 +5965,9 @@ function hybrid__gqa_1__send(args = {}) {
  */
 function hybrid__gqa_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -6010,9 +5996,9 @@ function hybrid__gqa_1__recv(args = {}) {
  */
 function hybrid__gqa_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h_kv, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -6037,7 +6023,7 @@ function hybrid__gqa_1__total(args = {}) {
  */
 function hybrid__gqa_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -6067,9 +6053,9 @@ function hybrid__gqa_1__alpha(args = {}) {
  */
 function hybrid__gqa_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -6098,9 +6084,9 @@ function hybrid__gqa_1__beta(args = {}) {
  */
 function hybrid__gqa_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -6125,7 +6111,7 @@ function hybrid__gqa_1__gamma(args = {}) {
  */
 function hybrid__gqa_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -6155,9 +6141,9 @@ function hybrid__gqa_1__alpha_inter(args = {}) {
  */
 function hybrid__gqa_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -6193,10 +6179,10 @@ function hybrid__gqa_1__beta_inter(args = {}) {
  */
 function hybrid__gqa_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), h_kv = _exact(args, "h_kv", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h_kv, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -6268,11 +6254,11 @@ function hybrid__gqa_1__gpus(args = {}) {
  */
 function hybrid__moe_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_mul(B_e, _add(_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi_E, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(4n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n)))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L_moe, b, h, k, s, _pow(c, -1n), _pow(d, -1n), _pow(e, -1n), _pow(p, -1n), _add(-1n, e)))));
 }
 
@@ -6304,11 +6290,11 @@ function hybrid__moe_1__send(args = {}) {
  */
 function hybrid__moe_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_mul(B_e, _add(_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi_E, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(4n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n)))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L_moe, b, h, k, s, _pow(c, -1n), _pow(d, -1n), _pow(e, -1n), _pow(p, -1n), _add(-1n, e)))));
 }
 
@@ -6340,11 +6326,11 @@ function hybrid__moe_1__recv(args = {}) {
  */
 function hybrid__moe_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_mul(B_e, _add(_mul(Phi_E, _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(_add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(4n, Phi_E, _pow(B_e, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(4n, _pow(B_e, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(4n, b, h, p, s, _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n)))), _mul(4n, L_moe, b, h, k, s, t, _pow(e, -1n), _add(-1n, e)))));
 }
 
@@ -6371,9 +6357,9 @@ function hybrid__moe_1__total(args = {}) {
  */
 function hybrid__moe_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d, _pow(e, -1n)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (0n) : (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -6406,11 +6392,11 @@ function hybrid__moe_1__alpha(args = {}) {
  */
 function hybrid__moe_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (0n) : (_mul(L_moe, b, h, k, s, _pow(c, -1n), _pow(d, -1n), _pow(e, -1n), _pow(p, -1n), _add(-1n, e))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n))))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -6441,11 +6427,11 @@ function hybrid__moe_1__beta(args = {}) {
  */
 function hybrid__moe_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_mul(B_e, _add(_mul(4n, Phi_E, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n)))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))));
 }
 
@@ -6472,9 +6458,9 @@ function hybrid__moe_1__gamma(args = {}) {
  */
 function hybrid__moe_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d, _pow(e, -1n)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -6507,11 +6493,11 @@ function hybrid__moe_1__alpha_inter(args = {}) {
  */
 function hybrid__moe_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, b, h, k, s, _pow(c, -1n), _pow(d, -1n), _pow(e, -1n), _pow(p, -1n), _add(-1n, e))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n))))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n))))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E)))) : (0n)))));
 }
 
@@ -6550,12 +6536,12 @@ function hybrid__moe_1__beta_inter(args = {}) {
  */
 function hybrid__moe_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
-  _need("divisible", "d*c", _mul(c, d), "e", e);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d, _pow(e, -1n)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (0n) : (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d, _pow(e, -1n)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (0n) : (_mul(L_moe, b, h, k, s, _pow(c, -1n), _pow(d, -1n), _pow(e, -1n), _pow(p, -1n), _add(-1n, e))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n))))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, b, h, k, s, _pow(c, -1n), _pow(d, -1n), _pow(e, -1n), _pow(p, -1n), _add(-1n, e))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n))))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi_E, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n))))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E)))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi_E, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n)))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))))*gamma));
 }
 
@@ -6596,7 +6582,7 @@ function hybrid__moe_1__bubble_fraction(args = {}) {
  */
 function hybrid__moe_1__gpus(args = {}) {
   const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("fixed", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, "", 1n);
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
   return _out(_mul(c, d, p, t));
 }
 
@@ -6625,9 +6611,9 @@ function hybrid__moe_1__gpus(args = {}) {
  */
 function hybrid__embeddings_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -6656,9 +6642,9 @@ function hybrid__embeddings_1__send(args = {}) {
  */
 function hybrid__embeddings_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(6n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -6687,9 +6673,9 @@ function hybrid__embeddings_1__recv(args = {}) {
  */
 function hybrid__embeddings_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(6n, b, s, _add(-1n, t)), _mul(Phi, _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))), (((_cmp(p, 1n) === 0)) ? (_mul(t, _pow(Phi, -1n))) : (_mul(t, _pow(_add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))), -1n))))), _mul(4n, b, h, s, _add(-1n, t)), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))), (((_cmp(p, 1n) === 0)) ? (_mul(t, _pow(Phi, -1n))) : (_mul(t, _pow(_add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))), -1n))))), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -6714,7 +6700,7 @@ function hybrid__embeddings_1__total(args = {}) {
  */
 function hybrid__embeddings_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(3n, m, _add(-2n, _mul(2n, t))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -6744,9 +6730,9 @@ function hybrid__embeddings_1__alpha(args = {}) {
  */
 function hybrid__embeddings_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(6n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -6775,9 +6761,9 @@ function hybrid__embeddings_1__beta(args = {}) {
  */
 function hybrid__embeddings_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))), _mul(3n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -6802,7 +6788,7 @@ function hybrid__embeddings_1__gamma(args = {}) {
  */
 function hybrid__embeddings_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(3n, m, _add(-2n, _mul(2n, t)))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), (((_cmp(p, 1n) === 0)) ? (1n) : (0n)))) : (0n))));
 }
 
@@ -6832,9 +6818,9 @@ function hybrid__embeddings_1__alpha_inter(args = {}) {
  */
 function hybrid__embeddings_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(6n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n)))) : (0n)))));
 }
 
@@ -6870,10 +6856,10 @@ function hybrid__embeddings_1__beta_inter(args = {}) {
  */
 function hybrid__embeddings_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), V = _exact(args, "V", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(3n, m, _add(-2n, _mul(2n, t))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(3n, m, _add(-2n, _mul(2n, t)))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), (((_cmp(p, 1n) === 0)) ? (1n) : (0n)))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))))))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(6n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)))), (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(_pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h))))))))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(6n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t))) : (0n)), (((_cmp(G, t) < 0)) ? (_mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n)))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _add(-1n, _mul(c, d)), (((_cmp(p, 1n) === 0)) ? (_mul(Phi, _pow(t, -1n))) : (_mul(_pow(t, -1n), _add(_mul(V, h), _mul(_pow(p, -1n), _add(Phi, _mul(-2n, V, h)))))))), _mul(3n, b, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t)), _mul(b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), (((_cmp(p, 1n) === 0)) ? (1n) : (0n))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 
@@ -6941,9 +6927,9 @@ function hybrid__embeddings_1__gpus(args = {}) {
  */
 function hybrid__tied_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -6971,9 +6957,9 @@ function hybrid__tied_1__send(args = {}) {
  */
 function hybrid__tied_1__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))), _mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(6n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(8n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -7001,9 +6987,9 @@ function hybrid__tied_1__recv(args = {}) {
  */
 function hybrid__tied_1__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(Phi, _add(-1n, _mul(c, d))), _mul(4n, Phi, _pow(B_e, -1n), _add(-1n, _mul(c, d))), _mul(2n, b, h, s, t, _add(-1n, p)), _mul(6n, L, b, h, s, _add(-1n, c)), _mul(8n, L, b, h, s, _add(-1n, t)))));
 }
 
@@ -7028,7 +7014,7 @@ function hybrid__tied_1__total(args = {}) {
  */
 function hybrid__tied_1__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -7057,9 +7043,9 @@ function hybrid__tied_1__alpha(args = {}) {
  */
 function hybrid__tied_1__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))));
 }
 
@@ -7087,9 +7073,9 @@ function hybrid__tied_1__beta(args = {}) {
  */
 function hybrid__tied_1__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))));
 }
 
@@ -7114,7 +7100,7 @@ function hybrid__tied_1__gamma(args = {}) {
  */
 function hybrid__tied_1__alpha_inter(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))));
 }
 
@@ -7143,9 +7129,9 @@ function hybrid__tied_1__alpha_inter(args = {}) {
  */
 function hybrid__tied_1__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))));
 }
 
@@ -7180,10 +7166,10 @@ function hybrid__tied_1__beta_inter(args = {}) {
  */
 function hybrid__tied_1__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "L", L, "p", p);
-  _need("divisible", "b", b, "d", d);
-  _need("divisible", "b/d", _mul(b, _pow(d, -1n)), "m", m);
-  _need("divisible", "s", s, "c", c);
+  _need("divides", "L={y} must be divisible by p={x}", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return ((_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))))*alpha) + (_float(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n))))*alpha_inter) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))))))*beta) + (_float(_mul(B_e, _add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c))) : (0n))), _mul(4n, _pow(B_e, -1n), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(Phi, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(b, h, s, _pow(c, -1n), _pow(d, -1n), (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)))))*beta_inter) + (_float(_mul(B_e, _add(_mul(4n, Phi, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)), _mul(4n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, t)))))*gamma));
 }
 

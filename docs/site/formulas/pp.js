@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -444,7 +430,7 @@ function pp__gamma(args = {}) {
  */
 function pp__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "b", b, "m", m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return ((_float(_mul(2n, m, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))*alpha) + (_float(_mul(2n, B_e, b, h, s, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))*beta));
 }
 
@@ -630,7 +616,7 @@ function pp__schedule_gpipe__gamma(args = {}) {
  */
 function pp__schedule_gpipe__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "b", b, "m", m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return ((_float(_mul(2n, m, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))*alpha) + (_float(_mul(2n, B_e, b, h, s, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))*beta));
 }
 
@@ -757,7 +743,7 @@ function pp__schedule_interleaved__total(args = {}) {
  */
 function pp__schedule_interleaved__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "m", m, "N", N);
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
   return _out(_mul(2n, m, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
@@ -823,8 +809,8 @@ function pp__schedule_interleaved__gamma(args = {}) {
  */
 function pp__schedule_interleaved__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "m", m, "N", N);
-  _need("divisible", "b", b, "m", m);
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return ((_float(_mul(2n, m, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))*alpha) + (_float(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))*beta));
 }
 
@@ -845,7 +831,7 @@ function pp__schedule_interleaved__time(args = {}) {
  */
 function pp__schedule_interleaved__bubble_fraction(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "m", m, "N", N);
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
   return _out(_mul(_pow(m, -1n), _pow(v, -1n), _add(-1n, N)));
 }
 

@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -582,8 +568,8 @@ function reduce__binomial_tree__time(args = {}) {
  */
 function reduce__rabenseifner__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))));
 }
 
@@ -604,8 +590,8 @@ function reduce__rabenseifner__send(args = {}) {
  */
 function reduce__rabenseifner__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_max(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))));
 }
 
@@ -626,8 +612,8 @@ function reduce__rabenseifner__recv(args = {}) {
  */
 function reduce__rabenseifner__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(_pow(N, 2n), _mul(-1n, N), _ones_below(N))));
 }
 
@@ -646,7 +632,7 @@ function reduce__rabenseifner__total(args = {}) {
  */
 function reduce__rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_add(_ceil_log2(N), _log2(N)));
 }
 
@@ -667,8 +653,8 @@ function reduce__rabenseifner__alpha(args = {}) {
  */
 function reduce__rabenseifner__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -689,8 +675,8 @@ function reduce__rabenseifner__beta(args = {}) {
  */
 function reduce__rabenseifner__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -714,8 +700,8 @@ function reduce__rabenseifner__gamma(args = {}) {
  */
 function reduce__rabenseifner__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("power_of_two", "N", N);
-  _need("multiple", "N", N, "M", M);
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(_ceil_log2(N), _log2(N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
@@ -736,7 +722,7 @@ function reduce__rabenseifner__time(args = {}) {
  */
 function reduce__rabenseifner_fold__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(_q(1n, 2n), M), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))));
 }
 
@@ -757,7 +743,7 @@ function reduce__rabenseifner_fold__send(args = {}) {
  */
 function reduce__rabenseifner_fold__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_max(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))), _mul(B_e, _add(_mul(M, _min(1n, _max(0n, _add(-1n, N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))));
 }
 
@@ -778,7 +764,7 @@ function reduce__rabenseifner_fold__recv(args = {}) {
  */
 function reduce__rabenseifner_fold__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))), _mul(M, _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))), _mul(_q(1n, 2n), M, _add(-1n, _ceil_log2(_add(1n, N)))))));
 }
 
@@ -817,7 +803,7 @@ function reduce__rabenseifner_fold__alpha(args = {}) {
  */
 function reduce__rabenseifner_fold__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
@@ -838,7 +824,7 @@ function reduce__rabenseifner_fold__beta(args = {}) {
  */
 function reduce__rabenseifner_fold__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))));
 }
 
@@ -862,7 +848,7 @@ function reduce__rabenseifner_fold__gamma(args = {}) {
  */
 function reduce__rabenseifner_fold__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("core_multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return ((_float(_add(-1n, _ceil_log2(N), _ceil_log2(_add(1n, N))))*alpha) + (_float(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))))*beta) + (_float(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))*gamma));
 }
 
@@ -961,7 +947,7 @@ function reduce__ring__alpha(args = {}) {
  */
 function reduce__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "C", C, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)));
 }
 
@@ -983,7 +969,7 @@ function reduce__ring__beta(args = {}) {
  */
 function reduce__ring__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "C", C, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)));
 }
 
@@ -1008,7 +994,7 @@ function reduce__ring__gamma(args = {}) {
  */
 function reduce__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "C", C, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return ((_float(_add(-2n, C, N))*alpha) + (_float(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)))*beta) + (_float(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)))*gamma));
 }
 
@@ -1190,7 +1176,7 @@ function reduce__ring_gather__send(args = {}) {
  */
 function reduce__ring_gather__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1211,7 +1197,7 @@ function reduce__ring_gather__recv(args = {}) {
  */
 function reduce__ring_gather__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(1n, N), _add(-1n, N)));
 }
 
@@ -1250,7 +1236,7 @@ function reduce__ring_gather__alpha(args = {}) {
  */
 function reduce__ring_gather__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1271,7 +1257,7 @@ function reduce__ring_gather__beta(args = {}) {
  */
 function reduce__ring_gather__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1295,7 +1281,7 @@ function reduce__ring_gather__gamma(args = {}) {
  */
 function reduce__ring_gather__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("multiple", "N", N, "M", M);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_mul(2n, _add(-1n, N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 

@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**

@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -319,7 +305,7 @@ function _need(kind, name, x, otherName, y) {
  */
 function sp__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -343,7 +329,7 @@ function sp__send(args = {}) {
  */
 function sp__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -367,7 +353,7 @@ function sp__recv(args = {}) {
  */
 function sp__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
@@ -410,7 +396,7 @@ function sp__alpha(args = {}) {
  */
 function sp__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -434,7 +420,7 @@ function sp__beta(args = {}) {
  */
 function sp__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -461,7 +447,7 @@ function sp__gamma(args = {}) {
  */
 function sp__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return ((_float(_mul(8n, L, _add(-1n, N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
@@ -485,7 +471,7 @@ function sp__time(args = {}) {
  */
 function sp__recompute_1__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -509,7 +495,7 @@ function sp__recompute_1__send(args = {}) {
  */
 function sp__recompute_1__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -533,7 +519,7 @@ function sp__recompute_1__recv(args = {}) {
  */
 function sp__recompute_1__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(12n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
@@ -576,7 +562,7 @@ function sp__recompute_1__alpha(args = {}) {
  */
 function sp__recompute_1__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -600,7 +586,7 @@ function sp__recompute_1__beta(args = {}) {
  */
 function sp__recompute_1__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -627,7 +613,7 @@ function sp__recompute_1__gamma(args = {}) {
  */
 function sp__recompute_1__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return ((_float(_mul(12n, L, _add(-1n, N)))*alpha) + (_float(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
@@ -651,7 +637,7 @@ function sp__recompute_1__time(args = {}) {
  */
 function sp__sp_regather_1__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(10n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -675,7 +661,7 @@ function sp__sp_regather_1__send(args = {}) {
  */
 function sp__sp_regather_1__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(10n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -699,7 +685,7 @@ function sp__sp_regather_1__recv(args = {}) {
  */
 function sp__sp_regather_1__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(10n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
@@ -742,7 +728,7 @@ function sp__sp_regather_1__alpha(args = {}) {
  */
 function sp__sp_regather_1__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(10n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -766,7 +752,7 @@ function sp__sp_regather_1__beta(args = {}) {
  */
 function sp__sp_regather_1__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -793,7 +779,7 @@ function sp__sp_regather_1__gamma(args = {}) {
  */
 function sp__sp_regather_1__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  _need("divisible", "s", s, "N", N);
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return ((_float(_mul(10n, L, _add(-1n, N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(10n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 

@@ -269,34 +269,20 @@ function _number(args, name, integer, least, bound) {
   return typeof x === "number" ? x : _float(value);
 }
 
-// ---- requirements: the messages of the command line
+// ---- requirements: the rules' tests (symcomm.rules.KINDS) and their messages, as data
 
 const _whole = (x) => typeof x === "bigint";
 
-/** Throws a RangeError with the message `symcomm eval` prints, when (x, y) breaks a requirement. */
-function _need(kind, name, x, otherName, y) {
-  const bad = (message) => { throw new RangeError(message); };
-  if (kind === "power_of_two" && !(_whole(x) && x >= 1n && (x & (x - 1n)) === 0n)) {
-    bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name} to be a power of two (2, 4, 8, ...)`);
-  }
-  if (kind === "multiple" && !_whole(_mul(y, _pow(x, -1n)))) {
-    bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of ${name}=${_str(x)}`);
-  }
-  if (kind === "core_multiple") {
-    const whole = typeof x === "bigint" ? x : x.n / x.d;
-    const core = 1n << (_bits(whole) - 1n);
-    if (!_whole(_mul(y, _q(1n, core)))) {
-      bad(`${otherName}=${_str(y)} is not allowed: it must be a multiple of 2^⌊log₂${name}⌋=${core}`);
-    }
-  }
-  if (kind === "at_least" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} is not allowed: it must be at least ${otherName}=${_str(y)}`);
-  if (kind === "equals" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} is not allowed: this algorithm needs ${name}=${_str(y)}`);
-  if (kind === "divisible" && _cmp(y, 0n) !== 0 && !_whole(_mul(x, _pow(y, -1n)))) {
-    bad(`${name}=${_str(x)} must be divisible by ${otherName}=${_str(y)}`);
-  }
-  if (kind === "equal" && _cmp(x, y) !== 0) bad(`${name}=${_str(x)} must equal ${otherName}=${_str(y)}`);
-  if (kind === "at_least_value" && _cmp(x, y) < 0) bad(`${name}=${_str(x)} must be at least ${_str(y)}`);
-  if (kind === "fixed" && _cmp(x, y) !== 0) bad(name.replace("{x}", _str(x)));
+const _HOLDS = {
+  power_of_two: (x, y) => _whole(x) && x >= 1n && (x & (x - 1n)) === 0n,
+  divides: (x, y) => _cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n))),
+  equals: (x, y) => _cmp(x, y) === 0,
+  at_least: (x, y) => _cmp(x, y) >= 0,
+};
+
+/** Throws a RangeError with the message `symcomm eval` prints ({x}, {y}: the values) when (x, y) breaks the rule. */
+function _need(kind, message, x, y) {
+  if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
 /**
@@ -639,6 +625,8 @@ function tp__algorithm_flat__time(args = {}) {
  */
 function tp__algorithm_binomial_tree__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_max(_mul(4n, B_e, L, b, h, s, _ceil_log2(N)), _mul(4n, B_e, L, b, h, s, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
@@ -662,6 +650,8 @@ function tp__algorithm_binomial_tree__send(args = {}) {
  */
 function tp__algorithm_binomial_tree__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_max(_mul(4n, B_e, L, b, h, s, _ceil_log2(N)), _mul(4n, B_e, L, b, h, s, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
@@ -685,6 +675,8 @@ function tp__algorithm_binomial_tree__recv(args = {}) {
  */
 function tp__algorithm_binomial_tree__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
@@ -704,6 +696,8 @@ function tp__algorithm_binomial_tree__total(args = {}) {
  */
 function tp__algorithm_binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, L, _ceil_log2(N)));
 }
 
@@ -727,6 +721,8 @@ function tp__algorithm_binomial_tree__alpha(args = {}) {
  */
 function tp__algorithm_binomial_tree__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, B_e, L, b, h, s, _ceil_log2(N)));
 }
 
@@ -750,6 +746,8 @@ function tp__algorithm_binomial_tree__beta(args = {}) {
  */
 function tp__algorithm_binomial_tree__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, b, h, s, _ceil_log2(N)));
 }
 
@@ -776,6 +774,8 @@ function tp__algorithm_binomial_tree__gamma(args = {}) {
  */
 function tp__algorithm_binomial_tree__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return ((_float(_mul(8n, L, _ceil_log2(N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _ceil_log2(N)))*gamma) + (_float(_mul(8n, B_e, L, b, h, s, _ceil_log2(N)))*beta));
 }
 
@@ -799,6 +799,8 @@ function tp__algorithm_binomial_tree__time(args = {}) {
  */
 function tp__algorithm_recursive_doubling__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, b, h, s, _log2(N)));
 }
 
@@ -822,6 +824,8 @@ function tp__algorithm_recursive_doubling__send(args = {}) {
  */
 function tp__algorithm_recursive_doubling__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, b, h, s, _log2(N)));
 }
 
@@ -845,6 +849,8 @@ function tp__algorithm_recursive_doubling__recv(args = {}) {
  */
 function tp__algorithm_recursive_doubling__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, N, b, h, s, _log2(N)));
 }
 
@@ -864,6 +870,8 @@ function tp__algorithm_recursive_doubling__total(args = {}) {
  */
 function tp__algorithm_recursive_doubling__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, L, _log2(N)));
 }
 
@@ -887,6 +895,8 @@ function tp__algorithm_recursive_doubling__alpha(args = {}) {
  */
 function tp__algorithm_recursive_doubling__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, b, h, s, _log2(N)));
 }
 
@@ -910,6 +920,8 @@ function tp__algorithm_recursive_doubling__beta(args = {}) {
  */
 function tp__algorithm_recursive_doubling__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, b, h, s, _log2(N)));
 }
 
@@ -936,6 +948,8 @@ function tp__algorithm_recursive_doubling__gamma(args = {}) {
  */
 function tp__algorithm_recursive_doubling__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: recursive_doubling all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return ((_float(_mul(4n, L, _log2(N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _log2(N)))*beta) + (_float(_mul(4n, B_e, L, b, h, s, _log2(N)))*gamma));
 }
 
@@ -1119,6 +1133,8 @@ function tp__algorithm_recursive_doubling_fold__time(args = {}) {
  */
 function tp__algorithm_rabenseifner__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1142,6 +1158,8 @@ function tp__algorithm_rabenseifner__send(args = {}) {
  */
 function tp__algorithm_rabenseifner__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1165,6 +1183,8 @@ function tp__algorithm_rabenseifner__recv(args = {}) {
  */
 function tp__algorithm_rabenseifner__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
@@ -1184,6 +1204,8 @@ function tp__algorithm_rabenseifner__total(args = {}) {
  */
 function tp__algorithm_rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, L, _log2(N)));
 }
 
@@ -1207,6 +1229,8 @@ function tp__algorithm_rabenseifner__alpha(args = {}) {
  */
 function tp__algorithm_rabenseifner__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1230,6 +1254,8 @@ function tp__algorithm_rabenseifner__beta(args = {}) {
  */
 function tp__algorithm_rabenseifner__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
@@ -1256,6 +1282,8 @@ function tp__algorithm_rabenseifner__gamma(args = {}) {
  */
 function tp__algorithm_rabenseifner__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
+  _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return ((_float(_mul(8n, L, _log2(N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 

@@ -1,0 +1,328 @@
+"""The planner's kernels as data: common-subexpression graphs run by a small numpy interpreter.
+
+A kernel computes every quantity the planner reports (:mod:`symcomm.planner`) for one option combination
+of the step model, over numpy arrays of layouts.  ``python -m symcomm.codegen`` turns the SymPy
+expressions of :func:`symcomm.steptime.step_model` into a graph, one per model family
+(``symcomm/kerneldata/<family>.json``): a list of nodes, each an operation of :data:`OPS` applied to
+earlier nodes, shared by every option combination of that family (equal subexpressions are one node),
+and per combination the nodes that are its quantities.  This module reads such a file (through
+:func:`symcomm.files.read_capped` and :func:`symcomm.inputs.loads`: a regular file, size-capped, strict
+JSON, nesting capped), checks every field by the rules of its schema (``symcomm/schema/kernels.schema.json``)
+and every node (a known operation, its arity, arguments that are earlier nodes: no cycle, nothing else)
+and runs it.
+
+Nothing read is executed as code: an operation's name is looked up in :data:`OPS`, a dict of numpy and
+``operator`` functions, and an unknown name is refused (:class:`symcomm.errors.InputError`).  There is
+no ``eval``, ``exec`` or SymPy here: ``symcomm plan`` runs on numpy alone.  Arithmetic on scalars (the
+model, the hardware) stays in Python floats, arrays (the layouts) in float64 numpy, as the printed
+kernels did: a scalar division by zero raises ZeroDivisionError, which the planner reports.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Callable
+
+import numpy as np
+
+from .errors import InputError
+
+#: the format a kernel file declares (a change of the node vocabulary is a new format)
+FORMAT = "symcomm-kernels/1"
+#: the largest kernel file read, in bytes, and the most nodes one may hold
+MAX_BYTES = 4 * 1024 * 1024
+MAX_NODES = 200_000
+#: the folder of the package that holds the shipped kernel files
+FOLDER = "kerneldata"
+#: a parameter's name
+_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,39}"
+
+
+def _fold(function: Callable) -> Callable:
+    return lambda *args: functools.reduce(function, args)
+
+
+def _power(base, exponent):
+    # a whole exponent as Python does it (exact on floats); any other through numpy, so that a negative
+    # base gives nan, as the printed kernels did, never a Python complex number
+    if float(exponent).is_integer():
+        return operator.pow(base, exponent)
+    return np.power(np.asarray(base, dtype=np.float64), exponent)
+
+
+def _ceil_log2(x):
+    # ⌈log₂ x⌉ on floats, as symcomm.numeric prints symcomm.symbols.CeilLog2 for numpy
+    return np.ceil(np.log2(x))
+
+
+#: operation → (function, least arguments, most arguments (None: any)).  "arg" (a parameter, by index)
+#: and "num" (a finite number) and "nan" (no branch of a piecewise taken) are the leaves; "pow" takes
+#: only a "num" node as its exponent (an integer or a rational: the step model has no other)
+OPS: dict[str, tuple[Callable | None, int, int | None]] = {
+    "arg": (None, 1, 1),
+    "num": (None, 1, 1),
+    "nan": (None, 0, 0),
+    "add": (_fold(operator.add), 2, None),
+    "mul": (_fold(operator.mul), 2, None),
+    "div": (operator.truediv, 2, 2),
+    "pow": (_power, 2, 2),
+    "max": (_fold(np.maximum), 2, None),
+    "min": (_fold(np.minimum), 2, None),
+    "where": (np.where, 3, 3),
+    "lt": (np.less, 2, 2),
+    "le": (np.less_equal, 2, 2),
+    "gt": (np.greater, 2, 2),
+    "ge": (np.greater_equal, 2, 2),
+    "eq": (np.equal, 2, 2),
+    "ne": (np.not_equal, 2, 2),
+    "and": (_fold(np.logical_and), 2, None),
+    "or": (_fold(np.logical_or), 2, None),
+    "not": (np.logical_not, 1, 1),
+    "ceil": (np.ceil, 1, 1),
+    "floor": (np.floor, 1, 1),
+    "log2": (np.log2, 1, 1),
+    "ceil_log2": (_ceil_log2, 1, 1),
+}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One option combination's quantities: call it with the parameters, in order, as numbers or arrays;
+    it returns one value per quantity, in order."""
+    params: tuple[str, ...]
+    quantities: tuple[str, ...]
+    _graph: "Graph"
+    _outputs: tuple[int, ...]
+    _used: tuple[int, ...]            # the file's index of each parameter, in order
+
+    @functools.cached_property
+    def _program(self) -> tuple:
+        return self._graph.program(self._outputs)
+
+    def __call__(self, *args) -> tuple:
+        if len(args) != len(self.params):
+            raise TypeError(f"this kernel takes {len(self.params)} arguments ({', '.join(self.params)}), "
+                            f"got {len(args)}")
+        return self._graph.run(self._program, dict(zip(self._used, args)), self._outputs)
+
+    def as_tuple(self) -> tuple:
+        """(parameters, quantities, function): what the planner calls."""
+        return self.params, self.quantities, self
+
+
+class Graph:
+    """A checked node list: ``nodes[i] = (operation, arguments...)``, every argument an earlier node."""
+
+    def __init__(self, params: tuple, nodes: tuple, what: str):
+        self.params = params
+        self.nodes = nodes
+        self.what = what
+        _check_nodes(params, nodes, what)
+
+    def program(self, outputs: tuple) -> tuple:
+        """The nodes ``outputs`` need, in order, each with the nodes whose value it is the last to read."""
+        needed = set()
+        stack = list(outputs)
+        while stack:
+            i = stack.pop()
+            if i in needed:
+                continue
+            needed.add(i)
+            op = self.nodes[i][0]
+            if op not in ("arg", "num", "nan"):
+                stack.extend(self.nodes[i][1:])
+        order = sorted(needed)
+        last = {}
+        for i in order:
+            if self.nodes[i][0] not in ("arg", "num", "nan"):
+                for a in self.nodes[i][1:]:
+                    last[a] = i
+        keep = set(outputs)
+        frees: dict = {}
+        for a, i in last.items():
+            if a not in keep:
+                frees.setdefault(i, []).append(a)
+        return tuple((i, tuple(frees.get(i, ()))) for i in order)
+
+    def run(self, program: tuple, args: dict, outputs: tuple) -> tuple:
+        nodes, values = self.nodes, {}
+        for i, free in program:
+            node = nodes[i]
+            op = node[0]
+            if op == "arg":
+                values[i] = args[node[1]]
+            elif op == "num":
+                values[i] = node[1]
+            elif op == "nan":
+                values[i] = math.nan
+            else:
+                values[i] = OPS[op][0](*[values[a] for a in node[1:]])
+            for a in free:                  # a temporary array read for the last time: let it go
+                del values[a]
+        return tuple(values[i] for i in outputs)
+
+
+def _check_nodes(params: tuple, nodes: tuple, what: str) -> None:
+    """Every node a known operation with its arity, its arguments earlier nodes (so: no cycle)."""
+    if len(nodes) > MAX_NODES:
+        raise InputError(f"{what}: {len(nodes):,} nodes is too many; at most {MAX_NODES:,}")
+    for i, node in enumerate(nodes):
+        where = f"{what}: node {i}"
+        if not node or not isinstance(node[0], str):
+            raise InputError(f"{where}: a node is [operation, arguments...]")
+        op, args = node[0], node[1:]
+        if op not in OPS:
+            raise InputError(f"{where}: unknown operation {op!r}; allowed: {', '.join(OPS)}")
+        _, least, most = OPS[op]
+        if len(args) < least or (most is not None and len(args) > most):
+            raise InputError(f"{where}: {op} takes {least}" + ("" if most == least else
+                             f" to {most}" if most is not None else " or more") + f" arguments, got {len(args)}")
+        if op == "num":
+            value = args[0]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"{where}: num takes one finite number")
+            continue
+        if op == "arg":
+            if isinstance(args[0], bool) or not isinstance(args[0], int) or not 0 <= args[0] < len(params):
+                raise InputError(f"{where}: arg takes a parameter index below {len(params)}")
+            continue
+        for a in args:
+            if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < i:
+                raise InputError(f"{where}: arguments are indices of earlier nodes (0 to {i - 1}), got {a!r}")
+        if op == "pow" and nodes[args[1]][0] != "num":
+            raise InputError(f"{where}: pow takes a number (num node) as its exponent")
+
+
+def _fail(what: str, text: str):
+    raise InputError(f"{what}: {text}")
+
+
+def _strings(value, what: str, pattern: str, most: int) -> tuple:
+    if not isinstance(value, list) or len(value) > most or not all(
+            isinstance(x, str) and re.fullmatch(pattern, x) for x in value):
+        _fail(what, f"a list of at most {most} names ({pattern})")
+    return tuple(value)
+
+
+def _whole(value, what: str, least: int, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        _fail(what, f"a whole number from {least} to {most}")
+    return value
+
+
+def from_data(data, what: str) -> dict:
+    """A kernel file's data → {(options, run bytes): Kernel}, every field checked by the rules of
+    ``symcomm/schema/kernels.schema.json`` (here, by hand: jsonschema's import alone would cost a quarter of
+    the planner's start; ``tests/test_kernels.py`` holds the two to the same verdicts) and every node by
+    :func:`_check_nodes`."""
+    if not isinstance(data, dict) or set(data) != {"format", "family", "params", "nodes", "kernels"}:
+        _fail(what, "the top level is an object of exactly format, family, params, nodes, kernels")
+    if data["format"] != FORMAT:
+        _fail(what, f"format {data['format']!r} is not {FORMAT!r}; regenerate with python -m symcomm.codegen")
+    if not isinstance(data["family"], dict):
+        _fail(f"{what}: field 'family'", "an object")
+    params = _strings(data["params"], f"{what}: field 'params'", _NAME, 256)
+    nodes = data["nodes"]
+    if not isinstance(nodes, list) or not all(isinstance(n, list) for n in nodes):
+        _fail(f"{what}: field 'nodes'", "a list of nodes, each a list [operation, arguments...]")
+    graph = Graph(params, tuple(tuple(n) for n in nodes), what)
+    kernels = data["kernels"]
+    if not isinstance(kernels, list) or len(kernels) > 4096:
+        _fail(f"{what}: field 'kernels'", "a list of at most 4096 kernels")
+    out = {}
+    for k, kernel in enumerate(kernels):
+        where = f"{what}: field 'kernels/{k}'"
+        if not isinstance(kernel, dict) or set(kernel) != {"options", "run_bytes", "quantities", "outputs"}:
+            _fail(where, "an object of exactly options, run_bytes, quantities, outputs")
+        pairs = kernel["options"]
+        if not isinstance(pairs, list) or len(pairs) > 32 or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) and len(x) <= 40 for x in p)
+                for p in pairs):
+            _fail(f"{where}/options", "a list of at most 32 [option, value] pairs of strings")
+        run_bytes = _whole(kernel["run_bytes"], f"{where}/run_bytes", 1, 16)
+        names = _strings(kernel["quantities"], f"{where}/quantities", r"[a-z_]{1,40}", 64)
+        outputs = kernel["outputs"]
+        if not isinstance(outputs, list) or len(outputs) != len(names) or not all(
+                not isinstance(o, bool) and isinstance(o, int) and 0 <= o < len(graph.nodes) for o in outputs):
+            _fail(f"{where}/outputs", "one node index per quantity")
+        outputs = tuple(outputs)
+        used = sorted(_reachable_params(graph, outputs))
+        options = tuple((a, b) for a, b in pairs)
+        out[(options, run_bytes)] = Kernel(tuple(params[i] for i in used), names, graph, outputs, tuple(used))
+    return out
+
+
+def _reachable_params(graph: Graph, outputs: tuple) -> set:
+    found, seen, stack = set(), set(), list(outputs)
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        node = graph.nodes[i]
+        if node[0] == "arg":
+            found.add(node[1])
+        elif node[0] not in ("num", "nan"):
+            stack.extend(node[1:])
+    return found
+
+
+def _load(path, what: str):
+    """A JSON file through symcomm's reader: regular file, size cap, UTF-8, no NaN/Infinity, depth cap."""
+    from .files import read_capped
+    from .inputs import loads
+
+    raw = read_capped(path, MAX_BYTES, what)
+    where = f"{what} {str(path)!r}"
+    try:
+        return loads(raw.decode("utf-8"), where), where
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text") from None
+
+
+def read(path, what: str = "kernel file") -> dict:
+    """A kernel file (shipped or not): size-capped, strict JSON, every field and every node checked."""
+    data, where = _load(path, what)
+    return from_data(data, where)
+
+
+@functools.lru_cache(maxsize=None)
+def _index() -> dict:
+    data, where = _load(resources.files("symcomm").joinpath(FOLDER, "index.json"), "symcomm/kerneldata")
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("families"), list) \
+            or not isinstance(data.get("stages"), list):
+        _fail(where, f"an object of format {FORMAT!r}, families and stages; regenerate with python -m symcomm.codegen")
+    return data
+
+
+@functools.lru_cache(maxsize=None)
+def _family(name: str) -> dict:
+    return read(resources.files("symcomm").joinpath(FOLDER, f"{name}.json"), "symcomm/kerneldata")
+
+
+def family_key(options: tuple, run_bytes: int) -> tuple:
+    """What selects a kernel file: (run bytes, gated, tied, moe, embeddings, cp algorithm)."""
+    o = dict(options)
+    return (int(run_bytes), o.get("gated"), o.get("tied"), o.get("moe"), o.get("embeddings"), o.get("cp"))
+
+
+def shipped(options: tuple, run_bytes: int) -> Kernel | None:
+    """The shipped kernel of this option combination (``symcomm.planner.option_key``), or None."""
+    key = list(family_key(options, run_bytes))
+    name = next((f["file"] for f in _index()["families"] if f["key"] == key), None)
+    if name is None:
+        return None
+    return _family(name).get((tuple(options), int(run_bytes)))
+
+
+def stage(axis: str, stages: int, embeddings: bool) -> str | None:
+    """The busiest GPU's pipeline stage for this axis (symcomm.strategies.busiest_stage), as shipped."""
+    for entry in _index()["stages"]:
+        if entry["embeddings"] == bool(embeddings) and entry["axis"] == axis:
+            return entry["stages"][min(int(stages), 3) - 1]
+    return None

@@ -114,7 +114,7 @@ EP_MOE = Derivation(
           "keeps 1/e of them")),
     "elements, per GPU per step, per MoE layer on the stage, exact", MEGATRON_MOE_TP, lhs="per-GPU send, EP")
 
-_recompute = HYBRID.by_axis(zero=1, recompute=1, moe=1)
+_recompute = HYBRID.by_axis(zero=1, recompute="full", moe=1)
 _no_recompute = HYBRID.by_axis(zero=1, moe=1)
 _interleaved = HYBRID.by_axis(zero=1, schedule="interleaved")
 

@@ -18,9 +18,9 @@ REGATHER_SOURCE = MEGATRON_SP_REGATHER
 bsh = b * s * h
 
 tp = STRATEGIES["tp"].cost().subs({L: 1})
-tp_recompute = STRATEGIES["tp"].cost(recompute=1).subs({L: 1})
+tp_recompute = STRATEGIES["tp"].cost(recompute="full").subs({L: 1})
 seq = STRATEGIES["sp"].cost().subs({L: 1})
-seq_recompute = STRATEGIES["sp"].cost(recompute=1).subs({L: 1})
+seq_recompute = STRATEGIES["sp"].cost(recompute="full").subs({L: 1})
 seq_regather = STRATEGIES["sp"].cost(sp_regather=1).subs({L: 1})
 tp_forward = STRATEGIES["tp"].cost_where(forward).subs({L: 1})
 sp_forward = STRATEGIES["sp"].cost_where(forward).subs({L: 1})

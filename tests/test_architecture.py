@@ -164,10 +164,11 @@ def test_nothing_imports_the_command_layer():
 
 
 #: modules that must start without SymPy: the ground floor (anything may import it), and `symcomm plan`
-#: (the planner and the interpreter of its kernels run the shipped kernels with numpy alone)
+#: (the planner and the interpreter of its kernels run the shipped kernels with numpy alone; the run setting
+#: and the frameworks' rows, which the planner reads)
 SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.inputs",
               "symcomm.base.files", "symcomm.base.command", "symcomm.numbers", "symcomm.numbers.kernels",
-              "symcomm.planner")
+              "symcomm.planner", "symcomm.training.settings", "symcomm.training.frameworks")
 
 
 def test_the_ground_floor_and_the_planner_load_no_sympy():

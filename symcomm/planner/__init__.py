@@ -46,20 +46,20 @@ from ..base import notes
 from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element, human_size, human_time
+from ..training import frameworks as _frameworks
+from ..training import settings
 
 #: in display order
 AXES = ("tp", "cp", "ep", "pp", "dp")
-#: the data-parallel schemes searched, as (framework, ZeRO stage, reshard_after_forward) — each run the way
-#: that framework runs it (symcomm.training.strategies.data_schedule): Megatron's DDP and distributed optimizer reduce
-#: once per step; DeepSpeed ZeRO-2 reduces every micro-batch, ZeRO-3 also gathers in every forward and
-#: backward; FSDP FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
-SCHEMES = (("megatron", "0", "framework"), ("megatron", "1", "framework"), ("deepspeed", "2", "framework"),
-           ("deepspeed", "3", "framework"), ("fsdp", "3", "1"), ("fsdp", "3", "0"))
-SCHEME_NAMES = {SCHEMES[0]: "megatron zero 0", SCHEMES[1]: "megatron zero 1", SCHEMES[2]: "deepspeed zero 2",
-                SCHEMES[3]: "deepspeed zero 3", SCHEMES[4]: "fsdp full-shard", SCHEMES[5]: "fsdp grad-op"}
-FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+#: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
+#: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
+#: runs it (symcomm.training.strategies.data_schedule): Megatron's DDP and distributed optimizer reduce once per step;
+#: DeepSpeed ZeRO-2 reduces every micro-batch, ZeRO-3 also gathers in every forward and backward; FSDP
+#: FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
+SCHEMES = _frameworks.SCHEMES
+FRAMEWORKS = tuple(_frameworks.FRAMEWORKS)
 ZERO_STAGES = (0, 1, 2, 3)
-RECOMPUTE = ("none", "selective", "full")              # symcomm.training.steptime.STEP_OPTIONS["recompute"] (a test holds it)
+RECOMPUTE = settings.RECOMPUTE             # none, selective, full (0 and 1: aliases of none and full)
 SP_CHOICES = (0, 1)
 CP_ALGORITHMS = ("ring", "ulysses")
 #: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
@@ -91,10 +91,7 @@ ASSUMPTIONS = (
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
     "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
     "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
-    "data-parallel schemes as the frameworks run them over the m micro-batches: megatron zero 0/1 (DDP, "
-    "distributed optimizer: gradients reduced once per step, in fp32), deepspeed zero 2 (reduce-scatter every "
-    "micro-batch) and 3 (also all-gather in every forward and backward), fsdp full-shard (the same traffic as "
-    "deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward); "
+    "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
     "settings that give one layout the same step time and memory are folded into one row",
     "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages (--no-embeddings: spread "
     "evenly); MLA (DeepSeek) attention counted as multi-head attention of its heads",
@@ -141,6 +138,14 @@ class Request:
     recompute: str | None = None
     sp: int | None = None
     compare: tuple = ()            # (key, value) pairs of --compare, values as text
+
+    def __post_init__(self):
+        # recompute read once, by the one Option every command uses: 0 and 1 stand for none and full
+        if self.recompute is not None:
+            try:
+                object.__setattr__(self, "recompute", settings.RECOMPUTE_OPTION.resolve(self.recompute, "--recompute"))
+            except InputError as err:
+                raise PlanError(str(err)) from None
 
     @property
     def G(self) -> int:
@@ -222,11 +227,9 @@ def check_request(req: Request) -> None:
     if req.framework is not None and req.framework not in FRAMEWORKS:
         raise PlanError(f"--framework={req.framework} is not allowed; choose {', '.join(FRAMEWORKS)}")
     if not _schemes(req):
-        runs = {fw: sorted({int(z) for f, z, _ in SCHEMES if f == fw}) for fw in FRAMEWORKS}
+        runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
         raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
                         f"{_listed(runs[req.framework])}")
-    if req.recompute is not None and req.recompute not in RECOMPUTE:
-        raise PlanError(f"--recompute={req.recompute} is not allowed; choose {', '.join(RECOMPUTE)}")
     if req.sp is not None and req.sp not in SP_CHOICES:
         raise PlanError(f"--sp={req.sp} is not allowed; choose 0 or 1")
     bytes_per_element(req.dtype)
@@ -241,8 +244,8 @@ def check_request(req: Request) -> None:
 
 
 def _schemes(req: Request) -> tuple:
-    return tuple(s for s in SCHEMES if (req.framework is None or s[0] == req.framework)
-                 and (req.zero is None or int(s[1]) == req.zero))
+    return tuple(s for s in SCHEMES if (req.framework is None or s.framework == req.framework)
+                 and (req.zero is None or s.zero == req.zero))
 
 
 def _compare_spec(req: Request) -> dict:
@@ -258,9 +261,10 @@ def _compare_spec(req: Request) -> dict:
                 raise PlanError(f"--compare framework={text} is not allowed; choose {', '.join(FRAMEWORKS)}")
             spec[key] = text
         elif key == "recompute":
-            if text not in RECOMPUTE:
-                raise PlanError(f"--compare recompute={text} is not allowed; choose {', '.join(RECOMPUTE)}")
-            spec[key] = text
+            try:
+                spec[key] = settings.RECOMPUTE_OPTION.resolve(text, "--compare recompute")
+            except InputError as err:
+                raise PlanError(str(err)) from None
         elif key == "zero":
             spec[key] = parse_whole("--compare zero", text, least=0, most=3)
         elif key in ("sp", "raf"):
@@ -364,14 +368,21 @@ def _options(req: Request, scheme: tuple, recompute: str, sp_on: int, schedule: 
                       gated=_gated(req.model))
 
 
-def option_key(scheme: tuple, recompute: str, sp_on: int, schedule: str, *, cp: str, moe: str, embeddings: str,
-               tied: str, gated: str) -> tuple:
-    """One option combination of the step model, as sorted (option, text) pairs: the key of its kernel."""
-    framework, zero, reshard = scheme
-    return tuple(sorted({"zero": zero, "framework": framework, "reshard_after_forward": reshard,
-                         "sp": str(sp_on), "recompute": recompute, "schedule": schedule,
-                         "cp": cp, "gqa": "1", "moe": moe, "embeddings": embeddings, "tied": tied,
-                         "gated": gated}.items()))
+#: the settings a kernel is keyed by (symcomm/_generated): the ones the planner varies or takes from the model
+KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "recompute", "reshard_after_forward",
+                   "schedule", "sp", "tied", "zero")
+
+
+def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated) -> tuple:
+    """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
+    scheme and these choices, as its sorted canonical (setting, text) pairs — the key of its kernel."""
+    run = settings.RunSetting(
+        zero=scheme.zero, framework=scheme.framework, reshard_after_forward=scheme.reshard_after_forward,
+        **{name: settings.OPTIONS[name].resolve(value) for name, value in (
+            ("sp", sp_on), ("recompute", recompute), ("schedule", schedule), ("cp", cp), ("gqa", 1), ("moe", moe),
+            ("embeddings", embeddings), ("tied", tied), ("gated", gated))})
+    texts = run.texts()
+    return tuple(sorted((name, texts[name]) for name in KERNEL_SETTINGS))
 
 
 def _kernel(options: tuple, run_bytes: int):
@@ -428,13 +439,15 @@ class _Block:
     q: dict | None = None         # every quantity over the rows, from the kernel
 
     def setting(self) -> dict:
-        framework, zero, reshard = self.scheme
-        return {"framework": framework, "zero": int(zero),
-                "reshard_after_forward": int(reshard == "1" or (zero == "3" and reshard == "framework")),
+        scheme = self.scheme
+        reshard = (_frameworks.FRAMEWORKS[scheme.framework].reshard_after_forward
+                   if scheme.reshard_after_forward is None else scheme.reshard_after_forward)
+        return {"framework": scheme.framework, "zero": scheme.zero,
+                "reshard_after_forward": int(scheme.zero == 3 and reshard),
                 "recompute": self.recompute, "sp": self.sp}
 
     def label(self) -> str:
-        return f"{SCHEME_NAMES[self.scheme]} rc={self.recompute}" + (" sp" if self.sp else "")
+        return f"{self.scheme.name} rc={self.recompute}" + (" sp" if self.sp else "")
 
 
 @dataclass
@@ -897,7 +910,7 @@ FLAGS = (
                               "(default: search); m=..."),
     ("--zero", None, "fix the ZeRO stage: 0, 1, 2 or 3; zero=..."),
     ("--framework", None, f"fix the framework: {', '.join(FRAMEWORKS)}; framework=..."),
-    ("--recompute", None, f"fix activation recomputation: {', '.join(RECOMPUTE)}; recompute=..."),
+    ("--recompute", None, f"fix activation recomputation: {', '.join(RECOMPUTE)} (0 = none, 1 = full); recompute=..."),
     ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
     ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
@@ -1024,13 +1037,17 @@ def _whole(args, name: str, default=None):
     return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
 
 
-def _choice(args, name: str, allowed: tuple):
+def _setting(args, name: str):
+    """A run setting given as a flag (--zero, --framework, --sp), read by its one Option (symcomm.training.settings,
+    as eval reads zero=, framework=, sp=); None when not given."""
     text = getattr(args, name)
     if text is None:
         return None
-    if str(text) not in {str(x) for x in allowed}:
-        raise PlanError(f"--{name}={text} is not allowed; choose {', '.join(map(str, allowed))}")
-    return type(allowed[0])(text)
+    try:
+        value = settings.OPTIONS[name].resolve(str(text), f"--{name}")
+    except InputError as err:
+        raise PlanError(str(err)) from None
+    return int(value) if name == "sp" else value
 
 
 def request_from_args(args) -> Request:
@@ -1072,8 +1089,8 @@ def request_from_args(args) -> Request:
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
                    micro_batches=_whole(args, "micro-batches"),
-                   zero=_choice(args, "zero", ZERO_STAGES), framework=_choice(args, "framework", FRAMEWORKS),
-                   recompute=_choice(args, "recompute", RECOMPUTE), sp=_choice(args, "sp", SP_CHOICES),
+                   zero=_setting(args, "zero"), framework=_setting(args, "framework"),
+                   recompute=args.recompute, sp=_setting(args, "sp"),
                    compare=parse_compare(args.compare) if args.compare is not None else ())
 
 

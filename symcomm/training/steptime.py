@@ -35,35 +35,24 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import flops
+from . import frameworks as F
+from . import settings
 from ..base.errors import InputError
-from .strategies import STRATEGIES, cost_in_bytes_of, data_schedule, end_stage_shard
+from .strategies import cost_in_bytes_of, data_schedule, end_stage_shard
 from .subjects import subject
 from ..core.symbols import L, L_moe, Phi, Phi_E, a, b, c, d, e, eta, h, hbm, kappa, m, p, peak, s, t, v
 
-#: options of the step model beyond the hybrid strategy's own
-STEP_OPTIONS = {
-    "recompute": ("none", "selective", "full"),
-    "gated": ("0", "1"),
-    "dp_overlap": ("framework", "0", "1"),
-    "tp_overlap": ("0", "1"),
-    "flash": ("0", "1"),
-}
-STEP_DEFAULTS = {"recompute": "none", "gated": "0", "dp_overlap": "framework", "tp_overlap": "0", "flash": "1"}
-
-#: Megatron-LM overlaps the gradient reduce only with --overlap-grad-reduce (default off,
-#: megatron/training/arguments.py); DeepSpeed's ZeRO config overlap_comm (deepspeed/runtime/zero/config.py)
-#: is on for stage 3 and off below; FSDP always issues its reduce-scatters asynchronously during the
-#: backward (torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook)
-DP_OVERLAP_SOURCE = ("Megatron-LM megatron/training/arguments.py (--overlap-grad-reduce, default off); DeepSpeed "
-                     "deepspeed/runtime/zero/config.py (overlap_comm: on for stage 3); PyTorch "
-                     "torch/distributed/fsdp/_runtime_utils.py (reduce-scatter issued in the post-backward hook)")
+#: options of the step model beyond the hybrid strategy's own (symcomm.training.settings.STEP_OPTIONS), by name
+STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
+#: the frameworks' DP-overlap defaults and their sources: symcomm.training.frameworks (DP_OVERLAP_SOURCE)
+DP_OVERLAP_SOURCE = F.DP_OVERLAP_SOURCE
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
 
 
-def dp_overlap_of(framework: str, zero: int, dp_overlap: str = "framework") -> bool:
-    if dp_overlap != "framework":
-        return dp_overlap == "1"
-    return framework == "fsdp" or (framework == "deepspeed" and zero == 3)
+def dp_overlap_of(framework_name: str, zero: int, dp_overlap: bool | None = None) -> bool:
+    """Whether the data-parallel gradient reductions overlap the backward: as the framework's row
+    says at this ZeRO stage (symcomm.training.frameworks: DP_OVERLAP_SOURCE), unless given explicitly."""
+    return F.framework(framework_name).dp_overlap(zero) if dp_overlap is None else bool(dp_overlap)
 
 
 @dataclass(frozen=True)
@@ -124,19 +113,16 @@ def _stage_forward_flops(micro, gated, moe, embeddings):
 @functools.lru_cache(maxsize=None)
 def step_model(run_bytes: int = 2, **options) -> StepModel:
     """The step model of the hybrid layout with these options (the hybrid strategy's, plus
-    :data:`STEP_OPTIONS`); values are text, as the command line gives them.  Communication is
-    counted in elements of ``run_bytes`` bytes (β per element of that size), fp32 terms widened."""
-    own = {key: str(options.pop(key, STEP_DEFAULTS[key])) for key in STEP_OPTIONS}
-    for key, allowed in STEP_OPTIONS.items():
-        if own[key] not in allowed:
-            raise ValueError(f"{key}={own[key]} is not allowed; choose {', '.join(allowed)}")
-    recompute, gated = own["recompute"], own["gated"] == "1"
-    options["recompute"] = "1" if recompute == "full" else "0"       # collectives re-run only under full
-    hybrid = subject("hybrid", **options)
-    opts = STRATEGIES["hybrid"].settings(**options)          # typed: flags bool, zero int
-    moe, embeddings = bool(opts["moe"]), bool(opts["embeddings"])
-    zero, framework = int(opts["zero"]), str(opts["framework"])
-    data = data_schedule(framework, zero, opts["grad_reduce"], opts["reshard_after_forward"], opts["grad_dtype"])
+    :data:`STEP_OPTIONS`); values are text, as the command line gives them, read once into a
+    :class:`symcomm.training.settings.RunSetting`.  Communication is counted in elements of ``run_bytes``
+    bytes (β per element of that size), fp32 terms widened."""
+    run = settings.parse(options)
+    texts = run.texts()
+    hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
+    opts = run.hybrid_options()                              # typed: flags bool, zero int
+    recompute, gated, flash = run.recompute, run.gated, run.flash
+    moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
+    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
 
     by_axis: dict = {}
     for term in hybrid.terms:
@@ -160,19 +146,19 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     # the memory-bound kernels (norms, activation functions, dropout, residual adds, softmax) read and
     # write the activations Korthikanti et al. count; κ HBM passes over each stored byte, forward and
     # backward together, a recomputed forward adding its third
-    touched = activation_bytes(recompute="none", flash=own["flash"] == "1", sp_on=bool(opts["sp"])) * L / p
+    touched = activation_bytes(recompute="none", flash=flash, sp_on=run.sp) * L / p
     if recompute == "full":
         touched = touched * sp.Rational(4, 3)
-    elif recompute == "selective" and own["flash"] != "1":
+    elif recompute == "selective" and not flash:
         touched = touched + sp.Rational(1, 3) * _scores(micro) * L / p
     memory_bound = kappa * touched / hbm
     forward_time = fwd / rate + memory_bound / 3
     backward_time = (2 * fwd + again) / rate + 2 * memory_bound / 3
     compute_micro = forward_time + backward_time
 
-    chunks = v if opts["schedule"] == "interleaved" else sp.Integer(1)
+    chunks = v if run.schedule == "interleaved" else sp.Integer(1)
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-    if own["tp_overlap"] == "1":
+    if run.tp_overlap:
         hidden_tp = _max0(on_path["tp"] - compute_micro)
         on_path = {**on_path, "tp": hidden_tp}
     slot = compute_micro + sum(on_path.values())
@@ -186,7 +172,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     gather_forward = time_of([x for x in dp_terms if x.phase == "forward" and x.primitive == "all_gather"])
     gather_backward = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive == "all_gather"])
     rest_t = time_of([x for x in dp_terms if x.phase not in ("forward", "backward")])
-    overlap = dp_overlap_of(framework, zero, own["dp_overlap"])
+    overlap = dp_overlap_of(framework, zero, run.dp_overlap)
     reductions = data.gradient_reductions(m)
     # what hides behind one window shares it (and the links): the forward gathers behind the m forwards;
     # the backward gathers and, when overlapped, the reductions behind the backwards they follow (every
@@ -204,7 +190,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     exposed = {axis: x for axis, x in exposed.items() if axis in comm}
     comm = {axis: comm[axis] for axis in comm}
 
-    memory = memory_model(data, recompute, opts, own["flash"] == "1", moe, embeddings)
+    memory = memory_model(data, recompute, opts, flash, moe, embeddings)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     own_params = memory["optimizer"] / 12
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
@@ -213,7 +199,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     compute_total = m * compute_micro
     model = flops.model_flops(b, s, gated, moe)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe)
-    key = tuple(sorted({**dict(hybrid.options), **own}.items()))
+    key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
 
 
@@ -308,21 +294,13 @@ ASSUMPTIONS = (
 
 
 def step_options(texts: dict) -> tuple[dict, dict]:
-    """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's): ``recompute``
-    takes none|selective|full (0 and 1 still mean none and full) and the hybrid strategy gets 1
-    only for full; ValueError naming the option for a value not allowed."""
+    """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's :data:`STEP_OPTIONS`),
+    the step model's read by their :class:`symcomm.training.settings.Option` and written back canonically (the
+    hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
     hybrid, own = {}, {}
     for key, text in texts.items():
-        if key == "recompute":
-            mode = {"0": "none", "1": "full"}.get(text, text)
-            if mode not in STEP_OPTIONS["recompute"]:
-                raise ValueError(f"recompute={text} is not allowed; choose none, selective or full (0 = none, 1 = full)")
-            own["recompute"] = mode
-            hybrid["recompute"] = "1" if mode == "full" else "0"
-        elif key in STEP_OPTIONS:
-            if text not in STEP_OPTIONS[key]:
-                raise ValueError(f"{key}={text} is not allowed; choose {', '.join(STEP_OPTIONS[key])}")
-            own[key] = text
+        if key in STEP_OPTIONS:
+            own[key] = settings.Option.text(STEP_OPTIONS[key].resolve(text))
         else:
             hybrid[key] = text
     return hybrid, own
@@ -342,9 +320,6 @@ def check_finite(numbers: dict) -> None:
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
-    hybrid_options = dict(hybrid_options)
-    flag = hybrid_options.pop("recompute", "0")
-    own_options = {"recompute": "full" if flag == "1" else "none", **own_options}
     q = quantities({k: float(x) for k, x in values.items()}, run_bytes, **hybrid_options, **own_options)
     number = {k: float(x) for k, x in q.items()}
     check_finite(number)
@@ -356,6 +331,6 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
                      if k.startswith("memory_") and k != "memory_per_gpu"}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
     out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
-    out["options"] = {**{k: STEP_DEFAULTS[k] for k in STEP_OPTIONS}, **own_options}
+    out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS)
     return out

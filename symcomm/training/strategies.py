@@ -33,7 +33,11 @@ from ..core import symbols as S
 from ..core import rules
 from ..collectives.algorithms import SOURCE_ARTICLE, algorithm, algorithms_of
 from ..core.cost import Cost
+from .frameworks import (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
+                         MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, check_stage, framework)
 from ..core.rules import Rule, When
+from .settings import (HYBRID_OPTIONS, RECOMPUTE_OPTION, Option, RunSetting, flag as _flag,
+                       reruns_forward)
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
 L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
@@ -50,24 +54,8 @@ LIU = "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers fo
 FEDUS = "Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120)"
 LEPIKHIN = "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668"
 
-#: what the frameworks execute, by file (read at github.com/NVIDIA/Megatron-LM, microsoft/DeepSpeed, pytorch/pytorch)
-DEEPSPEED_ENGINE = ("DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 "
-                    "reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and "
-                    "deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)")
-DEEPSPEED_STAGE3 = ("DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters "
-                    "fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance "
-                    "keeps those re-used soon — not modelled)")
-FSDP_RUNTIME = ("PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, "
-                "_should_free_in_backward: with no_sync a non-resharding unit stays gathered) and "
-                "fully_sharded_data_parallel.py (no_sync)")
-MEGATRON_DDP = ("Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py "
-                "(finish_grad_sync: one reduce-scatter or all-reduce per step), "
-                "megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch)")
-MEGATRON_SP_REGATHER = ("Megatron-LM megatron/core/tensor_parallel/layers.py, "
-                        "LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the "
-                        "sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's "
-                        "Linear/LayerNormLinear do the same); torch's DTensor tensor parallel "
-                        "(torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd")
+#: what the frameworks execute, by file (read at github.com/NVIDIA/Megatron-LM, microsoft/DeepSpeed, pytorch/pytorch);
+#: the data-parallel ones (DEEPSPEED_*, FSDP_RUNTIME, MEGATRON_DDP, _SP_REGATHER, _FP32_GRADS) sit in symcomm.training.frameworks
 MEGATRON_EMBEDDINGS = ("Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output "
                        "all-reduced over t, reduce-scattered with sequence parallel), mappings.py "
                        "(copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the "
@@ -75,10 +63,6 @@ MEGATRON_EMBEDDINGS = ("Megatron-LM megatron/core/tensor_parallel/layers.py (Voc
                        "target logit and the sum of exponentials, b·s each), megatron/core/distributed/"
                        "finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the "
                        "embedding gradient)")
-MEGATRON_FP32_GRADS = ("Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set "
-                       "unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the "
-                       "gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type "
-                       "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)")
 MEGATRON_MOE_TP = ("Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher "
                    "(moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, "
                    "all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received "
@@ -207,44 +191,7 @@ def _on_level(cost: Cost, across) -> Cost:
 
 # -- options: settings that are not symbols -----------------------------------------------
 
-@dataclass(frozen=True)
-class Option:
-    """A setting that is not a symbol: a flag (False/True, written 0/1), a stage (0..3) or a
-    choice among names.  ``allowed`` holds the typed values; the text form (``text``) is what
-    the command line takes and every output prints."""
-
-    name: str
-    default: object
-    allowed: tuple
-    meaning: str
-
-    @staticmethod
-    def text(value) -> str:
-        """0/1 for a flag, the number for a stage, the name for a choice."""
-        if isinstance(value, bool):
-            return "1" if value else "0"
-        return str(value)
-
-    @property
-    def texts(self) -> tuple[str, ...]:
-        return tuple(self.text(value) for value in self.allowed)
-
-    def resolve(self, value):
-        """The typed value of ``value`` (typed, or its text form); ValueError naming the option."""
-        given = self.text(value)
-        for candidate in self.allowed:
-            if self.text(candidate) == given:
-                return candidate
-        raise ValueError(f"{self.name}={given} is not allowed; choose {_choices(self.texts)}")
-
-
-def _choices(allowed) -> str:
-    allowed = list(allowed)
-    return allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
-
-
-def _flag(name: str, meaning: str, default: bool = False) -> Option:
-    return Option(name, default, (False, True), meaning)
+# Option (typed values, their text forms, aliases) is symcomm.training.settings.Option: one parse for every command.
 
 
 # -- strategies -----------------------------------------------------------------------------
@@ -363,10 +310,7 @@ def _dp(algorithm: str) -> tuple[Term, ...]:
 
 # -- how a framework schedules the data-parallel collectives over m micro-batches -------------------
 
-FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
-GRAD_REDUCE = ("per_step", "per_micro_batch")
-#: the text an option takes when the framework decides its value
-BY_FRAMEWORK = "framework"
+# the frameworks' rows (stages, gradient-reduce rule, defaults, sources): symcomm.training.frameworks.FRAMEWORKS
 
 
 @dataclass(frozen=True)
@@ -411,34 +355,17 @@ class DataSchedule:
         return self.zero < 3 or not self.reshard_after_forward
 
 
-#: the gradient collectives' element type: fp32, or the run's own (--dtype)
-GRAD_DTYPES = ("fp32", "same")
-
-
-def data_schedule(framework: str, zero: int, grad_reduce=BY_FRAMEWORK, reshard_after_forward=BY_FRAMEWORK,
-                  grad_dtype=BY_FRAMEWORK) -> DataSchedule:
-    """The schedule ``framework`` runs for ZeRO stage ``zero``, with any switch given explicitly
-    overriding the framework's own choice; ValueError naming the option for a stage the
-    framework does not run."""
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"framework={framework} is not allowed; choose {_choices(FRAMEWORKS)}")
-    if framework == "megatron" and zero > 1:
-        raise ValueError(f"zero={zero} is not run by framework=megatron (DDP: zero=0, distributed optimizer: "
-                         "zero=1); choose framework=deepspeed or fsdp for zero=2 or 3")
-    if framework == "fsdp" and zero in (1, 2):
-        raise ValueError(f"zero={zero} is not run by framework=fsdp (NO_SHARD: zero=0, FULL_SHARD: zero=3, "
-                         "SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)")
-    if grad_reduce == BY_FRAMEWORK:
-        # Megatron: one reduction per step; DeepSpeed: per micro-batch from stage 2 on; FSDP and
-        # DDP: per micro-batch unless the loop wraps all but the last in no_sync
-        grad_reduce = {"megatron": "per_step", "fsdp": "per_micro_batch"}.get(
-            framework, "per_micro_batch" if zero >= 2 else "per_step")
-    if reshard_after_forward == BY_FRAMEWORK:
-        reshard_after_forward = True                 # DeepSpeed ZeRO-3 and FSDP FULL_SHARD
-    if grad_dtype == BY_FRAMEWORK:
-        grad_dtype = "fp32" if framework == "megatron" else "same"     # MEGATRON_FP32_GRADS
-    return DataSchedule(framework, zero, grad_reduce, bool(reshard_after_forward),
-                        "" if grad_dtype == "same" else grad_dtype)
+def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
+                  reshard_after_forward: bool | None = None, grad_dtype: str | None = None) -> DataSchedule:
+    """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
+    symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
+    framework's own choice; InputError naming the option for a stage the framework does not run."""
+    row = framework(framework_name)
+    check_stage(row, zero)
+    grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
+    reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
+    grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
+    return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype)
 
 
 def _zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> tuple[Term, ...]:
@@ -539,12 +466,12 @@ def _moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False
     return tuple(out)
 
 
-def _tp(algorithm: str, recompute: bool) -> tuple[Term, ...]:
-    return _tp_terms(N, b * s * h, L, algorithm, recompute)
+def _tp(algorithm: str, recompute: str) -> tuple[Term, ...]:
+    return _tp_terms(N, b * s * h, L, algorithm, reruns_forward(recompute))
 
 
-def _sp(recompute: bool, sp_regather: bool) -> tuple[Term, ...]:
-    return _tp_terms(N, b * s * h, L, recompute=recompute, sp_on=True, regather=sp_regather)
+def _sp(recompute: str, sp_regather: bool) -> tuple[Term, ...]:
+    return _tp_terms(N, b * s * h, L, recompute=reruns_forward(recompute), sp_on=True, regather=sp_regather)
 
 
 # -- pipeline parallel -------------------------------------------------------------------------------
@@ -704,12 +631,13 @@ RANK_ORDER = ("t", "c", "d", "p")
 
 
 def _hybrid(**options) -> tuple[Term, ...]:
-    # the options by name; "sp" is read into sp_on, since a parameter named sp would hide sympy
-    zero, sp_on, recompute, schedule = options["zero"], options["sp"], options["recompute"], options["schedule"]
-    scatter_gather, cp, gqa, moe = options["scatter_gather"], options["cp"], options["gqa"], options["moe"]
-    data = data_schedule(options["framework"], zero, options["grad_reduce"], options["reshard_after_forward"],
-                         options["grad_dtype"])
-    regather = sp_regather_of(options["framework"], options["sp_regather"])
+    # the typed run setting; "sp" is read into sp_on, since a name sp would hide sympy; the layers'
+    # forward collectives run again only under full recompute (RunSetting.forward_reruns)
+    run = RunSetting(**options)
+    zero, sp_on, recompute, schedule = run.zero, run.sp, run.forward_reruns, run.schedule
+    scatter_gather, cp, gqa, moe = run.scatter_gather, run.cp, run.gqa, run.moe
+    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    regather = sp_regather_of(run.framework, run.sp_regather)
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
     layers = L / p                             # layers on one pipeline stage
@@ -760,7 +688,7 @@ def _hybrid(**options) -> tuple[Term, ...]:
                               pipeline_share(p, chunks), name))
 
     # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
-    embeddings, tied = options["embeddings"], options["tied"]
+    embeddings, tied = run.embeddings, run.tied
     if embeddings:
         terms += _embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
                                   groups=c * d, across=_spans(t, G))
@@ -827,13 +755,11 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) 
     return tuple(out)
 
 
-def sp_regather_of(framework: str, sp_regather=BY_FRAMEWORK) -> bool:
-    """Whether sequence parallelism all-gathers its inputs again in the backward: Megatron-LM
-    (and Megatron-DeepSpeed, which runs Megatron's layers) do; torch's tensor parallel keeps
-    the gathered input (an explicit 0/1 overrides)."""
-    if sp_regather == BY_FRAMEWORK:
-        return framework != "fsdp"
-    return bool(sp_regather)
+def sp_regather_of(framework_name: str, sp_regather: bool | None = None) -> bool:
+    """Whether sequence parallelism all-gathers its inputs again in the backward: as the
+    framework's row says (Megatron-LM and Megatron-DeepSpeed, which runs Megatron's layers, do;
+    torch's tensor parallel keeps the gathered input), unless given explicitly."""
+    return framework(framework_name).sp_regather if sp_regather is None else bool(sp_regather)
 
 
 def _spans(x, y):
@@ -893,7 +819,7 @@ _SCHEDULES = ("gpipe", "1f1b", "interleaved")
 _MICRO_BATCHES = Option("micro_batches", "1", ("1", "m"),
                         "1: one micro-batch per step (the papers' count); m: m micro-batches per step (gradient "
                         "accumulation), each collective counted as often as the framework runs it")
-_RECOMPUTE = _flag("recompute", "1 = full activation recomputation: the forward collectives run again in backward")
+_RECOMPUTE = RECOMPUTE_OPTION        # none | selective | full, one meaning for every strategy and command
 
 
 def _strategy(name, title, summary, source, convention, options, build, checks=(), extra=None) -> Strategy:
@@ -947,14 +873,14 @@ _ENTRIES = (
     _strategy("tp", "Tensor parallel (Megatron)",
               "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
               SHOEYBI + ", §3; " + NARAYANAN + ", §3.2",
-              _EXACT + "; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again",
+              _EXACT + "; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again",
               (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
               _tp, (rules.divisible(a, N),)),
     _strategy("sp", "Tensor + sequence parallel (Megatron)",
               "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the "
               "backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
               KORTHIKANTI + ", §4.2.2; " + MEGATRON_SP_REGATHER,
-              _EXACT + "; per step over L layers; recompute=1 adds the forward collectives again",
+              _EXACT + "; per step over L layers; recompute=full adds the forward collectives again",
               (_RECOMPUTE,
                _flag("sp_regather", "1 = the backward all-gathers each column-parallel GEMM's sequence-sharded "
                                     "input again for its weight gradient (Megatron-LM layers.py, Transformer "
@@ -1012,50 +938,9 @@ _ENTRIES = (
               "pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; "
               "embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; "
               "the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two "
-              "busiest stages (an upper bound on any one GPU); recompute=1: the layers' forward collectives (tp, cp, "
+              "busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, "
               "ep) again, not the embedding's, the pipeline's or the data-parallel ones",
-              (Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
-               Option("framework", "megatron", FRAMEWORKS,
-                      "what runs the step, deciding the switches left at 'framework': megatron (DDP zero=0 or the "
-                      "distributed optimizer zero=1, gradients reduced once per step; sp_regather=1), deepspeed "
-                      "(ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
-                      "Megatron-DeepSpeed), fsdp (zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; "
-                      "sp_regather=0 as torch's tensor parallel)"),
-               Option("grad_reduce", BY_FRAMEWORK, (BY_FRAMEWORK,) + GRAD_REDUCE,
-                      "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; "
-                      "no_sync) or per_micro_batch (m times); framework: as the framework does"),
-               Option("grad_dtype", BY_FRAMEWORK, (BY_FRAMEWORK,) + GRAD_DTYPES,
-                      "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs), same "
-                      "(the run's --dtype: DeepSpeed, FSDP defaults); framework: as the framework does; formulas "
-                      "count that type's elements, bytes use its size"),
-               Option("reshard_after_forward", BY_FRAMEWORK, (BY_FRAMEWORK, False, True),
-                      "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
-                      "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1"),
-               _flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
-               Option("sp_regather", BY_FRAMEWORK, (BY_FRAMEWORK, False, True),
-                      "sp=1: 1 = the backward all-gathers the sequence-sharded inputs again for the weight "
-                      "gradients (Megatron-LM, Transformer Engine); 0 = kept; framework: 1 for megatron and "
-                      "deepspeed, 0 for fsdp"),
-               _RECOMPUTE,
-               Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),
-               _flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather "
-                                       "over t at the receiver (sp=0 only: with sp=1 the sends are already 1/t and "
-                                       "Megatron skipped it)"),
-               Option("cp", "ring", ("ring", "ulysses", "ring_flash_attn"),
-                      "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
-                      "attention with ring-flash-attention's backward, see cp_ring)"),
-               _flag("gqa", "1 = K and V have width h_kv, else h"),
-               _flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e, in the "
-                            "dense MLP's place; Megatron's all-to-all dispatcher, expert tensor parallel size t "
-                            "(its default): with t > 1 (sp=1) the routed tokens are all-gathered and the expert "
-                            "outputs reduce-scattered over the t ranks (token_dispatcher.py)"),
-               _flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
-                                   "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
-                                   "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
-                                   "(Megatron-LM layers.py, mappings.py, cross_entropy.py)"),
-               _flag("tied", "embeddings=1: 1 = the LM head shares the embedding's weights; with p > 1 the last "
-                             "stage keeps a copy and the two stages all-reduce its gradient once per step "
-                             "(finalize_model_grads.py)")),
+              HYBRID_OPTIONS,                  # the run setting's options (symcomm.training.settings)
               _hybrid, _hybrid_checks(), _hybrid_extras),
 )
 

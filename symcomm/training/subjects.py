@@ -105,7 +105,7 @@ class Subject:
 
     @property
     def ident(self) -> str:
-        """The identifier the export uses: all_reduce__ring, tp, tp__recompute_1."""
+        """The identifier the export uses: all_reduce__ring, tp, tp__recompute_full."""
         if self.kind == "primitive":
             return f"{self.name}__{self.algorithm}"
         return self.name + "".join(f"__{k}_{v}" for k, v in self.changed.items())

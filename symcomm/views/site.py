@@ -135,8 +135,8 @@ def page_formulas(sub) -> list:
             for quantity, expr in bytes_quantities(sub).items()]
 
 
-#: the step model's variants the page offers: the hybrid's own options (recompute=1 runs it under full
-#: recompute, as eval does), a gated MLP or not; its other options at their defaults
+#: the step model's variants the page offers: the hybrid's own options (recompute=none|selective|full, the
+#: one setting eval and plan take), a gated MLP or not; its other options at their defaults
 GATED = ("0", "1")
 
 
@@ -146,9 +146,7 @@ def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
     bubble's share of the step, as ``eval hybrid --hardware`` reports them."""
     from ..training import steptime
 
-    options = dict(sub.options)
-    flag = options.pop("recompute", "0")
-    model = steptime.step_model(BYTES, **options, recompute="full" if flag == "1" else "none", gated=gated)
+    model = steptime.step_model(BYTES, **dict(sub.options), gated=gated)      # recompute as the subject has it
     per_byte = {S.beta: S.beta * BYTES, S.gamma: S.gamma * BYTES, S.beta_inter: S.beta_inter * BYTES}
     out = {key: sp.sympify(expr).xreplace(per_byte) for key, expr in model.quantities().items()}
     out["bubble_fraction_of_step"] = out["bubble_time"] / out["step_time"]

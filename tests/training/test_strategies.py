@@ -112,7 +112,7 @@ def test_tensor_and_sequence_parallel(n, b, s, h, layers):
     assert exact(STRATEGIES["tp"].cost().send, values) == layers * per_layer
     assert exact(STRATEGIES["sp"].cost().send, values) == layers * per_layer
     # full recompute: the 2 forward all-reduces again
-    assert exact(STRATEGIES["tp"].cost(recompute=1).send, values) == layers * 6 * 2 * ring_block_sends(n, bsh)
+    assert exact(STRATEGIES["tp"].cost(recompute="full").send, values) == layers * 6 * 2 * ring_block_sends(n, bsh)
 
 
 def _interleaved_pipeline(n: int, chunks: int, bsh: int) -> tuple[int, int]:
@@ -192,7 +192,7 @@ def test_a_term_knows_its_pass():
     assert Term("all_gather", "ring", 4, 400, 1, "x").label == "x"
     with pytest.raises(ValueError, match="unknown pass"):
         Term("all_gather", "ring", 4, 400, 1, "x", phase="sideways")
-    terms = STRATEGIES["hybrid"].terms(recompute=1, sp=1)
+    terms = STRATEGIES["hybrid"].terms(recompute="full", sp=1)
     assert {t.phase for t in terms} == {"forward", "forward recompute", "backward", "after the step"}
     assert all(t.label.endswith(f"({t.phase})") for t in terms)
 

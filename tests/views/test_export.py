@@ -153,7 +153,7 @@ def test_only_selects_by_formula_subject_and_owner():
     assert [f.name for f in select(["all_reduce__ring__send"])] == ["all_reduce__ring__send"]
     assert {f.subject for f in select(["all_reduce__ring"])} == {"all_reduce__ring"}
     assert {f.owner for f in select(["tp"])} == {"tp"}
-    assert {f.subject for f in select(["tp__recompute_1"])} == {"tp__recompute_1"}
+    assert {f.subject for f in select(["tp__recompute_full"])} == {"tp__recompute_full"}
     with pytest.raises(ValueError, match="nope"):
         select(["nope"])
 
@@ -620,9 +620,9 @@ def test_format_options_belong_to_their_format():
 
 
 def test_variant_titles_print_options_as_typed():
-    # the CLI takes recompute=1 and gqa=1; the export's titles and option lists say the same
-    text = export("markdown", ["tp__recompute_1", "cp_ulysses__gqa_1"])
-    assert "(recompute=1)" in text and "(gqa=1)" in text
+    # the CLI takes recompute=full and gqa=1; the export's titles and option lists say the same
+    text = export("markdown", ["tp__recompute_full", "cp_ulysses__gqa_1"])
+    assert "(recompute=full)" in text and "(gqa=1)" in text
     assert "True" not in text and "False" not in text
 
 

@@ -5165,7 +5165,439 @@ function hybrid__sp_regather_1__step_gated_1(args = {}) {
   return {"step_time": _x69, "compute_time": _x54*m, "comm_time": _x71 + _x72, "exposed_comm_time": _x68 + _x72, "bubble_time": _x73, "optimizer_time": _x58, "tokens_per_second": _x74*_x8, "mfu": _x76, "hfu": _x76, "model_flops": _x75, "hardware_flops": _x75, "memory_per_gpu": 6*_x56 + _x77 + _x78, "comm_time_tp": _x34, "comm_time_cp": _x42, "comm_time_pp": _x17, "comm_time_dp": _x71, "exposed_comm_time_tp": _x34, "exposed_comm_time_cp": _x42, "exposed_comm_time_pp": _x17, "exposed_comm_time_dp": _x68, "memory_weights": 2*_x56, "memory_gradients": _x66, "memory_optimizer": _x77, "memory_activations": _x78, "bubble_fraction_of_step": _x73*_x74};
 }
 
-function hybrid__recompute_1__step_gated_0(args = {}) {
+function hybrid__recompute_selective__step_gated_0(args = {}) {
+  const B_e = _arg(args, "B_e");
+  const F = _arg(args, "F");
+  const G = _arg(args, "G");
+  const L = _arg(args, "L");
+  const Phi = _arg(args, "Phi");
+  const V = _arg(args, "V");
+  const alpha = _arg(args, "alpha");
+  const alpha_inter = _arg(args, "alpha_inter");
+  const b = _arg(args, "b");
+  const beta = _arg(args, "beta");
+  const beta_inter = _arg(args, "beta_inter");
+  const c = _arg(args, "c");
+  const d = _arg(args, "d");
+  const eta = _arg(args, "eta");
+  const gamma = _arg(args, "gamma");
+  const h = _arg(args, "h");
+  const h_kv = _arg(args, "h_kv");
+  const hbm = _arg(args, "hbm");
+  const kappa = _arg(args, "kappa");
+  const m = _arg(args, "m");
+  const p = _arg(args, "p");
+  const peak = _arg(args, "peak");
+  const s = _arg(args, "s");
+  const t = _arg(args, "t");
+  const _x0 = p - 1;
+  const _x1 = 1/m;
+  const _x2 = c*t;
+  const _x3 = _x2*d;
+  const _x4 = G < _x3*p;
+  const _x5 = ((p == 1) ? (
+   0
+)
+: ((p == 2) ? (
+   1/2
+)
+: (
+   1
+)));
+  const _x6 = _x5*m;
+  const _x7 = G < _x3 + 1;
+  const _x8 = b*s;
+  const _x9 = _x8*h;
+  const _x10 = 1/c;
+  const _x11 = 1/d;
+  const _x12 = _x10*_x11;
+  const _x13 = _x12*_x9;
+  const _x14 = _x13*_x5;
+  const _x15 = B_e*beta;
+  const _x16 = B_e*beta_inter;
+  const _x17 = _x15*(((_x4) ? (
+   0
+)
+: (
+   _x14
+)) + ((_x7) ? (
+   0
+)
+: (
+   _x14
+))) + _x16*(((_x4) ? (
+   _x14
+)
+: (
+   0
+)) + ((_x7) ? (
+   _x14
+)
+: (
+   0
+))) + alpha*(((_x4) ? (
+   0
+)
+: (
+   _x6
+)) + ((_x7) ? (
+   0
+)
+: (
+   _x6
+))) + alpha_inter*(((_x4) ? (
+   _x6
+)
+: (
+   0
+)) + ((_x7) ? (
+   _x6
+)
+: (
+   0
+)));
+  const _x18 = G < t;
+  const _x19 = 1/p;
+  const _x20 = 2*L;
+  const _x21 = _x19*_x20*m;
+  const _x22 = _x21*(2*t - 2);
+  const _x23 = 2*alpha;
+  const _x24 = 2*alpha_inter;
+  const _x25 = 4*h;
+  const _x26 = _x25*_x8;
+  const _x27 = 1/t;
+  const _x28 = _x19*_x27;
+  const _x29 = _x12*_x28;
+  const _x30 = L*_x29;
+  const _x31 = _x26*_x30*(t - 1);
+  const _x32 = B_e*gamma;
+  const _x33 = 2*_x15*((_x18) ? (
+   0
+)
+: (
+   _x31
+)) + 2*_x16*((_x18) ? (
+   _x31
+)
+: (
+   0
+)) + _x23*((_x18) ? (
+   0
+)
+: (
+   _x22
+)) + _x24*((_x18) ? (
+   _x22
+)
+: (
+   0
+)) + _x31*_x32;
+  const _x34 = G < _x2;
+  const _x35 = c - 1;
+  const _x36 = _x21*_x35;
+  const _x37 = 2*h;
+  const _x38 = _x37*_x8;
+  const _x39 = _x30*_x35*_x38;
+  const _x40 = 3*_x15*((_x34) ? (
+   0
+)
+: (
+   _x39
+)) + 3*_x16*((_x34) ? (
+   _x39
+)
+: (
+   0
+)) + _x32*_x39 + 3*alpha*((_x34) ? (
+   0
+)
+: (
+   _x36
+)) + 3*alpha_inter*((_x34) ? (
+   _x36
+)
+: (
+   0
+));
+  const _x41 = _x25*b*Math.pow(s, 2);
+  const _x42 = _x1*_x11;
+  const _x43 = _x38*(_x37 + 2*h_kv);
+  const _x44 = F*_x26;
+  const _x45 = _x10*_x28*(_x41*_x42 + _x42*_x43 + _x42*_x44);
+  const _x46 = L*_x41;
+  const _x47 = 1/peak;
+  const _x48 = _x47/eta;
+  const _x49 = _x48*(_x1*_x29*_x46 + _x20*_x45);
+  const _x50 = L*_x45*_x48;
+  const _x51 = 1/hbm;
+  const _x52 = L*_x1*_x13*_x19*(24*_x27 + 10);
+  const _x53 = _x51*_x52*kappa;
+  const _x54 = _x49 + _x50 + _x53;
+  const _x55 = _x1*_x17 + _x1*_x33 + _x1*_x40 + _x54;
+  const _x56 = Phi*_x28;
+  const _x57 = _x12*_x56;
+  const _x58 = 30*_x51*_x57;
+  const _x59 = G < _x3;
+  const _x60 = c*d - 1;
+  const _x61 = _x57*_x60;
+  const _x62 = ((_x59) ? (
+   0
+)
+: (
+   _x61
+));
+  const _x63 = 4*_x62;
+  const _x64 = ((_x59) ? (
+   _x61
+)
+: (
+   0
+));
+  const _x65 = 4*_x64;
+  const _x66 = 4*_x56;
+  const _x67 = _x12*_x60*_x66*gamma + _x23*((_x59) ? (
+   0
+)
+: (
+   _x60
+)) + _x24*((_x59) ? (
+   _x60
+)
+: (
+   0
+));
+  const _x68 = _x15*_x62 + _x16*_x64 + _x63*beta + _x65*beta_inter + _x67 + Math.max(0, -m*(_x49 + (2/3)*_x53)) + Math.max(0, -m*(_x50 + (1/3)*_x53));
+  const _x69 = _x55*(_x0 + m) + _x58 + _x68;
+  const _x70 = 1/B_e;
+  const _x71 = _x15*(_x62 + _x63*_x70) + _x16*(_x64 + _x65*_x70) + _x67;
+  const _x72 = _x17 + _x33 + _x40;
+  const _x73 = _x0*_x55;
+  const _x74 = 1/_x69;
+  const _x75 = 3*L*(_x41 + _x43 + _x44) + 6*V*_x9;
+  const _x76 = _x29*_x47*_x74;
+  const _x77 = _x46 + _x75;
+  const _x78 = 12*_x57;
+  const _x79 = _x52*Math.min(m, p);
+  return {"step_time": _x69, "compute_time": _x54*m, "comm_time": _x71 + _x72, "exposed_comm_time": _x68 + _x72, "bubble_time": _x73, "optimizer_time": _x58, "tokens_per_second": _x74*_x8, "mfu": _x75*_x76, "hfu": _x76*_x77, "model_flops": _x75, "hardware_flops": _x77, "memory_per_gpu": 6*_x56 + _x78 + _x79, "comm_time_tp": _x33, "comm_time_cp": _x40, "comm_time_pp": _x17, "comm_time_dp": _x71, "exposed_comm_time_tp": _x33, "exposed_comm_time_cp": _x40, "exposed_comm_time_pp": _x17, "exposed_comm_time_dp": _x68, "memory_weights": 2*_x56, "memory_gradients": _x66, "memory_optimizer": _x78, "memory_activations": _x79, "bubble_fraction_of_step": _x73*_x74};
+}
+
+function hybrid__recompute_selective__step_gated_1(args = {}) {
+  const B_e = _arg(args, "B_e");
+  const F = _arg(args, "F");
+  const G = _arg(args, "G");
+  const L = _arg(args, "L");
+  const Phi = _arg(args, "Phi");
+  const V = _arg(args, "V");
+  const alpha = _arg(args, "alpha");
+  const alpha_inter = _arg(args, "alpha_inter");
+  const b = _arg(args, "b");
+  const beta = _arg(args, "beta");
+  const beta_inter = _arg(args, "beta_inter");
+  const c = _arg(args, "c");
+  const d = _arg(args, "d");
+  const eta = _arg(args, "eta");
+  const gamma = _arg(args, "gamma");
+  const h = _arg(args, "h");
+  const h_kv = _arg(args, "h_kv");
+  const hbm = _arg(args, "hbm");
+  const kappa = _arg(args, "kappa");
+  const m = _arg(args, "m");
+  const p = _arg(args, "p");
+  const peak = _arg(args, "peak");
+  const s = _arg(args, "s");
+  const t = _arg(args, "t");
+  const _x0 = p - 1;
+  const _x1 = 1/m;
+  const _x2 = c*t;
+  const _x3 = _x2*d;
+  const _x4 = G < _x3*p;
+  const _x5 = ((p == 1) ? (
+   0
+)
+: ((p == 2) ? (
+   1/2
+)
+: (
+   1
+)));
+  const _x6 = _x5*m;
+  const _x7 = G < _x3 + 1;
+  const _x8 = b*s;
+  const _x9 = _x8*h;
+  const _x10 = 1/c;
+  const _x11 = 1/d;
+  const _x12 = _x10*_x11;
+  const _x13 = _x12*_x9;
+  const _x14 = _x13*_x5;
+  const _x15 = B_e*beta;
+  const _x16 = B_e*beta_inter;
+  const _x17 = _x15*(((_x4) ? (
+   0
+)
+: (
+   _x14
+)) + ((_x7) ? (
+   0
+)
+: (
+   _x14
+))) + _x16*(((_x4) ? (
+   _x14
+)
+: (
+   0
+)) + ((_x7) ? (
+   _x14
+)
+: (
+   0
+))) + alpha*(((_x4) ? (
+   0
+)
+: (
+   _x6
+)) + ((_x7) ? (
+   0
+)
+: (
+   _x6
+))) + alpha_inter*(((_x4) ? (
+   _x6
+)
+: (
+   0
+)) + ((_x7) ? (
+   _x6
+)
+: (
+   0
+)));
+  const _x18 = G < t;
+  const _x19 = 1/p;
+  const _x20 = 2*L;
+  const _x21 = _x19*_x20*m;
+  const _x22 = _x21*(2*t - 2);
+  const _x23 = 2*alpha;
+  const _x24 = 2*alpha_inter;
+  const _x25 = 4*h;
+  const _x26 = 1/t;
+  const _x27 = _x19*_x26;
+  const _x28 = _x12*_x27;
+  const _x29 = L*_x28;
+  const _x30 = _x25*_x29*_x8*(t - 1);
+  const _x31 = B_e*gamma;
+  const _x32 = 2*_x15*((_x18) ? (
+   0
+)
+: (
+   _x30
+)) + 2*_x16*((_x18) ? (
+   _x30
+)
+: (
+   0
+)) + _x23*((_x18) ? (
+   0
+)
+: (
+   _x22
+)) + _x24*((_x18) ? (
+   _x22
+)
+: (
+   0
+)) + _x30*_x31;
+  const _x33 = G < _x2;
+  const _x34 = c - 1;
+  const _x35 = _x21*_x34;
+  const _x36 = 2*h;
+  const _x37 = _x36*_x8;
+  const _x38 = _x29*_x34*_x37;
+  const _x39 = 3*_x15*((_x33) ? (
+   0
+)
+: (
+   _x38
+)) + 3*_x16*((_x33) ? (
+   _x38
+)
+: (
+   0
+)) + _x31*_x38 + 3*alpha*((_x33) ? (
+   0
+)
+: (
+   _x35
+)) + 3*alpha_inter*((_x33) ? (
+   _x35
+)
+: (
+   0
+));
+  const _x40 = _x25*b*Math.pow(s, 2);
+  const _x41 = _x1*_x11;
+  const _x42 = _x37*(_x36 + 2*h_kv);
+  const _x43 = 6*_x9;
+  const _x44 = F*_x43;
+  const _x45 = _x10*_x27*(_x40*_x41 + _x41*_x42 + _x41*_x44);
+  const _x46 = L*_x40;
+  const _x47 = 1/peak;
+  const _x48 = _x47/eta;
+  const _x49 = _x48*(_x1*_x28*_x46 + _x20*_x45);
+  const _x50 = L*_x45*_x48;
+  const _x51 = 1/hbm;
+  const _x52 = L*_x1*_x13*_x19*(24*_x26 + 10);
+  const _x53 = _x51*_x52*kappa;
+  const _x54 = _x49 + _x50 + _x53;
+  const _x55 = _x1*_x17 + _x1*_x32 + _x1*_x39 + _x54;
+  const _x56 = Phi*_x27;
+  const _x57 = _x12*_x56;
+  const _x58 = 30*_x51*_x57;
+  const _x59 = G < _x3;
+  const _x60 = c*d - 1;
+  const _x61 = _x57*_x60;
+  const _x62 = ((_x59) ? (
+   0
+)
+: (
+   _x61
+));
+  const _x63 = 4*_x62;
+  const _x64 = ((_x59) ? (
+   _x61
+)
+: (
+   0
+));
+  const _x65 = 4*_x64;
+  const _x66 = 4*_x56;
+  const _x67 = _x12*_x60*_x66*gamma + _x23*((_x59) ? (
+   0
+)
+: (
+   _x60
+)) + _x24*((_x59) ? (
+   _x60
+)
+: (
+   0
+));
+  const _x68 = _x15*_x62 + _x16*_x64 + _x63*beta + _x65*beta_inter + _x67 + Math.max(0, -m*(_x49 + (2/3)*_x53)) + Math.max(0, -m*(_x50 + (1/3)*_x53));
+  const _x69 = _x55*(_x0 + m) + _x58 + _x68;
+  const _x70 = 1/B_e;
+  const _x71 = _x15*(_x62 + _x63*_x70) + _x16*(_x64 + _x65*_x70) + _x67;
+  const _x72 = _x17 + _x32 + _x39;
+  const _x73 = _x0*_x55;
+  const _x74 = 1/_x69;
+  const _x75 = 3*L*(_x40 + _x42 + _x44) + V*_x43;
+  const _x76 = _x28*_x47*_x74;
+  const _x77 = _x46 + _x75;
+  const _x78 = 12*_x57;
+  const _x79 = _x52*Math.min(m, p);
+  return {"step_time": _x69, "compute_time": _x54*m, "comm_time": _x71 + _x72, "exposed_comm_time": _x68 + _x72, "bubble_time": _x73, "optimizer_time": _x58, "tokens_per_second": _x74*_x8, "mfu": _x75*_x76, "hfu": _x76*_x77, "model_flops": _x75, "hardware_flops": _x77, "memory_per_gpu": 6*_x56 + _x78 + _x79, "comm_time_tp": _x32, "comm_time_cp": _x39, "comm_time_pp": _x17, "comm_time_dp": _x71, "exposed_comm_time_tp": _x32, "exposed_comm_time_cp": _x39, "exposed_comm_time_pp": _x17, "exposed_comm_time_dp": _x68, "memory_weights": 2*_x56, "memory_gradients": _x66, "memory_optimizer": _x78, "memory_activations": _x79, "bubble_fraction_of_step": _x73*_x74};
+}
+
+function hybrid__recompute_full__step_gated_0(args = {}) {
   const B_e = _arg(args, "B_e");
   const F = _arg(args, "F");
   const G = _arg(args, "G");
@@ -5381,7 +5813,7 @@ function hybrid__recompute_1__step_gated_0(args = {}) {
   return {"step_time": _x67, "compute_time": _x52*m, "comm_time": _x69 + _x70, "exposed_comm_time": _x66 + _x70, "bubble_time": _x71, "optimizer_time": _x56, "tokens_per_second": _x72*_x8, "mfu": _x75*_x76, "hfu": _x76*_x77, "model_flops": _x75, "hardware_flops": _x77, "memory_per_gpu": 6*_x54 + _x78 + _x79, "comm_time_tp": _x34, "comm_time_cp": _x42, "comm_time_pp": _x17, "comm_time_dp": _x69, "exposed_comm_time_tp": _x34, "exposed_comm_time_cp": _x42, "exposed_comm_time_pp": _x17, "exposed_comm_time_dp": _x66, "memory_weights": 2*_x54, "memory_gradients": _x64, "memory_optimizer": _x78, "memory_activations": _x79, "bubble_fraction_of_step": _x71*_x72};
 }
 
-function hybrid__recompute_1__step_gated_1(args = {}) {
+function hybrid__recompute_full__step_gated_1(args = {}) {
   const B_e = _arg(args, "B_e");
   const F = _arg(args, "F");
   const G = _arg(args, "G");
@@ -9859,5 +10291,5 @@ function hybrid__tied_1__step_gated_1(args = {}) {
   return {"step_time": _x69, "compute_time": _x54*m, "comm_time": _x71 + _x72, "exposed_comm_time": _x68 + _x72, "bubble_time": _x73, "optimizer_time": _x58, "tokens_per_second": _x74*_x8, "mfu": _x76, "hfu": _x76, "model_flops": _x75, "hardware_flops": _x75, "memory_per_gpu": 6*_x56 + _x77 + _x78, "comm_time_tp": _x34, "comm_time_cp": _x42, "comm_time_pp": _x17, "comm_time_dp": _x71, "exposed_comm_time_tp": _x34, "exposed_comm_time_cp": _x42, "exposed_comm_time_pp": _x17, "exposed_comm_time_dp": _x68, "memory_weights": 2*_x56, "memory_gradients": _x66, "memory_optimizer": _x77, "memory_activations": _x78, "bubble_fraction_of_step": _x73*_x74};
 }
 
-Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {hybrid__step_gated_0, hybrid__step_gated_1, hybrid__zero_0__step_gated_0, hybrid__zero_0__step_gated_1, hybrid__framework_deepspeed__step_gated_0, hybrid__framework_deepspeed__step_gated_1, hybrid__grad_reduce_per_step__step_gated_0, hybrid__grad_reduce_per_step__step_gated_1, hybrid__grad_reduce_per_micro_batch__step_gated_0, hybrid__grad_reduce_per_micro_batch__step_gated_1, hybrid__grad_dtype_fp32__step_gated_0, hybrid__grad_dtype_fp32__step_gated_1, hybrid__grad_dtype_same__step_gated_0, hybrid__grad_dtype_same__step_gated_1, hybrid__reshard_after_forward_0__step_gated_0, hybrid__reshard_after_forward_0__step_gated_1, hybrid__reshard_after_forward_1__step_gated_0, hybrid__reshard_after_forward_1__step_gated_1, hybrid__sp_1__step_gated_0, hybrid__sp_1__step_gated_1, hybrid__sp_regather_0__step_gated_0, hybrid__sp_regather_0__step_gated_1, hybrid__sp_regather_1__step_gated_0, hybrid__sp_regather_1__step_gated_1, hybrid__recompute_1__step_gated_0, hybrid__recompute_1__step_gated_1, hybrid__schedule_gpipe__step_gated_0, hybrid__schedule_gpipe__step_gated_1, hybrid__schedule_interleaved__step_gated_0, hybrid__schedule_interleaved__step_gated_1, hybrid__scatter_gather_1__step_gated_0, hybrid__scatter_gather_1__step_gated_1, hybrid__cp_ulysses__step_gated_0, hybrid__cp_ulysses__step_gated_1, hybrid__cp_ring_flash_attn__step_gated_0, hybrid__cp_ring_flash_attn__step_gated_1, hybrid__gqa_1__step_gated_0, hybrid__gqa_1__step_gated_1, hybrid__moe_1__step_gated_0, hybrid__moe_1__step_gated_1, hybrid__embeddings_1__step_gated_0, hybrid__embeddings_1__step_gated_1, hybrid__tied_1__step_gated_0, hybrid__tied_1__step_gated_1});
+Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {hybrid__step_gated_0, hybrid__step_gated_1, hybrid__zero_0__step_gated_0, hybrid__zero_0__step_gated_1, hybrid__framework_deepspeed__step_gated_0, hybrid__framework_deepspeed__step_gated_1, hybrid__grad_reduce_per_step__step_gated_0, hybrid__grad_reduce_per_step__step_gated_1, hybrid__grad_reduce_per_micro_batch__step_gated_0, hybrid__grad_reduce_per_micro_batch__step_gated_1, hybrid__grad_dtype_fp32__step_gated_0, hybrid__grad_dtype_fp32__step_gated_1, hybrid__grad_dtype_same__step_gated_0, hybrid__grad_dtype_same__step_gated_1, hybrid__reshard_after_forward_0__step_gated_0, hybrid__reshard_after_forward_0__step_gated_1, hybrid__reshard_after_forward_1__step_gated_0, hybrid__reshard_after_forward_1__step_gated_1, hybrid__sp_1__step_gated_0, hybrid__sp_1__step_gated_1, hybrid__sp_regather_0__step_gated_0, hybrid__sp_regather_0__step_gated_1, hybrid__sp_regather_1__step_gated_0, hybrid__sp_regather_1__step_gated_1, hybrid__recompute_selective__step_gated_0, hybrid__recompute_selective__step_gated_1, hybrid__recompute_full__step_gated_0, hybrid__recompute_full__step_gated_1, hybrid__schedule_gpipe__step_gated_0, hybrid__schedule_gpipe__step_gated_1, hybrid__schedule_interleaved__step_gated_0, hybrid__schedule_interleaved__step_gated_1, hybrid__scatter_gather_1__step_gated_0, hybrid__scatter_gather_1__step_gated_1, hybrid__cp_ulysses__step_gated_0, hybrid__cp_ulysses__step_gated_1, hybrid__cp_ring_flash_attn__step_gated_0, hybrid__cp_ring_flash_attn__step_gated_1, hybrid__gqa_1__step_gated_0, hybrid__gqa_1__step_gated_1, hybrid__moe_1__step_gated_0, hybrid__moe_1__step_gated_1, hybrid__embeddings_1__step_gated_0, hybrid__embeddings_1__step_gated_1, hybrid__tied_1__step_gated_0, hybrid__tied_1__step_gated_1});
 })();

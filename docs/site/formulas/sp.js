@@ -289,8 +289,8 @@ function _need(kind, message, x, y) {
  * Tensor + sequence parallel (Megatron): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -313,8 +313,8 @@ function sp__send(args = {}) {
  * Tensor + sequence parallel (Megatron): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -337,8 +337,8 @@ function sp__recv(args = {}) {
  * Tensor + sequence parallel (Megatron): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -361,8 +361,8 @@ function sp__total(args = {}) {
  * Tensor + sequence parallel (Megatron): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -380,8 +380,8 @@ function sp__alpha(args = {}) {
  * Tensor + sequence parallel (Megatron): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -404,8 +404,8 @@ function sp__beta(args = {}) {
  * Tensor + sequence parallel (Megatron): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -428,8 +428,8 @@ function sp__gamma(args = {}) {
  * Tensor + sequence parallel (Megatron): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed in floating point (a time).
  *
@@ -452,11 +452,11 @@ function sp__time(args = {}) {
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): send (largest number of elements any one rank sends).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -469,18 +469,18 @@ function sp__time(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function sp__recompute_1__send(args = {}) {
+function sp__recompute_selective__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
-  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): recv (largest number of elements any one rank receives).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): recv (largest number of elements any one rank receives).
  *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -493,18 +493,18 @@ function sp__recompute_1__send(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function sp__recompute_1__recv(args = {}) {
+function sp__recompute_selective__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
-  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): total (elements sent, summed over all ranks).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): total (elements sent, summed over all ranks).
  *
- * Formula (LaTeX): 12 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -517,18 +517,18 @@ function sp__recompute_1__recv(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function sp__recompute_1__total(args = {}) {
+function sp__recompute_selective__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
-  return _out(_mul(12n, B_e, L, b, h, s, _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): alpha (coefficient of α: messages on the critical path).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): alpha (coefficient of α: messages on the critical path).
  *
- * Formula (LaTeX): 12 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): 8 L \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -537,17 +537,17 @@ function sp__recompute_1__total(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function sp__recompute_1__alpha(args = {}) {
+function sp__recompute_selective__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(12n, L, _add(-1n, N)));
+  return _out(_mul(8n, L, _add(-1n, N)));
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): beta (coefficient of β: elements moved on the critical path).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): beta (coefficient of β: elements moved on the critical path).
  *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -560,18 +560,18 @@ function sp__recompute_1__alpha(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function sp__recompute_1__beta(args = {}) {
+function sp__recompute_selective__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
-  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): gamma (coefficient of γ: elements reduced on the critical path).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): gamma (coefficient of γ: elements reduced on the critical path).
  *
- * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -584,18 +584,18 @@ function sp__recompute_1__beta(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function sp__recompute_1__gamma(args = {}) {
+function sp__recompute_selective__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
-  return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor + sequence parallel (Megatron) (recompute=1): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
+ * Tensor + sequence parallel (Megatron) (recompute=selective): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
- * Formula (LaTeX): 6 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=1, sp_regather=0.
+ * Formula (LaTeX): 4 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed in floating point (a time).
  *
@@ -611,7 +611,173 @@ function sp__recompute_1__gamma(args = {}) {
  * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {number} seconds
  */
-function sp__recompute_1__time(args = {}) {
+function sp__recompute_selective__time(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
+  return ((_float(_mul(8n, L, _add(-1n, N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): send (largest number of elements any one rank sends).
+ *
+ * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function sp__recompute_full__send(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
+  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): recv (largest number of elements any one rank receives).
+ *
+ * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function sp__recompute_full__recv(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
+  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): total (elements sent, summed over all ranks).
+ *
+ * Formula (LaTeX): 12 B_{e} L b h s \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function sp__recompute_full__total(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
+  return _out(_mul(12n, B_e, L, b, h, s, _add(-1n, N)));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): alpha (coefficient of α: messages on the critical path).
+ *
+ * Formula (LaTeX): 12 L \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function sp__recompute_full__alpha(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(12n, L, _add(-1n, N)));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): beta (coefficient of β: elements moved on the critical path).
+ *
+ * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function sp__recompute_full__beta(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
+  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): gamma (coefficient of γ: elements reduced on the critical path).
+ *
+ * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function sp__recompute_full__gamma(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
+  return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor + sequence parallel (Megatron) (recompute=full): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
+ *
+ * Formula (LaTeX): 6 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=full, sp_regather=0.
+ * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
+ * Computed in floating point (a time).
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {number|bigint|string} args.s - sequence length [tokens, integer]
+ * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
+ * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
+ * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
+ * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
+ * @param {number|bigint|string} args.L - transformer layers [layers, integer]
+ * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {number} seconds
+ */
+function sp__recompute_full__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return ((_float(_mul(12n, L, _add(-1n, N)))*alpha) + (_float(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
@@ -621,8 +787,8 @@ function sp__recompute_1__time(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \frac{10 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -645,8 +811,8 @@ function sp__sp_regather_1__send(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \frac{10 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -669,8 +835,8 @@ function sp__sp_regather_1__recv(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 10 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -693,8 +859,8 @@ function sp__sp_regather_1__total(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 10 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -712,8 +878,8 @@ function sp__sp_regather_1__alpha(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): \frac{10 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -736,8 +902,8 @@ function sp__sp_regather_1__beta(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -760,8 +926,8 @@ function sp__sp_regather_1__gamma(args = {}) {
  * Tensor + sequence parallel (Megatron) (sp_regather=1): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 2 L \left(N - 1\right) \left(\frac{5 B_{e} b \beta h s}{N} + \frac{2 B_{e} b \gamma h s}{N} + 5 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=1 adds the forward collectives again; in bytes of B_e bytes per element.
- * Options: recompute=0, sp_regather=1.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Options: recompute=none, sp_regather=1.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed in floating point (a time).
  *
@@ -783,14 +949,18 @@ function sp__sp_regather_1__time(args = {}) {
   return ((_float(_mul(10n, L, _add(-1n, N)))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(10n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {sp__send, sp__recv, sp__total, sp__alpha, sp__beta, sp__gamma, sp__time, sp__recompute_1__send, sp__recompute_1__recv, sp__recompute_1__total, sp__recompute_1__alpha, sp__recompute_1__beta, sp__recompute_1__gamma, sp__recompute_1__time, sp__sp_regather_1__send, sp__sp_regather_1__recv, sp__sp_regather_1__total, sp__sp_regather_1__alpha, sp__sp_regather_1__beta, sp__sp_regather_1__gamma, sp__sp_regather_1__time});
+Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {sp__send, sp__recv, sp__total, sp__alpha, sp__beta, sp__gamma, sp__time, sp__recompute_selective__send, sp__recompute_selective__recv, sp__recompute_selective__total, sp__recompute_selective__alpha, sp__recompute_selective__beta, sp__recompute_selective__gamma, sp__recompute_selective__time, sp__recompute_full__send, sp__recompute_full__recv, sp__recompute_full__total, sp__recompute_full__alpha, sp__recompute_full__beta, sp__recompute_full__gamma, sp__recompute_full__time, sp__sp_regather_1__send, sp__sp_regather_1__recv, sp__sp_regather_1__total, sp__sp_regather_1__alpha, sp__sp_regather_1__beta, sp__sp_regather_1__gamma, sp__sp_regather_1__time});
 })();
 Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 "sp": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow></mrow></math>",
 "send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mfrac><mrow><mn>8</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow></math>"
 },
-"sp__recompute_1": {
+"sp__recompute_selective": {
+"time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow></mrow></math>",
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mfrac><mrow><mn>8</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow></math>"
+},
+"sp__recompute_full": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>6</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow></mrow></math>",
 "send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mfrac><mrow><mn>12</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow></math>"
 },

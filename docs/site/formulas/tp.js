@@ -289,8 +289,8 @@ function _need(kind, message, x, y) {
  * Tensor parallel (Megatron): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -312,8 +312,8 @@ function tp__send(args = {}) {
  * Tensor parallel (Megatron): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -335,8 +335,8 @@ function tp__recv(args = {}) {
  * Tensor parallel (Megatron): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -358,8 +358,8 @@ function tp__total(args = {}) {
  * Tensor parallel (Megatron): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -377,8 +377,8 @@ function tp__alpha(args = {}) {
  * Tensor parallel (Megatron): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -400,8 +400,8 @@ function tp__beta(args = {}) {
  * Tensor parallel (Megatron): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -423,8 +423,8 @@ function tp__gamma(args = {}) {
  * Tensor parallel (Megatron): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -449,8 +449,8 @@ function tp__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -472,8 +472,8 @@ function tp__algorithm_flat__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -495,8 +495,8 @@ function tp__algorithm_flat__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -518,8 +518,8 @@ function tp__algorithm_flat__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -537,8 +537,8 @@ function tp__algorithm_flat__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -560,8 +560,8 @@ function tp__algorithm_flat__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -583,8 +583,8 @@ function tp__algorithm_flat__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=flat): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(N - 1\right) \left(2 B_{e} b \beta h s + B_{e} b \gamma h s + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=flat, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=flat, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -609,8 +609,8 @@ function tp__algorithm_flat__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \max\left(4 B_{e} L b h s \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -634,8 +634,8 @@ function tp__algorithm_binomial_tree__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \max\left(4 B_{e} L b h s \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -659,8 +659,8 @@ function tp__algorithm_binomial_tree__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -684,8 +684,8 @@ function tp__algorithm_binomial_tree__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -705,8 +705,8 @@ function tp__algorithm_binomial_tree__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -730,8 +730,8 @@ function tp__algorithm_binomial_tree__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -755,8 +755,8 @@ function tp__algorithm_binomial_tree__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=binomial_tree): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(2 B_{e} b \beta h s + B_{e} b \gamma h s + 2 \alpha\right) \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=binomial_tree, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -783,8 +783,8 @@ function tp__algorithm_binomial_tree__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -808,8 +808,8 @@ function tp__algorithm_recursive_doubling__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -833,8 +833,8 @@ function tp__algorithm_recursive_doubling__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 4 B_{e} L N b h s \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -858,8 +858,8 @@ function tp__algorithm_recursive_doubling__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 4 L \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -879,8 +879,8 @@ function tp__algorithm_recursive_doubling__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -904,8 +904,8 @@ function tp__algorithm_recursive_doubling__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -929,8 +929,8 @@ function tp__algorithm_recursive_doubling__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(B_{e} b \beta h s + B_{e} b \gamma h s + \alpha\right) \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -957,8 +957,8 @@ function tp__algorithm_recursive_doubling__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -980,8 +980,8 @@ function tp__algorithm_recursive_doubling_fold__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1003,8 +1003,8 @@ function tp__algorithm_recursive_doubling_fold__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(\frac{2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(\left\lceil{\log_2\left(N + 1\right)}\right\rceil - 1\right)}{2} - 2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} + 2 N\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1026,8 +1026,8 @@ function tp__algorithm_recursive_doubling_fold__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 4 L \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1045,8 +1045,8 @@ function tp__algorithm_recursive_doubling_fold__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1068,8 +1068,8 @@ function tp__algorithm_recursive_doubling_fold__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1091,8 +1091,8 @@ function tp__algorithm_recursive_doubling_fold__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=recursive_doubling_fold): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(B_{e} b \beta h s \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right) + B_{e} b \gamma h s \left\lceil{\log_2 N}\right\rceil + \alpha \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=recursive_doubling_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -1117,8 +1117,8 @@ function tp__algorithm_recursive_doubling_fold__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1142,8 +1142,8 @@ function tp__algorithm_rabenseifner__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1167,8 +1167,8 @@ function tp__algorithm_rabenseifner__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1192,8 +1192,8 @@ function tp__algorithm_rabenseifner__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1213,8 +1213,8 @@ function tp__algorithm_rabenseifner__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1238,8 +1238,8 @@ function tp__algorithm_rabenseifner__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1263,8 +1263,8 @@ function tp__algorithm_rabenseifner__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(\frac{2 B_{e} b \beta h s \left(N - 1\right)}{N} + \frac{B_{e} b \gamma h s \left(N - 1\right)}{N} + 2 \alpha \log_2 N\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -1291,8 +1291,8 @@ function tp__algorithm_rabenseifner__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1314,8 +1314,8 @@ function tp__algorithm_rabenseifner_fold__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1337,8 +1337,8 @@ function tp__algorithm_rabenseifner_fold__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1360,8 +1360,8 @@ function tp__algorithm_rabenseifner_fold__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1379,8 +1379,8 @@ function tp__algorithm_rabenseifner_fold__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1402,8 +1402,8 @@ function tp__algorithm_rabenseifner_fold__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1425,8 +1425,8 @@ function tp__algorithm_rabenseifner_fold__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=rabenseifner_fold): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(2 B_{e} b \beta h s \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right) + B_{e} b \gamma h s \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right) + 2 \alpha \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner_fold, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=rabenseifner_fold, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -1451,8 +1451,8 @@ function tp__algorithm_rabenseifner_fold__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): 4 B_{e} L b h s
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1473,8 +1473,8 @@ function tp__algorithm_in_network__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): 4 B_{e} L b h s
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1495,8 +1495,8 @@ function tp__algorithm_in_network__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 4 B_{e} L N b h s
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1518,8 +1518,8 @@ function tp__algorithm_in_network__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1536,8 +1536,8 @@ function tp__algorithm_in_network__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): 4 B_{e} L b h s
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1558,8 +1558,8 @@ function tp__algorithm_in_network__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): 0
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1574,8 +1574,8 @@ function tp__algorithm_in_network__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=in_network): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(B_{e} b \beta h s + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=in_network, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=in_network, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -1598,8 +1598,8 @@ function tp__algorithm_in_network__time(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1621,8 +1621,8 @@ function tp__algorithm_hierarchical__send(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1644,8 +1644,8 @@ function tp__algorithm_hierarchical__recv(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1667,8 +1667,8 @@ function tp__algorithm_hierarchical__total(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left(G - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1686,8 +1686,8 @@ function tp__algorithm_hierarchical__alpha(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(G - 1\right)}{G}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1709,8 +1709,8 @@ function tp__algorithm_hierarchical__beta(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1732,8 +1732,8 @@ function tp__algorithm_hierarchical__gamma(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): alpha_inter (coefficient of α_inter: inter-node messages on the critical path).
  *
  * Formula (LaTeX): - \frac{8 L \left(G - N\right)}{G}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1752,8 +1752,8 @@ function tp__algorithm_hierarchical__alpha_inter(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): beta_inter (coefficient of β_inter: inter-node elements moved on the critical path).
  *
  * Formula (LaTeX): - \frac{8 B_{e} L b h s \left(G - N\right)}{G N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1776,8 +1776,8 @@ function tp__algorithm_hierarchical__beta_inter(args = {}) {
  * Tensor parallel (Megatron) (algorithm=hierarchical): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(\frac{B_{e} b \gamma h s \left(N - 1\right)}{N} + \frac{2 B_{e} b \beta h s \left(G - 1\right)}{G} - \frac{2 B_{e} b \beta_{inter} h s \left(G - N\right)}{G N} + 2 \alpha \left(G - 1\right) - \frac{2 \alpha_{inter} \left(G - N\right)}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical, recompute=0.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=hierarchical, recompute=none.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -1802,11 +1802,11 @@ function tp__algorithm_hierarchical__time(args = {}) {
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): send (largest number of elements any one rank sends).
+ * Tensor parallel (Megatron) (recompute=selective): send (largest number of elements any one rank sends).
  *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1819,17 +1819,17 @@ function tp__algorithm_hierarchical__time(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function tp__recompute_1__send(args = {}) {
+function tp__recompute_selective__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): recv (largest number of elements any one rank receives).
+ * Tensor parallel (Megatron) (recompute=selective): recv (largest number of elements any one rank receives).
  *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1842,17 +1842,17 @@ function tp__recompute_1__send(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function tp__recompute_1__recv(args = {}) {
+function tp__recompute_selective__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): total (elements sent, summed over all ranks).
+ * Tensor parallel (Megatron) (recompute=selective): total (elements sent, summed over all ranks).
  *
- * Formula (LaTeX): 12 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1865,17 +1865,17 @@ function tp__recompute_1__recv(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function tp__recompute_1__total(args = {}) {
+function tp__recompute_selective__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(12n, B_e, L, b, h, s, _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): alpha (coefficient of α: messages on the critical path).
+ * Tensor parallel (Megatron) (recompute=selective): alpha (coefficient of α: messages on the critical path).
  *
- * Formula (LaTeX): 12 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): 8 L \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1884,17 +1884,17 @@ function tp__recompute_1__total(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function tp__recompute_1__alpha(args = {}) {
+function tp__recompute_selective__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(6n, L, _add(-2n, _mul(2n, N))));
+  return _out(_mul(4n, L, _add(-2n, _mul(2n, N))));
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): beta (coefficient of β: elements moved on the critical path).
+ * Tensor parallel (Megatron) (recompute=selective): beta (coefficient of β: elements moved on the critical path).
  *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1907,17 +1907,17 @@ function tp__recompute_1__alpha(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function tp__recompute_1__beta(args = {}) {
+function tp__recompute_selective__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): gamma (coefficient of γ: elements reduced on the critical path).
+ * Tensor parallel (Megatron) (recompute=selective): gamma (coefficient of γ: elements reduced on the critical path).
  *
- * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
  *
@@ -1930,17 +1930,17 @@ function tp__recompute_1__beta(args = {}) {
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
-function tp__recompute_1__gamma(args = {}) {
+function tp__recompute_selective__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+  return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
 /**
- * Tensor parallel (Megatron) (recompute=1): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
+ * Tensor parallel (Megatron) (recompute=selective): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
- * Formula (LaTeX): 6 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=1 adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=1.
+ * Formula (LaTeX): 4 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=selective.
  * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
  * Computed in floating point (a time).
  *
@@ -1956,12 +1956,172 @@ function tp__recompute_1__gamma(args = {}) {
  * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
  * @returns {number} seconds
  */
-function tp__recompute_1__time(args = {}) {
+function tp__recompute_selective__time(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  return ((_float(_mul(4n, L, _add(-2n, _mul(2n, N))))*alpha) + (_float(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): send (largest number of elements any one rank sends).
+ *
+ * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function tp__recompute_full__send(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): recv (largest number of elements any one rank receives).
+ *
+ * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function tp__recompute_full__recv(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): total (elements sent, summed over all ranks).
+ *
+ * Formula (LaTeX): 12 B_{e} L b h s \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function tp__recompute_full__total(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(12n, B_e, L, b, h, s, _add(-1n, N)));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): alpha (coefficient of α: messages on the critical path).
+ *
+ * Formula (LaTeX): 12 L \left(N - 1\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function tp__recompute_full__alpha(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(6n, L, _add(-2n, _mul(2n, N))));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): beta (coefficient of β: elements moved on the critical path).
+ *
+ * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function tp__recompute_full__beta(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): gamma (coefficient of γ: elements reduced on the critical path).
+ *
+ * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {bigint|{num: bigint, den: bigint}}
+ */
+function tp__recompute_full__gamma(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
+}
+
+/**
+ * Tensor parallel (Megatron) (recompute=full): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
+ *
+ * Formula (LaTeX): 6 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
+ * Options: algorithm=ring, recompute=full.
+ * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
+ * Computed in floating point (a time).
+ *
+ * @param {Object} args - named values; names not listed here are ignored
+ * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
+ * @param {number|bigint|string} args.s - sequence length [tokens, integer]
+ * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
+ * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
+ * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
+ * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
+ * @param {number|bigint|string} args.L - transformer layers [layers, integer]
+ * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
+ * @returns {number} seconds
+ */
+function tp__recompute_full__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_mul(6n, L, _add(-2n, _mul(2n, N))))*alpha) + (_float(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {tp__send, tp__recv, tp__total, tp__alpha, tp__beta, tp__gamma, tp__time, tp__algorithm_flat__send, tp__algorithm_flat__recv, tp__algorithm_flat__total, tp__algorithm_flat__alpha, tp__algorithm_flat__beta, tp__algorithm_flat__gamma, tp__algorithm_flat__time, tp__algorithm_binomial_tree__send, tp__algorithm_binomial_tree__recv, tp__algorithm_binomial_tree__total, tp__algorithm_binomial_tree__alpha, tp__algorithm_binomial_tree__beta, tp__algorithm_binomial_tree__gamma, tp__algorithm_binomial_tree__time, tp__algorithm_recursive_doubling__send, tp__algorithm_recursive_doubling__recv, tp__algorithm_recursive_doubling__total, tp__algorithm_recursive_doubling__alpha, tp__algorithm_recursive_doubling__beta, tp__algorithm_recursive_doubling__gamma, tp__algorithm_recursive_doubling__time, tp__algorithm_recursive_doubling_fold__send, tp__algorithm_recursive_doubling_fold__recv, tp__algorithm_recursive_doubling_fold__total, tp__algorithm_recursive_doubling_fold__alpha, tp__algorithm_recursive_doubling_fold__beta, tp__algorithm_recursive_doubling_fold__gamma, tp__algorithm_recursive_doubling_fold__time, tp__algorithm_rabenseifner__send, tp__algorithm_rabenseifner__recv, tp__algorithm_rabenseifner__total, tp__algorithm_rabenseifner__alpha, tp__algorithm_rabenseifner__beta, tp__algorithm_rabenseifner__gamma, tp__algorithm_rabenseifner__time, tp__algorithm_rabenseifner_fold__send, tp__algorithm_rabenseifner_fold__recv, tp__algorithm_rabenseifner_fold__total, tp__algorithm_rabenseifner_fold__alpha, tp__algorithm_rabenseifner_fold__beta, tp__algorithm_rabenseifner_fold__gamma, tp__algorithm_rabenseifner_fold__time, tp__algorithm_in_network__send, tp__algorithm_in_network__recv, tp__algorithm_in_network__total, tp__algorithm_in_network__alpha, tp__algorithm_in_network__beta, tp__algorithm_in_network__gamma, tp__algorithm_in_network__time, tp__algorithm_hierarchical__send, tp__algorithm_hierarchical__recv, tp__algorithm_hierarchical__total, tp__algorithm_hierarchical__alpha, tp__algorithm_hierarchical__beta, tp__algorithm_hierarchical__gamma, tp__algorithm_hierarchical__alpha_inter, tp__algorithm_hierarchical__beta_inter, tp__algorithm_hierarchical__time, tp__recompute_1__send, tp__recompute_1__recv, tp__recompute_1__total, tp__recompute_1__alpha, tp__recompute_1__beta, tp__recompute_1__gamma, tp__recompute_1__time});
+Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {tp__send, tp__recv, tp__total, tp__alpha, tp__beta, tp__gamma, tp__time, tp__algorithm_flat__send, tp__algorithm_flat__recv, tp__algorithm_flat__total, tp__algorithm_flat__alpha, tp__algorithm_flat__beta, tp__algorithm_flat__gamma, tp__algorithm_flat__time, tp__algorithm_binomial_tree__send, tp__algorithm_binomial_tree__recv, tp__algorithm_binomial_tree__total, tp__algorithm_binomial_tree__alpha, tp__algorithm_binomial_tree__beta, tp__algorithm_binomial_tree__gamma, tp__algorithm_binomial_tree__time, tp__algorithm_recursive_doubling__send, tp__algorithm_recursive_doubling__recv, tp__algorithm_recursive_doubling__total, tp__algorithm_recursive_doubling__alpha, tp__algorithm_recursive_doubling__beta, tp__algorithm_recursive_doubling__gamma, tp__algorithm_recursive_doubling__time, tp__algorithm_recursive_doubling_fold__send, tp__algorithm_recursive_doubling_fold__recv, tp__algorithm_recursive_doubling_fold__total, tp__algorithm_recursive_doubling_fold__alpha, tp__algorithm_recursive_doubling_fold__beta, tp__algorithm_recursive_doubling_fold__gamma, tp__algorithm_recursive_doubling_fold__time, tp__algorithm_rabenseifner__send, tp__algorithm_rabenseifner__recv, tp__algorithm_rabenseifner__total, tp__algorithm_rabenseifner__alpha, tp__algorithm_rabenseifner__beta, tp__algorithm_rabenseifner__gamma, tp__algorithm_rabenseifner__time, tp__algorithm_rabenseifner_fold__send, tp__algorithm_rabenseifner_fold__recv, tp__algorithm_rabenseifner_fold__total, tp__algorithm_rabenseifner_fold__alpha, tp__algorithm_rabenseifner_fold__beta, tp__algorithm_rabenseifner_fold__gamma, tp__algorithm_rabenseifner_fold__time, tp__algorithm_in_network__send, tp__algorithm_in_network__recv, tp__algorithm_in_network__total, tp__algorithm_in_network__alpha, tp__algorithm_in_network__beta, tp__algorithm_in_network__gamma, tp__algorithm_in_network__time, tp__algorithm_hierarchical__send, tp__algorithm_hierarchical__recv, tp__algorithm_hierarchical__total, tp__algorithm_hierarchical__alpha, tp__algorithm_hierarchical__beta, tp__algorithm_hierarchical__gamma, tp__algorithm_hierarchical__alpha_inter, tp__algorithm_hierarchical__beta_inter, tp__algorithm_hierarchical__time, tp__recompute_selective__send, tp__recompute_selective__recv, tp__recompute_selective__total, tp__recompute_selective__alpha, tp__recompute_selective__beta, tp__recompute_selective__gamma, tp__recompute_selective__time, tp__recompute_full__send, tp__recompute_full__recv, tp__recompute_full__total, tp__recompute_full__alpha, tp__recompute_full__beta, tp__recompute_full__gamma, tp__recompute_full__time});
 })();
 Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 "tp": {
@@ -2000,7 +2160,11 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>G</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>G</mi></mfrac></mrow><mo>-</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><msub><mi>&#946;</mi><mi>inter</mi></msub><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>G</mi><mo>-</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mrow><mi>G</mi><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>G</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>&#945;</mi><mi>inter</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>G</mi><mo>-</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mi>G</mi></mfrac></mrow></mrow><mo>)</mo></mrow></mrow></math>",
 "send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mfrac><mrow><mn>8</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow></math>"
 },
-"tp__recompute_1": {
+"tp__recompute_selective": {
+"time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>4</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow></mrow></math>",
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mfrac><mrow><mn>8</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow></math>"
+},
+"tp__recompute_full": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mn>6</mn><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow></mrow></math>",
 "send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mfrac><mrow><mn>12</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>L</mi><mo>&InvisibleTimes;</mo><mi>b</mi><mo>&InvisibleTimes;</mo><mi>h</mi><mo>&InvisibleTimes;</mo><mi>s</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow></math>"
 }

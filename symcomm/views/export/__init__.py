@@ -18,10 +18,10 @@ a strategy's extras (e.g. ``bubble_fraction``).
 
     <primitive>__<algorithm>__<quantity>          all_reduce__ring__send
     <strategy>__<quantity>                        zero3__total          (default options)
-    <strategy>__<option>_<value>__<quantity>      tp__recompute_1__send (one option changed)
+    <strategy>__<option>_<value>__<quantity>      tp__recompute_full__send (one option changed)
 
 The double underscore separates the parts; single underscores belong to the names.
-``--only`` takes a formula name, a subject (``all_reduce__ring``, ``tp__recompute_1``),
+``--only`` takes a formula name, a subject (``all_reduce__ring``, ``tp__recompute_full``),
 or a primitive / strategy name (``all_reduce``, ``tp``: all its subjects).
 
 **Arguments.**  Python functions take keyword-only arguments named by the symbols' CLI
@@ -96,7 +96,7 @@ class Formula:
 
     name: str
     kind: str                       # "primitive" | "strategy"
-    subject: str                    # all_reduce__ring, tp, tp__recompute_1
+    subject: str                    # all_reduce__ring, tp, tp__recompute_full
     owner: str                      # the primitive or strategy name
     quantity: str
     expr: sp.Expr

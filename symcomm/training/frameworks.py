@@ -1,0 +1,154 @@
+"""What each training framework runs on the data-parallel axis, as data: one frozen row per framework.
+
+A row says which ZeRO stages the framework runs (and what to say when asked for another), when
+it reduces the gradients over the m micro-batches, whether ZeRO-3 re-gathers the parameters in
+the backward, the gradients' element type, whether sequence parallelism re-gathers its inputs in
+the backward, whether the gradient reductions overlap the backward, the data-parallel schemes
+the planner searches, and the framework files each of these follows.  The strategy
+(:func:`symcomm.training.strategies.data_schedule`, :func:`symcomm.training.strategies.sp_regather_of`), the step
+model (:func:`symcomm.training.steptime.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
+read this table and nothing else about a framework.
+
+Adding a framework: one row in :data:`FRAMEWORKS` (plus its oracle in the step simulator,
+``tests/training/test_step.py``, when the row changes what is sent).  SymPy-free: the planner imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..base.errors import InputError
+
+#: what the frameworks execute, by file (read at github.com/NVIDIA/Megatron-LM, microsoft/DeepSpeed, pytorch/pytorch)
+DEEPSPEED_ENGINE = ("DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 "
+                    "reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and "
+                    "deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)")
+DEEPSPEED_STAGE3 = ("DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters "
+                    "fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance "
+                    "keeps those re-used soon — not modelled)")
+FSDP_RUNTIME = ("PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, "
+                "_should_free_in_backward: with no_sync a non-resharding unit stays gathered) and "
+                "fully_sharded_data_parallel.py (no_sync)")
+MEGATRON_DDP = ("Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py "
+                "(finish_grad_sync: one reduce-scatter or all-reduce per step), "
+                "megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch)")
+MEGATRON_SP_REGATHER = ("Megatron-LM megatron/core/tensor_parallel/layers.py, "
+                        "LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the "
+                        "sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's "
+                        "Linear/LayerNormLinear do the same); torch's DTensor tensor parallel "
+                        "(torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd")
+MEGATRON_FP32_GRADS = ("Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set "
+                       "unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the "
+                       "gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type "
+                       "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)")
+#: Megatron-LM overlaps the gradient reduce only with --overlap-grad-reduce (default off,
+#: megatron/training/arguments.py); DeepSpeed's ZeRO config overlap_comm (deepspeed/runtime/zero/config.py)
+#: is on for stage 3 and off below; FSDP always issues its reduce-scatters asynchronously during the
+#: backward (torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook)
+DP_OVERLAP_SOURCE = ("Megatron-LM megatron/training/arguments.py (--overlap-grad-reduce, default off); DeepSpeed "
+                     "deepspeed/runtime/zero/config.py (overlap_comm: on for stage 3); PyTorch "
+                     "torch/distributed/fsdp/_runtime_utils.py (reduce-scatter issued in the post-backward hook)")
+
+#: when the data-parallel gradients are reduced: once after the last micro-batch, or after every one
+GRAD_REDUCE = ("per_step", "per_micro_batch")
+#: the gradient collectives' element type: fp32, or the run's own (--dtype)
+GRAD_DTYPES = ("fp32", "same")
+#: a ZeRO stage above every real one: "never" for :attr:`Framework.per_micro_batch_from`
+NEVER = 4
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """One data-parallel scheme the planner searches: a framework at a ZeRO stage, with its
+    reshard_after_forward (None: as the framework does), under a short name for its tables."""
+
+    framework: str
+    zero: int
+    reshard_after_forward: bool | None
+    name: str
+
+
+@dataclass(frozen=True)
+class Framework:
+    """What one framework runs on the data-parallel axis (each default overridable by its option)."""
+
+    name: str
+    summary: str                 # the words the hybrid's ``framework`` option says of it
+    zero_stages: tuple[int, ...]
+    refusal: str                 # said after "zero=Z is not run by framework=NAME " for another stage
+    per_micro_batch_from: int    # the lowest ZeRO stage reducing gradients after every micro-batch (NEVER: none)
+    reshard_after_forward: bool  # ZeRO-3: parameters freed after the forward, gathered again in the backward
+    grad_dtype: str              # one of GRAD_DTYPES
+    sp_regather: bool            # sequence parallel re-gathers its inputs in the backward
+    dp_overlap_stages: tuple[int, ...]   # ZeRO stages whose gradient reductions overlap the backward
+    schemes: tuple[Scheme, ...]
+    sources: tuple[str, ...]     # the framework files the row follows
+    planned: str = ""            # the planner's assumptions on its schemes, after its name
+
+    def grad_reduce(self, zero: int) -> str:
+        return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
+
+    def dp_overlap(self, zero: int) -> bool:
+        return zero in self.dp_overlap_stages
+
+
+_ROWS = (
+    Framework("megatron",
+              "DDP zero=0 or the distributed optimizer zero=1, gradients reduced once per step; sp_regather=1",
+              (0, 1), "(DDP: zero=0, distributed optimizer: zero=1); choose framework=deepspeed or fsdp for zero=2 or 3",
+              NEVER, True, "fp32", True, (),
+              (Scheme("megatron", 0, None, "megatron zero 0"), Scheme("megatron", 1, None, "megatron zero 1")),
+              (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)"),
+    Framework("deepspeed",
+              "ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
+              "Megatron-DeepSpeed",
+              (0, 1, 2, 3), "", 2, True, "same", True, (3,),
+              (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
+              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE),
+              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward)"),
+    Framework("fsdp",
+              "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",
+              (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",
+              0, True, "same", False, (0, 1, 2, 3),
+              (Scheme("fsdp", 3, True, "fsdp full-shard"), Scheme("fsdp", 3, False, "fsdp grad-op")),
+              (FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              "full-shard (the same traffic as deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per "
+              "micro-batch, kept for the backward)"),
+)
+
+#: name → Framework, in the order the options and the planner list them
+FRAMEWORKS: dict[str, Framework] = {row.name: row for row in _ROWS}
+
+#: every scheme the planner searches, framework by framework
+SCHEMES: tuple[Scheme, ...] = tuple(scheme for row in _ROWS for scheme in row.schemes)
+
+
+def _choices(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def framework(name: str) -> Framework:
+    """The row of ``name``; InputError naming the option and the frameworks there are."""
+    try:
+        return FRAMEWORKS[name]
+    except KeyError:
+        raise InputError(f"framework={name} is not allowed; choose {_choices(FRAMEWORKS)}") from None
+
+
+def check_stage(row: Framework, zero: int) -> None:
+    """InputError naming the stage when ``row``'s framework does not run ZeRO stage ``zero``."""
+    if zero not in row.zero_stages:
+        raise InputError(f"zero={zero} is not run by framework={row.name} {row.refusal}".rstrip())
+
+
+def planned() -> str:
+    """The planner's schemes in words, one clause per row that has schemes."""
+    return ", ".join(f"{row.name} {row.planned}" for row in _ROWS if row.schemes)
+
+
+def option_meaning() -> str:
+    """The hybrid strategy's ``framework`` option in words, one clause per row."""
+    return ("what runs the step, deciding the switches left at 'framework': "
+            + ", ".join(f"{row.name} ({row.summary})" for row in _ROWS))

@@ -1,0 +1,216 @@
+"""Settings that are not symbols, typed once at the edge: :class:`Option` (one setting: its typed
+values, their text forms, the aliases it accepts) and :class:`RunSetting` (every setting of a
+training run, for the hybrid strategy, the step model and the planner).
+
+Text comes in once (:func:`parse`, from KEY=VALUE texts or the planner's flags) and goes out once
+(:func:`format`, the canonical KEY=VALUE words every command echoes).  Inside, values are typed:
+flags are ``bool``, the ZeRO stage an ``int``, choices ``str``, and "as the framework does" is
+``None`` (written ``framework``).  ``recompute`` is one thing everywhere: none, selective or full
+activation recomputation (0 and 1 are the documented aliases of none and full); the collectives
+of the forward run again only under full (:func:`reruns_forward`).  SymPy-free: the planner
+imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Iterable, Mapping
+
+from . import frameworks as F
+from ..base.errors import InputError
+
+#: the text of None: the framework decides the value (symcomm.training.frameworks)
+BY_FRAMEWORK = "framework"
+#: activation recomputation (Korthikanti et al. 2022): none; selective (the attention core only,
+#: no collective re-runs); full (each layer's forward again in the backward, its collectives too)
+RECOMPUTE = ("none", "selective", "full")
+#: the spellings of recompute kept from its flag form: 0 = none, 1 = full
+RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
+
+
+def choices(allowed) -> str:
+    allowed = list(allowed)
+    return allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A setting that is not a symbol: a flag (False/True, written 0/1), a stage (0..3), a
+    choice among names, or None (written ``framework``: as the framework does).  ``allowed``
+    holds the typed values; the text form (``text``) is what the command line takes and every
+    output prints; ``aliases`` maps other accepted texts to the typed value they stand for."""
+
+    name: str
+    default: object
+    allowed: tuple
+    meaning: str
+    aliases: Mapping[str, object] = field(default_factory=dict)
+
+    @staticmethod
+    def text(value) -> str:
+        """0/1 for a flag, the number for a stage, the name for a choice, framework for None."""
+        if value is None:
+            return BY_FRAMEWORK
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        return str(value)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return tuple(self.text(value) for value in self.allowed)
+
+    def resolve(self, value, label: str | None = None):
+        """The typed value of ``value`` (typed, its text form, or an alias); InputError naming
+        the option (as ``label`` when given, e.g. ``--recompute``) and what it allows."""
+        given = self.text(value)
+        if given in self.aliases:
+            given = self.text(self.aliases[given])
+        for candidate in self.allowed:
+            if self.text(candidate) == given:
+                return candidate
+        also = "".join(f", {alias} = {self.text(typed)}" for alias, typed in self.aliases.items())
+        raise InputError(f"{label or self.name}={self.text(value)} is not allowed; choose {choices(self.texts)}"
+                         + (f" ({also[2:]})" if also else ""))
+
+
+def flag(name: str, meaning: str, default: bool = False) -> Option:
+    return Option(name, default, (False, True), meaning)
+
+
+def reruns_forward(recompute: str) -> bool:
+    """Whether the forward's collectives run again before the backward: only under full recompute
+    (selective recomputes the attention core, which holds no collective)."""
+    return recompute == "full"
+
+
+RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
+                          "activation recomputation: none; selective (the attention core: no collective runs "
+                          "again); full (the forward collectives run again in backward); 0 = none, 1 = full",
+                          RECOMPUTE_ALIASES)
+
+#: the hybrid strategy's options (symcomm.training.strategies "hybrid"), in the order they are printed
+HYBRID_OPTIONS: tuple[Option, ...] = (
+    Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
+    Option("framework", "megatron", tuple(F.FRAMEWORKS), F.option_meaning()),
+    Option("grad_reduce", None, (None,) + F.GRAD_REDUCE,
+           "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; "
+           "no_sync) or per_micro_batch (m times); framework: as the framework does"),
+    Option("grad_dtype", None, (None,) + F.GRAD_DTYPES,
+           "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs), same "
+           "(the run's --dtype: DeepSpeed, FSDP defaults); framework: as the framework does; formulas "
+           "count that type's elements, bytes use its size"),
+    Option("reshard_after_forward", None, (None, False, True),
+           "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
+           "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1"),
+    flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
+    Option("sp_regather", None, (None, False, True),
+           "sp=1: 1 = the backward all-gathers the sequence-sharded inputs again for the weight "
+           "gradients (Megatron-LM, Transformer Engine); 0 = kept; framework: 1 for megatron and "
+           "deepspeed, 0 for fsdp"),
+    RECOMPUTE_OPTION,
+    Option("schedule", "1f1b", ("gpipe", "1f1b", "interleaved"), "pipeline schedule"),
+    flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather "
+                           "over t at the receiver (sp=0 only: with sp=1 the sends are already 1/t and "
+                           "Megatron skipped it)"),
+    Option("cp", "ring", ("ring", "ulysses", "ring_flash_attn"),
+           "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
+           "attention with ring-flash-attention's backward, see cp_ring)"),
+    flag("gqa", "1 = K and V have width h_kv, else h"),
+    flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e, in the "
+                "dense MLP's place; Megatron's all-to-all dispatcher, expert tensor parallel size t "
+                "(its default): with t > 1 (sp=1) the routed tokens are all-gathered and the expert "
+                "outputs reduce-scattered over the t ranks (token_dispatcher.py)"),
+    flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
+                       "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
+                       "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
+                       "(Megatron-LM layers.py, mappings.py, cross_entropy.py)"),
+    flag("tied", "embeddings=1: 1 = the LM head shares the embedding's weights; with p > 1 the last "
+                 "stage keeps a copy and the two stages all-reduce its gradient once per step "
+                 "(finalize_model_grads.py)"),
+)
+
+#: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
+STEP_OPTIONS: tuple[Option, ...] = (
+    flag("gated", "1 = a gated MLP (SwiGLU: three h × F matrices), else two"),
+    Option("dp_overlap", None, (None, False, True),
+           "1 = the data-parallel gradient reductions hide behind the backward; 0 = exposed; framework: as "
+           "the framework does (" + F.DP_OVERLAP_SOURCE + ")"),
+    flag("tp_overlap", "1 = the tensor-parallel collectives hide behind the micro-batch's compute"),
+    flag("flash", "1 = flash attention (no s × s scores kept)", True),
+)
+
+#: every setting of a run, by name
+OPTIONS: dict[str, Option] = {option.name: option for option in HYBRID_OPTIONS + STEP_OPTIONS}
+
+
+@dataclass(frozen=True)
+class RunSetting:
+    """Every setting of a training run, typed (the defaults are the options' defaults)."""
+
+    zero: int = 1
+    framework: str = "megatron"
+    grad_reduce: str | None = None
+    grad_dtype: str | None = None
+    reshard_after_forward: bool | None = None
+    sp: bool = False
+    sp_regather: bool | None = None
+    recompute: str = "none"
+    schedule: str = "1f1b"
+    scatter_gather: bool = False
+    cp: str = "ring"
+    gqa: bool = False
+    moe: bool = False
+    embeddings: bool = False
+    tied: bool = False
+    gated: bool = False
+    dp_overlap: bool | None = None
+    tp_overlap: bool = False
+    flash: bool = True
+
+    def __post_init__(self):
+        for option in fields(self):
+            OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
+
+    @property
+    def forward_reruns(self) -> bool:
+        """Does the forward re-run its collectives before the backward (full recompute)?"""
+        return reruns_forward(self.recompute)
+
+    @property
+    def framework_row(self) -> F.Framework:
+        return F.FRAMEWORKS[self.framework]
+
+    def hybrid_options(self) -> dict[str, object]:
+        """The hybrid strategy's options, typed."""
+        return {option.name: getattr(self, option.name) for option in HYBRID_OPTIONS}
+
+    def texts(self) -> dict[str, str]:
+        """Every setting in its text form (name → text), in :data:`OPTIONS` order."""
+        return {name: Option.text(getattr(self, name)) for name in OPTIONS}
+
+
+def parse(texts: Mapping[str, object] | Iterable[str], *, only: Iterable[str] | None = None) -> RunSetting:
+    """The run setting of KEY=VALUE texts (a mapping, or "KEY=VALUE" words), the rest at their
+    defaults; ``only`` limits the keys accepted.  InputError naming the key and what is allowed."""
+    if not isinstance(texts, Mapping):
+        pairs = {}
+        for word in texts:
+            key, sep, value = str(word).partition("=")
+            if not sep:
+                raise InputError(f"{word!r} is not KEY=VALUE; keys: {', '.join(OPTIONS)}")
+            pairs[key] = value
+        texts = pairs
+    known = tuple(OPTIONS) if only is None else tuple(only)
+    typed = {}
+    for key, value in texts.items():
+        if key not in known:
+            raise InputError(f"unknown setting {key!r}; settings: {', '.join(known)}")
+        typed[key] = OPTIONS[key].resolve(value)
+    return RunSetting(**typed)
+
+
+def format(setting: RunSetting, keys: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The canonical KEY=VALUE words of ``setting`` (of ``keys`` only, when given), as every
+    command echoes them."""
+    texts = setting.texts()
+    return tuple(f"{key}={texts[key]}" for key in (texts if keys is None else keys))

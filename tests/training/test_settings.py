@@ -1,0 +1,188 @@
+"""The typed run setting (symcomm/training/settings.py) and the framework table (symcomm/training/frameworks.py): one
+parse, one format, one meaning of ``recompute`` in every command, one row per framework."""
+
+import json
+
+import pytest
+
+import symcomm
+from symcomm.training import frameworks, settings
+from symcomm.views import site
+from symcomm.commands.main import main
+from symcomm.base.errors import InputError
+from symcomm.training.frameworks import FRAMEWORKS, Framework, Scheme
+from symcomm.training.settings import RunSetting
+from symcomm.training.strategies import STRATEGIES, data_schedule, sp_regather_of
+from symcomm.training.steptime import dp_overlap_of
+
+#: the documented spellings of recompute (settings.RECOMPUTE_ALIASES: 0 = none, 1 = full) and what each means
+SPELLINGS = {"none": "none", "selective": "selective", "full": "full", "0": "none", "1": "full"}
+EVAL = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=8", "d=8", "p=1", "c=1", "m=4", "b=64",
+        "s=4096", "--json"]
+
+
+# -- one parse, one format --------------------------------------------------------------------------
+
+def test_parse_types_every_setting_and_format_writes_it_back():
+    got = settings.parse(["zero=3", "framework=fsdp", "reshard_after_forward=0", "recompute=1", "sp=1",
+                          "grad_reduce=framework"])
+    # typed: the stage an int, flags bools, "as the framework does" None, recompute's alias read as full
+    assert got == RunSetting(zero=3, framework="fsdp", reshard_after_forward=False, recompute="full", sp=True)
+    assert got.grad_reduce is None and got.dp_overlap is None
+    words = settings.format(got)
+    assert "recompute=full" in words and "reshard_after_forward=0" in words and "grad_reduce=framework" in words
+    assert settings.parse(words) == got                      # format, then parse: the same value
+
+
+@pytest.mark.parametrize("words, named, allowed", [
+    (["recompute=some"], "recompute=some", "choose none, selective or full (0 = none, 1 = full)"),
+    (["zero=4"], "zero=4", "choose 0, 1, 2 or 3"),
+    (["framework=torch"], "framework=torch", "choose megatron, deepspeed or fsdp"),
+    (["sp=yes"], "sp=yes", "choose 0 or 1"),
+    (["dp_overlap=2"], "dp_overlap=2", "choose framework, 0 or 1"),
+    (["colour=red"], "'colour'", "settings: zero, framework"),
+    (["recompute"], "'recompute'", "KEY=VALUE"),
+])
+def test_parse_refuses_a_bad_value_in_one_line_naming_the_key_and_what_is_allowed(words, named, allowed):
+    with pytest.raises(InputError) as err:
+        settings.parse(words)
+    text = str(err.value)
+    assert "\n" not in text and named in text and allowed in text
+
+
+def test_recompute_reruns_the_forward_collectives_only_under_full():
+    # Korthikanti et al. 2022, §5: selective recomputation re-runs the attention core (no collective);
+    # full recomputation runs each layer's forward again, its collectives with it
+    assert [settings.reruns_forward(x) for x in settings.RECOMPUTE] == [False, False, True]
+    assert RunSetting(recompute="full").forward_reruns and not RunSetting(recompute="selective").forward_reruns
+
+
+# -- recompute: the same words in every command ----------------------------------------------------
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_show_takes_every_spelling_and_echoes_the_canonical_one(capsys, spelling):
+    for name in ("hybrid", "tp", "sp"):
+        assert main(["show", name, f"recompute={spelling}"]) == 0
+        out = capsys.readouterr().out
+        assert f"recompute={SPELLINGS[spelling]}" in out.splitlines()[0], (name, out.splitlines()[0])
+
+
+def _eval_json(capsys, *extra):
+    assert main([*EVAL, *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_eval_takes_every_spelling_and_echoes_what_it_used(capsys):
+    got = {spelling: _eval_json(capsys, f"recompute={spelling}") for spelling in SPELLINGS}
+    for spelling, data in got.items():
+        assert data["options"]["recompute"] == SPELLINGS[spelling]
+        assert data["label"].count(f"recompute={SPELLINGS[spelling]}") == 1
+        # the whole setting is echoed, the hybrid's and the step model's options alike
+        assert data["options"]["zero"] == "1" and data["options"]["flash"] == "1"
+    # an alias is the same setting: the same numbers
+    assert got["1"]["step_time"] == got["full"]["step_time"] and got["0"]["step_time"] == got["none"]["step_time"]
+    # selective adds compute (the attention core again) but no collective; full adds both
+    assert got["selective"]["send"] == got["none"]["send"] < got["full"]["send"]
+    assert got["none"]["compute_time"] < got["selective"]["compute_time"] < got["full"]["compute_time"]
+
+
+def test_the_api_takes_the_same_spellings(capsys):
+    printed = _eval_json(capsys, "recompute=1")
+    values = dict(word.split("=") for word in EVAL[6:-1])
+    got = symcomm.evaluate("hybrid", model="llama3-8b", hardware="h100", recompute=1, **values)
+    assert got["options"]["recompute"] == "full" and got["step_time"] == printed["step_time"]
+    for spelling, meant in SPELLINGS.items():
+        assert f"recompute={meant}" in symcomm.formula("hybrid", recompute=spelling).subject.label
+        assert symcomm.formula("tp", recompute=spelling).subject.options["recompute"] == meant
+    # the terms of recompute=1 and recompute=full: one setting
+    assert STRATEGIES["hybrid"].terms(recompute=1) == STRATEGIES["hybrid"].terms(recompute="full")
+
+
+PLAN = ["plan", "--model", "llama3-8b", "--hardware", "h100", "--gpus", "16", "--batch", "32", "--seq", "2048",
+        "--top", "1", "--json"]
+
+
+@pytest.mark.parametrize("spelling", ["1", "full", "0", "selective"])
+def test_plan_takes_the_same_spellings_and_echoes_the_canonical_one(capsys, spelling):
+    assert main([*PLAN, "--recompute", spelling]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["fixed"]["recompute"] == SPELLINGS[spelling]
+    assert {s["recompute"] for row in data["layouts"] for s in row["settings"]} == {SPELLINGS[spelling]}
+    assert f" recompute={SPELLINGS[spelling]} " in data["layouts"][0]["eval_command"]
+
+
+def test_plan_compare_takes_the_aliases(capsys):
+    assert main([*PLAN, "--compare", "t=1,p=1,d=16,recompute=1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {s["recompute"] for s in data["compare"]["settings"]} == {"full"}
+
+
+def test_the_page_offers_each_recompute_and_runs_its_step_model_under_it():
+    hybrids = [sub for sub in site.subjects() if sub.name == "hybrid"]
+    entries = {sub.options["recompute"] for sub in hybrids}
+    assert entries == set(settings.RECOMPUTE)                  # the catalog's own words, no 0/1
+    by = {sub.options["recompute"]: sub for sub in hybrids if set(sub.changed) <= {"recompute"}}
+    compute = {r: site.step_quantities(by[r], "0")["compute_time"] for r in ("none", "selective")}
+    assert compute["none"] != compute["selective"]           # selective is not run as none (the page before)
+
+
+# -- frameworks as data ---------------------------------------------------------------------------------
+
+
+
+@pytest.mark.parametrize("name, zero, reductions_per_step", [
+    # MEGATRON_DDP: finish_grad_sync once per step (no_sync for all but the last micro-batch)
+    ("megatron", 0, "1"), ("megatron", 1, "1"),
+    # DEEPSPEED_ENGINE: stages 0/1 reduce at the accumulation boundary, stage ≥ 2 at every micro-batch
+    ("deepspeed", 1, "1"), ("deepspeed", 2, "m"), ("deepspeed", 3, "m"),
+    # FSDP_RUNTIME: the post-backward hook reduce-scatters every micro-batch unless no_sync wraps it
+    ("fsdp", 0, "m"), ("fsdp", 3, "m"),
+])
+def test_each_row_reduces_as_its_framework_file_says(name, zero, reductions_per_step):
+    from symcomm.core.symbols import m
+
+    assert data_schedule(name, zero).gradient_reductions(m) == (m if reductions_per_step == "m" else 1)
+
+
+def test_each_row_holds_its_defaults():
+    # MEGATRON_FP32_GRADS: Megatron reduces fp32 gradients, DeepSpeed and FSDP the run's type
+    assert [data_schedule(n, z).grad_dtype for n, z in (("megatron", 1), ("deepspeed", 2), ("fsdp", 3))] == ["fp32", "", ""]
+    # MEGATRON_SP_REGATHER: Megatron's layers (and Megatron-DeepSpeed) re-gather, torch's TP keeps the input
+    assert [sp_regather_of(n) for n in ("megatron", "deepspeed", "fsdp")] == [True, True, False]
+    # DP_OVERLAP_SOURCE: Megatron overlaps only with --overlap-grad-reduce, DeepSpeed overlap_comm at stage 3, FSDP always
+    assert [dp_overlap_of("megatron", z) for z in (0, 1)] == [False, False]
+    assert [dp_overlap_of("deepspeed", z) for z in (2, 3)] == [False, True]
+    assert [dp_overlap_of("fsdp", z) for z in (0, 3)] == [True, True]
+    assert dp_overlap_of("megatron", 1, True) and sp_regather_of("fsdp", True)    # an explicit value wins
+
+
+def test_a_stage_a_framework_does_not_run_is_refused_naming_it():
+    with pytest.raises(InputError, match=r"^zero=2 is not run by framework=megatron \(DDP: zero=0"):
+        data_schedule("megatron", 2)
+    with pytest.raises(InputError, match=r"^zero=1 is not run by framework=fsdp \(NO_SHARD"):
+        data_schedule("fsdp", 1)
+
+
+def test_the_planner_searches_the_rows_schemes():
+    from symcomm import planner as plan
+
+    assert plan.SCHEMES == tuple(s for row in FRAMEWORKS.values() for s in row.schemes)
+    assert plan.FRAMEWORKS == tuple(FRAMEWORKS)
+    # the six schemes searched before the table (a new row adds its own)
+    named = {s.name: (s.framework, s.zero, s.reshard_after_forward) for s in plan.SCHEMES}
+    assert {"megatron zero 0": ("megatron", 0, None), "megatron zero 1": ("megatron", 1, None),
+            "deepspeed zero 2": ("deepspeed", 2, None), "deepspeed zero 3": ("deepspeed", 3, None),
+            "fsdp full-shard": ("fsdp", 3, True), "fsdp grad-op": ("fsdp", 3, False)}.items() <= named.items()
+
+
+def test_a_new_framework_is_one_row(monkeypatch):
+    # a framework that runs ZeRO-3 like FSDP but keeps parameters after the forward, reduces once per
+    # step and overlaps nothing: every reader takes it from its row alone
+    row = Framework("fsdp2", "test row", (3,), "(zero=3 only)", frameworks.NEVER, False, "fp32", False, (),
+                    (Scheme("fsdp2", 3, None, "fsdp2"),), ("no file",))
+    monkeypatch.setitem(FRAMEWORKS, "fsdp2", row)
+    data = data_schedule("fsdp2", 3)
+    assert (data.grad_reduce, data.reshard_after_forward, data.grad_dtype) == ("per_step", False, "fp32")
+    assert not sp_regather_of("fsdp2") and not dp_overlap_of("fsdp2", 3)
+    with pytest.raises(InputError, match=r"zero=1 is not run by framework=fsdp2 \(zero=3 only\)"):
+        data_schedule("fsdp2", 1)

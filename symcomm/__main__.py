@@ -1,6 +1,6 @@
 """The ``symcomm`` command's entry (``python -m symcomm``, and the console script).
 
-``symcomm plan`` goes straight to the planner (:func:`symcomm.planner.main`), which never loads SymPy for
+``symcomm plan`` goes straight to the planner (:func:`symcomm.commands.plan.main`), which never loads SymPy for
 the combinations it has generated kernels for: it starts in the time of numpy's import.  Every other
 subcommand goes to :func:`symcomm.commands.main.main`.
 """
@@ -13,7 +13,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["plan"]:
-        from .planner import main as plan_main
+        from .commands.plan import main as plan_main
 
         return plan_main(argv)
     from .commands.main import main as cli_main

@@ -168,7 +168,7 @@ def test_nothing_imports_the_command_layer():
 #: and the frameworks' rows, which the planner reads)
 SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.inputs",
               "symcomm.base.files", "symcomm.base.command", "symcomm.numbers", "symcomm.numbers.kernels",
-              "symcomm.planner", "symcomm.training.settings", "symcomm.training.frameworks")
+              "symcomm.planner", "symcomm.commands.plan", "symcomm.training.settings", "symcomm.training.frameworks")
 
 
 def test_the_ground_floor_and_the_planner_load_no_sympy():
@@ -205,10 +205,7 @@ COMMAND_MODULES = {
 #: a script's `main` (python -m symcomm.views.site, symcomm.tools.codegen) may print anywhere
 COMMAND_FUNCTIONS = ("main",)
 #: other functions of the command layer living beside the library, and why
-COMMAND_HELPERS = {
-    ("symcomm/planner/__init__.py", "cmd_plan"): "symcomm plan: kept beside the planner, whose `main` starts it "
-                                                 "without SymPy (not moved to commands/ yet)",
-}
+COMMAND_HELPERS: dict[tuple[str, str], str] = {}
 
 
 def _speaks(node) -> str | None:

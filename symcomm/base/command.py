@@ -1,7 +1,7 @@
 """The command layer's one parser class and its one mapping from errors to exit statuses.
 
 Both entries of the ``symcomm`` command use them: :func:`symcomm.commands.main.main` (every subcommand) and
-:func:`symcomm.planner.main` (``symcomm plan``, which must start without SymPy, so this module imports
+:func:`symcomm.commands.plan.main` (``symcomm plan``, which must start without SymPy, so this module imports
 nothing that loads it: errors, notes, units).  What a command prints is decided here once:
 
 * its answer (the subcommand's ``run(args)`` prints it, on stdout);

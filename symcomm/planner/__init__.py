@@ -34,7 +34,6 @@ import types
 import csv
 import functools
 import io
-import json
 import math
 import shlex
 import time as _time
@@ -885,7 +884,7 @@ def to_text(p: Plan, top: int) -> str:
     return "\n".join(lines)
 
 
-# -- CLI -------------------------------------------------------------------------------------------
+# -- the options of symcomm plan and of symcomm.plan (the command's parser: symcomm.commands.plan) --------
 
 #: every option of ``symcomm plan``: (flag, default, help).  The parser is built from it, and the Python API
 #: (``symcomm.plan``) fills what a caller leaves out from it: both then go through :func:`request_from_args`
@@ -935,19 +934,6 @@ KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": 
 
 def _dest(flag: str) -> str:
     return flag[2:].replace("-", "_")
-
-
-def register_cli(subparsers) -> None:
-    p = subparsers.add_parser("plan", help="rank every valid layout that fits in memory by the step-time model")
-    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
-                   help=f"the layout as eval hybrid spells it, instead of (or with) the flags: {', '.join(KEYS)} "
-                        "(t=8 p=4 d=32 m=8 zero=1 sp=1 recompute=selective b=1024 s=8192)")
-    for flag, default, what in FLAGS:
-        if default is False:
-            p.add_argument(flag, action="store_true", help=what)
-        else:
-            p.add_argument(flag, default=None, help=what)
-    p.set_defaults(run=cmd_plan)
 
 
 #: bounds on every number the planner takes, named in its errors (the enumeration loops over
@@ -1097,29 +1083,3 @@ def request_from_args(args) -> Request:
 def top_from_args(args) -> int:
     """--top, checked as every other number (1 to LIMITS['top'])."""
     return _whole(args, "top")
-
-
-def cmd_plan(args) -> int:
-    req = request_from_args(args)
-    top = top_from_args(args)
-    result = plan(req, top)
-    if args.json:
-        print(json.dumps(to_json(result, top), indent=2, ensure_ascii=False, allow_nan=False))   # strict JSON
-    elif args.csv:
-        print(to_csv(result, top), end="")
-    else:
-        print(to_text(result, top))
-    return 0
-
-
-def main(argv: list[str]) -> int:
-    """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser class, the
-    same one-line errors and exit statuses as :func:`symcomm.commands.main.main` (:func:`symcomm.base.command.run`)."""
-    from ..base.command import Parser, run
-
-    parser = Parser(prog="symcomm")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    register_cli(commands)
-    for command in commands.choices.values():
-        notes.add_flag(command)
-    return run(parser, argv)

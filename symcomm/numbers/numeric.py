@@ -420,7 +420,7 @@ class Evaluator:
             raise ValueError("exact=True needs integer or fraction inputs; got a float for "
                              + ", ".join(n for n, v in zip(self.names, args) if _is_float(v)))
         scalar = all(np.ndim(value) == 0 for value in args)
-        num, den = self._exact.evaluate(dict(zip(self.names, args)))
+        num, den = self._exact.fraction_at(dict(zip(self.names, args)))
         return _finish(num, den, scalar)
 
     def float(self, **values):
@@ -682,7 +682,7 @@ class _Exact:
         variables = tuple(variables)
         self._compiled = (inputs, atoms, variables, _Poly(num, variables), _Poly(den, variables))
 
-    def evaluate(self, values: dict):
+    def fraction_at(self, values: dict):
         """(numerator, denominator) arrays at ``values`` (by CLI name)."""
         if self._compiled is None:
             self._compile()
@@ -728,7 +728,7 @@ def _atom(node) -> Callable:
             nums, dens, conds = [], [], []
             for value, cond in branches:
                 ok = cond(env)
-                n, q = value.evaluate(_by_name(value, env))
+                n, q = value.fraction_at(_by_name(value, env))
                 nums.append(n), dens.append(q), conds.append(ok)
             nums, dens = _common(nums), _common(dens)
             shape = np.broadcast_shapes(*(np.shape(x) for x in nums + dens + conds))
@@ -743,10 +743,10 @@ def _atom(node) -> Callable:
         take_larger = isinstance(node, sp.Max)
 
         def extreme(env):
-            best_n, best_q = parts[0].evaluate(_by_name(parts[0], env))
+            best_n, best_q = parts[0].fraction_at(_by_name(parts[0], env))
             best_n, best_q = _positive_den(best_n, best_q)
             for part in parts[1:]:
-                n, q = _positive_den(*part.evaluate(_by_name(part, env)))
+                n, q = _positive_den(*part.fraction_at(_by_name(part, env)))
                 lhs, rhs = _cross(n, best_q), _cross(best_n, q)
                 better = lhs > rhs if take_larger else lhs < rhs
                 (best_n, n), (best_q, q) = _common([best_n, n]), _common([best_q, q])
@@ -758,7 +758,7 @@ def _atom(node) -> Callable:
         up = isinstance(node, sp.ceiling)
 
         def rounding(env):
-            n, q = _positive_den(*inner.evaluate(_by_name(inner, env)))
+            n, q = _positive_den(*inner.fraction_at(_by_name(inner, env)))
             value = -((-n) // q) if up else n // q
             return value, np.ones_like(value)
         return rounding
@@ -766,7 +766,7 @@ def _atom(node) -> Callable:
         inner = _sub_exact(node.args[0])
 
         def absolute(env):
-            n, q = _positive_den(*inner.evaluate(_by_name(inner, env)))
+            n, q = _positive_den(*inner.fraction_at(_by_name(inner, env)))
             return np.abs(n), q
         return absolute
     if type(node) in _LOGARITHMS:
@@ -774,7 +774,7 @@ def _atom(node) -> Callable:
         logarithm = _LOGARITHMS[type(node)]
 
         def func(env):
-            n, q = _positive_den(*inner.evaluate(_by_name(inner, env)))
+            n, q = _positive_den(*inner.fraction_at(_by_name(inner, env)))
             if not np.all(q == 1):
                 raise ValueError(f"{node} needs a whole number inside the logarithm")
             value = np.asarray(logarithm(n))
@@ -830,7 +830,7 @@ def _condition(cond) -> Callable:
                    "==": np.equal, "!=": np.not_equal}[cond.rel_op]
 
         def relation(env):
-            n, q = _positive_den(*diff.evaluate(_by_name(diff, env)))
+            n, q = _positive_den(*diff.fraction_at(_by_name(diff, env)))
             return compare(np.sign(n).astype(np.int64) if n.dtype != object else
                            np.vectorize(lambda x: (x > 0) - (x < 0), otypes=[np.int64])(n), 0)
         return relation

@@ -642,7 +642,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
                         block.compare = _matches(spec, layouts, rows, block)
                     blocks.append(block)
 
-    def evaluate(block: _Block) -> None:
+    def time_block(block: _Block) -> None:
         block.step = block.q["step_time"]
         _check_finite("step_time", block.step)
         if np.any(block.step < block.bound * (1 - 1e-9)):
@@ -653,7 +653,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
     compare_step = -np.inf
     for block in blocks:
         if block.compare.any():
-            evaluate(block)
+            time_block(block)
             compare_step = max(compare_step, float(np.min(block.step[block.compare])))
     if spec and compare_step == -np.inf:
         raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} matches no layout of this "
@@ -668,7 +668,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         if lowest[i] > max(threshold, compare_step) * (1 + 1e-6):
             break                                             # sorted: every later block is slower still
         if block.step is None:
-            evaluate(block)
+            time_block(block)
         if top is not None:
             best = _top_steps(best, block.step[block.fits], top)
     done = [(i, b) for i, b in enumerate(blocks) if b.step is not None]

@@ -57,7 +57,7 @@
     return loading.get(file);
   }
 
-  // ---- reading numbers: the command line's grammar and words (numbers.js, from symcomm/inputs.py)
+  // ---- reading numbers: the command line's grammar and words (numbers.js, from symcomm/base/inputs.py)
 
   const NUMBERS = globalThis.SYMCOMM_NUMBERS;
 
@@ -79,7 +79,7 @@
 
   // ---- where each value comes from: typed, the model preset, the hardware preset, the page's start
 
-  /** (text, where it comes from); the order of symcomm.site.opening_values, which the tests evaluate. */
+  /** (text, where it comes from); the order of symcomm.views.site.opening_values, which the tests evaluate. */
   function valueText(name) {
     if (name in state.values) return [state.values[name], "typed"];
     const model = CAT.models[state.model];

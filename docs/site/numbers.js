@@ -1,8 +1,8 @@
-// symcomm's number grammar for the page: the command line's (symcomm/inputs.py, parse_number), so that
+// symcomm's number grammar for the page: the command line's (symcomm/base/inputs.py, parse_number), so that
 // the page accepts exactly what `symcomm eval` accepts and refuses the rest in its words. The regular
 // expressions, spaces and bounds are not written here: they come from SYMCOMM_CATALOG.grammar, which
-// symcomm.site writes from symcomm.inputs.grammar(). This file follows parse_fraction step by step
-// (the same checks in the same order, so the same first error); tests/test_site.py runs it in node
+// symcomm.views.site writes from symcomm.base.inputs.grammar(). This file follows parse_fraction step by step
+// (the same checks in the same order, so the same first error); tests/integration/test_site.py runs it in node
 // against the Python on a table of strings. A classic script (Chromium runs no ES module from file://).
 (function (root) {
   "use strict";

@@ -168,7 +168,9 @@ def test_nothing_imports_the_command_layer():
 #: and the frameworks' rows, which the planner reads)
 SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.inputs",
               "symcomm.base.files", "symcomm.base.command", "symcomm.numbers", "symcomm.numbers.kernels",
-              "symcomm.planner", "symcomm.commands.plan", "symcomm.training.settings", "symcomm.training.frameworks")
+              "symcomm.planner", "symcomm.planner.request", "symcomm.planner.layouts", "symcomm.planner.kernels",
+              "symcomm.planner.search", "symcomm.planner.fold", "symcomm.planner.report",
+              "symcomm.commands.plan", "symcomm.training.settings", "symcomm.training.frameworks")
 
 
 def test_the_ground_floor_and_the_planner_load_no_sympy():

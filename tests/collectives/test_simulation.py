@@ -13,7 +13,8 @@ from symcomm.core import symbols as S
 from symcomm.collectives.algorithms import ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M, CORE_DIVIDES_M
 from symcomm.numbers.evaluation import exact
 from symcomm.collectives.primitives import PRIMITIVES
-from symcomm.collectives.simulator import EXECUTIONS, run, expected
+from symcomm.collectives.executions import EXECUTIONS
+from symcomm.collectives.simulator import run, expected
 
 
 def test_every_algorithm_has_an_execution():

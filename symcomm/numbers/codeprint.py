@@ -255,5 +255,5 @@ def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
 
 def _compile(source: str, name: str) -> Callable:
     namespace = dict(_HELPERS)
-    exec(compile(source, f"<symcomm.numbers.numeric {name}>", "exec"), namespace)   # source printed from SymPy above
+    exec(compile(source, f"<symcomm.numbers.codeprint {name}>", "exec"), namespace)   # source printed from SymPy above
     return namespace[name]

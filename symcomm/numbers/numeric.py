@@ -35,6 +35,10 @@ The code is compiled in the process from SymPy expressions (never from text a us
 loaded from disk).  :func:`bundle` compiles several expressions into one function.  The planner's
 kernels are not compiled here: they are graphs run by :mod:`symcomm.numbers.kernels`.
 
+The evaluator is here; the float code is printed and compiled by :mod:`symcomm.numbers.codeprint`, the
+exact arithmetic is :mod:`symcomm.numbers.rational`, and the exact logarithms both use are
+:mod:`symcomm.numbers.logarithms`.
+
 ⌈log₂ n⌉ (:class:`symcomm.core.symbols.CeilLog2`) is exact for integers in both arithmetics
 ((n − 1).bit_length(), vectorised: :func:`symcomm.numbers.logarithms.ceil_log2`), and log₂ of a power of two is its
 exponent (:func:`symcomm.numbers.logarithms.exact_log2`).

@@ -57,12 +57,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import nccl_tests
+from . import nccl_prediction, nccl_tests
 from ..core import symbols as S
 from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
 from ..collectives.algorithms import algorithm as catalog_algorithm
 from ..base.errors import InputError
-from .nccl_tests import Collective, Log, Prediction
+from .nccl_prediction import Prediction
+from .nccl_tests import Collective, Log
 from ..presets import entry_gamma, link_values, spans_nodes
 
 #: the band of rows the α-β fit uses: latency rows within this factor of the smallest time,
@@ -208,7 +209,7 @@ def _check_algorithm(log: Log, name: str, two_level: bool) -> None:
     """Refuse an algorithm the log cannot calibrate: one that cannot run on its ranks, one with a
     symbol no log gives (gloo's segment size K), a two-level form without the intra-node fit."""
     primitive, n, g = log.collective.primitive, log.ranks, log.gpus_per_node
-    problems = nccl_tests.problems(primitive, name, n, g)
+    problems = nccl_prediction.problems(primitive, name, n, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on log {log.path!r}'s {n} ranks: {problems[0]}")
     unbound = _unbound(primitive, name)
@@ -384,7 +385,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
     alternatives = []
 
     def one(alg_name: str):
-        coefs = nccl_tests.coefficients(primitive, alg_name, n, sizes, g)
+        coefs = nccl_prediction.coefficients(primitive, alg_name, n, sizes, g)
         try:
             line = fit_core(coefs, times, chosen, fixed={**(fixed or {}), "gamma": gamma}, unknowns=unknowns)
         except InputError as err:
@@ -398,7 +399,7 @@ def fit_log(log: Log, algorithm: str | None = None, fixed: dict | None = None,
         for alg in algorithms_of(primitive):
             if alg.name in ("in_network",) or _two_level(primitive, alg.name) != two_level:
                 continue
-            if nccl_tests.problems(primitive, alg.name, n, g):
+            if nccl_prediction.problems(primitive, alg.name, n, g):
                 continue
             if _unbound(primitive, alg.name):
                 left_out.append(f"{alg.name} (needs {', '.join(_unbound(primitive, alg.name))})")
@@ -456,7 +457,7 @@ def leave_one_out(line: Line, coefs: dict, sizes, times) -> list[float]:
     the rows.  Without row j the fit's constants are x − (XᵀX)⁻¹ xⱼ eⱼ/(1 − hⱼⱼ) (the closed form of
     deleting one row from least squares; rows outside the fit leave them unchanged), the efficiency
     curve loses its point at Sⱼ, and row j is predicted from its neighbours' efficiencies, as
-    :meth:`nccl_tests.Prediction.curve` interpolates (linear in log S, constant beyond the ends).  The rows
+    :meth:`nccl_prediction.Prediction.curve` interpolates (linear in log S, constant beyond the ends).  The rows
     the fit uses are those chosen from the whole log."""
     count = len(sizes)
     x = np.array([line.values[u] for u in line.unknowns])
@@ -640,7 +641,7 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         # the γ its fit held (0 for an entry that does not say: its fit folded the reduction into β),
         # which presets.check_hardware_document holds equal to the γ eval takes from the same file
         times["gamma"] = entry_gamma(e) or 0.0
-        problems = nccl_tests.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
+        problems = nccl_prediction.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
         if problems:
             raise InputError(f"--ranks {ranks}: the calibrated algorithm {e['algorithm']} cannot run: {problems[0]}")
         return Prediction(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
@@ -655,7 +656,7 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
                          f"--hardware {hardware.name} lacks (no inter_two_level): the flat {name} instead")
         else:
             name = "hierarchical"       # a group over nodes pays each level its own α, β
-    problems = nccl_tests.problems(coll.primitive, name, ranks, g)
+    problems = nccl_prediction.problems(coll.primitive, name, ranks, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")
     two_level = any(str(sym) in ("alpha_inter", "beta_inter")
@@ -730,7 +731,7 @@ def report_text(fits: list[Fit]) -> str:
             out.append(f"  alpha          {_us(f.alpha)} ± {_us(se['alpha'])} per message "
                        f"({'inter' if f.level == 'inter' else 'intra'}-node link)")
             top = max(r["bytes"] for r in f.rows)
-            coefs = nccl_tests.coefficients(m.collective.primitive, m.algorithm, m.ranks, [top], m.gpus_per_node)
+            coefs = nccl_prediction.coefficients(m.collective.primitive, m.algorithm, m.ranks, [top], m.gpus_per_node)
             reduced = float(coefs.get("gamma", [0.0])[0]) * f.gamma
             if reduced > 0:
                 # the busbw the α-β-γ line tends to pays the reduction too: factor·S / (b·β + c·γ)
@@ -804,7 +805,7 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
         intra = [g for g in fits if g.level == "intra" and g.model.collective.name == log.collective.name]
         if not intra or (algorithm not in (None, "best", "hierarchical")):
             continue
-        if nccl_tests.problems(log.collective.primitive, "hierarchical", log.ranks, log.gpus_per_node) or not any(
+        if nccl_prediction.problems(log.collective.primitive, "hierarchical", log.ranks, log.gpus_per_node) or not any(
                 a.name == "hierarchical" for a in algorithms_of(log.collective.primitive)):
             continue
         intra_values = {"alpha": intra[0].alpha, "beta": intra[0].beta}

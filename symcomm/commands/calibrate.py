@@ -17,8 +17,9 @@ from ..base.files import check_output, write_file
 from ..base.inputs import parse_whole
 from ..base.notes import add as add_note
 from ..measurement import nccl_prediction, nccl_tests
-from ..measurement.calibrate import (_base_preset, _bytes, _sizes_text, calibrate, calibrated_range, extrapolated,
-                                     hardware_document, model_from, report_text)
+from ..measurement.calibrate import _base_preset, calibrate
+from ..measurement.calibration_file import calibrated_range, extrapolated, hardware_document, model_from
+from ..measurement.calibration_report import _bytes, _sizes_text, report_text
 
 
 def _plot_format(path: str) -> str:

@@ -55,7 +55,6 @@ The hardware file written from the fits (and the model ``symcomm nccl-tests`` re
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np

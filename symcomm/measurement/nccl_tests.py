@@ -23,7 +23,6 @@ calibration (:class:`Prediction`, :func:`table`) is :mod:`symcomm.measurement.nc
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -424,10 +423,3 @@ def with_ranks(log: Log, ranks: int | None, gpus_per_node: int | None) -> Log:
         raise InputError(f"{where}: {n} ranks are not whole nodes of {g} GPUs")
     return replace(log, ranks=n, gpus_per_node=min(g, n), notes=tuple(notes))
 
-
-def is_path(value: str) -> bool:
-    return "/" in value or "\\" in value or value.endswith(".json") or value.endswith(".log")
-
-
-def finite(x: float) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

@@ -241,9 +241,10 @@ def from_data(data, what: str) -> dict:
             _fail(where, "an object of exactly options, run_bytes, quantities, outputs")
         pairs = kernel["options"]
         if not isinstance(pairs, list) or len(pairs) > 32 or not all(
-                isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) and len(x) <= 40 for x in p)
-                for p in pairs):
-            _fail(f"{where}/options", "a list of at most 32 [option, value] pairs of strings")
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and len(p[0]) <= 40
+                and _option_value(p[1]) for p in pairs):
+            _fail(f"{where}/options", "a list of at most 32 [option, value] pairs: a name, and a string, "
+                                      "a boolean, an integer or null")
         run_bytes = _whole(kernel["run_bytes"], f"{where}/run_bytes", 1, 16)
         names = _strings(kernel["quantities"], f"{where}/quantities", r"[a-z_]{1,40}", 64)
         outputs = kernel["outputs"]
@@ -255,6 +256,12 @@ def from_data(data, what: str) -> dict:
         options = tuple((a, b) for a, b in pairs)
         out[(options, run_bytes)] = Kernel(tuple(params[i] for i in used), names, graph, outputs, tuple(used))
     return out
+
+
+def _option_value(value) -> bool:
+    """A kernel key's value as symcomm.training.settings.RunSetting.key types it: a flag (boolean), a
+    stage (integer), a choice (string), or null ("as the framework does")."""
+    return value is None or isinstance(value, (bool, int)) or (isinstance(value, str) and len(value) <= 40)
 
 
 def _reachable_params(graph: Graph, outputs: tuple) -> set:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..base.units import bytes_per_element
 from ..training import frameworks as _frameworks
+from ..training import settings
 from .request import Request
 
 #: in display order
@@ -122,7 +123,7 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
     sizes = ("t", "p", "v", "c", "e", "d", "m") if req.model.moe else ("t", "p", "v", "c", "d", "m")
     words += [f"{k}={layout[k]}" for k in sizes if k != "v" or layout["v"] > 1]
     words += [f"b={req.batch}", f"s={req.seq}", f"G={req.G}"]
-    words += [f"{k}={v}" for k, v in block.options]
+    words += settings.format(settings.RunSetting.from_key(block.options), [k for k, _ in block.options])
     return words
 
 

@@ -13,9 +13,9 @@ from ..base.units import bytes_per_element
 from ..training import settings
 from .request import PlanError, Request
 
-def _gated(model) -> str:
+def _gated(model) -> bool:
     """SwiGLU (three MLP matrices) in the llama and deepseek families, GELU (two) in gpt."""
-    return "0" if model.family == "gpt" else "1"
+    return model.family != "gpt"
 
 
 def _base_values(req: Request) -> dict:
@@ -29,27 +29,19 @@ def _base_values(req: Request) -> dict:
     return out
 
 
-def _options(req: Request, scheme: tuple, recompute: str, sp_on: int, schedule: str) -> tuple:
-    return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe="1" if req.model.moe else "0",
-                      embeddings="1" if req.embeddings else "0", tied="1" if req.model.tied else "0",
-                      gated=_gated(req.model))
-
-
-#: the settings a kernel is keyed by (symcomm/_generated): the ones the planner varies or takes from the model
-KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "recompute", "reshard_after_forward",
-                   "schedule", "sp", "tied", "zero")
+def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str) -> tuple:
+    return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
+                      embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model))
 
 
 def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated) -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
-    scheme and these choices, as its sorted canonical (setting, text) pairs — the key of its kernel."""
-    run = settings.RunSetting(
-        zero=scheme.zero, framework=scheme.framework, reshard_after_forward=scheme.reshard_after_forward,
-        **{name: settings.OPTIONS[name].resolve(value) for name, value in (
-            ("sp", sp_on), ("recompute", recompute), ("schedule", schedule), ("cp", cp), ("gqa", 1), ("moe", moe),
-            ("embeddings", embeddings), ("tied", tied), ("gated", gated))})
-    texts = run.texts()
-    return tuple(sorted((name, texts[name]) for name in KERNEL_SETTINGS))
+    scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs)."""
+    run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
+                          "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
+                          "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,
+                          "tied": tied, "gated": gated})
+    return run.key()
 
 
 def _kernel(options: tuple, run_bytes: int):
@@ -59,9 +51,9 @@ def _kernel(options: tuple, run_bytes: int):
 
     found = kernels.shipped(options, run_bytes)
     if found is None:
-        o = dict(options)
-        notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o.get('cp')}, embeddings={o.get('embeddings')}, "
-                  f"gated={o.get('gated')}, tied={o.get('tied')}, moe={o.get('moe')}: the step model was compiled with "
+        o = settings.RunSetting.from_key(options).texts()
+        notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
+                  f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}: the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)
     return found.as_tuple()

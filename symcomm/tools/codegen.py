@@ -37,19 +37,32 @@ from ..planner.kernelbuild import AXES, graph_data
 
 #: (gated, tied, moe) of the shipped presets' families: GPT-3 (GELU MLP, tied embeddings), Llama (SwiGLU,
 #: untied), Mixtral and DeepSeek-V3 (SwiGLU, untied, MoE)
-KINDS = (("0", "1", "0"), ("1", "0", "0"), ("1", "0", "1"))
+KINDS = ((False, True, False), (True, False, False), (True, False, True))
 #: the flags the shipped kernels cover: embeddings on the end stages, ring context parallelism, 2-byte elements
-EMBEDDINGS, CP, RUN_BYTES = "1", "ring", 2
+EMBEDDINGS, CP, RUN_BYTES = True, "ring", 2
 PACKAGE = Path(__file__).resolve().parents[1] / "planner" / "kerneldata"
 
 
 def family_name(kind: tuple) -> str:
     gated, tied, moe = kind
-    return f"plan_g{gated}_t{tied}_m{moe}"
+    return f"plan_g{gated:d}_t{tied:d}_m{moe:d}"
+
+
+#: the settings that select a kernel file (with the run bytes): symcomm.numbers.kernels.family_key
+FAMILY_SETTINGS = ("cp", "embeddings", "gated", "moe", "tied")
+
+
+def kernel_setting(kind: tuple):
+    """The run setting every kernel of this family shares (the rest at the defaults)."""
+    from ..training.settings import RunSetting
+
+    gated, tied, moe = kind
+    return RunSetting(gated=gated, tied=tied, moe=moe, embeddings=EMBEDDINGS, cp=CP)
 
 
 def combinations(kind: tuple) -> list[tuple]:
-    """Every option combination the planner builds for this family shape (its ``_options`` keys)."""
+    """Every option combination the planner builds for this family shape: the kernel keys
+    (:meth:`symcomm.training.settings.RunSetting.key`) its ``_options`` looks up."""
     from .. import planner as plan
 
     gated, tied, moe = kind
@@ -65,7 +78,7 @@ def combinations(kind: tuple) -> list[tuple]:
 
 def family_data(kind: tuple) -> dict:
     gated, tied, moe = kind
-    family = {"run_bytes": RUN_BYTES, "gated": gated, "tied": tied, "moe": moe, "embeddings": EMBEDDINGS, "cp": CP}
+    family = {"run_bytes": RUN_BYTES, **dict(kernel_setting(kind).key(FAMILY_SETTINGS))}
     return graph_data(family, [(options, RUN_BYTES) for options in combinations(kind)])
 
 
@@ -83,7 +96,10 @@ def index_data() -> dict:
             if mine:
                 stages.append({"embeddings": embeddings == "1", "axis": axis,
                                "stages": [busiest_stage(mine, n) for n in (1, 2, 3)]})
-    families = [{"key": [RUN_BYTES, *kind, EMBEDDINGS, CP], "file": family_name(kind)} for kind in KINDS]
+    from ..numbers.kernels import family_key
+
+    families = [{"key": list(family_key(kernel_setting(kind).key(), RUN_BYTES)), "file": family_name(kind)}
+                for kind in KINDS]
     return {"format": FORMAT, "families": families, "stages": stages}
 
 

@@ -142,6 +142,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
 #: every setting of a run, by name
 OPTIONS: dict[str, Option] = {option.name: option for option in HYBRID_OPTIONS + STEP_OPTIONS}
 
+#: the settings a planner kernel is keyed by (symcomm/planner/kerneldata): the ones the planner varies or
+#: takes from the model; the others stay at their defaults in every planner kernel
+KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "recompute", "reshard_after_forward",
+                   "schedule", "sp", "tied", "zero")
+
 
 @dataclass(frozen=True)
 class RunSetting:
@@ -187,6 +192,19 @@ class RunSetting:
     def texts(self) -> dict[str, str]:
         """Every setting in its text form (name → text), in :data:`OPTIONS` order."""
         return {name: Option.text(getattr(self, name)) for name in OPTIONS}
+
+    def key(self, names: Iterable[str] = ()) -> tuple:
+        """The kernel key of this setting: its sorted (name, typed value) pairs of ``names`` (default
+        :data:`KERNEL_SETTINGS`): flags bool, the stage int, choices str, None for "as the framework
+        does".  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
+        lookup use, so the two cannot drift; :meth:`from_key` reads it back."""
+        return tuple(sorted((name, getattr(self, name)) for name in (names or KERNEL_SETTINGS)))
+
+    @classmethod
+    def from_key(cls, pairs: Iterable) -> "RunSetting":
+        """The setting of a kernel key (:meth:`key`; pairs as read from JSON too), every value
+        checked by its option; InputError naming the setting otherwise."""
+        return parse({name: value for name, value in pairs})
 
 
 def parse(texts: Mapping[str, object] | Iterable[str], *, only: Iterable[str] | None = None) -> RunSetting:

@@ -47,7 +47,7 @@ def test_kernels_equal_the_step_model(name):
     req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
     layouts = enumerate_layouts(req)
     values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in kernelbuild.LAYOUT}}
-    kind = (("0" if req.model.family == "gpt" else "1"), "1" if req.model.tied else "0", "1" if req.model.moe else "0")
+    kind = (req.model.family != "gpt", bool(req.model.tied), bool(req.model.moe))   # (gated, tied, moe)
     checked = 0
     for options in codegen.combinations(kind)[::5]:
         params, names, function = kernels.shipped(options, 2).as_tuple()

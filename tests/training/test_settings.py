@@ -50,6 +50,52 @@ def test_parse_refuses_a_bad_value_in_one_line_naming_the_key_and_what_is_allowe
     assert "\n" not in text and named in text and allowed in text
 
 
+# -- the kernel key: the shipped data and the planner's lookup both come from the setting ------------
+
+def test_the_kernel_key_of_a_setting_is_typed_and_round_trips():
+    run = RunSetting(zero=3, framework="fsdp", sp=True, recompute="selective", gated=True, embeddings=True)
+    key = run.key()
+    # by the definition of the key: the KERNEL_SETTINGS pairs, sorted by name, each value typed as the
+    # setting holds it (flags bool, the stage int, a choice str, "as the framework does" None)
+    assert key == (("cp", "ring"), ("embeddings", True), ("framework", "fsdp"), ("gated", True), ("gqa", False),
+                   ("moe", False), ("recompute", "selective"), ("reshard_after_forward", None),
+                   ("schedule", "1f1b"), ("sp", True), ("tied", False), ("zero", 3))
+    assert [type(value) for _, value in key[-2:]] == [bool, int]
+    # back from the key (and from its JSON form, lists not tuples): the same setting on those keys
+    assert RunSetting.from_key(key).key() == key
+    assert RunSetting.from_key(json.loads(json.dumps(key))).key() == key
+    # a key naming a value its option does not allow is refused, naming the option
+    with pytest.raises(InputError, match="zero=5 is not allowed"):
+        RunSetting.from_key((("zero", 5),))
+
+
+def test_every_shipped_kernel_key_is_a_run_setting_and_the_planner_finds_it():
+    from importlib import resources
+
+    from symcomm.numbers import kernels
+    from symcomm.planner.request import SCHEMES
+
+    folder = resources.files("symcomm.planner").joinpath("kerneldata")
+    index = json.loads(folder.joinpath("index.json").read_text(encoding="utf-8"))
+    assert len(index["families"]) >= 3
+    for family in index["families"]:
+        run_bytes, gated, tied, moe, embeddings, cp = family["key"]   # symcomm.numbers.kernels.family_key's order
+        run = settings.parse({"gated": gated, "tied": tied, "moe": moe, "embeddings": embeddings, "cp": cp})
+        assert (run.gated, run.tied, run.moe, run.embeddings) == (gated, tied, moe, embeddings)   # typed as shipped
+        data = json.loads(folder.joinpath(family["file"] + ".json").read_text(encoding="utf-8"))
+        for kernel in data["kernels"]:
+            key = RunSetting.from_key(kernel["options"]).key()
+            assert [list(pair) for pair in key] == kernel["options"]              # the file holds the canonical key
+            assert kernels.shipped(key, run_bytes) is not None
+    # the planner's lookup of one combination is the setting's key, and it is shipped: llama (gated, untied, dense)
+    from symcomm.planner import option_key
+    key = option_key(SCHEMES[0], "full", True, "1f1b", cp="ring", moe=False, embeddings=True, tied=False, gated=True)
+    assert key == RunSetting(zero=SCHEMES[0].zero, framework=SCHEMES[0].framework,
+                             reshard_after_forward=SCHEMES[0].reshard_after_forward, sp=True, recompute="full",
+                             gqa=True, embeddings=True, gated=True).key()
+    assert kernels.shipped(key, 2) is not None
+
+
 def test_recompute_reruns_the_forward_collectives_only_under_full():
     # Korthikanti et al. 2022, §5: selective recomputation re-runs the attention core (no collective);
     # full recomputation runs each layer's forward again, its collectives with it

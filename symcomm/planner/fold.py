@@ -27,7 +27,7 @@ class _Block:
     options: tuple
     scheme: tuple
     recompute: str
-    sp: int
+    sp: bool
     rows: np.ndarray              # indices into the layouts
     memory: np.ndarray
     fits: np.ndarray              # memory (when checked) and bubble within bounds
@@ -42,7 +42,7 @@ class _Block:
                    if scheme.reshard_after_forward is None else scheme.reshard_after_forward)
         return {"framework": scheme.framework, "zero": scheme.zero,
                 "reshard_after_forward": int(scheme.zero == 3 and reshard),
-                "recompute": self.recompute, "sp": self.sp}
+                "recompute": self.recompute, "sp": int(self.sp)}     # printed 0/1, as every row has it
 
     def label(self) -> str:
         return f"{self.scheme.name} rc={self.recompute}" + (" sp" if self.sp else "")

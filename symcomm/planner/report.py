@@ -60,8 +60,10 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
-        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "micro_batches", "zero",
-                                               "framework", "recompute", "sp") if getattr(req, k) is not None},
+        "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows
+                  for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
+                                                              "micro_batches", "zero", "framework", "recompute", "sp"))
+                  if v is not None},
         "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
         "layouts_considered": p.considered, "layouts_fitting": p.fitting, "layouts_evaluated": p.evaluated,

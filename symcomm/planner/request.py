@@ -25,7 +25,7 @@ SCHEMES = _frameworks.SCHEMES
 FRAMEWORKS = tuple(_frameworks.FRAMEWORKS)
 ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE = settings.RECOMPUTE             # none, selective, full (0 and 1: aliases of none and full)
-SP_CHOICES = (0, 1)
+SP_CHOICES = (False, True)
 CP_ALGORITHMS = ("ring", "ulysses")
 #: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
 MICRO_BATCH_SEARCH = 8
@@ -35,6 +35,18 @@ COMPARE_KEYS = ("t", "p", "v", "c", "e", "d", "mb", "zero", "framework", "raf", 
 
 class PlanError(InputError):
     """An impossible request: one line naming the parameter."""
+
+
+#: the run settings (symcomm.training.settings.OPTIONS) a request may fix; None = searched
+FIXED_SETTINGS = ("zero", "framework", "recompute", "sp")
+
+
+def _resolve(name: str, value, label: str):
+    """The typed value of one run setting, by its Option (the one parse); PlanError naming ``label`` otherwise."""
+    try:
+        return settings.OPTIONS[name].resolve(value, label)
+    except InputError as err:
+        raise PlanError(str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -50,7 +62,8 @@ class Request:
     memory_check: bool = True
     max_bubble: float = 1.0        # drop layouts whose bubble fraction (p − 1)/(v·m) exceeds this
     embeddings: bool = True        # the embedding and LM head (V × h) on the end stages: hybrid embeddings=1
-    # fixed choices; None = searched
+    # fixed choices; None = searched.  The run settings among them (zero, framework, recompute, sp) are typed as
+    # symcomm.training.settings.RunSetting types them (int, str, str, bool), read once by their Options below
     tp: int | None = None
     pp: int | None = None
     vp: int | None = None
@@ -62,16 +75,16 @@ class Request:
     zero: int | None = None
     framework: str | None = None
     recompute: str | None = None
-    sp: int | None = None
+    sp: bool | None = None
     compare: tuple = ()            # (key, value) pairs of --compare, values as text
 
     def __post_init__(self):
-        # recompute read once, by the one Option every command uses: 0 and 1 stand for none and full
-        if self.recompute is not None:
-            try:
-                object.__setattr__(self, "recompute", settings.RECOMPUTE_OPTION.resolve(self.recompute, "--recompute"))
-            except InputError as err:
-                raise PlanError(str(err)) from None
+        # the fixed run settings read once, text or typed, by the one Option every command uses (eval's zero=,
+        # framework=, recompute=, sp=): recompute's 0 and 1 stand for none and full, sp's 0 and 1 for False, True
+        for name in FIXED_SETTINGS:
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _resolve(name, value, f"--{name}"))
 
     @property
     def G(self) -> int:
@@ -143,16 +156,10 @@ def check_request(req: Request) -> None:
         if value not in allowed[name]:
             raise PlanError(f"--{name}={value} is not allowed for {req.model.name} on --gpus={req.gpus}: "
                             f"{_WHY[name]}; choose {_listed(allowed[name])}")
-    if req.zero is not None and req.zero not in ZERO_STAGES:
-        raise PlanError(f"--zero={req.zero} is not allowed; choose {_listed(ZERO_STAGES)}")
-    if req.framework is not None and req.framework not in FRAMEWORKS:
-        raise PlanError(f"--framework={req.framework} is not allowed; choose {', '.join(FRAMEWORKS)}")
     if not _schemes(req):
         runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
         raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
                         f"{_listed(runs[req.framework])}")
-    if req.sp is not None and req.sp not in SP_CHOICES:
-        raise PlanError(f"--sp={req.sp} is not allowed; choose 0 or 1")
     bytes_per_element(req.dtype)
     try:
         req.hardware.compute_values(req.dtype)
@@ -177,18 +184,9 @@ def _compare_spec(req: Request) -> dict:
             raise PlanError(f"--compare key {key!r} is not allowed; choose {', '.join(COMPARE_KEYS)}")
         if key in spec:
             raise PlanError(f"--compare gives {key} twice")
-        if key == "framework":
-            if text not in FRAMEWORKS:
-                raise PlanError(f"--compare framework={text} is not allowed; choose {', '.join(FRAMEWORKS)}")
-            spec[key] = text
-        elif key == "recompute":
-            try:
-                spec[key] = settings.RECOMPUTE_OPTION.resolve(text, "--compare recompute")
-            except InputError as err:
-                raise PlanError(str(err)) from None
-        elif key == "zero":
-            spec[key] = parse_whole("--compare zero", text, least=0, most=3)
-        elif key in ("sp", "raf"):
+        if key in FIXED_SETTINGS:                # the run settings: the same Options as --zero, --sp, ... and eval
+            spec[key] = _resolve(key, text, f"--compare {key}")
+        elif key == "raf":
             spec[key] = parse_whole(f"--compare {key}", text, least=0, most=1)
         else:
             spec[key] = parse_whole(f"--compare {key}", text, least=1, most=LIMITS["gpus"])
@@ -323,11 +321,10 @@ def _merge_assignments(args) -> None:
         seen[dest] = word
         flag = "--" + dest.replace("_", "-")
         if dest == "no_embeddings":
-            if text not in ("0", "1"):
-                raise PlanError(f"embeddings={text} is not allowed; choose 0 or 1")
-            if args.no_embeddings and text == "1":
+            embeddings = _resolve("embeddings", text, "embeddings")
+            if args.no_embeddings and embeddings:
                 raise PlanError("--no-embeddings and embeddings=1 differ: give one of them")
-            args.no_embeddings = text == "0"
+            args.no_embeddings = not embeddings
             continue
         given = getattr(args, dest)
         if given is not None and not _same(dest, str(given), text):
@@ -337,6 +334,11 @@ def _merge_assignments(args) -> None:
 
 def _same(dest: str, a: str, b: str) -> bool:
     name = dest.replace("_", "-")
+    if dest in FIXED_SETTINGS:           # typed by its Option: --recompute 1 and recompute=full are the same value
+        try:
+            return _resolve(dest, a, f"--{name}") == _resolve(dest, b, f"--{name}")
+        except InputError:
+            return a == b            # a bad value is refused, with its own words, when it is read
     if name in LIMITS:
         try:
             return parse_whole(f"--{name}", a, least=1, most=LIMITS[name]) == \
@@ -353,19 +355,6 @@ def _whole(args, name: str, default=None):
     if text is None:
         return default
     return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
-
-
-def _setting(args, name: str):
-    """A run setting given as a flag (--zero, --framework, --sp), read by its one Option (symcomm.training.settings,
-    as eval reads zero=, framework=, sp=); None when not given."""
-    text = getattr(args, name)
-    if text is None:
-        return None
-    try:
-        value = settings.OPTIONS[name].resolve(str(text), f"--{name}")
-    except InputError as err:
-        raise PlanError(str(err)) from None
-    return int(value) if name == "sp" else value
 
 
 def request_from_args(args) -> Request:
@@ -407,8 +396,7 @@ def request_from_args(args) -> Request:
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
                    micro_batches=_whole(args, "micro-batches"),
-                   zero=_setting(args, "zero"), framework=_setting(args, "framework"),
-                   recompute=args.recompute, sp=_setting(args, "sp"),
+                   zero=args.zero, framework=args.framework, recompute=args.recompute, sp=args.sp,
                    compare=parse_compare(args.compare) if args.compare is not None else ())
 
 

@@ -163,6 +163,40 @@ def test_plan_compare_takes_the_aliases(capsys):
     assert {s["recompute"] for s in data["compare"]["settings"]} == {"full"}
 
 
+def test_a_plan_request_types_its_fixed_settings_by_the_settings_options():
+    from symcomm import presets
+    from symcomm.planner import PlanError, Request
+
+    def request(**fixed):
+        return Request(presets.model("llama3-8b"), presets.hardware("a100"), gpus=16, batch=32, seq=2048, **fixed)
+
+    # text or typed, the same typed value (RunSetting's types: zero int, sp bool, recompute a word)
+    got = request(zero="3", framework="fsdp", recompute="1", sp="1")
+    assert (got.zero, got.framework, got.recompute, got.sp) == (3, "fsdp", "full", True)
+    assert type(got.zero) is int and type(got.sp) is bool
+    assert request(zero=3, framework="fsdp", recompute="full", sp=True) == got
+    with pytest.raises(PlanError, match=r"--sp=yes is not allowed; choose 0 or 1"):
+        request(sp="yes")
+
+
+@pytest.mark.parametrize("flag, word", [(("--recompute", "1"), "recompute=full"), (("--sp", "1"), "sp=1"),
+                                        (("--zero", "1"), "zero=1")])
+def test_plan_reads_a_flag_and_its_word_as_one_value(capsys, flag, word):
+    # --recompute 1 and recompute=full are one setting (0/1 are recompute's aliases of none/full): not "differ"
+    assert main([*PLAN, *flag, word]) == 0
+    data = json.loads(capsys.readouterr().out)
+    name, value = word.split("=")
+    assert settings.OPTIONS[name].text(data["fixed"][name]) == value       # echoed in its canonical word
+
+
+def test_plan_compare_reads_sp_and_zero_by_the_same_options(capsys):
+    assert main([*PLAN, "--compare", "t=1,p=1,d=16,sp=0,zero=1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {(s["sp"], s["zero"]) for s in data["compare"]["settings"]} == {(0, 1)}
+    assert main([*PLAN, "--compare", "t=1,p=1,d=16,zero=5"]) == 2
+    assert "--compare zero=5 is not allowed; choose 0, 1, 2 or 3" in capsys.readouterr().err
+
+
 def test_the_page_offers_each_recompute_and_runs_its_step_model_under_it():
     hybrids = [sub for sub in site.subjects() if sub.name == "hybrid"]
     entries = {sub.options["recompute"] for sub in hybrids}

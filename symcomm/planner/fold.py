@@ -138,7 +138,7 @@ def _stage(axis: str, stages: int, embeddings: bool) -> str:
     from ..training.strategies import busiest_stage
     from ..training.subjects import subject
 
-    terms = [term for term in subject("hybrid", embeddings="1" if embeddings else "0", moe="1").terms
+    terms = [term for term in subject("hybrid", embeddings=bool(embeddings), moe=True).terms
              if term.axis == axis]
     return busiest_stage(terms, int(stages))
 

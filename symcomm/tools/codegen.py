@@ -89,12 +89,12 @@ def index_data() -> dict:
     from ..training.subjects import subject
 
     stages = []
-    for embeddings in ("0", "1"):
-        terms = subject("hybrid", embeddings=embeddings, moe="1").terms
+    for embeddings in (False, True):
+        terms = subject("hybrid", embeddings=embeddings, moe=True).terms
         for axis in AXES:
             mine = [term for term in terms if term.axis == axis]
             if mine:
-                stages.append({"embeddings": embeddings == "1", "axis": axis,
+                stages.append({"embeddings": embeddings, "axis": axis,
                                "stages": [busiest_stage(mine, n) for n in (1, 2, 3)]})
     from ..numbers.kernels import family_key
 

@@ -151,7 +151,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
     if model is not None:
         numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
-        step_texts = {"gated": "1" if model.gated else "0", **step_texts}
+        step_texts = {"gated": bool(model.gated), **step_texts}
     if "F" not in numbers:
         raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
     for sym, value in times.items():
@@ -192,7 +192,7 @@ def eval_payload(args) -> dict:
             raise UsageError(str(err)) from None
     option_texts = _preset_shape(args, args.name, option_texts)
     if stepping and "Phi" not in texts and not (args.model or args.model_config):
-        texts = _phi_from_shape(texts, step_texts.get("gated", "0") == "1")
+        texts = _phi_from_shape(texts, step_texts.get("gated", False))
     target = subject(args.name, args.algorithm, **option_texts)
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)

@@ -295,12 +295,12 @@ ASSUMPTIONS = (
 
 def step_options(texts: dict) -> tuple[dict, dict]:
     """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's :data:`STEP_OPTIONS`),
-    the step model's read by their :class:`symcomm.training.settings.Option` and written back canonically (the
+    the step model's read by their :class:`symcomm.training.settings.Option` into typed values (the
     hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
     hybrid, own = {}, {}
     for key, text in texts.items():
         if key in STEP_OPTIONS:
-            own[key] = settings.Option.text(STEP_OPTIONS[key].resolve(text))
+            own[key] = STEP_OPTIONS[key].resolve(text)       # typed once, as the setting holds it
         else:
             hybrid[key] = text
     return hybrid, own

@@ -96,6 +96,17 @@ def test_every_shipped_kernel_key_is_a_run_setting_and_the_planner_finds_it():
     assert kernels.shipped(key, 2) is not None
 
 
+def test_eval_reads_the_step_models_options_once_into_typed_values():
+    from symcomm.training.steptime import step_options
+
+    # the step model's options typed by the settings' Options (flags bool, "as the framework does" None), the
+    # hybrid strategy's left to the strategy: no text form survives to be compared with "0"/"1" again
+    hybrid, own = step_options({"gated": "1", "flash": "0", "dp_overlap": "framework", "zero": "3"})
+    assert hybrid == {"zero": "3"}
+    assert own == {"gated": True, "flash": False, "dp_overlap": None}
+    assert all(type(own[k]) is bool for k in ("gated", "flash"))
+
+
 def test_recompute_reruns_the_forward_collectives_only_under_full():
     # Korthikanti et al. 2022, §5: selective recomputation re-runs the attention core (no collective);
     # full recomputation runs each layer's forward again, its collectives with it

@@ -197,7 +197,7 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
 
 def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
     """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
-    from .training.strategies import busiest_stage, cost_in_bytes_of
+    from .training.terms import busiest_stage, cost_in_bytes_of
 
     by_axis: dict = {}
     for term in target.terms:

@@ -536,7 +536,7 @@ def _stage(axis: str, stages: int, embeddings: bool) -> str:
     known = kernels.stage(axis, stages, embeddings)
     if known is not None:
         return known
-    from ..training.strategies import busiest_stage
+    from ..training.terms import busiest_stage
     from ..training.subjects import subject
 
     terms = [term for term in subject("hybrid", embeddings="1" if embeddings else "0", moe="1").terms

@@ -52,7 +52,7 @@ from ..training import settings
 AXES = ("tp", "cp", "ep", "pp", "dp")
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
-#: runs it (symcomm.training.strategies.data_schedule): Megatron's DDP and distributed optimizer reduce once per step;
+#: runs it (symcomm.training.axes.data_schedule): Megatron's DDP and distributed optimizer reduce once per step;
 #: DeepSpeed ZeRO-2 reduces every micro-batch, ZeRO-3 also gathers in every forward and backward; FSDP
 #: FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
 SCHEMES = _frameworks.SCHEMES
@@ -530,7 +530,7 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def _stage(axis: str, stages: int, embeddings: bool) -> str:
-    """Which pipeline stage the axis's busiest GPU is on (symcomm.training.strategies.busiest_stage)."""
+    """Which pipeline stage the axis's busiest GPU is on (symcomm.training.terms.busiest_stage)."""
     from ..numbers import kernels
 
     known = kernels.stage(axis, stages, embeddings)

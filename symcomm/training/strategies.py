@@ -6,6 +6,13 @@ its cost is the role-wise sum of the terms' catalog costs (:meth:`Cost.sum`).  N
 is typed by hand: every count below is a number of collectives, and every volume comes
 from :mod:`symcomm.collectives.algorithms` with N → group, M → message.
 
+This module is the registry, the one place a strategy is added: ``_ENTRIES`` (each strategy's
+options, checks, sources and the function building its terms), ``ALIASES`` and ``STRATEGIES``.
+The terms themselves are built elsewhere in the wing: :mod:`~symcomm.training.terms` (a
+:class:`Term` and its cost), :mod:`~symcomm.training.axes` (each axis's collectives and where a
+group sits), :mod:`~symcomm.training.single` (the single strategies) and
+:mod:`~symcomm.training.hybrid` (the hybrid layout).
+
 Conventions (ARCHITECTURE.md, "Conventions"; stated once here and repeated in each
 strategy's ``convention``):
 

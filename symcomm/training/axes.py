@@ -23,13 +23,12 @@ d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
 
 # -- placement: Megatron's rank order, and whether a group spans nodes --------------------------------
 
-
 #: Megatron rank order, innermost first: rank = tp + t·(cp + c·(dp + d·pp)).  A group
 #: spans nodes when the ranks it covers (its size × the sizes inside it) exceed G.
 RANK_ORDER = ("t", "c", "d", "p")
 
 
-def _spans(x, y):
+def spans(x, y):
     """The relation x > y, or its truth value when SymPy can already decide it."""
     return sp.StrictGreaterThan(x, y, evaluate=False) if not (x - y).is_number else bool(x > y)
 
@@ -94,7 +93,7 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype)
 
 
-def _dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:
+def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:
     """The data-parallel collectives of one replica group, counted as ``data`` schedules them
     over the m micro-batches."""
     reductions = data.gradient_reductions(m)
@@ -107,11 +106,11 @@ def _dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[T
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step"))
     return tuple(replace(term, what=what + term.what)
-                 for term in _zero3_on(group, shard, groups, across, data, m))
+                 for term in zero3_on(group, shard, groups, across, data, m))
 
 
-def _zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | None = None,
-              micro=1) -> tuple[Term, ...]:
+def zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | None = None,
+             micro=1) -> tuple[Term, ...]:
     """ZeRO-3 / FSDP: parameters all-gathered for the forward (and again for the backward
     when resharded after the forward), gradients reduce-scattered; counts per ``schedule``
     over ``micro`` micro-batches (default: one micro-batch, all three once)."""
@@ -129,7 +128,6 @@ def _zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | N
 
 # -- tensor and sequence parallel ----------------------------------------------------------------
 
-
 def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
     """(pass, how many times it runs per layer): full recompute re-runs the forward."""
     out = [("forward", 1), ("backward", 1)]
@@ -138,14 +136,14 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
-              across=False, micro=1, regather=False, moe_layers=0) -> tuple[Term, ...]:
+def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
+             across=False, micro=1, regather=False, moe_layers=0) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
     more for their weight gradients (Megatron-LM, Transformer Engine).  ``moe_layers`` of the
     ``layers`` have an MoE layer in the MLP's place: only their attention block runs these
-    collectives (the dispatcher's are :func:`_moe_tp_terms`; MEGATRON_MOE_TP)."""
+    collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP)."""
     blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
     out = []
     for name, _ in _passes(recompute):
@@ -163,7 +161,7 @@ def _tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=F
     return tuple(out)
 
 
-def _moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+def moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False, micro=1) -> tuple[Term, ...]:
     """Megatron's all-to-all dispatcher with expert tensor parallelism (MEGATRON_MOE_TP): per
     MoE layer and micro-batch, the tokens each rank received by all-to-all are all-gathered
     over the ``group`` ranks of the expert-tensor-parallel group, and the experts' partial
@@ -190,8 +188,7 @@ def sp_regather_of(framework_name: str, sp_regather: bool | None = None) -> bool
 
 # -- pipeline parallel -------------------------------------------------------------------------------
 
-
-def _chunks(schedule: str):
+def chunks_of(schedule: str):
     return v if schedule == "interleaved" else sp.Integer(1)
 
 
@@ -207,8 +204,8 @@ def pipeline_share(stages, chunks) -> sp.Expr:
                         (1, True))
 
 
-def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
-              across_backward=None) -> tuple[Term, ...]:
+def pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
+             across_backward=None) -> tuple[Term, ...]:
     """One point-to-point send per chunk boundary and micro-batch, forward (activations)
     and backward (their gradients).  An interior stage sends v·m messages each way; the
     pipeline has stages·v − 1 chunk boundaries, hence groups = (stages·v − 1)/v per pipeline;
@@ -216,7 +213,7 @@ def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
     the level of the busiest stage's forward sends, ``across_backward`` (default: the
     same) of its backward ones."""
     across_backward = across if across_backward is None else across_backward
-    chunks = _chunks(schedule)
+    chunks = chunks_of(schedule)
     boundaries_per_count = (stages * chunks - 1) / chunks * pipelines
     share = pipeline_share(stages, chunks)
     return (
@@ -230,22 +227,21 @@ def _pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
 def bubble_fraction(stages, schedule: str) -> sp.Expr:
     """Pipeline bubble time / ideal compute time (Narayanan et al. 2021, §2.2):
     (p − 1)/m for GPipe and 1F1B, (p − 1)/(v·m) interleaved."""
-    return (stages - 1) / (_chunks(schedule) * m)
+    return (stages - 1) / (chunks_of(schedule) * m)
 
 
 # -- expert parallel ------------------------------------------------------------------------------------
 
-
-def _routed(capacity: str):
+def routed_per_token(capacity: str):
     """Elements per token that leave for the experts: k copies, padded to f·k with capacity."""
     return f * k if capacity == "padded" else k
 
 
-def _ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
-              micro=1, recompute=False) -> tuple[Term, ...]:
+def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
+             micro=1, recompute=False) -> tuple[Term, ...]:
     """Dispatch and combine all-to-alls per MoE layer, forward and backward; ``recompute``: the
     forward's two again before the backward (MEGATRON_RECOMPUTE)."""
-    message = _routed(capacity) * tokens_h / micro
+    message = routed_per_token(capacity) * tokens_h / micro
     count = layers * micro
     passes = (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"))
     if recompute:
@@ -258,13 +254,12 @@ def _ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1,
 
 # -- context parallel ------------------------------------------------------------------------------------
 
-
-def _kv_width(gqa: bool):
+def kv_width(gqa: bool):
     return h_kv if gqa else h
 
 
-def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1,
-                   recompute=False) -> tuple[Term, ...]:
+def ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1,
+                  recompute=False) -> tuple[Term, ...]:
     """Per layer and pass: all-to-all of Q, K, V (sequence-sharded → head-sharded) and of O
     (back).  A rank's buffer is its s/group tokens: M = batch·(seq/group)·width.  ``recompute``:
     the forward's four again before the backward (MEGATRON_RECOMPUTE)."""
@@ -280,8 +275,8 @@ def _ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False,
 RING_BACKWARDS = ("minimal", "ring_flash_attn")
 
 
-def _ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
-                backward: str = "minimal", recompute=False) -> tuple[Term, ...]:
+def ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
+               backward: str = "minimal", recompute=False) -> tuple[Term, ...]:
     """Ring attention: forward, K and V blocks travel once round the ring — a ring
     all-gather of the full-sequence K (and V), M = batch·seq·kv; backward, K and V travel
     again and dK, dV are summed on the way home — a ring reduce-scatter each

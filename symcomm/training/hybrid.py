@@ -13,9 +13,9 @@ import sympy as sp
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
-from .axes import (_chunks, _dp_terms, _ep_terms, _moe_tp_terms, _pp_terms, _ring_terms, _routed, _spans,
-                   _tp_terms, _ulysses_terms, _kv_width, bubble_fraction, data_schedule, pipeline_share,
-                   sp_regather_of)
+from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, moe_tp_terms,
+                   pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, tp_terms,
+                   ulysses_terms)
 from .settings import RunSetting
 from .terms import Term
 
@@ -24,7 +24,7 @@ L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
 d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
 
 
-def _hybrid(**options) -> tuple[Term, ...]:
+def hybrid_terms(**options) -> tuple[Term, ...]:
     # the typed run setting; "sp" is read into sp_on, since a name sp would hide sympy; the layers'
     # forward collectives run again only under full recompute (RunSetting.forward_reruns)
     run = RunSetting(**options)
@@ -41,28 +41,28 @@ def _hybrid(**options) -> tuple[Term, ...]:
     # TP on the replica batch and the local sequence, L/p layers, every micro-batch; an MoE layer
     # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP)
     moe_layers = L_moe / p if moe else 0
-    terms += _tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
-                       groups=n_gpus / t, across=_spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
+    terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
+                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
 
     # CP on its group: K/V heads split by TP
     if cp in ("ring", "ring_flash_attn"):
-        # with c = 1 no attention runs over a ring (_ring_terms: the return sends vanish with the group)
-        terms += _ring_terms(c, replica_batch, s, _kv_width(gqa) / t, layers, n_gpus / c, _spans(t * c, G), m,
-                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
-                             recompute=recompute)
+        # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
+        terms += ring_terms(c, replica_batch, s, kv_width(gqa) / t, layers, n_gpus / c, spans(t * c, G), m,
+                            backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
+                            recompute=recompute)
     else:
-        terms += _ulysses_terms(c, replica_batch, s, h / t, _kv_width(gqa) / t, layers, n_gpus / c,
-                                _spans(t * c, G), m, recompute=recompute)
+        terms += ulysses_terms(c, replica_batch, s, h / t, kv_width(gqa) / t, layers, n_gpus / c,
+                               spans(t * c, G), m, recompute=recompute)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
     # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group)
     if moe:
         tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
-        terms += _ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e, across=_spans(t * e, G), micro=m,
-                           recompute=recompute)
+        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e, across=spans(t * e, G), micro=m,
+                          recompute=recompute)
         if sp_on:
-            terms += _moe_tp_terms(t, _routed("dropless") * replica_batch * local_seq * h, moe_layers, recompute,
-                                   groups=n_gpus / t, across=_spans(t, G), micro=m)
+            routed = routed_per_token("dropless") * replica_batch * local_seq * h
+            terms += moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t, across=spans(t, G), micro=m)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
@@ -71,21 +71,21 @@ def _hybrid(**options) -> tuple[Term, ...]:
     # spans nodes; a stage whose *both* boundaries cross needs G | tcd, i.e. tcd ≥ G. The
     # busiest stage (one crossing the forward way) pays α_inter, β_inter forward, and
     # backward only when tcd ≥ G (G dividing tcd or tcd dividing G, as layouts have it)
-    terms += _pp_terms(p, shard, schedule, pipelines=t * c * d, across=_spans(n_gpus, G),
-                       across_backward=_spans(t * c * d, G - 1))
+    terms += pp_terms(p, shard, schedule, pipelines=t * c * d, across=spans(n_gpus, G),
+                      across_backward=spans(t * c * d, G - 1))
     if scatter_gather and not sp_on:
-        chunks = _chunks(schedule)
+        chunks = chunks_of(schedule)
         for name in ("forward", "backward"):
             terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
                               "scatter-gather re-assembly at the receiving stage",
-                              (p * chunks - 1) / chunks * c * d, _spans(t, G), "pp",
+                              (p * chunks - 1) / chunks * c * d, spans(t, G), "pp",
                               pipeline_share(p, chunks), name))
 
     # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
     embeddings, tied = run.embeddings, run.tied
     if embeddings:
         terms += _embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
-                                  groups=c * d, across=_spans(t, G))
+                                  groups=c * d, across=spans(t, G))
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
@@ -96,19 +96,19 @@ def _hybrid(**options) -> tuple[Term, ...]:
         busiest = end_stage_shard(dense, tied)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
-                       for term in _dp_terms(data, d * c, busiest, held / busiest, _spans(t * c * d, G), ""))
+                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), ""))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
                               "tied-embedding gradient all-reduce, first and last stage", t * c * d,
-                              _spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
+                              spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
                               stage="first and last"))
     else:
-        terms += _dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), _spans(t * c * d, G), "")
+        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "")
     if moe:
         # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
-        terms += _dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
-                           _spans(t * c * d, G), "expert ")
+        terms += dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
+                          spans(t * c * d, G), "expert ")
     return tuple(terms)
 
 
@@ -149,7 +149,7 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) 
     return tuple(out)
 
 
-def _hybrid_extras(schedule, **_) -> dict:
+def hybrid_extras(schedule, **_) -> dict:
     return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
 
 
@@ -158,7 +158,7 @@ _MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core re
                                   "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
-def _hybrid_checks() -> tuple[Rule | When, ...]:
+def hybrid_checks() -> tuple[Rule | When, ...]:
     return (
         rules.equal(t * p * d * c, N, "t*p*d*c"),
         rules.when("moe", (False,), _NO_EXPERTS),

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core import symbols as S
-from .axes import (DataSchedule, _ep_terms, _kv_width, _pp_terms, _ring_terms, _tp_terms,
-                   _ulysses_terms, _zero3_on, bubble_fraction)
+from .axes import (DataSchedule, ep_terms, kv_width, pp_terms, ring_terms, tp_terms,
+                   ulysses_terms, zero3_on, bubble_fraction)
 from .settings import reruns_forward
 from .terms import Term
 
@@ -20,14 +20,13 @@ d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
 
 # -- data parallel ------------------------------------------------------------------------------
 
-
-def _dp(algorithm: str) -> tuple[Term, ...]:
+def build_dp(algorithm: str) -> tuple[Term, ...]:
     # "naive" is the source article's parameter-server form: the catalog's flat reduce + flat broadcast
     name = "flat" if algorithm == "naive" else algorithm
     return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce", axis="dp", phase="after backward"),)
 
 
-def _zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> tuple[Term, ...]:
+def build_zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> tuple[Term, ...]:
     micro = m if micro_batches == "m" else sp.Integer(1)
     count = micro if grad_reduce == "per_micro_batch" else sp.Integer(1)
     return (
@@ -37,19 +36,19 @@ def _zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> t
     )
 
 
-def _zero1() -> tuple[Term, ...]:
-    return _zero12()
+def build_zero1() -> tuple[Term, ...]:
+    return build_zero12()
 
 
-def _zero3(micro_batches: str = "1", grad_reduce: str = "per_micro_batch",
-           reshard_after_forward: bool = True) -> tuple[Term, ...]:
+def build_zero3(micro_batches: str = "1", grad_reduce: str = "per_micro_batch",
+                reshard_after_forward: bool = True) -> tuple[Term, ...]:
     micro = m if micro_batches == "m" else sp.Integer(1)
-    return _zero3_on(N, Phi, schedule=DataSchedule("fsdp", 3, grad_reduce, reshard_after_forward), micro=micro)
+    return zero3_on(N, Phi, schedule=DataSchedule("fsdp", 3, grad_reduce, reshard_after_forward), micro=micro)
 
 
-def _hsdp() -> tuple[Term, ...]:
+def build_hsdp() -> tuple[Term, ...]:
     # shard groups are the G ranks of a node; the N/G copies of each shard sit on N/G nodes
-    inside = _zero3_on(G, Phi, groups=N / G, across=False)
+    inside = zero3_on(G, Phi, groups=N / G, across=False)
     across = Term("all_reduce", "ring", N / G, Phi / G, 1, "shard-gradient all-reduce across replicas",
                   G, True, "dp", phase="backward")
     return inside + (across,)
@@ -57,23 +56,21 @@ def _hsdp() -> tuple[Term, ...]:
 
 # -- tensor and sequence parallel ----------------------------------------------------------------
 
+def build_tp(algorithm: str, recompute: str) -> tuple[Term, ...]:
+    return tp_terms(N, b * s * h, L, algorithm, reruns_forward(recompute))
 
-def _tp(algorithm: str, recompute: str) -> tuple[Term, ...]:
-    return _tp_terms(N, b * s * h, L, algorithm, reruns_forward(recompute))
 
-
-def _sp(recompute: str, sp_regather: bool) -> tuple[Term, ...]:
-    return _tp_terms(N, b * s * h, L, recompute=reruns_forward(recompute), sp_on=True, regather=sp_regather)
+def build_sp(recompute: str, sp_regather: bool) -> tuple[Term, ...]:
+    return tp_terms(N, b * s * h, L, recompute=reruns_forward(recompute), sp_on=True, regather=sp_regather)
 
 
 # -- pipeline parallel -------------------------------------------------------------------------------
 
+def build_pp(schedule: str) -> tuple[Term, ...]:
+    return pp_terms(N, b * s * h, schedule)
 
-def _pp(schedule: str) -> tuple[Term, ...]:
-    return _pp_terms(N, b * s * h, schedule)
 
-
-def _pp_extras(schedule: str) -> dict:
+def pp_extras(schedule: str) -> dict:
     in_flight = {"gpipe": m, "1f1b": N, "interleaved": N}[schedule]
     return {"bubble_fraction": bubble_fraction(N, schedule),
             "micro_batches_in_flight": in_flight}
@@ -81,17 +78,15 @@ def _pp_extras(schedule: str) -> dict:
 
 # -- expert parallel ------------------------------------------------------------------------------------
 
-
-def _ep(algorithm: str, capacity: str) -> tuple[Term, ...]:
-    return _ep_terms(N, b * s * h, L_moe, capacity, algorithm)
+def build_ep(algorithm: str, capacity: str) -> tuple[Term, ...]:
+    return ep_terms(N, b * s * h, L_moe, capacity, algorithm)
 
 
 # -- context parallel ------------------------------------------------------------------------------------
 
+def build_cp_ulysses(gqa: str) -> tuple[Term, ...]:
+    return ulysses_terms(N, b, s, h, kv_width(gqa), L)
 
-def _cp_ulysses(gqa: str) -> tuple[Term, ...]:
-    return _ulysses_terms(N, b, s, h, _kv_width(gqa), L)
 
-
-def _cp_ring(gqa: str, backward: str) -> tuple[Term, ...]:
-    return _ring_terms(N, b, s, _kv_width(gqa), L, backward=backward)
+def build_cp_ring(gqa: str, backward: str) -> tuple[Term, ...]:
+    return ring_terms(N, b, s, kv_width(gqa), L, backward=backward)

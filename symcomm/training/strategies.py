@@ -43,10 +43,11 @@ from .axes import RING_BACKWARDS
 from .frameworks import (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
                          MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER)
 from ..core.rules import Rule, When
-from .hybrid import _hybrid, _hybrid_checks, _hybrid_extras
+from .hybrid import hybrid_terms, hybrid_checks, hybrid_extras
 from .settings import HYBRID_OPTIONS, RECOMPUTE_OPTION, Option, flag as _flag
-from .single import _cp_ring, _cp_ulysses, _dp, _ep, _hsdp, _pp, _pp_extras, _sp, _tp, _zero1, _zero12, _zero3
-from .terms import Term, _power_of_two
+from .single import (build_cp_ring, build_cp_ulysses, build_dp, build_ep, build_hsdp, build_pp, build_sp, build_tp,
+                     build_zero1, build_zero12, build_zero3, pp_extras)
+from .terms import Term, power_of_two_rule
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
 L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
@@ -183,7 +184,7 @@ class Strategy:
         :class:`~symcomm.core.rules.When` resolved), then a power-of-two group for each term whose
         algorithm needs one."""
         settings = self.settings(**options)
-        groups = (_power_of_two(term) for term in self.build(**settings))
+        groups = (power_of_two_rule(term) for term in self.build(**settings))
         return rules.in_force(self.checks, settings) + tuple(rule for rule in groups if rule is not None)
 
 
@@ -212,12 +213,12 @@ _ENTRIES = (
               _EXACT + "; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ)",
               (Option("algorithm", "ring", _DP_ALGORITHMS,
                       "all-reduce algorithm: ring (default), naive (flat reduce + flat broadcast) or any catalog all-reduce"),),
-              _dp),
+              build_dp),
     _strategy("zero1", "ZeRO stage 1 (optimizer states sharded)",
               "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
               RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE,
               _EXACT + "; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches "
-              "and are reduced once per step", (), _zero1),
+              "and are reduced once per step", (), build_zero1),
     _strategy("zero2", "ZeRO stage 2 (optimizer states and gradients sharded)",
               "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather "
               "of the updated Φ parameters",
@@ -228,7 +229,7 @@ _ENTRIES = (
                       "per_micro_batch: DeepSpeed ZeRO ≥ 2 reduce-scatters after every micro-batch (the sharded "
                       "gradient cannot accumulate the full one); per_step: once, which needs ZeRO-1's full "
                       "gradient memory")),
-              _zero12),
+              build_zero12),
     _strategy("zero3", "ZeRO stage 3 / FSDP (parameters sharded too)",
               "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients "
               "(each micro-batch, as DeepSpeed and FSDP run it)",
@@ -242,18 +243,18 @@ _ENTRIES = (
                _flag("reshard_after_forward",
                      "1 = parameters freed after the forward and all-gathered again in the backward (DeepSpeed "
                      "ZeRO-3, FSDP FULL_SHARD); 0 = kept (FSDP SHARD_GRAD_OP / reshard_after_forward=False)", True)),
-              _zero3),
+              build_zero3),
     _strategy("hsdp", "Hybrid sharded data parallel",
               "ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
               ZHAO + ", §3.2.2 (hybrid sharding)",
               _EXACT + "; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter)",
-              (), _hsdp, (rules.divisible(N, G),)),
+              (), build_hsdp, (rules.divisible(N, G),)),
     _strategy("tp", "Tensor parallel (Megatron)",
               "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
               SHOEYBI + ", §3; " + NARAYANAN + ", §3.2",
               _EXACT + "; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again",
               (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
-              _tp, (rules.divisible(a, N),)),
+              build_tp, (rules.divisible(a, N),)),
     _strategy("sp", "Tensor + sequence parallel (Megatron)",
               "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the "
               "backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
@@ -264,17 +265,17 @@ _ENTRIES = (
                                     "input again for its weight gradient (Megatron-LM layers.py, Transformer "
                                     "Engine): 10·bsh(t−1)/t per layer; 0 = the gathered input is kept (Korthikanti "
                                     "et al.'s count, torch DTensor tensor parallel): 8·bsh(t−1)/t")),
-              _sp, (rules.divisible(a, N), rules.divisible(s, N))),
+              build_sp, (rules.divisible(a, N), rules.divisible(s, N))),
     _strategy("pp", "Pipeline parallel",
               "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
               HUANG + "; " + NARAYANAN + ", §2.2",
               "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each "
               "stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries",
               (Option("schedule", "1f1b", _SCHEDULES, "pipeline schedule"),),
-              _pp,
+              build_pp,
               (rules.divisible(L, N), rules.when("schedule", ("interleaved",), rules.divisible(L, N * v, "L|N*v")),
                rules.when("schedule", ("interleaved",), rules.divisible(m, N)), rules.divisible(b, m)),
-              _pp_extras),
+              pp_extras),
     _strategy("ep", "Expert parallel (MoE)",
               "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, "
               "forward and backward",
@@ -284,13 +285,13 @@ _ENTRIES = (
               (Option("algorithm", "pairwise", _ALL_TO_ALL, "all-to-all algorithm"),
                Option("capacity", "dropless", ("dropless", "padded"),
                       "dropless: exactly the routed copies; padded: buffers padded to capacity factor f")),
-              _ep, (rules.divisible(E, N),)),
+              build_ep, (rules.divisible(E, N),)),
     _strategy("cp_ulysses", "Context parallel, DeepSpeed-Ulysses",
               "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
               JACOBS + ", §3.1",
               "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv",
               (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),),
-              _cp_ulysses, (rules.divisible(s, N), rules.divisible(a, N))),
+              build_cp_ulysses, (rules.divisible(s, N), rules.divisible(a, N))),
     _strategy("cp_ring", "Context parallel, ring attention",
               "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
               LIU + ", §3; " + RING_FLASH_ATTN,
@@ -302,7 +303,7 @@ _ENTRIES = (
                       "minimal: dK, dV reduce-scattered round the ring, N−1 blocks each (the least any ring can "
                       "send); ring_flash_attn: N blocks each, the last returning them to their owner "
                       "(zhuzilin/ring-flash-attention ring_flash_attn.py)")),
-              _cp_ring, (rules.divisible(s, N),)),
+              build_cp_ring, (rules.divisible(s, N),)),
     _strategy("hybrid", "Hybrid layout (d, t, p, c, e)",
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
@@ -319,7 +320,7 @@ _ENTRIES = (
               "busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, "
               "ep) again, not the embedding's, the pipeline's or the data-parallel ones",
               HYBRID_OPTIONS,                  # the run setting's options (symcomm.training.settings)
-              _hybrid, _hybrid_checks(), _hybrid_extras),
+              hybrid_terms, hybrid_checks(), hybrid_extras),
 )
 
 #: other names of strategies, kept apart from the registry: FSDP's full sharding is ZeRO-3

@@ -132,7 +132,7 @@ def forward(term: Term) -> bool:
     return term.phase == "forward"
 
 
-def _power_of_two(term: Term) -> Rule | None:
+def power_of_two_rule(term: Term) -> Rule | None:
     """A term whose algorithm takes log₂ of its group needs a power-of-two group."""
     alg = algorithm(term.primitive, term.algorithm)
     if not alg.power_of_two:

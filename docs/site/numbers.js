@@ -198,7 +198,7 @@
       return value.n;
     }
 
-    /** M as eval reads it (api._with_units): a size with a unit is bytes, turned into elements of the
+    /** M as eval reads it (training.binding._with_units): a size with a unit is bytes, turned into elements of the
      *  dtype; any other text is a count of elements. Returns the text of the element count. */
     function elementsText(text, dtype, bytesPerElement) {
       if (splitUnit(text, SIZE_UNITS)[1] === null) return text;

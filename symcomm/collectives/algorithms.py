@@ -1,7 +1,7 @@
 """The catalog of algorithms: one closed form (or one composition) per algorithm.
 
 Adding an algorithm means adding one entry to ``_ENTRIES`` here; a closed form also needs
-its execution in :mod:`symcomm.collectives.simulator` (a composition is simulated from its phases);
+its execution in :mod:`symcomm.collectives.executions` (a composition is simulated from its phases);
 the tests hold the two against each other.
 
 Conventions (ARCHITECTURE.md, "Conventions"): elements, M = the full unsharded buffer,

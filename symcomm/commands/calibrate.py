@@ -16,9 +16,10 @@ from ..base.errors import InputError
 from ..base.files import check_output, write_file
 from ..base.inputs import parse_whole
 from ..base.notes import add as add_note
-from ..measurement import nccl_tests
-from ..measurement.calibrate import (_base_preset, _bytes, _sizes_text, calibrate, calibrated_range, extrapolated,
-                                     hardware_document, model_from, report_text)
+from ..measurement import nccl_prediction, nccl_tests
+from ..measurement.calibrate import _base_preset, calibrate
+from ..measurement.calibration_file import calibrated_range, extrapolated, hardware_document, model_from
+from ..measurement.calibration_report import _bytes, _sizes_text, report_text
 
 
 def _plot_format(path: str) -> str:
@@ -124,13 +125,13 @@ def cmd_nccl_tests(args) -> int:
         factor = 2
     if args.datatype not in nccl_tests.DTYPE_BYTES:
         raise InputError(f"-d {args.datatype!r} is not allowed; choose one of {', '.join(nccl_tests.DTYPE_BYTES)}")
-    sizes = nccl_tests.sizes_between(lo, hi, factor if factor > 1 else 1, step)
+    sizes = nccl_prediction.sizes_between(lo, hi, factor if factor > 1 else 1, step)
     model = model_from(hardware, coll, ranks, gpn, args.algorithm)
     header = (f"predicted by symcomm: {coll.name}_perf on {ranks} ranks, --hardware {hardware.name}",
               f"model: catalog {coll.primitive}/{model.algorithm}, alpha {model.times.get('alpha', 0) * 1e6:.4g} us, "
               f"beta {model.times.get('beta', 0):.4g} s/byte"
               + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),)
-    text, rows = nccl_tests.table(model, sizes, args.datatype, header)
+    text, rows = nccl_prediction.table(model, sizes, args.datatype, header)
     for r in rows:
         if r["bytes"] > 0 and not (math.isfinite(r["time"]) and r["time"] > 0):
             # a calibration of a log that could not determine α and β (written before they were refused)

@@ -18,7 +18,8 @@ import sympy as sp
 
 from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
-from ..api import _SPELLED, _TIME_NAMES, TIME_RULE, UsageError, _strategies, compare_payload, eval_payload, split_assignments
+from ..training.answers import compare_payload, eval_payload
+from ..training.binding import _SPELLED, _TIME_NAMES, TIME_RULE, UsageError, _strategies, split_assignments
 from ..base import command, notes
 from ..numbers.evaluation import exact, plain
 from ..base.inputs import parse_number
@@ -165,7 +166,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    """Every algorithm of a primitive side by side (symcomm.api.compare_payload), printed."""
+    """Every algorithm of a primitive side by side (symcomm.training.answers.compare_payload), printed."""
     out = compare_payload(args)
     rows, ranges, skipped = out["algorithms"], out["fastest_by_message_size"], out["skipped"]
     best, dtype, scale = next(r for r in rows if r["algorithm"] == out["best"]), out["dtype"], out["bytes_per_element"]

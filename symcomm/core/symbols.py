@@ -154,7 +154,7 @@ class CeilLog2(sp.Function):
       JavaScript ``Math.ceil(Math.log2(n))``, or ``NAME(n)`` when the printer has an attribute
       ``ceil_log2_function = "NAME"``: the exact helper its code defines (the exported Python
       module's ``_ceil_log2``, the C header's ``symcomm_ceil_log2``, the JavaScript module's
-      ``_ceil_log2``, :func:`symcomm.numbers.numeric.ceil_log2`).
+      ``_ceil_log2``, :func:`symcomm.numbers.logarithms.ceil_log2`).
     * ``rewrite(sympy.ceiling)`` gives the form ``ceiling(log2(n))``.
     * ``CeilLog2(2**k + 1)`` is ``k + 1`` for an integer k ≥ 0, so that :func:`log2_floor`
       reduces to k at N = 2ᵏ.
@@ -255,7 +255,7 @@ class OnesBelow(sp.Function):
     prints ``ones_below(n)``, LaTeX ``\\operatorname{ones}(n)``; code printers call
     ``NAME(n)`` where the printer has ``ones_below_function = "NAME"`` (the exported Python
     module's ``_ones_below``, the C header's ``symcomm_ones_below``, the JavaScript module's
-    ``_ones_below``, :func:`symcomm.numbers.numeric.ones_below`).
+    ``_ones_below``, :func:`symcomm.numbers.logarithms.ones_below`).
     """
 
     nargs = 1

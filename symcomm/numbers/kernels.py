@@ -56,7 +56,7 @@ def _power(base, exponent):
 
 
 def _ceil_log2(x):
-    # ⌈log₂ x⌉ on floats, as symcomm.numbers.numeric prints symcomm.core.symbols.CeilLog2 for numpy
+    # ⌈log₂ x⌉ on floats, as symcomm.numbers.codeprint prints symcomm.core.symbols.CeilLog2 for numpy
     return np.ceil(np.log2(x))
 
 

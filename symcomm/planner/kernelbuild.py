@@ -60,7 +60,7 @@ class _Builder:
         raise ValueError(f"{value}: not a finite real number; a kernel cannot hold it")
 
     def is_array(self, expr) -> bool:
-        from ..numbers.numeric import _cli_name
+        from ..numbers.rational import _cli_name
 
         return any(_cli_name(s) in LAYOUT for s in expr.free_symbols)
 
@@ -85,7 +85,7 @@ class _Builder:
         from sympy.codegen.cfunctions import log2
 
         from ..core import symbols as S
-        from ..numbers.numeric import _cli_name
+        from ..numbers.rational import _cli_name
 
         if expr.is_Symbol:
             name = _cli_name(expr)
@@ -134,7 +134,7 @@ class _Builder:
 def graph_data(family: dict, kernels: list[tuple]) -> dict:
     """A kernel file's data (:mod:`symcomm.numbers.kernels`' format) for these (options, run bytes) combinations."""
     from ..numbers.kernels import FORMAT
-    from ..numbers.numeric import _cli_name
+    from ..numbers.rational import _cli_name
 
     built = [(options, run_bytes, quantities(options, run_bytes)) for options, run_bytes in kernels]
     builder = _Builder()

@@ -233,7 +233,8 @@ def bench_configuration() -> list[dict]:
 
     from .. import presets
     from ..training import steptime
-    from ..planner import Request, SCHEMES, _base_values, _kernel, _options, enumerate_layouts, plan
+    from ..planner import Request, SCHEMES, enumerate_layouts, plan
+    from ..planner.kernels import _base_values, _kernel, _options
 
     model, hardware = presets.model("gpt3-175b"), presets.hardware("a100")
     req = Request(model, hardware, gpus=64, batch=64, seq=2048, gpus_per_node=8)

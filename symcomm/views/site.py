@@ -185,7 +185,7 @@ def _subject_entry(sub, formulas) -> dict:
 
 
 def _least(sub, names) -> dict[str, int]:
-    """The least whole value of each named symbol, as eval checks it (``api.bind``): the subject's
+    """The least whole value of each named symbol, as eval checks it (``training.binding.bind``): the subject's
     own (N ≥ 2 for a collective), else the symbol's (0 for E_s, 1 for the others)."""
     out = {}
     for name in names:

@@ -5,6 +5,8 @@ The simulator (symcomm.collectives.simulator) moves numpy buffers and counts; th
 tests are where they meet.  Data are random integers, so sums are exact.
 """
 
+import ast
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -13,7 +15,10 @@ from symcomm.core import symbols as S
 from symcomm.collectives.algorithms import ALGORITHMS, ALONE, ALONE_NAME, POW2, N_DIVIDES_M, G_DIVIDES_N, PAIR, C_DIVIDES_M, CORE_DIVIDES_M
 from symcomm.numbers.evaluation import exact
 from symcomm.collectives.primitives import PRIMITIVES
-from symcomm.collectives.simulator import EXECUTIONS, run, expected
+from symcomm.collectives.executions import EXECUTIONS
+from symcomm.collectives.simulator import run, expected
+
+from conftest import ROOT
 
 
 def test_every_algorithm_has_an_execution():
@@ -22,6 +27,44 @@ def test_every_algorithm_has_an_execution():
     assert set(EXECUTIONS) == {key for key, alg in ALGORITHMS.items() if not alg.phases} | alone
     for alg in ALGORITHMS.values():
         assert all(phase.implementation in ALGORITHMS.values() for phase in alg.phases)
+
+
+
+#: the simulator's modules: the machine, the closed forms' executions, the compositions
+SIMULATOR = ("network", "executions", "simulator")
+#: all they may import of symcomm: the symbols (N, M, G name a phase's group and message) and the
+#: primitives' definitions (what a rank holds before and after); never the catalog's costs
+SIMULATOR_MAY_IMPORT = {"symcomm.core.symbols", "symcomm.collectives.primitives",
+                        *(f"symcomm.collectives.{name}" for name in SIMULATOR)}
+
+
+def _symcomm_imports(path):
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {alias.name for alias in node.names if alias.name.startswith("symcomm")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:      # relative to symcomm.collectives
+                base = ["symcomm", "collectives"][: 3 - node.level]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("symcomm"):
+                # "from . import x" and "from ..core import symbols" name modules
+                out |= {f"{target}.{alias.name}" if not node.module or target.count(".") == 1 else target
+                        for alias in node.names}
+    return out
+
+
+@pytest.mark.parametrize("name", SIMULATOR)
+def test_the_simulator_reads_no_formula(name):
+    # the independent evidence must stay independent (module docstring): the simulator's modules import
+    # no algorithm, bound, profile, strategy or evaluator, and never ask anything for its cost
+    path = ROOT / "symcomm" / "collectives" / f"{name}.py"
+    assert _symcomm_imports(path) <= SIMULATOR_MAY_IMPORT
+    attributes = {node.attr for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  if isinstance(node, ast.Attribute)}
+    assert not attributes & {"cost", "costs", "time", "formula"}
 
 
 @st.composite

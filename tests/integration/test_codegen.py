@@ -16,7 +16,8 @@ from symcomm.numbers import kernels
 from symcomm import presets
 from symcomm.training import steptime
 from symcomm.numbers.evaluation import fast
-from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
+from symcomm.planner import RECOMPUTE, Request, enumerate_layouts, plan
+from symcomm.planner.kernels import _base_values, _options
 
 from conftest import ROOT
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
@@ -28,7 +29,8 @@ from symcomm.numbers import kernels
 from symcomm import presets
 from symcomm.training import steptime
 from symcomm.numbers.evaluation import fast
-from symcomm.planner import RECOMPUTE, Request, _base_values, _options, enumerate_layouts, plan
+from symcomm.planner import RECOMPUTE, Request, enumerate_layouts, plan
+from symcomm.planner.kernels import _base_values, _options
 
 
 def test_the_planner_searches_what_the_step_model_offers():

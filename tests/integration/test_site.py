@@ -4,7 +4,7 @@ own selects and inputs, its numbers compared with what ``symcomm eval --json`` a
 The page is the committed one (tests/integration/test_docs.py holds it equal to a fresh build).  Without
 Chromium, ChromeDriver or selenium the tests marked ``browser`` skip on a user's machine; CI (SYMCOMM_CI=1,
 ``.ci/run`` installs them) fails instead (tests/conftest.py).  Expected values come from the Python evaluator
-(:func:`symcomm.api.eval_payload`, the code behind ``symcomm eval --json``) and, for a few
+(:func:`symcomm.training.answers.eval_payload`, the code behind ``symcomm eval --json``) and, for a few
 points, from the command itself in a subprocess: exact integers must be equal, times within
 1e-12 relative.
 """
@@ -152,7 +152,7 @@ def _expected(sub, values: dict, times: dict, dtype: str, hardware: str, gated: 
     """What ``symcomm eval --json`` answers (its payload), or its error message."""
     from types import SimpleNamespace
 
-    from symcomm.api import eval_payload
+    from symcomm.training.answers import eval_payload
 
     # the command line's words: symcomm eval NAME [--algorithm A] OPTION=VALUE KEY=VALUE --dtype D [--hardware H]
     words = ([f"{k}={v}" for k, v in sub.changed.items()] + [f"{k}={v}" for k, v in values.items()]
@@ -468,7 +468,7 @@ def test_every_view_opens_on_values_eval_accepts():
     from types import SimpleNamespace
 
     from symcomm.views import site
-    from symcomm.api import eval_payload
+    from symcomm.training.answers import eval_payload
 
     refused, count = [], 0
     # the one view without a valid layout at any sensible start: the interleaved schedule needs p ≥ 2
@@ -548,9 +548,9 @@ console.log(JSON.stringify(out));"""
 
 
 def _python_verdict(key, text, integer, least, kind):
-    """What the command line makes of KEY=TEXT: eval's path (api._with_units for M's size units, then
+    """What the command line makes of KEY=TEXT: eval's path (binding._with_units for M's size units, then
     inputs.parse_number), as [value, ''] or [None, the error's words]."""
-    from symcomm.api import _with_units
+    from symcomm.training.binding import _with_units
     from symcomm.base.inputs import parse_number
 
     try:

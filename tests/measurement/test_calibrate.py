@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from symcomm.measurement import nccl_tests
+from symcomm.measurement import nccl_prediction, nccl_tests
 from symcomm.measurement.calibrate import calibrate
 from symcomm.commands.main import main
 from conftest import TESTS
@@ -453,7 +453,7 @@ def test_a_good_log_recovers_alpha_and_beta_within_the_stated_uncertainty(tmp_pa
 def test_leave_one_out_closed_form_equals_refitting_without_each_row():
     # the definition: drop row j from the fitted rows, refit α, β by least squares in relative
     # error (numpy's lstsq, not the closed form), rebuild the efficiency curve without row j and
-    # predict t_j from it (nccl_tests.Prediction interpolates in log S, constant beyond the ends)
+    # predict t_j from it (nccl_prediction.Prediction interpolates in log S, constant beyond the ends)
     import numpy as np
 
     from symcomm.measurement.calibrate import fit_log
@@ -462,7 +462,7 @@ def test_leave_one_out_closed_form_equals_refitting_without_each_row():
     fit = fit_log(log)
     sizes = np.array([r["bytes"] for r in fit.rows], dtype=float)
     times = np.array([r["measured_time"] for r in fit.rows])
-    coefs = nccl_tests.coefficients("all_reduce", "ring", 8, sizes, 8)
+    coefs = nccl_prediction.coefficients("all_reduce", "ring", 8, sizes, 8)
     chosen = set(fit.fitted_rows)
     for j in range(len(sizes)):
         keep = [i for i in range(len(sizes)) if i != j]
@@ -471,7 +471,7 @@ def test_leave_one_out_closed_form_equals_refitting_without_each_row():
         scale = np.linalg.norm(design, axis=0)
         a, b = np.linalg.lstsq(design / scale, np.ones(len(rows)), rcond=None)[0] / scale
         core = coefs["alpha"] * a + coefs["beta"] * b
-        model = nccl_tests.Prediction(log.collective, "ring", 8, 8, {"alpha": a, "beta": b},
+        model = nccl_prediction.Prediction(log.collective, "ring", 8, 8, {"alpha": a, "beta": b},
                             tuple(int(s) for s in sizes[keep]), tuple(core[keep] / times[keep]))
         expected = model.time([sizes[j]])[0] / times[j] - 1
         assert fit.held_out[j] == pytest.approx(expected, rel=1e-6, abs=1e-9), j

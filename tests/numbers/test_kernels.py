@@ -18,7 +18,8 @@ from symcomm import presets
 from symcomm.training import steptime
 from symcomm.base.errors import InputError
 from symcomm.numbers.evaluation import fast
-from symcomm.planner import Request, _base_values, _options, enumerate_layouts
+from symcomm.planner import Request, enumerate_layouts
+from symcomm.planner.kernels import _base_values, _options
 
 
 def _file(nodes, outputs=(0,), params=("x",), quantities=("q",)):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from symcomm.collectives.algorithms import algorithm
-from symcomm.numbers.numeric import ceil_log2, evaluator, value_of
+from symcomm.numbers.logarithms import ceil_log2
+from symcomm.numbers.numeric import evaluator, value_of
 from symcomm.training.strategies import STRATEGIES
 from symcomm.core.symbols import CeilLog2, beta_inter, log2_ceil, M, N
 

@@ -1,7 +1,7 @@
 """One training step of a tiny layout, executed as the frameworks order their collectives.
 
 The step is walked micro-batch by micro-batch and layer by layer, each collective run by
-symcomm.collectives.simulator's executions on the real global ranks (Megatron order: rank = tp + t·(cp + c·(dp
+symcomm.collectives.executions on the real global ranks (Megatron order: rank = tp + t·(cp + c·(dp
 + d·pp))); the elements every rank sends are counted per axis.  Context parallelism runs inside
 each layer's attention: ring attention (Megatron-LM/Transformer Engine p2p, ring-flash-attention)
 passes each rank's K and V blocks round the c ranks of its group, Ulysses (DeepSpeed) all-to-alls
@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 from hypothesis import assume, given, settings, strategies as st
 
-from symcomm.collectives import simulator as sim
+from symcomm.collectives import executions, network
 from symcomm.core import symbols as S
 from symcomm.training.strategies import STRATEGIES
 from symcomm.training.terms import cost_in_bytes_of
@@ -46,29 +46,29 @@ class Step:
         return tp + self.t * (cp + self.c * (dp + self.d * pp))
 
     def _run(self, axis, members, execute, inputs):
-        net = sim.Network(self.n)
-        group = sim.Group(members, 1)
+        net = network.Network(self.n)
+        group = network.Group(members, 1)
         execute(group, inputs)
         net.replay([group])
         for r, count in enumerate(net.sent):
             self.sent[axis][r] += count * self.width
 
     def all_gather(self, axis, members, size):
-        self._run(axis, members, sim.ring_all_gather,
+        self._run(axis, members, executions.ring_all_gather,
                   {i: np.ones(size // len(members)) for i in range(len(members))})
 
     def reduce_scatter(self, axis, members, size):
-        self._run(axis, members, sim.ring_reduce_scatter, {i: np.ones(size) for i in range(len(members))})
+        self._run(axis, members, executions.ring_reduce_scatter, {i: np.ones(size) for i in range(len(members))})
 
     def all_reduce(self, axis, members, size):          # ring all-reduce: reduce-scatter, then all-gather
         self.reduce_scatter(axis, members, size)
         self.all_gather(axis, members, size)
 
     def send(self, axis, src, dst, size):
-        self._run(axis, [src, dst], sim.direct_send_recv, {0: np.ones(size)})
+        self._run(axis, [src, dst], executions.direct_send_recv, {0: np.ones(size)})
 
     def all_to_all(self, axis, members, size):           # size = one rank's buffer
-        self._run(axis, members, sim.pairwise_all_to_all, {i: np.ones(size) for i in range(len(members))})
+        self._run(axis, members, executions.pairwise_all_to_all, {i: np.ones(size) for i in range(len(members))})
 
     def ring_pass(self, axis, members, block, steps):
         """Each member sends the block it holds to the next member, ``steps`` times; a group of one

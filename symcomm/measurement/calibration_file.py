@@ -1,0 +1,191 @@
+"""The hardware file a calibration writes, and the model ``symcomm nccl-tests`` reads back from one.
+
+:func:`hardware_document` turns fits (:mod:`symcomm.measurement.calibrate`) into a hardware file (schema
+``hardware``): links from the fits, the rest from a base preset, every fit's curve with the γ it held.
+:func:`model_from` is the :class:`~symcomm.measurement.nccl_prediction.Prediction` a hardware preset or
+file gives for one collective: its calibration at the group's level, else the catalog formula at its links.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
+from ..base.errors import InputError
+from . import nccl_prediction
+from .calibrate import Fit, held_gamma
+from .nccl_prediction import Prediction
+from .nccl_tests import Collective
+from ..presets import entry_gamma, link_values, spans_nodes
+
+
+def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> dict:
+    """The hardware file (schema ``hardware``) of these fits: links from the fits (all-reduce's
+    when there is one), the rest from ``base`` (a preset), and every fit's curve, each with the γ
+    its fit held (``gamma_held``: the file's γ, :func:`held_gamma` of ``base``)."""
+    gamma, gamma_source = held_gamma(base)
+    for f in fits:
+        if f.gamma != gamma:
+            raise InputError(f"log {f.log.path!r}: its fit held γ = {f.gamma:g} s/byte, but the file written with "
+                             f"base {getattr(base, 'name', None)!r} carries γ = {gamma:g}: fit with that base")
+
+    def pick(level):
+        mine = [f for f in fits if f.level == level and not f.model.algorithm == "hierarchical"]
+        mine.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
+        return mine[0] if mine else None
+
+    paths = sorted({f.log.path for f in fits})
+    title = f"calibrated from nccl-tests ({', '.join(paths)})"
+    if len(title) > 1000:                  # the schema's limit: the paths are in each entry's source anyway
+        title = f"calibrated from {len(paths)} nccl-tests logs (each calibration entry names its own)"
+    document: dict = {"name": name, "title": title}
+    links = {}
+    for level in ("intra", "inter"):
+        f = pick(level)
+        if f is not None:
+            links[level] = {"bytes_per_second": f.bandwidth, "latency_s": f.alpha,
+                            "source": f"fitted by symcomm calibrate: {f.model.collective.name}/{f.model.algorithm} "
+                                      f"on {f.model.ranks} ranks, {f.log.path}"}
+            if level == "inter":
+                # the per-step link of a flat algorithm across nodes: not the two-level forms' inter-node phase
+                links[level]["fitted_as"] = "flat"
+    # the two meanings of the inter-node link are kept apart (presets.link_values): the two-level fit is
+    # the two-level forms' inter_two_level, never the flat algorithms' inter
+    two = [f for f in fits if f.model.algorithm == "hierarchical"]
+    two.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
+    if two:
+        t = two[0].model.times
+        links["inter_two_level"] = {
+            "bytes_per_second": 1 / t["beta_inter"], "latency_s": t["alpha_inter"], "fitted_as": "two_level",
+            "source": f"fitted by symcomm calibrate: two-level {two[0].model.collective.name} on "
+                      f"{two[0].model.ranks} ranks with the intra-node α, β held, {two[0].log.path}"}
+    # Without a two-level fit beside a flat multi-node one, inter_two_level is left out: the file's inter,
+    # marked fitted_as flat, then refuses the two-level forms across nodes, naming it.  Neither the flat
+    # fit (another formula's β) nor the base preset's physical link (the same 16-rank A100 log is 2× slower
+    # than its IB HDR link predicts for the two-level form) is that link: either would be a confident
+    # number the log contradicts.  (Holding the preset's intra link to fit it fails on that log: the
+    # preset's NVLink latency alone exceeds the measured latency rows.)
+    for level, other in (("intra", "inter"), ("inter", "intra")):
+        if level in links:
+            continue
+        if base is not None:
+            link = getattr(base, level)
+            links[level] = {"bytes_per_second": link.bytes_per_second, "latency_s": link.latency_s,
+                            "source": f"not measured: preset {base.name}'s {link.name} ({link.source})"}
+            if level == "inter" and "inter_two_level" not in links:
+                # a --base file's two meanings go on as they were: its own inter_two_level, or its mark
+                # that the flat link is not the two-level one (presets.hardware_file)
+                if base.inter_two_level is not None:
+                    t = base.inter_two_level
+                    links["inter_two_level"] = {"bytes_per_second": t.bytes_per_second, "latency_s": t.latency_s,
+                                                "source": f"not measured: {base.name}'s inter_two_level ({t.source})"}
+                elif base.two_level_unknown:
+                    links[level]["fitted_as"] = "flat"
+        else:
+            copied = {k: v for k, v in links[other].items() if k != "fitted_as"}
+            links[level] = {**copied, "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "
+                                                f"log): the {other}-node fit copied"}
+    document.update({level: links[level] for level in ("intra", "inter", "inter_two_level") if level in links})
+    gpn = max((f.model.gpus_per_node or 1) for f in fits)
+    document["gpus_per_node"] = int(base.gpus_per_node if base is not None and all(
+        f.model.gpus_per_node >= f.model.ranks for f in fits) else gpn)
+    if base is not None:
+        # a hardware file given as --base may leave these out (None: unknown): copy only what it has
+        if base.memory_bytes is not None:
+            document["memory_bytes"] = base.memory_bytes
+        if base.hbm_bytes_per_second is not None:
+            document["hbm_bytes_per_second"] = base.hbm_bytes_per_second
+        if base.peak_flops:
+            document["peak_flops"] = dict(base.peak_flops)
+            document["peak_source"] = base.peak_source
+        if base.step_time:
+            document["step_time"] = {**dict(base.step_time), "source": base.step_time_source}
+        document["source"] = (f"links fitted by symcomm calibrate from nccl-tests logs; memory, HBM, peak FLOP/s and "
+                              f"step-time constants from preset {base.name} ({base.source}); {gamma_source}")
+    else:
+        document["source"] = f"links fitted by symcomm calibrate from nccl-tests logs; {gamma_source}"
+    document["calibration"] = [{
+        "collective": f.model.collective.name, "algorithm": f.model.algorithm, "ranks": f.model.ranks,
+        "gpus_per_node": f.model.gpus_per_node,
+        **{k: float(v) for k, v in f.model.times.items() if k != "gamma"}, "gamma_held": f.gamma,
+        "sizes_bytes": list(f.model.sizes), "efficiency": [round(e, 6) for e in f.model.efficiency],
+        "stderr": dict(f.stderr), "size_range_bytes": list(f.size_range),
+        "fit_rms_relative": f.rms, "fit_rows": len(f.fitted_rows), "all_rows_rms_relative": f.rms_all,
+        **({"held_out_rms_relative": f.held_out_rms} if f.held_out_rms is not None else {}),
+        "source": f"{f.log.path} ({f.log.device or 'device not named'})",
+    } for f in fits]
+    return document
+
+
+def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None,
+               algorithm: str | None = None) -> Prediction:
+    """The model ``symcomm nccl-tests`` predicts with: the hardware's calibration of this
+    collective at the group's level (same ranks, else the nearest, said in a note), else the
+    catalog formula at the hardware's links.  Which level — inside a node or across nodes — is
+    ``presets.spans_nodes``, the rule ``eval`` and ``compare`` use: a fit of a multi-node run
+    describes the network and never prices a single-node group, nor the reverse."""
+    from ..collectives.algorithms import algorithm as catalog_algorithm
+
+    g = gpus_per_node or hardware.gpus_per_node
+    spans = spans_nodes(ranks, g)
+    named = [e for e in getattr(hardware, "calibration", ()) if e["collective"] == coll.name
+             and (algorithm is None or e["algorithm"] == algorithm)]
+    entries = [e for e in named if spans_nodes(e["ranks"], e.get("gpus_per_node") or g) == spans]
+    notes = []
+    if named and not entries:
+        other = named[0]
+        notes.append(f"the calibration of {coll.name} in --hardware {hardware.name} is of {other['ranks']} ranks "
+                     f"{'across nodes' if not spans else 'inside one node'}; {ranks} ranks on nodes of {g} GPUs "
+                     f"run {'across nodes' if spans else 'inside one node'}, so it does not apply")
+    if entries:
+        entries.sort(key=lambda e: (abs(math.log(e["ranks"] / ranks)), e["ranks"] != ranks))
+        e = entries[0]
+        if e["ranks"] != ranks:
+            notes.append(f"calibrated on {e['ranks']} ranks, predicting {ranks}: the α-β formula at N={ranks} "
+                         f"with that calibration's α, β and efficiency curve")
+        times = {k: float(e[k]) for k in ("alpha", "beta", "alpha_inter", "beta_inter") if k in e}
+        # the γ its fit held (0 for an entry that does not say: its fit folded the reduction into β),
+        # which presets.check_hardware_document holds equal to the γ eval takes from the same file
+        times["gamma"] = entry_gamma(e) or 0.0
+        problems = nccl_prediction.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
+        if problems:
+            raise InputError(f"--ranks {ranks}: the calibrated algorithm {e['algorithm']} cannot run: {problems[0]}")
+        return Prediction(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
+                     times, tuple(e["sizes_bytes"]), tuple(e["efficiency"]), e.get("source", ""), tuple(notes))
+    name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
+    if algorithm is None and spans and ranks % g == 0 and any(
+            a.name == "hierarchical" for a in algorithms_of(coll.primitive)):
+        if getattr(hardware, "two_level_unknown", ""):
+            # not a default the file can price (presets.link_values would refuse it): the flat default,
+            # at the file's flat link across nodes, said
+            notes.append(f"the default across nodes, hierarchical, needs the two-level inter-node link, which "
+                         f"--hardware {hardware.name} lacks (no inter_two_level): the flat {name} instead")
+        else:
+            name = "hierarchical"       # a group over nodes pays each level its own α, β
+    problems = nccl_prediction.problems(coll.primitive, name, ranks, g)
+    if problems:
+        raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")
+    two_level = any(str(sym) in ("alpha_inter", "beta_inter")
+                    for sym, _ in catalog_algorithm(coll.primitive, name).cost.coefficients)
+    values, why = link_values(hardware, ranks, two_level, g)
+    notes.append(f"no calibration of {coll.name}{' at this level' if named else ''} in --hardware {hardware.name}: "
+                 f"the catalog's {name} formula at its links")
+    if two_level and spans:
+        notes.append(f"{ranks} ranks span nodes of {g} GPUs: the two-level form, each level at its own α, β")
+    elif why:
+        notes.append(why)
+    times = {k: float(values[k]) for k in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
+    return Prediction(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes))
+
+
+def calibrated_range(model: Prediction) -> tuple[int, int] | None:
+    """The smallest and largest size a calibrated model was measured at (None for the catalog
+    formula at a preset's links, which has no measured range)."""
+    return (int(model.sizes[0]), int(model.sizes[-1])) if model.sizes else None
+
+
+def extrapolated(sizes, measured: tuple[int, int] | None) -> list[int]:
+    """The sizes (> 0) outside the calibrated range ``measured``: their efficiency is extrapolated."""
+    if measured is None:
+        return []
+    return [int(s) for s in sizes if s > 0 and not measured[0] <= s <= measured[1]]

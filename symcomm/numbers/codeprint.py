@@ -1,0 +1,259 @@
+"""The float code of an expression: printed once, common subexpressions once, compiled in the process.
+
+:func:`function_source` prints plain Python on floats (``math``; Piecewise as ``a if cond else b``) for
+scalars, or numpy for arrays (scalar work once, terms sharing their array part or an array denominator
+merged, small formulas factored, Piecewise as ``numpy.where``); :func:`_compile` runs that source, printed
+from SymPy here and never from text a user gave, with the helpers of :data:`_HELPERS` only.  The rule
+the two arithmetics follow is stated once, in :mod:`symcomm.numbers.numeric`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import PythonCodePrinter
+
+from ..core import symbols as S
+from .logarithms import ones_below
+
+
+# -- float code: one source per expression, CSE'd, printed for math (scalars) or numpy (arrays) ----
+
+
+def _nested_cases(printer, expr, otherwise: str, case) -> str:
+    """A Piecewise as nested cases, last first: ``case(value, condition, rest)`` joins one branch to
+    the rest; a true condition ends the chain; no branch taken gives ``otherwise``."""
+    out = otherwise
+    for value, cond in reversed(expr.args):
+        if cond is sp.true or cond == True:  # noqa: E712
+            out = printer._print(value)
+        else:
+            out = case(printer._print(value), printer._print(cond), out)
+    return out
+
+class _MathPrinter(PythonCodePrinter):
+    """Plain Python on floats: ``math`` functions, Piecewise as ``a if cond else b`` (only the branch taken
+    runs), Max and Min as ``max``/``min``."""
+
+    ceil_log2_function = "_ceil_log2_float"
+    ones_below_function = "_ones_below_float"
+
+    def _print_log2(self, expr):
+        return f"_log2_float({self._print(expr.args[0])})"
+
+    def _print_Piecewise(self, expr):
+        return _nested_cases(self, expr, "nan", lambda value, cond, rest: f"({value} if {cond} else {rest})")
+
+
+class _ArrayPrinter(NumPyPrinter):
+    """numpy code for arrays.  Piecewise is nested ``numpy.where``, Max/Min nested ``numpy.maximum``/
+    ``numpy.minimum``.  When ``arrays`` (the symbols that hold arrays) is known, every product puts its
+    scalar factors first (one scalar, computed once) and every sum merges the terms that share their array
+    part: (2β + γ)·M/N costs two array operations, not four."""
+
+    ones_below_function = "_ones_below"
+
+    def __init__(self, arrays=None):
+        super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                          "order": "none"})
+        self._arrays = arrays
+
+    def _print_CeilLog2(self, expr):
+        arg = self._print(expr.args[0])
+        return f"numpy.ceil(numpy.log2({arg}))"
+
+    def _print_log2(self, expr):
+        return f"numpy.log2({self._print(expr.args[0])})"
+
+    def _print_Piecewise(self, expr):
+        return _nested_cases(self, expr, "numpy.nan", lambda value, cond, rest: f"numpy.where({cond}, {value}, {rest})")
+
+    def _fold(self, name, args):
+        out = self._print(args[0])
+        for arg in args[1:]:
+            out = f"numpy.{name}({out}, {self._print(arg)})"
+        return out
+
+    def _print_Max(self, expr):
+        return self._fold("maximum", expr.args)
+
+    def _print_Min(self, expr):
+        return self._fold("minimum", expr.args)
+
+    def _is_array(self, expr) -> bool:
+        return self._arrays is None or bool(expr.free_symbols & self._arrays)
+
+    def _split(self, mul):
+        scalars, arrays = [], []
+        for arg in mul.args:
+            (arrays if self._is_array(arg) else scalars).append(arg)
+        return scalars, arrays
+
+    def _array_product(self, factors, coef=sp.Integer(1)) -> str:
+        """coef · Π factors, ordered so that numpy reuses its temporaries: the compound factors first (each
+        makes a new array, which the scalar and the named arrays then multiply in place), the divisions last."""
+        num, den = [], []
+        for f in factors:
+            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+                den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
+            else:
+                num.append(f)
+        compound = [f for f in num if not f.is_Symbol]
+        named = [f for f in num if f.is_Symbol]
+        pieces = [self.parenthesize(f, 50) for f in compound]
+        if coef == -1:
+            pieces.insert(0, "(-1)")
+        elif coef != 1:
+            pieces.append(f"({self._print(coef)})")
+        pieces += [self._print(f) for f in named]
+        text = "*".join(pieces) if pieces else "1.0"
+        for f in den:
+            text += "/" + self.parenthesize(f, 51)
+        return text
+
+    def _print_Mul(self, expr):
+        if self._arrays is None or not self._is_array(expr):
+            return super()._print_Mul(expr)
+        scalars, arrays = self._split(expr)
+        if not scalars and len(arrays) == 1:
+            return super()._print_Mul(expr)
+        return self._array_product(arrays, sp.Mul(*scalars))
+
+    def _print_Add(self, expr, order=None):
+        if self._arrays is None or not self._is_array(expr):
+            return super()._print_Add(expr, order="none")
+        scalar_terms, groups = [], {}
+        for term in expr.args:
+            if not self._is_array(term):
+                scalar_terms.append(term)
+                continue
+            coef, parts = self._split(term) if term.is_Mul else ([], [term])
+            groups.setdefault(tuple(parts), []).append(sp.Mul(*coef))
+        pieces = []
+        if scalar_terms:
+            pieces.append(f"({self._print(sp.Add(*scalar_terms))})")
+        for parts, coefs in groups.items():
+            text = self._array_product(parts, sp.Add(*coefs))
+            pieces.append(text if len(parts) == 1 and parts[0].is_Symbol and text == str(parts[0]) else f"({text})")
+        return " + ".join(pieces)
+
+
+_HELPERS = {"_ceil_log2_float": lambda x: float(math.ceil(math.log2(x))),
+            "_log2_float": math.log2,
+            "_ones_below_float": lambda x: float(S.ones_below_int(int(round(x)))),
+            "_ones_below": ones_below, "math": math, "numpy": np, "nan": math.nan}
+
+
+#: expressions of more nodes than this are not factored (sympy.factor_terms costs seconds on a step model;
+#: the gain is in the small formulas swept over millions of points)
+ARRANGE_NODES = 400
+
+
+def _arrange(expr: sp.Expr) -> sp.Expr:
+    """The same value with common factors pulled out of sums ((N−1)·(2α + …)): fewer operations."""
+    if not isinstance(expr, sp.Basic) or expr.is_Atom:
+        return expr
+    nodes = 0
+    for _ in sp.preorder_traversal(expr):
+        nodes += 1
+        if nodes > ARRANGE_NODES:
+            return expr
+    return sp.factor_terms(expr)
+
+
+def _over_denominators(expr, arrays: set, seen: dict | None = None):
+    """The same value with the terms of a sum that share an array denominator over it once:
+    a/(p·t) + b/(p·t) → (a + b)/(p·t), one array division instead of one per term."""
+    seen = {} if seen is None else seen
+    if expr.is_Atom or not expr.free_symbols & arrays:
+        return expr
+    if expr in seen:
+        return seen[expr]
+    args = tuple(_over_denominators(a, arrays, seen) for a in expr.args)
+    out = expr.func(*args) if args != expr.args else expr
+    if out.is_Add:
+        groups: dict = {}
+        for term in out.args:
+            den = sp.Mul(*[f.base ** -f.exp for f in sp.Mul.make_args(term)
+                           if f.is_Pow and f.exp.is_Rational and f.exp.is_negative and f.free_symbols & arrays])
+            groups.setdefault(den, []).append(term)
+        if any(den != 1 and len(terms) > 1 for den, terms in groups.items()):
+            parts = []
+            for den, terms in groups.items():
+                if den == 1 or len(terms) == 1:
+                    parts += terms
+                else:
+                    parts.append(sp.Mul(sp.Add(*[t * den for t in terms]),
+                                        sp.Pow(den, -1), evaluate=False))
+            out = sp.Add(*parts)
+    seen[expr] = out
+    return out
+
+
+def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: str, arrays=None,
+                    arrange: bool = True) -> str:
+    """Python source of ``def name(params): ... return (values)``: the expressions ``exprs`` of
+    ``symbols`` (passed as ``params``, in order), common subexpressions computed once.
+
+    ``target="math"``: plain Python on floats (scalars); ``"numpy"``: numpy on arrays, where ``arrays``
+    (a set of symbols, None = any) tells which inputs are arrays, so that scalar work is done once.
+    The code uses ``math``, ``numpy``, ``nan`` and the helpers of :data:`_HELPERS` only."""
+    exprs = [sp.sympify(e) for e in exprs]
+    if arrange and target == "numpy":
+        exprs = [_arrange(e) for e in exprs]
+    if target == "numpy" and arrays:
+        exprs = [_over_denominators(e, set(arrays)) for e in exprs]
+    local = {sym: sp.Symbol(param) if sym.name != param else sym for sym, param in zip(symbols, params)}
+    renamed = {sym: new for sym, new in local.items() if new is not sym}
+    if renamed:
+        exprs = [e.xreplace(renamed) for e in exprs]
+    taken = {str(p) for p in params}
+    temps = (sp.Symbol(f"x{i}") for i in itertools.count() if f"x{i}" not in taken)
+    replacements, reduced = sp.cse(exprs, symbols=temps, optimizations=None, order="none")
+    if target == "math":
+        printer = _MathPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                                "order": "none"})
+        array_set = None
+    else:
+        array_set = None if arrays is None else {local[s] for s in arrays if s in local}
+        printer = _ArrayPrinter(array_set)
+    assigned = []
+    for temp, value in replacements:
+        if array_set is not None and value.free_symbols & array_set:
+            array_set.add(temp)
+        assigned.append([str(temp), printer.doprint(value)])
+    values = [printer.doprint(r) for r in reduced]
+    assigned, values = _inline_single_uses(assigned, values)
+    lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
+    lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
+    return "\n".join(lines) + "\n"
+
+
+def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
+    """Put back into its one use a temporary that the printer's grouping left with a single use: a named
+    temporary array cannot be reused in place by numpy, an inline one can."""
+    words = re.compile(r"\b(x\d+)\b")
+    while True:
+        uses: dict = {}
+        for text in [t for _, t in assigned] + values:
+            for word in words.findall(text):
+                uses[word] = uses.get(word, 0) + 1
+        single = next((i for i, (temp, _) in enumerate(assigned) if uses.get(temp, 0) == 1), None)
+        if single is None:
+            return assigned, values
+        temp, text = assigned.pop(single)
+        pattern = re.compile(rf"\b{temp}\b")
+        assigned = [[t, pattern.sub(lambda _m: f"({text})", v)] for t, v in assigned]
+        values = [pattern.sub(lambda _m: f"({text})", v) for v in values]
+
+
+def _compile(source: str, name: str) -> Callable:
+    namespace = dict(_HELPERS)
+    exec(compile(source, f"<symcomm.numbers.codeprint {name}>", "exec"), namespace)   # source printed from SymPy above
+    return namespace[name]

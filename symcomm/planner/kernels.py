@@ -1,0 +1,95 @@
+"""The glue between the planner and its step model's kernels (:mod:`symcomm.numbers.kernels`): the option key
+of a combination, its kernel (shipped as data, or built in the process), the values every kernel reads,
+and one call of a kernel over a block of layouts."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..base import notes
+from ..base.units import bytes_per_element
+from ..training import settings
+from .request import PlanError, Request
+
+def _gated(model) -> str:
+    """SwiGLU (three MLP matrices) in the llama and deepseek families, GELU (two) in gpt."""
+    return "0" if model.family == "gpt" else "1"
+
+
+def _base_values(req: Request) -> dict:
+    model = req.model
+    scale = bytes_per_element(req.dtype)
+    out = {**model.values(), "F": model.ffn, "s": req.seq, "b": req.batch,
+           **req.hardware.values(scale), **req.hardware.compute_values(req.dtype)}
+    out["G"] = req.G
+    if model.moe:
+        out.update({"F_e": model.moe_ffn or model.ffn, "E_s": model.shared_experts})
+    return out
+
+
+def _options(req: Request, scheme: tuple, recompute: str, sp_on: int, schedule: str) -> tuple:
+    return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe="1" if req.model.moe else "0",
+                      embeddings="1" if req.embeddings else "0", tied="1" if req.model.tied else "0",
+                      gated=_gated(req.model))
+
+
+#: the settings a kernel is keyed by (symcomm/_generated): the ones the planner varies or takes from the model
+KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "recompute", "reshard_after_forward",
+                   "schedule", "sp", "tied", "zero")
+
+
+def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated) -> tuple:
+    """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
+    scheme and these choices, as its sorted canonical (setting, text) pairs — the key of its kernel."""
+    run = settings.RunSetting(
+        zero=scheme.zero, framework=scheme.framework, reshard_after_forward=scheme.reshard_after_forward,
+        **{name: settings.OPTIONS[name].resolve(value) for name, value in (
+            ("sp", sp_on), ("recompute", recompute), ("schedule", schedule), ("cp", cp), ("gqa", 1), ("moe", moe),
+            ("embeddings", embeddings), ("tied", tied), ("gated", gated))})
+    texts = run.texts()
+    return tuple(sorted((name, texts[name]) for name in KERNEL_SETTINGS))
+
+
+def _kernel(options: tuple, run_bytes: int):
+    """(parameters, quantities, function) of this option combination's kernel (symcomm.numbers.kernels): the shipped
+    graph (symcomm/planner/kerneldata, read as data, no SymPy), else one built in the process (below)."""
+    from ..numbers import kernels
+
+    found = kernels.shipped(options, run_bytes)
+    if found is None:
+        o = dict(options)
+        notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o.get('cp')}, embeddings={o.get('embeddings')}, "
+                  f"gated={o.get('gated')}, tied={o.get('tied')}, moe={o.get('moe')}: the step model was compiled with "
+                  "SymPy in this process (the same numbers, slower to start)")
+        found = _built_kernel(options, run_bytes)
+    return found.as_tuple()
+
+
+@functools.lru_cache(maxsize=None)
+def _built_kernel(options: tuple, run_bytes: int):
+    """A combination no shipped file holds (--no-embeddings, --cp-algorithm ulysses, fp32 or fp8 elements,
+    another family shape): its step model built with SymPy and turned into a graph in the process, once,
+    then run by the same interpreter as the shipped ones."""
+    from . import kernelbuild
+    from ..numbers import kernels
+
+    data = kernelbuild.graph_data({}, [(options, run_bytes)])
+    return kernels.from_data(data, "the step model")[(options, run_bytes)]
+
+
+def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dict:
+    """Every quantity the planner reports over n layouts, from the option combination's kernel: one call."""
+    params, names, function = _kernel(options, run_bytes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        try:
+            got = function(*[values[p] for p in params])
+        except (ZeroDivisionError, OverflowError) as err:  # scalar parts in plain Python floats
+            raise _not_finite("the step model", err) from None
+    return {name: np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for name, x in zip(names, got)}
+
+
+def _not_finite(name: str, err: Exception) -> PlanError:
+    return PlanError(f"{name} is not a finite number with these values ({err}): check the hardware's bandwidths, "
+                     "peak_flops, hbm_bytes_per_second and step_time")

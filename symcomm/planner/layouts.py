@@ -1,0 +1,61 @@
+"""The layouts a request allows: every (t, p, v, c, e, d) and micro-batch size satisfying the divisibility
+rules and the fixed choices, as integer arrays, and the memory floor no setting of a layout can go below."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .request import MICRO_BATCH_SEARCH, Request, _divisors, _tensor_sizes
+
+def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
+    """Every (t, p, v, c, e, d, mb) satisfying the divisibility rules and the fixed choices, as
+    integer arrays (with m = batch / (d · mb)); before any memory check."""
+    model, n = req.model, req.gpus
+    fixed = lambda values, x: values if x is None else values[values == x]  # noqa: E731
+    ts = fixed(np.array(_tensor_sizes(req), dtype=np.int64), req.tp)
+    ps = fixed(_divisors(model.layers), req.pp)
+    ps = ps[n % ps == 0]
+    pairs = [(int(x), int(v)) for x in ps for v in _divisors(model.layers // x) if v == 1 or x >= 2]
+    pairs = [(x, v) for x, v in pairs if req.vp is None or v == req.vp]
+    cs = fixed(_divisors(req.seq), req.cp)
+    cs = cs[n % cs == 0]
+    es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
+    if req.micro_batch is not None:
+        mbs = np.array([req.micro_batch], dtype=np.int64)
+    elif req.micro_batches is not None:             # m fixed: the micro-batch size follows from d, any divisor
+        mbs = _divisors(req.batch)
+    else:
+        mbs = _divisors(req.batch)[: MICRO_BATCH_SEARCH]
+        mbs = mbs[mbs <= MICRO_BATCH_SEARCH]
+    pv = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    if not (ts.size and pv.size and cs.size and es.size and mbs.size):
+        return {k: np.zeros(0, dtype=np.int64) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
+    Ti, PVi, Ci, Ei, MBi = (x.ravel() for x in np.meshgrid(np.arange(ts.size), np.arange(len(pv)),
+                                                          np.arange(cs.size), np.arange(es.size),
+                                                          np.arange(mbs.size), indexing="ij"))
+    T, P, V, C, E, MB = ts[Ti], pv[PVi, 0], pv[PVi, 1], cs[Ci], es[Ei], mbs[MBi]
+    tpc = T * P * C
+    ok = n % tpc == 0
+    D = np.where(ok, n // tpc, 1)
+    if req.dp is not None:
+        ok &= D == req.dp
+    ok &= req.batch % (D * MB) == 0                               # d · mb | global batch
+    ok &= (D * C) % E == 0                                        # e inside d·c
+    if req.cp_algorithm == "ulysses":
+        ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
+    M = np.where(ok, req.batch // (D * MB), 0)
+    if req.micro_batches is not None:
+        ok &= M == req.micro_batches
+    ok &= (V == 1) | ((M % np.maximum(P, 1)) == 0)                # interleaved: m | p (and p·v | L above)
+    return {"t": T[ok], "p": P[ok], "v": V[ok], "c": C[ok], "e": E[ok], "d": D[ok], "mb": MB[ok], "m": M[ok]}
+
+
+def memory_floor(req: Request, layouts: dict) -> np.ndarray:
+    """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
+    weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
+    full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
+    micro-batches of L/p layers (symcomm.training.steptime.memory_model holds at least these)."""
+    t, p, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "c", "d", "m", "mb"))
+    states = 16.0 * req.model.parameters / req.gpus
+    activations = 2 * (req.seq / c) * mb * req.model.hidden / t * (req.model.layers / p) * np.minimum(p, m)
+    return states + activations

@@ -1,0 +1,156 @@
+"""A plan as the command shows it: text, JSON (seconds, bytes) and CSV, and the assumptions it states."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ..base.units import bytes_per_element, human_size, human_time
+from ..training import frameworks as _frameworks
+from .fold import Plan
+from .request import MICRO_BATCH_SEARCH, Request
+
+ASSUMPTIONS = (
+    "ranked by the step time of symcomm's step-time model (symcomm.training.steptime; one optimizer step: forward + "
+    "backward of the global batch in m micro-batches per data-parallel replica, then the optimizer): the busiest "
+    "stage's matmuls at peak × η and its memory-bound kernels (κ HBM passes over the stored activations); its tp, "
+    "cp, ep and pp communication exposed between the GEMMs; (m + (p − 1)/v) pipeline slots (v model chunks per "
+    "stage, interleaved; v = 1: 1F1B); the data-parallel reductions hidden behind the backward only where the "
+    "framework overlaps them (FSDP; DeepSpeed ZeRO-3), ZeRO-3 gathers behind the compute, the post-step "
+    "all-gather exposed; Adam memory-bound at the HBM bandwidth; η and κ fitted per system on published runs "
+    "(see the hardware preset); flash attention; no tensor-parallel overlap",
+    "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, 3 × forward, whatever is "
+    "recomputed) / (step · GPUs · peak); compute = the busiest stage's m micro-batches (recompute included); "
+    "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
+    "data-parallel part); bubble = the (p − 1)/v idle slots (their compute and communication); compute + exposed "
+    "+ bubble + the optimizer's step = step",
+    "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
+    "the ranks it spans exceed the GPUs per node); ring collectives; micro-batch of mb sequences, "
+    "m = batch / (d · mb)",
+    "search: t | heads, K/V heads and GPUs per node; p | layers; v ≥ 2 only with p ≥ 2, layers divisible by "
+    "p·v and m by p (Megatron's interleaved schedule); c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
+    f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
+    "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
+    "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
+    "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
+    "settings that give one layout the same step time and memory are folded into one row",
+    "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages (--no-embeddings: spread "
+    "evenly); MLA (DeepSeek) attention counted as multi-head attention of its heads",
+    "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron runs in fp32; "
+    "β = 1 / per-direction bandwidth per GPU",
+)
+MEMORY_ASSUMPTION = (
+    "memory per GPU = the step model's (symcomm.training.steptime.memory_model), compared with the preset's: weights, "
+    "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
+    "buffer), activations of the first stage per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
+    "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved); no "
+    "allowance for logits, buffers, fragmentation.  Dropped before any evaluation: layouts whose floor "
+    "(16Φ/GPUs + the activations of full recompute with SP) exceeds it")
+
+
+UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
+         "optimizer_time": "s", "comm_time": "s", "memory_bytes": "bytes", "memory_bytes_per_gpu": "bytes",
+         "tokens_per_second": "tokens/s", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
+
+
+def to_json(p: Plan, top: int) -> dict:
+    req = p.request
+    return {
+        "model": req.model.name, "model_title": req.model.title, "parameters": req.model.parameters,
+        "hardware": req.hardware.name, "hardware_title": req.hardware.title,
+        "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
+        "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
+        "fixed": {k: getattr(req, k) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch", "micro_batches", "zero",
+                                               "framework", "recompute", "sp") if getattr(req, k) is not None},
+        "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
+        "memory_bytes_per_gpu": req.hardware.memory_bytes,
+        "layouts_considered": p.considered, "layouts_fitting": p.fitting, "layouts_evaluated": p.evaluated,
+        "option_combinations": {"compiled": p.combinations[0], "in_all": p.combinations[1]},
+        "rows": len(p), "seconds": p.seconds,
+        "assumptions": list(p.assumptions),
+        "units": UNITS,
+        "layouts": p.rows(top, axes=True),
+        "compare": p.compare,
+    }
+
+
+CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
+               "mfu", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
+               "fits", "settings", "eval_command")
+
+
+def to_csv(p: Plan, top: int) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    rows = [(row, True) for row in p.rows(top)] + ([(p.compare, p.compare["fits"])] if p.compare else [])
+    for row, fits in rows:
+        writer.writerow([row["rank"], row["t"], row["p"], row["v"], row["c"], row["e"], row["d"], row["mb"],
+                         row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
+                         repr(row["mfu"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
+                         repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
+                         int(fits), "; ".join(row["labels"]), row["eval_command"]])
+    return buffer.getvalue()
+
+
+def _line(p: Plan, row: dict, mark) -> str:
+    labels = row["labels"]
+    shown = " | ".join(labels)
+    if len(shown) > 80:
+        shown = " | ".join(labels[:2]) + f" | … (+{len(labels) - 2})"
+    return (f"{mark:>5} {row['t']:>3} {row['p']:>3} {row['v']:>2} {row['c']:>3} {row['e']:>3} {row['d']:>5} "
+            f"{row['mb']:>3} {row['m']:>5} {human_time(row['step_time']):>9} {row['tokens_per_second']:>10,.0f} "
+            f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "
+            f"{human_time(row['exposed_comm_time']):>9} {human_time(row['bubble_time']):>9} "
+            f"{human_size(row['memory_bytes']):>10}  {shown}")
+
+
+def _why_out(req: Request, row: dict) -> str:
+    """Why the --compare row is not among the rows: its memory (the one rule, Hardware.fits), or its bubble."""
+    if req.memory_check and req.hardware.fits(row["memory_bytes"]) is False:
+        return (f" — does not fit: {row['memory_bytes']:,.0f} bytes ({human_size(row['memory_bytes'])}) > the GPU's "
+                f"{req.hardware.memory_bytes:,.0f} bytes ({human_size(req.hardware.memory_bytes)})")
+    return f" — its bubble fraction {row['bubble_fraction']:.3g} exceeds --max-bubble {req.max_bubble:g}"
+
+
+def to_text(p: Plan, top: int) -> str:
+    req = p.request
+    lines = [
+        f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
+        f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}: ranked by step time",
+        f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
+        + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
+        f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "
+        f"bubble) + optimizer alone is slower than row {top}" + (" and the compared layout" if p.compare else "")
+        + f"), in {human_time(p.seconds)}",
+        "",
+        f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
+        f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}  settings",
+    ]
+    rows = p.rows(top, axes=True)
+    for row in rows:
+        lines.append(_line(p, row, row["rank"]))
+    if p.compare:
+        row = p.compare
+        lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
+                  f"{row['rank']:,} by step time (1 + the rows faster than it)"
+                  + ("" if row["fits"] else _why_out(req, row) + "; the rank is where its step time would place it"),
+                  _line(p, row, row["rank"])]
+        if rows:
+            lines.append(f"      the first row is {row['step_time'] / rows[0]['step_time']:.3f}× faster by the model"
+                         if row["step_time"] >= rows[0]["step_time"] else
+                         "      it is faster than the first row (it does not fit or is outside --max-bubble)")
+    if rows or p.compare:
+        lines += ["", "each row as an eval command (the same step time and memory; its first setting):"]
+        lines += [f"{row['rank']:>5}  {row['eval_command']}" for row in rows]
+        if p.compare:
+            lines.append(f"{'cmp':>5}  {p.compare['eval_command']}")
+    if rows:
+        best = rows[0]
+        lines += ["", "best layout, per axis (communication alone; the part on the critical path; which stage its "
+                      "busiest GPU is on):"]
+        for axis, got in best["axes"].items():
+            lines.append(f"  {axis}: {human_time(got['comm_time'])}; {human_time(got['exposed_comm_time'])}; "
+                         f"{got['stage']}")
+    lines += ["", "assumptions:"] + [f"  - {a}" for a in p.assumptions]
+    return "\n".join(lines)

@@ -1,0 +1,417 @@
+"""What ``symcomm plan`` is asked: the :class:`Request`, its checks (every option bounded, every fixed choice
+one that can occur, ``--compare``), and the options table the command's parser and the Python API
+(``symcomm.plan``) both fill, read by :func:`request_from_args` for both."""
+
+from __future__ import annotations
+
+import math
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.errors import InputError
+from ..base.inputs import parse_real, parse_whole
+from ..base.units import bytes_per_element
+from ..training import frameworks as _frameworks
+from ..training import settings
+
+#: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
+#: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
+#: runs it (symcomm.training.axes.data_schedule): Megatron's DDP and distributed optimizer reduce once per step;
+#: DeepSpeed ZeRO-2 reduces every micro-batch, ZeRO-3 also gathers in every forward and backward; FSDP
+#: FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
+SCHEMES = _frameworks.SCHEMES
+FRAMEWORKS = tuple(_frameworks.FRAMEWORKS)
+ZERO_STAGES = (0, 1, 2, 3)
+RECOMPUTE = settings.RECOMPUTE             # none, selective, full (0 and 1: aliases of none and full)
+SP_CHOICES = (0, 1)
+CP_ALGORITHMS = ("ring", "ulysses")
+#: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
+MICRO_BATCH_SEARCH = 8
+#: the keys of --compare
+COMPARE_KEYS = ("t", "p", "v", "c", "e", "d", "mb", "zero", "framework", "raf", "recompute", "sp")
+
+
+class PlanError(InputError):
+    """An impossible request: one line naming the parameter."""
+
+
+@dataclass(frozen=True)
+class Request:
+    model: object                 # symcomm.presets.Model
+    hardware: object              # symcomm.presets.Hardware
+    gpus: int
+    batch: int
+    seq: int
+    gpus_per_node: int | None = None
+    dtype: str = "bf16"
+    cp_algorithm: str = "ring"
+    memory_check: bool = True
+    max_bubble: float = 1.0        # drop layouts whose bubble fraction (p − 1)/(v·m) exceeds this
+    embeddings: bool = True        # the embedding and LM head (V × h) on the end stages: hybrid embeddings=1
+    # fixed choices; None = searched
+    tp: int | None = None
+    pp: int | None = None
+    vp: int | None = None
+    dp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    micro_batch: int | None = None
+    micro_batches: int | None = None   # m, micro-batches per data-parallel replica (eval's m=)
+    zero: int | None = None
+    framework: str | None = None
+    recompute: str | None = None
+    sp: int | None = None
+    compare: tuple = ()            # (key, value) pairs of --compare, values as text
+
+    def __post_init__(self):
+        # recompute read once, by the one Option every command uses: 0 and 1 stand for none and full
+        if self.recompute is not None:
+            try:
+                object.__setattr__(self, "recompute", settings.RECOMPUTE_OPTION.resolve(self.recompute, "--recompute"))
+            except InputError as err:
+                raise PlanError(str(err)) from None
+
+    @property
+    def G(self) -> int:
+        return self.hardware.gpus_per_node if self.gpus_per_node is None else self.gpus_per_node
+
+
+def _divisors(n: int) -> np.ndarray:
+    n = int(n)
+    small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
+    return np.array(sorted(set(small + [n // i for i in small])), dtype=np.int64)
+
+
+def _listed(values) -> str:
+    values = [str(int(x)) if not isinstance(x, str) else x for x in values]
+    if not values:
+        return "none"
+    return ", ".join(values) if len(values) <= 40 else ", ".join(values[:40]) + f", … ({len(values)} in all)"
+
+
+# -- checks: every option bounded, every fixed choice one that can occur -----------------------------
+
+def _tensor_sizes(req: Request) -> list[int]:
+    model = req.model
+    return [int(x) for x in _divisors(math.gcd(model.heads, req.G))
+            if model.kv_heads % x == 0 and req.gpus % x == 0]
+
+
+def _allowed(req: Request) -> dict[str, list]:
+    """The values each fixed layout option can take for this model and request."""
+    model, n = req.model, req.gpus
+    pipeline = [int(x) for x in _divisors(model.layers) if n % x == 0]
+    stages = [req.pp] if req.pp is not None else pipeline
+    chunks = sorted({1} | {int(v) for x in stages if x >= 2 for v in _divisors(model.layers // x) if v >= 2})
+    experts = [int(x) for x in _divisors(model.experts) if n % x == 0] if model.moe else [1]
+    return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
+            "cp": [int(x) for x in _divisors(req.seq) if n % x == 0], "ep": experts,
+            "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
+            "micro-batch": [int(x) for x in _divisors(req.batch)],
+            "micro-batches": [int(x) for x in _divisors(req.batch)]}
+
+
+_WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides the layers and --gpus",
+        "vp": "v = 1 (1F1B) or v ≥ 2 dividing layers/p for a p ≥ 2", "cp": "c divides --seq and --gpus",
+        "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
+        "micro-batch": "it divides --batch", "micro-batches": "m = batch / (d · micro-batch) divides --batch"}
+
+
+def check_request(req: Request) -> None:
+    for name, value in (("--gpus", req.gpus), ("--batch", req.batch), ("--seq", req.seq),
+                        ("--gpus-per-node", req.G)):
+        most = LIMITS[name[2:]]
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= most:
+            raise PlanError(f"{name}={value} is not allowed: {name} takes a whole number from 1 to {most:,}")
+    if req.gpus > req.G and req.gpus % req.G:
+        raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
+                        f"of {req.G} (whole nodes) or at most {req.G}")
+    if req.cp_algorithm not in CP_ALGORITHMS:
+        raise PlanError(f"--cp-algorithm={req.cp_algorithm} is not allowed; choose {', '.join(CP_ALGORITHMS)}")
+    if not 0 <= req.max_bubble < float("inf"):
+        raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
+    allowed = _allowed(req)
+    for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch", "micro-batches"):
+        value = getattr(req, name.replace("-", "_"))
+        if value is None:
+            continue
+        most = LIMITS[name]
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= most:
+            raise PlanError(f"--{name}={value} is not allowed: --{name} takes a whole number from 1 to {most:,}")
+        if value not in allowed[name]:
+            raise PlanError(f"--{name}={value} is not allowed for {req.model.name} on --gpus={req.gpus}: "
+                            f"{_WHY[name]}; choose {_listed(allowed[name])}")
+    if req.zero is not None and req.zero not in ZERO_STAGES:
+        raise PlanError(f"--zero={req.zero} is not allowed; choose {_listed(ZERO_STAGES)}")
+    if req.framework is not None and req.framework not in FRAMEWORKS:
+        raise PlanError(f"--framework={req.framework} is not allowed; choose {', '.join(FRAMEWORKS)}")
+    if not _schemes(req):
+        runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
+        raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
+                        f"{_listed(runs[req.framework])}")
+    if req.sp is not None and req.sp not in SP_CHOICES:
+        raise PlanError(f"--sp={req.sp} is not allowed; choose 0 or 1")
+    bytes_per_element(req.dtype)
+    try:
+        req.hardware.compute_values(req.dtype)
+    except ValueError as err:
+        raise PlanError(str(err)) from None
+    if req.memory_check and req.hardware.fits(0.0) is None:
+        raise req.hardware.lacks("memory_bytes", "plan needs to keep only the layouts that fit (or give "
+                                 "--no-memory-check)")
+    _compare_spec(req)
+
+
+def _schemes(req: Request) -> tuple:
+    return tuple(s for s in SCHEMES if (req.framework is None or s.framework == req.framework)
+                 and (req.zero is None or s.zero == req.zero))
+
+
+def _compare_spec(req: Request) -> dict:
+    """--compare as {key: value}, each checked: one-line errors naming --compare and the allowed keys and values."""
+    spec: dict = {}
+    for key, text in req.compare:
+        if key not in COMPARE_KEYS:
+            raise PlanError(f"--compare key {key!r} is not allowed; choose {', '.join(COMPARE_KEYS)}")
+        if key in spec:
+            raise PlanError(f"--compare gives {key} twice")
+        if key == "framework":
+            if text not in FRAMEWORKS:
+                raise PlanError(f"--compare framework={text} is not allowed; choose {', '.join(FRAMEWORKS)}")
+            spec[key] = text
+        elif key == "recompute":
+            try:
+                spec[key] = settings.RECOMPUTE_OPTION.resolve(text, "--compare recompute")
+            except InputError as err:
+                raise PlanError(str(err)) from None
+        elif key == "zero":
+            spec[key] = parse_whole("--compare zero", text, least=0, most=3)
+        elif key in ("sp", "raf"):
+            spec[key] = parse_whole(f"--compare {key}", text, least=0, most=1)
+        else:
+            spec[key] = parse_whole(f"--compare {key}", text, least=1, most=LIMITS["gpus"])
+    allowed = _allowed(req) if spec else {}
+    for key, name in (("t", "tp"), ("p", "pp"), ("v", "vp"), ("c", "cp"), ("e", "ep"), ("d", "dp"),
+                      ("mb", "micro-batch")):
+        if key in spec and spec[key] not in allowed[name]:
+            raise PlanError(f"--compare {key}={spec[key]} is not allowed for {req.model.name} on --gpus={req.gpus}: "
+                            f"{_WHY[name].replace('it divides', 'mb divides')}; choose {_listed(allowed[name])}")
+    return spec
+
+
+def parse_compare(text: str) -> tuple:
+    """'t=8,p=8,d=1' → (('t', '8'), ('p', '8'), ('d', '1'))."""
+    pairs = []
+    words = [w.strip() for w in str(text).split(",")]
+    if len(words) > len(COMPARE_KEYS) or not any(words):
+        raise PlanError(f"--compare takes KEY=VALUE pairs separated by commas (keys {', '.join(COMPARE_KEYS)}), "
+                        "e.g. t=8,p=8,d=1")
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key or not value:
+            raise PlanError(f"--compare {word!r} is not allowed: it takes KEY=VALUE (keys {', '.join(COMPARE_KEYS)})")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
+# -- the options of symcomm plan and of symcomm.plan (the command's parser: symcomm.commands.plan) --------
+
+#: every option of ``symcomm plan``: (flag, default, help).  The parser is built from it, and the Python API
+#: (``symcomm.plan``) fills what a caller leaves out from it: both then go through :func:`request_from_args`
+FLAGS = (
+    ("--model", None, "a model preset (symcomm presets lists them)"),
+    ("--model-config", None, "path to a Hugging Face config.json"),
+    ("--hardware", None, "a hardware preset or file (path/to/hardware.json)"),
+    ("--gpus", None, "GPUs in the job (1 to 2,097,152); N=..."),
+    ("--gpus-per-node", None, "GPUs per node (default: the hardware preset's); G=..."),
+    ("--batch", None, "global batch (sequences per optimizer step); b=..."),
+    ("--seq", None, "sequence length (default: the model's); s=..."),
+    ("--dtype", None, "element type of the run: fp32, bf16 (default), fp16, fp8, int8"),
+    ("--tp", None, "fix the tensor-parallel size t (default: search); t=..."),
+    ("--pp", None, "fix the pipeline stages p (default: search); p=..."),
+    ("--vp", None, "fix the model chunks per stage v (1: 1F1B; ≥ 2: interleaved) (default: search); v=..."),
+    ("--dp", None, "fix the data-parallel size d (default: search); d=..."),
+    ("--cp", None, "fix the context-parallel size c (default: search); c=..."),
+    ("--ep", None, "fix the expert-parallel size e (default: search); e=..."),
+    ("--micro-batch", None, f"fix the sequences per micro-batch (default: search the divisors up to "
+                            f"{MICRO_BATCH_SEARCH}); mb=..."),
+    ("--micro-batches", None, "fix the micro-batches per data-parallel replica m = batch / (d · micro-batch) "
+                              "(default: search); m=..."),
+    ("--zero", None, "fix the ZeRO stage: 0, 1, 2 or 3; zero=..."),
+    ("--framework", None, f"fix the framework: {', '.join(FRAMEWORKS)}; framework=..."),
+    ("--recompute", None, f"fix activation recomputation: {', '.join(RECOMPUTE)} (0 = none, 1 = full); recompute=..."),
+    ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
+    ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
+    ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
+                        "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
+    ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
+    ("--no-embeddings", False, "spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of "
+                               "the end stages; embeddings=0"),
+    ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep "
+                           "all)"),
+    ("--top", None, "rows to show (default 10)"),
+    ("--json", False, "JSON (seconds, bytes)"),
+    ("--csv", False, "CSV (seconds, bytes)"),
+)
+#: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
+DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10"}
+#: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
+KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
+        "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
+        "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
+        "embeddings": "no_embeddings"}
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+#: bounds on every number the planner takes, named in its errors (the enumeration loops over
+#: divisors of these: they keep it finite)
+LIMITS = {"gpus": 2 ** 21, "gpus-per-node": 1024, "batch": 2 ** 24, "seq": 2 ** 24, "micro-batch": 2 ** 16,
+          "micro-batches": 2 ** 24, "top": 10 ** 6, "tp": 1024, "pp": 2 ** 21, "vp": 2 ** 21, "dp": 2 ** 21,
+          "cp": 2 ** 21, "ep": 2 ** 21}
+
+
+def namespace(**values) -> types.SimpleNamespace:
+    """The command's options from Python values (``symcomm.plan``): each as the text the command line would
+    carry (int → '8', float → repr: 8.0 → '8.0', as ``--top 8.0``; text as given; True/False only for the
+    on/off flags), a KEY=VALUE name (t=8) as a word; what is left out takes the parser's default.  Nothing is
+    checked here but the names and types: :func:`request_from_args` checks the values, for both."""
+    flags = {_dest(flag): default for flag, default, _ in FLAGS}
+    args = dict(flags, assignments=[])
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name not in flags and name not in KEYS:
+            raise InputError(f"plan has no option {name!r}; choose {', '.join(sorted(flags))} or "
+                             f"{', '.join(KEYS)} (as eval spells them)")
+        switch = name in flags and flags[name] is False
+        shown = f"--{name.replace('_', '-')}" if name in flags else name
+        if switch != isinstance(value, bool):
+            raise InputError(f"{shown}={value!r} is not allowed: {shown} takes " +
+                             ("True or False" if switch else "a number or text, as on the command line"))
+        if switch:
+            args[name] = value
+            continue
+        if not isinstance(value, (int, float, str)):
+            raise InputError(f"{shown}={value!r} is not allowed: {shown} takes a number or text, as on the command "
+                             "line")
+        text = repr(value) if isinstance(value, float) else str(value)
+        if name in KEYS and name not in flags:
+            args["assignments"].append(f"{name}={text}")
+        else:
+            args[name] = text
+    return types.SimpleNamespace(**args)
+
+
+def _merge_assignments(args) -> None:
+    """KEY=VALUE words (eval's spellings) into the flags they stand for; a flag given too with another value is
+    refused naming both."""
+    seen: dict = {}
+    for word in getattr(args, "assignments", None) or ():
+        key, eq, text = str(word).partition("=")
+        if not eq or not key or not text:
+            raise PlanError(f"{word!r} is not KEY=VALUE; write for example t=8 p=4 d=32")
+        if key not in KEYS:
+            raise PlanError(f"plan takes no {key}=...; the KEY=VALUE words it takes: {', '.join(KEYS)}")
+        dest = KEYS[key]
+        if dest in seen:
+            raise PlanError(f"{seen[dest]} and {word} give the same option twice; give it once")
+        seen[dest] = word
+        flag = "--" + dest.replace("_", "-")
+        if dest == "no_embeddings":
+            if text not in ("0", "1"):
+                raise PlanError(f"embeddings={text} is not allowed; choose 0 or 1")
+            if args.no_embeddings and text == "1":
+                raise PlanError("--no-embeddings and embeddings=1 differ: give one of them")
+            args.no_embeddings = text == "0"
+            continue
+        given = getattr(args, dest)
+        if given is not None and not _same(dest, str(given), text):
+            raise PlanError(f"{flag} {given} and {word} differ: give one of them")
+        setattr(args, dest, text)
+
+
+def _same(dest: str, a: str, b: str) -> bool:
+    name = dest.replace("_", "-")
+    if name in LIMITS:
+        try:
+            return parse_whole(f"--{name}", a, least=1, most=LIMITS[name]) == \
+                parse_whole(f"--{name}", b, least=1, most=LIMITS[name])
+        except InputError:
+            return a == b            # a bad value is refused, with its own words, when it is read
+    return a == b
+
+
+def _whole(args, name: str, default=None):
+    text = getattr(args, name.replace("-", "_"))
+    if text is None:
+        text = DEFAULTS.get(name)
+    if text is None:
+        return default
+    return parse_whole(f"--{name}", str(text), least=1, most=LIMITS[name])
+
+
+def _setting(args, name: str):
+    """A run setting given as a flag (--zero, --framework, --sp), read by its one Option (symcomm.training.settings,
+    as eval reads zero=, framework=, sp=); None when not given."""
+    text = getattr(args, name)
+    if text is None:
+        return None
+    try:
+        value = settings.OPTIONS[name].resolve(str(text), f"--{name}")
+    except InputError as err:
+        raise PlanError(str(err)) from None
+    return int(value) if name == "sp" else value
+
+
+def request_from_args(args) -> Request:
+    """THE check of plan's arguments, for the command (argparse's text) and the API (:func:`namespace`)."""
+    from .. import presets
+
+    if args.json and args.csv:
+        raise PlanError("--json and --csv: choose one")
+    _merge_assignments(args)
+    if args.model and args.model_config:
+        raise InputError("give --model or --model-config, not both")
+    if args.model_config:
+        model = presets.model_from_config(args.model_config)
+    elif args.model:
+        model = presets.model(args.model)
+    else:
+        raise InputError(f"--model is required; choose one of {', '.join(presets.model_names())} "
+                         "(or --model-config path/config.json)")
+    if not args.hardware:
+        raise InputError(f"--hardware is required; choose one of {', '.join(presets.hardware_names())}")
+    hardware = presets.hardware(args.hardware)
+    for name in ("gpus", "batch"):
+        if getattr(args, name) is None:
+            raise InputError(f"--{name} is required (a whole number from 1 to {LIMITS[name]:,})")
+    seq = _whole(args, "seq", model.seq)
+    if seq > LIMITS["seq"]:
+        raise InputError(f"the model's sequence {seq:,} is above the planner's limit {LIMITS['seq']:,}; give --seq")
+    if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
+        raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
+                        f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
+    dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]
+    bytes_per_element(dtype)
+    max_bubble = args.max_bubble if args.max_bubble is not None else DEFAULTS["max_bubble"]
+    return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
+                   seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=dtype,
+                   cp_algorithm=args.cp_algorithm if args.cp_algorithm is not None else DEFAULTS["cp_algorithm"],
+                   memory_check=not args.no_memory_check, embeddings=not args.no_embeddings,
+                   max_bubble=parse_real("--max-bubble", str(max_bubble), least=0, most=10 ** 6),
+                   tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
+                   cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
+                   micro_batches=_whole(args, "micro-batches"),
+                   zero=_setting(args, "zero"), framework=_setting(args, "framework"),
+                   recompute=args.recompute, sp=_setting(args, "sp"),
+                   compare=parse_compare(args.compare) if args.compare is not None else ())
+
+
+def top_from_args(args) -> int:
+    """--top, checked as every other number (1 to LIMITS['top'])."""
+    return _whole(args, "top")

@@ -1,0 +1,154 @@
+"""The search: every option combination over the layouts that fit, pruned by a lower bound on the step time
+(see :mod:`symcomm.planner`), each block evaluated by one call of its kernel, then folded and ranked."""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+from ..base.units import bytes_per_element, human_size
+from .fold import TOLERANCE, Plan, _Block, _compared, _fold
+from .kernels import _all_quantities, _base_values, _options
+from .layouts import enumerate_layouts, memory_floor
+from .report import ASSUMPTIONS, MEMORY_ASSUMPTION
+from .request import RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request
+
+def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.ndarray:
+    keep = np.ones(rows.size, dtype=bool)
+    for key, value in spec.items():
+        if key in ("t", "p", "v", "c", "e", "d", "mb"):
+            keep &= layouts[key][rows] == value
+    setting = block.setting()
+    for key, name in (("zero", "zero"), ("framework", "framework"), ("raf", "reshard_after_forward"),
+                      ("recompute", "recompute"), ("sp", "sp")):
+        if key in spec and setting[name] != spec[key]:
+            keep[:] = False
+    return keep
+
+
+def _check_finite(name: str, values: np.ndarray) -> None:
+    """The last line of defence (as symcomm.training.steptime.check_finite for eval hybrid): a step-model output
+    that is inf or nan (a zero bandwidth, peak or eta reaching a division) is refused, never ranked."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise PlanError(f"the step model gives {name} = {values[bad][0]} (not a finite number) with these values: "
+                        "check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
+
+
+def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
+    """The ``top`` smallest distinct step times (values within TOLERANCE count once) of both."""
+    s = np.sort(np.concatenate([best, new]))
+    if s.size:
+        s = s[np.r_[True, np.diff(s) > TOLERANCE * s[1:]]]
+    return s[:top]
+
+
+def plan(req: Request, top: int | None = None) -> Plan:
+    """The layouts that fit, folded and sorted by step time (then memory).  With ``top``, the
+    step time is computed only where it can reach the ``top`` best rows or the --compare
+    layout; ``None``: everywhere."""
+    started = _time.perf_counter()
+    check_request(req)
+    spec = _compare_spec(req)
+    layouts = enumerate_layouts(req)
+    model = req.model
+    if layouts["t"].size == 0:
+        raise PlanError(
+            f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}), "
+            f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
+            + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
+            + f"; --gpus={req.gpus} with the fixed options leaves none")
+    floor_ok = (req.hardware.fits(memory_floor(req, layouts)) if req.memory_check
+                else np.ones(layouts["t"].size, dtype=bool))
+    if spec:                                                  # the compared layout is shown whatever it holds
+        wanted = np.ones(layouts["t"].size, dtype=bool)
+        for key in ("t", "p", "v", "c", "e", "d", "mb"):
+            if key in spec:
+                wanted &= layouts[key] == spec[key]
+        if not wanted.any():
+            raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} is not a layout of this "
+                            f"request: t·p·c·d must be --gpus={req.gpus} and every divisibility rule hold")
+        floor_ok = floor_ok | wanted
+    layouts = {k: v[floor_ok] for k, v in layouts.items()}
+    run_bytes = bytes_per_element(req.dtype)
+    base = _base_values(req)
+    values = {**base, **{k: layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "e", "d", "m")}}
+    T, S = layouts["t"], layouts["c"]
+    bubble_fraction = (layouts["p"] - 1) / (layouts["v"] * layouts["m"])
+
+    blocks: list[_Block] = []
+    for sp_on in (SP_CHOICES if req.sp is None else (req.sp,)):
+        if sp_on:
+            sp_ok = (T > 1) & ((req.seq // S) % T == 0)          # SP splits the local sequence over t
+        else:
+            sp_ok = (T == 1) if model.moe else np.ones(T.size, dtype=bool)   # Megatron-Core: MoE with t > 1 needs SP
+        for recompute in (RECOMPUTE if req.recompute is None else (req.recompute,)):
+            for scheme in _schemes(req):
+                for schedule in ("1f1b", "interleaved"):
+                    rows = np.flatnonzero(sp_ok & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1)))
+                    if not rows.size:
+                        continue
+                    options = _options(req, scheme, recompute, sp_on, schedule)
+                    sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+                    q = _all_quantities(options, run_bytes, sub, rows.size)
+                    memory = q["memory_per_gpu"]
+                    fits = bubble_fraction[rows] <= req.max_bubble
+                    if req.memory_check:                  # eval hybrid's rule too (one function)
+                        fits &= req.hardware.fits(memory)
+                    compute, optimizer = q["compute_time"], q["optimizer_time"]
+                    for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
+                                      ("optimizer_time", optimizer)):
+                        _check_finite(name, got)
+                    block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
+                                   compute * (1 + bubble_fraction[rows]) + optimizer,
+                                   np.zeros(rows.size, dtype=bool), q=q)
+                    if spec:
+                        block.compare = _matches(spec, layouts, rows, block)
+                    blocks.append(block)
+
+    def time_block(block: _Block) -> None:
+        block.step = block.q["step_time"]
+        _check_finite("step_time", block.step)
+        if np.any(block.step < block.bound * (1 - 1e-9)):
+            raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
+                               "symcomm.planner's pruning bound no longer holds for it")
+
+    # the compared layout first: its step time bounds what must be evaluated for its rank
+    compare_step = -np.inf
+    for block in blocks:
+        if block.compare.any():
+            time_block(block)
+            compare_step = max(compare_step, float(np.min(block.step[block.compare])))
+    if spec and compare_step == -np.inf:
+        raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} matches no layout of this "
+                        "request (its settings are not searched: check --sp, --recompute, --zero, --framework)")
+    best = np.zeros(0)
+    lowest = [float(np.min(b.bound[b.fits])) if b.fits.any() else np.inf for b in blocks]
+    for i in np.argsort(lowest, kind="stable"):
+        block = blocks[i]
+        if lowest[i] == np.inf:
+            break
+        threshold = np.inf if top is None or best.size < top else best[top - 1]
+        if lowest[i] > max(threshold, compare_step) * (1 + 1e-6):
+            break                                             # sorted: every later block is slower still
+        if block.step is None:
+            time_block(block)
+        if top is not None:
+            best = _top_steps(best, block.step[block.fits], top)
+    done = [(i, b) for i, b in enumerate(blocks) if b.step is not None]
+    if not any(b.fits.any() for b in blocks):
+        raise PlanError(
+            "no layout fits"
+            + (f" in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})" if req.memory_check else "")
+            + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
+            + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
+    folded = _fold(layouts, [(i, b) for i, b in done])
+    result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
+                  sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,
+                  ASSUMPTIONS + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",)),
+                  None, blocks, values, layouts)
+    if spec:
+        result.compare = _compared(result, spec, done)
+    result.seconds = _time.perf_counter() - started
+    return result

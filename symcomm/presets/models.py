@@ -1,0 +1,212 @@
+"""Model presets, shipped as data (``models.json``), and a Hugging Face ``config.json`` read as one.
+
+A model's Φ is never stored: :meth:`Model.parameters` computes it from the architecture with the
+formula that ``derivations/parameters.py`` derives and checks against the published counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+
+from ..base.errors import InputError
+
+#: a Hugging Face config.json is a few KiB; anything past this is not one
+MAX_CONFIG_BYTES = 1024 * 1024
+
+FAMILIES = ("gpt", "llama", "deepseek")
+
+
+# -- models ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    title: str
+    family: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    ffn: int
+    vocab: int
+    seq: int
+    experts: int = 1
+    top_k: int = 1
+    moe_layers: int = 0
+    moe_ffn: int = 0
+    shared_experts: int = 0
+    tied: bool = False
+    mla: tuple = ()                     # (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head)
+    published_parameters: float | None = None
+    source: str = ""
+
+    @property
+    def moe(self) -> bool:
+        return self.moe_layers > 0
+
+    @property
+    def gated(self) -> bool:
+        """A gated MLP (SwiGLU: three h × F matrices): the llama and deepseek families; GPT's has two."""
+        return self.family != "gpt"
+
+    def architecture(self) -> dict:
+        """Values of the architecture symbols for :func:`parameter_formula` (SymPy symbols: loads it)."""
+        from .formula import E, E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, kv_r, n_kv, q_r, s
+
+        out = {h: self.hidden, L: self.layers, a: self.heads, n_kv: self.kv_heads, F: self.ffn,
+               V: self.vocab, s: self.seq, E: self.experts, L_moe: self.moe_layers,
+               F_e: self.moe_ffn or self.ffn, E_s: self.shared_experts}
+        if self.mla:
+            out.update(zip((q_r, kv_r, d_nope, d_rope, d_v), self.mla))
+        return out
+
+    @functools.cached_property
+    def parameters(self) -> int:
+        """Φ from the architecture (exact integer): :func:`parameter_formula` term by term, in integer
+        arithmetic (tests/presets/test_presets.py holds it equal to the SymPy formula for every preset)."""
+        return _phi(self)
+
+    @functools.cached_property
+    def expert_parameters(self) -> int:
+        """Φ_E = L_moe·E·3h·F_e (:func:`phi_experts`)."""
+        return self.moe_layers * self.experts * 3 * self.hidden * (self.moe_ffn or self.ffn) if self.moe else 0
+
+    def values(self) -> dict[str, int]:
+        """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V, F (+ E, k, L_moe, Phi_E, F_e,
+        E_s for MoE)."""
+        head = self.hidden // self.heads
+        out = {"Phi": self.parameters, "h": self.hidden, "L": self.layers, "a": self.heads,
+               "h_kv": self.kv_heads * head, "s": self.seq, "V": self.vocab, "F": self.ffn}
+        if self.moe:
+            out.update({"E": self.experts, "k": self.top_k, "L_moe": self.moe_layers,
+                        "Phi_E": self.expert_parameters, "F_e": self.moe_ffn or self.ffn,
+                        "E_s": self.shared_experts})
+        return out
+
+
+def _phi(m: Model) -> int:
+    """:func:`symcomm.presets.formula.parameter_formula` at ``m``, exactly (Fraction where h/a enters)."""
+    h, L, a, n_kv, F, V, s = m.hidden, m.layers, m.heads, m.kv_heads, m.ffn, m.vocab, m.seq
+    E, L_moe, F_e, E_s = m.experts, m.moe_layers, m.moe_ffn or m.ffn, m.shared_experts
+    if m.family == "gpt":
+        value = L * ((4 * h ** 2 + 4 * h) + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
+    elif m.family == "llama":
+        head = Fraction(h, a)
+        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+        dense = attention + 3 * h * F + 2 * h
+        moe = attention + E * 3 * h * F_e + h * E + 2 * h
+        value = (L - L_moe) * dense + L_moe * moe + (1 if m.tied else 2) * V * h + h
+    elif m.family == "deepseek":
+        if not m.mla:
+            raise ValueError(f"model {m.name!r}: the deepseek family needs the MLA ranks and head widths")
+        q_r, kv_r, d_nope, d_rope, d_v = m.mla
+        attention = (h * q_r + q_r + q_r * a * (d_nope + d_rope)
+                     + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
+        dense = attention + 3 * h * F + 2 * h
+        moe = attention + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
+        value = (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
+    else:
+        raise ValueError(f"model family {m.family!r} is not allowed; choose {', '.join(FAMILIES)}")
+    return int(value)
+
+
+def _model_from(name: str, data: dict) -> Model:
+    mla = tuple(data[key] for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                      "qk_rope_head_dim", "v_head_dim")) if data.get("kv_lora_rank") else ()
+    return Model(name=name, title=data.get("title", name), family=data["family"], hidden=int(data["hidden"]),
+                 layers=int(data["layers"]), heads=int(data["heads"]),
+                 kv_heads=int(data.get("kv_heads", data["heads"])), ffn=int(data["ffn"]),
+                 vocab=int(data["vocab"]), seq=int(data["seq"]), experts=int(data.get("experts", 1)),
+                 top_k=int(data.get("top_k", 1)), moe_layers=int(data.get("moe_layers", 0)),
+                 moe_ffn=int(data.get("moe_ffn", 0)), shared_experts=int(data.get("shared_experts", 0)),
+                 tied=bool(data.get("tied", False)), mla=mla,
+                 published_parameters=data.get("published_parameters"), source=data.get("source", ""))
+
+
+@functools.lru_cache(maxsize=None)
+def _load(filename: str) -> dict:
+    text = resources.files(__package__).joinpath(filename).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def model_names() -> tuple[str, ...]:
+    return tuple(k for k in _load("models.json") if not k.startswith("_"))
+
+
+def model(name: str) -> Model:
+    """A shipped model preset, or ValueError naming the ones that exist."""
+    data = _load("models.json")
+    if name.startswith("_") or name not in data:
+        raise ValueError(f"--model {name!r} is not allowed; choose one of {', '.join(model_names())}")
+    return _model_from(name, data[name])
+
+
+def model_from_config(path: str | Path, seq: int | None = None) -> Model:
+    """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Mistral, Mixtral,
+    Qwen2, DeepSeek-V2/V3 key names); no network."""
+    from ..base.inputs import read_json
+
+    path = Path(path)
+    what = f"--model-config {str(path)!r}"
+    cfg = read_json(path, "--model-config", "model-config", limit=MAX_CONFIG_BYTES)
+    if not isinstance(cfg, dict):
+        raise InputError(f"{what}: expected a JSON object (a Hugging Face config.json)")
+
+    def get(*keys, default=None):
+        for key in keys:
+            if cfg.get(key) is not None:
+                return cfg[key]
+        if default is not None:
+            return default
+        raise InputError(f"{what} lacks {' / '.join(keys)} (needed for the parameter count)")
+
+    model_type = str(cfg.get("model_type", ""))
+    if model_type in ("gpt2", "gpt_neox", "gptj", "opt") or "n_embd" in cfg:
+        hidden = int(get("n_embd", "hidden_size"))
+        data = {"family": "gpt", "hidden": hidden, "layers": get("n_layer", "num_hidden_layers"),
+                "heads": get("n_head", "num_attention_heads"),
+                "ffn": cfg.get("n_inner") or cfg.get("intermediate_size") or 4 * hidden,
+                "vocab": get("vocab_size"), "seq": get("n_positions", "max_position_embeddings")}
+        data["kv_heads"] = data["heads"]
+    else:
+        family = "deepseek" if cfg.get("kv_lora_rank") else "llama"
+        layers = int(get("num_hidden_layers"))
+        experts = int(cfg.get("num_local_experts") or cfg.get("n_routed_experts") or cfg.get("num_experts") or 1)
+        data = {"family": family, "hidden": get("hidden_size"), "layers": layers,
+                "heads": get("num_attention_heads"),
+                "kv_heads": get("num_key_value_heads", default=get("num_attention_heads")),
+                "ffn": get("intermediate_size"), "vocab": get("vocab_size"),
+                "seq": get("max_position_embeddings"), "tied": bool(cfg.get("tie_word_embeddings", False))}
+        if experts > 1:
+            dense = int(cfg.get("first_k_dense_replace", 0))
+            data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": layers - dense,
+                         "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],
+                         "shared_experts": int(cfg.get("n_shared_experts") or 0)})
+        if family == "deepseek":
+            data.update({key: get(key) for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                                    "qk_rope_head_dim", "v_head_dim")})
+    if seq is not None:
+        data["seq"] = seq
+    _check_shape(data, what)
+    data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
+    data["source"] = f"Hugging Face config.json at {path}"
+    return _model_from(str(path), data)
+
+
+def _check_shape(data: dict, what: str) -> None:
+    """Relations between the fields that a schema cannot state: heads divide the width, K/V
+    heads divide the heads, top-k within the experts, dense layers within the layers."""
+    hidden, heads, kv = int(data["hidden"]), int(data["heads"]), int(data.get("kv_heads", data["heads"]))
+    if hidden % heads:
+        raise InputError(f"{what}: hidden size {hidden} is not a multiple of the {heads} attention heads")
+    if kv > heads or heads % kv:
+        raise InputError(f"{what}: {kv} key/value heads must divide the {heads} attention heads")
+    if int(data.get("moe_layers", 0)) > int(data["layers"]) or int(data.get("moe_layers", 0)) < 0:
+        raise InputError(f"{what}: first_k_dense_replace must be at most the {data['layers']} layers")
+    if int(data.get("top_k", 1)) > int(data.get("experts", 1)):
+        raise InputError(f"{what}: num_experts_per_tok {data['top_k']} exceeds the {data['experts']} experts")

@@ -1,0 +1,429 @@
+"""Hardware presets, shipped as data (``hardware.json``), and hardware files (a calibration's): their
+links, the γ a calibration held, and the one rule of which link a group of ranks uses.
+
+Bandwidths are per GPU and per direction in bytes/s; ``β`` per byte = 1 / bandwidth (seconds per byte),
+and per element = that × bytes per element.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..base.errors import InputError
+from ..base import notes
+from .models import _load, model, model_from_config
+
+# -- hardware -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    title: str
+    bytes_per_second: float
+    latency_s: float
+    published: str
+    conversion: str
+    source: str
+    latency_source: str
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    title: str
+    intra: Link
+    inter: Link
+    gpus_per_node: int
+    memory_bytes: float | None         # None: a hardware file without memory_bytes (memory fit unknown)
+    hbm_bytes_per_second: float | None  # None: a hardware file without it (gamma 0, no step time)
+    source: str
+    peak_flops: tuple = ()             # (dtype, dense matmul FLOP/s) pairs, from the datasheet
+    peak_source: str = ""
+    step_time: tuple = ()              # (name, value) pairs of the fitted constants eta, kappa
+    step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
+    calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
+    from_file: bool = False            # a hardware file (its errors name the file and the field)
+    #: True for a file whose calibrated links fold the reduction into β (calibrate before it wrote
+    #: ``gamma_held``): its γ is then 0, whatever its HBM bandwidth, so that c·γ is not counted twice
+    reduction_folded: bool = False
+    #: the two-level forms' inter-node link (α_inter, β_inter of their inter-node phase), when it is not
+    #: ``inter``: a calibrated file keeps the two meanings apart (:func:`link_values`).  None: ``inter``
+    #: serves both (a preset's physical link), unless ``two_level_unknown`` says why it cannot
+    inter_two_level: Link | None = None
+    #: why the two-level inter-node link is unknown ("" when it is known): a file whose ``inter`` was fitted
+    #: to a flat algorithm across nodes and that has no ``inter_two_level`` (no single-node log beside it)
+    two_level_unknown: str = ""
+    #: what reading an older calibrated file took (a note, said wherever its values are used)
+    link_note: str = ""
+
+    def lacks(self, field: str, needed_for: str) -> InputError:
+        """The one-line refusal of a command that needs an optional field this hardware does not give."""
+        where = f"hardware file {self.name!r}" if self.from_file else f"hardware preset {self.name!r}"
+        return InputError(f"--hardware: {where} has no {field}, which {needed_for}; add {field} to it "
+                          "(symcomm/schema/hardware.schema.json)")
+
+    def peak(self, dtype: str) -> float:
+        """Dense matmul FLOP/s at ``dtype``; InputError naming the types the datasheet gives."""
+        table = dict(self.peak_flops)
+        if not table:
+            raise self.lacks("peak_flops", "the step time needs (FLOPs / (peak × eta))")
+        if dtype not in table:
+            raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
+        return table[dtype]
+
+    def compute_values(self, dtype: str = "bf16") -> dict[str, float]:
+        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols (InputError naming
+        the field a hardware file leaves out: the step time has no default for any of them)."""
+        fitted = dict(self.step_time)
+        if not fitted:
+            raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
+        peak = self.peak(dtype)
+        if self.hbm_bytes_per_second is None:
+            raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
+                                                     "the HBM bandwidth)")
+        return {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+
+    def fits(self, bytes_per_gpu):
+        """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
+        bytes per GPU at most the GPU's memory_bytes, no allowance.  A number or a numpy array; None when
+        the hardware gives no memory figure (a file without memory_bytes): unknown, never guessed."""
+        if self.memory_bytes is None:
+            return None
+        return bytes_per_gpu <= self.memory_bytes
+
+    def memory_verdict(self, bytes_per_gpu: float) -> dict:
+        """``fits`` (True, False or None: unknown), the GPU's memory and the excess, in bytes (None when
+        unknown; 0 when it fits)."""
+        fits = self.fits(bytes_per_gpu)
+        if fits is None:
+            return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None}
+        return {"fits": bool(fits), "gpu_memory_bytes": self.memory_bytes,
+                "memory_excess_bytes": max(0.0, float(bytes_per_gpu) - self.memory_bytes)}
+
+    def defaults_used(self) -> tuple[str, ...]:
+        """What this hardware file leaves out that has a default, as the outputs state it."""
+        out = [self.link_note] if self.link_note else []
+        if self.reduction_folded:
+            out.append(f"hardware file {self.name!r}: its calibration entries do not say which gamma their fits held "
+                       "(written before calibrate recorded gamma_held), so their fitted beta includes the reduction: "
+                       "gamma = 0 for this file, not 3 / its HBM bandwidth on top (recalibrate from the logs to "
+                       "separate them)")
+        elif self.hbm_bytes_per_second is None:
+            out.append(f"hardware file {self.name!r} gives no hbm_bytes_per_second: gamma = 0 (reducing costs "
+                       "nothing beyond beta: the reduction is taken as folded into beta, as symcomm calibrate "
+                       "does without an HBM bandwidth)")
+        return tuple(out)
+
+    @property
+    def beta_per_byte(self) -> float:
+        """Seconds per byte inside a node: 1 / (per-direction bytes/s)."""
+        return 1.0 / self.intra.bytes_per_second
+
+    @property
+    def beta_inter_per_byte(self) -> float:
+        return 1.0 / self.inter.bytes_per_second
+
+    @property
+    def gamma_per_byte(self) -> float:
+        """Seconds per reduced byte: read two operands, write one, at HBM bandwidth (0, the stated
+        default, when a hardware file does not give the HBM bandwidth, or when its fitted β already
+        holds the reduction, :func:`calibrated_gamma`: both said by :meth:`defaults_used`)."""
+        if self.reduction_folded:
+            return 0.0
+        return hbm_gamma(self.hbm_bytes_per_second)
+
+    def values(self, bytes_per_element: int = 1) -> dict[str, float | int]:
+        """alpha, beta, gamma, alpha_inter, beta_inter (β, γ per element of the given size) and G, the
+        inter pair from ``inter``: the strategies' groups across nodes are flat, and the two-level forms
+        take ``inter_two_level`` through :func:`link_values`; a
+        default taken for a field the hardware file leaves out is said (a note: every command that prices
+        with these values, eval, compare, nccl-tests, states it)."""
+        for text in self.defaults_used():
+            notes.add(text)
+        return {"alpha": self.intra.latency_s, "beta": self.beta_per_byte * bytes_per_element,
+                "gamma": self.gamma_per_byte * bytes_per_element,
+                "alpha_inter": self.inter.latency_s, "beta_inter": self.beta_inter_per_byte * bytes_per_element,
+                "G": self.gpus_per_node}
+
+
+def hardware_names() -> tuple[str, ...]:
+    return tuple(_load("hardware.json")["systems"])
+
+
+def link(name: str) -> Link:
+    links = _load("hardware.json")["links"]
+    if name not in links:
+        raise ValueError(f"link {name!r} is not allowed; choose one of {', '.join(links)}")
+    d = links[name]
+    return Link(name, d["title"], float(d["bytes_per_second"]), float(d["latency_s"]), d["published"],
+                d["conversion"], d["source"], d["latency_source"])
+
+
+def hardware(name: str) -> Hardware:
+    """A shipped system preset, or a hardware file (a value with a path separator or ending in
+    .json: JSON of the schema ``hardware``, read size-capped and validated); ValueError naming
+    the presets that exist, InputError naming the file and the field."""
+    if _is_path(str(name)):
+        return hardware_file(name)
+    systems = _load("hardware.json")["systems"]
+    if name not in systems:
+        raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "
+                         "or give a hardware file (path/to/hardware.json)")
+    d = systems[name]
+    fitted = d.get("step_time", {})
+    if "borrowed_from" in fitted:
+        own_note = fitted.get("note", "")
+        fitted = {**systems[fitted["borrowed_from"]]["step_time"], "note": own_note}
+    return Hardware(name, d["title"], link(d["intra"]), link(d["inter"]), int(d["gpus_per_node"]),
+                    float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"],
+                    tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
+                    tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted),
+                    fitted.get("note", "") or fitted.get("source", ""))
+
+
+#: a hardware file is a few KiB (with calibration curves some tens); anything past this is not one
+MAX_HARDWARE_BYTES = 4 * 1024 * 1024
+
+
+def _is_path(value: str) -> bool:
+    return "/" in value or "\\" in value or value.endswith(".json")
+
+
+def hbm_gamma(hbm_bytes_per_second: float | None) -> float:
+    """γ per byte of a GPU with this HBM bandwidth: a reduction reads two operands and writes one,
+    3 / bandwidth (0 when the bandwidth is not known: nothing is guessed)."""
+    return 3.0 / hbm_bytes_per_second if hbm_bytes_per_second else 0.0
+
+
+def entry_gamma(entry: dict) -> float | None:
+    """The γ (s per reduced byte) a calibration entry's fit held fixed while fitting α and β, which
+    its model (``symcomm nccl-tests``) adds back: ``gamma_held``, or the older optional ``gamma``;
+    None when the entry states neither (calibrate before ``gamma_held``, which folded the reduction
+    into β)."""
+    for key in ("gamma_held", "gamma"):
+        if key in entry:
+            return float(entry[key])
+    return None
+
+
+def calibrated_gamma(document: dict) -> tuple[float, bool]:
+    """(the file's γ per byte, whether its calibrated β folds the reduction).
+
+    A calibrated β and the γ added to it must be one decomposition of the measured time, or a
+    reducing collective pays its reduction twice (once inside the fitted β, once as c·γ).  So:
+
+    * every entry states the γ its fit held: the file's γ is 3 / its HBM bandwidth, and each
+      entry's γ must be that one (checked by :func:`check_hardware_document`);
+    * an entry states none (a file written before calibrate recorded it): its fit held γ = 0, so
+      its β includes the reduction, and the links calibrate wrote from it too.  The file's γ is
+      then 0 — what that fit assumed, reproducing it exactly — rather than 3/HBM on top of it
+      (counted twice) or a refusal of a file whose meaning is known.  Commands say so in a note."""
+    entries = document.get("calibration", ())
+    folded = any(entry_gamma(e) is None for e in entries)
+    return (0.0 if folded else hbm_gamma(document.get("hbm_bytes_per_second"))), folded
+
+
+def check_hardware_document(document: dict, what: str) -> dict:
+    """``document`` if it is a valid hardware file (schema ``hardware`` and the relations a
+    schema cannot state), else InputError naming ``what`` and the field."""
+    from ..base.inputs import check
+
+    check(document, "hardware", what)
+    for i, entry in enumerate(document.get("calibration", ())):
+        if len(entry["sizes_bytes"]) != len(entry["efficiency"]):
+            raise InputError(f"{what}: field 'calibration/{i}': sizes_bytes and efficiency differ in length")
+        if list(entry["sizes_bytes"]) != sorted(entry["sizes_bytes"]):
+            raise InputError(f"{what}: field 'calibration/{i}/sizes_bytes': sizes must be in increasing order")
+        if entry["algorithm"] == "hierarchical" and not {"alpha_inter", "beta_inter"} <= set(entry):
+            raise InputError(f"{what}: field 'calibration/{i}': a two-level fit needs alpha_inter and beta_inter")
+        if "gamma_held" in entry and "gamma" in entry and entry["gamma"] != entry["gamma_held"]:
+            raise InputError(f"{what}: field 'calibration/{i}/gamma': {entry['gamma']:g} differs from its gamma_held "
+                             f"{entry['gamma_held']:g}; gamma is the older name of gamma_held: give one")
+    # one decomposition of the measured time: the γ each fit held is the γ every command adds
+    gamma, folded = calibrated_gamma(document)
+    for i, entry in enumerate(document.get("calibration", ())):
+        held = entry_gamma(entry)
+        if held is not None and not math.isclose(held, gamma, rel_tol=1e-9, abs_tol=0.0):
+            key = "gamma_held" if "gamma_held" in entry else "gamma"
+            why = ("another entry states no gamma_held (written before calibrate recorded it: its fitted β "
+                   "includes the reduction), so the file's γ is 0" if folded else
+                   f"the file's γ is 3 / hbm_bytes_per_second = {gamma:g} s/byte" if gamma > 0 else
+                   "the file gives no hbm_bytes_per_second, so its γ is 0")
+            raise InputError(f"{what}: field 'calibration/{i}/{key}': its fit held γ = {held:g} s/byte, but {why}; "
+                             "the fitted β holds the reduction at the fit's γ, so another γ would count it twice or "
+                             "not at all: recalibrate (symcomm calibrate LOG -o FILE) or make them agree")
+    return document
+
+
+def hardware_file(path) -> Hardware:
+    """A hardware description from a JSON file (what ``symcomm calibrate -o`` writes)."""
+    from ..base.inputs import read_json
+
+    what = f"--hardware {str(path)!r}"
+    d = read_json(path, "--hardware", "hardware", limit=MAX_HARDWARE_BYTES)
+    check_hardware_document(d, what)
+    name = str(d.get("name") or Path(str(path)).stem)
+
+    def file_link(level: str) -> Link:
+        x = d[level]
+        return Link(f"{name}-{level}", x.get("title", f"{level}-node link of {name}"), float(x["bytes_per_second"]),
+                    float(x["latency_s"]), x.get("published", ""), x.get("conversion", ""),
+                    x.get("source", str(path)), x.get("latency_source", x.get("source", str(path))))
+
+    fitted = d.get("step_time", {})
+    _, folded = calibrated_gamma(d)
+    inter, two_level, unknown, link_note = _inter_links(d, what, file_link)
+    return Hardware(str(path), d.get("title", name), file_link("intra"), inter, int(d["gpus_per_node"]),
+                    float(d["memory_bytes"]) if "memory_bytes" in d else None,
+                    float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
+                    d.get("source", str(path)),
+                    tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
+                    tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
+                    tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
+                    inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note)
+
+
+def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:
+    """(the flat link across nodes, the two-level forms' inter-node link or None for the same one,
+    why the latter is unknown or "", a note on how an older file was read) of a hardware document.
+
+    * ``inter_two_level`` given: the two meanings apart, as calibrate writes them.
+    * ``inter`` marked ``"fitted_as": "flat"`` without ``inter_two_level``: the two-level link is not
+      known (a multi-node log calibrated without a single-node one): refused across nodes.
+    * neither, and a two-level calibration entry whose α_inter, β_inter are ``inter``'s: a file of
+      calibrate before the two were kept apart, which wrote the two-level fit as ``inter``.  Read as
+      that fit for the two-level forms, and the flat link from the file's flat calibration entry of a
+      run across nodes (the one the calibrate of today writes as ``inter``), said in a note; without
+      such an entry the flat meaning is unknown: refused, naming the field.
+    * otherwise ``inter`` is one link for both (a physical link, as a preset's)."""
+    inter = file_link("inter")
+    if "inter_two_level" in d:
+        return inter, file_link("inter_two_level"), "", ""
+    if d["inter"].get("fitted_as") == "flat":
+        return inter, None, ("the file's inter link was fitted to a flat algorithm across nodes, which is not the "
+                             "two-level forms' inter-node phase; symcomm calibrate fits it from a single-node log "
+                             "given with the multi-node one"), ""
+    entries = d.get("calibration", ())
+    g = int(d["gpus_per_node"])
+    old_two_level = [e for e in entries if "alpha_inter" in e and "beta_inter" in e
+                     and math.isclose(e["alpha_inter"], inter.latency_s, rel_tol=1e-9)
+                     and math.isclose(1.0 / e["beta_inter"], inter.bytes_per_second, rel_tol=1e-9)]
+    if d["inter"].get("fitted_as") != "two_level" and not old_two_level:
+        return inter, None, "", ""
+    flat = [e for e in entries if "alpha_inter" not in e and spans_nodes(e["ranks"], e.get("gpus_per_node") or g)]
+    flat.sort(key=lambda e: (e["collective"] != "all_reduce", -e["ranks"]))
+    if not flat:
+        raise InputError(f"{what}: field 'inter' is a two-level fit (calibrate before inter_two_level), and the file "
+                         "has no flat calibration across nodes to give the link a flat algorithm spanning nodes runs "
+                         "at; recalibrate (symcomm calibrate SINGLE_NODE_LOG MULTI_NODE_LOG -o FILE) or move it to "
+                         "inter_two_level and give inter")
+    e = flat[0]
+    source = f"the flat calibration entry {e['collective']}/{e['algorithm']} on {e['ranks']} ranks ({e.get('source', '')})"
+    flat_link = Link(inter.name, inter.title, 1.0 / float(e["beta"]), float(e["alpha"]), "", "", source, source)
+    note = (f"hardware file {what[len('--hardware '):]}: its inter link is a two-level fit (written before calibrate "
+            "kept inter_two_level apart): it prices the two-level forms' inter-node phase, and a flat algorithm "
+            f"across nodes runs at {source}'s alpha, beta (recalibrate to write both)")
+    return flat_link, inter, "", note
+
+
+def describe_hardware(system: Hardware) -> dict:
+    """A preset's values with their units and sources (``symcomm presets``)."""
+    def link_dict(x: Link) -> dict:
+        return {"name": x.name, "title": x.title, "bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s,
+                "published": x.published, "conversion": x.conversion, "source": x.source,
+                "latency_source": x.latency_source}
+
+    return {"name": system.name, "title": system.title, "intra": link_dict(system.intra),
+            "inter": link_dict(system.inter), "gpus_per_node": system.gpus_per_node,
+            "memory_bytes": system.memory_bytes, "hbm_bytes_per_second": system.hbm_bytes_per_second,
+            "source": system.source, "peak_flops": dict(system.peak_flops), "peak_source": system.peak_source,
+            "step_time": dict(system.step_time), "step_time_source": system.step_time_source}
+
+
+# -- which link a group uses: the one rule ---------------------------------------------------------
+
+def spans_nodes(ranks: int, gpus_per_node: int) -> bool:
+    """Whether a group of ``ranks`` ranks, placed on nodes of ``gpus_per_node`` GPUs, crosses the
+    network: more ranks than a node holds.  The one rule every command uses (``eval``, ``compare``
+    through :func:`link_values`, ``nccl-tests`` through ``calibration_file.model_from``, ``calibrate`` for the
+    level of a fit; the strategies state the same relation symbolically, ``training.axes.spans``)."""
+    return ranks > gpus_per_node
+
+
+def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
+                bytes_per_element: int = 1) -> tuple[dict[str, float | int], str]:
+    """The time constants a group of ``ranks`` ranks uses on ``system``, its nodes holding
+    ``gpus_per_node`` GPUs (default: the system's), and a note saying why ("" when there is nothing
+    to say).
+
+    A two-level algorithm prices each level at its own link (α, β inside a node, α_inter,
+    β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
+    the intra-node one; once the group spans nodes it is as fast as its slowest link, the
+    network, so its α, β are the inter-node values.
+
+    The inter-node link has two meanings, equal for a physical link (a preset) but not for a
+    fitted one: the per-step α, β of a flat algorithm spanning nodes (``inter``: a flat ring of N
+    ranks sends 2(N−1)/N·M per rank over it), and α_inter, β_inter of a two-level form's inter-node
+    phase (``inter_two_level``: the G ranks of a node each move 2(N/G−1)/(N/G)·M/G across at once,
+    so a β_inter fitted to a measured time is the share of the network each of them gets).  A
+    calibrated file keeps both (:func:`hardware_file`); the two-level forms take ``inter_two_level``
+    when the file has it, and are refused across nodes, naming it, when the file's ``inter`` is a
+    flat fit without it."""
+    values = system.values(bytes_per_element)
+    g = gpus_per_node or system.gpus_per_node
+    if two_level:
+        across = ranks is None or spans_nodes(ranks, g)
+        if system.inter_two_level is not None:
+            values["alpha_inter"] = system.inter_two_level.latency_s
+            values["beta_inter"] = bytes_per_element / system.inter_two_level.bytes_per_second
+        elif system.two_level_unknown and across:
+            raise system.lacks("inter_two_level", f"a two-level algorithm across nodes needs: {system.two_level_unknown}")
+        return values, ""
+    if ranks is None or not spans_nodes(ranks, g):
+        return values, ""
+    values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
+    return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
+                    "inter-node values")
+
+
+# -- the CLI's eval: values from presets ----------------------------------------------------------
+
+def fill_from_presets(target, texts: dict, *, model_name: str | None = None, config_path: str | None = None,
+                      hardware_name: str | None = None, dtype: str | None = None,
+                      gpus_per_node: str | None = None) -> tuple[dict, str | None]:
+    """(KEY=VALUE texts completed from the model preset or config file and the hardware preset
+    for the symbols ``target`` (a :class:`symcomm.training.subjects.Subject`) uses, the dtype).  An
+    explicit KEY=VALUE always wins.  With a hardware preset the time symbols are per byte, so
+    the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
+    nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's; which link was
+    taken is a note (:mod:`symcomm.base.notes`)."""
+    from ..core import symbols as S
+    from ..base.inputs import parse_number
+
+    time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
+    needed = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL}
+    filled: dict[str, object] = {}
+    try:
+        if model_name and config_path:
+            raise InputError("give --model or --model-config, not both")
+        if model_name or config_path:
+            chosen = model(model_name) if model_name else model_from_config(config_path)
+            filled.update({k: v for k, v in chosen.values().items() if k in needed})
+        if hardware_name:
+            system = hardware(hardware_name)
+            dtype = dtype or "bf16"
+            two_level = any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
+            group = texts.get("N", filled.get("N"))
+            ranks = int(parse_number("N", str(group), integer=True)) if group is not None else None
+            g = int(parse_number("G (gpus_per_node)", str(gpus_per_node), integer=True)) if gpus_per_node else None
+            preset, why = link_values(system, ranks, two_level, g)
+            if why:
+                notes.add(why, restates_default=True)
+            for key, value in preset.items():
+                if key in time_names or key in needed:
+                    filled[key] = value
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    return {**{k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}, **texts}, dtype

@@ -1,0 +1,343 @@
+"""What ``symcomm eval`` and ``symcomm compare`` answer, as their JSON documents: a subject bound
+(:mod:`symcomm.training.binding`) and evaluated exactly, its terms and axes, the step model beside it
+(``eval hybrid --hardware``), every input echoed with its unit and source, and the unit of every number.
+The commands print these documents; the Python API (:mod:`symcomm.api`) returns them.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import sympy as sp
+
+from ..core import symbols as S
+from ..collectives.algorithms import algorithms_of
+from ..base.errors import InputError
+from ..numbers.evaluation import exact, plain
+from ..collectives.primitives import PRIMITIVES
+from ..base.units import bytes_per_element
+from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
+                      _preset_shape, _with_units, bound, parse_value, split_assignments)
+from .subjects import Subject, option_names, subject
+
+
+def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
+    """The cost's fields at ``values`` (× ``scale``); ``in_bytes``: terms with their own element type
+    (fp32 gradients) count their own size, so the figures are bytes on the wire."""
+    out: dict = {}
+    cost = target.cost_in(scale) if in_bytes else target.cost
+    for key, expr in cost.fields().items():
+        number = exact(expr, values)
+        if key not in ("alpha", "alpha_inter"):
+            number = number * scale
+        out[key] = number
+    if times:
+        t = sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
+                 for sym, coef in cost.coefficients), sp.Integer(0))
+        out["time"] = t
+    return out
+
+
+def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
+    rows = []
+    for term in target.terms:
+        cost = term.cost
+        own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
+        rows.append({
+            "label": term.label,
+            "axis": getattr(term, "axis", ""),
+            "collective": term.primitive,
+            "algorithm": term.algorithm,
+            "group": plain(exact(term.group, values)),
+            "message": plain(exact(term.message, values) * own),
+            "count": plain(exact(term.count, values)),
+            "send": plain(exact(cost.send, values) * own),
+            **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
+        })
+    return rows
+
+
+def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
+    from .terms import busiest_stage, cost_in_bytes_of
+
+    by_axis: dict = {}
+    for term in target.terms:
+        by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
+    stages = values.get(S.p)
+    stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
+    out = {}
+    for axis, terms in by_axis.items():
+        cost = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
+        row = {"send": plain(exact(cost.send, values) * scale), "stage": busiest_stage(terms, stages)}
+        if times:
+            row["time"] = plain(sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
+                                     for sym, coef in cost.coefficients), sp.Integer(0)))
+        out[axis or "all"] = row
+    return out
+
+
+def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
+    """Every value the answer used, with its unit and where it came from."""
+    from .. import presets
+
+    def source(name: str) -> str:
+        if name in derived:
+            return "typed, " + derived[name]
+        if name in typed:
+            return "typed"
+        if name == "Phi" and not (args.model or args.model_config):
+            return "derived from the shape (h, L, a, h_kv, F, V, s)"
+        if args.model and name in presets.model(args.model).values():
+            return f"model preset {args.model}"
+        if args.model_config and name != "G":
+            return f"config file {args.model_config}"
+        if args.hardware:
+            system = presets.hardware(args.hardware)
+            # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
+            if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
+                return f"hardware {args.hardware}: " + "; ".join(system.defaults_used())
+            return f"hardware {args.hardware}"
+        return "default"
+
+    out = {}
+    for sym, value in values.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        out[name] = {"value": plain(value), "unit": S.BY_SYMBOL[sym].unit, "source": source(name)}
+    for sym, value in times.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        out[name] = {"value": plain(value), "unit": _TIME_UNITS[name], "source": source(name)}
+    if dtype:
+        out["dtype"] = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
+                        "source": "typed (--dtype)" if args.dtype else
+                        ("default (--hardware gives per-byte constants)" if args.hardware else
+                         "default (a time or a byte size was asked)")}
+    return out
+
+
+def _units(result: dict, extras: dict, unit: str) -> dict:
+    """The unit of every number in the answer (alpha and beta there are counts, not the inputs α, β)."""
+    out = {"send": unit, "recv": unit, "total": unit, "time": "s",
+           "alpha": "messages on the critical path (the count multiplying α)",
+           "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
+           "beta": f"{unit} moved on the critical path (the count multiplying β)",
+           "beta_inter": f"{unit} moved across nodes on the critical path (the count multiplying β_inter)",
+           "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
+    out = {key: value for key, value in out.items() if key in result}
+    out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
+    return {key: value for key, value in out.items() if key in result or key in extras}
+
+
+def _steptime():
+    # imported on first use: only `eval hybrid` needs the step model
+    from . import steptime
+
+    return steptime
+
+
+def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
+    """The step model at the bound values: the model's shape (F, gated) from the preset or config,
+    the hardware's peak at --dtype and its fitted constants, β and γ per element of --dtype."""
+    from .. import presets
+
+    scale = bytes_per_element(dtype)
+    try:
+        system = presets.hardware(args.hardware)
+        compute = system.compute_values(dtype)
+        model = (presets.model(args.model) if args.model else
+                 presets.model_from_config(args.model_config) if args.model_config else None)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
+    if model is not None:
+        numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
+        step_texts = {"gated": "1" if model.gated else "0", **step_texts}
+    if "F" not in numbers:
+        raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
+    for sym, value in times.items():
+        name = S.BY_SYMBOL[sym].cli_name
+        numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
+    numbers.update(compute)
+    options = {key: value for key, value in target.options.items() if key != "backend"}
+    out = _steptime().report(numbers, scale, options, step_texts)
+    if args.backend:
+        out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
+                                  f"--backend {args.backend} runs; the communication figures above do")
+    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
+                        "dtype": dtype}
+    # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
+    out.update(system.memory_verdict(out["memory_per_gpu"]))
+    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes"})
+    out["assumptions"] += list(system.defaults_used())
+    return out
+
+
+def _summed(terms):
+    from ..core.cost import Cost
+
+    return Cost.sum(term.cost for term in terms)
+
+
+def eval_payload(args) -> dict:
+    """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
+    name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
+    stepping = args.name == "hybrid"
+    known = set(option_names(args.name)) | (set(_steptime().STEP_OPTIONS) if stepping else set())
+    texts, option_texts = split_assignments(args.assignments, known)
+    step_texts: dict = {}
+    if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
+        try:
+            option_texts, step_texts = _steptime().step_options(option_texts)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+    option_texts = _preset_shape(args, args.name, option_texts)
+    if stepping and "Phi" not in texts and not (args.model or args.model_config):
+        texts = _phi_from_shape(texts, step_texts.get("gated", "0") == "1")
+    target = subject(args.name, args.algorithm, **option_texts)
+    typed = set(texts)
+    texts, dtype, derived = _with_units(texts, args.dtype)
+    # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
+    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
+    values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
+                                 also_used=step_names)
+    if args.backend:  # what that library runs for each collective (symcomm.collectives.profiles)
+        target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
+        problems = target.problems(values)   # the requirements of what the backend runs
+        if problems:
+            raise UsageError(problems[0])
+    scale = bytes_per_element(dtype) if dtype else 1
+    unit = "bytes" if dtype else "elements"
+    result = _costs_at(target, values, times, scale, in_bytes=bool(dtype))
+    extras = {key: exact(expr, values) for key, expr in target.extras.items()}
+    payload = {
+        "label": target.label,
+        "kind": target.kind,
+        "name": target.name,
+        **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": dict(target.options)}),
+        "values": {S.BY_SYMBOL[sym].cli_name: plain(val) for sym, val in values.items()},
+        "unit": unit,
+        **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
+        **{key: plain(val) for key, val in result.items()},
+        **{key: plain(val) for key, val in extras.items()},
+    }
+    if target.terms:
+        payload["terms"] = _term_rows(target, values, scale, in_bytes=bool(dtype))
+        axes = _axis_rows(target, values, times, scale, in_bytes=bool(dtype))
+        if len(axes) > 1:
+            payload["axes"] = axes
+    payload["inputs"] = _inputs(args, values, times, typed, derived, dtype)
+    payload["units"] = _units(result, extras, unit)
+    payload["_result_keys"] = list(result)
+    payload["_extra_keys"] = list(extras)
+    if stepping and args.hardware:
+        payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+        payload.update(_step_report(args, target, values, times, dtype, step_texts))
+    return payload
+
+
+def compare_payload(args) -> dict:
+    """What ``symcomm compare`` answers, as the JSON document: every algorithm of a primitive side
+    by side at N and M — counts, time, the best — and which algorithm is fastest over which range
+    of message sizes (where they cross).
+
+    Each algorithm is bound and evaluated exactly as ``eval --algorithm A`` evaluates it
+    (:func:`bound`, :func:`_costs_at`): the same hardware fill (each level of a two-level
+    algorithm at its own link, G the preset's GPUs per node), the same symbols (C, K, G where
+    the algorithm needs them), the same refusals — an algorithm ``eval`` would refuse with
+    these values (a power of two, a missing C or α_inter) is listed in ``skipped`` with eval's
+    words.  The curves over M use the same bound values with M varied."""
+    import numpy as np
+
+    from ..numbers.evaluation import fast
+
+    if args.name not in PRIMITIVES:
+        raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
+    targets = [subject(args.name, alg.name) for alg in algorithms_of(args.name)]
+    texts, _ = split_assignments(args.assignments, set())
+    typed = set(texts)
+    # what some algorithm of the primitive takes; a name none takes is a typo, refused at once
+    takes = {S.BY_SYMBOL[x].cli_name for t in targets for x in t.symbols() if x in S.BY_SYMBOL}
+    allowed = sorted(takes) + sorted(_TIME_NAMES) + ["bw", "bw_inter"]
+    for key in texts:
+        if key not in allowed:
+            raise UsageError(f"unknown parameter {_SPELLED.get(key, key)!r} for compare {args.name}; allowed: "
+                             f"{', '.join(allowed)}")
+    texts, dtype, derived = _with_units(texts, args.dtype)
+    least = {sym: n for t in targets for sym, n in t.least.items()}
+    for key, text in texts.items():   # a value that is not a number is refused, not skipped per algorithm
+        parse_value(key, text, least=least.get(S.symbol(key)) if key in S.SYMBOLS else 1)
+    # the single-level time constants some algorithm uses are needed (as eval needs them); the
+    # inter-node pair only by the two-level algorithms, which are skipped (eval's words) without it
+    single = [S.BY_SYMBOL[sym].cli_name for sym in (S.alpha, S.beta, S.gamma)
+              if any(coef != 0 for t in targets for x, coef in t.cost.coefficients if x == sym)]
+    shape = [key for key in ("N", "M") if key in takes]       # send_recv has no N: two ranks
+    missing = [key for key in (*shape, *single) if key not in texts and not (args.hardware and key in single)]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}: compare {args.name} needs {', '.join(shape)} and "
+                         f"{', '.join(single)} (or --hardware); " + TIME_RULE)
+    dtype = dtype or "bf16"
+    rows, curves, skipped, points = [], {}, [], {}
+    sizes = np.unique(np.round(2.0 ** np.arange(0, 41, 0.25)))          # 1 to 2**40 elements
+    scale = bytes_per_element(dtype)
+    for target in targets:
+        own = {key: text for key, text in texts.items() if key in _TIME_NAMES or S.symbol(key) in target.symbols()}
+        try:
+            # a typed G places every algorithm's ranks on nodes of G GPUs, not only the two-level ones
+            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed), gpus_per_node=texts.get("G"))
+        except InputError as err:
+            skipped.append(f"{target.algorithm}: {err}")
+            continue
+        result = _costs_at(target, values, times, scale, in_bytes=True)     # what eval prints
+        rows.append({"algorithm": target.algorithm, **{key: plain(val) for key, val in result.items()},
+                     "values": {S.BY_SYMBOL[sym].cli_name: plain(val) for sym, val in values.items()},
+                     "inputs": _inputs(SimpleNamespace(model=None, model_config=None, hardware=args.hardware,
+                                                       dtype=args.dtype), values, times, typed, derived, dtype)})
+        # the same point as floats for the curves over M: β, γ per element of dtype, as in eval's sum
+        point = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
+        point.update({S.BY_SYMBOL[sym].cli_name: float(val) * (1 if sym in _PER_MESSAGE else scale)
+                      for sym, val in times.items()})
+        points[target.algorithm] = (fast(target.cost.time), point)
+        timer = points[target.algorithm][0]
+        curves[target.algorithm] = np.asarray(timer(**{**point, "M": sizes}), dtype=float) * np.ones_like(sizes)
+    if not rows:
+        raise UsageError(f"no algorithm of {args.name} runs with these values: " + "; ".join(skipped))
+    best = min(rows, key=lambda r: r["time"])
+    # in-network reduction needs a switch that adds (NVLink SHARP, IB SHARP): the ranges are drawn
+    # among the algorithms any cluster runs, with it named apart
+    names = [n for n in curves if n != "in_network"] or list(curves)
+    table = np.vstack([curves[n] for n in names])
+    # equal times (rabenseifner_fold is rabenseifner on a power of two) go to the first listed, so the
+    # ranges change only where one algorithm really overtakes another
+    winner = np.argmax(table <= table.min(axis=0) * (1 + 1e-9), axis=0)
+    ranges, start = [], 0
+    for i in range(1, len(sizes) + 1):
+        if i == len(sizes) or winner[i] != winner[start]:
+            ranges.append({"algorithm": names[winner[start]], "from_elements": int(sizes[start]),
+                           "to_elements": int(sizes[i - 1])})
+            start = i
+
+    def at(name: str, size: float) -> float:
+        timer, point = points[name]
+        return float(timer(**{**point, "M": size}))
+
+    for before, after in zip(ranges, ranges[1:]):
+        # where the two lines cross, by bisection on M between the grid points that bracket it
+        low, high = float(before["to_elements"]), float(after["from_elements"])
+        for _ in range(80):
+            middle = (low * high) ** 0.5
+            gap = at(before["algorithm"], middle) - at(after["algorithm"], middle)
+            low, high = (middle, high) if gap < 0 else (low, middle)
+        after["crossover_elements"] = high
+    n, m = (int(parse_value(key, texts[key], least=least.get(S.symbol(key), 1))) if key in shape else None
+            for key in ("N", "M"))
+    unit = "bytes"
+    counts = _units({key: None for row in rows for key in row}, {}, unit)
+    out = {"primitive": args.name, "N": n, "M": m, "dtype": dtype, "bytes_per_element": scale, "unit": unit,
+           "units": {**counts, "M": "elements", "N": "ranks",
+                     "values": "each row's symbol values (N ranks, M elements, G ranks per node, C chunks, "
+                               "K elements), as eval --json gives them",
+                     "inputs": "each row's inputs with unit and source, as eval --json gives them",
+                     "from_elements": "elements", "to_elements": "elements", "crossover_elements": "elements"},
+           "best": best["algorithm"], "algorithms": rows, "fastest_by_message_size": ranges,
+           "ranges_leave_out": [n for n in curves if n not in names], "skipped": skipped}
+    return out

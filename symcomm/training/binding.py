@@ -1,0 +1,220 @@
+"""KEY=VALUE words bound to a subject, as ``eval`` and ``compare`` read them: names checked (and their
+other spellings), values parsed exactly, units converted (``bw=50GB/s`` → β, ``M=1GiB`` → elements of
+--dtype), the presets' values filled in (a model's shape, a hardware's links), and the subject's
+requirements checked.  The one binding both commands (and the Python API) share; what the user is told
+goes to :mod:`symcomm.base.notes`.
+"""
+
+from __future__ import annotations
+
+from ..core import symbols as S
+from ..base import notes
+from ..base.errors import InputError
+from ..base.inputs import parse_number
+from ..base.units import bytes_per_element
+from .subjects import Subject, option_names
+
+
+#: bad input: reported in one line, exit status 2 by the CLI
+UsageError = InputError
+
+
+#: parameter names the CLI accepts besides the symbols' own names
+ALIASES = {"gpus_per_node": "G"}
+#: how an error names a parameter that has another spelling: both, so the user finds the one they typed
+_SPELLED = {key: f"{key} ({typed})" for typed, key in ALIASES.items()}
+_TIME_NAMES = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
+_PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
+
+
+def _strategies() -> dict:
+    # imported on first use: `symcomm list` of the collectives needs no strategy
+    from .strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict, dict]:
+    """KEY=VALUE words → (symbol values as text, option values as text)."""
+    values, options = {}, {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"{item!r} is not KEY=VALUE; write for example N=8 M=1073741824")
+        key, text = item.split("=", 1)
+        typed = key.strip()
+        if not typed:
+            raise UsageError(f"{item!r} is not KEY=VALUE: the name before '=' is empty; write for example N=8")
+        key = ALIASES.get(typed, typed)
+        if key in values or key in options:
+            raise UsageError(f"{typed} is given twice; give each parameter once")
+        if key in target_options:
+            options[key] = text
+        else:
+            values[key] = text
+    return values, options
+
+
+def parse_value(key: str, text, least: int | None = None):
+    """One KEY=VALUE value, exactly: a time constant as a real number, a symbol as its kind
+    (whole for integer symbols, at least ``least``, by default the symbol's own least value);
+    InputError naming the parameter."""
+    if key in _TIME_NAMES:
+        return parse_number(key, text, integer=False)
+    sym = S.symbol(key)
+    least = S.least_value(sym) if least is None else least
+    return parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=least)
+
+
+def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset = frozenset()) -> tuple[dict, dict]:
+    """Check names and parse values: (symbol → exact value, time symbol → value).  With
+    ``check`` False the values are not checked against the subject's requirements (the
+    caller checks them against what a backend runs instead)."""
+    needed = target.symbols()
+    needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
+    time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
+    allowed = needed_names + sorted(_TIME_NAMES)
+    values, times, unused = {}, {}, []
+    for key, text in texts.items():
+        if key in _TIME_NAMES:
+            times[S.symbol(key)] = parse_value(key, text)
+        elif key in needed_names or (target.open_symbols and key in S.SYMBOLS):
+            # a strategy may be given a known symbol it does not use with these options
+            # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
+            sym = S.symbol(key)
+            values[sym] = parse_value(key, text, least=target.least.get(sym))
+            if key not in needed_names and key not in also_used:
+                unused.append(key)
+        else:
+            options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
+            raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
+    missing = [name for name in needed_names if S.symbol(name) not in values]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
+                         f"(as KEY=VALUE)")
+    problems = target.problems(values) if check else []
+    if problems:
+        raise UsageError(problems[0])
+    if unused:
+        notes.add(f"{', '.join(unused)} not used by {target.label}")
+    if times:
+        absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
+        if absent:
+            raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
+                             f"{', '.join(sorted(time_needed))} once any of them is given")
+    return values, times
+
+
+def _preset_shape(args, name: str, option_texts: dict) -> dict:
+    """A model preset's (or config's) shape is used as plan uses it: with fewer K, V heads than
+    heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
+    embeddings ``tied`` defaults to 1, each said in a note; an option given explicitly (gqa=0)
+    still wins."""
+    wanted = [key for key in ("gqa", "tied", "embeddings") if key in option_names(name) and key not in option_texts]
+    if not wanted or not (args.model or args.model_config):
+        return option_texts
+    from .. import presets
+
+    if args.model and args.model_config:
+        raise UsageError("give --model or --model-config, not both")
+    try:
+        model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    out = dict(option_texts)
+    if "gqa" in wanted and model.kv_heads < model.heads:
+        notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
+              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
+        out["gqa"] = "1"
+    if "embeddings" in wanted:
+        notes.add(f"embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
+              "counts them; give embeddings=0 to leave them out", restates_default=True)
+        out["embeddings"] = "1"
+    if "tied" in wanted and model.tied:
+        notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
+        out["tied"] = "1"
+    return out
+
+
+#: the one rule for time constants, said in --help, the README and every output
+TIME_RULE = ("alpha, alpha_inter: seconds per message; beta, beta_inter: seconds per byte moved, gamma: seconds per "
+             "byte reduced (bytes = elements × --dtype, bf16 when a time is asked without it); or bw=50GB/s, "
+             "bw_inter=400Gb/s per direction instead of beta, beta_inter")
+_TIME_UNITS = {"alpha": "s/message", "alpha_inter": "s/message", "beta": "s/byte", "beta_inter": "s/byte",
+               "gamma": "s/byte reduced"}
+
+
+def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]:
+    """Bandwidths (bw=50GB/s → beta) and sizes with a unit (M=1GiB → elements of --dtype) turned into the
+    symbols' own values; --dtype defaults to bf16 (said in a note) once a time or a byte size is given, since
+    β and γ are per byte.  Returns (texts, dtype, how each converted value was derived)."""
+    from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
+
+    out, derived = dict(texts), {}
+    for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")):
+        if key in out:
+            if target in out:
+                raise UsageError(f"give {key} or {target}, not both ({target} = 1 / {key})")
+            try:
+                rate = parse_bandwidth(key, out.pop(key))
+            except InputError as err:
+                raise UsageError(str(err)) from None
+            out[target] = repr(1.0 / rate)
+            derived[target] = f"1 / {key} = 1 / ({rate:g} bytes/s)"
+    sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
+    if dtype is None and (sized or any(key in out for key in _TIME_NAMES)):
+        dtype = "bf16"
+        notes.add("--dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
+              "--dtype to change it", restates_default=True)
+    if sized:
+        try:
+            nbytes = parse_size_bytes("M", out["M"])
+        except InputError as err:
+            raise UsageError(str(err)) from None
+        size = bytes_per_element(dtype)
+        if nbytes % size:
+            raise UsageError(f"M={out['M']} is not a whole number of {dtype} elements ({size} bytes each)")
+        derived["M"] = f"{out['M']} / {size} bytes per {dtype} element"
+        out["M"] = str(nbytes // size)
+    return out, dtype, derived
+
+
+def _phi_from_shape(texts: dict, gated: bool) -> dict:
+    """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
+    positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
+    embeddings) — said in a note; without the whole shape, texts unchanged (Φ is then missing)."""
+    shape = ("h", "L", "a", "h_kv", "F", "V", "s")
+    if not all(key in texts for key in shape):
+        return texts
+    from .. import presets
+
+    n = {key: parse_number(key, texts[key], integer=True) for key in shape}
+    if (n["h_kv"] * n["a"]) % n["h"]:
+        raise UsageError(f"h_kv={n['h_kv']} is not a whole number of heads of width h/a = {n['h']}/{n['a']}")
+    shape_only = presets.Model(name="KEY=VALUE", title="the shape given", family="llama" if gated else "gpt",
+                               hidden=int(n["h"]), layers=int(n["L"]), heads=int(n["a"]),
+                               kv_heads=int(n["h_kv"] * n["a"] // n["h"]), ffn=int(n["F"]), vocab=int(n["V"]),
+                               seq=int(n["s"]))
+    phi = shape_only.parameters
+    notes.add(f"Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)", restates_default=True)
+    return {**texts, "Phi": str(phi)}
+
+
+def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: frozenset = frozenset(),
+          check: bool = True, also_used: frozenset = frozenset(), gpus_per_node: str | None = None) -> tuple[dict, dict, str | None]:
+    """(symbol → exact value, time symbol → value, dtype): ``target`` at the KEY=VALUE ``texts``
+    (units already converted) completed from the presets of ``args`` (model, model_config,
+    hardware: which link each level uses is ``presets.link_values``' rule, on nodes of
+    ``gpus_per_node`` GPUs — default the G in ``texts`` — else the preset's), then checked by
+    :func:`bind`.  The one binding ``eval`` and ``compare`` share; what the user is told goes to
+    :mod:`symcomm.base.notes`."""
+    model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
+    if model or config or hardware:  # presets fill values; KEY=VALUE wins
+        from ..presets import fill_from_presets
+        texts, dtype = fill_from_presets(target, texts, model_name=model, config_path=config,
+                                         hardware_name=hardware, dtype=dtype,
+                                         gpus_per_node=gpus_per_node or texts.get("G"))
+    if "s" in texts and "s" not in typed and (model or config):
+        notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
+             "the length you train at")
+    values, times = bind(target, texts, check=check, also_used=also_used)
+    return values, times, dtype

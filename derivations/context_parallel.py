@@ -9,7 +9,8 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim
-from symcomm.training.strategies import JACOBS, LIU, RING_FLASH_ATTN, STRATEGIES, forward
+from symcomm.training.strategies import JACOBS, LIU, RING_FLASH_ATTN, STRATEGIES
+from symcomm.training.terms import forward
 from symcomm.core.symbols import L, N, b, h, h_kv, s
 
 bsh = b * s * h

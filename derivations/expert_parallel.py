@@ -8,7 +8,8 @@ dispatch and combine; the backward pass repeats them in reverse.
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, POWER_OF_TWO, AtLeast
-from symcomm.training.strategies import FEDUS, LEPIKHIN, STRATEGIES, forward
+from symcomm.training.strategies import FEDUS, LEPIKHIN, STRATEGIES
+from symcomm.training.terms import forward
 from symcomm.core.symbols import L_moe, N, b, f, h, k, s
 
 SOURCE = LEPIKHIN + ", §2.2; " + FEDUS + ", §2.1"

@@ -16,7 +16,8 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Domain
-from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES, cost_in_bytes_of
+from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
+from symcomm.training.terms import cost_in_bytes_of
 from symcomm.core.symbols import G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
 
 HYBRID = STRATEGIES["hybrid"]

@@ -9,7 +9,8 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Limit
-from symcomm.training.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, SHOEYBI, STRATEGIES, forward
+from symcomm.training.strategies import KORTHIKANTI, MEGATRON_SP_REGATHER, NARAYANAN, SHOEYBI, STRATEGIES
+from symcomm.training.terms import forward
 from symcomm.core.symbols import L, N, b, h, s
 
 TP_SOURCE = SHOEYBI + ", §3; " + NARAYANAN + ", §3.2"

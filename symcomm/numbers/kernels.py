@@ -328,7 +328,7 @@ def shipped(options: tuple, run_bytes: int) -> Kernel | None:
 
 
 def stage(axis: str, stages: int, embeddings: bool) -> str | None:
-    """The busiest GPU's pipeline stage for this axis (symcomm.training.strategies.busiest_stage), as shipped."""
+    """The busiest GPU's pipeline stage for this axis (symcomm.training.terms.busiest_stage), as shipped."""
     for entry in _index()["stages"]:
         if entry["embeddings"] == bool(embeddings) and entry["axis"] == axis:
             return entry["stages"][min(int(stages), 3) - 1]

@@ -129,13 +129,13 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def _stage(axis: str, stages: int, embeddings: bool) -> str:
-    """Which pipeline stage the axis's busiest GPU is on (symcomm.training.strategies.busiest_stage)."""
+    """Which pipeline stage the axis's busiest GPU is on (symcomm.training.terms.busiest_stage)."""
     from ..numbers import kernels
 
     known = kernels.stage(axis, stages, embeddings)
     if known is not None:
         return known
-    from ..training.strategies import busiest_stage
+    from ..training.terms import busiest_stage
     from ..training.subjects import subject
 
     terms = [term for term in subject("hybrid", embeddings=bool(embeddings), moe=True).terms

@@ -18,7 +18,7 @@ from ..training import settings
 
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
-#: runs it (symcomm.training.strategies.data_schedule): Megatron's DDP and distributed optimizer reduce once per step;
+#: runs it (symcomm.training.axes.data_schedule): Megatron's DDP and distributed optimizer reduce once per step;
 #: DeepSpeed ZeRO-2 reduces every micro-batch, ZeRO-3 also gathers in every forward and backward; FSDP
 #: FULL_SHARD and SHARD_GRAD_OP (reshard_after_forward=0) reduce every micro-batch
 SCHEMES = _frameworks.SCHEMES

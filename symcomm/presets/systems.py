@@ -348,7 +348,7 @@ def spans_nodes(ranks: int, gpus_per_node: int) -> bool:
     """Whether a group of ``ranks`` ranks, placed on nodes of ``gpus_per_node`` GPUs, crosses the
     network: more ranks than a node holds.  The one rule every command uses (``eval``, ``compare``
     through :func:`link_values`, ``nccl-tests`` through ``calibration_file.model_from``, ``calibrate`` for the
-    level of a fit; the strategies state the same relation symbolically, ``strategies._spans``)."""
+    level of a fit; the strategies state the same relation symbolically, ``training.axes.spans``)."""
     return ranks > gpus_per_node
 
 

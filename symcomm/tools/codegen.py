@@ -85,7 +85,7 @@ def family_data(kind: tuple) -> dict:
 def index_data() -> dict:
     """``kerneldata/index.json``: which file holds which family, and the busiest stage of each axis."""
     from ..numbers.kernels import FORMAT
-    from ..training.strategies import busiest_stage
+    from ..training.terms import busiest_stage
     from ..training.subjects import subject
 
     stages = []

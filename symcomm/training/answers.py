@@ -59,7 +59,7 @@ def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False
 
 def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
     """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
-    from .strategies import busiest_stage, cost_in_bytes_of
+    from .terms import busiest_stage, cost_in_bytes_of
 
     by_axis: dict = {}
     for term in target.terms:

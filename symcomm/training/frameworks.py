@@ -5,7 +5,7 @@ it reduces the gradients over the m micro-batches, whether ZeRO-3 re-gathers the
 the backward, the gradients' element type, whether sequence parallelism re-gathers its inputs in
 the backward, whether the gradient reductions overlap the backward, the data-parallel schemes
 the planner searches, and the framework files each of these follows.  The strategy
-(:func:`symcomm.training.strategies.data_schedule`, :func:`symcomm.training.strategies.sp_regather_of`), the step
+(:func:`symcomm.training.axes.data_schedule`, :func:`symcomm.training.axes.sp_regather_of`), the step
 model (:func:`symcomm.training.steptime.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
 read this table and nothing else about a framework.
 

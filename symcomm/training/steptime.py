@@ -38,7 +38,9 @@ from . import flops
 from . import frameworks as F
 from . import settings
 from ..base.errors import InputError
-from .strategies import cost_in_bytes_of, data_schedule, end_stage_shard
+from .axes import data_schedule
+from .hybrid import end_stage_shard
+from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import L, L_moe, Phi, Phi_E, a, b, c, d, e, eta, h, hbm, kappa, m, p, peak, s, t, v
 

@@ -92,7 +92,7 @@ class Subject:
         × ``run_bytes`` = bytes."""
         if not any(getattr(term, "dtype", "") for term in self.terms):
             return self.cost
-        from .strategies import cost_in_bytes_of
+        from .terms import cost_in_bytes_of
 
         return cost_in_bytes_of(self.terms, run_bytes)
 

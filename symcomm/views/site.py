@@ -8,7 +8,7 @@ network, no CDN).  What it computes comes from the same SymPy expressions as eve
   times, the requirement checks with the command line's messages), for the quantities *as the page
   shows them*: in **bytes** of the chosen dtype, with α, β, γ per message / per byte, which is what
   ``symcomm eval --dtype D --json`` answers (``B_e`` below is the bytes per element; a strategy's
-  fp32 gradient buffers are widened by 4/B_e, :func:`symcomm.training.strategies.cost_in_bytes_of`);
+  fp32 gradient buffers are widened by 4/B_e, :func:`symcomm.training.terms.cost_in_bytes_of`);
 * ``catalog.js`` — the subjects, their parameters, requirements, sources and their formulas as
   MathML (SymPy's presentation printer, :class:`symcomm.core.printing.SymcommMathMLPrinter`), the
   symbols, dtypes, hardware and model presets;

@@ -12,7 +12,8 @@ from symcomm.commands.main import main
 from symcomm.base.errors import InputError
 from symcomm.training.frameworks import FRAMEWORKS, Framework, Scheme
 from symcomm.training.settings import RunSetting
-from symcomm.training.strategies import STRATEGIES, data_schedule, sp_regather_of
+from symcomm.training.axes import data_schedule, sp_regather_of
+from symcomm.training.strategies import STRATEGIES
 from symcomm.training.steptime import dp_overlap_of
 
 #: the documented spellings of recompute (settings.RECOMPUTE_ALIASES: 0 = none, 1 = full) and what each means

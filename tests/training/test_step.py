@@ -29,7 +29,8 @@ from hypothesis import assume, given, settings, strategies as st
 
 from symcomm.collectives import executions, network
 from symcomm.core import symbols as S
-from symcomm.training.strategies import STRATEGIES, cost_in_bytes_of
+from symcomm.training.strategies import STRATEGIES
+from symcomm.training.terms import cost_in_bytes_of
 
 AXES = ("tp", "cp", "ep", "pp", "dp")
 

@@ -11,7 +11,8 @@ import sympy as sp
 from hypothesis import given, settings, strategies as st
 
 from symcomm.core import symbols as S
-from symcomm.training.strategies import STRATEGIES, Term, forward, strategy
+from symcomm.training.strategies import STRATEGIES, strategy
+from symcomm.training.terms import Term, forward
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -390,7 +391,7 @@ def test_hybrid_embeddings_on_the_end_stages():
 
 
 def test_gradient_reductions_in_their_own_element_type():
-    from symcomm.training.strategies import cost_in_bytes_of
+    from symcomm.training.terms import cost_in_bytes_of
 
     # Megatron-LM (megatron/training/arguments.py): a bf16 run reduces its gradients in fp32.  ZeRO-1 over d = 8
     # of the Φ/(t·p) shard: the reduce-scatter moves 7/8 of it in 4-byte elements, the all-gather 7/8 in 2-byte ones

@@ -1,0 +1,307 @@
+"""The collectives of each parallel axis (dp, tp, pp, ep, cp) as terms, and where a group sits.
+
+One builder per axis, taking the group, the message and the counts as arguments, so that a single
+strategy (:mod:`symcomm.training.single`) and the hybrid layout (:mod:`symcomm.training.hybrid`) count the
+same collectives; the framework's schedule of the data-parallel ones (:class:`DataSchedule`); and the
+placement helpers (Megatron's rank order, whether a group spans nodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import sympy as sp
+
+from ..core import symbols as S
+from .frameworks import check_stage, framework
+from .terms import Term
+
+Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
+L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
+d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
+
+
+# -- placement: Megatron's rank order, and whether a group spans nodes --------------------------------
+
+#: Megatron rank order, innermost first: rank = tp + t·(cp + c·(dp + d·pp)).  A group
+#: spans nodes when the ranks it covers (its size × the sizes inside it) exceed G.
+RANK_ORDER = ("t", "c", "d", "p")
+
+
+def spans(x, y):
+    """The relation x > y, or its truth value when SymPy can already decide it."""
+    return sp.StrictGreaterThan(x, y, evaluate=False) if not (x - y).is_number else bool(x > y)
+
+
+# -- how a framework schedules the data-parallel collectives over m micro-batches -------------------
+
+# the frameworks' rows (stages, gradient-reduce rule, defaults, sources): symcomm.training.frameworks.FRAMEWORKS
+
+
+@dataclass(frozen=True)
+class DataSchedule:
+    """How many times per step the data-parallel collectives run, as a framework runs them.
+
+    ``grad_reduce``: per_step (one reduction after the last micro-batch: Megatron's DDP and
+    distributed optimizer, DeepSpeed ZeRO-0/1, FSDP/DDP inside ``no_sync``) or per_micro_batch
+    (after every micro-batch's backward: DeepSpeed ZeRO ≥ 2, FSDP/DDP without ``no_sync``).
+    ``reshard_after_forward`` (ZeRO-3 only): the parameters are freed after the forward and
+    all-gathered again in the backward.
+    """
+
+    framework: str
+    zero: int
+    grad_reduce: str
+    reshard_after_forward: bool
+    grad_dtype: str = ""          # the gradient collectives' element type; "" = the run's (--dtype)
+
+    def gradient_reductions(self, micro):
+        return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
+
+    def forward_gathers(self, micro):
+        # a unit neither resharded after the forward nor after the backward (FSDP: no_sync and
+        # reshard_after_forward=False, _should_free_in_backward) stays gathered for the whole step
+        if not self.reshard_after_forward and self.grad_reduce == "per_step":
+            return sp.Integer(1)
+        return micro
+
+    def backward_gathers(self, micro):
+        return micro if self.reshard_after_forward else sp.Integer(0)
+
+    @property
+    def full_gradients(self) -> bool:
+        """True when a GPU holds the unsharded gradient of its parameters through the step
+        (ZeRO < 2, or a sharded stage that reduces once per step and so must accumulate it)."""
+        return self.zero < 2 or self.grad_reduce == "per_step"
+
+    @property
+    def full_parameters(self) -> bool:
+        """True when a GPU holds the unsharded parameters through forward and backward."""
+        return self.zero < 3 or not self.reshard_after_forward
+
+
+def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
+                  reshard_after_forward: bool | None = None, grad_dtype: str | None = None) -> DataSchedule:
+    """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
+    symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
+    framework's own choice; InputError naming the option for a stage the framework does not run."""
+    row = framework(framework_name)
+    check_stage(row, zero)
+    grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
+    reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
+    grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
+    return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype)
+
+
+def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:
+    """The data-parallel collectives of one replica group, counted as ``data`` schedules them
+    over the m micro-batches."""
+    reductions = data.gradient_reductions(m)
+    if data.zero == 0:
+        return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
+                     groups, across, "dp", phase="backward", dtype=data.grad_dtype),)
+    if data.zero in (1, 2):
+        return (Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter",
+                     groups, across, "dp", phase="backward", dtype=data.grad_dtype),
+                Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
+                     groups, across, "dp", phase="after the step"))
+    return tuple(replace(term, what=what + term.what)
+                 for term in zero3_on(group, shard, groups, across, data, m))
+
+
+def zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | None = None,
+             micro=1) -> tuple[Term, ...]:
+    """ZeRO-3 / FSDP: parameters all-gathered for the forward (and again for the backward
+    when resharded after the forward), gradients reduce-scattered; counts per ``schedule``
+    over ``micro`` micro-batches (default: one micro-batch, all three once)."""
+    schedule = schedule or DataSchedule("deepspeed", 3, "per_micro_batch", True)
+    out = [Term("all_gather", "ring", group, message, schedule.forward_gathers(micro), "parameter all-gather",
+                groups, across, "dp", phase="forward")]
+    backward = schedule.backward_gathers(micro)
+    if backward != 0:
+        out.append(Term("all_gather", "ring", group, message, backward, "parameter all-gather", groups, across,
+                        "dp", phase="backward"))
+    out.append(Term("reduce_scatter", "ring", group, message, schedule.gradient_reductions(micro),
+                    "gradient reduce-scatter", groups, across, "dp", phase="backward", dtype=schedule.grad_dtype))
+    return tuple(out)
+
+
+# -- tensor and sequence parallel ----------------------------------------------------------------
+
+def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
+    """(pass, how many times it runs per layer): full recompute re-runs the forward."""
+    out = [("forward", 1), ("backward", 1)]
+    if recompute:
+        out.insert(1, ("forward recompute", 1))
+    return tuple(out)
+
+
+def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
+             across=False, micro=1, regather=False, moe_layers=0) -> tuple[Term, ...]:
+    """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
+    2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
+    all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
+    more for their weight gradients (Megatron-LM, Transformer Engine).  ``moe_layers`` of the
+    ``layers`` have an MoE layer in the MLP's place: only their attention block runs these
+    collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP)."""
+    blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
+    out = []
+    for name, _ in _passes(recompute):
+        if sp_on:
+            out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
+                            "sequence all-gather", groups, across, "tp", phase=name))
+            out.append(Term("reduce_scatter", "ring", group, message / micro, blocks * micro,
+                            "sequence reduce-scatter", groups, across, "tp", phase=name))
+        else:
+            out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
+                            "activation all-reduce", groups, across, "tp", phase=name))
+    if sp_on and regather:
+        out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
+                        "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
+    return tuple(out)
+
+
+def moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+    """Megatron's all-to-all dispatcher with expert tensor parallelism (MEGATRON_MOE_TP): per
+    MoE layer and micro-batch, the tokens each rank received by all-to-all are all-gathered
+    over the ``group`` ranks of the expert-tensor-parallel group, and the experts' partial
+    outputs reduce-scattered back; the backward runs the reduce-scatter's gradient (an
+    all-gather) and the all-gather's (a reduce-scatter).  ``routed`` = the routed copies of the
+    whole tensor-parallel group, k·tokens·h: the gathered buffer, M of both collectives."""
+    out = []
+    for name, _ in _passes(recompute):
+        out.append(Term("all_gather", "ring", group, routed / micro, layers * micro,
+                        "MoE routed-token all-gather over the expert-tensor-parallel group", groups, across, "tp",
+                        phase=name))
+        out.append(Term("reduce_scatter", "ring", group, routed / micro, layers * micro,
+                        "MoE expert-output reduce-scatter over the expert-tensor-parallel group", groups, across,
+                        "tp", phase=name))
+    return tuple(out)
+
+
+def sp_regather_of(framework_name: str, sp_regather: bool | None = None) -> bool:
+    """Whether sequence parallelism all-gathers its inputs again in the backward: as the
+    framework's row says (Megatron-LM and Megatron-DeepSpeed, which runs Megatron's layers, do;
+    torch's tensor parallel keeps the gathered input), unless given explicitly."""
+    return framework(framework_name).sp_regather if sp_regather is None else bool(sp_regather)
+
+
+# -- pipeline parallel -------------------------------------------------------------------------------
+
+def chunks_of(schedule: str):
+    return v if schedule == "interleaved" else sp.Integer(1)
+
+
+def pipeline_share(stages, chunks) -> sp.Expr:
+    """The busiest stage's sends over an interior stage's 2v per micro-batch.
+
+    With p ≥ 3 stages an interior stage sends v chunks forward and v backward; with p = 2
+    each stage has one boundary inside each of its chunks but one (2v − 1 sends); with
+    p = 1 there is no boundary at all.  (Hand count over the chunk order 0, 1, …, pv − 1
+    placed round-robin on the stages, Narayanan et al. 2021 §2.2.)
+    """
+    return sp.Piecewise((0, sp.Eq(stages, 1)), ((2 * chunks - 1) / (2 * chunks), sp.Eq(stages, 2)),
+                        (1, True))
+
+
+def pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
+             across_backward=None) -> tuple[Term, ...]:
+    """One point-to-point send per chunk boundary and micro-batch, forward (activations)
+    and backward (their gradients).  An interior stage sends v·m messages each way; the
+    pipeline has stages·v − 1 chunk boundaries, hence groups = (stages·v − 1)/v per pipeline;
+    the end stages of a short pipeline send less (:func:`pipeline_share`).  ``across`` is
+    the level of the busiest stage's forward sends, ``across_backward`` (default: the
+    same) of its backward ones."""
+    across_backward = across if across_backward is None else across_backward
+    chunks = chunks_of(schedule)
+    boundaries_per_count = (stages * chunks - 1) / chunks * pipelines
+    share = pipeline_share(stages, chunks)
+    return (
+        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activations to the next stage",
+             boundaries_per_count, across, "pp", share, "forward", stage="interior"),
+        Term("send_recv", "direct", 2, message / micro, chunks * micro, "activation gradients to the previous stage",
+             boundaries_per_count, across_backward, "pp", share, "backward", stage="interior"),
+    )
+
+
+def bubble_fraction(stages, schedule: str) -> sp.Expr:
+    """Pipeline bubble time / ideal compute time (Narayanan et al. 2021, §2.2):
+    (p − 1)/m for GPipe and 1F1B, (p − 1)/(v·m) interleaved."""
+    return (stages - 1) / (chunks_of(schedule) * m)
+
+
+# -- expert parallel ------------------------------------------------------------------------------------
+
+def routed_per_token(capacity: str):
+    """Elements per token that leave for the experts: k copies, padded to f·k with capacity."""
+    return f * k if capacity == "padded" else k
+
+
+def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
+             micro=1, recompute=False) -> tuple[Term, ...]:
+    """Dispatch and combine all-to-alls per MoE layer, forward and backward; ``recompute``: the
+    forward's two again before the backward (MEGATRON_RECOMPUTE)."""
+    message = routed_per_token(capacity) * tokens_h / micro
+    count = layers * micro
+    passes = (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"))
+    if recompute:
+        passes += (("token dispatch all-to-all", "forward recompute"),
+                   ("expert-output combine all-to-all", "forward recompute"))
+    passes += (("combine-gradient all-to-all", "backward"), ("dispatch-gradient all-to-all", "backward"))
+    return tuple(Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
+                 for what, phase in passes)
+
+
+# -- context parallel ------------------------------------------------------------------------------------
+
+def kv_width(gqa: bool):
+    return h_kv if gqa else h
+
+
+def ulysses_terms(group, batch, seq, width, kv, layers, groups=1, across=False, micro=1,
+                  recompute=False) -> tuple[Term, ...]:
+    """Per layer and pass: all-to-all of Q, K, V (sequence-sharded → head-sharded) and of O
+    (back).  A rank's buffer is its s/group tokens: M = batch·(seq/group)·width.  ``recompute``:
+    the forward's four again before the backward (MEGATRON_RECOMPUTE)."""
+    out = []
+    for name, _ in _passes(recompute):
+        for what, w in (("Q", width), ("K", kv), ("V", kv), ("O", width)):
+            out.append(Term("all_to_all", "pairwise", group, batch * seq / group * w / micro, layers * micro,
+                            f"{what} all-to-all", groups, across, "cp", phase=name))
+    return tuple(out)
+
+
+#: the ring-attention backward variants: the achievable minimum, and what ring-flash-attention runs
+RING_BACKWARDS = ("minimal", "ring_flash_attn")
+
+
+def ring_terms(group, batch, seq, kv, layers, groups=1, across=False, micro=1,
+               backward: str = "minimal", recompute=False) -> tuple[Term, ...]:
+    """Ring attention: forward, K and V blocks travel once round the ring — a ring
+    all-gather of the full-sequence K (and V), M = batch·seq·kv; backward, K and V travel
+    again and dK, dV are summed on the way home — a ring reduce-scatter each
+    (``backward="minimal"``).  ``"ring_flash_attn"``: the accumulation starts at the block's
+    owner, so after the N − 1 reduction steps one more send brings dK, dV home — a block of
+    batch·(seq/group)·kv each; that implementation accumulates and sends dK, dV in fp32
+    (``dtype="fp32"``: fp32 elements, 4 bytes each).  ``recompute``: the forward's K, V pass
+    again before the backward (MEGATRON_RECOMPUTE)."""
+    message = batch * seq * kv / micro
+    n = layers * micro
+    out = [
+        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="forward"),
+    ]
+    if recompute:
+        out.append(Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp",
+                        phase="forward recompute"))
+    out += [
+        Term("all_gather", "ring", group, message, 2 * n, "K, V ring pass", groups, across, "cp", phase="backward"),
+        Term("reduce_scatter", "ring", group, message, 2 * n, "dK, dV ring reduction", groups, across, "cp",
+             phase="backward", dtype="fp32" if backward == "ring_flash_attn" else ""),
+    ]
+    if backward == "ring_flash_attn":
+        # a group of one runs no ring: its return sends (the one ring term not already zero for a
+        # group of one) vanish with the group
+        alone = sp.Piecewise((0, sp.Eq(group, 1)), (1, True))
+        out.append(Term("send_recv", "direct", 2, message / group, 2 * n * alone, "dK, dV return to their owner",
+                        groups * group, across, "cp", phase="backward", dtype="fp32"))
+    return tuple(out)

@@ -1,0 +1,178 @@
+"""The hybrid layout (d, t, p, c, e): every axis on its own group, on the sizes that remain for it,
+placed in Megatron's rank order; its embedding and LM-head terms, its checks and its extras.
+Its options are the run setting's (:mod:`symcomm.training.settings`); its entry is in the registry
+(:mod:`symcomm.training.strategies`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import sympy as sp
+
+from ..core import symbols as S
+from ..core import rules
+from ..core.rules import Rule, When
+from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, moe_tp_terms,
+                   pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, tp_terms,
+                   ulysses_terms)
+from .settings import RunSetting
+from .terms import Term
+
+Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
+L, m, v, k, f, E, h_kv, a = S.L, S.m, S.v, S.k, S.f, S.E, S.h_kv, S.a
+d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
+
+
+def hybrid_terms(**options) -> tuple[Term, ...]:
+    # the typed run setting; "sp" is read into sp_on, since a name sp would hide sympy; the layers'
+    # forward collectives run again only under full recompute (RunSetting.forward_reruns)
+    run = RunSetting(**options)
+    zero, sp_on, recompute, schedule = run.zero, run.sp, run.forward_reruns, run.schedule
+    scatter_gather, cp, gqa, moe = run.scatter_gather, run.cp, run.gqa, run.moe
+    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    regather = sp_regather_of(run.framework, run.sp_regather)
+    replica_batch = b / d                      # sequences of one data-parallel replica
+    local_seq = s / c                          # tokens of each sequence on one CP rank
+    layers = L / p                             # layers on one pipeline stage
+    n_gpus = t * c * d * p
+    terms: list[Term] = []
+
+    # TP on the replica batch and the local sequence, L/p layers, every micro-batch; an MoE layer
+    # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP)
+    moe_layers = L_moe / p if moe else 0
+    terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
+                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
+
+    # CP on its group: K/V heads split by TP
+    if cp in ("ring", "ring_flash_attn"):
+        # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
+        terms += ring_terms(c, replica_batch, s, kv_width(gqa) / t, layers, n_gpus / c, spans(t * c, G), m,
+                            backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
+                            recompute=recompute)
+    else:
+        terms += ulysses_terms(c, replica_batch, s, h / t, kv_width(gqa) / t, layers, n_gpus / c,
+                               spans(t * c, G), m, recompute=recompute)
+
+    # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
+    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group)
+    if moe:
+        tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
+        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e, across=spans(t * e, G), micro=m,
+                          recompute=recompute)
+        if sp_on:
+            routed = routed_per_token("dropless") * replica_batch * local_seq * h
+            terms += moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t, across=spans(t, G), micro=m)
+
+    # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
+    activation = replica_batch * local_seq * h
+    shard = activation / t if (sp_on or scatter_gather) else activation
+    # stage s holds ranks [s·tcd, (s+1)·tcd): some boundary crosses a node once the pipeline
+    # spans nodes; a stage whose *both* boundaries cross needs G | tcd, i.e. tcd ≥ G. The
+    # busiest stage (one crossing the forward way) pays α_inter, β_inter forward, and
+    # backward only when tcd ≥ G (G dividing tcd or tcd dividing G, as layouts have it)
+    terms += pp_terms(p, shard, schedule, pipelines=t * c * d, across=spans(n_gpus, G),
+                      across_backward=spans(t * c * d, G - 1))
+    if scatter_gather and not sp_on:
+        chunks = chunks_of(schedule)
+        for name in ("forward", "backward"):
+            terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
+                              "scatter-gather re-assembly at the receiving stage",
+                              (p * chunks - 1) / chunks * c * d, spans(t, G), "pp",
+                              pipeline_share(p, chunks), name))
+
+    # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
+    embeddings, tied = run.embeddings, run.tied
+    if embeddings:
+        terms += _embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
+                                  groups=c * d, across=spans(t, G))
+
+    # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
+    dense = (Phi - Phi_E) if moe else Phi
+    if embeddings:
+        # the busiest GPU is on the last stage: its L/p layers' share and the V·h/t LM head (or tied
+        # embedding copy); with p = 1 one stage holds everything.  groups is set so that the total is
+        # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
+        busiest = end_stage_shard(dense, tied)
+        held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
+        terms += tuple(replace(term, stage="last")
+                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), ""))
+        if tied:
+            # the two copies (first and last stage) sum their gradients once per step
+            terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
+                              "tied-embedding gradient all-reduce, first and last stage", t * c * d,
+                              spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
+                              stage="first and last"))
+    else:
+        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "")
+    if moe:
+        # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
+        terms += dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
+                          spans(t * c * d, G), "expert ")
+    return tuple(terms)
+
+
+def end_stage_shard(dense, tied: bool) -> sp.Expr:
+    """Parameters one GPU of an end pipeline stage holds: its L/p layers' share of the non-embedding
+    parameters and one V·h embedding (or LM head, or tied copy), over t; with p = 1 the one stage
+    holds all of ``dense`` (Φ, or Φ − Φ_E with experts), which counts V·h once tied, twice untied."""
+    in_phi = V * h * (1 if tied else 2)
+    return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
+
+
+def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) -> tuple[Term, ...]:
+    """The vocabulary-parallel embedding (first stage) and LM head + cross-entropy (last
+    stage), per micro-batch, over the t ranks of a stage; ``activation`` = the replica's
+    (b/d)·(s/c)·h, ``tokens`` = its (b/d)·(s/c).  The last stage's terms carry the busiest GPU;
+    the first stage's count for it only when p = 1 (one stage holds both)."""
+    first = sp.Piecewise((1, sp.Eq(p, 1)), (0, True))
+    out = []
+    if sp_on:
+        out += [Term("reduce_scatter", "ring", t, activation / m, m, "embedding-output reduce-scatter (first stage)",
+                     groups, across, "tp", first, "forward", stage="first"),
+                Term("all_gather", "ring", t, activation / m, m, "embedding-gradient all-gather (first stage)",
+                     groups, across, "tp", first, "backward", stage="first"),
+                Term("all_gather", "ring", t, activation / m, m, "LM-head input all-gather (last stage)",
+                     groups, across, "tp", phase="forward", stage="last"),
+                Term("reduce_scatter", "ring", t, activation / m, m, "LM-head input-gradient reduce-scatter "
+                     "(last stage)", groups, across, "tp", phase="backward", stage="last")]
+        if regather:
+            out.append(Term("all_gather", "ring", t, activation / m, m, "LM-head input re-all-gather for the "
+                            "weight gradient (last stage)", groups, across, "tp", phase="backward", stage="last"))
+    else:
+        out += [Term("all_reduce", "ring", t, activation / m, m, "embedding-output all-reduce (first stage)",
+                     groups, across, "tp", first, "forward", stage="first"),
+                Term("all_reduce", "ring", t, activation / m, m, "LM-head input-gradient all-reduce (last stage)",
+                     groups, across, "tp", phase="backward", stage="last")]
+    out.append(Term("all_reduce", "ring", t, tokens / m, 3 * m, "cross-entropy all-reduces: max, target logit, "
+                    "sum of exponentials (last stage)", groups, across, "tp", phase="forward", stage="last"))
+    return tuple(out)
+
+
+def hybrid_extras(schedule, **_) -> dict:
+    return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+
+
+_NO_EXPERTS = rules.fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
+_MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
+                                  "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
+
+
+def hybrid_checks() -> tuple[Rule | When, ...]:
+    return (
+        rules.equal(t * p * d * c, N, "t*p*d*c"),
+        rules.when("moe", (False,), _NO_EXPERTS),
+        rules.when("moe", (True,), rules.when("sp", (False,), _MOE_NEEDS_SP)),
+        rules.divisible(L, p),
+        rules.when("schedule", ("interleaved",), rules.divisible(L, p * v)),
+        rules.when("schedule", ("interleaved",), rules.divisible(m, p)),
+        # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
+        # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all
+        rules.when("schedule", ("interleaved",), rules.at_least(p, 2)),
+        rules.divisible(a, t),
+        rules.divisible(b, d),
+        rules.divisible(b / d, m, "b/d|m"),
+        rules.divisible(s, c),
+        rules.divisible(d * c, e, "d*c|e"),
+        rules.divisible(E, e),
+    )

@@ -275,8 +275,8 @@ LIMITS = {"gpus": 2 ** 21, "gpus-per-node": 1024, "batch": 2 ** 24, "seq": 2 ** 
 
 def namespace(**values) -> types.SimpleNamespace:
     """The command's options from Python values (``symcomm.plan``): each as the text the command line would
-    carry (int → '8', float → repr: 8.0 → '8.0', as ``--top 8.0``; text as given; True/False only for the
-    on/off flags), a KEY=VALUE name (t=8) as a word; what is left out takes the parser's default.  Nothing is
+    carry (int → '8', float → repr: 8.0 → '8.0', as ``--top 8.0``; text as given; True/False for the
+    on/off flags and for a run setting's flag, sp=True or embeddings=False, written 1/0), a KEY=VALUE name (t=8) as a word; what is left out takes the parser's default.  Nothing is
     checked here but the names and types: :func:`request_from_args` checks the values, for both."""
     flags = {_dest(flag): default for flag, default, _ in FLAGS}
     args = dict(flags, assignments=[])
@@ -286,6 +286,9 @@ def namespace(**values) -> types.SimpleNamespace:
         if name not in flags and name not in KEYS:
             raise InputError(f"plan has no option {name!r}; choose {', '.join(sorted(flags))} or "
                              f"{', '.join(KEYS)} (as eval spells them)")
+        if isinstance(value, bool) and name in settings.OPTIONS and \
+                any(isinstance(allowed, bool) for allowed in settings.OPTIONS[name].allowed):
+            value = settings.Option.text(value)   # a typed flag of the run setting (sp=True): its one text form
         switch = name in flags and flags[name] is False
         shown = f"--{name.replace('_', '-')}" if name in flags else name
         if switch != isinstance(value, bool):

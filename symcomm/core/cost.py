@@ -21,6 +21,7 @@ from typing import Mapping
 import sympy as sp
 
 from . import symbols as S
+from .rewrite import rebuilt
 
 @dataclass(frozen=True)
 class Traffic:
@@ -47,34 +48,8 @@ def _subs(expr, mapping, memo: dict | None = None) -> sp.Expr:
     if all(key.is_Symbol for key in mapping):
         # symbol → expression is a structural replacement: xreplace is simultaneous and
         # many times faster than subs, and the rebuilt tree evaluates as it is built
-        return _xreplace(sp.sympify(expr, strict=True), mapping, {} if memo is None else memo)
+        return rebuilt(sp.sympify(expr, strict=True), mapping, {} if memo is None else memo)
     return sp.sympify(expr, strict=True).subs(mapping, simultaneous=True)
-
-
-def _xreplace(expr: sp.Basic, rule: dict, memo: dict) -> sp.Expr:
-    """``expr.xreplace(rule)`` with each distinct subtree rebuilt once: ``memo`` (one per
-    substitution, shared by a cost's fields) holds what every subtree became.  A cost's
-    fields repeat subtrees (a segment's Min and ceilings), and re-evaluating a Min is slow."""
-
-    def walk(node):
-        if node in rule:
-            return rule[node], True
-        done = memo.get(node)
-        if done is not None:
-            return done
-        args, changed = [], False
-        for arg in node.args:
-            if isinstance(arg, sp.Basic):
-                new, moved = walk(arg)
-                args.append(new)
-                changed |= moved
-            else:
-                args.append(arg)
-        out = (node.func(*args), True) if changed else (node, False)
-        memo[node] = out
-        return out
-
-    return walk(expr)[0]
 
 
 def _tidy(expr) -> sp.Expr:

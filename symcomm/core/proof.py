@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from . import symbols as S
+from .rewrite import rebuilt
 
 #: Least value of an integer symbol in every claim; others default to 1.
 LEAST = {S.N: 2}
@@ -213,32 +214,11 @@ def _replace(expr: sp.Expr, rule: dict, naturals) -> sp.Expr:
     arguments are ordered over the natural numbers (their difference proved ≥ 0 by
     :func:`_nonnegative_sum`, as an inequality claim is) replaced by the least or greatest.
     Anything not decided so is rebuilt and evaluated by SymPy as ``xreplace`` would."""
-    memo: dict = {}
 
-    def walk(node):
-        if node in rule:
-            return rule[node], True
-        done = memo.get(node)
-        if done is not None:
-            return done
-        args, changed = [], False
-        for arg in node.args:
-            if isinstance(arg, sp.Basic):
-                new, moved = walk(arg)
-                args.append(new)
-                changed |= moved
-            else:
-                args.append(arg)
-        if not changed:
-            out = (node, False)
-        elif node.func in (sp.Min, sp.Max):
-            out = (_extreme(node.func, args, naturals), True)
-        else:
-            out = (node.func(*args), True)
-        memo[node] = out
-        return out
+    def combine(func, args):
+        return _extreme(func, args, naturals) if func in (sp.Min, sp.Max) else func(*args)
 
-    return walk(sp.sympify(expr, strict=True))[0]
+    return rebuilt(sp.sympify(expr, strict=True), rule, {}, combine)
 
 
 def _extreme(func, args, naturals) -> sp.Expr:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base.units import bytes_per_element
 from ..training import frameworks as _frameworks
 from ..training import settings
 from .request import Request
@@ -75,7 +74,6 @@ class Plan:
     def _rows(self, blocks, rows, settings, ranks, axes: bool = False) -> list[dict]:
         """Rows (each: the option combination ``blocks[i]`` at layout ``rows[i]``), every quantity evaluated
         once per option combination over its rows."""
-        run_bytes = bytes_per_element(self.request.dtype)
         req = self.request
         out: list = [None] * len(rows)
         names = ("step_time", "model_flops", "compute_time", "exposed_comm_time", "bubble_time", "optimizer_time",
@@ -83,7 +81,6 @@ class Plan:
         for block_index in np.unique(np.asarray(blocks, dtype=np.int64)):
             chosen = np.flatnonzero(np.asarray(blocks) == block_index)
             at = np.asarray(rows, dtype=np.int64)[chosen]
-            values = {k: (v[at] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
             block = self._blocks[block_index]
             where = np.searchsorted(block.rows, at)
             got = {name: block.q[name][where] for name in names}

@@ -54,7 +54,7 @@ class Kind:
 
 
 def _whole(x) -> bool:
-    return bool(sp.sympify(x).is_integer)
+    return bool(sp.sympify(x, strict=True).is_integer)
 
 
 #: name → :class:`Kind`: every kind of rule there is.
@@ -62,7 +62,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("power_of_two", lambda x, y: _whole(x) and is_power_of_two(int(x)),
          "x == int(x) and x >= 1 and int(x) & (int(x) - 1) == 0",
          "_whole(x) && x >= 1n && (x & (x - 1n)) === 0n"),
-    Kind("divides", lambda x, y: x == 0 or _whole(sp.sympify(y) / x),
+    Kind("divides", lambda x, y: x == 0 or _whole(sp.sympify(y, strict=True) / x),
          "x == 0 or (Fraction(y) / Fraction(x)).denominator == 1",
          "_cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n)))"),
     Kind("equals", lambda x, y: x == y, "x == y", "_cmp(x, y) === 0"),

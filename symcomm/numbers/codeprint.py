@@ -204,7 +204,7 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     ``target="math"``: plain Python on floats (scalars); ``"numpy"``: numpy on arrays, where ``arrays``
     (a set of symbols, None = any) tells which inputs are arrays, so that scalar work is done once.
     The code uses ``math``, ``numpy``, ``nan`` and the helpers of :data:`_HELPERS` only."""
-    exprs = [sp.sympify(e) for e in exprs]
+    exprs = [sp.sympify(e, strict=True) for e in exprs]
     if arrange and target == "numpy":
         exprs = [_arrange(e) for e in exprs]
     if target == "numpy" and arrays:

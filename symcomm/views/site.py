@@ -148,7 +148,7 @@ def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
 
     model = steptime.step_model(BYTES, **dict(sub.options), gated=gated)      # recompute as the subject has it
     per_byte = {S.beta: S.beta * BYTES, S.gamma: S.gamma * BYTES, S.beta_inter: S.beta_inter * BYTES}
-    out = {key: sp.sympify(expr).xreplace(per_byte) for key, expr in model.quantities().items()}
+    out = {key: sp.sympify(expr, strict=True).xreplace(per_byte) for key, expr in model.quantities().items()}
     out["bubble_fraction_of_step"] = out["bubble_time"] / out["step_time"]
     return out
 

@@ -120,6 +120,17 @@ class Formula:
             return 0
         return dict(self.least).get(info.cli_name, 1)
 
+    def checked_rules(self) -> list[tuple[str, str, list[sp.Expr]]]:
+        """(kind, message, expressions) of every rule whose symbols are all arguments of this
+        formula: the checks an exported function makes on its exact arguments (python, javascript)."""
+        args = {info.symbol for info in self.parameters}
+        out = []
+        for kind, message, *exprs in self.checks:
+            exprs = [sp.sympify(e, strict=True) for e in exprs if e is not None]     # expressions, never text
+            if all(e.free_symbols <= args for e in exprs):
+                out.append((kind, message, exprs))
+        return out
+
     @property
     def parameters(self) -> tuple[S.SymbolInfo, ...]:
         """The symbols the formula uses, in the order of :data:`symcomm.core.symbols.SYMBOLS`."""

@@ -492,12 +492,8 @@ def _comment(text: str) -> str:
 def _check_lines(f: Formula, printer: ExactJavascriptPrinter) -> tuple[list[str], set]:
     """One ``_need(...)`` line per rule whose symbols are all arguments of ``f`` (on their exact
     values), and the symbols those lines read."""
-    args = {info.symbol for info in f.parameters}
     lines, used = [], set()
-    for kind, message, *exprs in f.checks:
-        exprs = [sp.sympify(e) for e in exprs if e is not None]
-        if not all(e.free_symbols <= args for e in exprs):
-            continue
+    for kind, message, exprs in f.checked_rules():
         used |= {x for e in exprs for x in e.free_symbols}
         lines.append(f"_need({_js(kind)}, {_js(message)}, {', '.join(printer.doprint(e) for e in exprs)});")
     return lines, used

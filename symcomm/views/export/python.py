@@ -279,12 +279,8 @@ def _need(kind, message, x, y=None):
 
 def _check_lines(f: Formula, printer) -> list[str]:
     """One line per rule whose symbols are all arguments of ``f``: checked on exact input."""
-    args = {info.symbol for info in f.parameters}
     lines = []
-    for kind, message, *exprs in f.checks:
-        exprs = [sp.sympify(e) for e in exprs if e is not None]
-        if not all(e.free_symbols <= args for e in exprs):
-            continue
+    for kind, message, exprs in f.checked_rules():
         values = ", ".join(printer.doprint(e) for e in exprs)
         used = sorted({str(x) for e in exprs for x in e.free_symbols})
         call = f"_need({kind!r}, {message!r}, {values})"

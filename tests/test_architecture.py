@@ -167,7 +167,7 @@ def test_nothing_imports_the_command_layer():
 #: (the planner and the interpreter of its kernels run the shipped kernels with numpy alone; the run setting
 #: and the frameworks' rows, which the planner reads)
 SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.inputs",
-              "symcomm.base.files", "symcomm.base.command", "symcomm.numbers", "symcomm.numbers.kernels",
+              "symcomm.base.files", "symcomm.commands.runner", "symcomm.numbers", "symcomm.numbers.kernels",
               "symcomm.planner", "symcomm.planner.request", "symcomm.planner.layouts", "symcomm.planner.kernels",
               "symcomm.planner.search", "symcomm.planner.fold", "symcomm.planner.report",
               "symcomm.commands.plan", "symcomm.training.settings", "symcomm.training.frameworks")
@@ -200,11 +200,10 @@ COMMAND_MODULES = {
     "symcomm/__main__.py": "the `symcomm` entry: reads sys.argv and hands it to a main",
     "symcomm/commands/": "the command layer: list/show/eval/compare/presets/prove (main.py), export, measure and "
                          "validate, calibrate and nccl-tests: their options, printers and progress bars",
-    "symcomm/base/command.py": "the one parser and error-to-exit mapping: prints the error line and the notes",
     "symcomm/tools/bench.py": "a developer tool (python -m symcomm.tools.bench): JSON on stdout, its progress on stderr",
     "build_docs.py": "the docs build (a script): says what it proved and wrote",
 }
-#: a script's `main` (python -m symcomm.views.site, symcomm.tools.codegen) may print anywhere
+#: a script's `main` (python -m symcomm.tools.codegen, symcomm.tools.screenshot) may print anywhere
 COMMAND_FUNCTIONS = ("main",)
 #: other functions of the command layer living beside the library, and why
 COMMAND_HELPERS: dict[tuple[str, str], str] = {}

@@ -20,7 +20,8 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..training.answers import compare_payload, eval_payload
 from ..training.binding import _SPELLED, _TIME_NAMES, TIME_RULE, UsageError, _strategies, split_assignments
-from ..base import command, notes
+from ..base import notes
+from . import runner
 from ..numbers.evaluation import exact, plain
 from ..base.inputs import parse_number
 from ..collectives.primitives import PRIMITIVES
@@ -302,8 +303,8 @@ def cmd_prove(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = command.Parser(prog="symcomm", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=command.Parser)
+    parser = runner.Parser(prog="symcomm", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=runner.Parser)
     p = sub.add_parser("list", help="every primitive with its algorithms, and the strategies")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.set_defaults(run=cmd_list)
@@ -352,8 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # the one mapping of errors to exit statuses and of notes to stderr (symcomm.base.command), as `symcomm plan`'s
-    return command.run(build_parser(), argv)
+    # the one mapping of errors to exit statuses and of notes to stderr (symcomm.commands.runner), as `symcomm plan`'s
+    return runner.run(build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -42,8 +42,8 @@ def cmd_plan(args) -> int:
 
 def main(argv: list[str]) -> int:
     """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser class, the
-    same one-line errors and exit statuses as :func:`symcomm.commands.main.main` (:func:`symcomm.base.command.run`)."""
-    from ..base.command import Parser, run
+    same one-line errors and exit statuses as :func:`symcomm.commands.main.main` (:func:`symcomm.commands.runner.run`)."""
+    from .runner import Parser, run
 
     parser = Parser(prog="symcomm")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)

@@ -295,7 +295,7 @@ def files() -> dict[str, str]:
 
 
 def committed_screenshot() -> bytes | None:
-    """The page's screenshot as committed (``python -m symcomm.views.site --screenshot
+    """The page's screenshot as committed (``python -m symcomm.tools.screenshot --screenshot
     derivations/data/site.png`` makes it; a browser is needed, so the docs build copies it)."""
     from importlib import resources
 
@@ -331,27 +331,3 @@ def screenshot(path: str, page: str = "docs/site/index.html", fragment: str = ""
         write_file(path, driver.get_screenshot_as_png(), "--screenshot")
     finally:
         driver.quit()
-
-
-def main(argv=None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m symcomm.views.site", description="the interactive page's screenshot")
-    parser.add_argument("--screenshot", required=True, metavar="PNG", help="where to write the PNG")
-    parser.add_argument("--page", default="docs/site/index.html", help="the page to open (default: docs/site/index.html)")
-    parser.add_argument("--fragment", default="", help="state to open it in, e.g. '#subject=all_reduce__ring&N=64'")
-    args = parser.parse_args(argv)
-    from ..base.errors import OutputError
-    from ..base.files import check_output
-
-    try:
-        check_output(args.screenshot, "--screenshot")    # before Chromium starts, not after
-    except OutputError as err:
-        print(f"python -m symcomm.views.site: error: {err}", file=__import__("sys").stderr)
-        return 2
-    screenshot(args.screenshot, args.page, args.fragment)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

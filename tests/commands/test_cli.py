@@ -351,12 +351,13 @@ def test_the_api_returns_its_notes_instead_of_printing(capsys):
 
 @pytest.mark.parametrize("bad", ["", "page.png/", "."])
 def test_site_screenshot_path_is_checked_before_chromium_starts(capsys, monkeypatch, tmp_path, bad):
-    # `python -m symcomm.views.site --screenshot PATH` is the one writer outside the symcomm command
+    # `python -m symcomm.tools.screenshot --screenshot PATH` is the one writer outside the symcomm command
+    from symcomm.tools import screenshot
     from symcomm.views import site
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(site, "screenshot", lambda *a: pytest.fail("Chromium started for a bad path"))
-    assert site.main(["--screenshot", bad]) == 2
+    assert screenshot.main(["--screenshot", bad]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and f"--screenshot {bad!r}" in err
     assert list(tmp_path.iterdir()) == []
@@ -472,10 +473,11 @@ def test_the_choices_table_covers_every_command_with_a_choice():
     assert set(BAD_CHOICE) == set(_subcommands()) - {"list", "presets", "prove"} | {"<command>"}
 
 
-# -- symcomm.base.command.run: the one mapping, tested on a stand-in command ------------------------------------
+# -- symcomm.commands.runner.run: the one mapping, tested on a stand-in command ------------------------------------
 
 def _stand_in(behaviour):
-    from symcomm.base import command, notes
+    from symcomm.base import notes
+    from symcomm.commands import runner as command
 
     parser = command.Parser(prog="symcomm")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=command.Parser)
@@ -486,7 +488,8 @@ def _stand_in(behaviour):
 
 
 def test_run_prints_notes_after_the_answer_and_defaults_only_verbose(capsys):
-    from symcomm.base import command, notes
+    from symcomm.base import notes
+    from symcomm.commands import runner as command
 
     def answer(args):
         notes.add("a default was taken", restates_default=True)
@@ -507,7 +510,8 @@ def test_run_prints_notes_after_the_answer_and_defaults_only_verbose(capsys):
     (KeyboardInterrupt(), 130, "symcomm: interrupted\n"),            # 128 + SIGINT, as a shell says
 ])
 def test_run_maps_errors_to_one_line_and_no_note_before_a_refusal(raised, code, said, capsys):
-    from symcomm.base import command, notes
+    from symcomm.base import notes
+    from symcomm.commands import runner as command
 
     def refuse(args):
         notes.add("never shown before a refusal")
@@ -520,7 +524,7 @@ def test_run_maps_errors_to_one_line_and_no_note_before_a_refusal(raised, code, 
 def test_run_leaves_quietly_when_the_reader_closes_the_pipe(monkeypatch):
     import io
 
-    from symcomm.base import command
+    from symcomm.commands import runner as command
 
     def closed(args):
         raise BrokenPipeError
@@ -533,7 +537,7 @@ def test_run_leaves_quietly_when_the_reader_closes_the_pipe(monkeypatch):
 
 def test_the_command_layer_loads_no_sympy():
     # `symcomm plan` starts without SymPy; its parser and error mapping must not pull it in
-    code = "import sys, symcomm.base.command; sys.exit('sympy' in sys.modules)"
+    code = "import sys, symcomm.commands.runner; sys.exit('sympy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import notes
-from .errors import InputError, SymcommError
-from .units import bytes_per_element
+from ..base import notes
+from ..base.errors import InputError, SymcommError
+from ..base.units import bytes_per_element
 
 #: exit statuses (a failed proof's 1 is the ``prove`` command's own answer)
 BAD_INPUT = 2

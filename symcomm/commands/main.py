@@ -33,7 +33,8 @@ from ..base.units import DTYPES, bytes_per_element, human_size, human_time
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
 SUBCOMMANDS: tuple[str, ...] = ("symcomm.commands.export:register_cli", "symcomm.commands.measure:register_cli",
-                               "symcomm.commands.plan:register_cli", "symcomm.commands.calibrate:register_cli")
+                               "symcomm.commands.plan:register_cli", "symcomm.commands.calibrate:register_cli",
+                               "symcomm.commands.calibrate_step:register_cli")
 
 def _print_step(payload: dict) -> None:
     cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""

@@ -1,7 +1,7 @@
 """symcomm: closed forms, numbers, proofs, layouts and calibration of training communication (COMMAND --help).
 
 The commands: list, show, eval, compare, prove, presets, plan, export, measure, validate,
-calibrate, nccl-tests.
+calibrate, nccl-tests, calibrate-step.
 
 Bad input gets one line on stderr naming the parameter and what is allowed, and exit
 status 2; a failed proof exits 1.  Exact values stay exact: integers print as integers.

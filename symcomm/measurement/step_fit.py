@@ -9,8 +9,9 @@ constants as numpy arrays of candidates (one compiled evaluation per run for a w
 
 How: every constant lives on a lattice ``low + k·step`` of its range (:data:`RESOLUTION`: the step it is
 reported to); when the lattice has at most :data:`EXHAUSTIVE_POINTS` points it is searched whole, else a
-coarse grid of it is, then coordinate refinement on the lattice (each constant's whole line in turn, then
-the ±1 neighbours of all at once) until nothing improves.  Ties go to the smaller value of the first
+coarse grid of it is, then Nelder–Mead's simplex from the grid's best (restarted once, smaller), then the
+nearest lattice point is polished on the lattice (each constant's whole line in turn, then the ±1
+neighbours of all at once) until nothing improves.  Ties go to the smaller value of the first
 constant, then of the next (the first minimum in lattice order).  No randomness: the same numbers on every
 machine.
 
@@ -41,7 +42,7 @@ EXHAUSTIVE_POINTS = 20_000
 COARSE_POINTS = 4_096
 #: a constant moving the predicted step time of no run by more than this (relative) is not determined
 SENSITIVITY = 1e-9
-#: refinement sweeps at most (each strictly improves, so the search ends well before)
+#: polishing sweeps at most (each strictly improves, so the search ends well before)
 MAX_SWEEPS = 200
 
 
@@ -211,7 +212,26 @@ class _Search:
         grids = np.meshgrid(*axes, indexing="ij")
         index = np.stack([g.ravel() for g in grids], axis=1)
         score = np.abs(self.errors(index))[keep].mean(axis=0)
-        at, best = index[int(np.argmin(score))].copy(), float(score.min())
+        start = index[int(np.argmin(score))]
+        # between the grid's points: Nelder–Mead on the ranges scaled to [0, 1], from the grid's best with a
+        # simplex of the grid's spacing, restarted at a quarter of it; then the nearest lattice point, polished
+        sizes = np.array([len(x) - 1 for x in self.lattices], dtype=float)
+        u = start / sizes
+        for spacing in (1.0 / (per_axis - 1), 0.25 / (per_axis - 1)):
+            u = _nelder_mead(lambda points: self._score(points * sizes, keep), u, spacing, 1.0 / sizes.max())
+        return self._polish(np.round(u * sizes).astype(int), keep)
+
+    def _score(self, index: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Mean |error| over the rows ``keep`` at fractional lattice indices (candidates, constants)."""
+        index = np.clip(index, 0, [len(x) - 1 for x in self.lattices])
+        points = {**self.fixed, **{n: np.interp(index[:, j], np.arange(len(self.lattices[j])), self.lattices[j])
+                                   for j, n in enumerate(self.names)}}
+        return np.abs(_relative_errors(self.runs, points, len(index)))[keep].mean(axis=0)
+
+    def _polish(self, at: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """From lattice point ``at``: each constant's whole line in turn, then the ±1 neighbours of all at once,
+        until nothing improves."""
+        best = float(np.abs(self.errors(at[None, :]))[keep].mean())
         shifts = np.array(np.meshgrid(*[[-1, 0, 1]] * len(self.names), indexing="ij")).reshape(len(self.names), -1).T
         for _ in range(MAX_SWEEPS):
             improved = False
@@ -235,6 +255,41 @@ class _Search:
 
     def values(self, index: np.ndarray) -> dict:
         return {n: float(self.lattices[j][index[j]]) for j, n in enumerate(self.names)}
+
+
+def _nelder_mead(score, start: np.ndarray, step: float, tolerance: float, iterations: int = 2000) -> np.ndarray:
+    """The least of ``score`` (points (n, k) in [0, 1]^k → values) by Nelder and Mead's simplex (Nelder & Mead
+    1965, The Computer Journal 7(4); the standard coefficients 1, 2, 1/2, 1/2), from ``start`` and a simplex
+    of ``step`` along each axis (inward at the top of the range), until the simplex is smaller than
+    ``tolerance``.  Written out, no randomness: the same path on every machine."""
+    k = len(start)
+    simplex = np.repeat(start[None, :], k + 1, axis=0).astype(float)
+    for j in range(k):
+        simplex[j + 1, j] += step if start[j] + step <= 1 else -step
+    values = score(np.clip(simplex, 0, 1))
+    for _ in range(iterations):
+        order = np.argsort(values, kind="stable")
+        simplex, values = simplex[order], values[order]
+        if np.max(np.abs(simplex[1:] - simplex[0])) < tolerance:
+            break
+        centre = simplex[:-1].mean(axis=0)
+        reflected = np.clip(2 * centre - simplex[-1], 0, 1)
+        r = score(reflected[None, :])[0]
+        if r < values[0]:
+            expanded = np.clip(3 * centre - 2 * simplex[-1], 0, 1)
+            e = score(expanded[None, :])[0]
+            simplex[-1], values[-1] = (expanded, e) if e < r else (reflected, r)
+        elif r < values[-2]:
+            simplex[-1], values[-1] = reflected, r
+        else:
+            contracted = np.clip((centre + (reflected if r < values[-1] else simplex[-1])) / 2, 0, 1)
+            c = score(contracted[None, :])[0]
+            if c < min(r, values[-1]):
+                simplex[-1], values[-1] = contracted, c
+            else:                                            # shrink towards the best
+                simplex[1:] = (simplex[1:] + simplex[0]) / 2
+                values[1:] = score(simplex[1:])
+    return simplex[int(np.argmin(values))]
 
 
 def fit(runs: list, base: dict) -> StepFit:

@@ -168,3 +168,26 @@ def test_the_step_model_recovers_its_own_constants():
     found = fit(runs, BASE)
     assert found.constants == {"eta": 0.55, "kappa": 4.0}
     assert found.in_sample.max < 1e-9
+
+
+class FourConstants(HandModel):
+    """T = w / eta + kappa · u + x · w · u + y: two more constants, each with its own range and its own work (the
+    four terms differ from run to run independently), for the search of more than a whole lattice allows."""
+
+    def quantities(self, **c):
+        return {"step_time": self.w / np.asarray(c["eta"]) + np.asarray(c["kappa"]) * self.u
+                + np.asarray(c["x"]) * self.w * self.u + np.asarray(c["y"])}
+
+
+def test_four_constants_are_recovered_by_the_coarse_grid_and_refinement(monkeypatch):
+    # 141 · 81 · 201 · 201 lattice points: far above EXHAUSTIVE_POINTS, so the coarse grid then refinement
+    extra = {"x": compute.Fitted("x", "seconds per unit of work", 0.0, 2.0),
+             "y": compute.Fitted("y", "seconds per step", 0.0, 1.0)}
+    monkeypatch.setattr(step_fit, "FITTED", {**compute.FITTED, **extra})
+    truth = {"eta": 0.6, "kappa": 5.0, "x": 0.3, "y": 0.25}     # lattice points: x in steps of 0.01, y of 0.005
+    runs = [MeasuredRun(f"r{i}", FourConstants(w, u), float(FourConstants(w, u).quantities(**truth)["step_time"]))
+            for i, (w, u) in enumerate(SHAPES)]
+    found = fit(runs, {**BASE, "x": 1.0, "y": 0.5})
+    assert found.fitted == ("eta", "kappa", "x", "y")
+    assert found.constants == pytest.approx(truth, abs=1e-9)
+    assert found.in_sample.max < 1e-9

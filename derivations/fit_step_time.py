@@ -89,7 +89,8 @@ def main(argv=None) -> int:
             found = f["fit"]
             inside, out = found.in_sample, found.leave_one_out
             data["systems"][system]["step_time"] = {
-                **found.constants, "fitted_on": f["fitted_on"],
+                **found.constants, "fitted_on": f["fitted_on"], "fitted": list(found.fitted), "held": dict(found.held),
+                "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
                 "source": (f"fitted on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
                            f"published_runs.json) by python -m symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "

@@ -34,6 +34,11 @@ def report_text(payload: dict) -> str:
         e = payload[key]
         lines.append(f"error ({label}, predicted / measured - 1): mean |error| {100 * e['mean']:.1f} %, max "
                      f"{100 * e['max']:.1f} %, signed mean {_percent(e['signed_mean'])}")
+    for key in ("by_source", "by_framework"):
+        for label, e in payload.get(key, {}).items():
+            inside, out = e["in_sample"], e["leave_one_out"]
+            lines.append(f"  {key[3:]} {label}: {inside['runs']} runs, mean |error| {100 * inside['mean']:.1f} % in "
+                         f"sample, {100 * out['mean']:.1f} % leave-one-out (signed {_percent(out['signed_mean'])})")
     width = max(len("run"), *(len(r["id"]) for r in payload["runs"]))
     lines.append(f"  {'run':<{width}}  {'measured (s)':>12}  {'predicted (s)':>13}  {'error':>8}  {'LOO error':>9}  "
                  "measured as")
@@ -68,6 +73,10 @@ def cmd_calibrate_step(args) -> int:
     constants = {name: value for name, value in base.step_time}
     found = fit(runs, constants)
     payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
+    for key in ("source", "framework"):           # the runs' own labels, when they give them
+        if any(getattr(run, key) for run in runs):
+            payload[f"by_{key}"] = {label: {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()}
+                                    for label, (inside, out) in found.by(key).items()}
     document_text = None
     if args.output is not None:
         document = step_time_document(base, found, str(args.runs), name=args.name)

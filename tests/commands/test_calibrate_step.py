@@ -111,12 +111,14 @@ def test_plan_uses_the_written_file(tmp_path, capsys, synthetic):
 
 def test_the_text_report_shows_constants_errors_and_runs(tmp_path, capsys, synthetic):
     runs = tmp_path / "runs.json"
-    runs.write_text(json.dumps({"runs": synthetic[:6]}))
+    labelled = [{**r, "framework": "megatron" if i % 2 else "fsdp"} for i, r in enumerate(synthetic[:6])]
+    runs.write_text(json.dumps({"runs": labelled}))
     code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100")
     assert code == 0, err
     assert "eta" in out and "fitted on these runs" in out
     assert "in sample" in out and "leave-one-out" in out
     assert all(f"run{i}" in out for i in range(1, 7))
+    assert "framework fsdp: 3 runs" in out and "framework megatron: 3 runs" in out
     assert not list(tmp_path.glob("*.json"))[1:]          # no -o: nothing written beside the runs file
 
 

@@ -54,7 +54,7 @@ MEASUREMENTS = ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "log")
 MAX_SECONDS = 1e6
 MAX_TOKENS_PER_S = 1e12
 #: CSV columns
-COLUMNS = ("id", "model", "words", "dtype", "source", "framework", "warmup") + MEASUREMENTS
+COLUMNS = ("id", "model", "model_config", "words", "dtype", "source", "framework", "warmup") + MEASUREMENTS
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*"
@@ -181,8 +181,10 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
         what = f"RUNS {str(path)!r}, run {rid!r}"
         words = rec.get("words", "")
         words = words.split() if isinstance(words, str) else list(words)
+        config = rec.get("model_config")
+        config = str(config if Path(config).is_absolute() else where / config) if config else None
         args = SimpleNamespace(name="hybrid", assignments=words, algorithm=None, dtype=rec.get("dtype", dtype),
-                               backend=None, model=rec.get("model"), model_config=None, hardware=hardware)
+                               backend=None, model=rec.get("model"), model_config=config, hardware=hardware)
         try:
             inputs = step_inputs(args)
         except InputError as err:

@@ -191,3 +191,12 @@ def test_four_constants_are_recovered_by_the_coarse_grid_and_refinement(monkeypa
     assert found.fitted == ("eta", "kappa", "x", "y")
     assert found.constants == pytest.approx(truth, abs=1e-9)
     assert found.in_sample.max < 1e-9
+
+
+def test_errors_at_given_constants_fit_nothing():
+    # r0 (w 1.0, u 0.02) measured at eta 0.6, kappa 5; predicted at 0.5, 5: (2 + 0.1) / (1/0.6 + 0.1) - 1, by hand
+    errors = step_fit.errors_at(runs_at(0.6, 5.0), {"eta": 0.5, "kappa": 5.0})
+    by_hand = [(w / 0.5 + 5 * u) / (w / 0.6 + 5 * u) - 1 for w, u in SHAPES]
+    assert errors.runs == len(SHAPES)
+    assert errors.mean == pytest.approx(sum(map(abs, by_hand)) / len(SHAPES), rel=1e-12)
+    assert errors.max == pytest.approx(max(map(abs, by_hand)), rel=1e-12)

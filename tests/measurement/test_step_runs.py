@@ -141,3 +141,19 @@ def test_bad_csv_is_refused(tmp_path):
     csv.write_text("id,model,words,step_time_s\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,1e400\n")
     with pytest.raises(InputError, match="line 2: step_time_s"):
         read_runs(csv, "h100")
+
+
+def test_a_model_config_reads_as_eval_reads_it(tmp_path):
+    # Llama 3 8B's shape as its Hugging Face config.json states it (meta-llama/Meta-Llama-3-8B): the same
+    # numbers as the llama3-8b preset's
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+        "max_position_embeddings": 8192, "tie_word_embeddings": False}))
+    runs = [{"id": "preset", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0},
+            {"id": "config", "model_config": "models/config.json", "words": LLAMA8 + " recompute=full",
+             "step_time_s": 16.0}]
+    found, _ = read_runs(_runs_file(tmp_path, runs), "h100")
+    for key in ("h", "L", "a", "h_kv", "F", "V", "Phi"):
+        assert found[1].inputs.values[key] == found[0].inputs.values[key], key

@@ -10,13 +10,15 @@ are read size-capped (:func:`symcomm.base.files.read_capped`), JSON with the saf
 Logs (the first framework whose lines the file holds):
 
 * Megatron-LM and NeMo / Megatron-Bridge: the ``training_log`` lines, `` iteration N/ TOTAL | ... | elapsed
-  time per iteration (ms): X |`` (NVIDIA/Megatron-LM ``megatron/training/training.py``, ``training_log``;
-  NVIDIA-NeMo/Megatron-Bridge ``src/megatron/bridge/training/utils/train_utils.py``): X is the mean over the
-  iterations since the previous logged line; seconds per step = X / 1000.
-* torchtitan: ``step: N  loss: ...  tps: T  tflops: ...`` (pytorch/torchtitan
-  ``torchtitan/components/metrics.py``, ``MetricsProcessor.log``): T is tokens per second per GPU over the
-  iterations since the previous logged line (the rank's tokens / (time × the non-data-parallel degree));
-  seconds per step = b·s / (T · GPUs), GPUs = d·t·p·c.
+  time per iteration (ms): X |`` (NVIDIA/Megatron-LM ``megatron/training/training.py``, ``training_log``, at
+  d98e8a6; NVIDIA-NeMo/Megatron-Bridge ``src/megatron/bridge/training/utils/train_utils.py`` at 067f987): X is
+  the interval timer over the iterations since the previous logged line, divided by their number; seconds
+  per step = X / 1000.
+* torchtitan: ``step: N  loss: ...  tps: T  tflops: ...`` (pytorch/torchtitan at b5bcd76,
+  ``torchtitan/components/metrics.py``, ``MetricsProcessor.log``): T = the tokens of this rank's batches
+  since the previous logged line (``torchtitan/trainer.py``: ``labels.numel()`` per batch) / (the time since
+  it × the non-data-parallel degree t·p·c): tokens per second per GPU; seconds per step = b·s / (T · GPUs),
+  GPUs = d·t·p·c.
 
 A logged line is kept when every iteration it averages comes after the first ``warmup`` iterations
 (:data:`WARMUP` by default: start-up, compilation and allocator warm-up); the measurement is the median of

@@ -5,9 +5,12 @@ tensor-parallel size are the ones the table measured: the printed model TFLOP/s 
 the printed tokens/s per GPU is the table's model FLOPs per token, and it must match a count made here
 from the shape alone. The count follows the convention of Megatron-Bridge's
 src/megatron/bridge/training/utils/flop_utils.py (NVIDIA-NeMo/Megatron-Bridge @ c810129341a84e58f4cbed3093f70668a088c028,
-tag v0.4.2; unchanged in what these models use at v0.5.0 and v0.5.1): fwd + wgrad + dgrad = 3 x forward, 2 FLOPs per
-multiply-add, causal attention counted as half the score matrix, SwiGLU's extra GEMM counted only for a SiLU gate, the
-vocabulary padded to a multiple of 128·TP, MTP depths counted as extra layers and extra logits, no recompute.
+tag v0.4.2, the 26.04.01 rows) and @ fcbb6031103d0ca845c1a54d4fee55ecfcca17b6 (tag v0.5.0; the same file at v0.5.1, the
+26.06 and 26.06.01 rows): fwd + wgrad + dgrad = 3 x forward, 2 FLOPs per multiply-add, causal attention counted as half
+the score matrix, the vocabulary padded to a multiple of 128·TP, MTP depths counted as extra layers and extra logits, no
+recompute. The two versions differ in two places: v0.4.2 counts a gated MLP's third GEMM only for a SiLU gate (GPT-OSS's
+quick_gelu gate is counted as two GEMMs) and ignores sliding windows; v0.5.0 counts every gated MLP as three GEMMs and a
+sliding-window layer's attention over its exact average causal context W - W(W-1)/(2s).
 """
 
 import pytest
@@ -19,6 +22,8 @@ RUNS = bridge_runs.load(FILE)["runs"]
 #: rows whose printed TFLOP/s ÷ tokens/s differs from the count by more than TOLERANCE, with the reason
 KNOWN_DISAGREEMENTS: dict[str, str] = {}
 TOLERANCE = 0.03
+#: releases whose Bridge tag (v0.4.2) counts FLOPs with the older rules (see the module docstring)
+OLD_RULES = ("26.04.01",)
 
 
 def padded_vocab(vocab: int, tp: int) -> int:
@@ -26,9 +31,10 @@ def padded_vocab(vocab: int, tp: int) -> int:
     return -(-vocab // step) * step
 
 
-def transformer_flops_per_token(m: dict, seq: int, tp: int) -> float:
+def transformer_flops_per_token(m: dict, seq: int, tp: int, old_rules: bool = True) -> float:
     h, layers, a, mtp = m["hidden"], m["layers"], m["heads"], m.get("mtp_layers", 0)
-    gate = 1.5 if m["gated_mlp"] and m.get("activation", "silu") == "silu" else 1.0
+    silu_only = old_rules and m.get("activation", "silu") != "silu"
+    gate = 1.5 if m["gated_mlp"] and not silu_only else 1.0
     moe_layers = m.get("moe_layers", 0)
     dense_layers = layers - moe_layers
     if m.get("experts"):
@@ -49,7 +55,15 @@ def transformer_flops_per_token(m: dict, seq: int, tp: int) -> float:
         q_width = m["head_dim"] * a
         kv_width = m["head_dim"] * m["kv_heads"]
         # Q and O projections (h·q_width each), K and V (h·kv_width each), QK^T and AV over half the causal matrix
-        attention = 6 * depth * (2 * h * q_width + 2 * h * kv_width + seq * q_width)
+        projections = 2 * h * q_width + 2 * h * kv_width
+        attention = 6 * depth * (projections + seq * q_width)
+        window = m.get("window")
+        if window and not old_rules:
+            # a sliding layer sees on average W - W(W-1)/(2s) keys (W = window_size[0] + window_size[1] + 1); QK^T and AV
+            width = window["window_size"][0] + window["window_size"][1] + 1
+            context = width - width * (width - 1) / (2 * seq)
+            attention = 6 * (window["full_layers"] * (projections + seq * q_width)
+                             + window["sliding_layers"] * (projections + 2 * context * q_width))
     mtp_proj = 6 * mtp * (3 * h + 2 * h * h)
     logits = 6 * h * padded_vocab(m["vocab"], tp) * (mtp + 1)
     return mlp + attention + mtp_proj + logits
@@ -80,8 +94,9 @@ def hybrid_flops_per_token(m: dict, seq: int, tp: int) -> float:
 
 def flops_per_token(run: dict) -> float:
     model = run["model"]
-    count = hybrid_flops_per_token if "hybrid" in model else transformer_flops_per_token
-    return count(model, run["seq"], run["t"])
+    if "hybrid" in model:
+        return hybrid_flops_per_token(model, run["seq"], run["t"])
+    return transformer_flops_per_token(model, run["seq"], run["t"], old_rules=run["release"] in OLD_RULES)
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: r["id"])

@@ -1,4 +1,4 @@
-"""Published Megatron-Bridge pre-training runs (``data/bridge_runs_*.json``) as plain data.
+"""Published pre-training runs (``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``) as plain data.
 
 :func:`load` reads one such file by name; :func:`validate` says what is wrong with one run
 (an empty list when nothing is). No SymPy here: the fit script and the tests read these files
@@ -19,7 +19,8 @@ REQUIRED = ("id", "release", "section", "row", "role", "hardware", "model", "seq
 MODEL_REQUIRED = ("name", "hidden", "layers", "heads", "kv_heads", "ffn", "gated_mlp", "vocab", "tied", "source")
 OVERLAPS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
 HARDWARE = ("h100", "b200", "gb200")
-PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "nvfp4")
+#: fp8-rowwise: torchao float8 with row-wise scales (torchtitan); the others as in the Bridge file's _convention
+PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
 RECOMPUTE = ("none", "selective", "full")
 ROLES = ("fit", "check")
 #: how close step_time_s must be to global_batch·seq/(tokens/s per GPU · GPUs): it is rounded to 4 digits
@@ -74,6 +75,8 @@ def validate(run: dict) -> list[str]:
             problems.append(f"{name}: {key} {run[key]!r} is not one of {', '.join(allowed)}")
     if sorted(run["overlap"]) != sorted(OVERLAPS) or any(v not in (True, False, None) for v in run["overlap"].values()):
         problems.append(f"{name}: overlap must hold exactly {', '.join(OVERLAPS)}, each true, false or null")
+    if not (isinstance(run["tokens_per_s_per_gpu"], (int, float)) and run["tokens_per_s_per_gpu"] > 0):
+        return problems + [f"{name}: tokens_per_s_per_gpu must be a positive number"]
     expected = run["global_batch"] * run["seq"] / (run["tokens_per_s_per_gpu"] * run["gpus"])
     if abs(run["step_time_s"] - expected) > STEP_TOLERANCE * expected:
         problems.append(f"{name}: step_time_s {run['step_time_s']} is not global_batch·seq/(tokens/s/GPU·GPUs) = {expected:.6g}")

@@ -19,6 +19,8 @@ from symcomm.derivations import bridge_runs
 
 FILE = "bridge_runs_26.json"
 RUNS = bridge_runs.load(FILE)["runs"]
+#: torchtitan's published rows (same schema; they print no TFLOP/s, so only the schema and layout checks apply)
+TITAN_RUNS = bridge_runs.load("torchtitan_runs.json")["runs"]
 #: rows whose printed TFLOP/s ÷ tokens/s differs from the count by more than TOLERANCE, with the reason
 KNOWN_DISAGREEMENTS: dict[str, str] = {}
 TOLERANCE = 0.03
@@ -99,17 +101,23 @@ def flops_per_token(run: dict) -> float:
     return transformer_flops_per_token(model, run["seq"], run["t"], old_rules=run["release"] in OLD_RULES)
 
 
-@pytest.mark.parametrize("run", RUNS, ids=lambda r: r["id"])
+@pytest.mark.parametrize("run", RUNS + TITAN_RUNS, ids=lambda r: r["id"])
 def test_run_is_valid(run):
     assert bridge_runs.validate(run) == []
 
 
 def test_ids_are_unique():
-    ids = [r["id"] for r in RUNS]
+    ids = [r["id"] for r in RUNS + TITAN_RUNS]
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize("run", [r for r in RUNS if bridge_runs.layers_per_chunk(r) is not None], ids=lambda r: r["id"])
+def test_torchtitan_runs_print_no_flop_rate():
+    # benchmarks/llama3_h100_202412_torchtitan.md: "We do not report Model FLOPS Utilization (MFU)"; none is invented here
+    assert all(r["model_tflops_per_gpu"] is None and r["role"] == "check" for r in TITAN_RUNS)
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS + TITAN_RUNS if bridge_runs.layers_per_chunk(r) is not None],
+                         ids=lambda r: r["id"])
 def test_layers_per_chunk_cover_the_model(run):
     chunks = bridge_runs.layers_per_chunk(run)
     assert len(chunks) == run["p"] * run["v"]

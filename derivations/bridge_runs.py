@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+from symcomm.base.errors import InputError
+
 #: every field a run must carry, in the order the files write them
 REQUIRED = ("id", "release", "section", "row", "role", "hardware", "model", "seq", "global_batch", "micro_batch",
             "gpus", "nvlink_domain", "t", "p", "c", "v", "e", "etp", "d", "fsdp", "pipeline_layout", "precision",
@@ -30,13 +32,13 @@ STEP_TOLERANCE = 1e-3
 def load(name: str) -> dict:
     """The document of ``data/<name>`` (e.g. ``bridge_runs_26.json``), parsed as strict JSON."""
     if "/" in name or "\\" in name or not name.endswith(".json"):
-        raise ValueError(f"run file {name!r}: give a file name in derivations/data ending in .json")
+        raise InputError(f"run file {name!r}: give the name of a .json file in derivations/data, e.g. bridge_runs_26.json")
     text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
     return json.loads(text, parse_constant=_refuse_constant)
 
 
 def _refuse_constant(word: str):
-    raise ValueError(f"run file: {word} is not strict JSON")
+    raise InputError(f"run file: {word} is not strict JSON (no NaN or Infinity)")
 
 
 def _positive_int(value) -> bool:

@@ -15,6 +15,7 @@ sliding-window layer's attention over its exact average causal context W - W(W-1
 
 import pytest
 
+from symcomm.base.errors import InputError
 from symcomm.derivations import bridge_runs
 
 FILE = "bridge_runs_26.json"
@@ -129,6 +130,11 @@ def test_validate_names_a_wrong_layout():
     assert any("gpus" in line for line in bridge_runs.validate(run))
     run = dict(RUNS[0], step_time_s=RUNS[0]["step_time_s"] * 1.01)
     assert any("step_time_s" in line for line in bridge_runs.validate(run))
+
+
+def test_load_refuses_a_path():
+    with pytest.raises(InputError, match="name of a .json file"):
+        bridge_runs.load("../data/bridge_runs_26.json")
 
 
 def test_llama3_70b_count_by_hand():

@@ -125,6 +125,18 @@ def test_layers_per_chunk_cover_the_model(run):
     assert sum(chunks) == run["model"]["layers"]
 
 
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r["id"])
+def test_model_layer_kinds_add_up(run):
+    m = run["model"]
+    if "hybrid" in m:       # Nemotron 3: Mamba, MoE and attention layers make up the stack
+        assert sum(m["hybrid"]["counts"].values()) == m["layers"]
+        assert m["hybrid"]["counts"]["E"] == m["moe_layers"]
+    elif m.get("experts"):  # leading dense layers, then MoE layers
+        assert m["dense_layers_first"] + m["moe_layers"] == m["layers"]
+    if "window" in m:       # GPT-OSS: sliding-window and full-attention layers alternate
+        assert m["window"]["sliding_layers"] + m["window"]["full_layers"] == m["layers"]
+
+
 def test_validate_names_a_wrong_layout():
     run = dict(RUNS[0], gpus=RUNS[0]["gpus"] + 1)
     assert any("gpus" in line for line in bridge_runs.validate(run))

@@ -89,6 +89,25 @@ def test_the_file_has_the_rows_of_both_sections():
     assert {r["role"] for r in RUNS} == {"fit"}
 
 
+def test_rows_typed_from_the_table():
+    # typed by hand from docs/performance-summary-archive.md (Megatron-Bridge 067f987df), not from the file:
+    # 25.11 DGX-H100 LLAMA3_70B: 64 GPUs, FP8-CS, GBS 128, MBS 1, TP 4, PP 8, CP 1, VP 5, 1602 tok/s, 719 TFLOP/s
+    # (step 128·8192/(1602·64) = 10.23 s, the brief's own example); 25.09 DGX-GB200 Qwen3_235B_a22B, the
+    # parenthesised (MXFP8) numbers: 64 GPUs, GBS 1024, TP 2, PP 1, EP 64, 4416 tok/s, 654 TFLOP/s;
+    # 25.11 DGX-GB200 DeepSeekV3 (w/o MTP) FP8-MX: 256 GPUs, GBS 4096, PP 8, VP 4, EP 32, 4018 tok/s, 1003 TFLOP/s
+    by_id = {r["id"]: r for r in RUNS}
+    fields = ("gpus", "global_batch", "micro_batch", "t", "p", "c", "v", "e", "d", "precision",
+              "tokens_per_s_per_gpu", "model_tflops_per_gpu", "step_time_s")
+    expected = {
+        "bridge-25.11-h100-llama3-70b-fp8cs": (64, 128, 1, 4, 8, 1, 5, 1, 2, "fp8-cs", 1602, 719, 10.23),
+        "bridge-25.09-gb200-qwen3-235b-a22b-fp8mx": (64, 1024, 1, 2, 1, 1, 1, 64, 32, "fp8-mx", 4416, 654, 14.84),
+        "bridge-25.11-gb200-deepseek-v3-fp8mx-nomtp": (256, 4096, 1, 1, 8, 1, 4, 32, 32, "fp8-mx", 4018, 1003, 16.31),
+    }
+    for run_id, values in expected.items():
+        assert tuple(by_id[run_id][f] for f in fields) == values, run_id
+    assert by_id["bridge-25.11-gb200-deepseek-v3-fp8mx-nomtp"]["model"]["mtp_layers"] == 0
+
+
 def test_every_run_is_sound():
     problems = [p for run in RUNS for p in bridge_runs.validate(run)]
     assert problems == []

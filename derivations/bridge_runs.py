@@ -17,7 +17,7 @@ from symcomm.base.errors import InputError
 
 #: a data file's name: bridge_runs_<release tag>.json in derivations/data (never a path)
 NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json")
-#: the largest data file read (the 25.09 + 25.11 file is about 0.2 MB)
+#: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
 LIMIT = 4 * 1024 * 1024
 
 #: every run carries these keys (MoE runs also "moe"), in this order in the file
@@ -45,10 +45,11 @@ def load(name: str) -> dict:
     path = resources.files(__package__).joinpath("data", name)
     if not path.is_file():
         raise InputError(f"bridge runs file {name!r}: no such file in derivations/data")
-    text = path.read_text(encoding="utf-8")
-    if len(text) > LIMIT:
-        raise InputError(f"bridge runs file {name!r}: {len(text):,} characters is too large; at most {LIMIT:,}")
-    return json.loads(text, parse_constant=_refuse_constant)
+    with path.open("rb") as stream:     # read at most one byte past the cap: a huge file is never read whole
+        data = stream.read(LIMIT + 1)
+    if len(data) > LIMIT:
+        raise InputError(f"bridge runs file {name!r}: more than {LIMIT:,} bytes; at most {LIMIT:,}")
+    return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
 
 
 def _refuse_constant(word: str):

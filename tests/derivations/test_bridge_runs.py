@@ -143,6 +143,12 @@ def test_validate_finds_what_is_wrong():
     assert any("layers" in p for p in bridge_runs.validate(chunked))
 
 
+def test_load_refuses_a_file_over_the_cap(monkeypatch):
+    monkeypatch.setattr(bridge_runs, "LIMIT", 1000)
+    with pytest.raises(InputError, match="at most 1,000"):
+        bridge_runs.load(FILE)
+
+
 def test_load_takes_a_file_name_not_a_path():
     for name in ("../data/bridge_runs_25.json", "published_runs.json", "/etc/passwd", "bridge_runs_xx.json"):
         with pytest.raises(InputError):

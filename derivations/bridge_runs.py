@@ -26,7 +26,8 @@ REQUIRED = ("id", "release", "section", "row", "role", "hardware", "model", "seq
             "fp8_param_gather", "recompute", "recompute_modules", "recompute_layers", "sp", "distributed_optimizer",
             "overlap", "cuda_graphs", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "step_time_s", "derived",
             "assumed", "recipe")
-MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "gated_mlp", "vocab", "tied", "source")
+MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "gated_mlp", "vocab", "tied",
+              "source")
 MOE_KEYS = ("experts", "top_k", "moe_layers", "dense_layers_first", "moe_ffn", "shared_experts", "shared_expert_ffn")
 OVERLAP_KEYS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
 HARDWARE = ("h100", "b200", "gb200")
@@ -99,8 +100,10 @@ def validate(run: dict) -> list[str]:
         problems.append(f"{name}: GBS/(d·MBS) = {run['global_batch']}/{per_replica} is not an integer")
     expected = run["global_batch"] * run["seq"] / (run["tokens_per_s_per_gpu"] * run["gpus"])
     step = run["step_time_s"]
-    if not isinstance(step, (int, float)) or not math.isfinite(step) or abs(step - expected) > STEP_TOLERANCE * expected:
-        problems.append(f"{name}: step_time_s {step!r} is not GBS·seq/(tokens/s/GPU·GPUs) = {expected:.6g} s within 0.1 %")
+    finite = isinstance(step, (int, float)) and math.isfinite(step)
+    if not finite or abs(step - expected) > STEP_TOLERANCE * expected:
+        problems.append(f"{name}: step_time_s {step!r} is not GBS·seq/(tokens/s/GPU·GPUs) = {expected:.6g} s "
+                        "within 0.1 %")
     layout = run["pipeline_layout"]
     if isinstance(layout, dict) and "layers_per_chunk" in layout:
         chunks = layout["layers_per_chunk"]

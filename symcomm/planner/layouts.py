@@ -54,7 +54,7 @@ def memory_floor(req: Request, layouts: dict) -> np.ndarray:
     """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
     weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
     full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
-    micro-batches of L/p layers (symcomm.training.steptime.memory_model holds at least these)."""
+    micro-batches of L/p layers (symcomm.training.memory.memory_model holds at least these)."""
     t, p, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "c", "d", "m", "mb"))
     states = 16.0 * req.model.parameters / req.gpus
     activations = 2 * (req.seq / c) * mb * req.model.hidden / t * (req.model.layers / p) * np.minimum(p, m)

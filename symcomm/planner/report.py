@@ -40,7 +40,7 @@ ASSUMPTIONS = (
     "β = 1 / per-direction bandwidth per GPU",
 )
 MEMORY_ASSUMPTION = (
-    "memory per GPU = the step model's (symcomm.training.steptime.memory_model), compared with the preset's: weights, "
+    "memory per GPU = the step model's (symcomm.training.memory.memory_model), compared with the preset's: weights, "
     "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
     "buffer), activations of the first stage per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
     "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved); no "

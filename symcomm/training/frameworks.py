@@ -6,7 +6,7 @@ the backward, the gradients' element type, whether sequence parallelism re-gathe
 the backward, whether the gradient reductions overlap the backward, the data-parallel schemes
 the planner searches, and the framework files each of these follows.  The strategy
 (:func:`symcomm.training.axes.data_schedule`, :func:`symcomm.training.axes.sp_regather_of`), the step
-model (:func:`symcomm.training.steptime.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
+model (:func:`symcomm.training.overlap.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
 read this table and nothing else about a framework.
 
 Adding a framework: one row in :data:`FRAMEWORKS` (plus its oracle in the step simulator,

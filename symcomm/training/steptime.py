@@ -35,26 +35,19 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import flops
-from . import frameworks as F
 from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
-from .hybrid import end_stage_shard
+from .compute import micro_batch_compute
+from .memory import memory_model
+from .overlap import dp_overlap_of, exposed_data_parallel, max0
 from .terms import cost_in_bytes_of
 from .subjects import subject
-from ..core.symbols import L, L_moe, Phi, Phi_E, a, b, c, d, e, eta, h, hbm, kappa, m, p, peak, s, t, v
+from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 
 #: options of the step model beyond the hybrid strategy's own (symcomm.training.settings.STEP_OPTIONS), by name
 STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
-#: the frameworks' DP-overlap defaults and their sources: symcomm.training.frameworks (DP_OVERLAP_SOURCE)
-DP_OVERLAP_SOURCE = F.DP_OVERLAP_SOURCE
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
-
-
-def dp_overlap_of(framework_name: str, zero: int, dp_overlap: bool | None = None) -> bool:
-    """Whether the data-parallel gradient reductions overlap the backward: as the framework's row
-    says at this ZeRO stage (symcomm.training.frameworks: DP_OVERLAP_SOURCE), unless given explicitly."""
-    return F.framework(framework_name).dp_overlap(zero) if dp_overlap is None else bool(dp_overlap)
 
 
 @dataclass(frozen=True)
@@ -99,19 +92,6 @@ class StepModel:
         return out
 
 
-def _max0(x):
-    return sp.Max(0, x, evaluate=False)     # same value; SymPy's search for a simpler Max is slow on long x
-
-
-def _stage_forward_flops(micro, gated, moe, embeddings):
-    """Forward FLOPs of one micro-batch on the last stage, before the split over t·c."""
-    if moe:
-        layers = ((L - L_moe) * flops.layer_forward(micro, s, gated) + L_moe * flops.moe_layer_forward(micro, s, gated)) / p
-    else:
-        layers = L / p * flops.layer_forward(micro, s, gated)
-    return layers + (flops.lm_head_forward(micro, s) if embeddings else 0)
-
-
 @functools.lru_cache(maxsize=None)
 def step_model(run_bytes: int = 2, **options) -> StepModel:
     """The step model of the hybrid layout with these options (the hybrid strategy's, plus
@@ -135,56 +115,22 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     comm = {axis: time_of(terms) for axis, terms in by_axis.items()}
 
-    # compute of one micro-batch on the busiest stage, per GPU
-    micro = b / (d * m)
-    fwd = _stage_forward_flops(micro, gated, moe, embeddings) / (t * c)
-    if recompute == "selective":
-        again = L / p * flops.attention_core(micro, s) / (t * c)
-    elif recompute == "full":
-        again = (fwd - (flops.lm_head_forward(micro, s) / (t * c) if embeddings else 0))
-    else:
-        again = sp.Integer(0)
-    rate = peak * eta
-    # the memory-bound kernels (norms, activation functions, dropout, residual adds, softmax) read and
-    # write the activations Korthikanti et al. count; κ HBM passes over each stored byte, forward and
-    # backward together, a recomputed forward adding its third
-    touched = activation_bytes(recompute="none", flash=flash, sp_on=run.sp) * L / p
-    if recompute == "full":
-        touched = touched * sp.Rational(4, 3)
-    elif recompute == "selective" and not flash:
-        touched = touched + sp.Rational(1, 3) * _scores(micro) * L / p
-    memory_bound = kappa * touched / hbm
-    forward_time = fwd / rate + memory_bound / 3
-    backward_time = (2 * fwd + again) / rate + 2 * memory_bound / 3
-    compute_micro = forward_time + backward_time
+    # compute of one micro-batch on the busiest stage (the last: L/p layers and the LM head), per GPU
+    compute_micro = micro_batch_compute(run)
 
     chunks = v if run.schedule == "interleaved" else sp.Integer(1)
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
     if run.tp_overlap:
-        hidden_tp = _max0(on_path["tp"] - compute_micro)
+        hidden_tp = max0(on_path["tp"] - compute_micro.total)
         on_path = {**on_path, "tp": hidden_tp}
-    slot = compute_micro + sum(on_path.values())
+    slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot
 
     # data parallel: reductions behind the backward, ZeRO-3 gathers behind the compute, the
     # post-step all-gather (and the tied-embedding all-reduce) exposed
-    dp_terms = by_axis.get("dp", [])
-    reduce_t = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"])
-    gather_forward = time_of([x for x in dp_terms if x.phase == "forward" and x.primitive == "all_gather"])
-    gather_backward = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive == "all_gather"])
-    rest_t = time_of([x for x in dp_terms if x.phase not in ("forward", "backward")])
     overlap = dp_overlap_of(framework, zero, run.dp_overlap)
-    reductions = data.gradient_reductions(m)
-    # what hides behind one window shares it (and the links): the forward gathers behind the m forwards;
-    # the backward gathers and, when overlapped, the reductions behind the backwards they follow (every
-    # micro-batch's when reduced per micro-batch, the last one's when reduced once per step)
-    backward_window = (m if reductions == m else 1) * backward_time
-    if overlap:
-        exposed_backward = _max0(gather_backward + reduce_t - backward_window)
-    else:
-        exposed_backward = _max0(gather_backward - m * backward_time) + reduce_t
-    exposed_dp = _max0(gather_forward - m * forward_time) + exposed_backward + rest_t
+    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, compute_micro)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}
@@ -198,67 +144,11 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
 
     step = pipeline + exposed_dp + optimizer
-    compute_total = m * compute_micro
+    compute_total = m * compute_micro.total
     model = flops.model_flops(b, s, gated, moe)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
-
-
-def _scores(micro):
-    """Bytes of the attention scores of one layer and micro-batch on one GPU: the softmax input
-    and output (2 bytes each) and the dropout mask (1 byte), a·s² each, split over t heads' groups."""
-    return 5 * a * (s / c) ** 2 * micro / t
-
-
-def activation_bytes(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
-    """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
-    Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
-    selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
-    (/t with sequence parallel)."""
-    micro = b / (d * m)
-    sbh = (s / c) * micro * h
-    scores = 0 if flash or recompute != "none" else _scores(micro)
-    if recompute == "full":
-        return 2 * sbh / (t if sp_on else 1)
-    if sp_on:
-        return 34 * sbh / t + scores
-    return sbh * (10 + 24 / t) + scores
-
-
-def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embeddings: bool) -> dict:
-    """Bytes per GPU on the first pipeline stage (embedding, most activations in flight):
-    weights, gradients and Adam states as ``data`` (the framework's schedule) holds them, and
-    activations per Korthikanti et al. 2022 Table 2 (sbh(10 + 24/t + 5as/(ht)) per layer; with
-    SP 34sbh/t + 5as²b/t; selective recompute drops the 5as²b/t scores; full recompute keeps
-    the layer input 2sbh, /t with SP; flash attention never stores the scores), s → s/c."""
-    tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
-    dense = (Phi - Phi_E) if moe else Phi
-    if embeddings:
-        shard = end_stage_shard(dense, tied)
-    else:
-        shard = dense / (t * p)
-    parts = [(shard, d * c)]
-    if moe:
-        parts.append((Phi_E / (e * t * p), d * c / e))
-    weights = grads = optimizer = sp.Integer(0)
-    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    for held, group in parts:
-        weights += 2 * held if data.full_parameters else 2 * held / group
-        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
-        optimizer += 12 * held if data.zero == 0 else 12 * held / group
-    per_layer = activation_bytes(recompute, flash, sp_on)
-    schedule = opts["schedule"]
-    if schedule == "gpipe":
-        in_flight = m
-    else:
-        in_flight = sp.Min(p, m)
-    if schedule == "interleaved":
-        # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2: the first stage holds
-        # (1 + (p − 1)/(p·v)) times the 1F1B activations
-        in_flight = in_flight * (1 + (p - 1) / (p * v))
-    activations = per_layer * (L / p) * in_flight
-    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
 
 
 @functools.lru_cache(maxsize=None)

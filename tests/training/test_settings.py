@@ -14,7 +14,7 @@ from symcomm.training.frameworks import FRAMEWORKS, Framework, Scheme
 from symcomm.training.settings import RunSetting
 from symcomm.training.axes import data_schedule, sp_regather_of
 from symcomm.training.strategies import STRATEGIES
-from symcomm.training.steptime import dp_overlap_of
+from symcomm.training.overlap import dp_overlap_of
 
 #: the documented spellings of recompute (settings.RECOMPUTE_ALIASES: 0 = none, 1 = full) and what each means
 SPELLINGS = {"none": "none", "selective": "selective", "full": "full", "0": "none", "1": "full"}

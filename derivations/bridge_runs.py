@@ -94,12 +94,14 @@ def validate(run: dict) -> list[str]:
     if run["id"] != run["id"].lower():
         problems.append(f"{name}: id is not lowercase")
     sizes = ("seq", "global_batch", "micro_batch", "gpus", "nvlink_domain", "t", "p", "c", "v", "e", "d")
-    bad = [f"{name}: {key} must be a positive integer, not {run[key]!r}" for key in sizes if not _positive_int(run[key])]
+    bad = [f"{name}: {key} must be a positive integer, not {run[key]!r}"
+           for key in sizes if not _positive_int(run[key])]
     # torchtitan prints tokens/s with a decimal and no TFLOP/s: a positive number, and null for a rate not printed
     if not _positive_number(run["tokens_per_s_per_gpu"]):
         bad.append(f"{name}: tokens_per_s_per_gpu must be a positive number, not {run['tokens_per_s_per_gpu']!r}")
     if run["model_tflops_per_gpu"] is not None and not _positive_number(run["model_tflops_per_gpu"]):
-        bad.append(f"{name}: model_tflops_per_gpu must be a positive number or null, not {run['model_tflops_per_gpu']!r}")
+        bad.append(f"{name}: model_tflops_per_gpu must be a positive number or null, "
+                   f"not {run['model_tflops_per_gpu']!r}")
     if bad:
         return problems + bad
     t, p, c, d = run["t"], run["p"], run["c"], run["d"]

@@ -5,11 +5,11 @@ The FLOP check is the independent evidence that each row's model shape, sequence
 tensor-parallel size are the ones the table measured: the printed model TFLOP/s per GPU divided by
 the printed tokens/s per GPU is the table's model FLOPs per token, and it must match a count made here
 from the shape alone. The count follows the convention of Megatron-Bridge's
-src/megatron/bridge/training/utils/flop_utils.py (NVIDIA-NeMo/Megatron-Bridge @ c810129341a84e58f4cbed3093f70668a088c028,
-tag v0.4.2, the 26.04.01 rows) and @ fcbb6031103d0ca845c1a54d4fee55ecfcca17b6 (tag v0.5.0; the same file at v0.5.1, the
-26.06 and 26.06.01 rows): fwd + wgrad + dgrad = 3 x forward, 2 FLOPs per multiply-add, causal attention counted as half
-the score matrix, the vocabulary padded to a multiple of 128·TP, MTP depths counted as extra layers and extra logits, no
-recompute. The two versions differ in two places: v0.4.2 counts a gated MLP's third GEMM only for a SiLU gate (GPT-OSS's
+src/megatron/bridge/training/utils/flop_utils.py (NVIDIA-NeMo/Megatron-Bridge
+@ c810129341a84e58f4cbed3093f70668a088c028, tag v0.4.2, the 26.04.01 rows; and
+@ fcbb6031103d0ca845c1a54d4fee55ecfcca17b6, tag v0.5.0, the same file at v0.5.1, the 26.06 and 26.06.01 rows):
+fwd + wgrad + dgrad = 3 x forward, 2 FLOPs per multiply-add, causal attention counted as half the score matrix,
+the vocabulary padded to a multiple of 128·TP, MTP depths counted as extra layers and extra logits, no recompute. The two versions differ in two places: v0.4.2 counts a gated MLP's third GEMM only for a SiLU gate (GPT-OSS's
 quick_gelu gate is counted as two GEMMs) and ignores sliding windows; v0.5.0 counts every gated MLP as three GEMMs and a
 sliding-window layer's attention over its exact average causal context W - W(W-1)/(2s).
 """
@@ -63,7 +63,8 @@ def transformer_flops_per_token(m: dict, seq: int, tp: int, old_rules: bool = Tr
         attention = 6 * depth * (projections + seq * q_width)
         window = m.get("window")
         if window and not old_rules:
-            # a sliding layer sees on average W - W(W-1)/(2s) keys (W = window_size[0] + window_size[1] + 1); QK^T and AV
+            # a sliding layer sees on average W - W(W-1)/(2s) keys, W = window_size[0] + window_size[1] + 1,
+            # in QK^T and in AV
             width = window["window_size"][0] + window["window_size"][1] + 1
             context = width - width * (width - 1) / (2 * seq)
             attention = 6 * (window["full_layers"] * (projections + seq * q_width)
@@ -119,7 +120,8 @@ def test_ids_are_unique():
 
 
 def test_torchtitan_runs_print_no_flop_rate():
-    # benchmarks/llama3_h100_202412_torchtitan.md: "We do not report Model FLOPS Utilization (MFU)"; none is invented here
+    # benchmarks/llama3_h100_202412_torchtitan.md: "We do not report Model FLOPS Utilization (MFU)";
+    # none is invented here
     assert all(r["model_tflops_per_gpu"] is None and r["role"] == "check" for r in TITAN_RUNS)
 
 

@@ -9,9 +9,10 @@ src/megatron/bridge/training/utils/flop_utils.py (NVIDIA-NeMo/Megatron-Bridge
 @ c810129341a84e58f4cbed3093f70668a088c028, tag v0.4.2, the 26.04.01 rows; and
 @ fcbb6031103d0ca845c1a54d4fee55ecfcca17b6, tag v0.5.0, the same file at v0.5.1, the 26.06 and 26.06.01 rows):
 fwd + wgrad + dgrad = 3 x forward, 2 FLOPs per multiply-add, causal attention counted as half the score matrix,
-the vocabulary padded to a multiple of 128·TP, MTP depths counted as extra layers and extra logits, no recompute. The two versions differ in two places: v0.4.2 counts a gated MLP's third GEMM only for a SiLU gate (GPT-OSS's
-quick_gelu gate is counted as two GEMMs) and ignores sliding windows; v0.5.0 counts every gated MLP as three GEMMs and a
-sliding-window layer's attention over its exact average causal context W - W(W-1)/(2s).
+the vocabulary padded to a multiple of 128·TP, MTP depths counted as extra layers and extra logits, no recompute.
+The two versions differ in two places: v0.4.2 counts a gated MLP's third GEMM only for a SiLU gate (GPT-OSS's
+quick_gelu gate is counted as two GEMMs) and ignores sliding windows; v0.5.0 counts every gated MLP as three GEMMs
+and a sliding-window layer's attention over its exact average causal context W - W(W-1)/(2s).
 """
 
 import pytest

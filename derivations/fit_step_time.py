@@ -3,7 +3,8 @@
     python -m symcomm.derivations.fit_step_time            # print the fit
     python -m symcomm.derivations.fit_step_time --write    # and store it in symcomm/presets/hardware.json
 
-For each system with runs marked ``"role": "fit"`` in ``data/published_runs.json``, the constants of
+For each system with runs marked ``"role": "fit"`` (the papers' runs of ``data/published_runs.json`` and the
+modern runs of :mod:`modern` the step model takes: Megatron-Bridge's tables, torchtitan's benchmarks), the constants of
 ``symcomm.training.compute.FITTED`` that the runs determine minimise the mean absolute relative error of the
 predicted step time: the fitting core of ``symcomm calibrate-step`` (:func:`symcomm.measurement.step_fit.fit`,
 a lattice search: eta in steps of 0.005 over [0.30, 1.00], kappa in steps of 0.25 over [0, 20], searched
@@ -21,25 +22,50 @@ from pathlib import Path
 from symcomm.base.errors import InputError
 from symcomm.measurement import step_fit
 
-from . import published
+from . import modern, published
 
 HARDWARE_JSON = Path(__file__).resolve().parents[1] / "symcomm" / "presets" / "hardware.json"
 
 
+def fitting_runs(system: str) -> tuple[list, dict]:
+    """(the runs marked "fit" of one hardware preset, as the fitting core reads them: the papers' runs
+    (:func:`published.measured_runs`) and the modern runs in the step model's scope (:mod:`modern`, bound by
+    eval hybrid's own binding); run id → why a modern run in scope does not evaluate, e.g. a setting this
+    build of the step model does not take: left out of the fit, and said)."""
+    runs = published.measured_runs(system, role="fit")
+    not_evaluated = {}
+    for run in modern.runs("fit"):
+        if run["hardware"] != system or modern.out_of_scope(run) is not None:
+            continue
+        try:
+            inputs = modern.inputs(run)
+        except InputError as err:
+            not_evaluated[run["id"]] = str(err)
+            continue
+        runs.append(step_fit.MeasuredRun(run["id"], inputs, float(run["step_time_s"]), modern.source_of(run),
+                                         modern.framework_of(run)))
+    return runs, not_evaluated
+
+
 def fit(system: str) -> dict:
     """The fit of one hardware preset: its constants by name, ``fitted_on`` (the run ids), the in-sample
-    ``mean_error`` and ``max_error`` (ratios), and ``fit`` (the :class:`step_fit.StepFit`)."""
-    runs = published.measured_runs(system, role="fit")
+    ``mean_error`` and ``max_error`` (ratios), ``fit`` (the :class:`step_fit.StepFit`) and ``not_evaluated``
+    (:func:`fitting_runs`); InputError when its runs cannot fit the constants."""
+    runs, not_evaluated = fitting_runs(system)
     if not runs:
-        raise ValueError(f"no published run marked for fitting on {system}")
+        raise InputError(f"no run marked for fitting on {system} evaluates"
+                         + (f" ({len(not_evaluated)} in scope do not: {next(iter(not_evaluated.values()))[:120]})"
+                            if not_evaluated else ""))
     base = dict(published.hardware(system).step_time)
     found = step_fit.fit(runs, base)
     return {**found.constants, "fitted_on": [r.id for r in runs], "mean_error": found.in_sample.mean,
-            "max_error": found.in_sample.max, "fit": found}
+            "max_error": found.in_sample.max, "fit": found, "not_evaluated": not_evaluated}
 
 
 def systems() -> list[str]:
-    return sorted({r["hardware"] for r in published.runs(role="fit")})
+    """The hardware presets with runs marked "fit": the papers' and the modern ones in scope."""
+    return sorted({r["hardware"] for r in published.runs(role="fit")}
+                  | {r["hardware"] for r in modern.runs("fit") if modern.out_of_scope(r) is None})
 
 
 def _line(label: str, inside: step_fit.Errors, out: step_fit.Errors) -> str:
@@ -58,6 +84,10 @@ def report(fits: dict) -> list[str]:
         lines.append(f"{system}: {shown} (fitted: {', '.join(found.fitted) or 'none'})")
         for name, why in found.held.items():
             lines.append(f"  {name}: {why}")
+        if f["not_evaluated"]:
+            first = next(iter(f["not_evaluated"].items()))
+            lines.append(f"  {len(f['not_evaluated'])} modern runs marked fit do not evaluate and are left out "
+                         f"(first: {first[0]}: {first[1][:160]})")
         lines.append(_line("all runs", found.in_sample, found.leave_one_out))
         for key in ("source", "framework"):
             for label, (inside, out) in found.by(key).items():
@@ -78,7 +108,11 @@ def main(argv=None) -> int:
     print("\n".join(report(fits)))
     for system, why in kept.items():
         stored = dict(published.hardware(system).step_time)
-        inside = step_fit.errors_at(published.measured_runs(system, role="fit"), stored)
+        runs = fitting_runs(system)[0]
+        if not runs:
+            print(f"{system}: not fitted ({why}); its stored constants stay")
+            continue
+        inside = step_fit.errors_at(runs, stored)
         shown = ", ".join(f"{k} = {v:g}" for k, v in stored.items())
         print(f"{system}: not refitted ({why}); its stored {shown} give over its {inside.runs} runs mean |error| "
               f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %, signed {100 * inside.signed_mean:+.1f} % "

@@ -202,7 +202,7 @@ def _fit_errors_table() -> Table:
         try:
             found = fit_step_time.fit(system)["fit"]
         except InputError as err:          # too few runs to fit and leave one out: its constants are kept
-            rows.append((system, "not refitted: " + str(err).split(":")[0], "", "", "", "", "", "", ""))
+            rows.append((system, "not refitted: " + str(err).split(" (")[0], "", "", "", "", "", "", ""))
             continue
         rows.append((system, "all runs", *cells(found.in_sample, found.leave_one_out)))
         for key in ("source", "framework"):

@@ -110,7 +110,7 @@ def test_the_committed_constants_are_what_the_fit_finds():
         try:
             found = fit(system)
         except InputError as err:      # too few runs to fit and leave one out (h100-roce: 3): stored kept
-            assert "runs cannot fit" in str(err)
+            assert "runs cannot fit" in str(err) or "evaluates" in str(err)
             continue
         fitted += 1
         assert dict(hardware(system).step_time) == found["fit"].constants

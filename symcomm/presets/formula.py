@@ -19,8 +19,8 @@ F_e = S.F_e              # FFN width of one expert
 V = S.V                  # vocabulary (symcomm's own symbol: the hybrid strategy's embeddings use it too)
 n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
 E_s = S.E_s              # shared (always active) experts of a MoE layer
-q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
-d_nope, d_rope, d_v = _int("d_nope"), _int("d_rope"), _int("d_v")  # MLA head widths
+q_r, kv_r = S.q_lora, S.kv_lora                              # MLA low-rank widths (q_r = 0: no query compression)
+d_nope, d_rope, d_v = S.d_nope, S.d_rope, S.d_v               # MLA head widths
 
 h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
 

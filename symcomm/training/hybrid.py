@@ -44,23 +44,31 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
     terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
                       groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
 
-    # CP on its group: K/V heads split by TP
+    # CP on its group: K/V heads split by TP; MLA's K (a·(d_nope + d_rope)) and V (a·d_v) after the
+    # up-projection, the pair counted at their mean width (MLA_CONTEXT_PARALLEL)
+    mla = run.attention == "mla"
+    kv = mla_kv_mean() if mla else kv_width(gqa)
     if cp in ("ring", "ring_flash_attn"):
         # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
-        terms += ring_terms(c, replica_batch, s, kv_width(gqa) / t, layers, n_gpus / c, spans(t * c, G), m,
+        terms += ring_terms(c, replica_batch, s, kv / t, layers, n_gpus / c, spans(t * c, G), m,
                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
                             recompute=recompute)
     else:
-        terms += ulysses_terms(c, replica_batch, s, h / t, kv_width(gqa) / t, layers, n_gpus / c,
+        # Ulysses moves Q (as wide as K) and O (as wide as V) too
+        width = (a * (S.d_nope + S.d_rope) + a * S.d_v) / 2 if mla else h
+        terms += ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
                                spans(t * c, G), m, recompute=recompute)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
-    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group)
+    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group);
+    # expert_tp=1: no such group, and the e ranks of an EP group are consecutive (expert grid tp-ep-dp-pp
+    # with an expert TP size of 1: parallel_state.py), not t apart
+    whole_experts = run.expert_tp == "1"
     if moe:
         tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
-        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e, across=spans(t * e, G), micro=m,
-                          recompute=recompute)
-        if sp_on:
+        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
+                          across=spans(e if whole_experts else t * e, G), micro=m, recompute=recompute)
+        if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * h
             terms += moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t, across=spans(t, G), micro=m)
 
@@ -106,10 +114,35 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
     else:
         terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "")
     if moe:
-        # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
-        terms += dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
-                          spans(t * c * d, G), "expert ")
+        # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
+        # ranks, d·c/e of them (t·d·c/e with expert_tp=1)
+        held, group = expert_shard(run.expert_tp)
+        terms += dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ")
     return tuple(terms)
+
+
+#: Megatron-Core's MLA under context parallelism: the core attention (Transformer Engine's
+#: DotProductAttention with cp_comm_type p2p or a2a) receives K of a·(qk_head_dim + qk_pos_emb_head_dim) and V
+#: of a·v_head_dim per token, already up-projected (megatron/core/transformer/multi_latent_attention.py,
+#: get_query_key_value_tensors, commit d98e8a6): those are what travel, not the latents
+MLA_CONTEXT_PARALLEL = ("Megatron-LM megatron/core/transformer/multi_latent_attention.py (commit d98e8a6): K "
+                        "a·(d_nope + d_rope) and V a·d_v per token reach the context-parallel core attention")
+
+
+def mla_kv_mean() -> sp.Expr:
+    """The mean of MLA's K and V widths per token, (a·(d_nope + d_rope) + a·d_v)/2: the ring's K, V
+    pair (2 blocks of this width) moves K and V's a·(d_nope + d_rope + d_v) elements per token."""
+    return a * (S.d_nope + S.d_rope + S.d_v) / 2
+
+
+def expert_shard(expert_tp: str = "tp"):
+    """(expert parameters one GPU holds, the expert-data-parallel group holding the same ones):
+    Megatron-Core's expert grid (parallel_state.py: expert tensor × expert × expert data × pipeline =
+    the world, expert tensor size defaulting to the TP size t) gives Φ_E/(e·t·p) over d·c/e ranks;
+    with expert_tp = 1 the experts are whole on a GPU, Φ_E/(e·p) over t·d·c/e ranks."""
+    if expert_tp == "1":
+        return Phi_E / (e * p), t * d * c / e
+    return Phi_E / (e * t * p), d * c / e
 
 
 def end_stage_shard(dense, tied: bool) -> sp.Expr:
@@ -173,6 +206,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(b, d),
         rules.divisible(b / d, m, "b/d|m"),
         rules.divisible(s, c),
-        rules.divisible(d * c, e, "d*c|e"),
+        rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
+        rules.when("expert_tp", ("1",), rules.divisible(t * d * c, e, "t*d*c|e")),
         rules.divisible(E, e),
     )

@@ -145,8 +145,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
-    model = flops.model_flops(b, s, gated, moe)
-    hardware = flops.hardware_flops(b, s, recompute, gated, moe)
+    model = flops.model_flops(b, s, gated, moe, run.attention)
+    hardware = flops.hardware_flops(b, s, recompute, gated, moe, run.attention)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
 

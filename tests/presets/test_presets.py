@@ -182,7 +182,7 @@ def _shapes():
 def test_parameters_in_integers_equal_the_sympy_formula():
     # Model.parameters is plain integer arithmetic (no SymPy at start); the SymPy formula is the reference
     for model in _shapes():
-        reference = presets.parameter_formula(model.family, model.tied).subs(model.architecture())
+        reference = presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture())
         assert reference.is_Integer and model.parameters == int(reference), model.name
         if model.moe:
             assert model.expert_parameters == int(presets.phi_experts().subs(model.architecture())), model.name

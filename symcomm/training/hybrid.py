@@ -13,7 +13,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
-from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, moe_tp_terms,
+from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, mla_tp_terms, moe_tp_terms,
                    pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, tp_terms,
                    ulysses_terms)
 from .settings import RunSetting
@@ -41,12 +41,21 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
     # TP on the replica batch and the local sequence, L/p layers, every micro-batch; an MoE layer
     # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP)
     moe_layers = L_moe / p if moe else 0
+    mla = run.attention == "mla"
     terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
-                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
+                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers,
+                      mla_layers=layers if mla else 0)
+    if mla and sp_on:
+        terms += mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
+                              across=spans(t, G), micro=m, regather=regather, latents=mla_latents())
+        # the duplicated down projections' weight gradients, partial over the s/t tokens of each rank, are
+        # summed over the TP group once per step (MEGATRON_MLA_SP: finalize_model_grads.py)
+        terms.append(Term("all_reduce", "ring", t, h * (S.q_lora + S.kv_lora + S.d_rope) * layers, 1,
+                          "MLA down-projection weight-gradient all-reduce (sequence parallel)", n_gpus / t,
+                          spans(t, G), "tp", phase="after backward", dtype=data.grad_dtype))
 
     # CP on its group: K/V heads split by TP; MLA's K (a·(d_nope + d_rope)) and V (a·d_v) after the
     # up-projection, the pair counted at their mean width (MLA_CONTEXT_PARALLEL)
-    mla = run.attention == "mla"
     kv = mla_kv_mean() if mla else kv_width(gqa)
     if cp in ("ring", "ring_flash_attn"):
         # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
@@ -127,6 +136,25 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
 #: get_query_key_value_tensors, commit d98e8a6): those are what travel, not the latents
 MLA_CONTEXT_PARALLEL = ("Megatron-LM megatron/core/transformer/multi_latent_attention.py (commit d98e8a6): K "
                         "a·(d_nope + d_rope) and V a·d_v per token reach the context-parallel core attention")
+
+
+#: Megatron-Core's MLA under sequence parallelism (megatron/core/transformer/multi_latent_attention.py,
+#: _qkv_down_projection and get_query_key_value_tensors; core/models/gpt/gpt_layer_specs.py: the up projections are
+#: column-parallel, the down projections plain linears; extensions/transformer_engine.py: a 'duplicated' linear's
+#: weight is marked sequence_parallel; distributed/finalize_model_grads.py sums such gradients over the TP group)
+MEGATRON_MLA_SP = ("Megatron-LM (commit d98e8a6) megatron/core/transformer/multi_latent_attention.py: the q and kv "
+                   "down projections run duplicated on each TP rank's s/t tokens; the column-parallel up projections "
+                   "all-gather the q_lora and kv_lora latents and the rotary key (d_rope) is all-gathered apart; "
+                   "extensions/transformer_engine.py marks the duplicated weights sequence_parallel and "
+                   "distributed/finalize_model_grads.py all-reduces their gradients over the TP group")
+
+
+def mla_latents() -> tuple:
+    """(what, width per token, re-gathered for a weight gradient) of MLA's input-side all-gathers under
+    sequence parallel (MEGATRON_MLA_SP): the query latent (q_lora; the h-wide input when q_lora = 0,
+    no query compression), the K, V latent (kv_lora), the rotary key (d_rope: not a linear's input)."""
+    query = sp.Piecewise((h, sp.Eq(S.q_lora, 0)), (S.q_lora, True))
+    return (("query latent", query, True), ("K, V latent", S.kv_lora, True), ("rotary key", S.d_rope, False))
 
 
 def mla_kv_mean() -> sp.Expr:

@@ -59,7 +59,20 @@ def test_systems_and_beta_per_byte():
     ("llama3-70b", 70_553_706_496, 70.6e9, 0.001),
     ("llama3-405b", 405_853_388_800, 405e9, 0.005),
     ("mixtral-8x7b", 46_702_792_704, 46.7e9, 0.001),
-    ("deepseek-v3", 671_026_419_200, 671e9, 0.001),
+    ("deepseek-v3", 671_026_419_200, 671e9, 0.001),                 # without the 14B MTP module (report §4.2)
+    # Llama 3.1 keeps Llama 3's weight shapes (its config.json differs in RoPE scaling and context only)
+    ("llama3.1-8b", 8_030_261_248, 8.03e9, 0.001),
+    ("llama3.1-70b", 70_553_706_496, 70.6e9, 0.001),
+    ("llama3.1-405b", 405_853_388_800, 405e9, 0.005),
+    # per layer: Q 2048 × 32·128, K and V 2048 × 4·128, O 32·128 × 2048 = 18,874,368; 128 experts × 3 × 2048 × 768
+    # = 603,979,776; router 2048 × 128; 2 norms; × 48; + 2 × 151936 × 2048 + 2048 (Qwen3 report Table 2: 30.5B)
+    ("qwen3-30b-a3b", (18_874_368 + 603_979_776 + 262_144 + 4096) * 48 + 2 * 151936 * 2048 + 2048, 30.5e9, 0.002),
+    # per layer: Q, O 4096 × 64·128 each, K, V 4096 × 4·128 each = 71,303,168; 128 × 3 × 4096 × 1536; router;
+    # norms; × 94; + 2 × 151936 × 4096 + 4096 (Qwen3 report Table 2: 235B)
+    ("qwen3-235b-a22b", (71_303_168 + 2_415_919_104 + 524_288 + 8192) * 94 + 2 * 151936 * 4096 + 4096, 235e9, 0.001),
+    # per layer: Q, O 2880 × 64·64 each, K, V 2880 × 8·64 each = 26,542,080; 128 × 3 × 2880 × 2880; router 2880 × 128;
+    # norms; × 36; + 2 × 201088 × 2880 + 2880; biases and sinks not counted (model card: 116.83B with them)
+    ("gpt-oss-120b", (26_542_080 + 3_185_049_600 + 368_640 + 5760) * 36 + 2 * 201088 * 2880 + 2880, 116.83e9, 0.001),
 ])
 def test_parameter_counts(name, hand, published, tolerance):
     model = presets.model(name)

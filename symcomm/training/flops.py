@@ -46,9 +46,9 @@ MEGATRON_MLA = ("Megatron-LM megatron/core/transformer/multi_latent_attention.py
 
 
 def mla_query_width():
-    """Weights of MLA's query path per input row pair, as multiply-adds per token: h·q_lora + q_lora·a·(d_nope +
-    d_rope) with the low-rank query; q_lora = 0 means no query compression (DeepSeek-V2-Lite's q_lora_rank
-    null; Megatron-Core's linear_q_proj), h·a·(d_nope + d_rope)."""
+    """Multiply-adds per token of MLA's query path: h·q_lora + q_lora·a·(d_nope + d_rope) through the query
+    latent; q_lora = 0 means no query compression (DeepSeek-V2-Lite's q_lora_rank null; Megatron-Core's
+    linear_q_proj): h·a·(d_nope + d_rope)."""
     return sp.Piecewise((h * a * (d_nope + d_rope), sp.Eq(q_lora, 0)),
                         (q_lora * (h + a * (d_nope + d_rope)), True))
 

@@ -235,6 +235,8 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(b / d, m, "b/d|m"),
         rules.divisible(s, c),
         rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
-        rules.when("expert_tp", ("1",), rules.divisible(t * d * c, e, "t*d*c|e")),
+        # expert_tp=1: Megatron-Core's expert grid is 1 × e × (t·d·c/e) × p (parallel_state.py: world_size must be
+        # divisible by expert_tensor × expert × pipeline sizes)
+        rules.when("moe", (True,), rules.when("expert_tp", ("1",), rules.divisible(t * d * c, e, "t*d*c|e"))),
         rules.divisible(E, e),
     )

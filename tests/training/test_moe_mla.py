@@ -147,3 +147,24 @@ def test_every_new_preset_evaluates_on_h100():
         assert got["options"]["attention"] == ("mla" if name == "deepseek-v3" else "mha"), name
         assert got["options"]["moe"] == ("1" if name in ("qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b",
                                                          "deepseek-v3") else "0"), name
+
+
+def test_expert_tp_1_lets_e_span_the_tensor_parallel_ranks():
+    # Megatron-Core parallel_state.py: the expert grid is expert_tensor × expert × expert_data × pipeline = world;
+    # with an expert tensor size t, e divides d·c; with 1, e divides t·d·c (e = 16 on t=2, d=8: DeepSeek-V3's
+    # Megatron-Bridge recipes run TP 2 with expert_tensor_parallel_size 1, perf_recipes/deepseek/common.py)
+    layout = dict(t=2, sp=1, p=1, d=8, c=1, e=16, b=64, m=8, s=4096)
+    whole = symcomm.evaluate("hybrid", model="mixtral-8x7b", hardware="h100", expert_tp=1, E=16, **layout)
+    assert whole["step_time"] > 0
+    try:
+        symcomm.evaluate("hybrid", model="mixtral-8x7b", hardware="h100", E=16, **layout)
+    except ValueError as err:
+        assert "d*c" in str(err) and "e=16" in str(err)
+    else:
+        raise AssertionError("e = 16 > d·c = 8 with the expert tensor size t must be refused")
+    try:
+        symcomm.evaluate("hybrid", model="mixtral-8x7b", hardware="h100", expert_tp=1, E=32, **{**layout, "e": 32})
+    except ValueError as err:
+        assert "t*d*c" in str(err) and "e=32" in str(err)
+    else:
+        raise AssertionError("e = 32 > t·d·c = 16 must be refused")

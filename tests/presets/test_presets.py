@@ -262,3 +262,34 @@ def test_each_meaning_of_the_inter_node_link_goes_to_the_algorithms_of_its_formu
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="fitted_as"):
         presets.hardware(str(path))
+
+
+def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
+    # Qwen/Qwen3-30B-A3B config.json's keys: head_dim 128 (32 heads × 128 ≠ hidden 2048), 128 experts of width 768,
+    # no shared expert; the count is the hand count of test_parameter_counts (30,532,110,336)
+    qwen = tmp_path / "qwen3.json"
+    qwen.write_text(json.dumps({"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+                                "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+                                "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
+                                "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+                                "tie_word_embeddings": False}))
+    model = presets.model_from_config(qwen)
+    assert model.parameters == presets.model("qwen3-30b-a3b").parameters
+    assert model.values()["E_s"] == 0 and model.values()["h_kv"] == 4 * 128
+    assert model.settings() == {"moe": "1", "gqa": "1"}
+    # DeepSeek-V2-Lite-like MLA without query compression (q_lora_rank null): W_Q is h × a·(d_nope + d_rope) and
+    # there is no query latent norm; one layer, dense, so Φ is countable by hand:
+    #   W_Q 2048 × 16·192 + W_DKV 2048 × (512 + 64) + kv norm 512 + W_UKV 512 × 16·256 + W_O 16·128 × 2048
+    #   + MLP 3 × 2048 × 10944 + 2 norms 2 × 2048; embeddings 2 × 102400 × 2048; final norm 2048
+    lite = tmp_path / "lite.json"
+    lite.write_text(json.dumps({"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
+                                "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
+                                "vocab_size": 102400, "max_position_embeddings": 4096, "q_lora_rank": None,
+                                "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                                "v_head_dim": 128}))
+    model = presets.model_from_config(lite)
+    hand = (2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048 + 3 * 2048 * 10944 + 2 * 2048
+            + 2 * 102400 * 2048 + 2048)
+    assert model.parameters == hand
+    assert model.values()["q_lora"] == 0 and model.settings() == {"attention": "mla"}
+    assert presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture()) == hand

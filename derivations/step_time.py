@@ -18,6 +18,7 @@ from symcomm.training import flops
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
 from symcomm.core.proof import Claim, Limit
+from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.collectives.algorithms import algorithm
 from symcomm.core.symbols import F, L, M, N, V, alpha, beta, c, d, eta, gamma, h, h_kv, m, p, peak, s, t, v
 
@@ -72,6 +73,36 @@ WEIGHTS_PER_LAYER = 2 * h ** 2 + 2 * h * h_kv + 3 * h * F
 SIX_N = Claim(3 * (flops.layer_forward(1, 1, gated=True) - flops.attention_core(1, 1)), 6 * WEIGHTS_PER_LAYER,
               name="outside the attention core, a gated (SwiGLU), grouped-query layer costs 6 FLOPs per weight "
                    "and token, forward + backward", source=KAPLAN)
+
+# -- mixtures of experts and multi-head latent attention -------------------------------------------
+MLA_V3 = {h: 7168, _S.a: 128, _S.q_lora: 1536, _S.kv_lora: 512, _S.d_nope: 128, _S.d_rope: 64, _S.d_v: 128}
+MLA_CORE = Derivation(
+    "FLOPs of multi-head latent attention's core",
+    (Step(flops.attention_core(B, s, "mla"), "per head, QKᵀ over the d_nope + d_rope wide Q and K, the scores times "
+                                             "V over d_v; full s × s"),
+     Step(2 * B * s ** 2 * _S.a * (_S.d_nope + _S.d_rope) + 2 * B * s ** 2 * _S.a * _S.d_v, "QKᵀ, then scores × V")),
+    "FLOPs, forward, B sequences of s tokens", flops.DEEPSEEK_V2_MLA, lhs="MLA core forward",
+    claims=(Claim(flops.attention_core(B, s, "mla").subs({_S.d_nope: h / _S.a - _S.d_rope, _S.d_v: h / _S.a}),
+                  flops.attention_core(B, s), name="MLA's core with heads as wide as multi-head attention's "
+                                                   "(a(d_nope + d_rope) = a·d_v = h) is the 4Bs²h of multi-head attention",
+                  source=flops.DEEPSEEK_V2_MLA),
+            Claim(flops.attention_projections(1, 1, "mla").subs(MLA_V3), 2 * 187_105_280,
+                  name="DeepSeek-V3's MLA projections: 2 × 187,105,280 FLOPs per token and layer (W^DQ 11,010,048, "
+                       "W^UQ 37,748,736, W^DKV 4,128,768, W^UKV 16,777,216, W^O 117,440,512 multiply-adds); "
+                       "Megatron-Bridge flop_utils.py (commit 4a3f2c2e) counts these plus the two latent norms",
+                  source=flops.MEGATRON_MLA)))
+
+NO_SHARED_EXPERT = Claim(flops.moe_layer_forward(B, s, True).subs(_S.E_s, 0),
+                         flops.attention_projections(B, s) + flops.attention_core(B, s)
+                         + _S.k * flops.mlp(B, s, _S.F_e, True),
+                         name="an MoE layer without shared experts (E_s = 0: Mixtral, Qwen3-MoE, gpt-oss) runs each "
+                              "token through its k routed experts only",
+                         source="Jiang et al. 2024, Mixtral of Experts, §2; Qwen Team 2025, Qwen3 Technical Report, §2")
+EXPERT_TP_FLOPS = Claim(flops.expert_forward(B * t, s).subs(_S.F_e, _S.F_e / t), flops.expert_forward(B, s),
+                        name="expert tensor parallel size t or 1 gives a GPU the same expert FLOPs: 1/t of each expert "
+                             "on the t-fold gathered tokens, or whole experts on its own 1/t of them",
+                        source="Megatron-LM megatron/core/transformer/moe/token_dispatcher.py (the expert-tensor-"
+                               "parallel all-gather runs only with more than one rank), parallel_state.py")
 
 # -- the interleaving degree that minimises the step -------------------------------------------
 # one micro-batch slot of the busiest stage: compute and on-path communication C, plus the pipeline
@@ -272,8 +303,18 @@ CHAPTER = Chapter(
      "of the step time on a lattice of each constant's range, searched whole), the same that symcomm "
      "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
      "predicted by the constants fitted without it) beside the in-sample one: on the A100 runs 4.4 % against "
-     "3.6 %."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, INTERLEAVING, HIDING),
-    claims=(SIX_N,),
+     "3.6 %. "
+     "Mixtures of experts: each token through k routed and E_s shared experts (E_s = 0 allowed); a stage's "
+     "FLOPs take its MoE layers in the model's proportion L_moe/L, an approximation where the recipe places the "
+     "dense layers on one stage (DeepSeek-V3's first 3); expert_tp = 1 (Megatron-Core's "
+     "--expert-tensor-parallel-size 1) keeps the experts whole on a GPU: no all-gather of the routed tokens over "
+     "t, experts sharded over e only and reduced over t·d·c/e expert-data ranks, the same expert FLOPs per GPU. "
+     "attention = mla counts DeepSeek's multi-head latent attention by its own projections and core (below), "
+     "its activations by its own tensors (symcomm.training.memory.mla_attention_widths, derived here), its "
+     "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
+     "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
+     "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING),
+    claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _memory_table()),
 )

@@ -75,6 +75,12 @@ V = _integer("V")              # vocabulary size (the embedding and the LM head 
 F = _integer("F")              # FFN (MLP intermediate) width of a dense layer
 F_e = _integer("F_e")          # FFN width of one expert
 E_s = sp.Symbol("E_s", integer=True, nonnegative=True)   # shared (always active) experts of a MoE layer (0 or more)
+# multi-head latent attention (DeepSeek-V2 arXiv:2405.04434 §2.1; the config.json names in the comments)
+q_lora = sp.Symbol("q_lora", integer=True, nonnegative=True)  # q_lora_rank; 0 = no query compression (W_Q is h × a·(d_nope + d_rope))
+kv_lora = _integer("kv_lora")  # kv_lora_rank: the joint K, V latent
+d_nope = _integer("d_nope")    # qk_nope_head_dim: per head, the part of Q, K without rotary embedding
+d_rope = _integer("d_rope")    # qk_rope_head_dim: per head, the rotary part of Q (K's is one, shared by the heads)
+d_v = _integer("d_v")          # v_head_dim: per head, the width of V
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -122,6 +128,12 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(F, "F", "FFN (MLP intermediate) width of a dense layer", "elements"),
         SymbolInfo(F_e, "F_e", "FFN width of one expert", "elements"),
         SymbolInfo(E_s, "E_s", "shared experts of a MoE layer (always active)", "experts"),
+        SymbolInfo(q_lora, "q_lora", "MLA query latent width (q_lora_rank; 0 = no query compression)", "elements"),
+        SymbolInfo(kv_lora, "kv_lora", "MLA joint key-value latent width (kv_lora_rank)", "elements"),
+        SymbolInfo(d_nope, "d_nope", "MLA per-head width of Q and K without rotary embedding (qk_nope_head_dim)",
+                   "elements"),
+        SymbolInfo(d_rope, "d_rope", "MLA per-head width of the rotary part of Q and K (qk_rope_head_dim)", "elements"),
+        SymbolInfo(d_v, "d_v", "MLA per-head width of V (v_head_dim)", "elements"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

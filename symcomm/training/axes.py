@@ -137,27 +137,56 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
-             across=False, micro=1, regather=False, moe_layers=0) -> tuple[Term, ...]:
+             across=False, micro=1, regather=False, moe_layers=0, mla_layers=0) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
     more for their weight gradients (Megatron-LM, Transformer Engine).  ``moe_layers`` of the
     ``layers`` have an MoE layer in the MLP's place: only their attention block runs these
-    collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP)."""
+    collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP).  ``mla_layers`` (SP
+    only) of them have MLA attention, whose input side is :func:`mla_tp_terms`: their h-wide input
+    all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here."""
     blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
+    inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
     for name, _ in _passes(recompute):
         if sp_on:
-            out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
+            gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, blocks)
+            out.append(Term("all_gather", "ring", group, message / micro, gathers * micro,
                             "sequence all-gather", groups, across, "tp", phase=name))
-            out.append(Term("reduce_scatter", "ring", group, message / micro, blocks * micro,
+            out.append(Term("reduce_scatter", "ring", group, message / micro, scatters * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
             out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
     if sp_on and regather:
-        out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
+        out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
                         "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
+    return tuple(out)
+
+
+def mla_tp_terms(group, tokens, layers, recompute=False, groups=1, across=False, micro=1, regather=False,
+                 latents=()) -> tuple[Term, ...]:
+    """Megatron-Core's MLA with sequence parallel on ``group`` ranks, the attention block's input side
+    (MEGATRON_MLA_SP): the down projections are duplicated on every TP rank and run on its s/t tokens,
+    so instead of one h-wide all-gather the column-parallel up projections all-gather their latents
+    and the rotary key is all-gathered apart; ``latents`` = (what, width per token, re-gathered for the
+    weight gradient); the backward reduce-scatters their gradients.  ``tokens`` = the replica's tokens
+    (M = tokens · width).  The output side (linear_proj's reduce-scatter, its gradient's all-gather)
+    stays h-wide (:func:`tp_terms` with ``mla_layers``)."""
+    out = []
+    for name, _ in _passes(recompute):
+        for what, width, _again in latents:
+            op, verb = ("reduce_scatter", "gradient reduce-scatter") if name == "backward" else ("all_gather",
+                                                                                                 "all-gather")
+            out.append(Term(op, "ring", group, tokens * width / micro, layers * micro, f"MLA {what} {verb}",
+                            groups, across, "tp", phase=name))
+    if regather:
+        for what, width, again in latents:
+            if again:
+                out.append(Term("all_gather", "ring", group, tokens * width / micro, layers * micro,
+                                f"MLA {what} re-all-gather for the weight gradient", groups, across, "tp",
+                                phase="backward"))
     return tuple(out)
 
 

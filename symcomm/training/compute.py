@@ -46,15 +46,18 @@ class MicroBatchCompute:
         return self.forward + self.backward
 
 
-def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool) -> sp.Expr:
+def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha") -> sp.Expr:
     """Forward FLOPs of one micro-batch of ``micro`` sequences over ``layers`` layers of a stage (MoE
-    layers in the model's proportion L_moe/L) and, when ``lm_head``, the LM head; before the split
-    over the stage's t·c GPUs."""
+    layers in the model's proportion L_moe/L: an approximation where the recipe puts the dense layers
+    on one stage, as DeepSeek-V3's first 3) and, when ``lm_head``, the LM head; before the split over
+    the stage's t·c GPUs.  The experts' share is the same with either expert tensor-parallel size:
+    with expert_tp = t a GPU runs 1/t of each expert on the t-fold gathered tokens, with 1 the whole
+    expert on its own 1/t of them (sequence parallel), under balanced routing."""
     if moe:
-        body = layers * ((L - L_moe) * flops.layer_forward(micro, s, gated)
-                         + L_moe * flops.moe_layer_forward(micro, s, gated)) / L
+        body = layers * ((L - L_moe) * flops.layer_forward(micro, s, gated, attention=attention)
+                         + L_moe * flops.moe_layer_forward(micro, s, gated, attention)) / L
     else:
-        body = layers * flops.layer_forward(micro, s, gated)
+        body = layers * flops.layer_forward(micro, s, gated, attention=attention)
     return body + (flops.lm_head_forward(micro, s) if lm_head else 0)
 
 
@@ -66,15 +69,15 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     layers = L / p if layers is None else layers
     lm_head = run.embeddings if lm_head is None else lm_head
     micro = b / (d * m)
-    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head) / (t * c)
+    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, run.attention) / (t * c)
     if run.recompute == "selective":
-        again = layers * flops.attention_core(micro, s) / (t * c)
+        again = layers * flops.attention_core(micro, s, run.attention) / (t * c)
     elif run.recompute == "full":
         again = fwd - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0)
     else:
         again = sp.Integer(0)
     rate = peak * eta
-    touched = activation_bytes(recompute="none", flash=run.flash, sp_on=run.sp) * layers
+    touched = activation_bytes(recompute="none", flash=run.flash, sp_on=run.sp, attention=run.attention) * layers
     if run.recompute == "full":
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:

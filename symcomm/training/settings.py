@@ -24,6 +24,10 @@ BY_FRAMEWORK = "framework"
 #: activation recomputation (Korthikanti et al. 2022): none; selective (the attention core only,
 #: no collective re-runs); full (each layer's forward again in the backward, its collectives too)
 RECOMPUTE = ("none", "selective", "full")
+#: attention: multi-/grouped-query (mha, gqa=1 for grouped) or DeepSeek's multi-head latent attention
+ATTENTION = ("mha", "mla")
+#: the expert tensor-parallel size: the TP size t (Megatron-Core's default) or 1
+EXPERT_TP = ("tp", "1")
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 
@@ -116,10 +120,18 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
            "attention with ring-flash-attention's backward, see cp_ring)"),
     flag("gqa", "1 = K and V have width h_kv, else h"),
+    Option("attention", "mha", ATTENTION,
+           "mha: multi-head attention (grouped-query with gqa=1); mla: DeepSeek's multi-head latent attention "
+           "(q_lora, kv_lora, d_nope, d_rope, d_v; DeepSeek-V2 arXiv:2405.04434 §2.1, Megatron-Core "
+           "multi_latent_attention.py)"),
     flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e, in the "
                 "dense MLP's place; Megatron's all-to-all dispatcher, expert tensor parallel size t "
                 "(its default): with t > 1 (sp=1) the routed tokens are all-gathered and the expert "
                 "outputs reduce-scattered over the t ranks (token_dispatcher.py)"),
+    Option("expert_tp", "tp", EXPERT_TP,
+           "moe=1: the expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size): tp = t (its "
+           "default: experts split over the TP group, routed tokens all-gathered and outputs reduce-scattered "
+           "over it); 1 = experts whole on each GPU, sharded over e only, e | t·d·c (parallel_state.py)"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -164,7 +176,9 @@ class RunSetting:
     scatter_gather: bool = False
     cp: str = "ring"
     gqa: bool = False
+    attention: str = "mha"
     moe: bool = False
+    expert_tp: str = "tp"
     embeddings: bool = False
     tied: bool = False
     gated: bool = False

@@ -145,8 +145,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
-    model = flops.model_flops(b, s, gated, moe)
-    hardware = flops.hardware_flops(b, s, recompute, gated, moe)
+    model = flops.model_flops(b, s, gated, moe, run.attention)
+    hardware = flops.hardware_flops(b, s, recompute, gated, moe, run.attention)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
 
@@ -224,5 +224,22 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
     out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
-    out["assumptions"] = list(ASSUMPTIONS)
+    out["assumptions"] = list(ASSUMPTIONS) + _setting_assumptions(settings.parse({**hybrid_options, **own_options}))
+    return out
+
+
+def _setting_assumptions(run: settings.RunSetting) -> list[str]:
+    """What the MoE and MLA parts of the model approximate, said beside the numbers they shape."""
+    out = []
+    if run.moe:
+        out.append("MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE "
+                   "layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, "
+                   "as DeepSeek-V3's first 3, differs); expert_tp=" + run.expert_tp + (
+                       ": experts whole on a GPU, sharded over e" if run.expert_tp == "1" else
+                       ": experts split over the t TP ranks (Megatron-Core's default)"))
+    if run.attention == "mla":
+        out.append("attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and "
+                   "activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core "
+                   "duplicates on every TP rank, are counted as split over t in the memory and the data-parallel "
+                   "reductions")
     return out

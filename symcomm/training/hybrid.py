@@ -96,7 +96,7 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
         busiest = end_stage_shard(dense, tied)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
-                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), ""))
+                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), "", layers))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -104,11 +104,11 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
                               spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
                               stage="first and last"))
     else:
-        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "")
+        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "", layers)
     if moe:
         # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
         terms += dp_terms(data, d * c / e, Phi_E / (e * t * p), n_gpus * e / (d * c),
-                          spans(t * c * d, G), "expert ")
+                          spans(t * c * d, G), "expert ", moe_layers)
     return tuple(terms)
 
 

@@ -39,8 +39,9 @@ from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import micro_batch_compute
-from .memory import memory_model
-from .overlap import dp_overlap_of, exposed_data_parallel, max0
+from .memory import activation_bytes, memory_model, memory_per_gpu
+from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
+                      param_gather_overlap_of)
 from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
@@ -62,11 +63,12 @@ class StepModel:
     step: sp.Expr
     model_flops: sp.Expr             # the whole step, all GPUs
     hardware_flops: sp.Expr
-    memory: dict = field(default_factory=dict)   # part → bytes per GPU (the busiest: first stage)
+    memory: dict = field(default_factory=dict)   # part → bytes per GPU, each on its stage (memory.STAGE_OF)
+    memory_total: sp.Expr | None = None          # the busiest GPU's bytes (memory.memory_per_gpu)
 
     @property
     def memory_per_gpu(self) -> sp.Expr:
-        return sp.Add(*self.memory.values())
+        return sp.Add(*self.memory.values()) if self.memory_total is None else self.memory_total
 
     @property
     def comm_time(self) -> sp.Expr:
@@ -120,17 +122,28 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     chunks = v if run.schedule == "interleaved" else sp.Integer(1)
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-    if run.tp_overlap:
-        hidden_tp = max0(on_path["tp"] - compute_micro.total)
-        on_path = {**on_path, "tp": hidden_tp}
+    # the overlapped axes hide behind the micro-batch's compute, one after another in the window the
+    # previous ones left (overlap.hidden_behind): tp chunk by chunk behind its GEMMs, one chunk of t
+    # exposed (TP_OVERLAP); ep behind another micro-batch's compute (a2a_overlap); pp sends behind the
+    # chunks' compute (p2p_overlap)
+    window = compute_micro.total
+    hides = {"tp": run.tp_overlap,
+             "ep": a2a_overlap_of(framework, run.a2a_overlap),
+             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
+    for axis in ("tp", "ep", "pp"):
+        if hides[axis] and axis in comm:
+            floor = on_path[axis] / t if axis == "tp" else 0
+            on_path[axis], window = hidden_behind(on_path[axis], window, floor)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot
 
-    # data parallel: reductions behind the backward, ZeRO-3 gathers behind the compute, the
-    # post-step all-gather (and the tied-embedding all-reduce) exposed
-    overlap = dp_overlap_of(framework, zero, run.dp_overlap)
-    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, compute_micro)
+    # data parallel: reductions behind the backward, gathers behind the compute, as the framework overlaps
+    # them (overlap.exposed_data_parallel); the tied-embedding all-reduce exposed
+    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
+                                       grad_overlap=dp_overlap_of(framework, zero, run.overlap_grad_reduce),
+                                       param_overlap=param_gather_overlap_of(framework, zero,
+                                                                             run.overlap_param_gather))
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}
@@ -139,6 +152,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     comm = {axis: comm[axis] for axis in comm}
 
     memory = memory_model(data, recompute, opts, flash, moe, embeddings)
+    memory_total = memory_per_gpu(memory, activation_bytes(recompute, flash, run.sp), run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     own_params = memory["optimizer"] / 12
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
@@ -148,7 +162,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     model = flops.model_flops(b, s, gated, moe)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe)
     key = tuple(sorted(texts.items()))
-    return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
+    return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
+                     memory_total)
 
 
 @functools.lru_cache(maxsize=None)

@@ -251,7 +251,7 @@ def parse(texts: Mapping[str, object] | Iterable[str], *, only: Iterable[str] | 
             raise InputError(f"unknown setting {given!r}; settings: {', '.join(known)}")
         if key in typed:
             raise InputError(f"{given} and {key} are one setting ({given} is its older name); give it once")
-        typed[key] = OPTIONS[key].resolve(value)
+        typed[key] = OPTIONS[key].resolve(value, given)
     return RunSetting(**typed)
 
 

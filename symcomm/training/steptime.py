@@ -205,9 +205,10 @@ def step_options(texts: dict) -> tuple[dict, dict]:
     the step model's read by their :class:`symcomm.training.settings.Option` into typed values (the
     hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
     hybrid, own = {}, {}
-    for key, text in texts.items():
+    for given, text in texts.items():
+        key = settings.canonical_key(given)                  # an older name (dp_overlap) read as the setting's
         if key in STEP_OPTIONS:
-            own[key] = STEP_OPTIONS[key].resolve(text)       # typed once, as the setting holds it
+            own[key] = STEP_OPTIONS[key].resolve(text, given)    # typed once, as the setting holds it
         else:
             hybrid[key] = text
     return hybrid, own

@@ -182,7 +182,7 @@ def eval_payload(args) -> dict:
     """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
     name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
     stepping = args.name == "hybrid"
-    known = set(option_names(args.name)) | (set(_steptime().STEP_OPTIONS) if stepping else set())
+    known = set(option_names(args.name)) | (set(_steptime().STEP_KEYS) if stepping else set())
     texts, option_texts = split_assignments(args.assignments, known)
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart

@@ -39,7 +39,7 @@ from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import micro_batch_compute
-from .memory import activation_bytes, memory_model, memory_per_gpu
+from .memory import STAGE_OF, activation_bytes, memory_model, memory_per_gpu
 from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
                       param_gather_overlap_of)
 from .terms import cost_in_bytes_of
@@ -48,6 +48,8 @@ from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 
 #: options of the step model beyond the hybrid strategy's own (symcomm.training.settings.STEP_OPTIONS), by name
 STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
+#: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
+STEP_KEYS = frozenset(STEP_OPTIONS) | {old for old, name in settings.KEY_ALIASES.items() if name in STEP_OPTIONS}
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
 
 
@@ -237,8 +239,11 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
                                          if k.startswith("exposed_comm_time_")}
     out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
                      if k.startswith("memory_") and k != "memory_per_gpu"}
+    # which pipeline stage's GPU holds each part (the busiest GPU: the larger of the first and the last)
+    out["memory_stage"] = {part: STAGE_OF[part] for part in out["memory"]}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
-    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
+    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
+                    "memory_stage": "pipeline stage: first, last or every"}
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS)
     return out

@@ -142,10 +142,11 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     # data parallel: reductions behind the backward, gathers behind the compute, as the framework overlaps
     # them (overlap.exposed_data_parallel); the tied-embedding all-reduce exposed
+    grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
+    param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
+    _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
     exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
-                                       grad_overlap=dp_overlap_of(framework, zero, run.overlap_grad_reduce),
-                                       param_overlap=param_gather_overlap_of(framework, zero,
-                                                                             run.overlap_param_gather))
+                                       grad_overlap=grad_overlap, param_overlap=param_overlap)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}
@@ -166,6 +167,19 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
                      memory_total)
+
+
+def _check_megatron_overlap(framework: str, zero: int, grad_overlap: bool, param_overlap: bool) -> None:
+    """Megatron-LM runs --overlap-param-gather only with the distributed optimizer and --overlap-grad-reduce
+    (megatron/training/arguments.py asserts both): InputError for a setting it would refuse."""
+    if framework != "megatron" or not param_overlap:
+        return
+    if zero == 0:
+        raise InputError("overlap_param_gather=1 needs zero=1 with framework=megatron (DDP gathers no parameters; "
+                         "Megatron-LM's --overlap-param-gather needs --use-distributed-optimizer)")
+    if not grad_overlap:
+        raise InputError("overlap_param_gather=1 needs overlap_grad_reduce=1 with framework=megatron (Megatron-LM "
+                         "megatron/training/arguments.py refuses --overlap-param-gather without --overlap-grad-reduce)")
 
 
 @functools.lru_cache(maxsize=None)

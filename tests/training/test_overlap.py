@@ -172,3 +172,28 @@ def test_megatrons_buckets_add_nothing():
     # param_and_grad_buffer.py reduce-scatters and all-gathers in place in the gradient and parameter buffers
     q = steptime.quantities(MEMORY_VALUES, 2, **{**PLAIN, "zero": "1", "framework": "megatron"})
     assert float(q["memory_dp_buckets"]) == 0
+
+
+def test_a2a_overlap_hides_the_expert_all_to_alls_behind_the_compute():
+    # e = 4, k = 2, one sequence of 32 tokens of h = 64 per rank: each all-to-all carries M = 2·32·64 = 4096
+    # elements, a pairwise exchange (3/4)·M·β; 4 per MoE layer (dispatch, combine, and their gradients), 4 layers
+    values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1, "e": 4, "k": 2,
+              "E": 8, "E_s": 1, "F_e": 128, "L_moe": 4, "Phi_E": 10**5, "Phi": 10**6,
+              "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    ep = 16 * 0.75 * 4096 * 1e-9
+    moe = {**PLAIN, "zero": "1", "framework": "megatron", "moe": "1"}
+    off = steptime.quantities(values, 2, **moe)                       # Megatron-Core's default: not overlapped
+    on = steptime.quantities(values, 2, **{**moe, "a2a_overlap": "1"})
+    assert float(off["exposed_comm_time_ep"]) == pytest.approx(ep, rel=1e-12)
+    assert float(on["exposed_comm_time_ep"]) == 0                     # the compute (seconds at 1 MFLOP/s) outlasts it
+    fast = steptime.quantities({**values, "peak": 1e15}, 2, **{**moe, "a2a_overlap": "1"})
+    assert float(fast["exposed_comm_time_ep"]) == pytest.approx(ep - float(fast["compute_time"]), rel=1e-9)
+
+
+def test_megatron_refuses_overlap_param_gather_without_its_preconditions():
+    from symcomm.base.errors import InputError
+
+    with pytest.raises(InputError, match="^overlap_param_gather=1 needs overlap_grad_reduce=1"):
+        steptime.step_model(2, zero="1", overlap_param_gather="1")
+    with pytest.raises(InputError, match="^overlap_param_gather=1 needs zero=1"):
+        steptime.step_model(2, zero="0", overlap_param_gather="1", overlap_grad_reduce="1")

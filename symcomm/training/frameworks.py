@@ -3,8 +3,12 @@
 A row says which ZeRO stages the framework runs (and what to say when asked for another), when
 it reduces the gradients over the m micro-batches, whether ZeRO-3 re-gathers the parameters in
 the backward, the gradients' element type, whether sequence parallelism re-gathers its inputs in
-the backward, whether the gradient reductions overlap the backward, the data-parallel schemes
-the planner searches, and the framework files each of these follows.  The strategy
+the backward, whether the gradient reductions overlap the backward, whether the parameter
+all-gathers hide behind compute, under which pipeline schedules the sends hide, whether the expert
+all-to-alls hide behind another micro-batch, whether ZeRO-3 runs one collective per layer or for the
+whole model, the data-parallel schemes the planner searches, and the framework files each of these
+follows (each default beside its file: DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE,
+A2A_OVERLAP_SOURCE, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME).  The strategy
 (:func:`symcomm.training.axes.data_schedule`, :func:`symcomm.training.axes.sp_regather_of`), the step
 model (:func:`symcomm.training.overlap.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
 read this table and nothing else about a framework.

@@ -21,7 +21,13 @@ Data parallel (:func:`exposed_data_parallel`):
 * the rest (the tied-embedding all-reduce) exposed.
 
 Per micro-batch (:func:`hidden_behind`): a communication overlapped with compute hides behind the
-window left by the others it shares the window with, down to a floor that cannot hide.
+window left by the others it shares the window with, down to a floor that cannot hide.  Tensor
+parallel (``tp_overlap``, :data:`TP_OVERLAP`): the GEMM next to each collective runs in t chunks,
+each chunk's communication behind another chunk's GEMM; one chunk of t per collective is modelled as
+exposed (the pipelined reduce-scatter's last chunk follows the last GEMM chunk; the ring-exchange
+all-gather's chunk has to arrive before the GEMM that uses it), the rest hides as far as the compute
+lasts.  Transformer Engine runs this only inside an NVLink domain (its README's requirement): the
+model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.
 """
 
 from __future__ import annotations
@@ -32,6 +38,14 @@ import sympy as sp
 
 from . import frameworks as F
 from ..core import symbols as S
+
+
+#: what the tp_overlap model follows
+TP_OVERLAP = ("Transformer Engine examples/pytorch/comm_gemm_overlap/README.md (commit 5f44453c: userbuffers "
+              "comm+GEMM overlap, ub_overlap_ag / ub_overlap_rs / bulk dgrad and wgrad; tensor-parallel GPUs on one "
+              "NVLink node) and transformer_engine/pytorch/module/base.py (initialize_ub: ring_exchange for the "
+              "all-gathers, pipeline with num_splits chunks for the reduce-scatters); Megatron-LM "
+              "megatron/core/model_parallel_config.py (tp_comm_overlap: False by default)")
 
 
 def max0(x):

@@ -10,14 +10,17 @@ micro-batches per data-parallel replica, then the optimizer step):
   recompute included) / (peak · η), where ``peak`` is the datasheet matmul rate at the run's
   dtype and η the share of it the matmuls reach (fitted, see ``derivations/step_time.py``);
 * **per micro-batch communication on the critical path**: the hybrid strategy's tp, cp, ep
-  and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless
-  ``tp_overlap=1``, which hides tp behind the micro-batch's compute as far as it lasts;
-* **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2:
-  the bubble is (p − 1)/v micro-batch times of the busiest stage);
-* **data parallel**: the gradient reductions overlap the backward when the framework
-  overlaps them (``dp_overlap``), each reduction hiding behind one micro-batch's backward;
-  ZeRO-3/FSDP parameter gathers are prefetched behind the forward and backward compute; the
-  parameter all-gather after the optimizer step is exposed; exposed = max(0, comm − window);
+  and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
+  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` (Transformer Engine userbuffers / PyTorch
+  async TP) hides tp behind the micro-batch's compute but one chunk of t, ``a2a_overlap`` the
+  expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
+* **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
+  bubble is (p − 1)/v micro-batch times of the busiest stage);
+* **data parallel** as the framework overlaps it (:func:`symcomm.training.overlap.exposed_data_parallel`):
+  gradient reductions behind the backward in buckets, the last one exposed (``overlap_grad_reduce``);
+  the post-step parameter all-gather exposed or, with ``overlap_param_gather``, behind the next
+  forward but its first bucket; FSDP2 / Megatron-FSDP per layer: the first gather and the last
+  reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
 * **optimizer**: Adam over the GPU's own parameters, memory-bound: each parameter reads and
   writes its fp32 copy and two moments, reads its gradient and writes the 16-bit weight —
   26 bytes + the gradient's bytes, at the HBM bandwidth.
@@ -208,11 +211,18 @@ ASSUMPTIONS = (
     "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
     "Korthikanti et al. count it) / (peak × eta), plus kappa HBM passes over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels)",
-    "tensor, context, expert and pipeline communication on the critical path of every micro-batch "
-    "(tp_overlap=1 hides tp behind the micro-batch's compute); bubble = (p − 1)/v micro-batch slots",
-    "data-parallel gradient reductions hidden behind one micro-batch's backward each when the framework "
-    "overlaps them (dp_overlap), ZeRO-3 gathers prefetched behind the compute, the post-step parameter "
-    "all-gather exposed; Adam memory-bound at the HBM bandwidth",
+    "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
+    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
+    "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
+    "(p − 1)/v micro-batch slots",
+    "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "
+    "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
+    "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
+    "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
+    "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
+    "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
+    "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
+    "recompute working set and FSDP's gathered layers",
 )
 
 

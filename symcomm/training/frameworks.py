@@ -176,16 +176,18 @@ _ROWS = (
               "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",
               (3,), "(fully_shard is ZeRO-3: zero=3; reshard_after_forward=0 keeps the gathered layers)",
-              0, True, "same", False, (3,), (),
+              0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
               (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE),
-              param_gather_overlap_stages=(3,), shard_unit="layer"),
+              "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
+              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer"),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",
               (3,), "(--data-parallel-sharding-strategy optim_grads_params: zero=3)",
-              0, True, "same", True, (3,), (),
+              0, True, "same", True, (3,), (Scheme("megatron_fsdp", 3, None, "megatron-fsdp"),),
               (MEGATRON_FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
                PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE),
+              "zero 3 per layer (as fsdp2, with Megatron's layers: sp_regather=1)",
               param_gather_overlap_stages=(3,), p2p_overlap_schedules=("interleaved",), shard_unit="layer"),
 )
 

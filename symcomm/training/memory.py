@@ -18,7 +18,9 @@ from ..core.symbols import L, L_moe, Phi, Phi_E, V, a, b, c, d, e, h, m, p, s, t
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
             "logits": "last", "recompute": "every", "gathered_layers": "every", "dp_buckets": "every"}
-#: DeepSpeed ZeRO-2's gradient bucket (reduce_bucket_size, deepspeed/runtime/zero/config.py: 5·10⁸ elements)
+#: DeepSpeed ZeRO-1/2's gradient bucket: reduce_bucket_size elements (deepspeed/runtime/zero/config.py: 5·10⁸),
+#: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
+#: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
 DEEPSPEED_BUCKET = 500_000_000
 
 
@@ -51,8 +53,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     the layer input 2sbh, /t with SP; flash attention never stores the scores), s → s/c; with embeddings
     the last stage's logits (:func:`logits_bytes`); the recompute working set; per-layer ZeRO-3's gathered
     layers; the data-parallel buckets (Megatron-LM reduces and gathers in place in its gradient and
-    parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-2 its gradient bucket of
-    DEEPSPEED_BUCKET elements, deepspeed/runtime/zero/stage_1_and_2.py, ipg_buffer)."""
+    parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-1/2 its gradient bucket of
+    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py, ipg_buffer)."""
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
     if embeddings:
@@ -89,8 +91,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
     if data.framework == "megatron" and data.zero >= 1:
         parts["dp_buckets"] = sp.Integer(0)
-    elif data.framework == "deepspeed" and data.zero == 2:
-        parts["dp_buckets"] = 2 * sp.Min(DEEPSPEED_BUCKET, shard)
+    elif data.framework == "deepspeed" and data.zero in (1, 2):
+        parts["dp_buckets"] = sp.Integer(2 * DEEPSPEED_BUCKET)
     return parts
 
 

@@ -54,8 +54,10 @@ def max0(x):
 
 #: the buckets of the data-parallel reductions and gathers, in elements (parameters), by framework:
 #: Megatron-LM megatron/core/distributed/distributed_data_parallel.py (bucket_size = max(40000000,
-#: 1000000 × the data-parallel group's size) when overlapped).  DeepSpeed's and FSDP's whole-model
-#: units keep today's rule (their reductions hide behind the window, no bucket floor)
+#: 1000000 × the data-parallel group's size) when overlapped).  Stages after the first run one bucket there
+#: (pp_rank > 0 disables bucketing), started as their last backward ends, (p − 1) backwards before the first
+#: stage's: the first stage's last bucket is what trails the step, and what is counted.  DeepSpeed's and
+#: FSDP's whole-model units keep the window rule (their reductions hide behind it, no bucket floor)
 BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d * S.c)}
 
 

@@ -137,9 +137,10 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "--overlap-grad-reduce; the last bucket stays exposed); 0 = after it, exposed; framework: as the "
            "framework does (" + F.DP_OVERLAP_SOURCE + "); dp_overlap is its older name"),
     Option("overlap_param_gather", None, (None, False, True),
-           "zero=1/2: 1 = the parameter all-gather after the optimizer step runs in buckets behind the next "
-           "step's first forward (Megatron-LM --overlap-param-gather; the first bucket stays exposed); 0 = "
-           "exposed; framework: as the framework does (" + F.PARAM_GATHER_SOURCE + ")"),
+           "1 = the parameter all-gathers hide behind compute: zero=1/2, the one after the optimizer step in "
+           "buckets behind the next step's first forward (Megatron-LM --overlap-param-gather; the first bucket "
+           "stays exposed); zero=3, each gather prefetched behind the compute before it; 0 = exposed; framework: "
+           "as the framework does (" + F.PARAM_GATHER_SOURCE + ")"),
     Option("a2a_overlap", None, (None, False, True),
            "moe=1: 1 = the expert-parallel all-to-alls of one micro-batch hide behind another micro-batch's "
            "compute as far as it lasts (Megatron-Core --overlap-moe-expert-parallel-comm, DeepEP); 0 = on the "

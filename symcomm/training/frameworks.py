@@ -84,7 +84,10 @@ FSDP2_RUNTIME = ("PyTorch torch/distributed/fsdp/_fully_shard/_fully_shard.py (r
                  "for every module but the root), _fsdp_param_group.py (one all-gather and one reduce-scatter per "
                  "group, in the post-backward of every backward unless set_requires_gradient_sync(False)), "
                  "_fsdp_api.py (MixedPrecisionPolicy.reduce_dtype=None: the parameters' type); torchtitan "
-                 "torchtitan/models/llama3/infra/parallelize.py (apply_fsdp: fully_shard on each transformer block)")
+                 "torchtitan/models/llama3/infra/parallelize.py (apply_fsdp: fully_shard on tok_embeddings, each "
+                 "transformer block and [norm, output]; reshard_after_forward = not pp_enabled by default; its "
+                 "mixed_precision_reduce float32 default: give grad_dtype=fp32 and reshard_after_forward=0 with "
+                 "pipeline parallelism to follow torchtitan)")
 MEGATRON_FSDP_RUNTIME = ("Megatron-LM megatron/training/arguments.py (--use-megatron-fsdp, "
                          "--data-parallel-sharding-strategy default optim_grads_params: ZeRO-3) and "
                          "megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py (per module: parameters "

@@ -96,7 +96,9 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
         busiest = end_stage_shard(dense, tied)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
-                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), "", layers))
+                       # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
+                       # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
+                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), "", layers + 1))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),

@@ -197,3 +197,12 @@ def test_megatron_refuses_overlap_param_gather_without_its_preconditions():
         steptime.step_model(2, zero="1", overlap_param_gather="1")
     with pytest.raises(InputError, match="^overlap_param_gather=1 needs zero=1"):
         steptime.step_model(2, zero="0", overlap_param_gather="1", overlap_grad_reduce="1")
+
+
+def test_fsdp2_wraps_the_embedding_as_one_more_unit():
+    # torchtitan apply_fsdp: fully_shard on tok_embeddings and [norm, output] apart from the 4 blocks; on one
+    # stage (p = 1) symcomm counts the end stage's embedding as one more unit: 5 units × 3 collectives
+    # (forward gather, backward gather, reduce-scatter), each 3α on 4 ranks (β = 0: latency alone)
+    values = {**FSDP_VALUES, "beta": 0.0}
+    q = steptime.quantities(values, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2", "embeddings": "1"})
+    assert float(q["comm_time_dp"]) == pytest.approx(5 * 3 * 3 * 1e-5, rel=1e-12)

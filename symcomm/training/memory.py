@@ -109,8 +109,10 @@ def logits_bytes(micro) -> sp.Expr:
 def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
     """What recomputation holds beside the kept activations while a layer is recomputed and its backward
     runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
-    (Korthikanti et al. 2022 §4.1 / Table 2: the layer's forward runs again before its backward); under
-    selective recompute without flash attention that layer's recomputed scores (Table 2's 5as²b/t)."""
+    (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
+    them until that backward is done: Megatron-LM megatron/core/tensor_parallel/random.py,
+    CheckpointFunction.backward); under selective recompute without flash attention that layer's
+    recomputed scores (Table 2's 5as²b/t)."""
     if recompute == "full":
         return activation_bytes("none", flash, sp_on)
     return scores(b / (d * m))

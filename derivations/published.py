@@ -133,3 +133,29 @@ def predict(run: dict, constants: dict | None = None) -> dict:
 def errors(runs_: list[dict], constants: dict | None = None) -> np.ndarray:
     """Relative error of the predicted step time, one row per run."""
     return np.array([np.asarray(predict(r, constants)["step_time"]) / measured_step_time(r) - 1 for r in runs_])
+
+
+def inputs_of(run: dict, constants: dict | None = None):
+    """The run as the step model's one binding yields it (:class:`symcomm.training.answers.StepInputs`, what
+    ``eval hybrid --hardware`` evaluates): :func:`values_of` and :func:`options_of`, β per element of 2
+    bytes.  For every run the hybrid strategy accepts, the same numbers as its KEY=VALUE words bound by
+    ``eval`` (tests/training/test_step_fit.py); the uneven pipelines of Llama 3 (L = 126 on p = 16) it
+    does not accept yet are evaluated from these values directly."""
+    from symcomm.training.answers import StepInputs
+
+    dtype = "fp16" if run.get("precision") == "fp16" else "bf16"
+    return StepInputs(values_of(run, constants), 2, options_of(run), dtype)
+
+
+def source_of(run: dict) -> str:
+    """The source a run is grouped under: its id's first part (author and year, or the repository)."""
+    return run["id"].split("-")[0]
+
+
+def measured_runs(hardware_name: str, role: str = "fit") -> list:
+    """The runs of one hardware preset with a step time, as the fitting core reads them
+    (:class:`symcomm.measurement.step_fit.MeasuredRun`)."""
+    from symcomm.measurement.step_fit import MeasuredRun
+
+    return [MeasuredRun(r["id"], inputs_of(r), measured_step_time(r), source_of(r), framework_of(r))
+            for r in runs(hardware_name, role=role) if has_step_time(r)]

@@ -1,7 +1,7 @@
 """symcomm: closed forms, numbers, proofs, layouts and calibration of training communication (COMMAND --help).
 
 The commands: list, show, eval, compare, prove, presets, plan, export, measure, validate,
-calibrate, nccl-tests.
+calibrate, nccl-tests, calibrate-step.
 
 Bad input gets one line on stderr naming the parameter and what is allowed, and exit
 status 2; a failed proof exits 1.  Exact values stay exact: integers print as integers.
@@ -33,7 +33,8 @@ from ..base.units import DTYPES, bytes_per_element, human_size, human_time
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
 SUBCOMMANDS: tuple[str, ...] = ("symcomm.commands.export:register_cli", "symcomm.commands.measure:register_cli",
-                               "symcomm.commands.plan:register_cli", "symcomm.commands.calibrate:register_cli")
+                               "symcomm.commands.plan:register_cli", "symcomm.commands.calibrate:register_cli",
+                               "symcomm.commands.calibrate_step:register_cli")
 
 def _print_step(payload: dict) -> None:
     cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""

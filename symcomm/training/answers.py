@@ -6,6 +6,7 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import sympy as sp
@@ -135,9 +136,10 @@ def _steptime():
     return steptime
 
 
-def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
-    """The step model at the bound values: the model's shape (F, gated) from the preset or config,
-    the hardware's peak at --dtype and its fitted constants, β and γ per element of --dtype."""
+def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict):
+    """(the step model's values by CLI name, its options, the hardware, its compute values) at the bound
+    values: the model's shape (F, gated) from the preset or config, the hardware's peak at --dtype and its
+    fitted constants, β and γ per element of --dtype."""
     from .. import presets
 
     scale = bytes_per_element(dtype)
@@ -159,7 +161,14 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
         numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
     numbers.update(compute)
     options = {key: value for key, value in target.options.items() if key != "backend"}
-    out = _steptime().report(numbers, scale, options, step_texts)
+    return numbers, {**options, **step_texts}, system, compute
+
+
+def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
+    """The step model at the bound values (:func:`_step_numbers`): its report, the constants and their
+    sources, the memory verdict."""
+    numbers, options, system, compute = _step_numbers(args, target, values, times, dtype, step_texts)
+    out = _steptime().report(numbers, bytes_per_element(dtype), options, {})
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
@@ -178,9 +187,10 @@ def _summed(terms):
     return Cost.sum(term.cost for term in terms)
 
 
-def eval_payload(args) -> dict:
-    """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
-    name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
+def _bound_words(args):
+    """``args.assignments`` (KEY=VALUE words) bound to ``args.name`` as ``eval`` binds them: (subject,
+    symbol values, time values, dtype, the names typed, how converted values were derived, the step
+    model's own options)."""
     stepping = args.name == "hybrid"
     known = set(option_names(args.name)) | (set(_steptime().STEP_KEYS) if stepping else set())
     texts, option_texts = split_assignments(args.assignments, known)
@@ -200,6 +210,40 @@ def eval_payload(args) -> dict:
     step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
+    return target, values, times, dtype, typed, derived, step_texts
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """One run as the step model reads it, bound exactly as ``eval hybrid --hardware`` binds its words:
+    ``values`` by CLI name (β, γ per element of ``run_bytes`` bytes; the hardware's peak, hbm and fitted
+    constants among them), ``options`` the hybrid strategy's and the step model's."""
+    values: dict
+    run_bytes: int
+    options: dict
+    dtype: str
+
+    def quantities(self, **constants) -> dict:
+        """Every quantity of the step model, with ``constants`` (fitted constants by name, numbers or numpy
+        arrays of candidates) in place of the hardware's."""
+        return _steptime().quantities({**self.values, **constants}, self.run_bytes, **self.options)
+
+
+def step_inputs(args) -> StepInputs:
+    """The step model's inputs for ``args`` (as ``eval``'s: name ``hybrid``, assignments, dtype, model,
+    model_config, hardware; no backend): the one binding ``eval hybrid`` and ``calibrate-step`` share."""
+    if args.name != "hybrid" or not args.hardware or getattr(args, "backend", None):
+        raise UsageError("the step model needs the hybrid strategy and a --hardware, without --backend")
+    target, values, times, dtype, _, _, step_texts = _bound_words(args)
+    numbers, options, _, _ = _step_numbers(args, target, values, times, dtype, step_texts)
+    return StepInputs(numbers, bytes_per_element(dtype), options, dtype)
+
+
+def eval_payload(args) -> dict:
+    """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
+    name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
+    stepping = args.name == "hybrid"
+    target, values, times, dtype, typed, derived, step_texts = _bound_words(args)
     if args.backend:  # what that library runs for each collective (symcomm.collectives.profiles)
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
         problems = target.problems(values)   # the requirements of what the backend runs

@@ -126,11 +126,19 @@ def test_memory_meets_korthikanti_figure_1():
 
 
 def test_the_committed_constants_are_what_the_fit_finds():
+    from symcomm.base.errors import InputError
     from symcomm.derivations.fit_step_time import fit, systems
 
+    fitted = 0
     for system in systems():
-        found = fit(system)
-        assert dict(hardware(system).step_time) == {"eta": found["eta"], "kappa": found["kappa"]}
+        try:
+            found = fit(system)
+        except InputError as err:      # too few runs to fit and leave one out (h100-roce: 3): stored kept
+            assert "runs cannot fit" in str(err) or "evaluates" in str(err)
+            continue
+        fitted += 1
+        assert dict(hardware(system).step_time) == found["fit"].constants
+    assert fitted >= 1
 
 
 def test_selective_recompute_adds_the_attention_core_and_full_a_forward():

@@ -23,8 +23,10 @@ from symcomm.training import steptime
 #: overlapped (no --overlap-grad-reduce yet); fp16 runs (Narayanan et al., examples/sc21/CONFIG.sh
 #: --fp16) keep and reduce fp16 gradients (--accumulate-allreduce-grads-in-fp32 off by default), bf16
 #: runs an fp32 gradient buffer (forced on for bf16 in arguments.py; Korthikanti et al.'s Figure 1
-#: counts 18 bytes per parameter: 2 + 4 + 12); no flash attention (softmax scores stored)
-MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0"}
+#: counts 18 bytes per parameter: 2 + 4 + 12); no flash attention (softmax scores stored); no overlap of the
+#: pipeline sends (Megatron-LM added overlap_p2p_comm in commit f9283c5a, 2023-05-31, default on from 4eeff55d,
+#: 2023-10-12)
+MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0", "p2p_overlap": "0"}
 #: Llama 3 (Dubey et al. 2024, §3.3.2): FSDP-style sharding without resharding after the forward,
 #: gradients reduce-scattered in fp32, communication overlapped; flash attention
 LLAMA3 = {"zero": "3", "framework": "fsdp", "reshard_after_forward": "0", "grad_reduce": "per_step",

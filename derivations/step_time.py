@@ -143,13 +143,35 @@ HIDING = Derivation(
                                                "gradient and the backward alike")),
     "sequences per micro-batch; transformer-layer parameters 12Lh² (GPT); β per gradient element; latency α "
     "left out (large buckets)",
-    NARAYANAN + ", §3.2 (data-parallel all-reduce); Megatron-LM --overlap-grad-reduce", lhs="B*",
+    NARAYANAN + ", §3.2 (data-parallel all-reduce); Megatron-LM --overlap-grad-reduce (whose last bucket of "
+    "max(40M, 1M·d·c) parameters stays exposed beyond B*: megatron/core/distributed/distributed_data_parallel.py)",
+    lhs="B*",
     claims=(Claim(sp.diff(B_HIDDEN.subs(alpha, 0), t), 0,
                   name="the micro-batch that hides the gradient all-reduce does not depend on t"),
             Claim(sp.diff(B_HIDDEN.subs(alpha, 0), p), 0,
                   name="nor on p"),
             Limit(B_HIDDEN.subs(alpha, 0) * s, (d - 1) / d * beta * c * peak * eta / 2, var=h,
                   name="for wide models the tokens per micro-batch that hide it tend to (d−1)/d · β·c·peak·η/2")))
+
+
+# -- FSDP2 / Megatron-FSDP: one collective per layer ------------------------------------------------------
+# fully_shard on every transformer block (torchtitan apply_fsdp; Megatron-FSDP per module) runs L gathers of
+# M/L where a whole-model unit runs one of M: the same elements, L times the messages
+Lu = sp.Symbol("L_u", integer=True, positive=True)          # FSDP units (layers) of a stage
+RING_AG = algorithm("all_gather", "ring").cost.time
+RING_RS = algorithm("reduce_scatter", "ring").cost.time
+FSDP_SOURCE = ("PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (one all-gather and one "
+               "reduce-scatter per fully_shard'ed module); torchtitan torchtitan/models/llama3/infra/parallelize.py "
+               "(apply_fsdp: each transformer block)")
+
+FSDP_UNITS = Derivation(
+    "Per-layer FSDP units: the same bytes, L times the latency",
+    (Step(Lu * RING_AG.subs(M, M / Lu), "L_u ring all-gathers of M/L_u each (one per layer)"),
+     Step(RING_AG + (Lu - 1) * (N - 1) * alpha, "one all-gather of M plus (L_u − 1)·(N − 1) more α")),
+    "seconds; ring all-gather over N ranks of a stage's shard M, split in L_u equal units",
+    FSDP_SOURCE, lhs="per-layer gathers",
+    claims=(Claim(Lu * RING_RS.subs(M, M / Lu) - RING_RS, (Lu - 1) * (N - 1) * alpha,
+                  name="per-layer reduce-scatters add (L_u − 1)·(N − 1)·α and nothing else", source=FSDP_SOURCE),))
 
 
 # -- the published runs ------------------------------------------------------------------------
@@ -299,6 +321,18 @@ CHAPTER = Chapter(
      "would leave Korthikanti et al.'s rows 7 % slow on average. Runs never fitted to are shown beside them: "
      "BLOOM and the Megatron-LM README's GPT-3 run come within 9 %; MT-NLG, run by DeepSpeed's pipeline engine, "
      "is 17–20 % slower than the model predicts — the model has no term for that engine's own overheads. "
+     "Overlap follows the framework (symcomm/training/overlap.py, each default cited in frameworks.py): Megatron's "
+     "gradient reduce behind the backward in buckets of max(40M, 1M·d·c) parameters, the last one exposed "
+     "(overlap_grad_reduce), its post-step parameter all-gather behind the next forward but its first bucket "
+     "(overlap_param_gather); FSDP2 and Megatron-FSDP gather and reduce-scatter one layer at a time: the first "
+     "layer's gather and the last layer's reduce-scatter exposed, every other collective's latency too, their "
+     "bandwidth hidden as far as the compute lasts — per-layer units move the same bytes as one whole-model "
+     "collective with (L_u − 1)·(N − 1) more α (below); tensor-parallel comm-GEMM overlap (tp_overlap) leaves one "
+     "chunk of t exposed; expert all-to-alls (a2a_overlap) and pipeline sends (p2p_overlap) hide behind the "
+     "micro-batch's compute left by the ones before. Memory counts, beside weights, gradients, optimizer and "
+     "activations, the last stage's logits (the 16-bit LM-head output and the fp32 copy Megatron's cross-entropy "
+     "keeps, 6 bytes per token and vocabulary entry over t), one layer's activations while it is recomputed, "
+     "FSDP's two gathered layers and their gradients; the busiest GPU is the larger of the first and last stage. "
      "The constants are fitted by one core (symcomm/measurement/step_fit.py: the least mean |relative error| "
      "of the step time on a lattice of each constant's range, searched whole), the same that symcomm "
      "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
@@ -314,7 +348,7 @@ CHAPTER = Chapter(
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
      "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING),
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING, FSDP_UNITS),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _memory_table()),
 )

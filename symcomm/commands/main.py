@@ -45,7 +45,9 @@ def _print_step(payload: dict) -> None:
     print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
           f"HFU {100 * payload['hfu']:.1f} %")
-    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" for k, x in payload["memory"].items())
+    stage = payload.get("memory_stage", {})
+    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
+                                                        else "") for k, x in payload["memory"].items())
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
     need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
     if payload["fits"] is None:

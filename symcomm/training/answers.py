@@ -192,7 +192,7 @@ def _bound_words(args):
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
     model's own options)."""
     stepping = args.name == "hybrid"
-    known = set(option_names(args.name)) | (set(_steptime().STEP_OPTIONS) if stepping else set())
+    known = set(option_names(args.name)) | (set(_steptime().STEP_KEYS) if stepping else set())
     texts, option_texts = split_assignments(args.assignments, known)
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart

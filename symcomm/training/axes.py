@@ -54,6 +54,7 @@ class DataSchedule:
     grad_reduce: str
     reshard_after_forward: bool
     grad_dtype: str = ""          # the gradient collectives' element type; "" = the run's (--dtype)
+    shard_unit: str = "model"     # ZeRO-3: one collective per "layer" (an FSDP unit) or for the whole "model"
 
     def gradient_reductions(self, micro):
         return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
@@ -90,12 +91,16 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
-    return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype)
+    return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
+                        row.shard_unit)
 
 
-def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:
+def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) -> tuple[Term, ...]:
     """The data-parallel collectives of one replica group, counted as ``data`` schedules them
-    over the m micro-batches."""
+    over the m micro-batches.  ZeRO-3 with ``data.shard_unit == "layer"`` (FSDP2, Megatron-FSDP: one
+    all-gather and one reduce-scatter per wrapped layer, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME) runs
+    ``units`` collectives of shard/units each where a whole-model unit runs one of the shard: the same
+    elements, ``units`` times the messages."""
     reductions = data.gradient_reductions(m)
     if data.zero == 0:
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
@@ -105,7 +110,9 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Te
                      groups, across, "dp", phase="backward", dtype=data.grad_dtype),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step"))
-    return tuple(replace(term, what=what + term.what)
+    per = units if data.shard_unit == "layer" else 1
+    return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
+                         message=term.message / per, count=term.count * per)
                  for term in zero3_on(group, shard, groups, across, data, m))
 
 

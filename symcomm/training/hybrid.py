@@ -113,7 +113,9 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
         busiest = end_stage_shard(dense, tied)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
-                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), ""))
+                       # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
+                       # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
+                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), "", layers + 1))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -121,12 +123,12 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
                               spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
                               stage="first and last"))
     else:
-        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "")
+        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "", layers)
     if moe:
         # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
         # ranks, d·c/e of them (t·d·c/e with expert_tp=1)
         held, group = expert_shard(run.expert_tp)
-        terms += dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ")
+        terms += dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ", moe_layers)
     return tuple(terms)
 
 

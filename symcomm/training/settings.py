@@ -144,15 +144,38 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
 STEP_OPTIONS: tuple[Option, ...] = (
     flag("gated", "1 = a gated MLP (SwiGLU: three h × F matrices), else two"),
-    Option("dp_overlap", None, (None, False, True),
-           "1 = the data-parallel gradient reductions hide behind the backward; 0 = exposed; framework: as "
-           "the framework does (" + F.DP_OVERLAP_SOURCE + ")"),
-    flag("tp_overlap", "1 = the tensor-parallel collectives hide behind the micro-batch's compute"),
+    Option("overlap_grad_reduce", None, (None, False, True),
+           "1 = the data-parallel gradient reductions run in buckets behind the backward (Megatron-LM "
+           "--overlap-grad-reduce; the last bucket stays exposed); 0 = after it, exposed; framework: as the "
+           "framework does (" + F.DP_OVERLAP_SOURCE + "); dp_overlap is its older name"),
+    Option("overlap_param_gather", None, (None, False, True),
+           "1 = the parameter all-gathers hide behind compute: zero=1/2, the one after the optimizer step in "
+           "buckets behind the next step's first forward (Megatron-LM --overlap-param-gather; the first bucket "
+           "stays exposed); zero=3, each gather prefetched behind the compute before it; 0 = exposed; framework: "
+           "as the framework does (" + F.PARAM_GATHER_SOURCE + ")"),
+    Option("a2a_overlap", None, (None, False, True),
+           "moe=1: 1 = the expert-parallel all-to-alls of one micro-batch hide behind another micro-batch's "
+           "compute as far as it lasts (Megatron-Core --overlap-moe-expert-parallel-comm, DeepEP); 0 = on the "
+           "critical path; framework: as the framework does (" + F.A2A_OVERLAP_SOURCE + ")"),
+    Option("p2p_overlap", None, (None, False, True),
+           "1 = the pipeline sends and receives hide behind the chunks' compute (Megatron-LM overlap_p2p_comm, "
+           "interleaved schedule only); 0 = on the critical path; framework: as the framework does ("
+           + F.P2P_OVERLAP_SOURCE + ")"),
+    flag("tp_overlap", "1 = the tensor-parallel collectives run chunk by chunk behind their GEMMs (Megatron-Core "
+                       "--tp-comm-overlap: Transformer Engine userbuffers; PyTorch async TP): one chunk of t "
+                       "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
 )
 
 #: every setting of a run, by name
 OPTIONS: dict[str, Option] = {option.name: option for option in HYBRID_OPTIONS + STEP_OPTIONS}
+#: older names of settings still read (never written: format prints the name of OPTIONS)
+KEY_ALIASES = {"dp_overlap": "overlap_grad_reduce"}
+
+
+def canonical_key(key: str) -> str:
+    """The setting's name for ``key``: itself, or the name an older spelling stands for."""
+    return KEY_ALIASES.get(key, key)
 
 #: the settings a planner kernel is keyed by (symcomm/planner/kerneldata): the ones the planner varies or
 #: takes from the model; the others stay at their defaults in every planner kernel
@@ -182,7 +205,10 @@ class RunSetting:
     embeddings: bool = False
     tied: bool = False
     gated: bool = False
-    dp_overlap: bool | None = None
+    overlap_grad_reduce: bool | None = None
+    overlap_param_gather: bool | None = None
+    a2a_overlap: bool | None = None
+    p2p_overlap: bool | None = None
     tp_overlap: bool = False
     flash: bool = True
 
@@ -235,9 +261,12 @@ def parse(texts: Mapping[str, object] | Iterable[str], *, only: Iterable[str] | 
     known = tuple(OPTIONS) if only is None else tuple(only)
     typed = {}
     for key, value in texts.items():
+        given, key = key, canonical_key(key)
         if key not in known:
-            raise InputError(f"unknown setting {key!r}; settings: {', '.join(known)}")
-        typed[key] = OPTIONS[key].resolve(value)
+            raise InputError(f"unknown setting {given!r}; settings: {', '.join(known)}")
+        if key in typed:
+            raise InputError(f"{given} and {key} are one setting ({given} is its older name); give it once")
+        typed[key] = OPTIONS[key].resolve(value, given)
     return RunSetting(**typed)
 
 

@@ -10,14 +10,17 @@ micro-batches per data-parallel replica, then the optimizer step):
   recompute included) / (peak · η), where ``peak`` is the datasheet matmul rate at the run's
   dtype and η the share of it the matmuls reach (fitted, see ``derivations/step_time.py``);
 * **per micro-batch communication on the critical path**: the hybrid strategy's tp, cp, ep
-  and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless
-  ``tp_overlap=1``, which hides tp behind the micro-batch's compute as far as it lasts;
-* **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2:
-  the bubble is (p − 1)/v micro-batch times of the busiest stage);
-* **data parallel**: the gradient reductions overlap the backward when the framework
-  overlaps them (``dp_overlap``), each reduction hiding behind one micro-batch's backward;
-  ZeRO-3/FSDP parameter gathers are prefetched behind the forward and backward compute; the
-  parameter all-gather after the optimizer step is exposed; exposed = max(0, comm − window);
+  and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
+  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` (Transformer Engine userbuffers / PyTorch
+  async TP) hides tp behind the micro-batch's compute but one chunk of t, ``a2a_overlap`` the
+  expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
+* **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
+  bubble is (p − 1)/v micro-batch times of the busiest stage);
+* **data parallel** as the framework overlaps it (:func:`symcomm.training.overlap.exposed_data_parallel`):
+  gradient reductions behind the backward in buckets, the last one exposed (``overlap_grad_reduce``);
+  the post-step parameter all-gather exposed or, with ``overlap_param_gather``, behind the next
+  forward but its first bucket; FSDP2 / Megatron-FSDP per layer: the first gather and the last
+  reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
 * **optimizer**: Adam over the GPU's own parameters, memory-bound: each parameter reads and
   writes its fp32 copy and two moments, reads its gradient and writes the 16-bit weight —
   26 bytes + the gradient's bytes, at the HBM bandwidth.
@@ -39,14 +42,17 @@ from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import micro_batch_compute
-from .memory import memory_model
-from .overlap import dp_overlap_of, exposed_data_parallel, max0
+from .memory import STAGE_OF, activation_bytes, memory_model, memory_per_gpu
+from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
+                      param_gather_overlap_of)
 from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 
 #: options of the step model beyond the hybrid strategy's own (symcomm.training.settings.STEP_OPTIONS), by name
 STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
+#: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
+STEP_KEYS = frozenset(STEP_OPTIONS) | {old for old, name in settings.KEY_ALIASES.items() if name in STEP_OPTIONS}
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
 
 
@@ -62,11 +68,12 @@ class StepModel:
     step: sp.Expr
     model_flops: sp.Expr             # the whole step, all GPUs
     hardware_flops: sp.Expr
-    memory: dict = field(default_factory=dict)   # part → bytes per GPU (the busiest: first stage)
+    memory: dict = field(default_factory=dict)   # part → bytes per GPU, each on its stage (memory.STAGE_OF)
+    memory_total: sp.Expr | None = None          # the busiest GPU's bytes (memory.memory_per_gpu)
 
     @property
     def memory_per_gpu(self) -> sp.Expr:
-        return sp.Add(*self.memory.values())
+        return sp.Add(*self.memory.values()) if self.memory_total is None else self.memory_total
 
     @property
     def comm_time(self) -> sp.Expr:
@@ -120,17 +127,29 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     chunks = v if run.schedule == "interleaved" else sp.Integer(1)
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-    if run.tp_overlap:
-        hidden_tp = max0(on_path["tp"] - compute_micro.total)
-        on_path = {**on_path, "tp": hidden_tp}
+    # the overlapped axes hide behind the micro-batch's compute, one after another in the window the
+    # previous ones left (overlap.hidden_behind): tp chunk by chunk behind its GEMMs, one chunk of t
+    # exposed (TP_OVERLAP); ep behind another micro-batch's compute (a2a_overlap); pp sends behind the
+    # chunks' compute (p2p_overlap)
+    window = compute_micro.total
+    hides = {"tp": run.tp_overlap,
+             "ep": a2a_overlap_of(framework, run.a2a_overlap),
+             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
+    for axis in ("tp", "ep", "pp"):
+        if hides[axis] and axis in comm:
+            floor = on_path[axis] / t if axis == "tp" else 0
+            on_path[axis], window = hidden_behind(on_path[axis], window, floor)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot
 
-    # data parallel: reductions behind the backward, ZeRO-3 gathers behind the compute, the
-    # post-step all-gather (and the tied-embedding all-reduce) exposed
-    overlap = dp_overlap_of(framework, zero, run.dp_overlap)
-    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, compute_micro)
+    # data parallel: reductions behind the backward, gathers behind the compute, as the framework overlaps
+    # them (overlap.exposed_data_parallel); the tied-embedding all-reduce exposed
+    grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
+    param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
+    _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
+    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
+                                       grad_overlap=grad_overlap, param_overlap=param_overlap)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}
@@ -139,6 +158,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     comm = {axis: comm[axis] for axis in comm}
 
     memory = memory_model(data, recompute, opts, flash, moe, embeddings)
+    memory_total = memory_per_gpu(memory, activation_bytes(recompute, flash, run.sp), run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     own_params = memory["optimizer"] / 12
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
@@ -148,7 +168,21 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     model = flops.model_flops(b, s, gated, moe, run.attention)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe, run.attention)
     key = tuple(sorted(texts.items()))
-    return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
+    return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
+                     memory_total)
+
+
+def _check_megatron_overlap(framework: str, zero: int, grad_overlap: bool, param_overlap: bool) -> None:
+    """Megatron-LM runs --overlap-param-gather only with the distributed optimizer and --overlap-grad-reduce
+    (megatron/training/arguments.py asserts both): InputError for a setting it would refuse."""
+    if framework != "megatron" or not param_overlap:
+        return
+    if zero == 0:
+        raise InputError("overlap_param_gather=1 needs zero=1 with framework=megatron (DDP gathers no parameters; "
+                         "Megatron-LM's --overlap-param-gather needs --use-distributed-optimizer)")
+    if not grad_overlap:
+        raise InputError("overlap_param_gather=1 needs overlap_grad_reduce=1 with framework=megatron (Megatron-LM "
+                         "megatron/training/arguments.py refuses --overlap-param-gather without --overlap-grad-reduce)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,11 +211,18 @@ ASSUMPTIONS = (
     "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
     "Korthikanti et al. count it) / (peak × eta), plus kappa HBM passes over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels)",
-    "tensor, context, expert and pipeline communication on the critical path of every micro-batch "
-    "(tp_overlap=1 hides tp behind the micro-batch's compute); bubble = (p − 1)/v micro-batch slots",
-    "data-parallel gradient reductions hidden behind one micro-batch's backward each when the framework "
-    "overlaps them (dp_overlap), ZeRO-3 gathers prefetched behind the compute, the post-step parameter "
-    "all-gather exposed; Adam memory-bound at the HBM bandwidth",
+    "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
+    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
+    "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
+    "(p − 1)/v micro-batch slots",
+    "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "
+    "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
+    "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
+    "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
+    "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
+    "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
+    "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
+    "recompute working set and FSDP's gathered layers",
 )
 
 
@@ -190,9 +231,10 @@ def step_options(texts: dict) -> tuple[dict, dict]:
     the step model's read by their :class:`symcomm.training.settings.Option` into typed values (the
     hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
     hybrid, own = {}, {}
-    for key, text in texts.items():
+    for given, text in texts.items():
+        key = settings.canonical_key(given)                  # an older name (dp_overlap) read as the setting's
         if key in STEP_OPTIONS:
-            own[key] = STEP_OPTIONS[key].resolve(text)       # typed once, as the setting holds it
+            own[key] = STEP_OPTIONS[key].resolve(text, given)    # typed once, as the setting holds it
         else:
             hybrid[key] = text
     return hybrid, own
@@ -221,8 +263,11 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
                                          if k.startswith("exposed_comm_time_")}
     out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
                      if k.startswith("memory_") and k != "memory_per_gpu"}
+    # which pipeline stage's GPU holds each part (the busiest GPU: the larger of the first and the last)
+    out["memory_stage"] = {part: STAGE_OF[part] for part in out["memory"]}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
-    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
+    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
+                    "memory_stage": "pipeline stage: first, last or every"}
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS) + _setting_assumptions(settings.parse({**hybrid_options, **own_options}))
     return out

@@ -38,7 +38,7 @@ from . import flops
 from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
-from .compute import micro_batch_compute
+from .compute import micro_batch_compute, with_absent_constants
 from .memory import memory_model
 from .overlap import dp_overlap_of, exposed_data_parallel, max0
 from .terms import cost_in_bytes_of
@@ -104,7 +104,15 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     opts = run.hybrid_options()                              # typed: flags bool, zero int
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
-    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    if run.fp8_param_gather and run.precision == "bf16":
+        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor or fp8_block")
+    if run.fp8_param_gather and run.precision == "mxfp8":
+        # MXFP8's columnwise copy cannot be made from the rowwise one (Transformer Engine docs mxfp8.rst), so
+        # what a gather of MXFP8 weights moves depends on the framework's choice: not modelled, not guessed
+        raise InputError("fp8_param_gather=1 with precision=mxfp8 is not modelled (the columnwise MXFP8 copy "
+                         "cannot be made from the gathered rowwise one); give fp8_param_gather=0")
+    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather)
 
     by_axis: dict = {}
     for term in hybrid.terms:
@@ -162,7 +170,7 @@ def quantities(values: dict, run_bytes: int = 2, **options) -> dict[str, float]:
     """Every quantity of the step model with these options, at these values (by CLI symbol
     name; floats or numpy arrays), as floats: seconds, bytes, FLOPs, ratios (one compiled function of
     them all, common parts computed once)."""
-    return _evaluators(run_bytes, tuple(sorted(options.items())))(**values)
+    return _evaluators(run_bytes, tuple(sorted(options.items())))(**with_absent_constants(values))
 
 
 #: what every reported number is in
@@ -175,8 +183,10 @@ ASSUMPTIONS = (
     "one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the "
     "optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)",
     "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
-    "Korthikanti et al. count it) / (peak × eta), plus kappa HBM passes over the activation bytes of "
-    "Korthikanti et al. Table 2 (the memory-bound kernels)",
+    "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
+    "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
+    "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
+    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch "
     "(tp_overlap=1 hides tp behind the micro-batch's compute); bubble = (p − 1)/v micro-batch slots",
     "data-parallel gradient reductions hidden behind one micro-batch's backward each when the framework "

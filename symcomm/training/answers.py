@@ -143,7 +143,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     scale = bytes_per_element(dtype)
     try:
         system = presets.hardware(args.hardware)
-        compute = system.compute_values(dtype)
+        compute = system.compute_values(dtype, step_texts.get("precision", "bf16"))
         model = (presets.model(args.model) if args.model else
                  presets.model_from_config(args.model_config) if args.model_config else None)
     except ValueError as err:

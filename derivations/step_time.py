@@ -250,11 +250,15 @@ def _constants_table() -> Table:
     for system in sorted({r["hardware"] for r in published.runs()}):
         hw = hardware(system)
         constants = dict(hw.step_time)
-        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}", f"{constants['kappa']:g}",
-                     len(published.runs(system, role="fit"))))
-    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "kappa", "runs fitted on"),
+        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}",
+                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants['w_half']:g}",
+                     f"{constants['kappa']:g}", len(published.runs(system, role="fit"))))
+    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "w_half", "kappa",
+                                      "runs fitted on"),
                  tuple(rows),
-                 caption=("eta: the share of the datasheet peak the matmuls reach; kappa: HBM passes over each "
+                 caption=("eta: the share of the datasheet peak the matmuls reach; eta_fp8: the same for FP8 "
+                          "matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); w_half: the GEMM "
+                          "width at half that share (0: shape-independent, not yet fitted); kappa: HBM passes over each "
                           "activation byte by the memory-bound kernels. Fitted by python -m "
                           "symcomm.derivations.fit_step_time (grid search, least mean |relative error| of step time). "
                           "Other presets borrow these (see symcomm/presets/hardware.json)."),

@@ -195,6 +195,11 @@ ASSUMPTIONS = (
 )
 
 
+#: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
+FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 "
+           "(torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)")
+
+
 def step_options(texts: dict) -> tuple[dict, dict]:
     """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's :data:`STEP_OPTIONS`),
     the step model's read by their :class:`symcomm.training.settings.Option` into typed values (the
@@ -235,4 +240,6 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS)
+    if out["options"]["precision"] != "bf16":
+        out["assumptions"].append(FP8_MFU)
     return out

@@ -161,3 +161,46 @@ def test_hardware_gives_fp8_constants_or_refuses():
         hardware("h100").compute_values("bf16", "mxfp8")
     assert hardware("a100").compute_values("bf16")["w_half"] == 0.0
     assert "peak_fp8" not in hardware("h100").compute_values("bf16")
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "symcomm.commands.main", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+LAYOUT = ("t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192")
+
+
+def test_eval_hybrid_fp8_without_a_fitted_eta_fp8_refuses_in_one_line():
+    run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", *LAYOUT, "precision=fp8_tensor")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "eta_fp8" in run.stderr
+
+
+def test_eval_hybrid_fp8_from_a_hardware_file(tmp_path):
+    """A hardware file with eta_fp8: strict JSON, the setting echoed canonically, both peaks in the constants,
+    and FP8 faster than bf16 but by less than the peaks' factor 2 (the attention core, LM head and casts)."""
+    import json
+
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path = tmp_path / "fp8.json"
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": 3.35e12, "peak_flops": {"bf16": 989.4e12, "fp8": 1978.9e12},
+                                "step_time": {"eta": 0.68, "eta_fp8": 0.68, "w_half": 300, "kappa": 0.75}}))
+
+    def step(*extra):
+        run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", str(path), *LAYOUT, *extra, "--json")
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout, parse_constant=lambda text: pytest.fail(f"not strict JSON: {text}"))
+
+    bf16, fp8 = step(), step("precision=fp8_tensor", "fp8_param_gather=1")
+    assert fp8["options"]["precision"] == "fp8_tensor" and fp8["options"]["fp8_param_gather"] == "1"
+    assert fp8["constants"]["peak_fp8"] == 1978.9e12 and fp8["constants"]["peak"] == 989.4e12
+    assert "peak_fp8" not in bf16["constants"] and bf16["constants"]["w_half"] == 300
+    assert bf16["compute_time"] / 2 < fp8["compute_time"] < bf16["compute_time"]

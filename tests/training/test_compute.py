@@ -51,6 +51,20 @@ def test_bf16_lm_head_and_full_recompute_by_hand():
     assert backward == 2 * (layer + head) + layer                # the layer's forward again, not the head
 
 
+def test_moe_grouped_gemms_by_hand():
+    """Every layer MoE, E = 4 experts over e = 2 GPUs, top-2, expert width 8, no shared expert: the two GPUs' 2·T·k
+    = 8 routed tokens spread evenly put 2 tokens on each expert, and each GPU holds 2 experts, each running FC1
+    (2 × 4 · 4 × 8) and FC2 (2 × 8 · 8 × 4)."""
+    moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0}
+    run = settings.RunSetting(moe=True)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
+    experts = 2 * (gemm_seconds(2, 4, 8, 1000, sp.Rational(1, 2)) + gemm_seconds(2, 8, 4, 1000, sp.Rational(1, 2)))
+    attention = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR[:2])
+    assert exact(out.forward, at) == experts + attention + sp.Rational(CORE_FLOPS, 500)
+    assert exact(out.backward, at) == 2 * (experts + attention + sp.Rational(CORE_FLOPS, 500))
+
+
 # bytes per element a cast moves, from Transformer Engine's docs (docs/features/low_precision_training, commit
 # d0067d0d): it reads the bf16 tensor (2 bytes; current scaling reads it twice, for the amax first) and writes
 # a rowwise and a columnwise (on Hopper transposed) 1-byte copy; MXFP8 adds one E8M0 byte per 32 elements to

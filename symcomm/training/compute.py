@@ -42,7 +42,8 @@ passes ``is_first_microbatch``, so Transformer Engine caches the FP8 weight over
 TransformerEngine transformer_engine/pytorch/module/linear.py, commit d0067d0d), counted as 1/m per
 micro-batch; a full recompute casts X again.  Each cast writes a rowwise and a columnwise copy (Hopper
 needs the transposed copy for the backward's GEMMs; MXFP8's column-scaled copy differs from its row-scaled
-one on Blackwell too).  Casts fused into a preceding kernel (Transformer Engine's LayerNormLinear writes
+one on Blackwell too; per-tensor FP8 on Blackwell shares one layout for both, so there this counts one
+1-byte write per element too many).  Casts fused into a preceding kernel (Transformer Engine's LayerNormLinear writes
 FP8 from the norm) are counted as separate passes: an upper bound, the rest is what κ and η_fp8 absorb.
 
 **Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over

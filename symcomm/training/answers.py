@@ -144,7 +144,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     scale = bytes_per_element(dtype)
     try:
         system = presets.hardware(args.hardware)
-        precision = step_texts.get("precision", "bf16")
+        precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
         compute = system.compute_values(dtype, precision)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "

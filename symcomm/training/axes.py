@@ -84,23 +84,29 @@ class DataSchedule:
 
 def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
                   reshard_after_forward: bool | None = None, grad_dtype: str | None = None,
-                  fp8_param_gather: bool = False) -> DataSchedule:
+                  fp8_param_gather: bool = False, precision: str = "bf16") -> DataSchedule:
     """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
     symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
     framework's own choice; InputError naming the option for a stage the framework does not run.
     ``fp8_param_gather``: the parameter all-gathers move FP8 weights, 1 byte per element (Megatron-Core
     --fp8-param-gather, megatron/training/arguments.py: distributed optimizer or FSDP only; torchao
-    float8's FSDP all-gather, torchtitan docs/float8.md); ZeRO-0 gathers no parameter, so it is refused."""
+    float8's FSDP all-gather, torchtitan docs/float8.md); ZeRO-0 gathers no parameter and bf16 has no FP8
+    weight, so both are refused.  Under ``precision=mxfp8`` the gathers stay at the run's dtype: Megatron-Core's
+    parameter buffer for MXFP8 weights is a bf16 view of the gradient buffer, gathered and then re-quantized
+    into the MXFP8 weights (NVIDIA/Megatron-LM megatron/core/distributed/param_and_grad_buffer.py, commit
+    d98e8a64: "only half of the buffer is used to store params in bf16")."""
     row = framework(framework_name)
     check_stage(row, zero)
     if fp8_param_gather and zero == 0:
         raise InputError("fp8_param_gather=1 needs a sharded data-parallel axis (zero=1, 2 or 3): with zero=0 no "
                          "parameter is all-gathered")
+    if fp8_param_gather and precision == "bf16":
+        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, mxfp8 or fp8_block")
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
-                        "fp8" if fp8_param_gather else "")
+                        "fp8" if fp8_param_gather and precision != "mxfp8" else "")
 
 
 def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:

@@ -133,7 +133,12 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                  "(finalize_model_grads.py)"),
     flag("fp8_param_gather", "1 = the data-parallel parameter all-gathers move FP8 weights, 1 byte per element "
                              "(Megatron-Core --fp8-param-gather with the distributed optimizer or FSDP; torchao "
-                             "float8 enable_fsdp_float8_all_gather); zero ≥ 1 only"),
+                             "float8 enable_fsdp_float8_all_gather); zero ≥ 1 and an FP8 precision only; with "
+                             "precision=mxfp8 Megatron-Core gathers the weights in bf16 and re-quantizes them"),
+    Option("precision", "bf16", PRECISIONS,
+           "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
+           "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
+           "(1×128 activation, 128×128 weight blocks); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -144,10 +149,6 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "the framework does (" + F.DP_OVERLAP_SOURCE + ")"),
     flag("tp_overlap", "1 = the tensor-parallel collectives hide behind the micro-batch's compute"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
-    Option("precision", "bf16", PRECISIONS,
-           "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
-           "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
-           "(1×128 activation, 128×128 weight blocks); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: every setting of a run, by name

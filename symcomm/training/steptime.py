@@ -104,15 +104,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     opts = run.hybrid_options()                              # typed: flags bool, zero int
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
-    if run.fp8_param_gather and run.precision == "bf16":
-        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor or fp8_block")
-    if run.fp8_param_gather and run.precision == "mxfp8":
-        # MXFP8's columnwise copy cannot be made from the rowwise one (Transformer Engine docs mxfp8.rst), so
-        # what a gather of MXFP8 weights moves depends on the framework's choice: not modelled, not guessed
-        raise InputError("fp8_param_gather=1 with precision=mxfp8 is not modelled (the columnwise MXFP8 copy "
-                         "cannot be made from the gathered rowwise one); give fp8_param_gather=0")
     data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
-                         run.fp8_param_gather)
+                         run.fp8_param_gather, run.precision)
 
     by_axis: dict = {}
     for term in hybrid.terms:
@@ -195,6 +188,10 @@ ASSUMPTIONS = (
 )
 
 
+#: why fp8_param_gather=1 leaves an MXFP8 run's parameter all-gathers at its dtype (symcomm.training.axes.data_schedule)
+MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core gathers "
+                "MXFP8 weights through a bf16 buffer and re-quantizes them (megatron/core/distributed/"
+                "param_and_grad_buffer.py)")
 #: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
 FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 "
            "(torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)")
@@ -242,4 +239,6 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     out["assumptions"] = list(ASSUMPTIONS)
     if out["options"]["precision"] != "bf16":
         out["assumptions"].append(FP8_MFU)
+    if out["options"]["precision"] == "mxfp8" and out["options"]["fp8_param_gather"] == "1":
+        out["assumptions"].append(MXFP8_GATHER)
     return out

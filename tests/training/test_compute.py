@@ -144,8 +144,8 @@ def test_fp8_param_gather_moves_one_byte_elements():
     """Megatron's distributed optimizer all-gathers the Φ/(t·p) shard after the step: a ring over d ranks moves
     (d − 1)/d of it per rank; in FP8 that is 1 byte per element, half the bf16 bytes (Megatron-Core
     --fp8-param-gather)."""
-    def gather_bytes(flag):
-        hybrid = subject("hybrid", zero="1", fp8_param_gather=flag)
+    def gather_bytes(flag, precision="fp8_tensor"):
+        hybrid = subject("hybrid", zero="1", fp8_param_gather=flag, precision=precision)
         term = next(x for x in hybrid.terms if x.what == "parameter all-gather")
         cost = cost_in_bytes_of((term,), 2).time
         # β = 2 s per 2-byte element = 1 s per byte, no latency: the seconds are the bytes one rank sends
@@ -153,15 +153,18 @@ def test_fp8_param_gather_moves_one_byte_elements():
                             S.alpha_inter: 0, S.beta_inter: 2, S.gamma: 0})
     assert gather_bytes("0") == 3 * 1200 // 4 * 2                   # 900 bf16 elements, 2 bytes each
     assert gather_bytes("1") == 3 * 1200 // 4 * 1                   # the same elements, 1 byte each
+    assert gather_bytes("1", "fp8_block") == 3 * 1200 // 4 * 1
+    # MXFP8: Megatron-Core gathers through a bf16 buffer and re-quantizes (param_and_grad_buffer.py)
+    assert gather_bytes("1", "mxfp8") == 3 * 1200 // 4 * 2
 
 
 def test_refusals_name_the_setting():
     with pytest.raises(InputError, match="fp8_param_gather=1 needs FP8 weights"):
         steptime.step_model(2, fp8_param_gather="1", zero="1")
+    with pytest.raises(InputError, match="fp8_param_gather=1 needs FP8 weights"):
+        subject("hybrid", zero="1", fp8_param_gather="1").terms
     with pytest.raises(InputError, match="zero=1, 2 or 3"):
-        subject("hybrid", zero="0", fp8_param_gather="1").terms
-    with pytest.raises(InputError, match="precision=mxfp8 is not modelled"):
-        steptime.step_model(2, fp8_param_gather="1", zero="1", precision="mxfp8")
+        subject("hybrid", zero="0", fp8_param_gather="1", precision="fp8_tensor").terms
     with pytest.raises(InputError, match="precision=fp8_row is not allowed"):
         settings.parse({"precision": "fp8_row"})
 

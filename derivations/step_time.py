@@ -257,9 +257,9 @@ def _constants_table() -> Table:
                                       "runs fitted on"),
                  tuple(rows),
                  caption=("eta: the share of the datasheet peak the matmuls reach; eta_fp8: the same for FP8 "
-                          "matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); w_half: the GEMM "
-                          "width at half that share (0: shape-independent, not yet fitted); kappa: HBM passes over each "
-                          "activation byte by the memory-bound kernels. Fitted by python -m "
+                          "matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); w_half: the "
+                          "GEMM width at half that share (0: shape-independent, not yet fitted); kappa: HBM passes "
+                          "over each activation byte by the memory-bound kernels. Fitted by python -m "
                           "symcomm.derivations.fit_step_time (grid search, least mean |relative error| of step time). "
                           "Other presets borrow these (see symcomm/presets/hardware.json)."),
                  source="symcomm/presets/hardware.json")

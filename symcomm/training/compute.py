@@ -35,8 +35,8 @@ only (``DotProductAttention`` computes in bf16), and Megatron-Core's output laye
 ``tensor_parallel.ColumnParallelLinear``, a bf16 matmul, unless the MXFP8 output projection is switched on
 (NVIDIA/Megatron-LM megatron/core/models/gpt/gpt_model.py, commit d98e8a64); torchtitan's Llama 3 405B
 recipe leaves it out of float8 too (``filter_fqns=["lm_head"]``, pytorch/torchtitan
-torchtitan/models/llama3/config_registry.py, commit b5bcd76c), though its converter's own default list is empty.  Each FP8 GEMM's inputs are cast,
-memory-bound at the HBM bandwidth (:func:`cast_bytes`, sources there): the activation X (M × K) in the
+torchtitan/models/llama3/config_registry.py, commit b5bcd76c), though its converter's own default list is
+empty.  Each FP8 GEMM's inputs are cast, memory-bound at the HBM bandwidth (:func:`cast_bytes`, sources there): the activation X (M × K) in the
 forward, the output gradient dY (M × N) in the backward, and the weight (K × N) once per step (Megatron-Core
 passes ``is_first_microbatch``, so Transformer Engine caches the FP8 weight over the m micro-batches:
 TransformerEngine transformer_engine/pytorch/module/linear.py, commit d0067d0d), counted as 1/m per

@@ -189,12 +189,13 @@ ASSUMPTIONS = (
 
 
 #: why fp8_param_gather=1 leaves an MXFP8 run's parameter all-gathers at its dtype (symcomm.training.axes.data_schedule)
-MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core gathers "
-                "MXFP8 weights through a bf16 buffer and re-quantizes them (megatron/core/distributed/"
-                "param_and_grad_buffer.py)")
+MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core "
+                "gathers MXFP8 weights through a bf16 buffer and re-quantizes them "
+                "(megatron/core/distributed/param_and_grad_buffer.py)")
 #: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
-FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 "
-           "(torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)")
+FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at "
+           "peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: "
+           "two peaks in one step)")
 
 
 def step_options(texts: dict) -> tuple[dict, dict]:

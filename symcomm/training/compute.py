@@ -36,10 +36,12 @@ only (``DotProductAttention`` computes in bf16), and Megatron-Core's output laye
 (NVIDIA/Megatron-LM megatron/core/models/gpt/gpt_model.py, commit d98e8a64); torchtitan's Llama 3 405B
 recipe leaves it out of float8 too (``filter_fqns=["lm_head"]``, pytorch/torchtitan
 torchtitan/models/llama3/config_registry.py, commit b5bcd76c), though its converter's own default list is
-empty.  Each FP8 GEMM's inputs are cast, memory-bound at the HBM bandwidth (:func:`cast_bytes`, sources there): the activation X (M × K) in the
-forward, the output gradient dY (M × N) in the backward, and the weight (K × N) once per step (Megatron-Core
-passes ``is_first_microbatch``, so Transformer Engine caches the FP8 weight over the m micro-batches:
-TransformerEngine transformer_engine/pytorch/module/linear.py, commit d0067d0d), counted as 1/m per
+empty.  Each FP8 GEMM's inputs are cast, memory-bound at the HBM bandwidth (:func:`cast_bytes`, sources
+there): the activation X (M × K) in the forward, the output gradient dY (M × N) in the backward, and the
+weight (K × N) once per step (Megatron-Core passes ``is_first_microbatch``,
+megatron/core/extensions/transformer_engine.py at d98e8a64, so Transformer Engine caches the FP8 weight over
+the m micro-batches: transformer_engine/pytorch/module/linear.py, commit d0067d0d; with fp8_param_gather the
+optimizer's quantization takes its place, counted the same), counted as 1/m per
 micro-batch; a full recompute casts X again.  Each cast writes a rowwise and a columnwise copy (Hopper
 needs the transposed copy for the backward's GEMMs; MXFP8's column-scaled copy differs from its row-scaled
 one on Blackwell too; per-tensor FP8 on Blackwell shares one layout for both, so there this counts one

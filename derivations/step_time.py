@@ -17,10 +17,14 @@ import sympy as sp
 from symcomm.training import flops
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
-from symcomm.core.proof import Claim, Limit
+from symcomm.core.proof import AtLeast, Claim, Limit
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
+from symcomm.training import compute
+from symcomm.training.memory import activation_bytes
+from symcomm.training.settings import RunSetting
 from symcomm.collectives.algorithms import algorithm
-from symcomm.core.symbols import F, L, M, N, V, alpha, beta, c, d, eta, gamma, h, h_kv, m, p, peak, s, t, v
+from symcomm.core.symbols import (F, L, M, N, V, alpha, beta, c, d, eta, eta_fp8, gamma, h, h_kv, hbm, kappa,
+                                  m, p, peak, peak_fp8, s, t, v, w_half)
 
 from . import published
 
@@ -174,6 +178,76 @@ FSDP_UNITS = Derivation(
                   name="per-layer reduce-scatters add (L_u − 1)·(N − 1)·α and nothing else", source=FSDP_SOURCE),))
 
 
+# -- matmul efficiency as a function of the GEMM's shape -----------------------------------------
+# a GEMM (M × K)·(K × N): 2MNK FLOPs, MK + KN + MN elements moved; the additive roofline (Williams et al.
+# 2009) times it as FLOPs at the matmul rate plus a term per element moved, fitted as w_half
+GM, GK, GN = sp.symbols("M_g K_g N_g", positive=True)
+W = sp.Symbol("w", positive=True)                          # a GEMM's width MNK/(MK + KN + MN)
+W_HALF = sp.Symbol("W", positive=True)                     # a positive w_half, where one is needed
+GEMM = compute.Gemm("a GEMM", GM, GK, GN)
+ROOFLINE = (GEMM.flops + 2 * w_half * GEMM.moved) / (peak * eta)
+EFFICIENCY = compute.efficiency(W)
+WILLIAMS = "Williams, Waterman & Patterson 2009, Roofline: an insightful visual performance model, CACM 52(4)"
+
+GEMM_EFFICIENCY = Derivation(
+    "Matmul efficiency of a GEMM's shape",
+    (Step(ROOFLINE, "2MNK FLOPs at peak·η, and w_half FLOP-times per FLOP per element moved (both operands and "
+                    "the product: MK + KN + MN)"),
+     Step(GEMM.flops / (peak * compute.efficiency(GEMM.width)), "the FLOPs at peak × η·w/(w + w_half), with the "
+                                                               "width w = MNK/(MK + KN + MN)")),
+    "seconds per GEMM; η for bf16 (η_fp8 at peak_fp8 for an FP8 GEMM, the same form); w_half = 0: today's η",
+    WILLIAMS + "; symcomm/training/compute.py", lhs="GEMM time",
+    claims=(AtLeast(sp.diff(EFFICIENCY, W), 0, name="the matmul efficiency η·w/(w + w_half) does not fall as the "
+                                                     "GEMM widens"),
+            Limit(EFFICIENCY, eta, var=W, name="for wide GEMMs it tends to η, the fitted large-shape share"),
+            Claim(EFFICIENCY.subs(w_half, W_HALF).subs(W, W_HALF), eta / 2,
+                  name="at w = w_half it is half of η"),
+            Claim(EFFICIENCY.subs(w_half, 0), eta, name="with w_half = 0 every GEMM runs at η (today's model)")))
+
+
+def _gemms_forward(gated: bool, moe: bool) -> sp.Expr:
+    """FLOPs of one layer's GEMMs on one of its t GPUs (compute.layer_gemms) and its share of the attention
+    core (a/t heads), for one sequence of s tokens."""
+    return sum(g.flops for g in compute.layer_gemms(s, gated, moe)) + flops.attention_core(1, s) / t
+
+
+def _micro(run: RunSetting) -> sp.Expr:
+    """One micro-batch's compute (forward + backward) on the last stage, per GPU."""
+    return compute.micro_batch_compute(run).total
+
+
+# today's model (before the GEMM widths), written out for a gated run with the LM head under full recompute:
+# (3 × forward + the recomputed layers) / (peak·η) + κ HBM passes over 4/3 of the stored activations
+_FULL = RunSetting(embeddings=True, gated=True, recompute="full", sp=True)
+_MB = sp.Symbol("b", integer=True, positive=True) / (d * m)
+_FWD = compute.stage_forward_flops(_MB, True, False, L / p, True) / (t * c)
+_AGAIN = _FWD - flops.lm_head_forward(_MB, s) / (t * c)
+_TOUCHED = activation_bytes(recompute="none", flash=True, sp_on=True) * (L / p) * sp.Rational(4, 3)
+TODAY_FULL = (3 * _FWD + _AGAIN) / (peak * eta) + kappa * _TOUCHED / hbm
+_FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
+_X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
+
+GEMM_CLASSES = Derivation(
+    "A layer's GEMMs, one by one",
+    (Step(_gemms_forward(True, False), "QKV (h → h + 2h_kv), output (h → h), FC1 (h → 2F, gate and up fused), "
+                                       "FC2 (F → h), and the attention core, for s tokens on one GPU"),
+     Step(flops.layer_forward(1, s, gated=True) / t, "the layer's forward FLOPs as the papers count them, over t")),
+    "FLOPs, forward, one sequence, per GPU of the t tensor-parallel ones",
+    NARAYANAN + ", Appendix; Megatron-Core linear_qkv and linear_fc1 (fused GEMMs)", lhs="layer forward",
+    claims=(Claim(_gemms_forward(True, True), flops.moe_layer_forward(1, s, gated=True) / t,
+                  name="an MoE layer's grouped expert GEMMs (E/e experts of s·k·e/E tokens each) and E_s shared "
+                       "ones add up to its forward FLOPs"),
+            Claim(_gemms_forward(False, False), flops.layer_forward(1, s, gated=False) / t,
+                  name="so do a plain MLP layer's"),
+            Claim(_micro(_FULL).subs(w_half, 0), TODAY_FULL,
+                  name="with w_half = 0 the micro-batch's compute is the shape-independent model's: hardware FLOPs "
+                       "/ (peak·η) plus κ passes over the activations"),
+            Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
+                  name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
+                       "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "
+                       "parts that add up")))
+
+
 # -- the published runs ------------------------------------------------------------------------
 
 def run_rows() -> list[dict]:
@@ -229,12 +303,16 @@ def _constants_table() -> Table:
     for system in sorted({r["hardware"] for r in published.runs()}):
         hw = hardware(system)
         constants = dict(hw.step_time)
-        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}", f"{constants['kappa']:g}",
-                     len(published.runs(system, role="fit"))))
-    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "kappa", "runs fitted on"),
+        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}",
+                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants['w_half']:g}",
+                     f"{constants['kappa']:g}", len(published.runs(system, role="fit"))))
+    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "w_half", "kappa",
+                                      "runs fitted on"),
                  tuple(rows),
-                 caption=("eta: the share of the datasheet peak the matmuls reach; kappa: HBM passes over each "
-                          "activation byte by the memory-bound kernels. Fitted by python -m "
+                 caption=("eta: the share of the datasheet peak the matmuls reach; eta_fp8: the same for FP8 "
+                          "matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); w_half: the "
+                          "GEMM width at half that share (0: shape-independent, not yet fitted); kappa: HBM passes "
+                          "over each activation byte by the memory-bound kernels. Fitted by python -m "
                           "symcomm.derivations.fit_step_time (grid search, least mean |relative error| of step time). "
                           "Other presets borrow these (see symcomm/presets/hardware.json)."),
                  source="symcomm/presets/hardware.json")
@@ -309,8 +387,11 @@ def _memory_table() -> Table:
 CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
     ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
-     "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, plus kappa passes over the activation "
-     "bytes for the memory-bound kernels; the tensor, context, expert and pipeline collectives of the hybrid "
+     "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, each GEMM at eta·w/(w + w_half) for its "
+     "width w = MNK/(MK + KN + MN) (the additive roofline; w_half = 0, shape-independent, on every preset fitted "
+     "so far), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
+     "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 and their "
+     "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "
      "The FLOPs below are proved equal to the papers' closed forms, except one: Korthikanti et al.'s hardware "
@@ -348,7 +429,8 @@ CHAPTER = Chapter(
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
      "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING, FSDP_UNITS),
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING, FSDP_UNITS,
+                 GEMM_EFFICIENCY, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _memory_table()),
 )

@@ -59,8 +59,10 @@ def _print_step(payload: dict) -> None:
               f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
               f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
     c = payload["constants"]
-    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, kappa {c['kappa']}: "
-          f"{c['source']}")
+    fp8 = (f"; precision {payload['options']['precision']}: peak_fp8 {c['peak_fp8'] / 1e12:g} TFLOP/s, "
+           f"eta_fp8 {c['eta_fp8']}" if "peak_fp8" in c else "")
+    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, w_half {c['w_half']:g} "
+          f"elements, kappa {c['kappa']}{fp8}: {c['source']}")
 
 
 def cmd_eval(args) -> int:

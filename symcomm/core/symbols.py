@@ -87,6 +87,9 @@ peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dty
 eta = _real("eta")             # fitted: the share of peak the matmuls reach
 hbm = _real("hbm")             # HBM bytes/s of one GPU (datasheet)
 kappa = _nonneg("kappa")       # fitted: HBM passes over each activation byte (the memory-bound kernels)
+peak_fp8 = _real("peak_fp8")   # dense FP8 matmul FLOP/s of one GPU (datasheet), for precision=fp8_* runs
+eta_fp8 = _real("eta_fp8")     # fitted: the share of peak_fp8 the FP8 matmuls reach at large shapes
+w_half = _nonneg("w_half")     # fitted: the GEMM width at which a matmul reaches half its large-shape share
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -138,6 +141,11 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),
         SymbolInfo(kappa, "kappa", "fitted HBM passes over each activation byte (norms, softmax, dropout)", "ratio"),
+        SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, "
+                   "fp8_block)", "FLOP/s"),
+        SymbolInfo(eta_fp8, "eta_fp8", "fitted share of peak_fp8 the FP8 matmuls reach at large shapes", "ratio"),
+        SymbolInfo(w_half, "w_half", "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its "
+                   "large-shape share of peak; 0 = shape-independent", "elements"),
     )
 }
 

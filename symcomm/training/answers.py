@@ -13,6 +13,7 @@ import sympy as sp
 
 from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
+from ..base import notes
 from ..base.errors import InputError
 from ..numbers.evaluation import exact, plain
 from ..collectives.primitives import PRIMITIVES
@@ -145,7 +146,12 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     scale = bytes_per_element(dtype)
     try:
         system = presets.hardware(args.hardware)
-        compute = system.compute_values(dtype)
+        precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
+        compute = system.compute_values(dtype, precision)
+        if dtype == "fp8" and precision == "bf16":
+            notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
+                      "mxfp8 or fp8_block runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
+                      "attention core and LM head in bf16, the casts at the HBM bandwidth)")
         model = (presets.model(args.model) if args.model else
                  presets.model_from_config(args.model_config) if args.model_config else None)
     except ValueError as err:
@@ -173,7 +179,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
-                        "dtype": dtype}
+                        "dtype": dtype if str(options.get("precision", "bf16")) == "bf16" else "bf16"}  # peak's dtype
     # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
     out.update(system.memory_verdict(out["memory_per_gpu"]))
     out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes"})

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from ..core import symbols as S
+from ..base.errors import InputError
 from .frameworks import check_stage, framework
 from .terms import Term
 
@@ -55,6 +56,7 @@ class DataSchedule:
     reshard_after_forward: bool
     grad_dtype: str = ""          # the gradient collectives' element type; "" = the run's (--dtype)
     shard_unit: str = "model"     # ZeRO-3: one collective per "layer" (an FSDP unit) or for the whole "model"
+    param_dtype: str = ""         # the parameter all-gathers' element type: "fp8" (fp8_param_gather), "" = the run's
 
     def gradient_reductions(self, micro):
         return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
@@ -82,17 +84,31 @@ class DataSchedule:
 
 
 def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
-                  reshard_after_forward: bool | None = None, grad_dtype: str | None = None) -> DataSchedule:
+                  reshard_after_forward: bool | None = None, grad_dtype: str | None = None,
+                  fp8_param_gather: bool = False, precision: str = "bf16") -> DataSchedule:
     """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
     symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
-    framework's own choice; InputError naming the option for a stage the framework does not run."""
+    framework's own choice; InputError naming the option for a stage the framework does not run.
+    ``fp8_param_gather``: the parameter all-gathers move FP8 weights, 1 byte per element (Megatron-Core
+    --fp8-param-gather, megatron/training/arguments.py: distributed optimizer or FSDP only; torchao
+    float8's FSDP all-gather, torchtitan docs/float8.md); ZeRO-0 gathers no parameter and bf16 has no FP8
+    weight, so both are refused.  Under ``precision=mxfp8`` the gathers stay at the run's dtype: Megatron-Core's
+    parameter buffer for MXFP8 weights is a bf16 view of the gradient buffer, gathered and then re-quantized
+    into the MXFP8 weights (NVIDIA/Megatron-LM megatron/core/distributed/param_and_grad_buffer.py, commit
+    d98e8a64: "only half of the buffer is used to store params in bf16")."""
     row = framework(framework_name)
     check_stage(row, zero)
+    if fp8_param_gather and zero == 0:
+        raise InputError("fp8_param_gather=1 needs a sharded data-parallel axis (zero=1, 2 or 3): with zero=0 no "
+                         "parameter is all-gathered")
+    if fp8_param_gather and precision == "bf16":
+        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, mxfp8 or fp8_block")
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
-                        row.shard_unit)
+                        shard_unit=row.shard_unit,
+                        param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "")
 
 
 def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) -> tuple[Term, ...]:
@@ -109,7 +125,7 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) ->
         return (Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter",
                      groups, across, "dp", phase="backward", dtype=data.grad_dtype),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
-                     groups, across, "dp", phase="after the step"))
+                     groups, across, "dp", phase="after the step", dtype=data.param_dtype))
     per = units if data.shard_unit == "layer" else 1
     return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
                          message=term.message / per, count=term.count * per)
@@ -123,11 +139,11 @@ def zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | No
     over ``micro`` micro-batches (default: one micro-batch, all three once)."""
     schedule = schedule or DataSchedule("deepspeed", 3, "per_micro_batch", True)
     out = [Term("all_gather", "ring", group, message, schedule.forward_gathers(micro), "parameter all-gather",
-                groups, across, "dp", phase="forward")]
+                groups, across, "dp", phase="forward", dtype=schedule.param_dtype)]
     backward = schedule.backward_gathers(micro)
     if backward != 0:
         out.append(Term("all_gather", "ring", group, message, backward, "parameter all-gather", groups, across,
-                        "dp", phase="backward"))
+                        "dp", phase="backward", dtype=schedule.param_dtype))
     out.append(Term("reduce_scatter", "ring", group, message, schedule.gradient_reductions(micro),
                     "gradient reduce-scatter", groups, across, "dp", phase="backward", dtype=schedule.grad_dtype))
     return tuple(out)

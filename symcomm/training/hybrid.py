@@ -30,7 +30,8 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
     run = RunSetting(**options)
     zero, sp_on, recompute, schedule = run.zero, run.sp, run.forward_reruns, run.schedule
     scatter_gather, cp, gqa, moe = run.scatter_gather, run.cp, run.gqa, run.moe
-    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
     regather = sp_regather_of(run.framework, run.sp_regather)
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank

@@ -30,6 +30,10 @@ ATTENTION = ("mha", "mla")
 EXPERT_TP = ("tp", "1")
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
+#: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
+#: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
+#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales)
+PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block")
 
 
 def choices(allowed) -> str:
@@ -139,6 +143,14 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     flag("tied", "embeddings=1: 1 = the LM head shares the embedding's weights; with p > 1 the last "
                  "stage keeps a copy and the two stages all-reduce its gradient once per step "
                  "(finalize_model_grads.py)"),
+    flag("fp8_param_gather", "1 = the data-parallel parameter all-gathers move FP8 weights, 1 byte per element "
+                             "(Megatron-Core --fp8-param-gather with the distributed optimizer or FSDP; torchao "
+                             "float8 enable_fsdp_float8_all_gather); zero ≥ 1 and an FP8 precision only; with "
+                             "precision=mxfp8 Megatron-Core gathers the weights in bf16 and re-quantizes them"),
+    Option("precision", "bf16", PRECISIONS,
+           "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
+           "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
+           "(1×128 activation, 128×128 weight blocks); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -204,6 +216,7 @@ class RunSetting:
     expert_tp: str = "tp"
     embeddings: bool = False
     tied: bool = False
+    fp8_param_gather: bool = False
     gated: bool = False
     overlap_grad_reduce: bool | None = None
     overlap_param_gather: bool | None = None
@@ -211,6 +224,7 @@ class RunSetting:
     p2p_overlap: bool | None = None
     tp_overlap: bool = False
     flash: bool = True
+    precision: str = "bf16"
 
     def __post_init__(self):
         for option in fields(self):

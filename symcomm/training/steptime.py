@@ -41,7 +41,7 @@ from . import flops
 from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
-from .compute import micro_batch_compute
+from .compute import micro_batch_compute, with_absent_constants
 from .memory import STAGE_OF, activation_bytes, memory_model, memory_per_gpu
 from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
                       param_gather_overlap_of)
@@ -111,7 +111,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     opts = run.hybrid_options()                              # typed: flags bool, zero int
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
-    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
 
     by_axis: dict = {}
     for term in hybrid.terms:
@@ -196,7 +197,7 @@ def quantities(values: dict, run_bytes: int = 2, **options) -> dict[str, float]:
     """Every quantity of the step model with these options, at these values (by CLI symbol
     name; floats or numpy arrays), as floats: seconds, bytes, FLOPs, ratios (one compiled function of
     them all, common parts computed once)."""
-    return _evaluators(run_bytes, tuple(sorted(options.items())))(**values)
+    return _evaluators(run_bytes, tuple(sorted(options.items())))(**with_absent_constants(values))
 
 
 #: what every reported number is in
@@ -209,8 +210,10 @@ ASSUMPTIONS = (
     "one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the "
     "optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)",
     "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
-    "Korthikanti et al. count it) / (peak × eta), plus kappa HBM passes over the activation bytes of "
-    "Korthikanti et al. Table 2 (the memory-bound kernels)",
+    "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
+    "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
+    "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
+    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
     "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
     "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
@@ -224,6 +227,16 @@ ASSUMPTIONS = (
     "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
     "recompute working set and FSDP's gathered layers",
 )
+
+
+#: why fp8_param_gather=1 leaves an MXFP8 run's parameter all-gathers at its dtype (symcomm.training.axes.data_schedule)
+MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core "
+                "gathers MXFP8 weights through a bf16 buffer and re-quantizes them "
+                "(megatron/core/distributed/param_and_grad_buffer.py)")
+#: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
+FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at "
+           "peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: "
+           "two peaks in one step)")
 
 
 def step_options(texts: dict) -> tuple[dict, dict]:
@@ -270,6 +283,10 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
                     "memory_stage": "pipeline stage: first, last or every"}
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS) + _setting_assumptions(settings.parse({**hybrid_options, **own_options}))
+    if out["options"]["precision"] != "bf16":
+        out["assumptions"].append(FP8_MFU)
+    if out["options"]["precision"] == "mxfp8" and out["options"]["fp8_param_gather"] == "1":
+        out["assumptions"].append(MXFP8_GATHER)
     return out
 
 

@@ -201,7 +201,8 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     """What the page needs to call the step model: its file, the symbols beyond the communication's
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
     free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
-    hardware = [info.cli_name for info in S.SYMBOLS.values() if info.cli_name in ("peak", "eta", "hbm", "kappa")]
+    hardware = [info.cli_name for info in S.SYMBOLS.values()
+                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half")]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))

@@ -292,16 +292,24 @@ def _nelder_mead(score, start: np.ndarray, step: float, tolerance: float, iterat
     return simplex[int(np.argmin(values))]
 
 
-def fit(runs: list, base: dict) -> StepFit:
+def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
     """Fit :data:`FITTED`'s constants to ``runs`` (:class:`MeasuredRun`), starting from ``base`` (the base
-    hardware's values by name: the held constants keep them).  InputError for fewer runs than fitted
-    constants + 2, a run given twice, a measurement that is not a positive finite number."""
+    hardware's values by name: the held constants keep them); the constants named in ``hold`` are held at
+    their base values whatever the runs determine.  InputError for fewer runs than fitted constants + 2, a
+    run given twice, a measurement that is not a positive finite number, a held constant the base lacks."""
     runs = list(runs)
     _check_runs(runs)
     base = {k: float(v) for k, v in base.items() if k in FITTED}
     if not runs:
         raise InputError("no runs to fit: give at least 3 measured runs")
+    for name in hold:
+        if name not in FITTED or name not in base:
+            raise InputError(f"hold {name!r}: a constant of {', '.join(FITTED)} the base hardware gives a value")
     names, held = _determined(runs, base)
+    for name in hold:
+        if name in names:
+            names.remove(name)
+            held[name] = "held at the base hardware's value, as asked"
     if len(runs) < len(names) + 2:
         raise InputError(f"{len(runs)} runs cannot fit {len(names)} constants ({', '.join(names)}): give at least "
                          f"{len(names) + 2} runs (fitted constants + 2, so that each left-out run is predicted "

@@ -45,7 +45,8 @@ def test_exact_data_are_recovered_exactly():
     # T measured = T of the model at eta 0.6, kappa 5 (both on the lattice: 0.30 + 60·0.005, 20·0.25)
     found = fit(runs_at(0.6, 5.0), BASE)
     assert found.constants == {"eta": 0.6, "kappa": 5.0}
-    assert found.fitted == ("eta", "kappa") and found.held == {}
+    # the hand model reads eta and kappa only: every other constant of FITTED is held (left out)
+    assert found.fitted == ("eta", "kappa") and set(found.held) == set(compute.FITTED) - {"eta", "kappa"}
     assert found.in_sample.max < 1e-12 and found.leave_one_out.max < 1e-12
 
 
@@ -164,9 +165,12 @@ def test_the_step_model_recovers_its_own_constants():
     runs = []
     for i, (model, words) in enumerate(layouts):
         inputs = _inputs(model, words)
-        runs.append(MeasuredRun(f"run{i}", inputs, float(inputs.quantities(eta=0.55, kappa=4.0)["step_time"])))
-    found = fit(runs, BASE)
-    assert found.constants == {"eta": 0.55, "kappa": 4.0}
+        runs.append(MeasuredRun(f"run{i}", inputs, float(inputs.quantities(eta=0.55, kappa=4.0,
+                                                                             w_half=0.0)["step_time"])))
+    # four runs fit two constants: w_half (which these bf16 runs also read) held at 0 as asked
+    found = fit(runs, {**BASE, "w_half": 0.0}, hold=("w_half",))
+    assert found.constants == {"eta": 0.55, "kappa": 4.0, "w_half": 0.0}
+    assert found.held["w_half"] == "held at the base hardware's value, as asked"
     assert found.in_sample.max < 1e-9
 
 

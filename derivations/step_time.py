@@ -223,7 +223,9 @@ _MB = sp.Symbol("b", integer=True, positive=True) / (d * m)
 _FWD = compute.stage_forward_flops(_MB, True, False, L / p, True) / (t * c)
 _AGAIN = _FWD - flops.lm_head_forward(_MB, s) / (t * c)
 _TOUCHED = activation_bytes(recompute="none", flash=True, sp_on=True) * (L / p) * sp.Rational(4, 3)
-TODAY_FULL = (3 * _FWD + _AGAIN) / (peak * eta) + kappa * _TOUCHED / hbm
+_CORE = (L / p) * flops.attention_core(_MB, s) / (t * c)     # the stage's attention core as the papers count it
+# flash attention (the default) runs the causal half of it (FlashAttention-2, Dao 2023, §3.1.1)
+TODAY_FULL = (3 * (_FWD - _CORE / 2) + (_AGAIN - _CORE / 2)) / (peak * eta) + kappa * _TOUCHED / hbm
 _FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
 _X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
 
@@ -241,7 +243,8 @@ GEMM_CLASSES = Derivation(
                   name="so do a plain MLP layer's"),
             Claim(_micro(_FULL).subs(w_half, 0), TODAY_FULL,
                   name="with w_half = 0 the micro-batch's compute is the shape-independent model's: hardware FLOPs "
-                       "/ (peak·η) plus κ passes over the activations"),
+                       "with the causal half of the attention core (flash attention) / (peak·η) plus κ passes over "
+                       "the activations"),
             Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
                   name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
                        "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "

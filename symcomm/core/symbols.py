@@ -63,6 +63,7 @@ k = _integer("k")              # experts chosen per token (top-k)
 f = _real("f")                 # MoE capacity factor
 E = _integer("E")              # experts
 h_kv = _integer("h_kv")        # width of K (or V) per token: h for MHA, smaller with GQA
+h_q = _integer("h_q")          # width of Q (and of the output projection's input) per token, a·head_dim, where it is not h
 a = _integer("a")              # attention heads
 d = _integer("d")              # data-parallel degree
 t = _integer("t")              # tensor-parallel degree
@@ -119,6 +120,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(f, "f", "MoE capacity factor", "ratio"),
         SymbolInfo(E, "E", "number of experts", "experts"),
         SymbolInfo(h_kv, "h_kv", "width of K or V per token (h for MHA, less with GQA)", "elements"),
+        SymbolInfo(h_q, "h_q", "width of Q per token, a·head_dim, where the heads are not h/a wide (q_width=heads: "
+                   "Qwen3, gpt-oss)", "elements"),
         SymbolInfo(a, "a", "attention heads", "heads"),
         SymbolInfo(d, "d", "data-parallel degree", "ranks"),
         SymbolInfo(t, "t", "tensor-parallel degree", "ranks"),

@@ -70,6 +70,8 @@ class Model:
             out["gqa"] = "1"
         if self.mla:
             out["attention"] = "mla"
+        elif self.head_dim and self.head_dim * self.heads != self.hidden:
+            out["q_width"] = "heads"
         return out
 
     def formula_options(self) -> dict:
@@ -115,6 +117,8 @@ class Model:
                         "E_s": self.shared_experts})
         if self.mla:
             out.update(zip(("q_lora", "kv_lora", "d_nope", "d_rope", "d_v"), self.mla))
+        elif self.head_dim and self.head_dim * self.heads != self.hidden:
+            out["h_q"] = self.heads * self.head_dim
         return out
 
 

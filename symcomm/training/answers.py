@@ -160,8 +160,16 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     if model is not None:
         numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
         step_texts = {"gated": bool(model.gated), **step_texts}
+        if "q_width" in model.settings() and "q_width" not in step_texts:
+            notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "
+                      f"{model.heads * model.head} where h = {model.hidden}; give q_width=h to count them h wide",
+                      restates_default=True)
+            step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
     if "F" not in numbers:
         raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
+    if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
+        raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
+                         "--model-config or h_q=...)")
     for sym, value in times.items():
         name = S.BY_SYMBOL[sym].cli_name
         numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
@@ -213,7 +221,7 @@ def _bound_words(args):
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
-    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v")
+    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v", "h_q")
                            ) if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)

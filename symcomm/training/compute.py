@@ -144,7 +144,8 @@ def attention_gemms(tokens, attention: str = "mha") -> list[Gemm]:
     one h → a·(d_nope + d_rope) without query compression; kv down h → kv_lora + d_rope, kv up kv_lora →
     a·(d_nope + d_v), output a·d_v → h), each counted split over t as the FLOPs count them."""
     if attention != "mla":
-        return [Gemm("QKV", tokens, h, (h + 2 * h_kv) / t), Gemm("attention output", tokens, h / t, h)]
+        q = flops.query_width(attention)
+        return [Gemm("QKV", tokens, h, (q + 2 * h_kv) / t), Gemm("attention output", tokens, q / t, h)]
     head = a * (d_nope + d_rope)
     query = sp.Piecewise((h * head / t, sp.Eq(q_lora, 0)), (q_lora * (h + head) / t, True))
     # the query path's two GEMMs folded into one of the same FLOPs and widths h → query/h (a width-weighted
@@ -236,6 +237,12 @@ def _summed(pairs, what) -> sp.Expr:
     return sum((n * getattr(g, what) for g, n in pairs), sp.Integer(0))
 
 
+def attention_kind(run) -> str:
+    """The attention the FLOP counts take for ``run``: its ``attention``, with q_width=heads multi-head
+    attention's heads a·head_dim = h_q wide ("mha_q", symcomm.training.flops.query_width)."""
+    return "mha_q" if run.attention == "mha" and run.q_width == "heads" else run.attention
+
+
 def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroBatchCompute:
     """Compute of one micro-batch (b/(d·m) sequences) on one GPU of a stage holding ``layers``
     layers (default L/p) and, when ``lm_head`` (default: the run has embeddings), the LM head: the
@@ -247,10 +254,16 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     lm_head = run.embeddings if lm_head is None else lm_head
     micro = b / (d * m)
     tokens = micro * s / c
-    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, run.attention, run.expert_tp)
-    layer_pairs = stage_gemms(tokens, run.gated, run.moe, layers, False, run.attention, run.expert_tp)
-    core = layers * flops.attention_core(micro, s, run.attention) / (t * c)
-    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, run.attention) / (t * c)
+    kind = attention_kind(run)
+    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp)
+    layer_pairs = stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp)
+    counted = layers * flops.attention_core(micro, s, kind) / (t * c)
+    # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
+    # s × s the FLOP convention counts (Dao 2023, FlashAttention-2, §3.1.1: "skip the computation of blocks
+    # where the column indices are more than the row indices", ~1.7-1.8× faster causal); without flash
+    # attention (Megatron-LM 2021-22) the whole masked matrix is computed
+    core = counted / 2 if run.flash else counted
+    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind) / (t * c) - (counted - core)
     rate = peak * eta
     if run.precision == "bf16":
         # today's FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..core.symbols import E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, h_kv, k, kv_lora, q_lora
+from ..core.symbols import E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, h_kv, h_q, k, kv_lora, q_lora
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
 #: (QKᵀ, softmax, dropout, attention over V) is recomputed; full = the whole layer's forward
@@ -33,8 +33,14 @@ NARAYANAN_FLOPS = ("Narayanan et al. 2021, Efficient Large-Scale Language Model 
                    "Megatron-LM, §5.1 eq. (3): 96BsLh²(1 + s/(6h) + V/(16Lh)) with one recomputed forward")
 
 
-#: the attention kinds (settings.ATTENTION): multi-/grouped-query, multi-head latent
-ATTENTIONS = ("mha", "mla")
+#: the attention kinds the FLOP counts take: multi-/grouped-query with heads h/a wide ("mha") or a·head_dim = h_q
+#: wide ("mha_q": Qwen3, gpt-oss; the step model's q_width=heads), DeepSeek's multi-head latent attention ("mla")
+ATTENTIONS = ("mha", "mha_q", "mla")
+
+
+def query_width(attention: str = "mha"):
+    """The width of Q (and of the output projection's input) per token: h, or h_q = a·head_dim ("mha_q")."""
+    return h_q if attention == "mha_q" else h
 
 DEEPSEEK_V2_MLA = ("DeepSeek-AI 2024, DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language "
                    "Model, arXiv:2405.04434, §2.1.2-2.1.3 (eqs. 9-19: W^DQ, W^UQ, W^QR, W^DKV, W^UK, W^UV, W^KR, W^O)")
@@ -61,18 +67,21 @@ def mla_projections_per_token() -> sp.Expr:
 
 
 def attention_projections(B, seq, attention: str = "mha") -> sp.Expr:
-    """Q and O are h × h, K and V are h × h_kv (h_kv = h without grouped-query attention); MLA: its
-    five projections (:func:`mla_projections_per_token`)."""
+    """Q and O are h × h (h × h_q with heads a·head_dim wide, "mha_q"), K and V are h × h_kv (h_kv = h without
+    grouped-query attention); MLA: its five projections (:func:`mla_projections_per_token`)."""
     if attention == "mla":
         return 2 * B * seq * mla_projections_per_token()
-    return 2 * B * seq * h * (2 * h + 2 * h_kv)
+    return 2 * B * seq * h * (2 * query_width(attention) + 2 * h_kv)
 
 
 def attention_core(B, seq, attention: str = "mha") -> sp.Expr:
-    """QKᵀ (B·a·s·s·(h/a) multiply-adds) and the scores times V (the same): 4·B·s²·h.  MLA: QKᵀ over
+    """QKᵀ (B·a·s·s·(h/a) multiply-adds) and the scores times V (the same): 4·B·s²·h (4·B·s²·h_q with heads
+    a·head_dim wide, "mha_q").  MLA: QKᵀ over
     the d_nope + d_rope wide heads and the scores times V over d_v, per head: 2·B·s²·a·(d_nope + d_rope + d_v)."""
     if attention == "mla":
         return 2 * B * seq ** 2 * a * (d_nope + d_rope + d_v)
+    if attention == "mha_q":
+        return 4 * B * seq ** 2 * h_q
     return 4 * B * seq ** 2 * h
 
 

@@ -177,6 +177,10 @@ STEP_OPTIONS: tuple[Option, ...] = (
                        "--tp-comm-overlap: Transformer Engine userbuffers; PyTorch async TP): one chunk of t "
                        "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
+    Option("q_width", "h", ("h", "heads"),
+           "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
+           "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
+           "projections and the attention core; memory and communication keep h)"),
 )
 
 #: every setting of a run, by name
@@ -224,6 +228,7 @@ class RunSetting:
     p2p_overlap: bool | None = None
     tp_overlap: bool = False
     flash: bool = True
+    q_width: str = "h"
     precision: str = "bf16"
 
     def __post_init__(self):

@@ -41,7 +41,7 @@ from . import flops
 from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
-from .compute import micro_batch_compute, with_absent_constants
+from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from .memory import STAGE_OF, activation_bytes, memory_model, memory_per_gpu
 from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
                       param_gather_overlap_of)
@@ -166,8 +166,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
-    model = flops.model_flops(b, s, gated, moe, run.attention)
-    hardware = flops.hardware_flops(b, s, recompute, gated, moe, run.attention)
+    model = flops.model_flops(b, s, gated, moe, attention_kind(run))
+    hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run))
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
                      memory_total)

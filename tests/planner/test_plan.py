@@ -70,7 +70,9 @@ def test_step_time_by_hand():
     eta, kappa = dict(A100.step_time)["eta"], dict(A100.step_time)["kappa"]
     # forward + backward = 3 × forward at peak · η; the memory-bound kernels: κ HBM passes over the 34·s·B·h bytes
     # per layer Korthikanti et al. 2022 Table 2 stores at t = 1 (flash attention: no scores)
-    compute = 3 * forward / (PEAK * eta) + kappa * 34 * s * B * h * L / HBM
+    # causal flash attention runs half of the 4·B·s²·h core (FlashAttention-2, Dao 2023, §3.1.1): 2·B·s²·h per layer
+    # fewer FLOPs executed than the convention counts (MFU below keeps the convention's count)
+    compute = 3 * (forward - L * 2 * B * s * s * h) / (PEAK * eta) + kappa * 34 * s * B * h * L / HBM
     # Megatron DDP: one ring all-reduce of the fp32 gradients over 16 GPUs on two nodes, after the backward and
     # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced
     allreduce = 30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * BETA_INTER + 15 / 16 * 4 * PHI * GAMMA

@@ -19,7 +19,10 @@ RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "hbm":
 # the layer's GEMMs by hand, (M, K, N) for T = 2 tokens: QKV 4 → 12, output 4 → 4, FC1 4 → 8, FC2 8 → 4
 LINEAR = ((2, 4, 12), (2, 4, 4), (2, 4, 8), (2, 8, 4))
 LM_HEAD = (2, 4, 16)
-CORE_FLOPS = 4 * 2 ** 2 * 4           # QKᵀ and scores × V: 4·B·s²·h (Narayanan et al. 2021, Appendix)
+# QKᵀ and scores × V: 4·B·s²·h (Narayanan et al. 2021, Appendix), of which causal flash attention (flash=1, the
+# default) runs half: the blocks above the diagonal are skipped (Dao 2023, FlashAttention-2, §3.1.1)
+FULL_CORE_FLOPS = 4 * 2 ** 2 * 4
+CORE_FLOPS = FULL_CORE_FLOPS // 2
 
 
 def gemm_seconds(M, K, N, peak, eta):
@@ -28,8 +31,8 @@ def gemm_seconds(M, K, N, peak, eta):
     return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + RATES["w_half"]))
 
 
-def micro(precision="bf16", recompute="none", embeddings=False, values=None):
-    run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings)
+def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True):
+    run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings, flash=flash)
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **(values or {})}.items()}
     return exact(out.forward, at), exact(out.backward, at)
@@ -41,6 +44,14 @@ def test_bf16_small_shape_by_hand():
     forward, backward = micro()
     assert forward == bf16 + core
     assert backward == 2 * (bf16 + core)                         # input and weight gradients: 2 × forward
+
+
+def test_without_flash_attention_the_whole_masked_core_runs():
+    # Megatron-LM 2021-22 (flash=0) computed the full s × s scores, masked: all 4·B·s²·h of the core
+    bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    forward, backward = micro(flash=False)
+    assert forward == bf16 + sp.Rational(FULL_CORE_FLOPS, 500)
+    assert backward == 2 * forward
 
 
 def test_bf16_lm_head_and_full_recompute_by_hand():
@@ -92,11 +103,11 @@ def test_fp8_small_shape_by_hand(precision):
 
 
 def test_fp8_tensor_numbers_by_hand():
-    """The same, as plain numbers: fp8 GEMMs (512 FLOPs + 2·w_half·224 elements moved) / 800 = 1.76 s, core
-    64/500 = 0.128 s, casts (40 + 128)·6 bytes / 100 = 10.08 s forward, 56·6/100 = 3.36 s backward."""
+    """The same, as plain numbers: fp8 GEMMs (512 FLOPs + 2·w_half·224 elements moved) / 800 = 1.76 s, the causal
+    half of the core 32/500 = 0.064 s, casts (40 + 128)·6 bytes / 100 = 10.08 s forward, 56·6/100 = 3.36 s backward."""
     forward, backward = micro("fp8_tensor")
-    assert float(forward) == pytest.approx(1.76 + 0.128 + 10.08, rel=1e-12)
-    assert float(backward) == pytest.approx(2 * (1.76 + 0.128) + 3.36, rel=1e-12)
+    assert float(forward) == pytest.approx(1.76 + 0.064 + 10.08, rel=1e-12)
+    assert float(backward) == pytest.approx(2 * (1.76 + 0.064) + 3.36, rel=1e-12)
 
 
 def test_weights_cast_once_per_step():

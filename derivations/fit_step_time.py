@@ -2,6 +2,7 @@
 
     python -m symcomm.derivations.fit_step_time            # print the fit
     python -m symcomm.derivations.fit_step_time --write    # and store it in symcomm/presets/hardware.json
+                                                           # and derivations/data/step_fit.json (the docs' tables)
 
 For each system with runs marked ``"role": "fit"`` (the papers' runs of ``data/published_runs.json`` and the
 modern runs of :mod:`modern` the step model takes: Megatron-Bridge's tables, torchtitan's benchmarks), the constants of
@@ -25,6 +26,54 @@ from symcomm.measurement import step_fit
 from . import modern, published
 
 HARDWARE_JSON = Path(__file__).resolve().parents[1] / "symcomm" / "presets" / "hardware.json"
+#: the fit's results as data (the docs read it instead of refitting: a fit takes minutes)
+RESULTS_JSON = Path(__file__).resolve().parent / "data" / "step_fit.json"
+
+
+def _rounded(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def _errors(e) -> dict:
+    return {k: (_rounded(v) if isinstance(v, float) else v) for k, v in e.as_dict().items()}
+
+
+def check_rows(system: str, constants: dict) -> list[dict]:
+    """The runs of ``system`` never fitted on (role "check": the papers' and the modern ones the step model
+    takes), predicted with ``constants``: id, source, framework, measured and predicted seconds, error."""
+    runs = published.measured_runs(system, role="check") + modern.measured_runs(system, "check")[0]
+    rows = []
+    for run in runs:
+        predicted = float(run.inputs.quantities(**constants)["step_time"])
+        rows.append({"id": run.id, "source": run.source, "framework": run.framework,
+                     "measured_s": _rounded(run.measured_s), "predicted_s": _rounded(predicted),
+                     "error": _rounded(predicted / run.measured_s - 1)})
+    return rows
+
+
+def results(fits: dict, kept: dict) -> dict:
+    """What --write stores in RESULTS_JSON: per hardware preset its constants, errors in sample and left one
+    out (all runs, per source, per framework), the fitted runs' rows, the check runs' rows, the modern runs
+    out of the step model's scope and those in scope that do not evaluate, with their reasons."""
+    out = {"_convention": ("written by python -m symcomm.derivations.fit_step_time --write; errors are predicted / "
+                           "measured - 1 (positive: the model is slower), ratios; seconds per step; 6 significant "
+                           "digits"), "systems": {}}
+    for system, f in fits.items():
+        found = f["fit"]
+        out["systems"][system] = {
+            "constants": {k: _rounded(v) for k, v in found.constants.items()}, "fitted": list(found.fitted),
+            "held": dict(found.held), "in_sample": _errors(found.in_sample),
+            "leave_one_out": _errors(found.leave_one_out),
+            "groups": {f"{key} {label}": {"in_sample": _errors(i), "leave_one_out": _errors(o)}
+                       for key in ("source", "framework") for label, (i, o) in found.by(key).items()},
+            "runs": [{k: (_rounded(v) if isinstance(v, float) else v) for k, v in r.as_dict().items()}
+                     for r in found.rows],
+            "checks": check_rows(system, found.constants),
+            "not_evaluated": dict(sorted(f["not_evaluated"].items()))}
+    for system, why in kept.items():
+        out["systems"][system] = {"not_refitted": why}
+    out["out_of_scope"] = {r["id"]: modern.out_of_scope(r) for r in modern.runs() if modern.out_of_scope(r)}
+    return out
 
 
 def fitting_runs(system: str) -> tuple[list, dict]:
@@ -117,10 +166,13 @@ def main(argv=None) -> int:
                 **found.constants, "fitted_on": f["fitted_on"], "fitted": list(found.fitted), "held": dict(found.held),
                 "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
                 "source": (f"fitted on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
-                           f"published_runs.json) by python -m symcomm.derivations.fit_step_time: mean |error| "
+                           f"published_runs.json, bridge_runs_*.json, torchtitan_runs.json) by python -m "
+                           f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "
                            f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %")}
         HARDWARE_JSON.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        RESULTS_JSON.write_text(json.dumps(results(fits, kept), indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+                                encoding="utf-8")
     return 0
 
 

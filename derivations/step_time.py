@@ -301,47 +301,56 @@ def _runs_table(rows) -> Table:
                "of Models, Table 4")
 
 
+def _results() -> dict:
+    """The committed fit's results (derivations/data/step_fit.json, written by python -m
+    symcomm.derivations.fit_step_time --write): the docs read them rather than refit (a fit takes minutes)."""
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath("data", "step_fit.json").read_text(encoding="utf-8"))
+
+
 def _constants_table() -> Table:
     rows = []
-    for system in sorted({r["hardware"] for r in published.runs()}):
+    fitted = _results()["systems"]
+    for system in sorted(fitted):
         hw = hardware(system)
         constants = dict(hw.step_time)
+        runs = len(fitted[system].get("runs", []))
         rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}",
-                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants['w_half']:g}",
-                     f"{constants['kappa']:g}", len(published.runs(system, role="fit"))))
+                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants.get('w_half', 0):g}",
+                     f"{constants['kappa']:g}", runs or "not refitted"))
     return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "w_half", "kappa",
                                       "runs fitted on"),
                  tuple(rows),
-                 caption=("eta: the share of the datasheet peak the matmuls reach; eta_fp8: the same for FP8 "
-                          "matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); w_half: the "
-                          "GEMM width at half that share (0: shape-independent, not yet fitted); kappa: HBM passes "
-                          "over each activation byte by the memory-bound kernels. Fitted by python -m "
-                          "symcomm.derivations.fit_step_time (grid search, least mean |relative error| of step time). "
-                          "Other presets borrow these (see symcomm/presets/hardware.json)."),
-                 source="symcomm/presets/hardware.json")
+                 caption=("eta: the share of the datasheet bf16 peak the bf16 matmuls reach at large shapes; eta_fp8: "
+                          "the same for FP8 matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); "
+                          "w_half: the GEMM width at which a matmul reaches half that share (0: shape-independent); "
+                          "kappa: HBM passes over each activation byte by the memory-bound kernels. Fitted by python -m "
+                          "symcomm.derivations.fit_step_time (the fitting core of symcomm calibrate-step: least mean "
+                          "|relative error| of the step time); a constant the runs leave at its range's edge is held "
+                          "and said (derivations/data/step_fit.json, 'held'). Presets without runs of their own "
+                          "borrow another's constants (symcomm/presets/hardware.json)."),
+                 source="symcomm/presets/hardware.json; derivations/data/step_fit.json")
+
+
+def _cells(inside: dict, out: dict) -> tuple:
+    return (inside["runs"], f"{100 * inside['mean']:.1f} %", f"{100 * inside['max']:.1f} %",
+            _percent(inside["signed_mean"]), f"{100 * out['mean']:.1f} %", f"{100 * out['max']:.1f} %",
+            _percent(out["signed_mean"]))
 
 
 def _fit_errors_table() -> Table:
     """Every fitted set's in-sample and leave-one-out error, per hardware preset, per source and per framework
-    (the fit script's own numbers: :mod:`derivations.fit_step_time`, the core symcomm calibrate-step runs)."""
-    from symcomm.base.errors import InputError
-    from . import fit_step_time
-
-    def cells(inside, out):
-        return (inside.runs, f"{100 * inside.mean:.1f} %", f"{100 * inside.max:.1f} %", _percent(inside.signed_mean),
-                f"{100 * out.mean:.1f} %", f"{100 * out.max:.1f} %", _percent(out.signed_mean))
-
+    (the fit script's own numbers, stored by its --write)."""
     rows = []
-    for system in fit_step_time.systems():
-        try:
-            found = fit_step_time.fit(system)["fit"]
-        except InputError as err:          # too few runs to fit and leave one out: its constants are kept
-            rows.append((system, "not refitted: " + str(err).split(" (")[0], "", "", "", "", "", "", ""))
+    for system, found in sorted(_results()["systems"].items()):
+        if "not_refitted" in found:
+            rows.append((system, "not refitted: " + found["not_refitted"].split(" (")[0], "", "", "", "", "", "", ""))
             continue
-        rows.append((system, "all runs", *cells(found.in_sample, found.leave_one_out)))
-        for key in ("source", "framework"):
-            for label, (inside, out) in found.by(key).items():
-                rows.append((system, f"{key} {label}", *cells(inside, out)))
+        rows.append((system, "all runs", *_cells(found["in_sample"], found["leave_one_out"])))
+        for label, errors in found["groups"].items():
+            rows.append((system, label, *_cells(errors["in_sample"], errors["leave_one_out"])))
     return Table("Fit errors in sample and left one out",
                  ("hardware", "runs grouped", "runs", "mean", "max", "signed mean", "LOO mean", "LOO max",
                   "LOO signed mean"), tuple(rows),
@@ -350,8 +359,39 @@ def _fit_errors_table() -> Table:
                           "constants fitted without that run (leave-one-out, LOO: what to expect of a run not fitted "
                           "on). Fitted by python -m symcomm.derivations.fit_step_time through the fitting core "
                           "symcomm calibrate-step runs on a user's own runs (symcomm/measurement/step_fit.py); a set "
-                          "with fewer runs than fitted constants + 2 is not refitted."),
-                 source="derivations/fit_step_time.py; symcomm/measurement/step_fit.py")
+                          "with fewer runs than fitted constants + 2 is not refitted. The same layout measured in "
+                          "two releases counts once, at the median of its times."),
+                 source="derivations/fit_step_time.py; symcomm/measurement/step_fit.py; derivations/data/step_fit.json")
+
+
+def _check_table() -> Table:
+    """The modern runs never fitted on (role 'check'), predicted with the fitted constants."""
+    rows, errors = [], []
+    for system, found in sorted(_results()["systems"].items()):
+        for r in found.get("checks", []):
+            rows.append((r["id"], system, r["framework"], f"{r['measured_s']:.3f}", f"{r['predicted_s']:.3f}",
+                         _percent(r["error"])))
+            errors.append(r["error"])
+    errors = np.array(errors)
+    summary = (f"over {len(rows)} runs mean |error| {100 * np.abs(errors).mean():.1f} %, max "
+               f"{100 * np.abs(errors).max():.1f} %, signed mean {100 * errors.mean():+.1f} %" if rows else "no run")
+    return Table("Check runs, never fitted on", ("run", "hardware", "framework", "published (s)", "predicted (s)",
+                                                  "error"), tuple(rows),
+                 caption=("Runs from releases and frameworks not named for fitting (Megatron-Bridge 26.06 and 26.06.01, "
+                          "torchtitan's H100 benchmarks; the papers' check runs are in the table above), each as its "
+                          "symcomm eval hybrid words (derivations/modern.py) with its hardware's fitted constants: "
+                          + summary + ". torchtitan's H100s are Grand Teton (96 GB HBM2e, 500 W), predicted on the "
+                          "DGX-H100 preset."),
+                 source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
+                        "derivations/data/step_fit.json")
+
+
+def _scope_table() -> Table:
+    """The modern runs the step model does not take, with the reason."""
+    rows = tuple((run_id, why) for run_id, why in sorted(_results()["out_of_scope"].items()))
+    return Table("Published modern runs outside the step model", ("run", "why"), rows,
+                 caption="Left out of every fit and table of errors above, and why (derivations/modern.py).",
+                 source="derivations/modern.py")
 
 
 def memory_rows() -> list[dict]:
@@ -435,5 +475,6 @@ CHAPTER = Chapter(
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
-    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _memory_table()),
+    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),
+                         _scope_table(), _memory_table()),
 )

@@ -75,6 +75,10 @@ V = _integer("V")              # vocabulary size (the embedding and the LM head 
 F = _integer("F")              # FFN (MLP intermediate) width of a dense layer
 F_e = _integer("F_e")          # FFN width of one expert
 E_s = sp.Symbol("E_s", integer=True, nonnegative=True)   # shared (always active) experts of a MoE layer (0 or more)
+# pipeline_split=first_last: transformer layers of the first and of the last of the p·v model chunks (0 or more:
+# Megatron-LM lets an end chunk hold only the embedding or the loss)
+L_first = sp.Symbol("L_first", integer=True, nonnegative=True)
+L_last = sp.Symbol("L_last", integer=True, nonnegative=True)
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -122,6 +126,10 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(F, "F", "FFN (MLP intermediate) width of a dense layer", "elements"),
         SymbolInfo(F_e, "F_e", "FFN width of one expert", "elements"),
         SymbolInfo(E_s, "E_s", "shared experts of a MoE layer (always active)", "experts"),
+        SymbolInfo(L_first, "L_first", "transformer layers in the first of the p·v model chunks "
+                   "(pipeline_split=first_last)", "layers"),
+        SymbolInfo(L_last, "L_last", "transformer layers in the last of the p·v model chunks "
+                   "(pipeline_split=first_last)", "layers"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

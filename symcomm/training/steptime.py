@@ -63,6 +63,10 @@ class StepModel:
     model_flops: sp.Expr             # the whole step, all GPUs
     hardware_flops: sp.Expr
     memory: dict = field(default_factory=dict)   # part → bytes per GPU (the busiest: first stage)
+    # which stage kind (0 first, 1 middle, 2 last: STAGE_NAMES) sets the slot (the critical path's micro-batch time),
+    # and which holds the most memory: numbers of the values, so that both evaluators and the kernels carry them
+    slot_stage: sp.Expr = sp.Integer(2)
+    memory_stage: sp.Expr = sp.Integer(0)
 
     @property
     def memory_per_gpu(self) -> sp.Expr:
@@ -89,6 +93,7 @@ class StepModel:
         out.update({f"comm_time_{axis}": x for axis, x in self.comm.items()})
         out.update({f"exposed_comm_time_{axis}": x for axis, x in self.exposed.items()})
         out.update({f"memory_{part}": x for part, x in self.memory.items()})
+        out.update({"slot_stage": self.slot_stage, "stage_of_memory": self.memory_stage})
         return out
 
 
@@ -99,6 +104,10 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     :class:`symcomm.training.settings.RunSetting`.  Communication is counted in elements of ``run_bytes``
     bytes (β per element of that size), fp32 terms widened."""
     run = settings.parse(options)
+    if run.pipeline_split != "even":
+        from .stagestep import uneven_step_model
+
+        return uneven_step_model(run, run_bytes)
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
@@ -209,6 +218,17 @@ def check_finite(numbers: dict) -> None:
                          "values: check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
 
 
+#: the stage kinds by the number the model gives them (StepModel.slot_stage, memory_stage)
+STAGE_NAMES = ("first", "middle", "last")
+
+
+def stage_name(number: float, stages: int) -> str:
+    """In words, the pipeline stage a slot_stage / memory_stage number names: "the only stage" when p = 1."""
+    if stages == 1:
+        return "the only stage"
+    return f"the {STAGE_NAMES[int(round(number))]} pipeline stage" + (" (rank 1)" if int(round(number)) == 1 else "")
+
+
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
@@ -222,7 +242,11 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
                      if k.startswith("memory_") and k != "memory_per_gpu"}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
-    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes"}
+    stages = int(values.get("p", 0))
+    out["busiest_stage"] = {"slot": stage_name(number["slot_stage"], stages),
+                            "memory": stage_name(number["stage_of_memory"], stages)}
+    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
+                    "busiest_stage": "which stage sets the micro-batch slot and which holds the most memory"}
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS)
     return out

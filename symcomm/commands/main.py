@@ -45,7 +45,14 @@ def _print_step(payload: dict) -> None:
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
           f"HFU {100 * payload['hfu']:.1f} %")
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" for k, x in payload["memory"].items())
-    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
+    busiest = payload.get("busiest_stage", {})
+    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})"
+          + (f" — {busiest['memory']}" if busiest else ""))
+    if busiest:
+        stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"
+                         for kind, x in payload.get("stages", {}).items())
+        print(f"  busiest      slot (one micro-batch on the critical path): {busiest['slot']}; memory: "
+              f"{busiest['memory']}{stages}")
     need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
     if payload["fits"] is None:
         print("  fits         unknown: the hardware gives no memory_bytes per GPU")

@@ -184,8 +184,14 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
     return tuple(out)
 
 
-def hybrid_extras(schedule, **_) -> dict:
-    return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+def hybrid_extras(schedule, pipeline_split="even", **_) -> dict:
+    """The bubble fraction and the GPUs; with an uneven split the transformer layers one GPU of each stage kind
+    holds (symcomm.training.stages: the middle figure applies when p ≥ 3)."""
+    out = {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+    if pipeline_split != "even":
+        out.update({f"layers_{kind}_stage": stage_layers(pipeline_split, schedule, kind)
+                    for kind in ("first", "middle", "last")})
+    return out
 
 
 _NO_EXPERTS = rules.fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")

@@ -12,8 +12,10 @@ prices the last stage of an even split, and the busiest found by the model.
 * **memory** = the stage holding the most bytes (its layers' parameters and activations, the micro-batches
   it holds in flight: stages.in_flight).
 
-The reported parts (compute, per-axis communication, exposure, memory parts) are those of the stage that sets
-each maximum (ties go to the last stage, then the middle one), ``slot_stage`` and ``memory_stage`` say which.
+The reported time parts (compute, per-axis communication and exposure, optimizer) are each the largest over the
+stage kinds (so compute·(1 + bubble fraction) + optimizer stays a lower bound of the step, as the planner's pruning
+needs); each kind's slot and memory (and the memory's parts) are reported too (``stage_slot_<kind>``,
+``stage_bytes_<kind>``), from which the report names the busiest stage and shows its memory parts.
 """
 
 from __future__ import annotations
@@ -31,24 +33,9 @@ from .terms import cost_in_bytes_of
 from ..core.symbols import b, hbm, m, p, s
 
 
-def _pick(values: dict, totals: dict) -> tuple[dict, sp.Expr]:
-    """The entries of the kind whose total is largest (ties: last, then middle, then first) and that kind's
-    number (0, 1, 2); the middle kind only when p ≥ 3."""
-    first, middle, last = (totals[k] for k in KINDS)
-    middle_there = sp.Ge(p, 3)
-    last_wins = sp.And(sp.Ge(last, first), sp.Or(sp.Not(middle_there), sp.Ge(last, middle)))
-    middle_wins = sp.And(middle_there, sp.Ge(middle, first))
-    conditions = ((last_wins, "last"), (middle_wins, "middle"), (True, "first"))
-    names = set().union(*(values[k] for k in KINDS))
-    chosen = {name: sp.Piecewise(*((values[k].get(name, sp.Integer(0)), cond) for cond, k in conditions))
-              for name in sorted(names)}
-    number = sp.Piecewise(*((sp.Integer(KINDS.index(k)), cond) for cond, k in conditions))
-    return chosen, number
-
-
 def _largest(totals: dict) -> sp.Expr:
     """max over the kinds present (the middle kind only when p ≥ 3)."""
-    middle = sp.Piecewise((totals["middle"], sp.Ge(p, 3)), (0, True))
+    middle = sp.Piecewise((totals["middle"], sp.Ge(p, 3, evaluate=False)), (0, sp.true), evaluate=False)
     return sp.Max(totals["first"], middle, totals["last"], evaluate=False)
 
 
@@ -64,45 +51,42 @@ def uneven_step_model(run, run_bytes: int):
     def time_of(terms):
         return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
 
-    slot, tail, memory, parts_slot, parts_tail = {}, {}, {}, {}, {}
+    slot, tail, memory, compute, optimizer, comm, exposed = {}, {}, {}, {}, {}, {}, {}
     for kind in KINDS:
         by_axis: dict = {}
         for term in stage_terms(run, kind):
             by_axis.setdefault(term.axis, []).append(term)
-        comm = {axis: time_of(terms) for axis, terms in by_axis.items()}
+        comm[kind] = {axis: time_of(terms) for axis, terms in by_axis.items()}
         layers = stage_layers(run.pipeline_split, run.schedule, kind)
         micro = micro_batch_compute(run, layers=layers, lm_head=run.embeddings and kind == "last")
-        on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
+        on_path = {axis: comm[kind].get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
         if run.tp_overlap:
             on_path = {**on_path, "tp": max0(on_path["tp"] - micro.total)}
         slot[kind] = micro.total + sum(on_path.values())
-        exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, micro)
+        compute[kind] = m * micro.total
+        exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
+        exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, micro)
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, kind=kind)
         grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-        optimizer = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm
-        tail[kind] = exposed_dp + optimizer
-        parts_slot[kind] = {"compute": m * micro.total,
-                            **{f"comm_{axis}": x for axis, x in comm.items() if axis != "dp"},
-                            **{f"exposed_{axis}": x * m for axis, x in on_path.items() if axis in comm}}
-        parts_tail[kind] = {"comm_dp": comm.get("dp", sp.Integer(0)), "exposed_dp": exposed_dp,
-                            "optimizer": optimizer}
+        optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm
+        tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 
-    chosen_slot, slot_stage = _pick(parts_slot, slot)
-    chosen_tail, _ = _pick(parts_tail, tail)
-    totals = {kind: sp.Add(*memory[kind].values()) for kind in KINDS}
-    chosen_memory, memory_stage = _pick(memory, totals)
     the_slot = _largest(slot)
     pipeline = (m + (p - 1) / n_chunks) * the_slot
     bubble = (p - 1) / n_chunks * the_slot
     step = pipeline + _largest(tail)
-
-    axes = [axis for axis in ("tp", "cp", "ep", "pp") if f"comm_{axis}" in chosen_slot] + ["dp"]
-    comm = {axis: chosen_slot[f"comm_{axis}"] for axis in axes if axis != "dp"}
-    comm["dp"] = chosen_tail["comm_dp"]
-    exposed = {axis: chosen_slot[f"exposed_{axis}"] for axis in axes if f"exposed_{axis}" in chosen_slot}
-    exposed["dp"] = chosen_tail["exposed_dp"]
+    axes = [axis for axis in ("tp", "cp", "ep", "pp", "dp") if axis in comm["last"]]
+    largest_comm = {axis: _largest({k: comm[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}
+    largest_exposed = {axis: _largest({k: exposed[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}
+    totals = {kind: sp.Add(*memory[kind].values()) for kind in KINDS}
+    # per stage kind: its slot, its memory and the memory's parts (the report names the busiest and shows its parts)
+    per_stage = {}
+    for kind in KINDS:
+        per_stage[f"stage_slot_{kind}"] = slot[kind]
+        per_stage[f"stage_bytes_{kind}"] = totals[kind]
+        per_stage.update({f"stage_bytes_{part}_{kind}": x for part, x in memory[kind].items()})
     model = flops.model_flops(b, s, run.gated, run.moe)
     hardware = flops.hardware_flops(b, s, run.recompute, run.gated, run.moe)
     key = tuple(sorted(run.texts().items()))
-    return StepModel(key, chosen_slot["compute"], comm, exposed, bubble, chosen_tail["optimizer"], step, model,
-                     hardware, chosen_memory, slot_stage, memory_stage)
+    return StepModel(key, _largest(compute), largest_comm, largest_exposed, bubble, _largest(optimizer), step, model,
+                     hardware, {}, memory_total=_largest(totals), stages=per_stage)

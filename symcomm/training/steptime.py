@@ -63,14 +63,14 @@ class StepModel:
     model_flops: sp.Expr             # the whole step, all GPUs
     hardware_flops: sp.Expr
     memory: dict = field(default_factory=dict)   # part → bytes per GPU (the busiest: first stage)
-    # which stage kind (0 first, 1 middle, 2 last: STAGE_NAMES) sets the slot (the critical path's micro-batch time),
-    # and which holds the most memory: numbers of the values, so that both evaluators and the kernels carry them
-    slot_stage: sp.Expr = sp.Integer(2)
-    memory_stage: sp.Expr = sp.Integer(0)
+    # an uneven pipeline split (symcomm.training.stagestep): the busiest stage's bytes (the parts then per stage),
+    # and per stage kind its slot and memory (stage_slot_<kind>, stage_bytes_<kind>, stage_bytes_<part>_<kind>)
+    memory_total: sp.Expr | None = None
+    stages: dict = field(default_factory=dict)
 
     @property
     def memory_per_gpu(self) -> sp.Expr:
-        return sp.Add(*self.memory.values())
+        return sp.Add(*self.memory.values()) if self.memory_total is None else self.memory_total
 
     @property
     def comm_time(self) -> sp.Expr:
@@ -93,7 +93,7 @@ class StepModel:
         out.update({f"comm_time_{axis}": x for axis, x in self.comm.items()})
         out.update({f"exposed_comm_time_{axis}": x for axis, x in self.exposed.items()})
         out.update({f"memory_{part}": x for part, x in self.memory.items()})
-        out.update({"slot_stage": self.slot_stage, "stage_of_memory": self.memory_stage})
+        out.update(self.stages)
         return out
 
 
@@ -218,15 +218,24 @@ def check_finite(numbers: dict) -> None:
                          "values: check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
 
 
-#: the stage kinds by the number the model gives them (StepModel.slot_stage, memory_stage)
+#: the stage kinds (symcomm.training.stages.KINDS; a middle stage exists only when p ≥ 3)
 STAGE_NAMES = ("first", "middle", "last")
 
 
-def stage_name(number: float, stages: int) -> str:
-    """In words, the pipeline stage a slot_stage / memory_stage number names: "the only stage" when p = 1."""
+def busiest_stages(number: dict, stages: int) -> dict:
+    """In words, the stage that sets the slot (one micro-batch on the critical path) and the one holding the most
+    memory: from the per-stage figures of an uneven split (ties: the later stage); an even split's model
+    prices the last stage's slot and the first stage's memory (its L/p layers alike, the LM head on the last,
+    the most micro-batches in flight on the first)."""
     if stages == 1:
-        return "the only stage"
-    return f"the {STAGE_NAMES[int(round(number))]} pipeline stage" + (" (rank 1)" if int(round(number)) == 1 else "")
+        return {"slot": "the only stage", "memory": "the only stage"}
+    if "stage_slot_last" not in number:
+        return {"slot": "the last pipeline stage", "memory": "the first pipeline stage"}
+    kinds = [kind for kind in STAGE_NAMES if kind != "middle" or stages >= 3]
+    name = {"first": "the first pipeline stage", "middle": "a middle pipeline stage (rank 1)",
+            "last": "the last pipeline stage"}
+    return {what: name[max(reversed(kinds), key=lambda kind: number[f"stage_{key}_{kind}"])]
+            for what, key in (("slot", "slot"), ("memory", "bytes"))}
 
 
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
@@ -242,11 +251,17 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
                      if k.startswith("memory_") and k != "memory_per_gpu"}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
-    stages = int(values.get("p", 0))
-    out["busiest_stage"] = {"slot": stage_name(number["slot_stage"], stages),
-                            "memory": stage_name(number["stage_of_memory"], stages)}
     out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
                     "busiest_stage": "which stage sets the micro-batch slot and which holds the most memory"}
+    out["busiest_stage"] = busiest_stages(number, int(values.get("p", 0)))
+    if "stage_bytes_last" in number:          # an uneven split: the busiest stage's memory parts, and every stage's
+        kinds = [kind for kind in STAGE_NAMES if kind != "middle" or int(values.get("p", 0)) >= 3]
+        busiest = max(reversed(kinds), key=lambda kind: number[f"stage_bytes_{kind}"])
+        out["memory"] = {part: number[f"stage_bytes_{part}_{busiest}"]
+                         for part in ("weights", "gradients", "optimizer", "activations")}
+        out["stages"] = {kind: {"slot_time": number[f"stage_slot_{kind}"], "memory": number[f"stage_bytes_{kind}"]}
+                         for kind in kinds}
+        out["units"]["stages"] = "slot_time s (one micro-batch: compute + tp, cp, ep, pp), memory bytes per GPU"
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS)
     return out

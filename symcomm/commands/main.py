@@ -48,11 +48,6 @@ def _print_step(payload: dict) -> None:
     busiest = payload.get("busiest_stage", {})
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})"
           + (f" — {busiest['memory']}" if busiest else ""))
-    if busiest:
-        stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"
-                         for kind, x in payload.get("stages", {}).items())
-        print(f"  busiest      slot (one micro-batch on the critical path): {busiest['slot']}; memory: "
-              f"{busiest['memory']}{stages}")
     need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
     if payload["fits"] is None:
         print("  fits         unknown: the hardware gives no memory_bytes per GPU")
@@ -65,6 +60,11 @@ def _print_step(payload: dict) -> None:
     c = payload["constants"]
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, kappa {c['kappa']}: "
           f"{c['source']}")
+    if busiest:
+        stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"
+                         for kind, x in payload.get("stages", {}).items())
+        print(f"  stages       slot (one micro-batch on the critical path) set by {busiest['slot']}; most memory on "
+              f"{busiest['memory']}{stages}")
 
 
 def cmd_eval(args) -> int:

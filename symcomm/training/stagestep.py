@@ -39,9 +39,11 @@ def _largest(totals: dict) -> sp.Expr:
     return sp.Max(totals["first"], middle, totals["last"], evaluate=False)
 
 
-def uneven_step_model(run, run_bytes: int):
-    """The :class:`symcomm.training.steptime.StepModel` of this run setting (pipeline_split=first_last)."""
-    from .steptime import ADAM_BYTES, StepModel
+def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int):
+    """The :class:`symcomm.training.steptime.StepModel` of this run setting (pipeline_split=first_last); the step
+    model's class and its optimizer's bytes per parameter are handed in by symcomm.training.steptime (which
+    imports this module), so the two share them without an import cycle."""
+    StepModel, ADAM_BYTES = step_model_class, adam_bytes
 
     data = data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
     overlap = dp_overlap_of(run.framework, run.zero, run.dp_overlap)

@@ -107,7 +107,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     if run.pipeline_split != "even":
         from .stagestep import uneven_step_model
 
-        return uneven_step_model(run, run_bytes)
+        return uneven_step_model(run, run_bytes, StepModel, ADAM_BYTES)
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int

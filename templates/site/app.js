@@ -347,7 +347,7 @@
 
   function stepUnit(q) {
     if (q in STEP_UNITS) return STEP_UNITS[q];
-    return q.startsWith("memory_") ? "bytes" : "s";
+    return q.startsWith("memory_") || q.startsWith("stage_bytes_") ? "bytes" : "s";   // stage_slot_*: seconds
   }
 
   function stepShown(q, x) {

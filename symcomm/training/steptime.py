@@ -188,6 +188,10 @@ ASSUMPTIONS = (
     "Korthikanti et al. Table 2 (the memory-bound kernels)",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch "
     "(tp_overlap=1 hides tp behind the micro-batch's compute); bubble = (p − 1)/v micro-batch slots",
+    "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "
+    "the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the "
+    "slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the "
+    "stages",
     "data-parallel gradient reductions hidden behind one micro-batch's backward each when the framework "
     "overlaps them (dp_overlap), ZeRO-3 gathers prefetched behind the compute, the post-step parameter "
     "all-gather exposed; Adam memory-bound at the HBM bandwidth",

@@ -148,3 +148,43 @@ def test_the_planner_finds_an_uneven_layout(model, pp, gpus, batch):
     middle, rest = divmod(layers - row["L_first"] - row["L_last"], chunks - 2)
     assert rest == 0 and abs(row["L_first"] - middle) <= 2 and abs(row["L_last"] - middle) <= 2
     assert f"L_first={row['L_first']}" in row["eval_command"] and "pipeline_split=first_last" in row["eval_command"]
+
+
+DEEPSEEK_P8 = dict(model="deepseek-v3", hardware="h100", t=1, p=8, d=16, c=1, e=8, b=1024, m=64, s=4096, moe=1,
+                   pipeline_split="first_last", L_first=7, L_last=6)
+
+
+def test_the_python_api_and_eval_take_the_same_words():
+    import json
+
+    import symcomm
+    from symcomm.commands.main import main
+
+    got = symcomm.evaluate("hybrid", **DEEPSEEK_P8)
+    assert got["options"]["pipeline_split"] == "first_last"
+    # 61 − 7 − 6 = 48 layers over the 6 middle stages: 8 each, the extras' hand count
+    assert (got["layers_first_stage"], got["layers_middle_stage"], got["layers_last_stage"]) == (7, 8, 6)
+    assert set(got["stages"]) == {"first", "middle", "last"}
+    words = ["eval", "hybrid", "--model", "deepseek-v3", "--hardware", "h100", "--json"]
+    words += [f"{k}={v}" for k, v in DEEPSEEK_P8.items() if k not in ("model", "hardware")]
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(words) == 0
+    printed = json.loads(out.getvalue(), parse_constant=lambda x: pytest.fail(f"not strict JSON: {x}"))
+    assert printed["step_time"] == got["step_time"] and printed["busiest_stage"] == got["busiest_stage"]
+
+
+def test_the_command_line_refuses_a_bad_split_in_one_line(capsys):
+    from symcomm.commands.main import main
+
+    words = ["eval", "hybrid", "--model", "deepseek-v3", "--hardware", "h100"]
+    words += [f"{k}={v}" for k, v in {**DEEPSEEK_P8, "L_first": 1, "L_last": 1}.items() if k not in ("model", "hardware")]
+    assert main(words) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "L − L_first − L_last = 59 must be divisible by p − 2 = 6" in err
+    assert main([w for w in words if not w.startswith(("pipeline_split", "L_first", "L_last"))]
+                + ["pipeline_split=uneven"]) == 2
+    assert "pipeline_split=uneven is not allowed; choose even or first_last" in capsys.readouterr().err

@@ -60,13 +60,15 @@ def memory_floor(req: Request, layouts: dict) -> np.ndarray:
     """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
     weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
     full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
-    micro-batches of the first stage's layers: L/p, or under an uneven split L_first + (v − 1)·(the middle
-    chunks' layers) (symcomm.training.memory.memory_model holds at least these on the first stage, and the
-    busiest stage at least as much)."""
+    micro-batches of L/p layers (symcomm.training.memory.memory_model holds at least these on the first stage).
+    Under an uneven split the busiest stage holds at least the most states of any stage (≥ their mean, 16Φ/GPUs)
+    plus the fewest activations of any: one micro-batch of the lightest stage's layers (the last stage of 1F1B
+    holds one in flight)."""
     t, p, v, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "d", "m", "mb"))
     states = 16.0 * req.model.parameters / req.gpus
-    rest = req.model.layers - layouts["L_first"] - layouts["L_last"]
-    middle = rest / np.maximum(p * v - 2, 1)
-    first = np.where(layouts["split"] == 1, layouts["L_first"] + (v - 1) * middle, req.model.layers / p)
-    activations = 2 * (req.seq / c) * mb * req.model.hidden / t * first * np.minimum(p, m)
+    middle = (req.model.layers - layouts["L_first"] - layouts["L_last"]) / np.maximum(p * v - 2, 1)
+    lightest = np.minimum(np.minimum(layouts["L_first"], layouts["L_last"]) + (v - 1) * middle,
+                          np.where(p >= 3, v * middle, np.inf))
+    held = np.where(layouts["split"] == 1, lightest, req.model.layers / p * np.minimum(p, m))
+    activations = 2 * (req.seq / c) * mb * req.model.hidden / t * held
     return states + activations

@@ -23,9 +23,8 @@ chunks i, i + p, …, i + (v − 1)·p (v = 1 unless the schedule is interleaved
 
 Stage kinds: the **first** stage (chunk 0: the embedding, L_first layers, and v − 1 middle chunks),
 the **last** (chunk p·v − 1: the LM head and loss, L_last layers, and v − 1 middle chunks) and a
-**middle** one (v middle chunks), which exists only when p ≥ 3.  With p = 1 the one stage is first and
-last at once: ``first_last`` then needs L_first = L_last = L (the one chunk is the whole model) and
-gives the numbers of ``even``.
+**middle** one (v middle chunks), which exists only when p ≥ 3.  ``first_last`` needs p ≥ 2: with p = 1
+the one stage (its one chunk, first and last at once) is the whole model, which is ``even``.
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ def chunks(schedule: str) -> sp.Expr:
 def middle_chunk_layers(schedule: str) -> sp.Expr:
     """Layers of each of the p·v − 2 middle chunks under ``first_last``: (L − L_first − L_last)/(p·v − 2).
     Written over max(p·v − 2, 1) so that it stays finite where no middle chunk exists (p·v ≤ 2, where
-    the rules make the numerator 0, or −L at p = 1: there it is multiplied by v − 1 = 0)."""
+    the rules make the numerator 0; p = 1 is refused)."""
     return (L - L_first - L_last) / sp.Max(p * chunks(schedule) - 2, 1)
 
 
@@ -86,35 +85,33 @@ def in_flight(schedule: str, kind: str) -> sp.Expr:
 
 def split_checks() -> tuple:
     """The rules of each split (symcomm.core.rules; the hybrid strategy's checks): ``even`` keeps today's
-    (L divisible by p, by p·v interleaved); ``first_last`` needs the middle chunks whole and ≥ 0, no
-    middle layers when p·v = 2, and the whole model in the one chunk when p = 1.  The rules are polynomial
-    in the values (every export checks them exactly): with N = L − L_first − L_last, (p·v − 1)·N ≥ 0,
-    (p·v − 2) | N, (p·v − 1)(p·v − 3)·N² ≥ 0 (p·v = 2 ⇒ N = 0), 2(p − 1)L² − (L − L_first)² − (L − L_last)² ≥ 0
-    (p = 1 ⇒ L_first = L_last = L; for p ≥ 2 it holds whenever 0 ≤ L_first, L_last ≤ L)."""
+    (L divisible by p, by p·v interleaved); ``first_last`` needs p ≥ 2 (with one stage the one chunk is the whole
+    model: that is pipeline_split=even), L_first + L_last ≤ L, the middle chunks whole ((p·v − 2) | L − L_first −
+    L_last) and, with p·v = 2, no middle layers.  The last is written as a polynomial every export checks
+    exactly: (p·v − 3)·(L − L_first − L_last)² ≥ 0, which fails only at p·v ≤ 2 with layers left over."""
     rest = L - L_first - L_last
-    n = p * v            # the interleaved case; with v = 1 the same rules read p
-    out = []
-    for schedule, pv in (("1f1b", p), ("gpipe", p), ("interleaved", n)):
+    first_last = ("first_last",)
+    out = [rules.when("pipeline_split", first_last, Rule(
+               "at_least", p, sp.Integer(2),
+               "pipeline_split=first_last needs p ≥ 2 stages, not p={x}: with one stage its one chunk is the whole "
+               "model (use pipeline_split=even)", "p ≥ 2")),
+           rules.when("pipeline_split", first_last, Rule(
+               "at_least", L, L_first + L_last,
+               "pipeline_split=first_last: L_first + L_last = {y} must not exceed L = {x} (the middle chunks cannot "
+               "hold fewer than 0 layers)", "L_first + L_last ≤ L"))]
+    for schedule, pv in (("1f1b", p), ("gpipe", p), ("interleaved", p * v)):
         words = "p" if pv is p else "p·v"
         out += [
-            rules.when("schedule", (schedule,), rules.when("pipeline_split", ("first_last",), Rule(
-                "at_least", (pv - 1) * rest, sp.Integer(0),
-                "pipeline_split=first_last: L_first + L_last must not exceed L (the middle chunks cannot hold fewer "
-                "than 0 layers)", "L_first + L_last ≤ L"))),
-            rules.when("schedule", (schedule,), rules.when("pipeline_split", ("first_last",), Rule(
+            rules.when("schedule", (schedule,), rules.when("pipeline_split", first_last, Rule(
                 "divides", pv - 2, rest,
                 f"L − L_first − L_last = {{y}} must be divisible by {words} − 2 = {{x}} (the middle chunks hold "
                 f"equal whole numbers of layers): choose L_first + L_last = L − k·({words} − 2) for a whole k ≥ 0",
                 f"L − L_first − L_last divisible by {words} − 2"))),
-            rules.when("schedule", (schedule,), rules.when("pipeline_split", ("first_last",), Rule(
-                "at_least", (pv - 1) * (pv - 3) * rest ** 2, sp.Integer(0),
+            rules.when("schedule", (schedule,), rules.when("pipeline_split", first_last, Rule(
+                "at_least", (pv - 3) * rest ** 2, sp.Integer(0),
                 f"pipeline_split=first_last with {words} = 2 model chunks has no middle chunk: L_first + L_last "
                 "must equal L", f"L_first + L_last = L when {words} = 2"))),
         ]
-    out.append(rules.when("pipeline_split", ("first_last",), Rule(
-        "at_least", 2 * (p - 1) * L ** 2 - (L - L_first) ** 2 - (L - L_last) ** 2, sp.Integer(0),
-        "pipeline_split=first_last with p=1: the one chunk is the first and the last, so L_first and L_last must "
-        "both equal L (or use pipeline_split=even)", "L_first = L_last = L when p = 1")))
     uneven = " (pipeline_split=first_last with L_first, L_last splits the layers unevenly)"
     out += [rules.when("pipeline_split", ("even",), Rule("divides", p, L, "L={y} must be divisible by p={x}" + uneven,
                                                          "L divisible by p")),

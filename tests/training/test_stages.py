@@ -110,9 +110,10 @@ HYBRID = {S.t: 1, S.d: 1, S.c: 1, S.N: 8, S.a: 8, S.b: 8, S.m: 8, S.s: 1024, S.e
     # interleaved: p·v − 2 = 14 middle chunks
     ({S.L: 61, S.p: 8, S.v: 2, S.L_first: 2, S.L_last: 2}, {"schedule": "interleaved"},
      "L − L_first − L_last = 57 must be divisible by p·v − 2 = 14"),
-    ({S.L: 10, S.p: 4, S.L_first: 8, S.L_last: 4}, {}, "L_first + L_last must not exceed L"),
+    ({S.L: 10, S.p: 4, S.L_first: 8, S.L_last: 4}, {}, "L_first + L_last = 12 must not exceed L = 10"),
     ({S.L: 10, S.p: 2, S.N: 2, S.L_first: 4, S.L_last: 5}, {}, "p = 2 model chunks has no middle chunk"),
-    ({S.L: 10, S.p: 1, S.N: 1, S.L_first: 3, S.L_last: 7}, {}, "L_first and L_last must both equal L"),
+    # one stage: its one chunk is the whole model, the even split
+    ({S.L: 10, S.p: 1, S.N: 1, S.L_first: 10, S.L_last: 10}, {}, "pipeline_split=first_last needs p ≥ 2 stages, not p=1"),
 ])
 def test_a_split_that_cannot_be_is_refused_in_words(values, options, message):
     sub = subject("hybrid", pipeline_split="first_last", **options)
@@ -123,7 +124,6 @@ def test_a_split_that_cannot_be_is_refused_in_words(values, options, message):
 @pytest.mark.parametrize("values", [
     {S.L: 61, S.p: 8, S.L_first: 7, S.L_last: 6},       # 48 = 6 · 8
     {S.L: 10, S.p: 2, S.N: 2, S.L_first: 4, S.L_last: 6},
-    {S.L: 10, S.p: 1, S.N: 1, S.L_first: 10, S.L_last: 10},
     {S.L: 10, S.p: 4, S.N: 4, S.L_first: 0, S.L_last: 0},  # Megatron lets an end chunk hold no transformer layer
 ])
 def test_a_split_that_can_be_is_accepted(values):

@@ -121,14 +121,13 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                               spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
                               stage="first and last"))
     else:
-        # groups: the model's parameters over the shard (t·p when even), so that the total is Φ
+        # an uneven split: this stage's share; groups as even (t·p), so the total counts every stage as this one
         own = dense / (t * p) if even else dense * layers / (L * t)
-        terms += dp_terms(data, d * c, own, n_gpus / (d * c) if even else dense / own, spans(t * c * d, G), "")
+        terms += dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "")
     if moe:
         # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
         own = Phi_E / (e * t * p) if even else Phi_E * layers / (L * e * t)
-        terms += dp_terms(data, d * c / e, own, n_gpus * e / (d * c) if even else Phi_E / own,
-                          spans(t * c * d, G), "expert ")
+        terms += dp_terms(data, d * c / e, own, n_gpus * e / (d * c), spans(t * c * d, G), "expert ")
     return tuple(terms)
 
 

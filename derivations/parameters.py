@@ -15,7 +15,8 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.presets import (E_s, F, F_e, V, attention_gqa, attention_mla, d_nope, d_rope, d_v, kv_r,
-                             model, n_kv, phi_deepseek, phi_experts, phi_gpt, phi_llama, q_r)
+                             model, n_kv, parameter_formula, phi_deepseek, phi_experts, phi_gpt, phi_llama,
+                             q_r)
 from symcomm.core.proof import AtLeast, Claim, Limit
 from symcomm.training.strategies import NARAYANAN as _NARAYANAN
 from symcomm.core.symbols import E, L, L_moe, a, h, s
@@ -94,11 +95,21 @@ HAND = {
     "deepseek-v3": (187_107_328 + 3 * 7168 * 18432 + 2 * 7168) * 3
                    + (187_107_328 + 257 * 3 * 7168 * 2048 + 256 * 7168 + 256 + 2 * 7168) * 58
                    + 2 * 129280 * 7168 + 7168,
+    # Llama 3.1: Llama 3's shapes
+    "llama3.1-8b": 218_112_000 * 32 + 2 * 128256 * 4096 + 4096,
+    "llama3.1-70b": 855_654_400 * 80 + 2 * 128256 * 8192 + 8192,
+    "llama3.1-405b": 3_187_703_808 * 126 + 2 * 128256 * 16384 + 16384,
+    # heads of head_dim 128, not h/a: Q, O 2048 × 4096, K, V 2048 × 512 = 18,874,368; 128 experts 3·2048·768; no shared
+    "qwen3-30b-a3b": (18_874_368 + 128 * 3 * 2048 * 768 + 2048 * 128 + 2 * 2048) * 48 + 2 * 151936 * 2048 + 2048,
+    # Q, O 4096 × 8192, K, V 4096 × 512 = 71,303,168; 128 experts 3·4096·1536; no shared
+    "qwen3-235b-a22b": (71_303_168 + 128 * 3 * 4096 * 1536 + 4096 * 128 + 2 * 4096) * 94 + 2 * 151936 * 4096 + 4096,
+    # head_dim 64: Q, O 2880 × 4096, K, V 2880 × 512 = 26,542,080; 128 experts 3·2880·2880; biases and sinks not counted
+    "gpt-oss-120b": (26_542_080 + 128 * 3 * 2880 * 2880 + 2880 * 128 + 2 * 2880) * 36 + 2 * 201088 * 2880 + 2880,
 }
 
 for _name, _count in HAND.items():
     _m = model(_name)
-    _formula = {"gpt": phi_gpt(), "llama": phi_llama(_m.tied), "deepseek": phi_deepseek()}[_m.family]
+    _formula = parameter_formula(_m.family, **_m.formula_options())
     _phi = _formula.subs(_m.architecture())
     _published = sp.Integer(int(_m.published_parameters))
     CLAIMS.append(Claim(_phi, _count, name=f"{_m.title}: Φ = {_count:,} by the formula and by hand",

@@ -23,8 +23,10 @@ from symcomm.training import steptime
 #: overlapped (no --overlap-grad-reduce yet); fp16 runs (Narayanan et al., examples/sc21/CONFIG.sh
 #: --fp16) keep and reduce fp16 gradients (--accumulate-allreduce-grads-in-fp32 off by default), bf16
 #: runs an fp32 gradient buffer (forced on for bf16 in arguments.py; Korthikanti et al.'s Figure 1
-#: counts 18 bytes per parameter: 2 + 4 + 12); no flash attention (softmax scores stored)
-MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0"}
+#: counts 18 bytes per parameter: 2 + 4 + 12); no flash attention (softmax scores stored); no overlap of the
+#: pipeline sends (Megatron-LM added overlap_p2p_comm in commit f9283c5a, 2023-05-31, default on from 4eeff55d,
+#: 2023-10-12)
+MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0", "p2p_overlap": "0"}
 #: Llama 3 (Dubey et al. 2024, §3.3.2): FSDP-style sharding without resharding after the forward,
 #: gradients reduce-scattered in fp32, communication overlapped; flash attention
 LLAMA3 = {"zero": "3", "framework": "fsdp", "reshard_after_forward": "0", "grad_reduce": "per_step",
@@ -131,3 +133,29 @@ def predict(run: dict, constants: dict | None = None) -> dict:
 def errors(runs_: list[dict], constants: dict | None = None) -> np.ndarray:
     """Relative error of the predicted step time, one row per run."""
     return np.array([np.asarray(predict(r, constants)["step_time"]) / measured_step_time(r) - 1 for r in runs_])
+
+
+def inputs_of(run: dict, constants: dict | None = None):
+    """The run as the step model's one binding yields it (:class:`symcomm.training.answers.StepInputs`, what
+    ``eval hybrid --hardware`` evaluates): :func:`values_of` and :func:`options_of`, β per element of 2
+    bytes.  For every run the hybrid strategy accepts, the same numbers as its KEY=VALUE words bound by
+    ``eval`` (tests/training/test_step_fit.py); the uneven pipelines of Llama 3 (L = 126 on p = 16) it
+    does not accept yet are evaluated from these values directly."""
+    from symcomm.training.answers import StepInputs
+
+    dtype = "fp16" if run.get("precision") == "fp16" else "bf16"
+    return StepInputs(values_of(run, constants), 2, options_of(run), dtype)
+
+
+def source_of(run: dict) -> str:
+    """The source a run is grouped under: its id's first part (author and year, or the repository)."""
+    return run["id"].split("-")[0]
+
+
+def measured_runs(hardware_name: str, role: str = "fit") -> list:
+    """The runs of one hardware preset with a step time, as the fitting core reads them
+    (:class:`symcomm.measurement.step_fit.MeasuredRun`)."""
+    from symcomm.measurement.step_fit import MeasuredRun
+
+    return [MeasuredRun(r["id"], inputs_of(r), measured_step_time(r), source_of(r), framework_of(r))
+            for r in runs(hardware_name, role=role) if has_step_time(r)]

@@ -17,9 +17,14 @@ import sympy as sp
 from symcomm.training import flops, stages
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
-from symcomm.core.proof import Claim, Limit
+from symcomm.core.proof import AtLeast, Claim, Limit
+from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
+from symcomm.training import compute
+from symcomm.training.memory import activation_bytes
+from symcomm.training.settings import RunSetting
 from symcomm.collectives.algorithms import algorithm
-from symcomm.core.symbols import F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, gamma, h, h_kv, m, p, peak, s, t, v
+from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_fp8, gamma, h, h_kv,
+                                  hbm, kappa, m, p, peak, peak_fp8, s, t, v, w_half)
 
 from . import published
 
@@ -72,6 +77,36 @@ WEIGHTS_PER_LAYER = 2 * h ** 2 + 2 * h * h_kv + 3 * h * F
 SIX_N = Claim(3 * (flops.layer_forward(1, 1, gated=True) - flops.attention_core(1, 1)), 6 * WEIGHTS_PER_LAYER,
               name="outside the attention core, a gated (SwiGLU), grouped-query layer costs 6 FLOPs per weight "
                    "and token, forward + backward", source=KAPLAN)
+
+# -- mixtures of experts and multi-head latent attention -------------------------------------------
+MLA_V3 = {h: 7168, _S.a: 128, _S.q_lora: 1536, _S.kv_lora: 512, _S.d_nope: 128, _S.d_rope: 64, _S.d_v: 128}
+MLA_CORE = Derivation(
+    "FLOPs of multi-head latent attention's core",
+    (Step(flops.attention_core(B, s, "mla"), "per head, QKᵀ over the d_nope + d_rope wide Q and K, the scores times "
+                                             "V over d_v; full s × s"),
+     Step(2 * B * s ** 2 * _S.a * (_S.d_nope + _S.d_rope) + 2 * B * s ** 2 * _S.a * _S.d_v, "QKᵀ, then scores × V")),
+    "FLOPs, forward, B sequences of s tokens", flops.DEEPSEEK_V2_MLA, lhs="MLA core forward",
+    claims=(Claim(flops.attention_core(B, s, "mla").subs({_S.d_nope: h / _S.a - _S.d_rope, _S.d_v: h / _S.a}),
+                  flops.attention_core(B, s), name="MLA's core with heads as wide as multi-head attention's "
+                                                   "(a(d_nope + d_rope) = a·d_v = h) is the 4Bs²h of multi-head attention",
+                  source=flops.DEEPSEEK_V2_MLA),
+            Claim(flops.attention_projections(1, 1, "mla").subs(MLA_V3), 2 * 187_105_280,
+                  name="DeepSeek-V3's MLA projections: 2 × 187,105,280 FLOPs per token and layer (W^DQ 11,010,048, "
+                       "W^UQ 37,748,736, W^DKV 4,128,768, W^UKV 16,777,216, W^O 117,440,512 multiply-adds); "
+                       "Megatron-Bridge flop_utils.py (commit 4a3f2c2e) counts these plus the two latent norms",
+                  source=flops.MEGATRON_MLA)))
+
+NO_SHARED_EXPERT = Claim(flops.moe_layer_forward(B, s, True).subs(_S.E_s, 0),
+                         flops.attention_projections(B, s) + flops.attention_core(B, s)
+                         + _S.k * flops.mlp(B, s, _S.F_e, True),
+                         name="an MoE layer without shared experts (E_s = 0: Mixtral, Qwen3-MoE, gpt-oss) runs each "
+                              "token through its k routed experts only",
+                         source="Jiang et al. 2024, Mixtral of Experts, §2; Qwen Team 2025, Qwen3 Technical Report, §2")
+EXPERT_TP_FLOPS = Claim(flops.expert_forward(B * t, s).subs(_S.F_e, _S.F_e / t), flops.expert_forward(B, s),
+                        name="expert tensor parallel size t or 1 gives a GPU the same expert FLOPs: 1/t of each expert "
+                             "on the t-fold gathered tokens, or whole experts on its own 1/t of them",
+                        source="Megatron-LM megatron/core/transformer/moe/token_dispatcher.py (the expert-tensor-"
+                               "parallel all-gather runs only with more than one rank), parallel_state.py")
 
 # -- the interleaving degree that minimises the step -------------------------------------------
 # one micro-batch slot of the busiest stage: compute and on-path communication C, plus the pipeline
@@ -144,13 +179,108 @@ HIDING = Derivation(
                                                "gradient and the backward alike")),
     "sequences per micro-batch; transformer-layer parameters 12Lh² (GPT); β per gradient element; latency α "
     "left out (large buckets)",
-    NARAYANAN + ", §3.2 (data-parallel all-reduce); Megatron-LM --overlap-grad-reduce", lhs="B*",
+    NARAYANAN + ", §3.2 (data-parallel all-reduce); Megatron-LM --overlap-grad-reduce (whose last bucket of "
+    "max(40M, 1M·d·c) parameters stays exposed beyond B*: megatron/core/distributed/distributed_data_parallel.py)",
+    lhs="B*",
     claims=(Claim(sp.diff(B_HIDDEN.subs(alpha, 0), t), 0,
                   name="the micro-batch that hides the gradient all-reduce does not depend on t"),
             Claim(sp.diff(B_HIDDEN.subs(alpha, 0), p), 0,
                   name="nor on p"),
             Limit(B_HIDDEN.subs(alpha, 0) * s, (d - 1) / d * beta * c * peak * eta / 2, var=h,
                   name="for wide models the tokens per micro-batch that hide it tend to (d−1)/d · β·c·peak·η/2")))
+
+
+# -- FSDP2 / Megatron-FSDP: one collective per layer ------------------------------------------------------
+# fully_shard on every transformer block (torchtitan apply_fsdp; Megatron-FSDP per module) runs L gathers of
+# M/L where a whole-model unit runs one of M: the same elements, L times the messages
+Lu = sp.Symbol("L_u", integer=True, positive=True)          # FSDP units (layers) of a stage
+RING_AG = algorithm("all_gather", "ring").cost.time
+RING_RS = algorithm("reduce_scatter", "ring").cost.time
+FSDP_SOURCE = ("PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (one all-gather and one "
+               "reduce-scatter per fully_shard'ed module); torchtitan torchtitan/models/llama3/infra/parallelize.py "
+               "(apply_fsdp: each transformer block)")
+
+FSDP_UNITS = Derivation(
+    "Per-layer FSDP units: the same bytes, L times the latency",
+    (Step(Lu * RING_AG.subs(M, M / Lu), "L_u ring all-gathers of M/L_u each (one per layer)"),
+     Step(RING_AG + (Lu - 1) * (N - 1) * alpha, "one all-gather of M plus (L_u − 1)·(N − 1) more α")),
+    "seconds; ring all-gather over N ranks of a stage's shard M, split in L_u equal units",
+    FSDP_SOURCE, lhs="per-layer gathers",
+    claims=(Claim(Lu * RING_RS.subs(M, M / Lu) - RING_RS, (Lu - 1) * (N - 1) * alpha,
+                  name="per-layer reduce-scatters add (L_u − 1)·(N − 1)·α and nothing else", source=FSDP_SOURCE),))
+
+
+# -- matmul efficiency as a function of the GEMM's shape -----------------------------------------
+# a GEMM (M × K)·(K × N): 2MNK FLOPs, MK + KN + MN elements moved; the additive roofline (Williams et al.
+# 2009) times it as FLOPs at the matmul rate plus a term per element moved, fitted as w_half
+GM, GK, GN = sp.symbols("M_g K_g N_g", positive=True)
+W = sp.Symbol("w", positive=True)                          # a GEMM's width MNK/(MK + KN + MN)
+W_HALF = sp.Symbol("W", positive=True)                     # a positive w_half, where one is needed
+GEMM = compute.Gemm("a GEMM", GM, GK, GN)
+ROOFLINE = (GEMM.flops + 2 * w_half * GEMM.moved) / (peak * eta)
+EFFICIENCY = compute.efficiency(W)
+WILLIAMS = "Williams, Waterman & Patterson 2009, Roofline: an insightful visual performance model, CACM 52(4)"
+
+GEMM_EFFICIENCY = Derivation(
+    "Matmul efficiency of a GEMM's shape",
+    (Step(ROOFLINE, "2MNK FLOPs at peak·η, and w_half FLOP-times per FLOP per element moved (both operands and "
+                    "the product: MK + KN + MN)"),
+     Step(GEMM.flops / (peak * compute.efficiency(GEMM.width)), "the FLOPs at peak × η·w/(w + w_half), with the "
+                                                               "width w = MNK/(MK + KN + MN)")),
+    "seconds per GEMM; η for bf16 (η_fp8 at peak_fp8 for an FP8 GEMM, the same form); w_half = 0: today's η",
+    WILLIAMS + "; symcomm/training/compute.py", lhs="GEMM time",
+    claims=(AtLeast(sp.diff(EFFICIENCY, W), 0, name="the matmul efficiency η·w/(w + w_half) does not fall as the "
+                                                     "GEMM widens"),
+            Limit(EFFICIENCY, eta, var=W, name="for wide GEMMs it tends to η, the fitted large-shape share"),
+            Claim(EFFICIENCY.subs(w_half, W_HALF).subs(W, W_HALF), eta / 2,
+                  name="at w = w_half it is half of η"),
+            Claim(EFFICIENCY.subs(w_half, 0), eta, name="with w_half = 0 every GEMM runs at η (today's model)")))
+
+
+def _gemms_forward(gated: bool, moe: bool) -> sp.Expr:
+    """FLOPs of one layer's GEMMs on one of its t GPUs (compute.layer_gemms) and its share of the attention
+    core (a/t heads), for one sequence of s tokens."""
+    return sum(g.flops for g in compute.layer_gemms(s, gated, moe)) + flops.attention_core(1, s) / t
+
+
+def _micro(run: RunSetting) -> sp.Expr:
+    """One micro-batch's compute (forward + backward) on the last stage, per GPU."""
+    return compute.micro_batch_compute(run).total
+
+
+# today's model (before the GEMM widths), written out for a gated run with the LM head under full recompute:
+# (3 × forward + the recomputed layers) / (peak·η) + κ HBM passes over 4/3 of the stored activations
+_FULL = RunSetting(embeddings=True, gated=True, recompute="full", sp=True)
+_MB = sp.Symbol("b", integer=True, positive=True) / (d * m)
+_FWD = compute.stage_forward_flops(_MB, True, False, L / p, True) / (t * c)
+_AGAIN = _FWD - flops.lm_head_forward(_MB, s) / (t * c)
+_TOUCHED = activation_bytes(recompute="none", flash=True, sp_on=True) * (L / p) * sp.Rational(4, 3)
+_CORE = (L / p) * flops.attention_core(_MB, s) / (t * c)     # the stage's attention core as the papers count it
+# flash attention (the default) runs the causal half of it (FlashAttention-2, Dao 2023, §3.1.1)
+TODAY_FULL = (3 * (_FWD - _CORE / 2) + (_AGAIN - _CORE / 2)) / (peak * eta) + kappa * _TOUCHED / hbm
+_FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
+_X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
+
+GEMM_CLASSES = Derivation(
+    "A layer's GEMMs, one by one",
+    (Step(_gemms_forward(True, False), "QKV (h → h + 2h_kv), output (h → h), FC1 (h → 2F, gate and up fused), "
+                                       "FC2 (F → h), and the attention core, for s tokens on one GPU"),
+     Step(flops.layer_forward(1, s, gated=True) / t, "the layer's forward FLOPs as the papers count them, over t")),
+    "FLOPs, forward, one sequence, per GPU of the t tensor-parallel ones",
+    NARAYANAN + ", Appendix; Megatron-Core linear_qkv and linear_fc1 (fused GEMMs)", lhs="layer forward",
+    claims=(Claim(_gemms_forward(True, True), flops.moe_layer_forward(1, s, gated=True) / t,
+                  name="an MoE layer's grouped expert GEMMs (E/e experts of s·k·e/E tokens each) and E_s shared "
+                       "ones add up to its forward FLOPs"),
+            Claim(_gemms_forward(False, False), flops.layer_forward(1, s, gated=False) / t,
+                  name="so do a plain MLP layer's"),
+            Claim(_micro(_FULL).subs(w_half, 0), TODAY_FULL,
+                  name="with w_half = 0 the micro-batch's compute is the shape-independent model's: hardware FLOPs "
+                       "with the causal half of the attention core (flash attention) / (peak·η) plus κ passes over "
+                       "the activations"),
+            Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
+                  name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
+                       "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "
+                       "parts that add up")))
 
 
 # -- the published runs ------------------------------------------------------------------------
@@ -208,15 +338,52 @@ def _constants_table() -> Table:
     for system in sorted({r["hardware"] for r in published.runs()}):
         hw = hardware(system)
         constants = dict(hw.step_time)
-        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}", f"{constants['kappa']:g}",
-                     len(published.runs(system, role="fit"))))
-    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "kappa", "runs fitted on"),
+        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}",
+                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants['w_half']:g}",
+                     f"{constants['kappa']:g}", len(published.runs(system, role="fit"))))
+    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "w_half", "kappa",
+                                      "runs fitted on"),
                  tuple(rows),
-                 caption=("eta: the share of the datasheet peak the matmuls reach; kappa: HBM passes over each "
-                          "activation byte by the memory-bound kernels. Fitted by python -m "
+                 caption=("eta: the share of the datasheet peak the matmuls reach; eta_fp8: the same for FP8 "
+                          "matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); w_half: the "
+                          "GEMM width at half that share (0: shape-independent, not yet fitted); kappa: HBM passes "
+                          "over each activation byte by the memory-bound kernels. Fitted by python -m "
                           "symcomm.derivations.fit_step_time (grid search, least mean |relative error| of step time). "
                           "Other presets borrow these (see symcomm/presets/hardware.json)."),
                  source="symcomm/presets/hardware.json")
+
+
+def _fit_errors_table() -> Table:
+    """Every fitted set's in-sample and leave-one-out error, per hardware preset, per source and per framework
+    (the fit script's own numbers: :mod:`derivations.fit_step_time`, the core symcomm calibrate-step runs)."""
+    from symcomm.base.errors import InputError
+    from . import fit_step_time
+
+    def cells(inside, out):
+        return (inside.runs, f"{100 * inside.mean:.1f} %", f"{100 * inside.max:.1f} %", _percent(inside.signed_mean),
+                f"{100 * out.mean:.1f} %", f"{100 * out.max:.1f} %", _percent(out.signed_mean))
+
+    rows = []
+    for system in fit_step_time.systems():
+        try:
+            found = fit_step_time.fit(system)["fit"]
+        except InputError as err:          # too few runs to fit and leave one out: its constants are kept
+            rows.append((system, "not refitted: " + str(err).split(" (")[0], "", "", "", "", "", "", ""))
+            continue
+        rows.append((system, "all runs", *cells(found.in_sample, found.leave_one_out)))
+        for key in ("source", "framework"):
+            for label, (inside, out) in found.by(key).items():
+                rows.append((system, f"{key} {label}", *cells(inside, out)))
+    return Table("Fit errors in sample and left one out",
+                 ("hardware", "runs grouped", "runs", "mean", "max", "signed mean", "LOO mean", "LOO max",
+                  "LOO signed mean"), tuple(rows),
+                 caption=("Relative error of the predicted step time (predicted / published − 1; positive: the model "
+                          "is slower) over the runs marked 'fit', with the fitted constants (in sample), and with the "
+                          "constants fitted without that run (leave-one-out, LOO: what to expect of a run not fitted "
+                          "on). Fitted by python -m symcomm.derivations.fit_step_time through the fitting core "
+                          "symcomm calibrate-step runs on a user's own runs (symcomm/measurement/step_fit.py); a set "
+                          "with fewer runs than fitted constants + 2 is not refitted."),
+                 source="derivations/fit_step_time.py; symcomm/measurement/step_fit.py")
 
 
 def memory_rows() -> list[dict]:
@@ -255,8 +422,11 @@ def _memory_table() -> Table:
 CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
     ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
-     "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, plus kappa passes over the activation "
-     "bytes for the memory-bound kernels; the tensor, context, expert and pipeline collectives of the hybrid "
+     "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, each GEMM at eta·w/(w + w_half) for its "
+     "width w = MNK/(MK + KN + MN) (the additive roofline; w_half = 0, shape-independent, on every preset fitted "
+     "so far), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
+     "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 and their "
+     "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "
      "With an uneven split of the layers (pipeline_split=first_last: the first and the last of the p·v model "
@@ -271,8 +441,36 @@ CHAPTER = Chapter(
      "for the same work per replica (530B: 49.05 s against 54.1 s), so fitting on Narayanan et al.'s table alone "
      "would leave Korthikanti et al.'s rows 7 % slow on average. Runs never fitted to are shown beside them: "
      "BLOOM and the Megatron-LM README's GPT-3 run come within 9 %; MT-NLG, run by DeepSpeed's pipeline engine, "
-     "is 17–20 % slower than the model predicts — the model has no term for that engine's own overheads."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, INTERLEAVING, UNEVEN, HIDING),
-    claims=(SIX_N,),
-    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _memory_table()),
+     "is 17–20 % slower than the model predicts — the model has no term for that engine's own overheads. "
+     "Overlap follows the framework (symcomm/training/overlap.py, each default cited in frameworks.py): Megatron's "
+     "gradient reduce behind the backward in buckets of max(40M, 1M·d·c) parameters, the last one exposed "
+     "(overlap_grad_reduce), its post-step parameter all-gather behind the next forward but its first bucket "
+     "(overlap_param_gather); FSDP2 and Megatron-FSDP gather and reduce-scatter one layer at a time: the first "
+     "layer's gather and the last layer's reduce-scatter exposed, every other collective's latency too, their "
+     "bandwidth hidden as far as the compute lasts — per-layer units move the same bytes as one whole-model "
+     "collective with (L_u − 1)·(N − 1) more α (below); tensor-parallel comm-GEMM overlap (tp_overlap) leaves one "
+     "chunk of t exposed; expert all-to-alls (a2a_overlap) and pipeline sends (p2p_overlap) hide behind the "
+     "micro-batch's compute left by the ones before. Memory counts, beside weights, gradients, optimizer and "
+     "activations, the last stage's logits (the 16-bit LM-head output and the fp32 copy Megatron's cross-entropy "
+     "keeps, 6 bytes per token and vocabulary entry over t), one layer's activations while it is recomputed, "
+     "FSDP's two gathered layers and their gradients; the busiest GPU is the larger of the first and last stage. "
+     "The constants are fitted by one core (symcomm/measurement/step_fit.py: the least mean |relative error| "
+     "of the step time on a lattice of each constant's range, searched whole), the same that symcomm "
+     "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
+     "predicted by the constants fitted without it) beside the in-sample one: on the A100 runs 4.4 % against "
+     "3.6 %. "
+     "Mixtures of experts: each token through k routed and E_s shared experts (E_s = 0 allowed); a stage's "
+     "FLOPs take its MoE layers in the model's proportion L_moe/L, an approximation where the recipe places the "
+     "dense layers on one stage (DeepSeek-V3's first 3); expert_tp = 1 (Megatron-Core's "
+     "--expert-tensor-parallel-size 1) keeps the experts whole on a GPU: no all-gather of the routed tokens over "
+     "t, experts sharded over e only and reduced over t·d·c/e expert-data ranks, the same expert FLOPs per GPU. "
+     "attention = mla counts DeepSeek's multi-head latent attention by its own projections and core (below), "
+     "its activations by its own tensors (symcomm.training.memory.mla_attention_widths, derived here), its "
+     "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
+     "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
+     "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+                 GEMM_EFFICIENCY, GEMM_CLASSES),
+    claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
+    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _memory_table()),
 )

@@ -1,7 +1,7 @@
 """symcomm: closed forms, numbers, proofs, layouts and calibration of training communication (COMMAND --help).
 
 The commands: list, show, eval, compare, prove, presets, plan, export, measure, validate,
-calibrate, nccl-tests.
+calibrate, nccl-tests, calibrate-step.
 
 Bad input gets one line on stderr naming the parameter and what is allowed, and exit
 status 2; a failed proof exits 1.  Exact values stay exact: integers print as integers.
@@ -33,7 +33,8 @@ from ..base.units import DTYPES, bytes_per_element, human_size, human_time
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;
 #: raise UsageError or ValueError for bad input).
 SUBCOMMANDS: tuple[str, ...] = ("symcomm.commands.export:register_cli", "symcomm.commands.measure:register_cli",
-                               "symcomm.commands.plan:register_cli", "symcomm.commands.calibrate:register_cli")
+                               "symcomm.commands.plan:register_cli", "symcomm.commands.calibrate:register_cli",
+                               "symcomm.commands.calibrate_step:register_cli")
 
 def _print_step(payload: dict) -> None:
     cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""
@@ -44,10 +45,10 @@ def _print_step(payload: dict) -> None:
     print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
           f"HFU {100 * payload['hfu']:.1f} %")
-    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" for k, x in payload["memory"].items())
-    busiest = payload.get("busiest_stage", {})
-    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})"
-          + (f" — {busiest['memory']}" if busiest else ""))
+    stage = payload.get("memory_stage", {})
+    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
+                                                        else "") for k, x in payload["memory"].items())
+    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
     need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
     if payload["fits"] is None:
         print("  fits         unknown: the hardware gives no memory_bytes per GPU")
@@ -58,11 +59,14 @@ def _print_step(payload: dict) -> None:
               f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
               f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
     c = payload["constants"]
-    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, kappa {c['kappa']}: "
-          f"{c['source']}")
-    if busiest:
+    fp8 = (f"; precision {payload['options']['precision']}: peak_fp8 {c['peak_fp8'] / 1e12:g} TFLOP/s, "
+           f"eta_fp8 {c['eta_fp8']}" if "peak_fp8" in c else "")
+    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, w_half {c['w_half']:g} "
+          f"elements, kappa {c['kappa']}{fp8}: {c['source']}")
+    if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named
+        busiest = payload["busiest_stage"]
         stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"
-                         for kind, x in payload.get("stages", {}).items())
+                         for kind, x in payload["stages"].items())
         print(f"  stages       slot (one micro-batch on the critical path) set by {busiest['slot']}; most memory on "
               f"{busiest['memory']}{stages}")
 

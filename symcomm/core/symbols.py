@@ -63,6 +63,7 @@ k = _integer("k")              # experts chosen per token (top-k)
 f = _real("f")                 # MoE capacity factor
 E = _integer("E")              # experts
 h_kv = _integer("h_kv")        # width of K (or V) per token: h for MHA, smaller with GQA
+h_q = _integer("h_q")          # width of Q (and of the output projection's input) per token, a·head_dim, where it is not h
 a = _integer("a")              # attention heads
 d = _integer("d")              # data-parallel degree
 t = _integer("t")              # tensor-parallel degree
@@ -79,12 +80,21 @@ E_s = sp.Symbol("E_s", integer=True, nonnegative=True)   # shared (always active
 # Megatron-LM lets an end chunk hold only the embedding or the loss)
 L_first = sp.Symbol("L_first", integer=True, nonnegative=True)
 L_last = sp.Symbol("L_last", integer=True, nonnegative=True)
+# multi-head latent attention (DeepSeek-V2 arXiv:2405.04434 §2.1; the config.json names in the comments)
+q_lora = sp.Symbol("q_lora", integer=True, nonnegative=True)  # q_lora_rank; 0 = no query compression (W_Q is h × a·(d_nope + d_rope))
+kv_lora = _integer("kv_lora")  # kv_lora_rank: the joint K, V latent
+d_nope = _integer("d_nope")    # qk_nope_head_dim: per head, the part of Q, K without rotary embedding
+d_rope = _integer("d_rope")    # qk_rope_head_dim: per head, the rotary part of Q (K's is one, shared by the heads)
+d_v = _integer("d_v")          # v_head_dim: per head, the width of V
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
 eta = _real("eta")             # fitted: the share of peak the matmuls reach
 hbm = _real("hbm")             # HBM bytes/s of one GPU (datasheet)
 kappa = _nonneg("kappa")       # fitted: HBM passes over each activation byte (the memory-bound kernels)
+peak_fp8 = _real("peak_fp8")   # dense FP8 matmul FLOP/s of one GPU (datasheet), for precision=fp8_* runs
+eta_fp8 = _real("eta_fp8")     # fitted: the share of peak_fp8 the FP8 matmuls reach at large shapes
+w_half = _nonneg("w_half")     # fitted: the GEMM width at which a matmul reaches half its large-shape share
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -114,6 +124,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(f, "f", "MoE capacity factor", "ratio"),
         SymbolInfo(E, "E", "number of experts", "experts"),
         SymbolInfo(h_kv, "h_kv", "width of K or V per token (h for MHA, less with GQA)", "elements"),
+        SymbolInfo(h_q, "h_q", "width of Q per token, a·head_dim, where the heads are not h/a wide (q_width=heads: "
+                   "Qwen3, gpt-oss)", "elements"),
         SymbolInfo(a, "a", "attention heads", "heads"),
         SymbolInfo(d, "d", "data-parallel degree", "ranks"),
         SymbolInfo(t, "t", "tensor-parallel degree", "ranks"),
@@ -130,10 +142,21 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "(pipeline_split=first_last)", "layers"),
         SymbolInfo(L_last, "L_last", "transformer layers in the last of the p·v model chunks "
                    "(pipeline_split=first_last)", "layers"),
+        SymbolInfo(q_lora, "q_lora", "MLA query latent width (q_lora_rank; 0 = no query compression)", "elements"),
+        SymbolInfo(kv_lora, "kv_lora", "MLA joint key-value latent width (kv_lora_rank)", "elements"),
+        SymbolInfo(d_nope, "d_nope", "MLA per-head width of Q and K without rotary embedding (qk_nope_head_dim)",
+                   "elements"),
+        SymbolInfo(d_rope, "d_rope", "MLA per-head width of the rotary part of Q and K (qk_rope_head_dim)", "elements"),
+        SymbolInfo(d_v, "d_v", "MLA per-head width of V (v_head_dim)", "elements"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),
         SymbolInfo(kappa, "kappa", "fitted HBM passes over each activation byte (norms, softmax, dropout)", "ratio"),
+        SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, "
+                   "fp8_block)", "FLOP/s"),
+        SymbolInfo(eta_fp8, "eta_fp8", "fitted share of peak_fp8 the FP8 matmuls reach at large shapes", "ratio"),
+        SymbolInfo(w_half, "w_half", "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its "
+                   "large-shape share of peak; 0 = shape-independent", "elements"),
     )
 }
 

@@ -189,3 +189,41 @@ def extrapolated(sizes, measured: tuple[int, int] | None) -> list[int]:
     if measured is None:
         return []
     return [int(s) for s in sizes if s > 0 and not measured[0] <= s <= measured[1]]
+
+
+def step_time_document(base, fit, runs_path: str, name: str | None = None) -> dict:
+    """The hardware file (schema ``hardware``) ``symcomm calibrate-step`` writes: the ``base`` hardware's
+    (a preset's links, GPUs per node, memory, HBM and peaks; a file's whole document) with its
+    ``step_time`` replaced by ``fit`` (:class:`symcomm.measurement.step_fit.StepFit`): the constants (held
+    ones at the base's value, each with why), the errors in sample and left one out, and the runs."""
+    from ..base.inputs import read_json
+    from ..presets.systems import MAX_HARDWARE_BYTES
+
+    if base.from_file:
+        document = dict(read_json(base.name, "--hardware", "hardware", limit=MAX_HARDWARE_BYTES))
+    else:
+        def link(x):
+            return {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s, "title": x.title,
+                    "published": x.published, "conversion": x.conversion, "source": x.source,
+                    "latency_source": x.latency_source}
+
+        document = {"title": base.title, "source": f"preset {base.name} ({base.source})", "intra": link(base.intra),
+                    "inter": link(base.inter), "gpus_per_node": base.gpus_per_node}
+        for key, value in (("memory_bytes", base.memory_bytes), ("hbm_bytes_per_second", base.hbm_bytes_per_second)):
+            if value is not None:
+                document[key] = value
+        if base.peak_flops:
+            document["peak_flops"] = dict(base.peak_flops)
+            document["peak_source"] = base.peak_source
+    document["name"] = name or f"{base.name.rsplit('/', 1)[-1].removesuffix('.json')}-calibrated"
+    inside, out = fit.in_sample, fit.leave_one_out
+    document["step_time"] = {
+        **fit.constants,
+        "source": (f"fitted by symcomm calibrate-step on {inside.runs} measured runs ({runs_path}), base "
+                   f"{base.name}: fitted {', '.join(fit.fitted) or 'none'}; mean |error| {100 * inside.mean:.1f} %, "
+                   f"max {100 * inside.max:.1f} %; leave-one-out mean {100 * out.mean:.1f} %, max "
+                   f"{100 * out.max:.1f} %"),
+        "fitted": list(fit.fitted), "held": dict(fit.held),
+        "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
+        "runs": [row.as_dict() for row in fit.rows]}
+    return document

@@ -15,10 +15,13 @@ ASSUMPTIONS = (
     "backward of the global batch in m micro-batches per data-parallel replica, then the optimizer): the busiest "
     "stage's matmuls at peak × η and its memory-bound kernels (κ HBM passes over the stored activations); its tp, "
     "cp, ep and pp communication exposed between the GEMMs; (m + (p − 1)/v) pipeline slots (v model chunks per "
-    "stage, interleaved; v = 1: 1F1B); the data-parallel reductions hidden behind the backward only where the "
-    "framework overlaps them (FSDP; DeepSpeed ZeRO-3), ZeRO-3 gathers behind the compute, the post-step "
-    "all-gather exposed; Adam memory-bound at the HBM bandwidth; η and κ fitted per system on published runs "
-    "(see the hardware preset); flash attention; no tensor-parallel overlap",
+    "stage, interleaved; v = 1: 1F1B; Megatron's pipeline sends hidden behind the compute when interleaved); the "
+    "data-parallel communication overlapped as each framework does by default (symcomm.training.overlap: "
+    "reductions behind the backward for FSDP, FSDP2, Megatron-FSDP and DeepSpeed ZeRO-3, not for Megatron's "
+    "DDP and distributed optimizer, whose post-step all-gather is exposed; FSDP2 and Megatron-FSDP per layer: "
+    "the first gather, the last reduce-scatter and every collective's latency exposed); Adam memory-bound at "
+    "the HBM bandwidth; η and κ fitted per system on published runs (see the hardware preset); flash attention; "
+    "no tensor-parallel or expert all-to-all overlap",
     "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, 3 × forward, whatever is "
     "recomputed) / (step · GPUs · peak); compute = the busiest stage's m micro-batches (recompute included); "
     "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
@@ -45,9 +48,12 @@ ASSUMPTIONS = (
 MEMORY_ASSUMPTION = (
     "memory per GPU = the step model's (symcomm.training.memory.memory_model), compared with the preset's: weights, "
     "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
-    "buffer), activations of the first stage (uneven splits: of the stage holding the most) per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
-    "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved); no "
-    "allowance for logits, buffers, fragmentation.  Dropped before any evaluation: layouts whose floor "
+    "buffer), activations of the first stage (uneven splits: every part of the stage holding the most) per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
+    "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved), or "
+    "the last stage's when larger (its activations and one micro-batch's logits: bf16 output and fp32 "
+    "cross-entropy copy); one layer's activations while recomputed; FSDP2's and Megatron-FSDP's two gathered "
+    "layers; DeepSpeed ZeRO-1/2's gradient bucket; no allowance for fragmentation.  Dropped before any "
+    "evaluation: layouts whose floor "
     "(16Φ/GPUs + the activations of full recompute with SP) exceeds it")
 
 

@@ -24,7 +24,7 @@ from .systems import (Hardware, calibrated_gamma, check_hardware_document, descr
 # -- the parameter-count formula (SymPy, in .formula; loaded on first use) -------------------------
 
 #: names of :mod:`symcomm.presets.formula` reachable from here (``from symcomm.presets import phi_llama``)
-_FORMULA = ("F", "F_e", "V", "n_kv", "E_s", "q_r", "kv_r", "d_nope", "d_rope", "d_v", "h", "L", "a", "s", "E",
+_FORMULA = ("F", "F_e", "V", "n_kv", "E_s", "q_r", "kv_r", "d_nope", "d_rope", "d_v", "d_head", "h", "L", "a", "s", "E",
             "L_moe", "attention_mha_biased", "attention_gqa", "attention_mla", "phi_gpt", "phi_llama",
             "phi_deepseek", "phi_experts", "parameter_formula")
 

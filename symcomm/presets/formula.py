@@ -19,8 +19,9 @@ F_e = S.F_e              # FFN width of one expert
 V = S.V                  # vocabulary (symcomm's own symbol: the hybrid strategy's embeddings use it too)
 n_kv = _int("n_kv")      # key/value heads (GQA); = a for multi-head attention
 E_s = S.E_s              # shared (always active) experts of a MoE layer
-q_r, kv_r = _int("r_q"), _int("r_kv")                         # MLA low-rank widths
-d_nope, d_rope, d_v = _int("d_nope"), _int("d_rope"), _int("d_v")  # MLA head widths
+q_r, kv_r = S.q_lora, S.kv_lora                              # MLA low-rank widths (q_r = 0: no query compression)
+d_nope, d_rope, d_v = S.d_nope, S.d_rope, S.d_v               # MLA head widths
+d_head = _int("d_head")  # width of one attention head where a·d_head ≠ h (Qwen3-MoE, GPT-OSS: head_dim in config.json)
 
 h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
 
@@ -30,17 +31,20 @@ def attention_mha_biased() -> sp.Expr:
     return 4 * h ** 2 + 4 * h
 
 
-def attention_gqa() -> sp.Expr:
-    """Llama: W_Q, W_O of h × h; W_K, W_V of h × (n_kv·h/a); no biases."""
-    head = h / a
+def attention_gqa(head=None) -> sp.Expr:
+    """Llama: W_Q, W_O of h × h; W_K, W_V of h × (n_kv·h/a); no biases.  ``head`` (e.g. :data:`d_head`)
+    for models whose heads are not h/a wide: W_Q is h × a·head, W_O a·head × h."""
+    head = h / a if head is None else head
     return h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
 
 
-def attention_mla() -> sp.Expr:
+def attention_mla(q_compressed: bool = True) -> sp.Expr:
     """DeepSeek multi-head latent attention: low-rank Q (h→r_q→a·(d_nope+d_rope)), joint
-    low-rank K,V (h→r_kv+d_rope, r_kv→a·(d_nope+d_v)), two RMSNorms on the ranks, W_O."""
-    return (h * q_r + q_r + q_r * a * (d_nope + d_rope)
-            + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
+    low-rank K,V (h→r_kv+d_rope, r_kv→a·(d_nope+d_v)), two RMSNorms on the ranks, W_O.
+    ``q_compressed=False`` (q_lora_rank null, r_q = 0: DeepSeek-V2-Lite): W_Q is h × a·(d_nope+d_rope), no
+    query norm."""
+    query = (h * q_r + q_r + q_r * a * (d_nope + d_rope)) if q_compressed else h * a * (d_nope + d_rope)
+    return query + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h
 
 
 def phi_gpt() -> sp.Expr:
@@ -49,19 +53,21 @@ def phi_gpt() -> sp.Expr:
     return L * (attention_mha_biased() + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
 
 
-def phi_llama(tied: bool = False) -> sp.Expr:
+def phi_llama(tied: bool = False, head_dim: bool = False) -> sp.Expr:
     """Llama/Mixtral: dense layers attention + SwiGLU MLP (3hF) + 2 RMSNorms (2h); MoE layers
-    E experts of 3h·F_e and a router h·E; embeddings V·h in and (untied) V·h out; final norm h."""
-    dense = attention_gqa() + 3 * h * F + 2 * h
-    moe = attention_gqa() + E * 3 * h * F_e + h * E + 2 * h
+    E experts of 3h·F_e and a router h·E; embeddings V·h in and (untied) V·h out; final norm h.
+    ``head_dim``: heads of width d_head, not h/a (Qwen3-MoE, GPT-OSS)."""
+    head = d_head if head_dim else None
+    dense = attention_gqa(head) + 3 * h * F + 2 * h
+    moe = attention_gqa(head) + E * 3 * h * F_e + h * E + 2 * h
     return (L - L_moe) * dense + L_moe * moe + (1 if tied else 2) * V * h + h
 
 
-def phi_deepseek() -> sp.Expr:
+def phi_deepseek(q_compressed: bool = True) -> sp.Expr:
     """DeepSeek-V3: MLA; first L − L_moe layers dense (3hF), then MoE layers with E routed
     and E_s shared experts (3h·F_e each), a router h·E plus its E bias terms; untied embeddings."""
-    dense = attention_mla() + 3 * h * F + 2 * h
-    moe = attention_mla() + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
+    dense = attention_mla(q_compressed) + 3 * h * F + 2 * h
+    moe = attention_mla(q_compressed) + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
     return (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
 
 
@@ -73,11 +79,13 @@ def phi_experts() -> sp.Expr:
 FAMILIES = ("gpt", "llama", "deepseek")
 
 
-def parameter_formula(family: str, tied: bool = False) -> sp.Expr:
+def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q_compressed: bool = True) -> sp.Expr:
+    """Φ of a family; ``head_dim``: heads of width d_head (not h/a); ``q_compressed=False``: MLA without
+    the query latent (q_lora_rank null)."""
     if family == "gpt":
         return phi_gpt()
     if family == "llama":
-        return phi_llama(tied)
+        return phi_llama(tied, head_dim)
     if family == "deepseek":
-        return phi_deepseek()
+        return phi_deepseek(q_compressed)
     raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")

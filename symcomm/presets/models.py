@@ -42,6 +42,7 @@ class Model:
     shared_experts: int = 0
     tied: bool = False
     mla: tuple = ()                     # (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head)
+    head_dim: int = 0                   # one head's width where a·head_dim ≠ h (config.json head_dim); 0: h/a
     published_parameters: float | None = None
     source: str = ""
 
@@ -50,17 +51,45 @@ class Model:
         return self.moe_layers > 0
 
     @property
+    def head(self) -> int:
+        """One attention head's width: head_dim when the config sets one apart from h/a, else h/a."""
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def attention(self) -> str:
+        """The run setting ``attention`` this model runs: mla with MLA ranks, else mha."""
+        return "mla" if self.mla else "mha"
+
+    def settings(self) -> dict[str, str]:
+        """The run settings (text form) this model's shape fixes, as eval fills them unless typed:
+        moe=1 with MoE layers, gqa=1 with fewer K, V heads than heads, attention=mla with MLA ranks."""
+        out = {}
+        if self.moe:
+            out["moe"] = "1"
+        if self.kv_heads < self.heads and not self.mla:
+            out["gqa"] = "1"
+        if self.mla:
+            out["attention"] = "mla"
+        elif self.head_dim and self.head_dim * self.heads != self.hidden:
+            out["q_width"] = "heads"
+        return out
+
+    def formula_options(self) -> dict:
+        """The keyword options of :func:`symcomm.presets.formula.parameter_formula` for this model."""
+        return {"tied": self.tied, "head_dim": bool(self.head_dim), "q_compressed": not self.mla or bool(self.mla[0])}
+
+    @property
     def gated(self) -> bool:
         """A gated MLP (SwiGLU: three h × F matrices): the llama and deepseek families; GPT's has two."""
         return self.family != "gpt"
 
     def architecture(self) -> dict:
         """Values of the architecture symbols for :func:`parameter_formula` (SymPy symbols: loads it)."""
-        from .formula import E, E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, kv_r, n_kv, q_r, s
+        from .formula import E, E_s, F, F_e, L, L_moe, V, a, d_head, d_nope, d_rope, d_v, h, kv_r, n_kv, q_r, s
 
         out = {h: self.hidden, L: self.layers, a: self.heads, n_kv: self.kv_heads, F: self.ffn,
                V: self.vocab, s: self.seq, E: self.experts, L_moe: self.moe_layers,
-               F_e: self.moe_ffn or self.ffn, E_s: self.shared_experts}
+               F_e: self.moe_ffn or self.ffn, E_s: self.shared_experts, d_head: self.head}
         if self.mla:
             out.update(zip((q_r, kv_r, d_nope, d_rope, d_v), self.mla))
         return out
@@ -78,14 +107,18 @@ class Model:
 
     def values(self) -> dict[str, int]:
         """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V, F (+ E, k, L_moe, Phi_E, F_e,
-        E_s for MoE)."""
-        head = self.hidden // self.heads
+        E_s for MoE, E_s = 0 included; + q_lora, kv_lora, d_nope, d_rope, d_v for MLA).  h_kv is the
+        K, V heads times :attr:`head`."""
         out = {"Phi": self.parameters, "h": self.hidden, "L": self.layers, "a": self.heads,
-               "h_kv": self.kv_heads * head, "s": self.seq, "V": self.vocab, "F": self.ffn}
+               "h_kv": self.kv_heads * self.head, "s": self.seq, "V": self.vocab, "F": self.ffn}
         if self.moe:
             out.update({"E": self.experts, "k": self.top_k, "L_moe": self.moe_layers,
                         "Phi_E": self.expert_parameters, "F_e": self.moe_ffn or self.ffn,
                         "E_s": self.shared_experts})
+        if self.mla:
+            out.update(zip(("q_lora", "kv_lora", "d_nope", "d_rope", "d_v"), self.mla))
+        elif self.head_dim and self.head_dim * self.heads != self.hidden:
+            out["h_q"] = self.heads * self.head_dim
         return out
 
 
@@ -96,7 +129,7 @@ def _phi(m: Model) -> int:
     if m.family == "gpt":
         value = L * ((4 * h ** 2 + 4 * h) + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
     elif m.family == "llama":
-        head = Fraction(h, a)
+        head = m.head_dim or Fraction(h, a)
         attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
         dense = attention + 3 * h * F + 2 * h
         moe = attention + E * 3 * h * F_e + h * E + 2 * h
@@ -105,8 +138,9 @@ def _phi(m: Model) -> int:
         if not m.mla:
             raise ValueError(f"model {m.name!r}: the deepseek family needs the MLA ranks and head widths")
         q_r, kv_r, d_nope, d_rope, d_v = m.mla
-        attention = (h * q_r + q_r + q_r * a * (d_nope + d_rope)
-                     + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
+        # q_lora_rank null (read as 0): no query latent, W_Q is h × a·(d_nope + d_rope) (attention_mla)
+        query = (h * q_r + q_r + q_r * a * (d_nope + d_rope)) if q_r else h * a * (d_nope + d_rope)
+        attention = (query + h * (kv_r + d_rope) + kv_r + kv_r * a * (d_nope + d_v) + a * d_v * h)
         dense = attention + 3 * h * F + 2 * h
         moe = attention + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
         value = (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
@@ -124,7 +158,7 @@ def _model_from(name: str, data: dict) -> Model:
                  vocab=int(data["vocab"]), seq=int(data["seq"]), experts=int(data.get("experts", 1)),
                  top_k=int(data.get("top_k", 1)), moe_layers=int(data.get("moe_layers", 0)),
                  moe_ffn=int(data.get("moe_ffn", 0)), shared_experts=int(data.get("shared_experts", 0)),
-                 tied=bool(data.get("tied", False)), mla=mla,
+                 tied=bool(data.get("tied", False)), mla=mla, head_dim=int(data.get("head_dim", 0)),
                  published_parameters=data.get("published_parameters"), source=data.get("source", ""))
 
 
@@ -182,14 +216,18 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                 "kv_heads": get("num_key_value_heads", default=get("num_attention_heads")),
                 "ffn": get("intermediate_size"), "vocab": get("vocab_size"),
                 "seq": get("max_position_embeddings"), "tied": bool(cfg.get("tie_word_embeddings", False))}
+        if cfg.get("head_dim") and int(cfg["head_dim"]) * int(data["heads"]) != int(data["hidden"]):
+            data["head_dim"] = int(cfg["head_dim"])
         if experts > 1:
             dense = int(cfg.get("first_k_dense_replace", 0))
             data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": layers - dense,
                          "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],
                          "shared_experts": int(cfg.get("n_shared_experts") or 0)})
         if family == "deepseek":
-            data.update({key: get(key) for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                                    "qk_rope_head_dim", "v_head_dim")})
+            data.update({key: get(key) for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                                    "v_head_dim")})
+            # null (DeepSeek-V2-Lite): no query compression, which q_lora = 0 means
+            data["q_lora_rank"] = int(cfg.get("q_lora_rank") or 0)
     if seq is not None:
         data["seq"] = seq
     _check_shape(data, what)

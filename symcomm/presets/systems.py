@@ -41,7 +41,7 @@ class Hardware:
     source: str
     peak_flops: tuple = ()             # (dtype, dense matmul FLOP/s) pairs, from the datasheet
     peak_source: str = ""
-    step_time: tuple = ()              # (name, value) pairs of the fitted constants eta, kappa
+    step_time: tuple = ()              # (name, value) pairs of the fitted constants (STEP_TIME_NAMES)
     step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
     calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
     from_file: bool = False            # a hardware file (its errors name the file and the field)
@@ -73,17 +73,30 @@ class Hardware:
             raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
-    def compute_values(self, dtype: str = "bf16") -> dict[str, float]:
-        """peak, hbm and the fitted eta, kappa: the step-time model's hardware symbols (InputError naming
-        the field a hardware file leaves out: the step time has no default for any of them)."""
+    def compute_values(self, dtype: str = "bf16", precision: str = "bf16") -> dict[str, float]:
+        """peak, hbm and the fitted eta, kappa, w_half: the step-time model's hardware symbols (InputError naming
+        the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
+        absence means 0, the shape-independent model).  ``peak`` is the datasheet rate at ``dtype`` (the run's
+        16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
+        which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls."""
         fitted = dict(self.step_time)
         if not fitted:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
-        peak = self.peak(dtype)
+        peak = self.peak(dtype if precision == "bf16" else "bf16")
         if self.hbm_bytes_per_second is None:
             raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
                                                      "the HBM bandwidth)")
-        return {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+        out = {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+        if precision == "bf16":
+            out.pop("eta_fp8", None)
+            return out
+        if "fp8" not in dict(self.peak_flops):
+            raise InputError(f"precision={precision}: --hardware {self.name} gives no FP8 peak (peak_flops has "
+                             f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16")
+        if "eta_fp8" not in fitted:
+            raise self.lacks("step_time eta_fp8", f"precision={precision} needs (the share of the FP8 peak its "
+                                                  "matmuls reach, fitted on FP8 runs: none is fitted for it yet)")
+        return {**out, "peak_fp8": self.peak("fp8")}
 
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
@@ -179,7 +192,7 @@ def hardware(name: str) -> Hardware:
     return Hardware(name, d["title"], link(d["intra"]), link(d["inter"]), int(d["gpus_per_node"]),
                     float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"],
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
-                    tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted),
+                    _fitted_constants(fitted),
                     fitted.get("note", "") or fitted.get("source", ""))
 
 
@@ -189,6 +202,23 @@ MAX_HARDWARE_BYTES = 4 * 1024 * 1024
 
 def _is_path(value: str) -> bool:
     return "/" in value or "\\" in value or value.endswith(".json")
+
+
+#: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
+STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa")
+#: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
+#: shape-independent matmul efficiency every block without it was fitted with
+STEP_TIME_ABSENT = {"w_half": 0.0}
+
+
+def _fitted_constants(fitted: dict) -> tuple:
+    """The (name, value) pairs of a ``step_time`` block's constants; none when it holds none (the step time
+    then refuses), else w_half = 0 where the block leaves it out (:data:`STEP_TIME_ABSENT`)."""
+    given = {k: float(fitted[k]) for k in STEP_TIME_NAMES if k in fitted}
+    if not given:
+        return ()
+    given = {**STEP_TIME_ABSENT, **given}
+    return tuple((k, given[k]) for k in STEP_TIME_NAMES if k in given)
 
 
 def hbm_gamma(hbm_bytes_per_second: float | None) -> float:
@@ -280,7 +310,7 @@ def hardware_file(path) -> Hardware:
                     float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
                     d.get("source", str(path)),
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
-                    tuple((k, float(fitted[k])) for k in ("eta", "kappa") if k in fitted), fitted.get("source", ""),
+                    _fitted_constants(fitted), fitted.get("source", ""),
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note)
 

@@ -6,12 +6,14 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import sympy as sp
 
 from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
+from ..base import notes
 from ..base.errors import InputError
 from ..numbers.evaluation import exact, plain
 from ..collectives.primitives import PRIMITIVES
@@ -135,15 +137,21 @@ def _steptime():
     return steptime
 
 
-def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
-    """The step model at the bound values: the model's shape (F, gated) from the preset or config,
-    the hardware's peak at --dtype and its fitted constants, β and γ per element of --dtype."""
+def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict):
+    """(the step model's values by CLI name, its options, the hardware, its compute values) at the bound
+    values: the model's shape (F, gated) from the preset or config, the hardware's peak at --dtype and its
+    fitted constants, β and γ per element of --dtype."""
     from .. import presets
 
     scale = bytes_per_element(dtype)
     try:
         system = presets.hardware(args.hardware)
-        compute = system.compute_values(dtype)
+        precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
+        compute = system.compute_values(dtype, precision)
+        if dtype == "fp8" and precision == "bf16":
+            notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
+                      "mxfp8 or fp8_block runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
+                      "attention core and LM head in bf16, the casts at the HBM bandwidth)")
         model = (presets.model(args.model) if args.model else
                  presets.model_from_config(args.model_config) if args.model_config else None)
     except ValueError as err:
@@ -152,19 +160,34 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     if model is not None:
         numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
         step_texts = {"gated": bool(model.gated), **step_texts}
+        if "q_width" in model.settings() and "q_width" not in step_texts:
+            notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "
+                      f"{model.heads * model.head} where h = {model.hidden}; give q_width=h to count them h wide",
+                      restates_default=True)
+            step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
     if "F" not in numbers:
         raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
+    if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
+        raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
+                         "--model-config or h_q=...)")
     for sym, value in times.items():
         name = S.BY_SYMBOL[sym].cli_name
         numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
     numbers.update(compute)
     options = {key: value for key, value in target.options.items() if key != "backend"}
-    out = _steptime().report(numbers, scale, options, step_texts)
+    return numbers, {**options, **step_texts}, system, compute
+
+
+def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
+    """The step model at the bound values (:func:`_step_numbers`): its report, the constants and their
+    sources, the memory verdict."""
+    numbers, options, system, compute = _step_numbers(args, target, values, times, dtype, step_texts)
+    out = _steptime().report(numbers, bytes_per_element(dtype), options, {})
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
-                        "dtype": dtype}
+                        "dtype": dtype if str(options.get("precision", "bf16")) == "bf16" else "bf16"}  # peak's dtype
     # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
     out.update(system.memory_verdict(out["memory_per_gpu"]))
     out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes"})
@@ -178,11 +201,12 @@ def _summed(terms):
     return Cost.sum(term.cost for term in terms)
 
 
-def eval_payload(args) -> dict:
-    """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
-    name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
+def _bound_words(args):
+    """``args.assignments`` (KEY=VALUE words) bound to ``args.name`` as ``eval`` binds them: (subject,
+    symbol values, time values, dtype, the names typed, how converted values were derived, the step
+    model's own options)."""
     stepping = args.name == "hybrid"
-    known = set(option_names(args.name)) | (set(_steptime().STEP_OPTIONS) if stepping else set())
+    known = set(option_names(args.name)) | (set(_steptime().STEP_KEYS) if stepping else set())
     texts, option_texts = split_assignments(args.assignments, known)
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
@@ -197,9 +221,44 @@ def eval_payload(args) -> dict:
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
-    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v")) if stepping and args.hardware else frozenset()
+    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v", "h_q")
+                           ) if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
+    return target, values, times, dtype, typed, derived, step_texts
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """One run as the step model reads it, bound exactly as ``eval hybrid --hardware`` binds its words:
+    ``values`` by CLI name (β, γ per element of ``run_bytes`` bytes; the hardware's peak, hbm and fitted
+    constants among them), ``options`` the hybrid strategy's and the step model's."""
+    values: dict
+    run_bytes: int
+    options: dict
+    dtype: str
+
+    def quantities(self, **constants) -> dict:
+        """Every quantity of the step model, with ``constants`` (fitted constants by name, numbers or numpy
+        arrays of candidates) in place of the hardware's."""
+        return _steptime().quantities({**self.values, **constants}, self.run_bytes, **self.options)
+
+
+def step_inputs(args) -> StepInputs:
+    """The step model's inputs for ``args`` (as ``eval``'s: name ``hybrid``, assignments, dtype, model,
+    model_config, hardware; no backend): the one binding ``eval hybrid`` and ``calibrate-step`` share."""
+    if args.name != "hybrid" or not args.hardware or getattr(args, "backend", None):
+        raise UsageError("the step model needs the hybrid strategy and a --hardware, without --backend")
+    target, values, times, dtype, _, _, step_texts = _bound_words(args)
+    numbers, options, _, _ = _step_numbers(args, target, values, times, dtype, step_texts)
+    return StepInputs(numbers, bytes_per_element(dtype), options, dtype)
+
+
+def eval_payload(args) -> dict:
+    """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
+    name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
+    stepping = args.name == "hybrid"
+    target, values, times, dtype, typed, derived, step_texts = _bound_words(args)
     if args.backend:  # what that library runs for each collective (symcomm.collectives.profiles)
         target = target.under(args.backend, values, bytes_per_element(dtype) if dtype else 4)
         problems = target.problems(values)   # the requirements of what the backend runs

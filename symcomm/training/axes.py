@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from ..core import symbols as S
+from ..base.errors import InputError
 from .frameworks import check_stage, framework
 from .terms import Term
 
@@ -54,6 +55,8 @@ class DataSchedule:
     grad_reduce: str
     reshard_after_forward: bool
     grad_dtype: str = ""          # the gradient collectives' element type; "" = the run's (--dtype)
+    shard_unit: str = "model"     # ZeRO-3: one collective per "layer" (an FSDP unit) or for the whole "model"
+    param_dtype: str = ""         # the parameter all-gathers' element type: "fp8" (fp8_param_gather), "" = the run's
 
     def gradient_reductions(self, micro):
         return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
@@ -81,21 +84,39 @@ class DataSchedule:
 
 
 def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
-                  reshard_after_forward: bool | None = None, grad_dtype: str | None = None) -> DataSchedule:
+                  reshard_after_forward: bool | None = None, grad_dtype: str | None = None,
+                  fp8_param_gather: bool = False, precision: str = "bf16") -> DataSchedule:
     """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
     symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
-    framework's own choice; InputError naming the option for a stage the framework does not run."""
+    framework's own choice; InputError naming the option for a stage the framework does not run.
+    ``fp8_param_gather``: the parameter all-gathers move FP8 weights, 1 byte per element (Megatron-Core
+    --fp8-param-gather, megatron/training/arguments.py: distributed optimizer or FSDP only; torchao
+    float8's FSDP all-gather, torchtitan docs/float8.md); ZeRO-0 gathers no parameter and bf16 has no FP8
+    weight, so both are refused.  Under ``precision=mxfp8`` the gathers stay at the run's dtype: Megatron-Core's
+    parameter buffer for MXFP8 weights is a bf16 view of the gradient buffer, gathered and then re-quantized
+    into the MXFP8 weights (NVIDIA/Megatron-LM megatron/core/distributed/param_and_grad_buffer.py, commit
+    d98e8a64: "only half of the buffer is used to store params in bf16")."""
     row = framework(framework_name)
     check_stage(row, zero)
+    if fp8_param_gather and zero == 0:
+        raise InputError("fp8_param_gather=1 needs a sharded data-parallel axis (zero=1, 2 or 3): with zero=0 no "
+                         "parameter is all-gathered")
+    if fp8_param_gather and precision == "bf16":
+        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, mxfp8 or fp8_block")
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
-    return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype)
+    return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
+                        shard_unit=row.shard_unit,
+                        param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "")
 
 
-def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Term, ...]:
+def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) -> tuple[Term, ...]:
     """The data-parallel collectives of one replica group, counted as ``data`` schedules them
-    over the m micro-batches."""
+    over the m micro-batches.  ZeRO-3 with ``data.shard_unit == "layer"`` (FSDP2, Megatron-FSDP: one
+    all-gather and one reduce-scatter per wrapped layer, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME) runs
+    ``units`` collectives of shard/units each where a whole-model unit runs one of the shard: the same
+    elements, ``units`` times the messages."""
     reductions = data.gradient_reductions(m)
     if data.zero == 0:
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
@@ -104,8 +125,10 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what) -> tuple[Te
         return (Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter",
                      groups, across, "dp", phase="backward", dtype=data.grad_dtype),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
-                     groups, across, "dp", phase="after the step"))
-    return tuple(replace(term, what=what + term.what)
+                     groups, across, "dp", phase="after the step", dtype=data.param_dtype))
+    per = units if data.shard_unit == "layer" else 1
+    return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
+                         message=term.message / per, count=term.count * per)
                  for term in zero3_on(group, shard, groups, across, data, m))
 
 
@@ -116,11 +139,11 @@ def zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | No
     over ``micro`` micro-batches (default: one micro-batch, all three once)."""
     schedule = schedule or DataSchedule("deepspeed", 3, "per_micro_batch", True)
     out = [Term("all_gather", "ring", group, message, schedule.forward_gathers(micro), "parameter all-gather",
-                groups, across, "dp", phase="forward")]
+                groups, across, "dp", phase="forward", dtype=schedule.param_dtype)]
     backward = schedule.backward_gathers(micro)
     if backward != 0:
         out.append(Term("all_gather", "ring", group, message, backward, "parameter all-gather", groups, across,
-                        "dp", phase="backward"))
+                        "dp", phase="backward", dtype=schedule.param_dtype))
     out.append(Term("reduce_scatter", "ring", group, message, schedule.gradient_reductions(micro),
                     "gradient reduce-scatter", groups, across, "dp", phase="backward", dtype=schedule.grad_dtype))
     return tuple(out)
@@ -137,27 +160,56 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
-             across=False, micro=1, regather=False, moe_layers=0) -> tuple[Term, ...]:
+             across=False, micro=1, regather=False, moe_layers=0, mla_layers=0) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
     more for their weight gradients (Megatron-LM, Transformer Engine).  ``moe_layers`` of the
     ``layers`` have an MoE layer in the MLP's place: only their attention block runs these
-    collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP)."""
+    collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP).  ``mla_layers`` (SP
+    only) of them have MLA attention, whose input side is :func:`mla_tp_terms`: their h-wide input
+    all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here."""
     blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
+    inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
     for name, _ in _passes(recompute):
         if sp_on:
-            out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
+            gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, blocks)
+            out.append(Term("all_gather", "ring", group, message / micro, gathers * micro,
                             "sequence all-gather", groups, across, "tp", phase=name))
-            out.append(Term("reduce_scatter", "ring", group, message / micro, blocks * micro,
+            out.append(Term("reduce_scatter", "ring", group, message / micro, scatters * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
             out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
     if sp_on and regather:
-        out.append(Term("all_gather", "ring", group, message / micro, blocks * micro,
+        out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
                         "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
+    return tuple(out)
+
+
+def mla_tp_terms(group, tokens, layers, recompute=False, groups=1, across=False, micro=1, regather=False,
+                 latents=()) -> tuple[Term, ...]:
+    """Megatron-Core's MLA with sequence parallel on ``group`` ranks, the attention block's input side
+    (MEGATRON_MLA_SP): the down projections are duplicated on every TP rank and run on its s/t tokens,
+    so instead of one h-wide all-gather the column-parallel up projections all-gather their latents
+    and the rotary key is all-gathered apart; ``latents`` = (what, width per token, re-gathered for the
+    weight gradient); the backward reduce-scatters their gradients.  ``tokens`` = the replica's tokens
+    (M = tokens · width).  The output side (linear_proj's reduce-scatter, its gradient's all-gather)
+    stays h-wide (:func:`tp_terms` with ``mla_layers``)."""
+    out = []
+    for name, _ in _passes(recompute):
+        for what, width, _again in latents:
+            op, verb = ("reduce_scatter", "gradient reduce-scatter") if name == "backward" else ("all_gather",
+                                                                                                 "all-gather")
+            out.append(Term(op, "ring", group, tokens * width / micro, layers * micro, f"MLA {what} {verb}",
+                            groups, across, "tp", phase=name))
+    if regather:
+        for what, width, again in latents:
+            if again:
+                out.append(Term("all_gather", "ring", group, tokens * width / micro, layers * micro,
+                                f"MLA {what} re-all-gather for the weight gradient", groups, across, "tp",
+                                phase="backward"))
     return tuple(out)
 
 

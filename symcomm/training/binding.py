@@ -107,9 +107,10 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
 def _preset_shape(args, name: str, option_texts: dict) -> dict:
     """A model preset's (or config's) shape is used as plan uses it: with fewer K, V heads than
     heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
-    embeddings ``tied`` defaults to 1, each said in a note; an option given explicitly (gqa=0)
-    still wins."""
-    wanted = [key for key in ("gqa", "tied", "embeddings") if key in option_names(name) and key not in option_texts]
+    embeddings ``tied`` defaults to 1, with MoE layers ``moe`` to 1 and with MLA ranks ``attention``
+    to mla (``Model.settings``), each said in a note; an option given explicitly (gqa=0) still wins."""
+    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention")
+              if key in option_names(name) and key not in option_texts]
     if not wanted or not (args.model or args.model_config):
         return option_texts
     from .. import presets
@@ -121,7 +122,16 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
     except ValueError as err:
         raise UsageError(str(err)) from None
     out = dict(option_texts)
-    if "gqa" in wanted and model.kv_heads < model.heads:
+    fixed = model.settings()
+    if "moe" in wanted and "moe" in fixed:
+        notes.add(f"moe=1: {model.name} has {model.moe_layers} MoE layers of {model.experts} experts "
+                  f"({model.shared_experts} shared); give moe=0 to count them as dense", restates_default=True)
+        out["moe"] = fixed["moe"]
+    if "attention" in wanted and "attention" in fixed:
+        notes.add(f"attention=mla: {model.name} has multi-head latent attention (q_lora, kv_lora, d_nope, d_rope, "
+                  "d_v from the preset); give attention=mha to count it as multi-head attention", restates_default=True)
+        out["attention"] = fixed["attention"]
+    if "gqa" in wanted and "gqa" in fixed:
         notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
               "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
         out["gqa"] = "1"

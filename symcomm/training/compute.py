@@ -1,9 +1,55 @@
-"""Compute time of one micro-batch on a pipeline stage, per GPU, as SymPy expressions (seconds):
-the matmuls at the datasheet peak of the run's dtype times the share η of it they reach, plus
-the memory-bound kernels (norms, activation functions, dropout, residual adds, softmax) as κ HBM
-passes over the activation bytes Korthikanti et al. count.  Part of the step model
-(:mod:`symcomm.training.steptime`); the constants η and κ are fitted per hardware preset
-(``derivations/fit_step_time.py``, :data:`FITTED`).
+"""Compute time of one micro-batch on a pipeline stage, per GPU, as SymPy expressions (seconds).
+Part of the step model (:mod:`symcomm.training.steptime`); the constants η, η_fp8, w_half and κ are
+fitted per hardware preset (``derivations/fit_step_time.py``, :data:`FITTED`).
+
+**Matmuls.**  Every GEMM of a layer is listed per GPU and micro-batch (:func:`layer_gemms`): T = (b/(d·m))·s/c
+tokens, tensor-parallel widths split by t —
+
+* QKV (one fused GEMM, Megatron-Core's ``linear_qkv``): T × h · h × (h + 2h_kv)/t;
+* attention output: T × h/t · h/t × h;
+* MLP: FC1 T × h · h × F/t (2F/t gated: gate and up fused, ``linear_fc1``), FC2 T × F/t · F/t × h;
+* MoE: each of the E/e local experts a grouped GEMM of T·k·e/E tokens (uniform routing: the e ranks' T·k
+  routed tokens over E experts) with the expert width F_e/t (Megatron's expert tensor parallel size t);
+  the E_s shared experts as E_s GEMMs of width F_e/t over all T tokens;
+* the LM head T × h · h × V/t; the attention core (QKᵀ, scores × V) apart.
+
+A GEMM (M × K)·(K × N) does 2MNK FLOPs and moves MK + KN + MN elements; its time is taken as the additive
+roofline, FLOPs at the matmul rate plus a term proportional to those elements:
+time = 2MNK/(peak·η) · (1 + w_half/w), with w = MNK/(MK + KN + MN), the GEMM's *width* (the harmonic mean of
+its three dimensions over 3: the smallest of them when one is much smaller; its FLOPs per element moved,
+halved).  So its share of peak is η·w/(w + w_half): it rises with w, tends to η for large GEMMs and is η/2
+at w = w_half (proved in ``derivations/step_time.py``).  Why w and not one dimension: the input gradient
+and weight gradient GEMMs of the backward have the same three dimensions in other roles, so one width
+serves forward and backward (backward = 2 × forward, the papers' convention), and a roofline with HBM
+bandwidth B_hbm gives exactly this form with w_half = peak·bytes/(2·B_hbm) (Williams et al. 2009, Roofline,
+CACM 52(4)); w_half is fitted instead, as tails, wave quantisation and launch gaps add to the HBM term.
+With 1-byte FP8 operands at twice the rate the roofline's w_half is the same, so one w_half serves both
+dtypes.  w_half = 0 is today's shape-independent model: every matmul at η (the added term is exactly 0).
+The attention core stays at η, shape-independent (flash attention keeps the scores on chip; the papers'
+runs without it are what η was fitted on).
+
+**Precision** (``precision``, :data:`symcomm.training.settings.PRECISIONS`).  Under an FP8 recipe the layers'
+linear GEMMs (QKV, output, MLP, experts) run at peak_fp8·η_fp8 (same width factor); the attention core, the
+norms, softmax and the LM head stay in bf16 at peak·η: Transformer Engine runs FP8 inside its linear modules
+only (``DotProductAttention`` computes in bf16), and Megatron-Core's output layer is
+``tensor_parallel.ColumnParallelLinear``, a bf16 matmul, unless the MXFP8 output projection is switched on
+(NVIDIA/Megatron-LM megatron/core/models/gpt/gpt_model.py, commit d98e8a64); torchtitan's Llama 3 405B
+recipe leaves it out of float8 too (``filter_fqns=["lm_head"]``, pytorch/torchtitan
+torchtitan/models/llama3/config_registry.py, commit b5bcd76c), though its converter's own default list is
+empty.  Each FP8 GEMM's inputs are cast, memory-bound at the HBM bandwidth (:func:`cast_bytes`, sources
+there): the activation X (M × K) in the forward, the output gradient dY (M × N) in the backward, and the
+weight (K × N) once per step (Megatron-Core passes ``is_first_microbatch``,
+megatron/core/extensions/transformer_engine.py at d98e8a64, so Transformer Engine caches the FP8 weight over
+the m micro-batches: transformer_engine/pytorch/module/linear.py, commit d0067d0d; with fp8_param_gather the
+optimizer's quantization takes its place, counted the same), counted as 1/m per
+micro-batch; a full recompute casts X again.  Each cast writes a rowwise and a columnwise copy (Hopper
+needs the transposed copy for the backward's GEMMs; MXFP8's column-scaled copy differs from its row-scaled
+one on Blackwell too; per-tensor FP8 on Blackwell shares one layout for both, so there this counts one
+1-byte write per element too many).  Casts fused into a preceding kernel (Transformer Engine's LayerNormLinear writes
+FP8 from the norm) are counted as separate passes: an upper bound, the rest is what κ and η_fp8 absorb.
+
+**Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over
+the activation bytes Korthikanti et al. count.
 """
 
 from __future__ import annotations
@@ -14,7 +60,9 @@ import sympy as sp
 
 from . import flops
 from .memory import activation_bytes, scores
-from ..core.symbols import L, L_moe, b, c, d, eta, hbm, kappa, m, p, peak, s, t
+from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
+                            hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half)
+from ..presets.systems import STEP_TIME_ABSENT
 
 
 @dataclass(frozen=True)
@@ -28,10 +76,134 @@ class Fitted:
 
 
 #: the step model's fitted constants, by name: what a hardware preset's or file's ``step_time`` block holds
+#: (a block without w_half is read as w_half = 0, the shape-independent model it was fitted with:
+#: symcomm.presets.systems.STEP_TIME_ABSENT)
 FITTED = {f.name: f for f in (
-    Fitted("eta", "share of the datasheet matmul peak the matmuls reach", 0.30, 1.00),
+    Fitted("eta", "share of the datasheet bf16 matmul peak the bf16 matmuls reach at large shapes", 0.30, 1.00),
+    Fitted("eta_fp8", "share of the datasheet FP8 matmul peak the FP8 matmuls reach at large shapes", 0.30, 1.00),
+    Fitted("w_half", "GEMM width MNK/(MK + KN + MN) at which a matmul reaches half its large-shape share "
+                     "(0 = shape-independent)", 0.0, 4096.0),
     Fitted("kappa", "HBM passes over each activation byte by the memory-bound kernels (forward + backward)", 0.0, 20.0),
 )}
+
+#: bytes per element a cast to FP8 reads and writes, per recipe: (extra bf16 read for the amax,
+#: scale bytes per element of an activation or gradient, of a weight).  The cast reads the bf16 tensor
+#: (2 bytes) and writes two FP8 copies (1 byte each) with their scales.  Sources: Transformer Engine
+#: docs/features/low_precision_training (commit d0067d0d): fp8_current_scaling.rst ("reading the tensor
+#: twice": the amax, then the cast; delayed scaling fuses the amax into the cast, so this counts the
+#: current-scaling upper bound; one fp32 scale per tensor, negligible); mxfp8.rst (one E8M0 byte per 32
+#: elements, rowwise and columnwise scaled copies differ, "columnwise quantized tensors cannot be computed
+#: from rowwise quantized ones"); fp8_blockwise_scaling.rst (one fp32 scale per 1×128 block of activations
+#: and gradients, per 128×128 block of weights); performance_considerations.rst (Hopper transposes the
+#: columnwise copy).
+CAST = {
+    "fp8_tensor": (sp.Integer(2), sp.Integer(0), sp.Integer(0)),
+    "mxfp8": (sp.Integer(0), sp.Rational(1, 32), sp.Rational(1, 32)),
+    "fp8_block": (sp.Integer(0), sp.Rational(4, 128), sp.Rational(4, 128 * 128)),
+}
+#: bf16 bytes read per element by a cast, and FP8 copies written (rowwise and columnwise)
+CAST_READ, CAST_COPIES = 2, 2
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """``count`` matmuls (rows × inner)·(inner × cols) of one layer's forward on one GPU and micro-batch;
+    ``fp8``: a linear layer's GEMM, run in FP8 under an FP8 recipe (the LM head is not)."""
+    name: str
+    rows: sp.Expr
+    inner: sp.Expr
+    cols: sp.Expr
+    count: sp.Expr = sp.Integer(1)
+    fp8: bool = True
+
+    @property
+    def flops(self) -> sp.Expr:
+        return 2 * self.count * self.rows * self.inner * self.cols
+
+    @property
+    def moved(self) -> sp.Expr:
+        """Elements read and written: both operands and the product."""
+        M, K, N = self.rows, self.inner, self.cols
+        return self.count * (M * K + K * N + M * N)
+
+    @property
+    def width(self) -> sp.Expr:
+        """w = MNK/(MK + KN + MN): FLOPs per element moved, halved."""
+        M, K, N = self.rows, self.inner, self.cols
+        return M * K * N / (M * K + K * N + M * N)
+
+
+def efficiency(width, large=eta):
+    """Share of peak a GEMM of width w reaches: η·w/(w + w_half) (η_fp8 for an FP8 GEMM)."""
+    return large * width / (width + w_half)
+
+
+def attention_gemms(tokens, attention: str = "mha") -> list[Gemm]:
+    """The attention block's linear GEMMs on one GPU: multi-/grouped-query QKV and output; or MLA's five
+    projections (symcomm.training.flops.MEGATRON_MLA: q down h → q_lora and up q_lora → a·(d_nope + d_rope), or
+    one h → a·(d_nope + d_rope) without query compression; kv down h → kv_lora + d_rope, kv up kv_lora →
+    a·(d_nope + d_v), output a·d_v → h), each counted split over t as the FLOPs count them."""
+    if attention != "mla":
+        q = flops.query_width(attention)
+        return [Gemm("QKV", tokens, h, (q + 2 * h_kv) / t), Gemm("attention output", tokens, q / t, h)]
+    head = a * (d_nope + d_rope)
+    query = sp.Piecewise((h * head / t, sp.Eq(q_lora, 0)), (q_lora * (h + head) / t, True))
+    # the query path's two GEMMs folded into one of the same FLOPs and widths h → query/h (a width-weighted
+    # stand-in: q_lora = 0 has one GEMM, else two; their sum is what flops.mla_query_width counts)
+    return [Gemm("MLA query", tokens, h, query / h),
+            Gemm("MLA kv down", tokens, h, (kv_lora + d_rope) / t),
+            Gemm("MLA kv up", tokens, kv_lora, a * (d_nope + d_v) / t),
+            Gemm("attention output", tokens, a * d_v / t, h)]
+
+
+def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_tp: str = "tp") -> tuple[Gemm, ...]:
+    """The linear GEMMs of one layer's forward on one GPU, ``tokens`` = T per GPU and micro-batch (the
+    list of the module docstring); the MLP's or the experts' by ``moe``.  With ``expert_tp`` = 1 each GPU
+    runs its experts whole on its own 1/t of the routed tokens (the same FLOPs, wider GEMMs)."""
+    up = 2 if gated else 1
+    out = attention_gemms(tokens, attention)
+    if not moe:
+        return tuple(out + [Gemm("FC1", tokens, h, up * F / t), Gemm("FC2", tokens, F / t, h)])
+    split = t if expert_tp == "tp" else 1
+    per_expert = tokens * k * e / E if expert_tp == "tp" else tokens * k * e / (E * t)
+    return tuple(out + [Gemm("expert FC1", per_expert, h, up * F_e / split, E / e),
+                        Gemm("expert FC2", per_expert, F_e / split, h, E / e),
+                        Gemm("shared expert FC1", tokens, h, up * F_e / t, E_s),
+                        Gemm("shared expert FC2", tokens, F_e / t, h, E_s)])
+
+
+def lm_head_gemm(tokens) -> Gemm:
+    return Gemm("LM head", tokens, h, V / t, fp8=False)
+
+
+def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha",
+                expert_tp: str = "tp") -> tuple[tuple[Gemm, sp.Expr], ...]:
+    """(GEMM, times per micro-batch) over a stage of ``layers`` layers (MoE layers in the model's proportion
+    L_moe/L, as :func:`stage_forward_flops` counts them) and, when ``lm_head``, the LM head."""
+    dense = layer_gemms(tokens, gated, False, attention)
+    blocks = len(attention_gemms(tokens, attention))
+    out = [(g, layers) for g in dense[:blocks]]                   # attention: every layer
+    if moe:
+        out += [(g, layers * (L - L_moe) / L) for g in dense[blocks:]]
+        out += [(g, layers * L_moe / L) for g in layer_gemms(tokens, gated, True, attention, expert_tp)[blocks:]]
+    else:
+        out += [(g, layers) for g in dense[blocks:]]
+    return tuple(out + ([(lm_head_gemm(tokens), sp.Integer(1))] if lm_head else []))
+
+
+def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """HBM bytes of the FP8 casts of one micro-batch over these (GEMM, times) pairs: (the activations X of the
+    forward, the weights — once per step, so 1/m of them per micro-batch —, the output gradients dY of the
+    backward).  Each cast reads the bf16 tensor (2 bytes, and 2 more for per-tensor current scaling's amax)
+    and writes a rowwise and a columnwise FP8 copy with their scales (:data:`CAST`)."""
+    amax, act_scale, weight_scale = CAST[precision]
+    per_act = CAST_READ + amax + CAST_COPIES * (1 + act_scale)
+    per_weight = CAST_READ + amax + CAST_COPIES * (1 + weight_scale)
+    fp8 = [(g, n) for g, n in gemms if g.fp8]
+    x = sum((n * g.count * g.rows * g.inner for g, n in fp8), sp.Integer(0)) * per_act
+    w = sum((n * g.count * g.inner * g.cols for g, n in fp8), sp.Integer(0)) * per_weight / m
+    dy = sum((n * g.count * g.rows * g.cols for g, n in fp8), sp.Integer(0)) * per_act
+    return x, w, dy
 
 
 @dataclass(frozen=True)
@@ -46,38 +218,85 @@ class MicroBatchCompute:
         return self.forward + self.backward
 
 
-def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool) -> sp.Expr:
+def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha") -> sp.Expr:
     """Forward FLOPs of one micro-batch of ``micro`` sequences over ``layers`` layers of a stage (MoE
-    layers in the model's proportion L_moe/L) and, when ``lm_head``, the LM head; before the split
-    over the stage's t·c GPUs."""
+    layers in the model's proportion L_moe/L: an approximation where the recipe puts the dense layers
+    on one stage, as DeepSeek-V3's first 3) and, when ``lm_head``, the LM head; before the split over
+    the stage's t·c GPUs.  The experts' share is the same with either expert tensor-parallel size:
+    with expert_tp = t a GPU runs 1/t of each expert on the t-fold gathered tokens, with 1 the whole
+    expert on its own 1/t of them (sequence parallel), under balanced routing."""
     if moe:
-        body = layers * ((L - L_moe) * flops.layer_forward(micro, s, gated)
-                         + L_moe * flops.moe_layer_forward(micro, s, gated)) / L
+        body = layers * ((L - L_moe) * flops.layer_forward(micro, s, gated, attention=attention)
+                         + L_moe * flops.moe_layer_forward(micro, s, gated, attention)) / L
     else:
-        body = layers * flops.layer_forward(micro, s, gated)
+        body = layers * flops.layer_forward(micro, s, gated, attention=attention)
     return body + (flops.lm_head_forward(micro, s) if lm_head else 0)
+
+
+def _summed(pairs, what) -> sp.Expr:
+    return sum((n * getattr(g, what) for g, n in pairs), sp.Integer(0))
+
+
+def attention_kind(run) -> str:
+    """The attention the FLOP counts take for ``run``: its ``attention``, with q_width=heads multi-head
+    attention's heads a·head_dim = h_q wide ("mha_q", symcomm.training.flops.query_width)."""
+    return "mha_q" if run.attention == "mha" and run.q_width == "heads" else run.attention
 
 
 def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroBatchCompute:
     """Compute of one micro-batch (b/(d·m) sequences) on one GPU of a stage holding ``layers``
-    layers (default L/p) and, when ``lm_head`` (default: the run has embeddings), the LM head:
-    matmul FLOPs / (peak · η), recompute as the run's mode runs it, and κ HBM passes over the
-    stored activation bytes (forward one third, backward two; a full recompute adds a third)."""
+    layers (default L/p) and, when ``lm_head`` (default: the run has embeddings), the LM head: the
+    matmuls as the module docstring times them (FLOPs / (peak · η) and the width term w_half · 2 · elements
+    moved / (peak · η); the FP8 recipe's linear GEMMs at peak_fp8 · η_fp8 and their casts at the HBM
+    bandwidth), recompute as the run's mode runs it, and κ HBM passes over the stored activation bytes
+    (forward one third, backward two; a full recompute adds a third)."""
     layers = L / p if layers is None else layers
     lm_head = run.embeddings if lm_head is None else lm_head
     micro = b / (d * m)
-    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head) / (t * c)
-    if run.recompute == "selective":
-        again = layers * flops.attention_core(micro, s) / (t * c)
-    elif run.recompute == "full":
-        again = fwd - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0)
-    else:
-        again = sp.Integer(0)
+    tokens = micro * s / c
+    kind = attention_kind(run)
+    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp)
+    layer_pairs = stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp)
+    counted = layers * flops.attention_core(micro, s, kind) / (t * c)
+    # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
+    # s × s the FLOP convention counts (Dao 2023, FlashAttention-2, §3.1.1: "skip the computation of blocks
+    # where the column indices are more than the row indices", ~1.7-1.8× faster causal); without flash
+    # attention (Megatron-LM 2021-22) the whole masked matrix is computed
+    core = counted / 2 if run.flash else counted
+    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind) / (t * c) - (counted - core)
     rate = peak * eta
-    touched = activation_bytes(recompute="none", flash=run.flash, sp_on=run.sp) * layers
+    if run.precision == "bf16":
+        # today's FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)
+        again = {"selective": core, "full": fwd - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0),
+                 "none": sp.Integer(0)}[run.recompute]
+        moved_again = _summed(layer_pairs, "moved") if run.recompute == "full" else sp.Integer(0)
+        moved = _summed(gemms, "moved")
+        forward = fwd / rate + 2 * w_half * moved / rate
+        backward = (2 * fwd + again) / rate + 2 * w_half * (2 * moved + moved_again) / rate
+    else:
+        rate8 = peak_fp8 * eta_fp8
+        low = [(g, n) for g, n in gemms if g.fp8]
+        high = [(g, n) for g, n in gemms if not g.fp8]
+
+        def matmul_time(pairs, at):
+            return (_summed(pairs, "flops") + 2 * w_half * _summed(pairs, "moved")) / at
+
+        x, w, dy = cast_bytes(gemms, run.precision)
+        forward = (core / rate + matmul_time(high, rate) + matmul_time(low, rate8)
+                   + (x + w) / hbm)
+        again = {"selective": core / rate, "full": core / rate + matmul_time(low, rate8) + x / hbm,
+                 "none": sp.Integer(0)}[run.recompute]
+        backward = (2 * (core / rate + matmul_time(high, rate) + matmul_time(low, rate8)) + again + dy / hbm)
+    touched = activation_bytes(recompute="none", flash=run.flash, sp_on=run.sp, attention=run.attention) * layers
     if run.recompute == "full":
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers
     memory_bound = kappa * touched / hbm
-    return MicroBatchCompute(fwd / rate + memory_bound / 3, (2 * fwd + again) / rate + 2 * memory_bound / 3)
+    return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3)
+
+
+def with_absent_constants(values: dict) -> dict:
+    """``values`` with the fitted constants a caller may leave out at their meaning when absent (w_half = 0:
+    the shape-independent model): the one rule, :data:`symcomm.presets.systems.STEP_TIME_ABSENT`."""
+    return {**STEP_TIME_ABSENT, **values}

@@ -12,7 +12,8 @@ use, so that their equations can be checked term for term):
   "hardware FLOPs" = model FLOPs + what the recompute mode runs again (what HFU divides).
 
 Every function takes ``B`` sequences of ``seq`` tokens; the shape symbols are those of
-:mod:`symcomm.core.symbols` (h, a, h_kv, F, V, L, s; L_moe, k, F_e, E_s for mixtures of experts).
+:mod:`symcomm.core.symbols` (h, a, h_kv, F, V, L, s; L_moe, k, F_e, E_s for mixtures of experts;
+q_lora, kv_lora, d_nope, d_rope, d_v for DeepSeek's multi-head latent attention, ``attention="mla"``).
 Counts are FLOPs (not FLOP/s), for the whole model and batch unless a name says per layer.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..core.symbols import E_s, F, F_e, L, L_moe, V, h, h_kv, k
+from ..core.symbols import E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, h_kv, h_q, k, kv_lora, q_lora
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
 #: (QKᵀ, softmax, dropout, attention over V) is recomputed; full = the whole layer's forward
@@ -32,13 +33,55 @@ NARAYANAN_FLOPS = ("Narayanan et al. 2021, Efficient Large-Scale Language Model 
                    "Megatron-LM, §5.1 eq. (3): 96BsLh²(1 + s/(6h) + V/(16Lh)) with one recomputed forward")
 
 
-def attention_projections(B, seq) -> sp.Expr:
-    """Q and O are h × h, K and V are h × h_kv (h_kv = h without grouped-query attention)."""
-    return 2 * B * seq * h * (2 * h + 2 * h_kv)
+#: the attention kinds the FLOP counts take: multi-/grouped-query with heads h/a wide ("mha") or a·head_dim = h_q
+#: wide ("mha_q": Qwen3, gpt-oss; the step model's q_width=heads), DeepSeek's multi-head latent attention ("mla")
+ATTENTIONS = ("mha", "mha_q", "mla")
 
 
-def attention_core(B, seq) -> sp.Expr:
-    """QKᵀ (B·a·s·s·(h/a) multiply-adds) and the scores times V (the same): 4·B·s²·h."""
+def query_width(attention: str = "mha"):
+    """The width of Q (and of the output projection's input) per token: h, or h_q = a·head_dim ("mha_q")."""
+    return h_q if attention == "mha_q" else h
+
+DEEPSEEK_V2_MLA = ("DeepSeek-AI 2024, DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language "
+                   "Model, arXiv:2405.04434, §2.1.2-2.1.3 (eqs. 9-19: W^DQ, W^UQ, W^QR, W^DKV, W^UK, W^UV, W^KR, W^O)")
+MEGATRON_MLA = ("Megatron-LM megatron/core/transformer/multi_latent_attention.py (commit d98e8a6): "
+                "linear_q_down_proj h → q_lora_rank (absent when q_lora_rank is None: linear_q_proj h → "
+                "a·(qk_head_dim + qk_pos_emb_head_dim)), linear_q_up_proj, linear_kv_down_proj h → kv_lora_rank + "
+                "qk_pos_emb_head_dim, linear_kv_up_proj kv_lora_rank → a·(qk_head_dim + v_head_dim), linear_proj "
+                "a·v_head_dim → h")
+
+
+def mla_query_width():
+    """Multiply-adds per token of MLA's query path: h·q_lora + q_lora·a·(d_nope + d_rope) through the query
+    latent; q_lora = 0 means no query compression (DeepSeek-V2-Lite's q_lora_rank null; Megatron-Core's
+    linear_q_proj): h·a·(d_nope + d_rope)."""
+    return sp.Piecewise((h * a * (d_nope + d_rope), sp.Eq(q_lora, 0)),
+                        (q_lora * (h + a * (d_nope + d_rope)), True))
+
+
+def mla_projections_per_token() -> sp.Expr:
+    """Multiply-adds per token of MLA's projections (DEEPSEEK_V2_MLA, MEGATRON_MLA): the query path
+    (:func:`mla_query_width`), K, V down h → kv_lora + d_rope, K, V up kv_lora → a·(d_nope + d_v), and the
+    output a·d_v → h."""
+    return (mla_query_width() + h * (kv_lora + d_rope) + kv_lora * a * (d_nope + d_v) + a * d_v * h)
+
+
+def attention_projections(B, seq, attention: str = "mha") -> sp.Expr:
+    """Q and O are h × h (h × h_q with heads a·head_dim wide, "mha_q"), K and V are h × h_kv (h_kv = h without
+    grouped-query attention); MLA: its five projections (:func:`mla_projections_per_token`)."""
+    if attention == "mla":
+        return 2 * B * seq * mla_projections_per_token()
+    return 2 * B * seq * h * (2 * query_width(attention) + 2 * h_kv)
+
+
+def attention_core(B, seq, attention: str = "mha") -> sp.Expr:
+    """QKᵀ (B·a·s·s·(h/a) multiply-adds) and the scores times V (the same): 4·B·s²·h (4·B·s²·h_q with heads
+    a·head_dim wide, "mha_q").  MLA: QKᵀ over
+    the d_nope + d_rope wide heads and the scores times V over d_v, per head: 2·B·s²·a·(d_nope + d_rope + d_v)."""
+    if attention == "mla":
+        return 2 * B * seq ** 2 * a * (d_nope + d_rope + d_v)
+    if attention == "mha_q":
+        return 4 * B * seq ** 2 * h_q
     return 4 * B * seq ** 2 * h
 
 
@@ -47,15 +90,20 @@ def mlp(B, seq, width=F, gated: bool = False) -> sp.Expr:
     return (3 if gated else 2) * 2 * B * seq * h * width
 
 
-def layer_forward(B, seq, gated: bool = False, width=F) -> sp.Expr:
+def layer_forward(B, seq, gated: bool = False, width=F, attention: str = "mha") -> sp.Expr:
     """One dense transformer layer's forward."""
-    return attention_projections(B, seq) + attention_core(B, seq) + mlp(B, seq, width, gated)
+    return attention_projections(B, seq, attention) + attention_core(B, seq, attention) + mlp(B, seq, width, gated)
 
 
-def moe_layer_forward(B, seq, gated: bool = True) -> sp.Expr:
+def moe_layer_forward(B, seq, gated: bool = True, attention: str = "mha") -> sp.Expr:
     """One MoE layer's forward: attention, the router (h × E: negligible, not counted), and each
-    token through k routed experts and E_s shared experts of width F_e."""
-    return attention_projections(B, seq) + attention_core(B, seq) + (k + E_s) * mlp(B, seq, F_e, gated)
+    token through k routed experts and E_s shared experts of width F_e (E_s = 0: none, as Mixtral, Qwen3-MoE)."""
+    return attention_projections(B, seq, attention) + attention_core(B, seq, attention) + expert_forward(B, seq, gated)
+
+
+def expert_forward(B, seq, gated: bool = True) -> sp.Expr:
+    """The experts of one MoE layer: each token through k routed and E_s shared experts of width F_e."""
+    return (k + E_s) * mlp(B, seq, F_e, gated)
 
 
 def lm_head_forward(B, seq) -> sp.Expr:
@@ -63,32 +111,34 @@ def lm_head_forward(B, seq) -> sp.Expr:
     return 2 * B * seq * h * V
 
 
-def forward(B, seq, gated: bool = False, moe: bool = False) -> sp.Expr:
+def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
     """The whole model's forward: L layers (L_moe of them MoE when ``moe``) and the LM head."""
     if moe:
-        layers = (L - L_moe) * layer_forward(B, seq, gated) + L_moe * moe_layer_forward(B, seq, gated)
+        layers = (L - L_moe) * layer_forward(B, seq, gated, attention=attention) \
+            + L_moe * moe_layer_forward(B, seq, gated, attention)
     else:
-        layers = L * layer_forward(B, seq, gated)
+        layers = L * layer_forward(B, seq, gated, attention=attention)
     return layers + lm_head_forward(B, seq)
 
 
-def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False) -> sp.Expr:
+def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
     """What the recompute mode runs again before the backward (forward FLOPs): nothing; the
     attention core of every layer; or every layer's forward (the LM head is not recomputed)."""
     if recompute == "none":
         return sp.Integer(0)
     if recompute == "selective":
-        return L * attention_core(B, seq)
+        return L * attention_core(B, seq, attention)
     if recompute == "full":
-        return forward(B, seq, gated, moe) - lm_head_forward(B, seq)
+        return forward(B, seq, gated, moe, attention) - lm_head_forward(B, seq)
     raise ValueError(f"recompute={recompute} is not allowed; choose {', '.join(RECOMPUTE_MODES)}")
 
 
-def model_flops(B, seq, gated: bool = False, moe: bool = False) -> sp.Expr:
+def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
     """Forward + backward (= 3 × forward) of B sequences: what MFU divides."""
-    return 3 * forward(B, seq, gated, moe)
+    return 3 * forward(B, seq, gated, moe, attention)
 
 
-def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False) -> sp.Expr:
+def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
+                   attention: str = "mha") -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides."""
-    return model_flops(B, seq, gated, moe) + recomputed(B, seq, recompute, gated, moe)
+    return model_flops(B, seq, gated, moe, attention) + recomputed(B, seq, recompute, gated, moe, attention)

@@ -3,8 +3,12 @@
 A row says which ZeRO stages the framework runs (and what to say when asked for another), when
 it reduces the gradients over the m micro-batches, whether ZeRO-3 re-gathers the parameters in
 the backward, the gradients' element type, whether sequence parallelism re-gathers its inputs in
-the backward, whether the gradient reductions overlap the backward, the data-parallel schemes
-the planner searches, and the framework files each of these follows.  The strategy
+the backward, whether the gradient reductions overlap the backward, whether the parameter
+all-gathers hide behind compute, under which pipeline schedules the sends hide, whether the expert
+all-to-alls hide behind another micro-batch, whether ZeRO-3 runs one collective per layer or for the
+whole model, the data-parallel schemes the planner searches, and the framework files each of these
+follows (each default beside its file: DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE,
+A2A_OVERLAP_SOURCE, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME).  The strategy
 (:func:`symcomm.training.axes.data_schedule`, :func:`symcomm.training.axes.sp_regather_of`), the step
 model (:func:`symcomm.training.overlap.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
 read this table and nothing else about a framework.
@@ -42,12 +46,55 @@ MEGATRON_FP32_GRADS = ("Megatron-LM megatron/training/arguments.py (bf16: accumu
                        "gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type "
                        "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)")
 #: Megatron-LM overlaps the gradient reduce only with --overlap-grad-reduce (default off,
-#: megatron/training/arguments.py); DeepSpeed's ZeRO config overlap_comm (deepspeed/runtime/zero/config.py)
+#: megatron/training/arguments.py), in buckets of max(40M, 1M × the data-parallel size) parameters
+#: (distributed_data_parallel.py); DeepSpeed's ZeRO config overlap_comm (deepspeed/runtime/zero/config.py)
 #: is on for stage 3 and off below; FSDP always issues its reduce-scatters asynchronously during the
-#: backward (torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook)
-DP_OVERLAP_SOURCE = ("Megatron-LM megatron/training/arguments.py (--overlap-grad-reduce, default off); DeepSpeed "
+#: backward (torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook), FSDP2 and Megatron-FSDP too
+DP_OVERLAP_SOURCE = ("Megatron-LM megatron/training/arguments.py (--overlap-grad-reduce, default off), "
+                     "megatron/core/distributed/distributed_data_parallel_config.py (overlap_grad_reduce: False) and "
+                     "distributed_data_parallel.py (bucket_size: max(40000000, 1000000 × data-parallel size) "
+                     "parameters when overlapped, one bucket otherwise); DeepSpeed "
                      "deepspeed/runtime/zero/config.py (overlap_comm: on for stage 3); PyTorch "
                      "torch/distributed/fsdp/_runtime_utils.py (reduce-scatter issued in the post-backward hook)")
+
+#: the parameter all-gathers: Megatron's distributed optimizer gathers after the step, exposed unless
+#: --overlap-param-gather (default off; it also needs --overlap-grad-reduce); ZeRO-3 / FSDP prefetch the next
+#: unit's gather behind the current one's compute (DeepSpeed's prefetch_bucket_size, FSDP's backward_prefetch
+#: and forward hooks, FSDP2's implicit prefetch, Megatron-FSDP's forward prefetch)
+PARAM_GATHER_SOURCE = ("Megatron-LM megatron/training/arguments.py (--overlap-param-gather, default off; refused "
+                       "without --overlap-grad-reduce) and megatron/core/distributed/distributed_data_parallel_config.py "
+                       "(overlap_param_gather: False); DeepSpeed deepspeed/runtime/zero/partitioned_param_coordinator.py "
+                       "(prefetch); PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_state.py and _fsdp_param_group.py "
+                       "(the next group's all-gather issued before the current one's compute); Megatron-LM "
+                       "megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py (_pre_forward_param_unshard: "
+                       "forward prefetch)")
+#: Megatron-LM: overlap_p2p_comm is on unless --no-overlap-p2p-communication, and arguments.py turns it off
+#: for every schedule but the interleaved one; DeepSpeed's pipeline engine and torch.distributed.pipelining
+#: send and receive between the stages' compute
+P2P_OVERLAP_SOURCE = ("Megatron-LM megatron/training/arguments.py (--no-overlap-p2p-communication: overlap_p2p_comm "
+                      "defaults on; set off unless the interleaved schedule runs) and "
+                      "megatron/core/pipeline_parallel/schedules.py (forward_backward_pipelining_with_interleaving)")
+#: Megatron-Core overlaps the expert all-to-all of one micro-batch with another's compute only when asked
+A2A_OVERLAP_SOURCE = ("Megatron-LM megatron/core/model_parallel_config.py (overlap_moe_expert_parallel_comm: False; "
+                      "--overlap-moe-expert-parallel-comm, the 1F1B schedule of two micro-batches' forward and "
+                      "backward interleaved, megatron/core/pipeline_parallel/combined_1f1b.py)")
+#: PyTorch FSDP2 (fully_shard): one all-gather and one reduce-scatter per fully_shard'ed module; torchtitan
+#: applies it to every transformer block (and the root: embeddings, final norm, output)
+FSDP2_RUNTIME = ("PyTorch torch/distributed/fsdp/_fully_shard/_fully_shard.py (reshard_after_forward=None: True "
+                 "for every module but the root), _fsdp_param_group.py (one all-gather and one reduce-scatter per "
+                 "group, in the post-backward of every backward unless set_requires_gradient_sync(False)), "
+                 "_fsdp_api.py (MixedPrecisionPolicy.reduce_dtype=None: the parameters' type); torchtitan "
+                 "torchtitan/models/llama3/infra/parallelize.py (apply_fsdp: fully_shard on tok_embeddings, each "
+                 "transformer block and [norm, output]; reshard_after_forward = not pp_enabled by default; its "
+                 "mixed_precision_reduce float32 default: give grad_dtype=fp32 and reshard_after_forward=0 with "
+                 "pipeline parallelism to follow torchtitan)")
+MEGATRON_FSDP_RUNTIME = ("Megatron-LM megatron/training/arguments.py (--use-megatron-fsdp, "
+                         "--data-parallel-sharding-strategy default optim_grads_params: ZeRO-3) and "
+                         "megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py (per module: parameters "
+                         "unsharded in a forward pre-hook with prefetch, gradients reduce-scattered after every "
+                         "backward when the gradients are sharded, grad_reduce_every_bprop; "
+                         "--megatron-fsdp-main-grads-dtype and --megatron-fsdp-grad-comm-dtype default auto: the "
+                         "model's gradient type)")
 
 #: when the data-parallel gradients are reduced: once after the last micro-batch, or after every one
 GRAD_REDUCE = ("per_step", "per_micro_batch")
@@ -84,12 +131,22 @@ class Framework:
     schemes: tuple[Scheme, ...]
     sources: tuple[str, ...]     # the framework files the row follows
     planned: str = ""            # the planner's assumptions on its schemes, after its name
+    param_gather_overlap_stages: tuple[int, ...] = ()   # ZeRO stages whose parameter all-gathers hide (PARAM_GATHER_SOURCE)
+    p2p_overlap_schedules: tuple[str, ...] = ()         # pipeline schedules whose sends hide (P2P_OVERLAP_SOURCE)
+    a2a_overlap: bool = False    # the expert all-to-alls hide behind another micro-batch (A2A_OVERLAP_SOURCE)
+    shard_unit: str = "model"    # ZeRO-3: one gather/reduce-scatter per "layer" (FSDP unit) or for the whole "model"
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
 
     def dp_overlap(self, zero: int) -> bool:
         return zero in self.dp_overlap_stages
+
+    def param_gather_overlap(self, zero: int) -> bool:
+        return zero in self.param_gather_overlap_stages
+
+    def p2p_overlap(self, schedule: str) -> bool:
+        return schedule in self.p2p_overlap_schedules
 
 
 _ROWS = (
@@ -99,14 +156,16 @@ _ROWS = (
               NEVER, True, "fp32", True, (),
               (Scheme("megatron", 0, None, "megatron zero 0"), Scheme("megatron", 1, None, "megatron zero 1")),
               (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
-              "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)"),
+              "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)",
+              p2p_overlap_schedules=("interleaved",)),
     Framework("deepspeed",
               "ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
               "Megatron-DeepSpeed",
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
               (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE),
-              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward)"),
+              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward)",
+              param_gather_overlap_stages=(3,)),
     Framework("fsdp",
               "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",
               (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",
@@ -114,7 +173,25 @@ _ROWS = (
               (Scheme("fsdp", 3, True, "fsdp full-shard"), Scheme("fsdp", 3, False, "fsdp grad-op")),
               (FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
               "full-shard (the same traffic as deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per "
-              "micro-batch, kept for the backward)"),
+              "micro-batch, kept for the backward)",
+              param_gather_overlap_stages=(3,)),
+    Framework("fsdp2",
+              "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
+              "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",
+              (3,), "(fully_shard is ZeRO-3: zero=3; reshard_after_forward=0 keeps the gathered layers)",
+              0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
+              (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE),
+              "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
+              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer"),
+    Framework("megatron_fsdp",
+              "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
+              "prefetched and overlapped, reduced every micro-batch; sp_regather=1",
+              (3,), "(--data-parallel-sharding-strategy optim_grads_params: zero=3)",
+              0, True, "same", True, (3,), (Scheme("megatron_fsdp", 3, None, "megatron-fsdp"),),
+              (MEGATRON_FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
+               PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE),
+              "zero 3 per layer (as fsdp2, with Megatron's layers: sp_regather=1)",
+              param_gather_overlap_stages=(3,), p2p_overlap_schedules=("interleaved",), shard_unit="layer"),
 )
 
 #: name → Framework, in the order the options and the planner list them

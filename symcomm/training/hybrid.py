@@ -13,7 +13,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
-from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, moe_tp_terms,
+from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, mla_tp_terms, moe_tp_terms,
                    pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, tp_terms,
                    ulysses_terms)
 from .settings import RunSetting
@@ -46,7 +46,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # forward collectives run again only under full recompute (RunSetting.forward_reruns)
     zero, sp_on, recompute, schedule = run.zero, run.sp, run.forward_reruns, run.schedule
     scatter_gather, cp, gqa, moe = run.scatter_gather, run.cp, run.gqa, run.moe
-    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
     regather = sp_regather_of(run.framework, run.sp_regather)
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
@@ -58,26 +59,43 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # TP on the replica batch and the local sequence, the stage's layers, every micro-batch; an MoE layer
     # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP); MoE layers in the model's proportion
     moe_layers = (L_moe / p if even else L_moe * layers / L) if moe else 0
+    mla = run.attention == "mla"
     terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
-                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers)
+                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers,
+                      mla_layers=layers if mla else 0)
+    if mla and sp_on:
+        terms += mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
+                              across=spans(t, G), micro=m, regather=regather, latents=mla_latents())
+        # the duplicated down projections' weight gradients, partial over the s/t tokens of each rank, are
+        # summed over the TP group once per step (MEGATRON_MLA_SP: finalize_model_grads.py)
+        terms.append(Term("all_reduce", "ring", t, h * (S.q_lora + S.kv_lora + S.d_rope) * layers, 1,
+                          "MLA down-projection weight-gradient all-reduce (sequence parallel)", n_gpus / t,
+                          spans(t, G), "tp", phase="after backward", dtype=data.grad_dtype))
 
-    # CP on its group: K/V heads split by TP
+    # CP on its group: K/V heads split by TP; MLA's K (a·(d_nope + d_rope)) and V (a·d_v) after the
+    # up-projection, the pair counted at their mean width (MLA_CONTEXT_PARALLEL)
+    kv = mla_kv_mean() if mla else kv_width(gqa)
     if cp in ("ring", "ring_flash_attn"):
         # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
-        terms += ring_terms(c, replica_batch, s, kv_width(gqa) / t, layers, n_gpus / c, spans(t * c, G), m,
+        terms += ring_terms(c, replica_batch, s, kv / t, layers, n_gpus / c, spans(t * c, G), m,
                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
                             recompute=recompute)
     else:
-        terms += ulysses_terms(c, replica_batch, s, h / t, kv_width(gqa) / t, layers, n_gpus / c,
+        # Ulysses moves Q (as wide as K) and O (as wide as V) too
+        width = (a * (S.d_nope + S.d_rope) + a * S.d_v) / 2 if mla else h
+        terms += ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
                                spans(t * c, G), m, recompute=recompute)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
-    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group)
+    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group);
+    # expert_tp=1: no such group, and the e ranks of an EP group are consecutive (expert grid tp-ep-dp-pp
+    # with an expert TP size of 1: parallel_state.py), not t apart
+    whole_experts = run.expert_tp == "1"
     if moe:
         tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
-        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e, across=spans(t * e, G), micro=m,
-                          recompute=recompute)
-        if sp_on:
+        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
+                          across=spans(e if whole_experts else t * e, G), micro=m, recompute=recompute)
+        if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * h
             terms += moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t, across=spans(t, G), micro=m)
 
@@ -113,7 +131,9 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         busiest = end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
-                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), ""))
+                       # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
+                       # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
+                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), "", layers + 1))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -123,12 +143,57 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     else:
         # an uneven split: this stage's share; groups as even (t·p), so the total counts every stage as this one
         own = dense / (t * p) if even else dense * layers / (L * t)
-        terms += dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "")
+        terms += dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "", layers)
     if moe:
-        # expert parameters: sharded over e (and t, p); replicas are the d·c/e expert-data ranks
-        own = Phi_E / (e * t * p) if even else Phi_E * layers / (L * e * t)
-        terms += dp_terms(data, d * c / e, own, n_gpus * e / (d * c), spans(t * c * d, G), "expert ")
+        # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
+        # ranks, d·c/e of them (t·d·c/e with expert_tp=1); an uneven split: this stage's layers' share
+        held, group = expert_shard(run.expert_tp)
+        held = held if even else held * p * layers / L
+        terms += dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ", moe_layers)
     return tuple(terms)
+
+
+#: Megatron-Core's MLA under context parallelism: the core attention (Transformer Engine's
+#: DotProductAttention with cp_comm_type p2p or a2a) receives K of a·(qk_head_dim + qk_pos_emb_head_dim) and V
+#: of a·v_head_dim per token, already up-projected (megatron/core/transformer/multi_latent_attention.py,
+#: get_query_key_value_tensors, commit d98e8a6): those are what travel, not the latents
+MLA_CONTEXT_PARALLEL = ("Megatron-LM megatron/core/transformer/multi_latent_attention.py (commit d98e8a6): K "
+                        "a·(d_nope + d_rope) and V a·d_v per token reach the context-parallel core attention")
+
+
+#: Megatron-Core's MLA under sequence parallelism (megatron/core/transformer/multi_latent_attention.py,
+#: _qkv_down_projection and get_query_key_value_tensors; core/models/gpt/gpt_layer_specs.py: the up projections are
+#: column-parallel, the down projections plain linears; extensions/transformer_engine.py: a 'duplicated' linear's
+#: weight is marked sequence_parallel; distributed/finalize_model_grads.py sums such gradients over the TP group)
+MEGATRON_MLA_SP = ("Megatron-LM (commit d98e8a6) megatron/core/transformer/multi_latent_attention.py: the q and kv "
+                   "down projections run duplicated on each TP rank's s/t tokens; the column-parallel up projections "
+                   "all-gather the q_lora and kv_lora latents and the rotary key (d_rope) is all-gathered apart; "
+                   "extensions/transformer_engine.py marks the duplicated weights sequence_parallel and "
+                   "distributed/finalize_model_grads.py all-reduces their gradients over the TP group")
+
+
+def mla_latents() -> tuple:
+    """(what, width per token, re-gathered for a weight gradient) of MLA's input-side all-gathers under
+    sequence parallel (MEGATRON_MLA_SP): the query latent (q_lora; the h-wide input when q_lora = 0,
+    no query compression), the K, V latent (kv_lora), the rotary key (d_rope: not a linear's input)."""
+    query = sp.Piecewise((h, sp.Eq(S.q_lora, 0)), (S.q_lora, True))
+    return (("query latent", query, True), ("K, V latent", S.kv_lora, True), ("rotary key", S.d_rope, False))
+
+
+def mla_kv_mean() -> sp.Expr:
+    """The mean of MLA's K and V widths per token, (a·(d_nope + d_rope) + a·d_v)/2: the ring's K, V
+    pair (2 blocks of this width) moves K and V's a·(d_nope + d_rope + d_v) elements per token."""
+    return a * (S.d_nope + S.d_rope + S.d_v) / 2
+
+
+def expert_shard(expert_tp: str = "tp"):
+    """(expert parameters one GPU holds, the expert-data-parallel group holding the same ones):
+    Megatron-Core's expert grid (parallel_state.py: expert tensor × expert × expert data × pipeline =
+    the world, expert tensor size defaulting to the TP size t) gives Φ_E/(e·t·p) over d·c/e ranks;
+    with expert_tp = 1 the experts are whole on a GPU, Φ_E/(e·p) over t·d·c/e ranks."""
+    if expert_tp == "1":
+        return Phi_E / (e * p), t * d * c / e
+    return Phi_E / (e * t * p), d * c / e
 
 
 def end_stage_shard(dense, tied: bool) -> sp.Expr:
@@ -212,6 +277,9 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(b, d),
         rules.divisible(b / d, m, "b/d|m"),
         rules.divisible(s, c),
-        rules.divisible(d * c, e, "d*c|e"),
+        rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
+        # expert_tp=1: Megatron-Core's expert grid is 1 × e × (t·d·c/e) × p (parallel_state.py: world_size must be
+        # divisible by expert_tensor × expert × pipeline sizes)
+        rules.when("moe", (True,), rules.when("expert_tp", ("1",), rules.divisible(t * d * c, e, "t*d*c|e"))),
         rules.divisible(E, e),
     )

@@ -1,15 +1,28 @@
-"""Memory per GPU of a hybrid layout, in bytes, as SymPy expressions: the weights, gradients and
-optimizer states the framework's data-parallel schedule holds, and the activations kept for the
-backward (Korthikanti et al. 2022, Table 2, with s → s/c).  Part of the step model
-(:mod:`symcomm.training.steptime`); the busiest GPU for memory is on the first pipeline stage.
+"""Memory per GPU of a hybrid layout, in bytes, as SymPy expressions, part by part, each on the
+pipeline stage that holds it (:data:`STAGE_OF`): the weights, gradients and optimizer states the
+framework's data-parallel schedule holds (every stage); the activations kept for the backward
+(Korthikanti et al. 2022, Table 2, with s → s/c: the first stage, most micro-batches in flight); the
+logits and loss buffers (the last stage); the recompute working set (every stage); the gathered layers
+of per-layer ZeRO-3 (every stage); the data-parallel buckets (every stage).  The busiest GPU is the
+larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1).  Part of the
+step model (:mod:`symcomm.training.steptime`).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from .hybrid import end_stage_shard
-from ..core.symbols import L, Phi, Phi_E, a, b, c, d, e, h, m, p, s, t, v
+from .hybrid import end_stage_shard, expert_shard
+from ..core.symbols import (L, L_moe, Phi, Phi_E, V, a, b, c, d, d_nope, d_rope, d_v, e, h, kv_lora, m, p, q_lora,
+                             s, t, v)
+
+#: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
+STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
+            "logits": "last", "recompute": "every", "gathered_layers": "every", "dp_buckets": "every"}
+#: DeepSpeed ZeRO-1/2's gradient bucket: reduce_bucket_size elements (deepspeed/runtime/zero/config.py: 5·10⁸),
+#: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
+#: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
+DEEPSPEED_BUCKET = 500_000_000
 
 
 def scores(micro):
@@ -18,16 +31,37 @@ def scores(micro):
     return 5 * a * (s / c) ** 2 * micro / t
 
 
-def activation_bytes(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
+def mla_attention_widths():
+    """Bytes per token an MLA attention block keeps for the backward, as (kept whole on each TP rank
+    without sequence parallel, split over the t heads' groups): derived here with Korthikanti et al.
+    2022 §4.1's accounting (2 bytes per bf16 element, 1 per dropout-mask element) over the tensors
+    Megatron-Core's multi_latent_attention.py saves: the down projections' input 2h, the output
+    dropout mask h, the query latent's RMSNorm input and up-projection input 4·q_lora (0 without query
+    compression: the h-wide input serves), the K, V latent's 4·kv_lora and the rotary key 2·d_rope
+    (the down projections are duplicated on every TP rank); and split over t: Q and K of QKᵀ
+    4a(d_nope + d_rope), V 2a·d_v, the output projection's input 2a·d_v.  With a(d_nope + d_rope) =
+    a·d_v = h and no latents this is Korthikanti's 3sbh + 8sbh/t."""
+    whole = 3 * h + 4 * q_lora + 4 * kv_lora + 2 * d_rope
+    split = 4 * a * (d_nope + d_rope) + 4 * a * d_v
+    return whole, split
+
+
+def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha") -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
-    (/t with sequence parallel)."""
+    (/t with sequence parallel).  ``attention="mla"``: the attention block's 3sbh + 8sbh/t of those
+    (11sbh of the 34) replaced by :func:`mla_attention_widths`."""
     micro = b / (d * m)
     sbh = (s / c) * micro * h
     kept_scores = 0 if flash or recompute != "none" else scores(micro)
     if recompute == "full":
         return 2 * sbh / (t if sp_on else 1)
+    if attention == "mla":
+        whole, split = mla_attention_widths()
+        sb = (s / c) * micro
+        rest = 23 * sbh / t if sp_on else sbh * (7 + 16 / t)      # the MLP and the norms, as Korthikanti
+        return sb * (whole / (t if sp_on else 1) + split / t) + rest + kept_scores
     if sp_on:
         return 34 * sbh / t + kept_scores
     return sbh * (10 + 24 / t) + kept_scores
@@ -35,33 +69,36 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
 
 def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embeddings: bool,
                  kind: str | None = None) -> dict:
-    """Bytes per GPU on the first pipeline stage (embedding, most activations in flight):
-    weights, gradients and Adam states as ``data`` (the framework's schedule) holds them, and
-    activations per Korthikanti et al. 2022 Table 2 (sbh(10 + 24/t + 5as/(ht)) per layer; with
+    """Bytes per GPU, part by part (:data:`STAGE_OF` says which stage holds each):
+    weights, gradients and Adam states as ``data`` (the framework's schedule) holds them; the first
+    stage's activations per Korthikanti et al. 2022 Table 2 (sbh(10 + 24/t + 5as/(ht)) per layer; with
     SP 34sbh/t + 5as²b/t; selective recompute drops the 5as²b/t scores; full recompute keeps
-    the layer input 2sbh, /t with SP; flash attention never stores the scores), s → s/c.
+    the layer input 2sbh, /t with SP; flash attention never stores the scores), s → s/c; with embeddings
+    the last stage's logits (:func:`logits_bytes`); the recompute working set; per-layer ZeRO-3's gathered
+    layers; the data-parallel buckets (Megatron-LM reduces and gathers in place in its gradient and
+    parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-1/2 its gradient bucket of
+    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py, ipg_buffer).
 
-    ``kind`` (first, middle, last; pipeline_split=first_last only): one GPU of a stage of that kind, with its
-    layers (symcomm.training.stages.stage_layers), its share of the parameters (hybrid.stage_shard) and the
-    micro-batches it holds in flight (stages.in_flight)."""
+    ``kind`` (first, middle, last; pipeline_split=first_last only): every part of one GPU of a stage of that kind,
+    all held at once (:func:`stage_memory`)."""
+    if kind is not None:
+        return stage_memory(data, recompute, opts, flash, moe, embeddings, kind)
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
-    if kind is not None:
-        return _stage_memory(data, recompute, opts, flash, moe, embeddings, kind)
     if embeddings:
         shard = end_stage_shard(dense, tied)
     else:
         shard = dense / (t * p)
     parts = [(shard, d * c)]
     if moe:
-        parts.append((Phi_E / (e * t * p), d * c / e))
+        parts.append(expert_shard(opts.get("expert_tp", "tp")))
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     for held, group in parts:
         weights += 2 * held if data.full_parameters else 2 * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
-    per_layer = activation_bytes(recompute, flash, sp_on)
+    per_layer = activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"))
     schedule = opts["schedule"]
     if schedule == "gpipe":
         in_flight = m
@@ -72,32 +109,109 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         # (1 + (p − 1)/(p·v)) times the 1F1B activations
         in_flight = in_flight * (1 + (p - 1) / (p * v))
     activations = per_layer * (L / p) * in_flight
-    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
+    parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
+    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True)}
 
 
-def _states(data, parts) -> dict:
-    """Weights, gradients and Adam states of (parameters held, replicas sharding them) pairs."""
-    weights = grads = optimizer = sp.Integer(0)
-    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    for held, group in parts:
-        weights += 2 * held if data.full_parameters else 2 * held / group
-        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
-        optimizer += 12 * held if data.zero == 0 else 12 * held / group
-    return {"weights": weights, "gradients": grads, "optimizer": optimizer}
+def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool) -> dict:
+    """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
+    with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
+    parts = {}
+    micro = b / (d * m)
+    if embeddings and last:
+        parts["logits"] = logits_bytes(micro)
+    if recompute == "full" or (recompute == "selective" and not flash):
+        parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
+    if data.zero == 3 and data.shard_unit == "layer":
+        parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
+    if data.framework == "megatron" and data.zero >= 1:
+        parts["dp_buckets"] = sp.Integer(0)
+    elif data.framework == "deepspeed" and data.zero in (1, 2):
+        parts["dp_buckets"] = sp.Integer(2 * DEEPSPEED_BUCKET)
+    return parts
 
 
-def _stage_memory(data, recompute, opts, flash, moe, embeddings, kind) -> dict:
-    """:func:`memory_model` for one stage kind of an uneven split (its layers, parameters, micro-batches
-    in flight)."""
+def stage_memory(data, recompute, opts, flash, moe, embeddings, kind) -> dict:
+    """:func:`memory_model` for one stage kind of an uneven split, every part on that stage: its layers'
+    (symcomm.training.stages.stage_layers) share of the parameters (hybrid.stage_shard, the experts in the same
+    proportion), the activations of the micro-batches it holds in flight (stages.in_flight), the logits on the
+    last stage, and the parts every stage holds (:func:`_every_stage`)."""
     from .hybrid import stage_shard
     from .stages import in_flight, stage_layers
 
     tied, sp_on, schedule = bool(opts["tied"]), bool(opts["sp"]), opts["schedule"]
     layers = stage_layers(opts["pipeline_split"], schedule, kind)
     dense = (Phi - Phi_E) if moe else Phi
-    shard = stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t)
-    parts = [(shard, d * c)]
+    parts = [(stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t), d * c)]
     if moe:
-        parts.append((Phi_E * layers / (L * e * t), d * c / e))
-    activations = activation_bytes(recompute, flash, sp_on) * layers * in_flight(schedule, kind)
-    return {**_states(data, parts), "activations": activations}
+        held, group = expert_shard(opts.get("expert_tp", "tp"))
+        parts.append((held * p * layers / L, group))
+    weights = grads = optimizer = sp.Integer(0)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    for held, group in parts:
+        weights += 2 * held if data.full_parameters else 2 * held / group
+        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
+        optimizer += 12 * held if data.zero == 0 else 12 * held / group
+    per_layer = activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"))
+    activations = per_layer * layers * in_flight(schedule, kind)
+    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
+            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last")}
+
+
+def logits_bytes(micro) -> sp.Expr:
+    """The last stage's logits and loss buffers of one micro-batch (1F1B runs each micro-batch's backward
+    right after its forward on the last stage): the LM head's 16-bit output, tokens·V/t, and the fp32 copy
+    the vocabulary-parallel cross-entropy makes and keeps for the backward (Megatron-LM
+    megatron/core/tensor_parallel/cross_entropy.py: vocab_parallel_logits.float(), exp in place,
+    save_for_backward(exp_logits)): 2 + 4 bytes per token and vocabulary entry of the GPU's V/t."""
+    tokens = micro * s / c
+    return (2 + 4) * tokens * V / t
+
+
+def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
+    """What recomputation holds beside the kept activations while a layer is recomputed and its backward
+    runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
+    (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
+    them until that backward is done: Megatron-LM megatron/core/tensor_parallel/random.py,
+    CheckpointFunction.backward); under selective recompute without flash attention that layer's
+    recomputed scores (Table 2's 5as²b/t)."""
+    if recompute == "full":
+        return activation_bytes("none", flash, sp_on)
+    return scores(b / (d * m))
+
+
+def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: int) -> sp.Expr:
+    """Per-layer ZeRO-3 (FSDP2, Megatron-FSDP): the layers held unsharded beside the shards: the layer
+    computing and the one prefetched (2 layers' 16-bit parameters, FSDP2_RUNTIME: the next all-gather is
+    issued before the current layer computes), and, reduced every micro-batch, the gradients of the layer
+    computing and the one being reduce-scattered (2 layers' unsharded gradients, in the gradient type);
+    one layer = the stage's non-embedding parameters over L, split over t (the largest, an MoE layer, with
+    its experts over e·t)."""
+    dense = (Phi - Phi_E) if moe else Phi
+    body = dense - (V * h * (1 if tied else 2) if embeddings else 0)
+    layer = body / (L * t) + (Phi_E / (L_moe * e * t) if moe else 0)
+    held = 2 * 2 * layer if not data.full_parameters else sp.Integer(0)
+    return held + (2 * grad_bytes * layer if not data.full_gradients else sp.Integer(0))
+
+
+def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
+    """Activations the last stage keeps: 1F1B, one micro-batch (its backward follows its forward); GPipe,
+    all m; interleaved, (v − 1)·p + 1 chunk-micro-batches of L/(p·v) layers (Megatron-LM
+    megatron/core/pipeline_parallel/schedules.py: warm-up (p − rank − 1)·2 + (v − 1)·p micro-batches)."""
+    if schedule == "gpipe":
+        return per_layer * (L / p) * m
+    if schedule == "interleaved":
+        return per_layer * L / (p * v) * ((v - 1) * p + 1)
+    return per_layer * (L / p)
+
+
+def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
+    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations)
+    and the last stage's (its own activations and the logits); with p = 1 one stage holds them all."""
+    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every"))
+    first = parts["activations"]
+    logits = parts.get("logits", sp.Integer(0))
+    if logits == 0:
+        return every + first
+    last = last_stage_activations(per_layer, schedule) + logits
+    return every + sp.Piecewise((first + logits, sp.Eq(p, 1)), (sp.Max(first, last), True))

@@ -1,44 +1,173 @@
-"""What of the data-parallel communication stays on the critical path of a step, as SymPy
-expressions (seconds): the gradient reductions behind the backward when the framework overlaps
-them, ZeRO-3/FSDP parameter gathers prefetched behind the compute, the post-step all-gather
-exposed; exposed = max(0, communication − the window it hides behind).  Part of the step model
-(:mod:`symcomm.training.steptime`); which framework overlaps what is
-:mod:`symcomm.training.frameworks`.
+"""What of the communication stays on the critical path of a step, as SymPy expressions (seconds),
+as the frameworks overlap it (:mod:`symcomm.training.frameworks` says who overlaps what by default;
+the run's settings ``overlap_grad_reduce``, ``overlap_param_gather``, ``tp_overlap``, ``a2a_overlap``,
+``p2p_overlap`` override it).  Part of the step model (:mod:`symcomm.training.steptime`).
+
+Data parallel (:func:`exposed_data_parallel`):
+
+* gradient reductions (ZeRO 0–2) overlapped in buckets behind the backward: exposed =
+  max(reduce − window, the last bucket's reduce), the last bucket starting only when the backward
+  ends (Megatron-LM distributed_data_parallel.py: buckets of max(40M, 1M·d·c) parameters; DeepSpeed
+  reduce_bucket_size 5·10⁸ elements, deepspeed/runtime/zero/config.py); not overlapped: all of it;
+* the parameter all-gather after the optimizer step (ZeRO 1/2): exposed unless overlap_param_gather,
+  then max(the first bucket's gather, gather − the first micro-batch's forward) (Megatron-LM
+  param_and_grad_buffer.py: the forward pre-hook waits on its bucket and dispatches the next);
+* ZeRO-3 per layer (FSDP2, Megatron-FSDP: one all-gather and one reduce-scatter per layer): the first
+  layer's gather of every forward and the last layer's reduce-scatter of every reduction exposed in
+  full; every other collective exposes its latency (the a·α part of its cost: each waits on its own
+  event before its layer computes) and hides its bandwidth part behind the step's compute as far as
+  it lasts; ZeRO-3 of a whole-model unit (DeepSpeed, FSDP as symcomm counts them): gathers hidden
+  behind the forwards and backwards, exposed = max(0, gathers − window);
+* the rest (the tied-embedding all-reduce) exposed.
+
+Per micro-batch (:func:`hidden_behind`): a communication overlapped with compute hides behind the
+window left by the others it shares the window with, down to a floor that cannot hide.  Tensor
+parallel (``tp_overlap``, :data:`TP_OVERLAP`): the GEMM next to each collective runs in t chunks,
+each chunk's communication behind another chunk's GEMM; one chunk of t per collective is modelled as
+exposed (the pipelined reduce-scatter's last chunk follows the last GEMM chunk; the ring-exchange
+all-gather's chunk has to arrive before the GEMM that uses it), the rest hides as far as the compute
+lasts.  Transformer Engine runs this only inside an NVLink domain (its README's requirement): the
+model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import sympy as sp
 
 from . import frameworks as F
+from ..core import symbols as S
 
+
+#: what the tp_overlap model follows
+TP_OVERLAP = ("Transformer Engine examples/pytorch/comm_gemm_overlap/README.md (commit 5f44453c: userbuffers "
+              "comm+GEMM overlap, ub_overlap_ag / ub_overlap_rs / bulk dgrad and wgrad; tensor-parallel GPUs on one "
+              "NVLink node) and transformer_engine/pytorch/module/base.py (initialize_ub: ring_exchange for the "
+              "all-gathers, pipeline with num_splits chunks for the reduce-scatters); Megatron-LM "
+              "megatron/core/model_parallel_config.py (tp_comm_overlap: False by default)")
 
 
 def max0(x):
     return sp.Max(0, x, evaluate=False)     # same value; SymPy's search for a simpler Max is slow on long x
 
 
+#: the buckets of the data-parallel reductions and gathers, in elements (parameters), by framework:
+#: Megatron-LM megatron/core/distributed/distributed_data_parallel.py (bucket_size = max(40000000,
+#: 1000000 × the data-parallel group's size) when overlapped).  Stages after the first run one bucket there
+#: (pp_rank > 0 disables bucketing), started as their last backward ends, (p − 1) backwards before the first
+#: stage's: the first stage's last bucket is what trails the step, and what is counted.  DeepSpeed's and
+#: FSDP's whole-model units keep the window rule (their reductions hide behind it, no bucket floor)
+BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d * S.c)}
+
+
 def dp_overlap_of(framework_name: str, zero: int, dp_overlap: bool | None = None) -> bool:
-    """Whether the data-parallel gradient reductions overlap the backward: as the framework's row
-    says at this ZeRO stage (symcomm.training.frameworks: DP_OVERLAP_SOURCE), unless given explicitly."""
+    """Whether the data-parallel gradient reductions overlap the backward (overlap_grad_reduce): as the
+    framework's row says at this ZeRO stage (symcomm.training.frameworks: DP_OVERLAP_SOURCE), unless given."""
     return F.framework(framework_name).dp_overlap(zero) if dp_overlap is None else bool(dp_overlap)
 
 
-def exposed_data_parallel(dp_terms, time_of, data, overlap: bool, m, compute) -> sp.Expr:
+def param_gather_overlap_of(framework_name: str, zero: int, given: bool | None = None) -> bool:
+    """Whether the parameter all-gathers hide behind compute (overlap_param_gather): as the framework's
+    row says at this ZeRO stage (PARAM_GATHER_SOURCE), unless given."""
+    return F.framework(framework_name).param_gather_overlap(zero) if given is None else bool(given)
+
+
+def p2p_overlap_of(framework_name: str, schedule: str, given: bool | None = None) -> bool:
+    """Whether the pipeline sends hide behind the chunks' compute (p2p_overlap): as the framework's row
+    says for this schedule (P2P_OVERLAP_SOURCE: Megatron-LM, interleaved only), unless given."""
+    return F.framework(framework_name).p2p_overlap(schedule) if given is None else bool(given)
+
+
+def a2a_overlap_of(framework_name: str, given: bool | None = None) -> bool:
+    """Whether the expert all-to-alls hide behind another micro-batch's compute (a2a_overlap): as the
+    framework's row says (A2A_OVERLAP_SOURCE: off by default everywhere), unless given."""
+    return F.framework(framework_name).a2a_overlap if given is None else bool(given)
+
+
+def latency(x: sp.Expr) -> sp.Expr:
+    """The a·α part of a time: what a collective pays however small its message (β, γ set to 0)."""
+    return sp.sympify(x).subs({S.beta: 0, S.gamma: 0, S.beta_inter: 0})
+
+
+def hidden_behind(comm, window, floor=0):
+    """(exposed, window left): ``comm`` overlapped with ``window`` seconds of compute, ``floor`` of
+    it never hiding; the window it used is gone for the next communication that shares it."""
+    exposed = sp.Max(floor, comm - window) if floor != 0 else max0(comm - window)
+    return exposed, max0(window - (comm - exposed))
+
+
+def _bucketed(terms, bucket):
+    """The terms with each message cut to one bucket (the whole message when it is smaller)."""
+    return [replace(x, message=sp.Min(x.message, bucket)) for x in terms]
+
+
+def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
+                          param_overlap: bool) -> sp.Expr:
     """The exposed time of the data-parallel ``dp_terms`` (``time_of`` prices a list of terms) with
     ``m`` micro-batches of ``compute`` (a MicroBatchCompute) each, under the framework's ``data``
-    schedule; ``overlap``: the gradient reductions hide behind the backward."""
-    reduce_t = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"])
+    schedule; ``grad_overlap``: the gradient reductions hide behind the backward (overlap_grad_reduce);
+    ``param_overlap``: the parameter all-gathers hide behind the compute (overlap_param_gather)."""
+    if data.zero == 3 and data.shard_unit == "layer":
+        return _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap)
+    bucket = BUCKETS[data.framework]() if data.framework in BUCKETS else None
+    reductions = [x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"]
+    reduce_t = time_of(reductions)
     gather_forward = time_of([x for x in dp_terms if x.phase == "forward" and x.primitive == "all_gather"])
     gather_backward = time_of([x for x in dp_terms if x.phase == "backward" and x.primitive == "all_gather"])
-    rest_t = time_of([x for x in dp_terms if x.phase not in ("forward", "backward")])
-    reductions = data.gradient_reductions(m)
+    after_step = [x for x in dp_terms if x.phase == "after the step" and x.primitive == "all_gather"]
+    rest_t = time_of([x for x in dp_terms if x.phase not in ("forward", "backward") and x not in after_step])
+    steps = data.gradient_reductions(m)
     # what hides behind one window shares it (and the links): the forward gathers behind the m forwards;
     # the backward gathers and, when overlapped, the reductions behind the backwards they follow (every
     # micro-batch's when reduced per micro-batch, the last one's when reduced once per step)
-    backward_window = (m if reductions == m else 1) * compute.backward
-    if overlap:
-        exposed_backward = max0(gather_backward + reduce_t - backward_window)
+    backward_window = (m if steps == m else 1) * compute.backward
+    hiding_gathers = gather_backward if param_overlap else sp.Integer(0)
+    if grad_overlap:
+        exposed_backward = max0(hiding_gathers + reduce_t - backward_window)
+        if bucket is not None and reductions:
+            # the last bucket's reduction starts when the backward ends: nothing is left to hide it
+            exposed_backward = sp.Max(time_of(_bucketed(reductions, bucket)),
+                                      hiding_gathers + reduce_t - backward_window)
     else:
-        exposed_backward = max0(gather_backward - m * compute.backward) + reduce_t
-    return max0(gather_forward - m * compute.forward) + exposed_backward + rest_t
+        exposed_backward = max0(hiding_gathers - m * compute.backward) + reduce_t
+    if param_overlap:
+        exposed_forward = max0(gather_forward - m * compute.forward)
+    else:
+        exposed_forward = gather_forward + gather_backward
+    exposed_after = time_of(after_step)
+    if param_overlap and after_step:
+        # the next step's first forward waits on the first bucket, the others gather behind it
+        exposed_after = (sp.Max(time_of(_bucketed(after_step, bucket)), exposed_after - compute.forward)
+                         if bucket is not None else max0(exposed_after - compute.forward))
+    return exposed_forward + exposed_backward + exposed_after + rest_t
+
+
+def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap) -> sp.Expr:
+    """ZeRO-3 with one all-gather and one reduce-scatter per layer (FSDP2, Megatron-FSDP): the first
+    gather of each forward and the last reduce-scatter of each reduction in full, the latency of every
+    other overlapped collective, and their bandwidth beyond the m micro-batches' compute."""
+    gathers = [x for x in dp_terms if x.primitive == "all_gather" and x.phase in ("forward", "backward")]
+    reductions = [x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"]
+    rest = [x for x in dp_terms if x not in gathers and x not in reductions]
+    exposed = time_of(rest)
+    overlapped, edges = [], sp.Integer(0)
+    for terms, on in ((gathers, param_overlap), (reductions, grad_overlap)):
+        if not on:
+            exposed += time_of(terms)
+            continue
+        overlapped += terms
+        # one layer's collective per pass: the first gather of every forward that gathers, the last
+        # reduce-scatter of every reduction (a per-layer term's count is passes × layers)
+        if terms is gathers:
+            edges += sum((time_of([replace(x, count=1)]) for x in terms if x.phase == "forward"),
+                         sp.Integer(0)) * data.forward_gathers(m)
+        else:
+            edges += sum((time_of([replace(x, count=1)]) for x in terms), sp.Integer(0)) * data.gradient_reductions(m)
+    if overlapped:
+        total = time_of(overlapped)
+        floor = latency(total)
+        # the edge collectives' own latency is in the floor already: add their bandwidth part only
+        edge_bandwidth = edges - latency(edges)
+        exposed += floor + edge_bandwidth + max0(total - floor - edge_bandwidth - m * compute.total)
+    return exposed

@@ -24,8 +24,16 @@ BY_FRAMEWORK = "framework"
 #: activation recomputation (Korthikanti et al. 2022): none; selective (the attention core only,
 #: no collective re-runs); full (each layer's forward again in the backward, its collectives too)
 RECOMPUTE = ("none", "selective", "full")
+#: attention: multi-/grouped-query (mha, gqa=1 for grouped) or DeepSeek's multi-head latent attention
+ATTENTION = ("mha", "mla")
+#: the expert tensor-parallel size: the TP size t (Megatron-Core's default) or 1
+EXPERT_TP = ("tp", "1")
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
+#: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
+#: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
+#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales)
+PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block")
 
 
 def choices(allowed) -> str:
@@ -121,10 +129,18 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
            "attention with ring-flash-attention's backward, see cp_ring)"),
     flag("gqa", "1 = K and V have width h_kv, else h"),
+    Option("attention", "mha", ATTENTION,
+           "mha: multi-head attention (grouped-query with gqa=1); mla: DeepSeek's multi-head latent attention "
+           "(q_lora, kv_lora, d_nope, d_rope, d_v; DeepSeek-V2 arXiv:2405.04434 §2.1, Megatron-Core "
+           "multi_latent_attention.py)"),
     flag("moe", "1 = L_moe MoE layers with Phi_E expert parameters, expert-parallel over e, in the "
                 "dense MLP's place; Megatron's all-to-all dispatcher, expert tensor parallel size t "
                 "(its default): with t > 1 (sp=1) the routed tokens are all-gathered and the expert "
                 "outputs reduce-scattered over the t ranks (token_dispatcher.py)"),
+    Option("expert_tp", "tp", EXPERT_TP,
+           "moe=1: the expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size): tp = t (its "
+           "default: experts split over the TP group, routed tokens all-gathered and outputs reduce-scattered "
+           "over it); 1 = experts whole on each GPU, sharded over e only, e | t·d·c (parallel_state.py)"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -132,20 +148,55 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     flag("tied", "embeddings=1: 1 = the LM head shares the embedding's weights; with p > 1 the last "
                  "stage keeps a copy and the two stages all-reduce its gradient once per step "
                  "(finalize_model_grads.py)"),
+    flag("fp8_param_gather", "1 = the data-parallel parameter all-gathers move FP8 weights, 1 byte per element "
+                             "(Megatron-Core --fp8-param-gather with the distributed optimizer or FSDP; torchao "
+                             "float8 enable_fsdp_float8_all_gather); zero ≥ 1 and an FP8 precision only; with "
+                             "precision=mxfp8 Megatron-Core gathers the weights in bf16 and re-quantizes them"),
+    Option("precision", "bf16", PRECISIONS,
+           "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
+           "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
+           "(1×128 activation, 128×128 weight blocks); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
 STEP_OPTIONS: tuple[Option, ...] = (
     flag("gated", "1 = a gated MLP (SwiGLU: three h × F matrices), else two"),
-    Option("dp_overlap", None, (None, False, True),
-           "1 = the data-parallel gradient reductions hide behind the backward; 0 = exposed; framework: as "
-           "the framework does (" + F.DP_OVERLAP_SOURCE + ")"),
-    flag("tp_overlap", "1 = the tensor-parallel collectives hide behind the micro-batch's compute"),
+    Option("overlap_grad_reduce", None, (None, False, True),
+           "1 = the data-parallel gradient reductions run in buckets behind the backward (Megatron-LM "
+           "--overlap-grad-reduce; the last bucket stays exposed); 0 = after it, exposed; framework: as the "
+           "framework does (" + F.DP_OVERLAP_SOURCE + "); dp_overlap is its older name"),
+    Option("overlap_param_gather", None, (None, False, True),
+           "1 = the parameter all-gathers hide behind compute: zero=1/2, the one after the optimizer step in "
+           "buckets behind the next step's first forward (Megatron-LM --overlap-param-gather; the first bucket "
+           "stays exposed); zero=3, each gather prefetched behind the compute before it; 0 = exposed; framework: "
+           "as the framework does (" + F.PARAM_GATHER_SOURCE + ")"),
+    Option("a2a_overlap", None, (None, False, True),
+           "moe=1: 1 = the expert-parallel all-to-alls of one micro-batch hide behind another micro-batch's "
+           "compute as far as it lasts (Megatron-Core --overlap-moe-expert-parallel-comm, DeepEP); 0 = on the "
+           "critical path; framework: as the framework does (" + F.A2A_OVERLAP_SOURCE + ")"),
+    Option("p2p_overlap", None, (None, False, True),
+           "1 = the pipeline sends and receives hide behind the chunks' compute (Megatron-LM overlap_p2p_comm, "
+           "interleaved schedule only); 0 = on the critical path; framework: as the framework does ("
+           + F.P2P_OVERLAP_SOURCE + ")"),
+    flag("tp_overlap", "1 = the tensor-parallel collectives run chunk by chunk behind their GEMMs (Megatron-Core "
+                       "--tp-comm-overlap: Transformer Engine userbuffers; PyTorch async TP): one chunk of t "
+                       "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
+    Option("q_width", "h", ("h", "heads"),
+           "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
+           "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
+           "projections and the attention core; memory and communication keep h)"),
 )
 
 #: every setting of a run, by name
 OPTIONS: dict[str, Option] = {option.name: option for option in HYBRID_OPTIONS + STEP_OPTIONS}
+#: older names of settings still read (never written: format prints the name of OPTIONS)
+KEY_ALIASES = {"dp_overlap": "overlap_grad_reduce"}
+
+
+def canonical_key(key: str) -> str:
+    """The setting's name for ``key``: itself, or the name an older spelling stands for."""
+    return KEY_ALIASES.get(key, key)
 
 #: the settings a planner kernel is keyed by (symcomm/planner/kerneldata): the ones the planner varies or
 #: takes from the model; the others stay at their defaults in every planner kernel
@@ -170,13 +221,21 @@ class RunSetting:
     scatter_gather: bool = False
     cp: str = "ring"
     gqa: bool = False
+    attention: str = "mha"
     moe: bool = False
+    expert_tp: str = "tp"
     embeddings: bool = False
     tied: bool = False
+    fp8_param_gather: bool = False
     gated: bool = False
-    dp_overlap: bool | None = None
+    overlap_grad_reduce: bool | None = None
+    overlap_param_gather: bool | None = None
+    a2a_overlap: bool | None = None
+    p2p_overlap: bool | None = None
     tp_overlap: bool = False
     flash: bool = True
+    q_width: str = "h"
+    precision: str = "bf16"
 
     def __post_init__(self):
         for option in fields(self):
@@ -227,9 +286,12 @@ def parse(texts: Mapping[str, object] | Iterable[str], *, only: Iterable[str] | 
     known = tuple(OPTIONS) if only is None else tuple(only)
     typed = {}
     for key, value in texts.items():
+        given, key = key, canonical_key(key)
         if key not in known:
-            raise InputError(f"unknown setting {key!r}; settings: {', '.join(known)}")
-        typed[key] = OPTIONS[key].resolve(value)
+            raise InputError(f"unknown setting {given!r}; settings: {', '.join(known)}")
+        if key in typed:
+            raise InputError(f"{given} and {key} are one setting ({given} is its older name); give it once")
+        typed[key] = OPTIONS[key].resolve(value, given)
     return RunSetting(**typed)
 
 

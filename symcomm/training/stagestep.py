@@ -24,13 +24,14 @@ import sympy as sp
 
 from . import flops
 from .axes import data_schedule
-from .compute import micro_batch_compute
+from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model
-from .overlap import dp_overlap_of, exposed_data_parallel, max0
+from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
+                      param_gather_overlap_of)
 from .stages import KINDS, chunks, stage_layers
 from .terms import cost_in_bytes_of
-from ..core.symbols import b, hbm, m, p, s
+from ..core.symbols import b, hbm, m, p, s, t
 
 
 def _largest(totals: dict) -> sp.Expr:
@@ -39,16 +40,24 @@ def _largest(totals: dict) -> sp.Expr:
     return sp.Max(totals["first"], middle, totals["last"], evaluate=False)
 
 
-def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int):
-    """The :class:`symcomm.training.steptime.StepModel` of this run setting (pipeline_split=first_last); the step
-    model's class and its optimizer's bytes per parameter are handed in by symcomm.training.steptime (which
-    imports this module), so the two share them without an import cycle."""
+def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, check_overlap):
+    """The :class:`symcomm.training.steptime.StepModel` of this run setting (pipeline_split=first_last): each stage
+    kind priced as steptime.step_model prices the last stage of an even split (its layers, its terms, the same
+    overlaps); the step model's class, its optimizer's bytes per parameter and its check of Megatron's overlap
+    flags are handed in by symcomm.training.steptime (which imports this module), so the two share them without
+    an import cycle."""
     StepModel, ADAM_BYTES = step_model_class, adam_bytes
-
-    data = data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
-    overlap = dp_overlap_of(run.framework, run.zero, run.dp_overlap)
+    framework, zero = run.framework, run.zero
+    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
+    grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
+    param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
+    check_overlap(framework, zero, grad_overlap, param_overlap)
+    hides = {"tp": run.tp_overlap, "ep": a2a_overlap_of(framework, run.a2a_overlap),
+             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     opts = run.hybrid_options()
     n_chunks = chunks(run.schedule)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
 
     def time_of(terms):
         return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
@@ -62,14 +71,17 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int):
         layers = stage_layers(run.pipeline_split, run.schedule, kind)
         micro = micro_batch_compute(run, layers=layers, lm_head=run.embeddings and kind == "last")
         on_path = {axis: comm[kind].get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-        if run.tp_overlap:
-            on_path = {**on_path, "tp": max0(on_path["tp"] - micro.total)}
+        window = micro.total                  # the overlapped axes one after another (steptime.step_model)
+        for axis in ("tp", "ep", "pp"):
+            if hides[axis] and axis in comm[kind]:
+                floor = on_path[axis] / t if axis == "tp" else 0
+                on_path[axis], window = hidden_behind(on_path[axis], window, floor)
         slot[kind] = micro.total + sum(on_path.values())
         compute[kind] = m * micro.total
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
-        exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, micro)
+        exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
+                                                    grad_overlap=grad_overlap, param_overlap=param_overlap)
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, kind=kind)
-        grad_bytes = 4 if data.grad_dtype == "fp32" else 2
         optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm
         tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 
@@ -87,8 +99,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int):
         per_stage[f"stage_slot_{kind}"] = slot[kind]
         per_stage[f"stage_bytes_{kind}"] = totals[kind]
         per_stage.update({f"stage_bytes_{part}_{kind}": x for part, x in memory[kind].items()})
-    model = flops.model_flops(b, s, run.gated, run.moe)
-    hardware = flops.hardware_flops(b, s, run.recompute, run.gated, run.moe)
+    model = flops.model_flops(b, s, run.gated, run.moe, attention_kind(run))
+    hardware = flops.hardware_flops(b, s, run.recompute, run.gated, run.moe, attention_kind(run))
     key = tuple(sorted(run.texts().items()))
     return StepModel(key, _largest(compute), largest_comm, largest_exposed, bubble, _largest(optimizer), step, model,
                      hardware, {}, memory_total=_largest(totals), stages=per_stage)

@@ -10,14 +10,17 @@ micro-batches per data-parallel replica, then the optimizer step):
   recompute included) / (peak · η), where ``peak`` is the datasheet matmul rate at the run's
   dtype and η the share of it the matmuls reach (fitted, see ``derivations/step_time.py``);
 * **per micro-batch communication on the critical path**: the hybrid strategy's tp, cp, ep
-  and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless
-  ``tp_overlap=1``, which hides tp behind the micro-batch's compute as far as it lasts;
-* **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2:
-  the bubble is (p − 1)/v micro-batch times of the busiest stage);
-* **data parallel**: the gradient reductions overlap the backward when the framework
-  overlaps them (``dp_overlap``), each reduction hiding behind one micro-batch's backward;
-  ZeRO-3/FSDP parameter gathers are prefetched behind the forward and backward compute; the
-  parameter all-gather after the optimizer step is exposed; exposed = max(0, comm − window);
+  and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
+  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` (Transformer Engine userbuffers / PyTorch
+  async TP) hides tp behind the micro-batch's compute but one chunk of t, ``a2a_overlap`` the
+  expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
+* **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
+  bubble is (p − 1)/v micro-batch times of the busiest stage);
+* **data parallel** as the framework overlaps it (:func:`symcomm.training.overlap.exposed_data_parallel`):
+  gradient reductions behind the backward in buckets, the last one exposed (``overlap_grad_reduce``);
+  the post-step parameter all-gather exposed or, with ``overlap_param_gather``, behind the next
+  forward but its first bucket; FSDP2 / Megatron-FSDP per layer: the first gather and the last
+  reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
 * **optimizer**: Adam over the GPU's own parameters, memory-bound: each parameter reads and
   writes its fp32 copy and two moments, reads its gradient and writes the 16-bit weight —
   26 bytes + the gradient's bytes, at the HBM bandwidth.
@@ -38,15 +41,18 @@ from . import flops
 from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
-from .compute import micro_batch_compute
-from .memory import memory_model
-from .overlap import dp_overlap_of, exposed_data_parallel, max0
+from .compute import attention_kind, micro_batch_compute, with_absent_constants
+from .memory import STAGE_OF, activation_bytes, memory_model, memory_per_gpu
+from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
+                      param_gather_overlap_of)
 from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 
 #: options of the step model beyond the hybrid strategy's own (symcomm.training.settings.STEP_OPTIONS), by name
 STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
+#: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
+STEP_KEYS = frozenset(STEP_OPTIONS) | {old for old, name in settings.KEY_ALIASES.items() if name in STEP_OPTIONS}
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
 
 
@@ -62,10 +68,10 @@ class StepModel:
     step: sp.Expr
     model_flops: sp.Expr             # the whole step, all GPUs
     hardware_flops: sp.Expr
-    memory: dict = field(default_factory=dict)   # part → bytes per GPU (the busiest: first stage)
-    # an uneven pipeline split (symcomm.training.stagestep): the busiest stage's bytes (the parts then per stage),
-    # and per stage kind its slot and memory (stage_slot_<kind>, stage_bytes_<kind>, stage_bytes_<part>_<kind>)
-    memory_total: sp.Expr | None = None
+    memory: dict = field(default_factory=dict)   # part → bytes per GPU, each on its stage (memory.STAGE_OF)
+    memory_total: sp.Expr | None = None          # the busiest GPU's bytes (memory.memory_per_gpu)
+    # an uneven pipeline split (symcomm.training.stagestep): per stage kind its slot, its memory and the memory's
+    # parts (stage_slot_<kind>, stage_bytes_<kind>, stage_bytes_<part>_<kind>)
     stages: dict = field(default_factory=dict)
 
     @property
@@ -107,13 +113,14 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     if run.pipeline_split != "even":
         from .stagestep import uneven_step_model
 
-        return uneven_step_model(run, run_bytes, StepModel, ADAM_BYTES)
+        return uneven_step_model(run, run_bytes, StepModel, ADAM_BYTES, _check_megatron_overlap)
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
-    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype)
+    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
 
     by_axis: dict = {}
     for term in hybrid.terms:
@@ -129,17 +136,29 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     chunks = v if run.schedule == "interleaved" else sp.Integer(1)
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-    if run.tp_overlap:
-        hidden_tp = max0(on_path["tp"] - compute_micro.total)
-        on_path = {**on_path, "tp": hidden_tp}
+    # the overlapped axes hide behind the micro-batch's compute, one after another in the window the
+    # previous ones left (overlap.hidden_behind): tp chunk by chunk behind its GEMMs, one chunk of t
+    # exposed (TP_OVERLAP); ep behind another micro-batch's compute (a2a_overlap); pp sends behind the
+    # chunks' compute (p2p_overlap)
+    window = compute_micro.total
+    hides = {"tp": run.tp_overlap,
+             "ep": a2a_overlap_of(framework, run.a2a_overlap),
+             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
+    for axis in ("tp", "ep", "pp"):
+        if hides[axis] and axis in comm:
+            floor = on_path[axis] / t if axis == "tp" else 0
+            on_path[axis], window = hidden_behind(on_path[axis], window, floor)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot
 
-    # data parallel: reductions behind the backward, ZeRO-3 gathers behind the compute, the
-    # post-step all-gather (and the tied-embedding all-reduce) exposed
-    overlap = dp_overlap_of(framework, zero, run.dp_overlap)
-    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, overlap, m, compute_micro)
+    # data parallel: reductions behind the backward, gathers behind the compute, as the framework overlaps
+    # them (overlap.exposed_data_parallel); the tied-embedding all-reduce exposed
+    grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
+    param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
+    _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
+    exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
+                                       grad_overlap=grad_overlap, param_overlap=param_overlap)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}
@@ -148,16 +167,31 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     comm = {axis: comm[axis] for axis in comm}
 
     memory = memory_model(data, recompute, opts, flash, moe, embeddings)
+    memory_total = memory_per_gpu(memory, activation_bytes(recompute, flash, run.sp), run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     own_params = memory["optimizer"] / 12
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
-    model = flops.model_flops(b, s, gated, moe)
-    hardware = flops.hardware_flops(b, s, recompute, gated, moe)
+    model = flops.model_flops(b, s, gated, moe, attention_kind(run))
+    hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run))
     key = tuple(sorted(texts.items()))
-    return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory)
+    return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
+                     memory_total)
+
+
+def _check_megatron_overlap(framework: str, zero: int, grad_overlap: bool, param_overlap: bool) -> None:
+    """Megatron-LM runs --overlap-param-gather only with the distributed optimizer and --overlap-grad-reduce
+    (megatron/training/arguments.py asserts both): InputError for a setting it would refuse."""
+    if framework != "megatron" or not param_overlap:
+        return
+    if zero == 0:
+        raise InputError("overlap_param_gather=1 needs zero=1 with framework=megatron (DDP gathers no parameters; "
+                         "Megatron-LM's --overlap-param-gather needs --use-distributed-optimizer)")
+    if not grad_overlap:
+        raise InputError("overlap_param_gather=1 needs overlap_grad_reduce=1 with framework=megatron (Megatron-LM "
+                         "megatron/training/arguments.py refuses --overlap-param-gather without --overlap-grad-reduce)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -171,7 +205,7 @@ def quantities(values: dict, run_bytes: int = 2, **options) -> dict[str, float]:
     """Every quantity of the step model with these options, at these values (by CLI symbol
     name; floats or numpy arrays), as floats: seconds, bytes, FLOPs, ratios (one compiled function of
     them all, common parts computed once)."""
-    return _evaluators(run_bytes, tuple(sorted(options.items())))(**values)
+    return _evaluators(run_bytes, tuple(sorted(options.items())))(**with_absent_constants(values))
 
 
 #: what every reported number is in
@@ -184,18 +218,37 @@ ASSUMPTIONS = (
     "one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the "
     "optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)",
     "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
-    "Korthikanti et al. count it) / (peak × eta), plus kappa HBM passes over the activation bytes of "
-    "Korthikanti et al. Table 2 (the memory-bound kernels)",
-    "tensor, context, expert and pipeline communication on the critical path of every micro-batch "
-    "(tp_overlap=1 hides tp behind the micro-batch's compute); bubble = (p − 1)/v micro-batch slots",
+    "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
+    "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
+    "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
+    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16",
+    "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
+    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
+    "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
+    "(p − 1)/v micro-batch slots",
+    "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "
+    "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
+    "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
+    "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
+    "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
+    "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
+    "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
+    "recompute working set and FSDP's gathered layers",
     "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "
     "the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the "
     "slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the "
     "stages",
-    "data-parallel gradient reductions hidden behind one micro-batch's backward each when the framework "
-    "overlaps them (dp_overlap), ZeRO-3 gathers prefetched behind the compute, the post-step parameter "
-    "all-gather exposed; Adam memory-bound at the HBM bandwidth",
 )
+
+
+#: why fp8_param_gather=1 leaves an MXFP8 run's parameter all-gathers at its dtype (symcomm.training.axes.data_schedule)
+MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core "
+                "gathers MXFP8 weights through a bf16 buffer and re-quantizes them "
+                "(megatron/core/distributed/param_and_grad_buffer.py)")
+#: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
+FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at "
+           "peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: "
+           "two peaks in one step)")
 
 
 def step_options(texts: dict) -> tuple[dict, dict]:
@@ -203,9 +256,10 @@ def step_options(texts: dict) -> tuple[dict, dict]:
     the step model's read by their :class:`symcomm.training.settings.Option` into typed values (the
     hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
     hybrid, own = {}, {}
-    for key, text in texts.items():
+    for given, text in texts.items():
+        key = settings.canonical_key(given)                  # an older name (dp_overlap) read as the setting's
         if key in STEP_OPTIONS:
-            own[key] = STEP_OPTIONS[key].resolve(text)       # typed once, as the setting holds it
+            own[key] = STEP_OPTIONS[key].resolve(text, given)    # typed once, as the setting holds it
         else:
             hybrid[key] = text
     return hybrid, own
@@ -229,12 +283,12 @@ STAGE_NAMES = ("first", "middle", "last")
 def busiest_stages(number: dict, stages: int) -> dict:
     """In words, the stage that sets the slot (one micro-batch on the critical path) and the one holding the most
     memory: from the per-stage figures of an uneven split (ties: the later stage); an even split's model
-    prices the last stage's slot and the first stage's memory (its L/p layers alike, the LM head on the last,
-    the most micro-batches in flight on the first)."""
+    prices the last stage's slot (its L/p layers alike, the LM head on the last) and the busier of the first and
+    the last stage's memory (memory.memory_per_gpu)."""
     if stages == 1:
         return {"slot": "the only stage", "memory": "the only stage"}
     if "stage_slot_last" not in number:
-        return {"slot": "the last pipeline stage", "memory": "the first pipeline stage"}
+        return {"slot": "the last pipeline stage", "memory": "the busier of the first and the last pipeline stage"}
     kinds = [kind for kind in STAGE_NAMES if kind != "middle" or stages >= 3]
     name = {"first": "the first pipeline stage", "middle": "a middle pipeline stage (rank 1)",
             "last": "the last pipeline stage"}
@@ -254,18 +308,43 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
                                          if k.startswith("exposed_comm_time_")}
     out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
                      if k.startswith("memory_") and k != "memory_per_gpu"}
+    # which pipeline stage's GPU holds each part (the busiest GPU: the larger of the first and the last)
+    out["memory_stage"] = {part: STAGE_OF[part] for part in out["memory"]}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
     out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
+                    "memory_stage": "pipeline stage: first, last or every",
                     "busiest_stage": "which stage sets the micro-batch slot and which holds the most memory"}
-    out["busiest_stage"] = busiest_stages(number, int(values.get("p", 0)))
+    stages = int(values.get("p", 0))
+    out["busiest_stage"] = busiest_stages(number, stages)
     if "stage_bytes_last" in number:          # an uneven split: the busiest stage's memory parts, and every stage's
-        kinds = [kind for kind in STAGE_NAMES if kind != "middle" or int(values.get("p", 0)) >= 3]
+        kinds = [kind for kind in STAGE_NAMES if kind != "middle" or stages >= 3]
         busiest = max(reversed(kinds), key=lambda kind: number[f"stage_bytes_{kind}"])
-        out["memory"] = {part: number[f"stage_bytes_{part}_{busiest}"]
-                         for part in ("weights", "gradients", "optimizer", "activations")}
+        out["memory"] = {part: number[k] for part in STAGE_OF if (k := f"stage_bytes_{part}_{busiest}") in number}
+        out["memory_stage"] = {part: busiest for part in out["memory"]}
         out["stages"] = {kind: {"slot_time": number[f"stage_slot_{kind}"], "memory": number[f"stage_bytes_{kind}"]}
                          for kind in kinds}
         out["units"]["stages"] = "slot_time s (one micro-batch: compute + tp, cp, ep, pp), memory bytes per GPU"
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
-    out["assumptions"] = list(ASSUMPTIONS)
+    out["assumptions"] = list(ASSUMPTIONS) + _setting_assumptions(settings.parse({**hybrid_options, **own_options}))
+    if out["options"]["precision"] != "bf16":
+        out["assumptions"].append(FP8_MFU)
+    if out["options"]["precision"] == "mxfp8" and out["options"]["fp8_param_gather"] == "1":
+        out["assumptions"].append(MXFP8_GATHER)
+    return out
+
+
+def _setting_assumptions(run: settings.RunSetting) -> list[str]:
+    """What the MoE and MLA parts of the model approximate, said beside the numbers they shape."""
+    out = []
+    if run.moe:
+        out.append("MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE "
+                   "layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, "
+                   "as DeepSeek-V3's first 3, differs); expert_tp=" + run.expert_tp + (
+                       ": experts whole on a GPU, sharded over e" if run.expert_tp == "1" else
+                       ": experts split over the t TP ranks (Megatron-Core's default)"))
+    if run.attention == "mla":
+        out.append("attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and "
+                   "activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core "
+                   "duplicates on every TP rank, are counted as split over t in the memory and the data-parallel "
+                   "reductions")
     return out

@@ -43,7 +43,9 @@ UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages"
 #: every preset's L (deepseek-v3 has 61 layers, gpt3-175b 96, llama3-405b 126)
 START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_000, "b": 32, "s": 4096, "h": 4096,
          "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 1, "c": 1,
-         "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0}
+         "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0,
+         # attention=mla: DeepSeek-V3's latent ranks and head widths (its config.json)
+         "q_lora": 1536, "kv_lora": 512, "d_nope": 128, "d_rope": 64, "d_v": 128}
 #: an option that makes a start value invalid, and the value its subjects open with instead (the page
 #: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
 #: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs
@@ -228,7 +230,8 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     """What the page needs to call the step model: its file, the symbols beyond the communication's
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
     free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
-    hardware = [info.cli_name for info in S.SYMBOLS.values() if info.cli_name in ("peak", "eta", "hbm", "kappa")]
+    hardware = [info.cli_name for info in S.SYMBOLS.values()
+                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half")]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))

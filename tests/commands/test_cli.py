@@ -259,6 +259,7 @@ OUTPUT_OPTIONS = {
     ("validate", "--output"): ["--no-progress"],
     ("calibrate", "--output"): ["never-read.log"],
     ("calibrate", "--plot"): ["never-read.log"],
+    ("calibrate-step", "--output"): ["never-read.json", "--hardware", "h100"],
 }
 
 
@@ -404,9 +405,9 @@ def _one_line_refusal(argv, capsys):
 
 
 def test_every_subcommand_is_covered():
-    # the lists below are not empty by accident: the twelve subcommands of commands/main.py's docstring
+    # the lists below are not empty by accident: the thirteen subcommands of commands/main.py's docstring
     assert set(_subcommands()) == {"list", "show", "eval", "presets", "compare", "prove", "export", "measure",
-                                   "validate", "plan", "calibrate", "nccl-tests"}
+                                   "validate", "plan", "calibrate", "nccl-tests", "calibrate-step"}
 
 
 @pytest.mark.parametrize("command,option", _valued_options())
@@ -455,6 +456,8 @@ BAD_CHOICE = {
               "--recompute", "nope"], "--recompute"),
     "calibrate": (["calibrate", LOG, "--collective", "nope"], "collective"),
     "nccl-tests": (["nccl-tests", "nope", "--ranks", "8"], "collective"),
+    "calibrate-step": (["calibrate-step", "derivations/data/step_runs_example.json", "--hardware", "nope"],
+                       "--hardware"),
     "<command>": (["nope"], "invalid choice"),
 }
 

@@ -77,6 +77,7 @@ def test_export_every_format(installed, fmt):
     ["validate", "--from", "DATA", "--no-progress"],
     ["prove", "--quiet"],
     ["calibrate", "LOG", "--json"],
+    ["calibrate-step", "RUNS", "--hardware", "h100", "--json"],
     ["nccl-tests", "all_reduce", "--hardware", "a100", "--ranks", "8", "-b", "8", "-e", "1M"],
     ["presets", "--json"],
 ])
@@ -84,7 +85,9 @@ def test_every_subcommand(installed, argv):
     _, python, home = installed
     data = ROOT / "derivations" / "data" / "gloo_measurements.json"
     log = ROOT / "derivations" / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
-    argv = [str(data) if word == "DATA" else str(log) if word == "LOG" else word for word in argv]
+    runs = ROOT / "derivations" / "data" / "step_runs_example.json"
+    argv = [str(data) if word == "DATA" else str(log) if word == "LOG" else str(runs) if word == "RUNS" else word
+            for word in argv]
     got = _run(python, home, "-m", "symcomm.commands.main", *argv)
     assert got.returncode == 0, got.stderr
     if argv[0] == "list":

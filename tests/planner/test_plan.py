@@ -77,7 +77,9 @@ def test_step_time_by_hand():
     eta, kappa = dict(A100.step_time)["eta"], dict(A100.step_time)["kappa"]
     # forward + backward = 3 × forward at peak · η; the memory-bound kernels: κ HBM passes over the 34·s·B·h bytes
     # per layer Korthikanti et al. 2022 Table 2 stores at t = 1 (flash attention: no scores)
-    compute = 3 * forward / (PEAK * eta) + kappa * 34 * s * B * h * L / HBM
+    # causal flash attention runs half of the 4·B·s²·h core (FlashAttention-2, Dao 2023, §3.1.1): 2·B·s²·h per layer
+    # fewer FLOPs executed than the convention counts (MFU below keeps the convention's count)
+    compute = 3 * (forward - L * 2 * B * s * s * h) / (PEAK * eta) + kappa * 34 * s * B * h * L / HBM
     # Megatron DDP: one ring all-reduce of the fp32 gradients over 16 GPUs on two nodes, after the backward and
     # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced
     allreduce = 30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * BETA_INTER + 15 / 16 * 4 * PHI * GAMMA
@@ -96,7 +98,9 @@ def test_step_time_by_hand():
     assert got["mfu"] == pytest.approx(16 * 3 * forward / (got["step_time"] * 16 * PEAK), rel=1e-9)
     # 18 bytes per parameter (bf16 weight, fp32 gradient buffer, 12 bytes of Adam) + 34·s·B·h bytes per layer:
     # 144.5 GB, more than an 80 GB A100: shown because asked for, not ranked
-    assert got["memory_bytes"] == pytest.approx(18 * PHI + 34 * s * B * h * L, rel=1e-12)
+    # memory: 18 bytes a parameter, the activations, and the last stage's logits of one micro-batch (the bf16
+    # LM-head output and its fp32 copy in Megatron-LM's cross_entropy.py: 6 bytes × B·s tokens × V)
+    assert got["memory_bytes"] == pytest.approx(18 * PHI + 34 * s * B * h * L + 6 * B * s * V, rel=1e-12)
     assert got["fits"] is False
     assert got["axes"]["dp"]["comm_time"] == pytest.approx(allreduce, rel=1e-9)
 
@@ -105,8 +109,10 @@ def test_memory_by_hand_and_floor():
     result = plan(small(memory_check=False, compare=compare(t=1, p=1, c=1, d=16, mb=1, zero=3, framework="deepspeed",
                                                              recompute="none", sp=0)), top=1)
     # ZeRO-3: 16 bytes/parameter over 16 GPUs; activations 34·s·b·h bytes per layer (t = 1), 32 layers, one
-    # micro-batch of one sequence in flight (p = 1)
-    assert result.compare["memory_bytes"] == pytest.approx(16 * PHI / 16 + 34 * 2048 * 4096 * 32, rel=1e-12)
+    # micro-batch of one sequence in flight (p = 1); its logits: 6 bytes (bf16 output + fp32 cross-entropy copy,
+    # Megatron-LM cross_entropy.py) × 2048 tokens × V = 128,256
+    assert result.compare["memory_bytes"] == pytest.approx(16 * PHI / 16 + 34 * 2048 * 4096 * 32 + 6 * 2048 * 128_256,
+                                                           rel=1e-12)
     # ZeRO-0 keeps 18Φ = 144 GB per GPU at t = p = 1: more than an 80 GB A100, so the memory check drops it
     checked = plan(small())
     for row in checked.rows():
@@ -147,16 +153,22 @@ def test_ranked_by_step_time_and_pruning_changes_nothing():
 def test_settings_that_change_nothing_are_folded():
     result = plan(small(tp=8, pp=2, micro_batch=1, vp=1, sp=0, recompute="none"), top=None)
     # t = 8, p = 2 on 16 GPUs leaves d = 1: every data-parallel collective runs over one rank ((N − 1)/N = 0:
-    # nothing sent) and ZeRO shards over one rank (each GPU keeps everything), so the six schemes give two
-    # rows: Megatron's zero 0 and 1 (fp32 gradient buffer: 4 bytes a parameter, and the optimizer reads 4)
-    # and the four that keep gradients in bf16 (DeepSpeed 2 and 3, FSDP full-shard and grad-op)
-    assert len(result) == 2
+    # nothing sent) and ZeRO shards over one rank (each GPU keeps everything), so the eight schemes give four
+    # rows: Megatron's zero 0 and 1 (fp32 gradient buffer: 4 bytes a parameter, and the optimizer reads 4),
+    # DeepSpeed zero 2 (bf16 gradients and its 5·10⁸-element bf16 gradient bucket, stage_1_and_2.py), the
+    # three that keep gradients in bf16 with no bucket (DeepSpeed 3, FSDP full-shard and grad-op), and the two
+    # per-layer ones holding two gathered layers and their gradients besides (FSDP2, Megatron-FSDP)
+    assert len(result) == 4
     labels = [sorted(r["labels"]) for r in result.rows()]
     assert sorted(labels) == sorted([["megatron zero 0 rc=none", "megatron zero 1 rc=none"],
-                                     ["deepspeed zero 2 rc=none", "deepspeed zero 3 rc=none",
-                                      "fsdp full-shard rc=none", "fsdp grad-op rc=none"]])
-    megatron, others = sorted(result.rows(), key=lambda r: len(r["labels"]))
+                                     ["deepspeed zero 2 rc=none"],
+                                     ["deepspeed zero 3 rc=none", "fsdp full-shard rc=none", "fsdp grad-op rc=none"],
+                                     ["fsdp2 rc=none", "megatron-fsdp rc=none"]])
+    by_label = {label: r for r in result.rows() for label in r["labels"]}
+    megatron, zero2 = by_label["megatron zero 0 rc=none"], by_label["deepspeed zero 2 rc=none"]
+    others = by_label["deepspeed zero 3 rc=none"]
     assert megatron["memory_bytes"] > others["memory_bytes"]
+    assert zero2["memory_bytes"] - others["memory_bytes"] == pytest.approx(2 * 500_000_000, rel=1e-9)
     # no two rows of a full ranking share layout, step time and memory
     full = plan(small(), top=None)
     seen = set()
@@ -334,7 +346,7 @@ BAD = [
     (("--micro-batch", "x"), "--micro-batch", "takes a number"),
     (("--zero", "4"), "--zero=4", "choose 0, 1, 2 or 3"),
     (("--zero", "2", "--framework", "megatron"), "--zero=2", "it runs zero 0, 1"),
-    (("--framework", "torch"), "--framework=torch", "choose megatron, deepspeed or fsdp"),
+    (("--framework", "torch"), "--framework=torch", "choose megatron, deepspeed, fsdp, fsdp2 or megatron_fsdp"),
     (("--recompute", "yes"), "--recompute=yes", "choose none, selective or full (0 = none, 1 = full)"),
     (("--sp", "2"), "--sp=2", "choose 0 or 1"),
     (("--cp-algorithm", "tree"), "--cp-algorithm=tree", "choose ring, ulysses"),

@@ -59,7 +59,20 @@ def test_systems_and_beta_per_byte():
     ("llama3-70b", 70_553_706_496, 70.6e9, 0.001),
     ("llama3-405b", 405_853_388_800, 405e9, 0.005),
     ("mixtral-8x7b", 46_702_792_704, 46.7e9, 0.001),
-    ("deepseek-v3", 671_026_419_200, 671e9, 0.001),
+    ("deepseek-v3", 671_026_419_200, 671e9, 0.001),                 # without the 14B MTP module (report §4.2)
+    # Llama 3.1 keeps Llama 3's weight shapes (its config.json differs in RoPE scaling and context only)
+    ("llama3.1-8b", 8_030_261_248, 8.03e9, 0.001),
+    ("llama3.1-70b", 70_553_706_496, 70.6e9, 0.001),
+    ("llama3.1-405b", 405_853_388_800, 405e9, 0.005),
+    # per layer: Q 2048 × 32·128, K and V 2048 × 4·128, O 32·128 × 2048 = 18,874,368; 128 experts × 3 × 2048 × 768
+    # = 603,979,776; router 2048 × 128; 2 norms; × 48; + 2 × 151936 × 2048 + 2048 (Qwen3 report Table 2: 30.5B)
+    ("qwen3-30b-a3b", (18_874_368 + 603_979_776 + 262_144 + 4096) * 48 + 2 * 151936 * 2048 + 2048, 30.5e9, 0.002),
+    # per layer: Q, O 4096 × 64·128 each, K, V 4096 × 4·128 each = 71,303,168; 128 × 3 × 4096 × 1536; router;
+    # norms; × 94; + 2 × 151936 × 4096 + 4096 (Qwen3 report Table 2: 235B)
+    ("qwen3-235b-a22b", (71_303_168 + 2_415_919_104 + 524_288 + 8192) * 94 + 2 * 151936 * 4096 + 4096, 235e9, 0.001),
+    # per layer: Q, O 2880 × 64·64 each, K, V 2880 × 8·64 each = 26,542,080; 128 × 3 × 2880 × 2880; router 2880 × 128;
+    # norms; × 36; + 2 × 201088 × 2880 + 2880; biases and sinks not counted (model card: 116.83B with them)
+    ("gpt-oss-120b", (26_542_080 + 3_185_049_600 + 368_640 + 5760) * 36 + 2 * 201088 * 2880 + 2880, 116.83e9, 0.001),
 ])
 def test_parameter_counts(name, hand, published, tolerance):
     model = presets.model(name)
@@ -182,7 +195,7 @@ def _shapes():
 def test_parameters_in_integers_equal_the_sympy_formula():
     # Model.parameters is plain integer arithmetic (no SymPy at start); the SymPy formula is the reference
     for model in _shapes():
-        reference = presets.parameter_formula(model.family, model.tied).subs(model.architecture())
+        reference = presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture())
         assert reference.is_Integer and model.parameters == int(reference), model.name
         if model.moe:
             assert model.expert_parameters == int(presets.phi_experts().subs(model.architecture())), model.name
@@ -249,3 +262,35 @@ def test_each_meaning_of_the_inter_node_link_goes_to_the_algorithms_of_its_formu
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="fitted_as"):
         presets.hardware(str(path))
+
+
+def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
+    # Qwen/Qwen3-30B-A3B config.json's keys: head_dim 128 (32 heads × 128 ≠ hidden 2048), 128 experts of width 768,
+    # no shared expert; the count is the hand count of test_parameter_counts (30,532,110,336)
+    qwen = tmp_path / "qwen3.json"
+    qwen.write_text(json.dumps({"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+                                "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+                                "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
+                                "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+                                "tie_word_embeddings": False}))
+    model = presets.model_from_config(qwen)
+    assert model.parameters == presets.model("qwen3-30b-a3b").parameters
+    assert model.values()["E_s"] == 0 and model.values()["h_kv"] == 4 * 128
+    # 32 heads × 128 = 4096 ≠ hidden 2048: the Q and output projections are 4096 wide (q_width=heads, h_q)
+    assert model.settings() == {"moe": "1", "gqa": "1", "q_width": "heads"} and model.values()["h_q"] == 4096
+    # DeepSeek-V2-Lite-like MLA without query compression (q_lora_rank null): W_Q is h × a·(d_nope + d_rope) and
+    # there is no query latent norm; one layer, dense, so Φ is countable by hand:
+    #   W_Q 2048 × 16·192 + W_DKV 2048 × (512 + 64) + kv norm 512 + W_UKV 512 × 16·256 + W_O 16·128 × 2048
+    #   + MLP 3 × 2048 × 10944 + 2 norms 2 × 2048; embeddings 2 × 102400 × 2048; final norm 2048
+    lite = tmp_path / "lite.json"
+    lite.write_text(json.dumps({"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
+                                "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
+                                "vocab_size": 102400, "max_position_embeddings": 4096, "q_lora_rank": None,
+                                "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                                "v_head_dim": 128}))
+    model = presets.model_from_config(lite)
+    hand = (2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048 + 3 * 2048 * 10944 + 2 * 2048
+            + 2 * 102400 * 2048 + 2048)
+    assert model.parameters == hand
+    assert model.values()["q_lora"] == 0 and model.settings() == {"attention": "mla"}
+    assert presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture()) == hand

@@ -29,7 +29,7 @@ def test_parse_types_every_setting_and_format_writes_it_back():
                           "grad_reduce=framework"])
     # typed: the stage an int, flags bools, "as the framework does" None, recompute's alias read as full
     assert got == RunSetting(zero=3, framework="fsdp", reshard_after_forward=False, recompute="full", sp=True)
-    assert got.grad_reduce is None and got.dp_overlap is None
+    assert got.grad_reduce is None and got.overlap_grad_reduce is None
     words = settings.format(got)
     assert "recompute=full" in words and "reshard_after_forward=0" in words and "grad_reduce=framework" in words
     assert settings.parse(words) == got                      # format, then parse: the same value
@@ -38,7 +38,7 @@ def test_parse_types_every_setting_and_format_writes_it_back():
 @pytest.mark.parametrize("words, named, allowed", [
     (["recompute=some"], "recompute=some", "choose none, selective or full (0 = none, 1 = full)"),
     (["zero=4"], "zero=4", "choose 0, 1, 2 or 3"),
-    (["framework=torch"], "framework=torch", "choose megatron, deepspeed or fsdp"),
+    (["framework=torch"], "framework=torch", "choose megatron, deepspeed, fsdp, fsdp2 or megatron_fsdp"),
     (["sp=yes"], "sp=yes", "choose 0 or 1"),
     (["dp_overlap=2"], "dp_overlap=2", "choose framework, 0 or 1"),
     (["colour=red"], "'colour'", "settings: zero, framework"),
@@ -104,7 +104,7 @@ def test_eval_reads_the_step_models_options_once_into_typed_values():
     # hybrid strategy's left to the strategy: no text form survives to be compared with "0"/"1" again
     hybrid, own = step_options({"gated": "1", "flash": "0", "dp_overlap": "framework", "zero": "3"})
     assert hybrid == {"zero": "3"}
-    assert own == {"gated": True, "flash": False, "dp_overlap": None}
+    assert own == {"gated": True, "flash": False, "overlap_grad_reduce": None}    # dp_overlap: its older name
     assert all(type(own[k]) is bool for k in ("gated", "flash"))
 
 

@@ -286,8 +286,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     return step
 
 
+#: fsdp2 and megatron_fsdp gather and reduce-scatter one layer at a time (L/p collectives of shard/(L/p)): the walk
+#: below counts elements, which splitting a ring collective into per-layer ones leaves as they are, so it walks them
+#: as one per stage (their L/p times the α are the chapter's claim, derivations/step_time.py FSDP_UNITS)
 SCHEMES = (("megatron", 0, True), ("megatron", 1, True), ("deepspeed", 2, True), ("deepspeed", 3, True),
-           ("fsdp", 3, True), ("fsdp", 3, False))
+           ("fsdp", 3, True), ("fsdp", 3, False), ("fsdp2", 3, True), ("megatron_fsdp", 3, True))
 
 
 def check_step(step, options, values):

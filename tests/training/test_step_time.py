@@ -16,21 +16,24 @@ from symcomm.presets import hardware
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
 TINY = {"h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 1000, "e": 1, "v": 1}
 PLAIN = {"zero": "0", "framework": "megatron", "embeddings": "0", "gqa": "1", "gated": "0", "flash": "1",
-         "dp_overlap": "0", "grad_dtype": "same"}
+         "overlap_grad_reduce": "0", "grad_dtype": "same"}
 
 
-def layer_forward_by_hand(B, s, h, h_kv, F):
-    # Q and O: h × h, K and V: h × h_kv, QKᵀ and scores·V: s² h each, MLP h → F → h; 2 FLOPs per multiply-add
-    return 2 * B * s * h * (2 * h + 2 * h_kv) + 2 * 2 * B * s * s * h + 2 * 2 * B * s * h * F
+def layer_forward_by_hand(B, s, h, h_kv, F, core_share=0.5):
+    # Q and O: h × h, K and V: h × h_kv, QKᵀ and scores·V: s² h each, MLP h → F → h; 2 FLOPs per multiply-add.
+    # Of the core, causal flash attention (flash=1, PLAIN's) runs half: FlashAttention-2 (Dao 2023) §3.1.1 skips
+    # the blocks above the diagonal; without flash attention core_share = 1
+    return 2 * B * s * h * (2 * h + 2 * h_kv) + core_share * 2 * 2 * B * s * s * h + 2 * 2 * B * s * h * F
 
 
 def test_one_gpu_step_is_its_flops_over_the_rate_plus_adam():
     values = {**TINY, **NO_COMM, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
               "peak": 1e12, "eta": 0.5, "kappa": 0.0, "hbm": 1e9}
     q = steptime.quantities(values, 2, **{**PLAIN, "embeddings": "1"})
-    # hand count: 4 layers of 3 407 872 FLOPs forward + the LM head 2·32·64·1000 = 4 096 000; ×3 forward + backward
+    # hand count: 4 layers of 3 407 872 FLOPs forward less the causal half of the core (131 072) + the LM head
+    # 2·32·64·1000 = 4 096 000; ×3 forward + backward
     forward = 4 * layer_forward_by_hand(1, 32, 64, 64, 256) + 2 * 32 * 64 * 1000
-    assert forward == 4 * 3_407_872 + 4_096_000
+    assert forward == 4 * (3_407_872 - 131_072) + 4_096_000
     # Adam: 12 bytes of fp32 weight, m, v read and written (24) + the 16-bit weight written (2) + the 2-byte gradient read
     adam = 1000 * (24 + 2 + 2) / 1e9
     assert float(q["step_time"]) == pytest.approx(3 * forward / (1e12 * 0.5) + adam, rel=1e-12)
@@ -56,10 +59,32 @@ def test_the_gradient_all_reduce_hides_behind_the_backward_only_when_overlapped(
     reduce = 2 * 3 / 4 * 10**6 * 1e-9
     backward = 2 * 4 * layer_forward_by_hand(1, 32, 64, 64, 256) / 1e12
     assert reduce > backward                          # so that part of it shows
-    hidden = steptime.quantities(values, 2, **{**PLAIN, "dp_overlap": "1"})
-    exposed = steptime.quantities(values, 2, **{**PLAIN, "dp_overlap": "0"})
+    # FSDP (NO_SHARD) reduces as the gradients come: all of it hides behind the backward as far as it lasts
+    fsdp = {**PLAIN, "framework": "fsdp"}
+    hidden = steptime.quantities(values, 2, **{**fsdp, "overlap_grad_reduce": "1"})
+    exposed = steptime.quantities(values, 2, **{**fsdp, "overlap_grad_reduce": "0"})
     assert float(exposed["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
     assert float(hidden["exposed_comm_time_dp"]) == pytest.approx(reduce - backward, rel=1e-12)
+    # Megatron-LM buckets of max(40M, 1M·d) = 40M parameters (distributed_data_parallel.py): Φ = 10⁶ is one
+    # bucket, whose reduce starts when the backward ends — overlapping hides nothing
+    one_bucket = steptime.quantities(values, 2, **{**PLAIN, "overlap_grad_reduce": "1"})
+    assert float(one_bucket["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
+
+
+def test_megatron_keeps_its_last_bucket_exposed():
+    # Φ = 4·10⁸ on one stage, d = 4: buckets of 40M parameters, 10 of them; the last one's all-reduce
+    # 2·(3/4)·4·10⁷·β stays exposed however long the backward (distributed_data_parallel.py, bucket_size)
+    values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1, "Phi": 4 * 10**8,
+              "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    reduce, last = 2 * 3 / 4 * 4e8 * 1e-9, 2 * 3 / 4 * 4e7 * 1e-9
+    flops_backward = 2 * 4 * layer_forward_by_hand(1, 32, 64, 64, 256)
+    on = {**PLAIN, "overlap_grad_reduce": "1"}
+    short = steptime.quantities(values, 2, **on)                               # backward ≈ 27 µs: reduce − backward
+    assert float(short["exposed_comm_time_dp"]) == pytest.approx(reduce - flops_backward / 1e12, rel=1e-12)
+    slow = {**values, "peak": flops_backward / (0.95 * reduce)}                 # backward = 0.95 × reduce
+    assert float(steptime.quantities(slow, 2, **on)["exposed_comm_time_dp"]) == pytest.approx(last, rel=1e-12)
+    off = steptime.quantities(slow, 2, **{**PLAIN, "overlap_grad_reduce": "0"})
+    assert float(off["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
 
 
 def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
@@ -79,7 +104,9 @@ def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
         values = {**shape, **layout, **NO_COMM, **constants, "beta_inter": constants["beta"], "Phi": phi,
                   "b": 8 * micro, "m": 1,
                   "kappa": 0.0, "hbm": 1e30}
-        q = steptime.quantities(values, 2, **{**PLAIN, "dp_overlap": "1"})
+        # FSDP's reduction (no bucket floor) hides entirely once the micro-batch passes B*; Megatron's would
+        # keep its last bucket exposed (test_megatron_keeps_its_last_bucket_exposed)
+        q = steptime.quantities(values, 2, **{**PLAIN, "framework": "fsdp", "overlap_grad_reduce": "1"})
         assert (float(q["exposed_comm_time_dp"]) > 0) == (micro < b_star)
 
 
@@ -102,11 +129,19 @@ def test_memory_meets_korthikanti_figure_1():
 
 
 def test_the_committed_constants_are_what_the_fit_finds():
+    from symcomm.base.errors import InputError
     from symcomm.derivations.fit_step_time import fit, systems
 
+    fitted = 0
     for system in systems():
-        found = fit(system)
-        assert dict(hardware(system).step_time) == {"eta": found["eta"], "kappa": found["kappa"]}
+        try:
+            found = fit(system)
+        except InputError as err:      # too few runs to fit and leave one out (h100-roce: 3): stored kept
+            assert "runs cannot fit" in str(err) or "evaluates" in str(err)
+            continue
+        fitted += 1
+        assert dict(hardware(system).step_time) == found["fit"].constants
+    assert fitted >= 1
 
 
 def test_selective_recompute_adds_the_attention_core_and_full_a_forward():
@@ -143,7 +178,7 @@ def test_eval_hybrid_reports_the_step_in_seconds_and_bytes():
     assert parts == pytest.approx(out["step_time"], rel=1e-9)
 
 
-@pytest.mark.parametrize("bad", ["recompute=some", "dp_overlap=2", "flash=yes"])
+@pytest.mark.parametrize("bad", ["recompute=some", "dp_overlap=2", "overlap_param_gather=2", "flash=yes"])
 def test_a_bad_step_option_is_one_line_and_exit_2(bad):
     run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=4", "c=1", "m=8",
                "b=64", bad)
@@ -165,9 +200,11 @@ def test_eval_hybrid_says_a_layout_does_not_fit_and_by_how_much():
     # gradient buffer): bf16 weights 2Φ, fp32 gradients 4Φ, Adam states 12Φ/8 (ZeRO-1 over d = 8), and the
     # activations of Korthikanti et al. 2022 Table 2 with flash attention, 34·s·b·h per layer (t = 1, micro-batch
     # b/(d·m) = 1 sequence of s = 8192, h = 8192), of 80 layers, one micro-batch in flight (min(p, m) = 1)
+    # and (Megatron-LM cross_entropy.py) the last stage's logits of one micro-batch: the bf16 LM-head output and
+    # its fp32 copy, 6 bytes × 8192 tokens × V = 128,256 (Llama 3's vocabulary)
     phi = 70_553_706_496
-    need = 2 * phi + 4 * phi + 12 * phi // 8 + 34 * 8192 * 1 * 8192 * 80
-    assert out["memory_per_gpu"] == need == 711_688_908_800
+    need = 2 * phi + 4 * phi + 12 * phi // 8 + 34 * 8192 * 1 * 8192 * 80 + 6 * 8192 * 128_256
+    assert out["memory_per_gpu"] == need == 717_992_947_712
     # the H100 SXM datasheet: 80 GB = 80·10⁹ bytes
     assert out["fits"] is False and out["gpu_memory_bytes"] == 80e9
     assert out["memory_excess_bytes"] == need - 80e9

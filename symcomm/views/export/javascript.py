@@ -64,7 +64,8 @@ from . import QUANTITIES, Format, Formula
 
 #: the symbols that make a formula a time, computed in floats (the rest are counts, exact)
 FLOAT_SYMBOLS = frozenset(S.TIME_SYMBOLS) | frozenset(
-    S.SYMBOLS[name].symbol for name in ("peak", "eta", "hbm", "kappa") if name in S.SYMBOLS)
+    S.SYMBOLS[name].symbol for name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8")
+    if name in S.SYMBOLS)
 
 
 def is_time(f: Formula) -> bool:

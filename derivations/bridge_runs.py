@@ -1,0 +1,126 @@
+"""Published Megatron-Bridge pre-training rows (``data/bridge_runs_*.json``) as plain data, and their checks.
+
+Each file records rows of NVIDIA-NeMo/Megatron-Bridge ``docs/performance-summary-archive.md``, one run
+per printed number, with the layout and the recipe flags of that release (the file's ``_convention``
+says what every field means).  :func:`load` reads one file by name, :func:`validate` says what is wrong
+with one run (an empty list when nothing is).  No SymPy here: the fit reads these files at its start.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from importlib import resources
+
+from symcomm.base.errors import InputError
+
+#: a data file's name: bridge_runs_<release tag>.json, or torchtitan_runs.json (same per-run schema), in
+#: derivations/data (never a path)
+NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json")
+#: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
+LIMIT = 4 * 1024 * 1024
+
+#: every run carries these keys (MoE runs also "moe"), in this order in the file
+REQUIRED = ("id", "release", "section", "row", "role", "hardware", "model", "seq", "global_batch", "micro_batch",
+            "gpus", "nvlink_domain", "t", "p", "c", "v", "e", "etp", "d", "fsdp", "pipeline_layout", "precision",
+            "fp8_param_gather", "recompute", "recompute_modules", "recompute_layers", "sp", "distributed_optimizer",
+            "overlap", "cuda_graphs", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "step_time_s", "derived",
+            "assumed", "recipe")
+MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "gated_mlp", "vocab", "tied",
+              "source")
+MOE_KEYS = ("experts", "top_k", "moe_layers", "dense_layers_first", "moe_ffn", "shared_experts", "shared_expert_ffn")
+OVERLAP_KEYS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
+HARDWARE = ("h100", "b200", "gb200")
+#: fp8-rowwise: torchao float8 with one scale per row (torchtitan's rowwise recipe)
+PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
+RECOMPUTE = ("none", "selective", "full")
+ROLES = ("fit", "check")
+#: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
+STEP_TOLERANCE = 1e-3
+
+
+def load(name: str) -> dict:
+    """The parsed file ``derivations/data/<name>`` (e.g. ``bridge_runs_25.json``)."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise InputError(f"bridge runs file {name!r}: give a file name of the form bridge_runs_<tag>.json "
+                         "(a file in derivations/data, not a path)")
+    path = resources.files(__package__).joinpath("data", name)
+    if not path.is_file():
+        raise InputError(f"bridge runs file {name!r}: no such file in derivations/data")
+    with path.open("rb") as stream:     # read at most one byte past the cap: a huge file is never read whole
+        data = stream.read(LIMIT + 1)
+    if len(data) > LIMIT:
+        raise InputError(f"bridge runs file {name!r}: more than {LIMIT:,} bytes; at most {LIMIT:,}")
+    return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+
+
+def _refuse_constant(word: str):
+    raise InputError(f"bridge runs file: {word} is not strict JSON; write a number or null")
+
+
+def runs(name: str, role: str | None = None) -> list[dict]:
+    """The runs of one file, all or only those of ``role`` ("fit" or "check")."""
+    if role is not None and role not in ROLES:
+        raise InputError(f"role {role!r}: one of {', '.join(ROLES)}")
+    return [r for r in load(name)["runs"] if role is None or r["role"] == role]
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _positive_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def validate(run: dict) -> list[str]:
+    """What is wrong with one run: missing fields, a layout that does not multiply out, a step time that
+    does not follow from the printed throughput.  An empty list when the run is sound."""
+    name = run.get("id", "<no id>")
+    problems = [f"{name}: missing field {key!r}" for key in REQUIRED if key not in run]
+    if problems:
+        return problems
+    model = run["model"]
+    problems += [f"{name}: model lacks {key!r}" for key in MODEL_KEYS if key not in model]
+    if "experts" in model:
+        problems += [f"{name}: MoE model lacks {key!r}" for key in MOE_KEYS if key not in model]
+        if "moe" not in run:
+            problems.append(f"{name}: MoE model without the 'moe' settings")
+    problems += [f"{name}: overlap lacks {key!r}" for key in OVERLAP_KEYS if key not in run["overlap"]]
+    for key, allowed in (("hardware", HARDWARE), ("precision", PRECISIONS), ("recompute", RECOMPUTE), ("role", ROLES)):
+        if run[key] not in allowed:
+            problems.append(f"{name}: {key} {run[key]!r} is not one of {', '.join(allowed)}")
+    if run["id"] != run["id"].lower():
+        problems.append(f"{name}: id is not lowercase")
+    sizes = ("seq", "global_batch", "micro_batch", "gpus", "nvlink_domain", "t", "p", "c", "v", "e", "d")
+    bad = [f"{name}: {key} must be a positive integer, not {run[key]!r}"
+           for key in sizes if not _positive_int(run[key])]
+    # torchtitan prints tokens/s with a decimal and no TFLOP/s: a positive number, and null for a rate not printed
+    if not _positive_number(run["tokens_per_s_per_gpu"]):
+        bad.append(f"{name}: tokens_per_s_per_gpu must be a positive number, not {run['tokens_per_s_per_gpu']!r}")
+    if run["model_tflops_per_gpu"] is not None and not _positive_number(run["model_tflops_per_gpu"]):
+        bad.append(f"{name}: model_tflops_per_gpu must be a positive number or null, "
+                   f"not {run['model_tflops_per_gpu']!r}")
+    if bad:
+        return problems + bad
+    t, p, c, d = run["t"], run["p"], run["c"], run["d"]
+    if t * p * c * d != run["gpus"]:
+        problems.append(f"{name}: t·p·c·d = {t}·{p}·{c}·{d} = {t * p * c * d}, not gpus = {run['gpus']}")
+    per_replica = d * run["micro_batch"]
+    if run["global_batch"] % per_replica:
+        problems.append(f"{name}: GBS/(d·MBS) = {run['global_batch']}/{per_replica} is not an integer")
+    expected = run["global_batch"] * run["seq"] / (run["tokens_per_s_per_gpu"] * run["gpus"])
+    step = run["step_time_s"]
+    finite = isinstance(step, (int, float)) and math.isfinite(step)
+    if not finite or abs(step - expected) > STEP_TOLERANCE * expected:
+        problems.append(f"{name}: step_time_s {step!r} is not GBS·seq/(tokens/s/GPU·GPUs) = {expected:.6g} s "
+                        "within 0.1 %")
+    layout = run["pipeline_layout"]
+    if isinstance(layout, dict) and "layers_per_chunk" in layout:
+        chunks = layout["layers_per_chunk"]
+        if len(chunks) != p * run["v"]:
+            problems.append(f"{name}: layers_per_chunk has {len(chunks)} entries, not p·v = {p * run['v']}")
+        if sum(chunks) != model["layers"]:
+            problems.append(f"{name}: layers_per_chunk sums to {sum(chunks)}, not the model's {model['layers']} layers")
+    return problems

@@ -1,0 +1,181 @@
+"""Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks; ``data/bridge_runs_*.json``,
+``data/torchtitan_runs.json``, read by :mod:`bridge_runs`) as ``symcomm eval hybrid`` words.
+
+Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
+(:func:`command`), read from the table and the recipe the run records, and it is evaluated through that
+command's own binding (:func:`symcomm.training.answers.step_inputs`), so the fit, the docs' tables and the
+command line give one number.  What the step model does not express is said, never guessed:
+
+* :func:`out_of_scope` — a run the model cannot evaluate at all (hybrid Mamba layers, NVFP4 matmuls, a pipeline
+  layout the source does not give): left out of every fit and table of errors, listed with the reason;
+* :func:`approximations` — what a run does that the model counts another way (CUDA graphs, activation
+  offloading to the CPU, the multi-token-prediction layer, recompute modules other than the attention core,
+  DeepEP/HybridEP dispatchers as all-to-alls, sliding-window attention as full): shown beside its error.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from . import bridge_runs
+
+#: the data files of modern runs, in the order the docs list them
+FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json")
+
+#: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
+#: build these models from the same configs)
+PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b": "llama3-70b",
+           "llama3.1-70b": "llama3.1-70b", "llama3.1-405b": "llama3.1-405b", "deepseek-v3": "deepseek-v3",
+           "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b", "gpt-oss-120b": "gpt-oss-120b"}
+
+#: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
+PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_tensor", "fp8-mx": "mxfp8",
+             "fp8-block": "fp8_block", "fp8-rowwise": "fp8_block"}
+
+#: the runs' overlap fields → the step model's settings
+OVERLAP = {"grad_reduce": "overlap_grad_reduce", "param_gather": "overlap_param_gather", "tp_comm": "tp_overlap",
+           "moe_a2a": "a2a_overlap", "p2p": "p2p_overlap"}
+
+#: Megatron-Core recompute modules whose recompute is the attention core (what recompute=selective counts)
+ATTENTION_CORE = {"core_attn"}
+
+
+def runs(role: str | None = None) -> list[dict]:
+    """Every modern run of the data files, of ``role`` ("fit", "check") or all."""
+    return [r for name in FILES for r in bridge_runs.runs(name, role)]
+
+
+def out_of_scope(run: dict) -> str | None:
+    """Why the step model cannot evaluate ``run`` at all, or None."""
+    name = run["model"]["name"]
+    if name not in PRESETS:
+        return (f"{name}: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold"
+                if name.startswith("nemotron") else f"{name}: no model preset of this shape")
+    if run["precision"] not in PRECISION:
+        return f"precision {run['precision']}: FP4 matmuls are not modelled (bf16 and FP8 only)"
+    etp = run.get("etp")
+    if etp not in (None, 1, run["t"]):
+        return f"expert tensor parallel size {etp}: the model holds 1 or t = {run['t']}"
+    if _split(run) is None:
+        return (f"L = {run['model']['layers']} layers over p·v = {run['p'] * run['v']} chunks with no layout in "
+                "the source: the split cannot be read")
+    return None
+
+
+def _split(run: dict) -> dict | None:
+    """The pipeline split as settings: {} for an even split, first_last with L_first, L_last, or None when
+    the layout is not known (or not of the first/last/uniform-middle form)."""
+    layers, chunks = run["model"]["layers"], run["p"] * run["v"]
+    layout = run["pipeline_layout"]
+    if layout is None:
+        return {} if layers % chunks == 0 else None
+    if "layers_per_chunk" in layout:
+        per = layout["layers_per_chunk"]
+        first, last, middle = per[0], per[-1], per[1:-1]
+    elif "first" in layout and "last" in layout:
+        first, last = layout["first"], layout["last"]
+        middle = [(layers - first - last) // (chunks - 2)] * (chunks - 2) if chunks > 2 else []
+        if chunks > 2 and (layers - first - last) % (chunks - 2):
+            return None
+    else:
+        return None
+    if len(set(middle)) > 1:
+        return None
+    if chunks > 1 and middle and first == last == middle[0]:
+        return {}
+    return {"pipeline_split": "first_last", "L_first": str(first), "L_last": str(last)}
+
+
+def _recompute(run: dict) -> str:
+    if run["recompute"] != "selective":
+        return run["recompute"]
+    modules = set(run["recompute_modules"] or [])
+    return "selective" if modules & ATTENTION_CORE or not modules else "none"
+
+
+def words(run: dict) -> list[str]:
+    """The KEY=VALUE words of ``symcomm eval hybrid`` for ``run`` (its model and hardware go as --model,
+    --hardware: :func:`command`)."""
+    moe = "experts" in run["model"]
+    d, mbs, gbs = run["d"], run["micro_batch"], run["global_batch"]
+    w = {"t": run["t"], "p": run["p"], "d": d, "c": run["c"], "e": run["e"], "b": gbs, "m": gbs // (d * mbs),
+         "s": run["seq"], "G": run["nvlink_domain"], "embeddings": 1, "sp": int(bool(run["sp"])),
+         "recompute": _recompute(run), "precision": PRECISION[run["precision"]],
+         "fp8_param_gather": int(bool(run["fp8_param_gather"]))}
+    if run["v"] > 1:
+        w.update(schedule="interleaved", v=run["v"])
+    w.update(_split(run) or {})
+    if moe:
+        w["moe"] = 1
+        if run.get("etp") == 1 and run["t"] > 1:
+            w["expert_tp"] = "1"
+    if run["id"].startswith("torchtitan"):
+        w.update(framework="fsdp2", zero=3, grad_dtype="fp32")
+    elif run["fsdp"]:
+        w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
+    else:
+        w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype="same")
+    for field, setting in OVERLAP.items():
+        value = run["overlap"].get(field)
+        if value is not None and not (setting == "a2a_overlap" and not moe):
+            w[setting] = int(bool(value))
+    if w["zero"] == 3:
+        w.pop("overlap_param_gather", None)      # the per-layer gathers of FSDP: no post-step all-gather
+    return [f"{key}={value}" for key, value in w.items()]
+
+
+def command(run: dict) -> str:
+    """The command line a user types for ``run``."""
+    return (f"symcomm eval hybrid --model {PRESETS[run['model']['name']]} --hardware {run['hardware']} "
+            + " ".join(words(run)))
+
+
+def approximations(run: dict) -> list[str]:
+    """What ``run`` does that the step model counts another way (empty when nothing)."""
+    out, model = [], run["model"]
+    if run.get("cuda_graphs") not in (None, "none", ""):
+        out.append(f"CUDA graphs ({run['cuda_graphs']}): kernel-launch time is not modelled")
+    text = " ".join([run.get("recipe", "")] + list(run.get("assumed", [])))
+    if "offload" in text.lower():
+        out.append("activation offloading to the CPU: not modelled")
+    if model.get("mtp_layers"):
+        out.append("the multi-token-prediction layer is not counted")
+    modules = set(run["recompute_modules"] or []) - ATTENTION_CORE
+    if run["recompute"] == "selective" and modules:
+        out.append(f"recompute of {', '.join(sorted(modules))} is not counted")
+    if run["precision"] == "fp8-rowwise":
+        out.append("torchao float8 rowwise counted as blockwise FP8 (per-row/-block scales)")
+    dispatcher = (run.get("moe") or {}).get("dispatcher")
+    if dispatcher not in (None, "alltoall"):
+        out.append(f"the {dispatcher} dispatcher counted as NCCL all-to-alls")
+    if model.get("window"):
+        out.append("sliding-window layers' attention counted over the full sequence")
+    return out
+
+
+def inputs(run: dict):
+    """The step model's inputs for ``run`` through ``eval hybrid``'s own binding."""
+    from symcomm.training.answers import step_inputs
+
+    args = SimpleNamespace(name="hybrid", assignments=words(run), dtype=None, backend=None,
+                           model=PRESETS[run["model"]["name"]], model_config=None, hardware=run["hardware"],
+                           algorithm=None)
+    return step_inputs(args)
+
+
+def source_of(run: dict) -> str:
+    return "torchtitan" if run["id"].startswith("torchtitan") else f"megatron-bridge {run['release']}"
+
+
+def framework_of(run: dict) -> str:
+    if run["id"].startswith("torchtitan"):
+        return "torchtitan (FSDP2)"
+    return "Megatron-FSDP" if run["fsdp"] else "Megatron-Core"
+
+
+def measured_runs(hardware: str, role: str = "fit") -> list:
+    """The in-scope runs of one hardware preset, as the fitting core reads them."""
+    from symcomm.measurement.step_fit import MeasuredRun
+
+    return [MeasuredRun(r["id"], inputs(r), float(r["step_time_s"]), source_of(r), framework_of(r))
+            for r in runs(role) if r["hardware"] == hardware and out_of_scope(r) is None]

@@ -1,0 +1,106 @@
+"""``symcomm calibrate-step``: the step model's fitted constants (eta, kappa, ... of
+:data:`symcomm.training.compute.FITTED`) fitted to the user's own measured runs, and a hardware file with them
+that ``eval hybrid --hardware FILE`` and ``plan --hardware FILE`` use.
+
+The command layer of :mod:`symcomm.measurement.step_runs` (the runs read and bound as ``eval hybrid`` binds
+them) and :mod:`symcomm.measurement.step_fit` (the fitting core the committed fit script uses too): options
+checked, the output path checked before anything is computed, the file written, the text or JSON printed.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..base.errors import InputError
+from ..base.files import check_output, write_file
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:+.1f} %"
+
+
+def report_text(payload: dict) -> str:
+    """The fit as text: the constants and what fixed each, the errors in sample and left one out, one row
+    per run."""
+    lines = [f"calibrate-step: {len(payload['runs'])} measured runs ({payload['runs_file']}) on base hardware "
+             f"{payload['base']}", "constants:"]
+    for name, value in payload["constants"].items():
+        why = ("fitted on these runs" if name in payload["fitted"] else "held: " + payload["held"].get(name, ""))
+        lines.append(f"  {name:<8} {value:<8g} {why}")
+    for name, why in payload["held"].items():
+        if name not in payload["constants"]:
+            lines.append(f"  {name:<8} {'-':<8} {why}")
+    for key, label in (("in_sample", "in sample"), ("leave_one_out", "leave-one-out")):
+        e = payload[key]
+        lines.append(f"error ({label}, predicted / measured - 1): mean |error| {100 * e['mean']:.1f} %, max "
+                     f"{100 * e['max']:.1f} %, signed mean {_percent(e['signed_mean'])}")
+    for key in ("by_source", "by_framework"):
+        for label, e in payload.get(key, {}).items():
+            inside, out = e["in_sample"], e["leave_one_out"]
+            lines.append(f"  {key[3:]} {label}: {inside['runs']} runs, mean |error| {100 * inside['mean']:.1f} % in "
+                         f"sample, {100 * out['mean']:.1f} % leave-one-out (signed {_percent(out['signed_mean'])})")
+    width = max(len("run"), *(len(r["id"]) for r in payload["runs"]))
+    lines.append(f"  {'run':<{width}}  {'measured (s)':>12}  {'predicted (s)':>13}  {'error':>8}  {'LOO error':>9}  "
+                 "measured as")
+    for r in payload["runs"]:
+        lines.append(f"  {r['id']:<{width}}  {r['measured_s']:>12.4g}  {r['predicted_s']:>13.4g}  "
+                     f"{_percent(r['error']):>8}  {_percent(r['loo_error']):>9}  {payload['read_as'][r['id']]}")
+    lines.append("leave-one-out: each run predicted by the constants fitted without it (what to expect of a run "
+                 "not fitted on); positive error: the model is slower than the run")
+    return "\n".join(lines)
+
+
+def cmd_calibrate_step(args) -> int:
+    from .. import presets
+    from ..measurement.calibration_file import step_time_document
+    from ..measurement.step_fit import fit
+    from ..measurement.step_runs import read_runs
+
+    if not args.hardware:
+        raise InputError(f"--hardware is required: the base preset ({', '.join(presets.hardware_names())}) or "
+                         "hardware file whose links, peaks and HBM the runs ran on")
+    if args.output is not None:
+        if not str(args.output).strip():
+            raise InputError("-o '': an empty file name; give a path (-o hw.json) or leave -o out")
+        check_output(args.output, "-o")
+    if args.name is not None and not (0 < len(args.name) <= 200 and args.name.isprintable()):
+        raise InputError("--name: give 1 to 200 printable characters")
+    try:
+        base = presets.hardware(args.hardware)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
+    constants = {name: value for name, value in base.step_time}
+    found = fit(runs, constants)
+    payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
+    for key in ("source", "framework"):           # the runs' own labels, when they give them
+        if any(getattr(run, key) for run in runs):
+            payload[f"by_{key}"] = {label: {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()}
+                                    for label, (inside, out) in found.by(key).items()}
+    document_text = None
+    if args.output is not None:
+        document = step_time_document(base, found, str(args.runs), name=args.name)
+        presets.check_hardware_document(document, "the hardware file calibrate-step would write")
+        document_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        payload["hardware_file"] = str(args.output)
+    text = json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) if args.json else report_text(payload)
+    if document_text is not None:
+        write_file(args.output, document_text, "-o")
+    print(text)
+    if not args.json and args.output is not None:
+        print(f"\nwrote {args.output} (use it as --hardware {args.output} with eval hybrid and plan)")
+    return 0
+
+
+def register_cli(subparsers) -> None:
+    p = subparsers.add_parser("calibrate-step", help="fit the step model's constants (eta, kappa, ...) to your own "
+                                                     "measured runs and write a hardware file with them")
+    p.add_argument("runs", metavar="RUNS", help="JSON ({\"runs\": [...]}) or CSV of measured runs: id, model, words "
+                                                "(eval hybrid's KEY=VALUE), and step_time_s, tokens_per_s, "
+                                                "tokens_per_s_per_gpu or log (Megatron-LM/NeMo, torchtitan)")
+    p.add_argument("--hardware", help="base hardware preset or file: the links, peaks and HBM the runs ran on")
+    p.add_argument("--dtype", help="--dtype of runs that do not name theirs (default bf16)")
+    p.add_argument("--name", help="name of the written hardware (default: BASE-calibrated)")
+    p.add_argument("-o", "--output", help="write a hardware file (JSON) usable as --hardware FILE")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+    p.set_defaults(run=cmd_calibrate_step)

@@ -1,0 +1,356 @@
+"""The step model's fitted constants (:data:`symcomm.training.compute.FITTED`) fitted to measured runs: the
+one fitting core of ``symcomm calibrate-step`` and of the committed fit on published runs
+(``python -m symcomm.derivations.fit_step_time``).
+
+What it minimises: the mean absolute relative error of the predicted step time over the runs,
+|predicted / measured − 1| averaged, each run evaluated through the step model's one binding
+(:class:`symcomm.training.answers.StepInputs`: what ``symcomm eval hybrid --hardware`` evaluates), with the
+constants as numpy arrays of candidates (one compiled evaluation per run for a whole grid).
+
+How: every constant lives on a lattice ``low + k·step`` of its range (:data:`RESOLUTION`: the step it is
+reported to); when the lattice has at most :data:`EXHAUSTIVE_POINTS` points it is searched whole, else a
+coarse grid of it is, then Nelder–Mead's simplex from the grid's best (restarted once, smaller), then the
+nearest lattice point is polished on the lattice (each constant's whole line in turn, then the ±1
+neighbours of all at once) until nothing improves.  Ties go to the smaller value of the first
+constant, then of the next (the first minimum in lattice order).  No randomness: the same numbers on every
+machine.
+
+What it reports: the constants, which were fitted and which held at the base hardware's value and why (no
+run's predicted step time depends on it — e.g. an FP8 constant without an FP8 run; or a free fit ends at its
+range's edge, so the runs do not determine it: never written as a confident value); the in-sample and
+leave-one-out (refit without each run, predict it) mean, max and signed mean error; one row per run.
+Errors are predicted / measured − 1: positive = the model is slower than the run (pessimistic).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.errors import InputError
+from ..training.compute import FITTED
+
+#: the step each constant is fitted (and reported) to; a constant not listed: its range / 200.  eta's and
+#: kappa's are the committed fit's since 2022's A100 runs (eta 0.715, kappa 7.25 on that lattice): finer
+#: steps change the mean error by less than the runs' own spread determines
+RESOLUTION = {"eta": 0.005, "kappa": 0.25}
+#: a lattice of at most this many points is searched whole (eta × kappa: 141 × 81 = 11,421)
+EXHAUSTIVE_POINTS = 20_000
+#: the coarse grid's size before refinement, for lattices larger than EXHAUSTIVE_POINTS
+COARSE_POINTS = 4_096
+#: a constant moving the predicted step time of no run by more than this (relative) is not determined
+SENSITIVITY = 1e-9
+#: polishing sweeps at most (each strictly improves, so the search ends well before)
+MAX_SWEEPS = 200
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """One measured run: its id, its step-model inputs (anything with ``quantities(**constants)``, as
+    :class:`symcomm.training.answers.StepInputs`), the measured seconds per step, and labels to group by."""
+    id: str
+    inputs: object
+    measured_s: float
+    source: str = ""
+    framework: str = ""
+
+
+@dataclass(frozen=True)
+class Errors:
+    """Mean and max of |error| and the signed mean (ratios), over some runs."""
+    mean: float
+    max: float
+    signed_mean: float
+    runs: int
+
+    @staticmethod
+    def of(errors) -> "Errors":
+        e = np.asarray(errors, dtype=float)
+        return Errors(float(np.abs(e).mean()), float(np.abs(e).max()), float(e.mean()), int(e.size))
+
+    def as_dict(self) -> dict:
+        return {"mean": self.mean, "max": self.max, "signed_mean": self.signed_mean, "runs": self.runs}
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run's measured and predicted seconds per step, its in-sample error and its leave-one-out error
+    (predicted by the constants fitted without it)."""
+    id: str
+    measured_s: float
+    predicted_s: float
+    error: float
+    loo_error: float
+    source: str = ""
+    framework: str = ""
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "measured_s": self.measured_s, "predicted_s": self.predicted_s,
+                "error": self.error, "loo_error": self.loo_error,
+                **({"source": self.source} if self.source else {}),
+                **({"framework": self.framework} if self.framework else {})}
+
+
+@dataclass(frozen=True)
+class StepFit:
+    """The fit: every constant's value (fitted, or held at the base's), which were fitted, which held and
+    why, the errors in sample and left one out, one row per run."""
+    constants: dict
+    fitted: tuple
+    held: dict
+    in_sample: Errors
+    leave_one_out: Errors
+    rows: tuple
+
+    def by(self, key: str) -> dict:
+        """{label: (in-sample Errors, leave-one-out Errors)} of the rows grouped by ``key`` (source,
+        framework)."""
+        groups: dict = {}
+        for row in self.rows:
+            groups.setdefault(getattr(row, key) or "(none)", []).append(row)
+        return {label: (Errors.of([r.error for r in rows]), Errors.of([r.loo_error for r in rows]))
+                for label, rows in sorted(groups.items())}
+
+    def as_dict(self) -> dict:
+        return {"constants": dict(self.constants), "fitted": list(self.fitted), "held": dict(self.held),
+                "in_sample": self.in_sample.as_dict(), "leave_one_out": self.leave_one_out.as_dict(),
+                "runs": [r.as_dict() for r in self.rows]}
+
+
+def lattice(name: str) -> np.ndarray:
+    """The values a constant is searched over: its range in steps of its resolution."""
+    f = FITTED[name]
+    step = RESOLUTION.get(name, (f.high - f.low) / 200)
+    count = int(round((f.high - f.low) / step))
+    return np.round(f.low + step * np.arange(count + 1), 9)
+
+
+def _check_runs(runs: list) -> None:
+    seen: dict = {}
+    for run in runs:
+        if not (isinstance(run.measured_s, (int, float)) and math.isfinite(run.measured_s) and run.measured_s > 0):
+            raise InputError(f"run {run.id!r}: the measured step time {run.measured_s!r} s is not a positive finite "
+                             "number")
+        if run.id in seen:
+            raise InputError(f"run id {run.id!r} is given twice: give each run once, with its own id")
+        seen[run.id] = run
+    same: dict = {}
+    for run in runs:
+        inputs = run.inputs
+        key = repr((sorted(getattr(inputs, "values", {}).items()), sorted(getattr(inputs, "options", {}).items()),
+                    getattr(inputs, "run_bytes", None)))
+        if key in same:
+            raise InputError(f"runs {same[key]!r} and {run.id!r} are the same run (same model, layout, settings and "
+                             "hardware): give each once (the median of repeated measurements)")
+        same[key] = run.id
+
+
+def _predict(runs: list, points: dict, count: int) -> np.ndarray:
+    """Predicted step seconds, (runs, candidates)."""
+    out = np.empty((len(runs), count))
+    for i, run in enumerate(runs):
+        out[i] = np.broadcast_to(np.asarray(run.inputs.quantities(**points)["step_time"], dtype=float), (count,))
+    return out
+
+
+def _relative_errors(runs: list, points: dict, count: int) -> np.ndarray:
+    measured = np.array([run.measured_s for run in runs])[:, None]
+    return _predict(runs, points, count) / measured - 1
+
+
+def _determined(runs: list, base: dict) -> tuple[list, dict]:
+    """(the constants some run's prediction depends on, {held name: why}): each moved by ten of its lattice
+    steps from the base value (inward at the top of its range)."""
+    fitted, held = [], {}
+    for name in FITTED:
+        values = lattice(name)
+        step = values[1] - values[0]
+        at = base.get(name, float(values[len(values) // 2]))
+        moved = at + 10 * step if at + 10 * step <= values[-1] else at - 10 * step
+        before = _predict(runs, {**base, name: np.array([at])}, 1)[:, 0]
+        after = _predict(runs, {**base, name: np.array([moved])}, 1)[:, 0]
+        if np.max(np.abs(after / before - 1)) <= SENSITIVITY:
+            held[name] = ("no run's predicted step time depends on it: held at the base hardware's value"
+                          if name in base else "no run's predicted step time depends on it, and the base "
+                          "hardware gives none: left out")
+        else:
+            fitted.append(name)
+    return fitted, held
+
+
+class _Search:
+    """The lattice search of some constants (the others at fixed values), on the relative errors of all
+    runs, averaged over the rows a mask keeps."""
+
+    def __init__(self, runs: list, names: list, fixed: dict):
+        self.runs, self.names, self.fixed = runs, names, fixed
+        self.lattices = [lattice(n) for n in names]
+        self.size = int(np.prod([len(x) for x in self.lattices]))
+        self._whole = None
+
+    def errors(self, index: np.ndarray) -> np.ndarray:
+        """(runs, candidates) relative errors at lattice indices ``index`` (candidates, constants)."""
+        points = {**self.fixed, **{n: self.lattices[j][index[:, j]] for j, n in enumerate(self.names)}}
+        return _relative_errors(self.runs, points, len(index))
+
+    def whole(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._whole is None:
+            grids = np.meshgrid(*[np.arange(len(x)) for x in self.lattices], indexing="ij")
+            index = np.stack([g.ravel() for g in grids], axis=1)
+            self._whole = (index, np.abs(self.errors(index)))
+        return self._whole
+
+    def best(self, keep: np.ndarray) -> np.ndarray:
+        """Lattice indices of the least mean |error| over the rows ``keep`` (boolean, one per run)."""
+        if self.size <= EXHAUSTIVE_POINTS:
+            index, err = self.whole()
+            return index[int(np.argmin(err[keep].mean(axis=0)))]
+        per_axis = max(2, int(COARSE_POINTS ** (1 / len(self.names))))
+        axes = [np.unique(np.round(np.linspace(0, len(x) - 1, per_axis)).astype(int)) for x in self.lattices]
+        grids = np.meshgrid(*axes, indexing="ij")
+        index = np.stack([g.ravel() for g in grids], axis=1)
+        score = np.abs(self.errors(index))[keep].mean(axis=0)
+        start = index[int(np.argmin(score))]
+        # between the grid's points: Nelder–Mead on the ranges scaled to [0, 1], from the grid's best with a
+        # simplex of the grid's spacing, restarted at a quarter of it; then the nearest lattice point, polished
+        sizes = np.array([len(x) - 1 for x in self.lattices], dtype=float)
+        u = start / sizes
+        for spacing in (1.0 / (per_axis - 1), 0.25 / (per_axis - 1)):
+            u = _nelder_mead(lambda points: self._score(points * sizes, keep), u, spacing, 1.0 / sizes.max())
+        return self._polish(np.round(u * sizes).astype(int), keep)
+
+    def _score(self, index: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Mean |error| over the rows ``keep`` at fractional lattice indices (candidates, constants)."""
+        index = np.clip(index, 0, [len(x) - 1 for x in self.lattices])
+        points = {**self.fixed, **{n: np.interp(index[:, j], np.arange(len(self.lattices[j])), self.lattices[j])
+                                   for j, n in enumerate(self.names)}}
+        return np.abs(_relative_errors(self.runs, points, len(index)))[keep].mean(axis=0)
+
+    def _polish(self, at: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """From lattice point ``at``: each constant's whole line in turn, then the ±1 neighbours of all at once,
+        until nothing improves."""
+        best = float(np.abs(self.errors(at[None, :]))[keep].mean())
+        shifts = np.array(np.meshgrid(*[[-1, 0, 1]] * len(self.names), indexing="ij")).reshape(len(self.names), -1).T
+        for _ in range(MAX_SWEEPS):
+            improved = False
+            for j, values in enumerate(self.lattices):     # each constant's whole line, the others fixed
+                line = np.repeat(at[None, :], len(values), axis=0)
+                line[:, j] = np.arange(len(values))
+                score = np.abs(self.errors(line))[keep].mean(axis=0)
+                k = int(np.argmin(score))
+                if score[k] < best:
+                    at, best, improved = line[k].copy(), float(score[k]), True
+            near = at[None, :] + shifts                      # all at once: a valley across the axes
+            inside = np.all((near >= 0) & (near < np.array([len(x) for x in self.lattices])), axis=1)
+            near = near[inside]
+            score = np.abs(self.errors(near))[keep].mean(axis=0)
+            k = int(np.argmin(score))
+            if score[k] < best:
+                at, best, improved = near[k].copy(), float(score[k]), True
+            if not improved:
+                break
+        return at
+
+    def values(self, index: np.ndarray) -> dict:
+        return {n: float(self.lattices[j][index[j]]) for j, n in enumerate(self.names)}
+
+
+def _nelder_mead(score, start: np.ndarray, step: float, tolerance: float, iterations: int = 2000) -> np.ndarray:
+    """The least of ``score`` (points (n, k) in [0, 1]^k → values) by Nelder and Mead's simplex (Nelder & Mead
+    1965, The Computer Journal 7(4); the standard coefficients 1, 2, 1/2, 1/2), from ``start`` and a simplex
+    of ``step`` along each axis (inward at the top of the range), until the simplex is smaller than
+    ``tolerance``.  Written out, no randomness: the same path on every machine."""
+    k = len(start)
+    simplex = np.repeat(start[None, :], k + 1, axis=0).astype(float)
+    for j in range(k):
+        simplex[j + 1, j] += step if start[j] + step <= 1 else -step
+    values = score(np.clip(simplex, 0, 1))
+    for _ in range(iterations):
+        order = np.argsort(values, kind="stable")
+        simplex, values = simplex[order], values[order]
+        if np.max(np.abs(simplex[1:] - simplex[0])) < tolerance:
+            break
+        centre = simplex[:-1].mean(axis=0)
+        reflected = np.clip(2 * centre - simplex[-1], 0, 1)
+        r = score(reflected[None, :])[0]
+        if r < values[0]:
+            expanded = np.clip(3 * centre - 2 * simplex[-1], 0, 1)
+            e = score(expanded[None, :])[0]
+            simplex[-1], values[-1] = (expanded, e) if e < r else (reflected, r)
+        elif r < values[-2]:
+            simplex[-1], values[-1] = reflected, r
+        else:
+            contracted = np.clip((centre + (reflected if r < values[-1] else simplex[-1])) / 2, 0, 1)
+            c = score(contracted[None, :])[0]
+            if c < min(r, values[-1]):
+                simplex[-1], values[-1] = contracted, c
+            else:                                            # shrink towards the best
+                simplex[1:] = (simplex[1:] + simplex[0]) / 2
+                values[1:] = score(simplex[1:])
+    return simplex[int(np.argmin(values))]
+
+
+def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
+    """Fit :data:`FITTED`'s constants to ``runs`` (:class:`MeasuredRun`), starting from ``base`` (the base
+    hardware's values by name: the held constants keep them); the constants named in ``hold`` are held at
+    their base values whatever the runs determine.  InputError for fewer runs than fitted constants + 2, a
+    run given twice, a measurement that is not a positive finite number, a held constant the base lacks."""
+    runs = list(runs)
+    _check_runs(runs)
+    base = {k: float(v) for k, v in base.items() if k in FITTED}
+    if not runs:
+        raise InputError("no runs to fit: give at least 3 measured runs")
+    for name in hold:
+        if name not in FITTED or name not in base:
+            raise InputError(f"hold {name!r}: a constant of {', '.join(FITTED)} the base hardware gives a value")
+    names, held = _determined(runs, base)
+    for name in hold:
+        if name in names:
+            names.remove(name)
+            held[name] = "held at the base hardware's value, as asked"
+    if len(runs) < len(names) + 2:
+        raise InputError(f"{len(runs)} runs cannot fit {len(names)} constants ({', '.join(names)}): give at least "
+                         f"{len(names) + 2} runs (fitted constants + 2, so that each left-out run is predicted "
+                         "by a fit that is still determined)")
+    everyone = np.ones(len(runs), dtype=bool)
+    search = best = None
+    while names:      # a constant a free fit leaves at its range's edge is held, and the rest refitted
+        search = _Search(runs, names, {k: v for k, v in base.items() if k not in names})
+        best = search.best(everyone)
+        found = search.values(best)
+        edge = [n for n in names if found[n] in (lattice(n)[0], lattice(n)[-1])]
+        if not edge:
+            break
+        for n in edge:
+            keep = "held at the base hardware's value" if n in base else "left out"
+            held[n] = (f"a free fit ends at its range's edge ({found[n]:g} of [{FITTED[n].low:g}, "
+                       f"{FITTED[n].high:g}]): these runs do not determine it; {keep}")
+        names = [n for n in names if n not in edge]
+    constants = {k: v for k, v in base.items() if k not in names}
+    if names:
+        constants.update(search.values(best))
+        in_sample = search.errors(best[None, :])[:, 0]
+        loo = np.empty(len(runs))
+        for i in range(len(runs)):
+            keep = everyone.copy()
+            keep[i] = False
+            loo[i] = search.errors(search.best(keep)[None, :])[i, 0]
+    else:       # nothing to fit: the base's constants predict, and leaving a run out changes nothing
+        in_sample = _relative_errors(runs, dict(constants), 1)[:, 0]
+        loo = in_sample.copy()
+    measured = np.array([r.measured_s for r in runs])
+    rows = tuple(RunRow(r.id, r.measured_s, float(measured[i] * (1 + in_sample[i])), float(in_sample[i]),
+                        float(loo[i]), r.source, r.framework) for i, r in enumerate(runs))
+    ordered = {n: constants[n] for n in FITTED if n in constants}
+    return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
+                   Errors.of(in_sample), Errors.of(loo), rows)
+
+
+def errors_at(runs: list, constants: dict) -> Errors:
+    """The in-sample errors of ``runs`` at given constants (nothing fitted): what a set too small to fit
+    still says of constants fitted elsewhere."""
+    runs = list(runs)
+    _check_runs(runs)
+    return Errors.of(_relative_errors(runs, {k: float(v) for k, v in constants.items()}, 1)[:, 0])

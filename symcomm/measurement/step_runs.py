@@ -1,0 +1,200 @@
+"""The measured runs ``symcomm calibrate-step`` reads: a JSON or CSV file of runs, each a model, the KEY=VALUE
+words ``symcomm eval hybrid`` takes, and one measurement — a step time, tokens/s, tokens/s per GPU, or a
+training log whose per-iteration lines give it.
+
+Each run is bound by the step model's one binding (:func:`symcomm.training.answers.step_inputs`, what
+``eval hybrid --hardware BASE`` evaluates): the same words give the same numbers in both commands.  Files
+are read size-capped (:func:`symcomm.base.files.read_capped`), JSON with the safe reader and the schema
+``step-runs``; every number is bounded; no text reaches anything but the number grammar and the binding.
+
+Logs (the first framework whose lines the file holds):
+
+* Megatron-LM and NeMo / Megatron-Bridge: the ``training_log`` lines, `` iteration N/ TOTAL | ... | elapsed
+  time per iteration (ms): X |`` (NVIDIA/Megatron-LM ``megatron/training/training.py``, ``training_log``, at
+  d98e8a6; NVIDIA-NeMo/Megatron-Bridge ``src/megatron/bridge/training/utils/train_utils.py`` at 067f987): X is
+  the interval timer over the iterations since the previous logged line, divided by their number; seconds
+  per step = X / 1000.
+* torchtitan: ``step: N  loss: ...  tps: T  tflops: ...`` (pytorch/torchtitan at b5bcd76,
+  ``torchtitan/components/metrics.py``, ``MetricsProcessor.log``): T = the tokens of this rank's batches
+  since the previous logged line (``torchtitan/trainer.py``: ``labels.numel()`` per batch) / (the time since
+  it × the non-data-parallel degree t·p·c): tokens per second per GPU; seconds per step = b·s / (T · GPUs),
+  GPUs = d·t·p·c.
+
+A logged line is kept when every iteration it averages comes after the first ``warmup`` iterations
+(:data:`WARMUP` by default: start-up, compilation and allocator warm-up); the measurement is the median of
+the kept lines, refused with fewer than :data:`MIN_LOG_LINES`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from ..base.errors import InputError
+from ..base.files import MIB, read_capped
+from ..base.inputs import check, loads, parse_real, parse_whole
+from .step_fit import MeasuredRun
+
+#: a runs file (JSON or CSV) is at most this large
+MAX_RUNS_BYTES = 4 * MIB
+#: a training log is at most this large
+MAX_LOG_BYTES = 64 * MIB
+#: runs in one file at most
+MAX_RUNS = 1000
+#: iterations skipped at the start of a log unless a run says otherwise
+WARMUP = 10
+#: kept log lines needed at least
+MIN_LOG_LINES = 3
+#: the measurement fields; each run gives exactly one
+MEASUREMENTS = ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "log")
+#: a step time or throughput outside these bounds is no measurement of a training step
+MAX_SECONDS = 1e6
+MAX_TOKENS_PER_S = 1e12
+#: CSV columns
+COLUMNS = ("id", "model", "model_config", "words", "dtype", "source", "framework", "warmup") + MEASUREMENTS
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*"
+                       r"([0-9]{1,12}(?:\.[0-9]{0,12})?)")
+_TORCHTITAN = re.compile(r"step:\s*(\d{1,12})\s.*?tps:\s*([0-9][0-9,]{0,20})")
+
+
+@dataclass(frozen=True)
+class LogReading:
+    """What a log gave: its framework, the seconds per step of each kept line's iterations (or, for
+    torchtitan, tokens/s per GPU), the lines kept and skipped."""
+    framework: str
+    values: tuple
+    kept: int
+    skipped: int
+    unit: str
+
+
+def read_log(path, warmup: int = WARMUP) -> LogReading:
+    """The per-iteration figures of a Megatron-LM / NeMo or torchtitan log, warm-up skipped (module doc)."""
+    raw = read_capped(path, MAX_LOG_BYTES, "log")
+    text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
+    for framework, pattern, unit in (("megatron", _MEGATRON, "s"), ("torchtitan", _TORCHTITAN, "tokens/s/GPU")):
+        found = [(int(m.group(1)), m.group(2)) for m in pattern.finditer(text)]
+        if found:
+            break
+    else:
+        raise InputError(f"log {str(path)!r}: no Megatron-LM/NeMo line ('iteration N/ M | ... elapsed time per "
+                         "iteration (ms): X') and no torchtitan line ('step: N ... tps: T')")
+    values, skipped, before = [], 0, 0
+    for iteration, number in found:
+        if iteration <= before:
+            raise InputError(f"log {str(path)!r}: iteration {iteration} follows {before}: one run's log, "
+                             "in order, please")
+        if before < warmup:          # this line averages iterations before + 1 .. iteration: some in warm-up
+            skipped += 1
+        else:
+            x = float(number.replace(",", ""))
+            values.append(x / 1000.0 if framework == "megatron" else x)
+        before = iteration
+    if len(values) < MIN_LOG_LINES:
+        raise InputError(f"log {str(path)!r}: {len(values)} logged lines after the first {warmup} iterations "
+                         f"(warm-up); the median needs at least {MIN_LOG_LINES}: give a longer log or a smaller "
+                         "warmup")
+    if not all(math.isfinite(x) and x > 0 for x in values):
+        raise InputError(f"log {str(path)!r}: a logged time or throughput is not a positive number")
+    return LogReading(framework, tuple(values), len(values), skipped, unit)
+
+
+def _median(values) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+def _records(path) -> list[dict]:
+    """The runs of a JSON (schema ``step-runs``) or CSV file, as dicts of the same fields."""
+    raw = read_capped(path, MAX_RUNS_BYTES, "RUNS")
+    what = f"RUNS {str(path)!r}"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{what}: not UTF-8 text") from None
+    if text.lstrip().startswith("{"):
+        return list(check(loads(text, what), "step-runs", what)["runs"])
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if not rows:
+        raise InputError(f"{what}: neither JSON ({{\"runs\": [...]}}) nor CSV with a header row and runs")
+    unknown = [c for c in rows[0] if c not in COLUMNS]
+    if unknown or None in rows[0]:
+        raise InputError(f"{what}: unknown CSV column {(unknown or ['(unnamed)'])[0]!r}; allowed: {', '.join(COLUMNS)}")
+    if len(rows) > MAX_RUNS:
+        raise InputError(f"{what}: {len(rows)} runs; at most {MAX_RUNS}")
+    out = []
+    for i, row in enumerate(rows, start=2):
+        rec = {k: v.strip() for k, v in row.items() if v is not None and v.strip()}
+        for key in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu"):
+            if key in rec:
+                rec[key] = parse_real(f"{what} line {i}: {key}", rec[key], least=0.0,
+                                      most=MAX_TOKENS_PER_S if key != "step_time_s" else MAX_SECONDS,
+                                      strictly_above=True)
+        if "warmup" in rec:
+            rec["warmup"] = parse_whole(f"{what} line {i}: warmup", rec["warmup"], least=0, most=10 ** 9)
+        out.append(rec)
+    return out
+
+
+def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str]:
+    """(measured seconds per step, how they were read) of one run."""
+    given = [k for k in MEASUREMENTS if k in rec]
+    if len(given) != 1:
+        raise InputError(f"{what}: give exactly one of {', '.join(MEASUREMENTS)} (got {', '.join(given) or 'none'})")
+    v = inputs.values
+    tokens = v["b"] * v["s"]                           # tokens per step: the global batch b of s tokens
+    gpus = v["d"] * v["t"] * v["p"] * v["c"]
+    key = given[0]
+    if key == "step_time_s":
+        return float(rec[key]), "step_time_s"
+    if key == "tokens_per_s":
+        return tokens / float(rec[key]), f"b·s / tokens_per_s = {tokens:g} / {rec[key]:g}"
+    if key == "tokens_per_s_per_gpu":
+        return tokens / (float(rec[key]) * gpus), f"b·s / (tokens_per_s_per_gpu · {gpus:g} GPUs)"
+    log = Path(rec["log"])
+    log = log if log.is_absolute() else where / log
+    warmup = int(rec.get("warmup", WARMUP))
+    reading = read_log(log, warmup)
+    median = _median(reading.values)
+    how = (f"{reading.framework} log {rec['log']}: median of {reading.kept} logged lines after {warmup} warm-up "
+           f"iterations ({reading.skipped} lines skipped)")
+    if reading.framework == "megatron":
+        return median, how
+    return tokens / (median * gpus), how + f", b·s / (tps · {gpus:g} GPUs)"
+
+
+def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict]:
+    """(the runs of ``path`` bound on the base ``hardware`` (preset or file), as
+    :class:`~symcomm.measurement.step_fit.MeasuredRun`; run id → how its step time was read)."""
+    from ..training.answers import step_inputs
+
+    where = Path(str(path)).resolve().parent
+    out, read_as = [], {}
+    for i, rec in enumerate(_records(path)):
+        rid = str(rec.get("id") or f"run {i + 1}")
+        what = f"RUNS {str(path)!r}, run {rid!r}"
+        words = rec.get("words", "")
+        words = words.split() if isinstance(words, str) else list(words)
+        config = rec.get("model_config")
+        config = str(config if Path(config).is_absolute() else where / config) if config else None
+        args = SimpleNamespace(name="hybrid", assignments=words, algorithm=None, dtype=rec.get("dtype", dtype),
+                               backend=None, model=rec.get("model"), model_config=config, hardware=hardware)
+        try:
+            inputs = step_inputs(args)
+        except InputError as err:
+            raise InputError(f"{what}: {err}") from None
+        seconds, how = _step_seconds(rec, inputs, where, what)
+        if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
+            raise InputError(f"{what}: the measured step time {seconds!r} s is not a positive finite number "
+                             f"of at most {MAX_SECONDS:g} s")
+        out.append(MeasuredRun(rid, inputs, seconds, rec.get("source", ""), rec.get("framework", "")))
+        read_as[rid] = how
+    return out, read_as

@@ -1,0 +1,159 @@
+"""Measured runs as calibrate-step reads them (symcomm.measurement.step_runs): training logs, JSON and CSV files.
+
+The log excerpts are written here by hand in each framework's format (the code that prints them is cited at
+each); the expected step times are hand arithmetic on those lines.
+"""
+
+import json
+
+import pytest
+
+from symcomm.base.errors import InputError
+from symcomm.measurement.step_runs import read_log, read_runs
+
+#: Megatron-LM's training_log line (NVIDIA/Megatron-LM megatron/training/training.py, training_log:
+#: " [date] iteration {:8d}/{:8d} | consumed samples: {:12d} | elapsed time per iteration (ms): {:.1f} | ...";
+#: NeMo / Megatron-Bridge prints the same fields, src/megatron/bridge/training/utils/train_utils.py)
+MEGATRON = """\
+ [2026-01-05 10:00:01.000000] iteration        1/     100 | consumed samples:          256 | elapsed time per iteration (ms): 9000.0 | learning rate: 1.000000E-05 | global batch size:   256 | lm loss: 1.100000E+01 |
+ [2026-01-05 10:00:20.000000] iteration       10/     100 | consumed samples:         2560 | elapsed time per iteration (ms): 2100.0 | learning rate: 1.000000E-05 | global batch size:   256 | lm loss: 9.000000E+00 |
+some other line the log holds: saving checkpoint, memory report
+ [2026-01-05 10:00:41.000000] iteration       20/     100 | consumed samples:         5120 | elapsed time per iteration (ms): 2050.0 | learning rate: 1.000000E-05 | global batch size:   256 | lm loss: 8.000000E+00 |
+ [2026-01-05 10:01:01.000000] iteration       30/     100 | consumed samples:         7680 | elapsed time per iteration (ms): 2000.0 | learning rate: 1.000000E-05 | global batch size:   256 | lm loss: 7.500000E+00 |
+ [2026-01-05 10:01:24.000000] iteration       40/     100 | consumed samples:        10240 | elapsed time per iteration (ms): 2300.0 | learning rate: 1.000000E-05 | global batch size:   256 | lm loss: 7.200000E+00 |
+ [2026-01-05 10:01:44.000000] iteration       50/     100 | consumed samples:        12800 | elapsed time per iteration (ms): 1990.0 | learning rate: 1.000000E-05 | global batch size:   256 | lm loss: 7.000000E+00 |
+"""
+
+#: torchtitan's step line with its colour codes (pytorch/torchtitan torchtitan/components/metrics.py,
+#: MetricsProcessor.log: "step: {step:2}  loss: ...  grad_norm: ...  memory: ...GiB(...%)  tps: {round(tps):,}
+#: tflops: ...  mfu: ...%"; tps = tokens per second per device)
+_C = "\x1b[31m", "\x1b[32m", "\x1b[38;5;208m", "\x1b[36m", "\x1b[34m", "\x1b[35m", "\x1b[0m"
+TORCHTITAN = "".join(
+    f"[rank0]:[titan] 2026-01-05 10:00:{i:02d},000 - root - INFO - {_C[0]}step: {step:2}  {_C[1]}loss: {loss:8.5f}  "
+    f"{_C[2]}grad_norm: {1.2:7.4f}  {_C[3]}memory: 61.20GiB(77.27%)  {_C[4]}tps: {tps}  {_C[3]}tflops: 400.12  "
+    f"{_C[5]}mfu: 40.45%{_C[6]}\n"
+    for i, (step, loss, tps) in enumerate([(1, 12.0, "500"), (10, 9.0, "3,000"), (20, 8.0, "4,000"),
+                                           (30, 7.5, "4,100"), (40, 7.2, "3,900")]))
+
+
+def test_megatron_lines_give_the_median_after_warm_up(tmp_path):
+    log = tmp_path / "megatron.log"
+    log.write_text(MEGATRON)
+    reading = read_log(log, warmup=10)
+    # lines 1 (iterations 1) and 10 (2..10) average warm-up iterations: skipped; 20, 30, 40, 50 kept:
+    # median of 2050, 2000, 2300, 1990 ms = (2000 + 2050) / 2 = 2025 ms
+    assert reading.framework == "megatron" and reading.skipped == 2 and reading.kept == 4
+    assert sorted(reading.values) == [1.99, 2.0, 2.05, 2.3]
+    from symcomm.measurement.step_runs import _median
+
+    assert _median(reading.values) == pytest.approx(2.025)
+
+
+def test_torchtitan_lines_with_colour_codes_are_read(tmp_path):
+    log = tmp_path / "torchtitan.log"
+    log.write_text(TORCHTITAN)
+    reading = read_log(log, warmup=10)
+    # steps 1 and 10 (2..10) in warm-up; 20, 30, 40 kept: 4,000, 4,100, 3,900 tokens/s per GPU
+    assert reading.framework == "torchtitan" and reading.kept == 3 and reading.skipped == 2
+    assert sorted(reading.values) == [3900.0, 4000.0, 4100.0]
+
+
+def test_a_log_with_too_few_lines_after_warm_up_is_refused(tmp_path):
+    log = tmp_path / "megatron.log"
+    log.write_text(MEGATRON)
+    with pytest.raises(InputError, match="2 logged lines after the first 30 iterations.*at least 3"):
+        read_log(log, warmup=30)          # only 40 (31..40) and 50 remain
+
+
+def test_a_log_without_training_lines_or_out_of_order_is_refused(tmp_path):
+    log = tmp_path / "other.log"
+    log.write_text("epoch 1 loss 3.2\n")
+    with pytest.raises(InputError, match="no Megatron-LM/NeMo line"):
+        read_log(log)
+    swapped = MEGATRON.splitlines()
+    log.write_text("\n".join([swapped[3], swapped[0]] + swapped[4:]) + "\n")
+    with pytest.raises(InputError, match="iteration 1 follows 20"):
+        read_log(log)
+
+
+def _runs_file(tmp_path, runs, name="runs.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps({"runs": runs}))
+    return path
+
+
+LLAMA8 = "t=1 p=1 d=32 c=1 b=256 m=8 s=8192 flash=1"
+
+
+def test_each_measurement_becomes_seconds_per_step(tmp_path):
+    (tmp_path / "megatron.log").write_text(MEGATRON)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "titan.log").write_text(TORCHTITAN)
+    runs = [{"id": "a", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0},
+            {"id": "b", "model": "llama3-8b", "words": LLAMA8 + " recompute=full", "tokens_per_s": 131072},
+            {"id": "c", "model": "llama3-8b", "words": LLAMA8 + " recompute=selective", "tokens_per_s_per_gpu": 4096},
+            {"id": "d", "model": "llama3-8b", "words": LLAMA8 + " zero=0", "log": "megatron.log"},
+            {"id": "e", "model": "llama3-8b", "words": LLAMA8.split() + ["zero=3", "framework=fsdp"], "log": "logs/titan.log",
+             "warmup": 10}]
+    found, how = read_runs(_runs_file(tmp_path, runs), "h100")
+    seconds = {r.id: r.measured_s for r in found}
+    # b·s = 256 · 8192 = 2,097,152 tokens per step on d·t·p·c = 32 GPUs
+    assert seconds["a"] == 16.0
+    assert seconds["b"] == pytest.approx(2097152 / 131072)             # 16 s
+    assert seconds["c"] == pytest.approx(2097152 / (4096 * 32))        # 16 s
+    assert seconds["d"] == pytest.approx(2.025)                        # the median above
+    assert seconds["e"] == pytest.approx(2097152 / (4000 * 32))        # 16.384 s
+    assert "median of 3 logged lines after 10 warm-up iterations" in how["e"]
+    # the runs are bound as eval hybrid binds the words: the model's shape, the hardware's constants
+    assert found[0].inputs.values["h"] == 4096 and found[0].inputs.values["eta"] == 0.68
+
+
+def test_a_csv_file_reads_as_the_json_file(tmp_path):
+    runs = [{"id": f"r{i}", "model": "llama3-8b", "words": f"t={t} p=1 d={32 // t} c=1 b=256 m=8 s=8192",
+             "step_time_s": 10.0 + i} for i, t in enumerate((1, 2, 4))]
+    csv = tmp_path / "runs.csv"
+    csv.write_text("id,model,words,step_time_s\n" + "".join(f"{r['id']},{r['model']},{r['words']},{r['step_time_s']}\n"
+                                                            for r in runs))
+    from_json, _ = read_runs(_runs_file(tmp_path, runs), "h100")
+    from_csv, _ = read_runs(csv, "h100")
+    assert [(r.id, r.measured_s, r.inputs.values, r.inputs.options) for r in from_csv] == \
+           [(r.id, r.measured_s, r.inputs.values, r.inputs.options) for r in from_json]
+
+
+@pytest.mark.parametrize("row, message", [
+    ({"id": "x", "model": "llama3-8b", "words": LLAMA8}, "exactly one of step_time_s"),
+    ({"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 1.0, "tokens_per_s": 5.0}, "exactly one of"),
+    ({"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": -1.0}, "step_time_s"),
+    ({"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 1.0, "note": "?"}, "note"),
+    ({"id": "x", "model": "llama3-8b", "words": "t=1 p=5 d=32 c=1 b=256 m=8", "step_time_s": 1.0}, "run .x.: .*p=5"),
+    ({"id": "x", "model": "no-such-model", "words": LLAMA8, "step_time_s": 1.0}, "no-such-model"),
+])
+def test_bad_runs_are_refused_naming_the_run_or_field(tmp_path, row, message):
+    with pytest.raises(InputError, match=message):
+        read_runs(_runs_file(tmp_path, [row]), "h100")
+
+
+def test_bad_csv_is_refused(tmp_path):
+    csv = tmp_path / "runs.csv"
+    csv.write_text("id,model,words,step_time_s,colour\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,1.0,red\n")
+    with pytest.raises(InputError, match="unknown CSV column 'colour'"):
+        read_runs(csv, "h100")
+    csv.write_text("id,model,words,step_time_s\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,1e400\n")
+    with pytest.raises(InputError, match="line 2: step_time_s"):
+        read_runs(csv, "h100")
+
+
+def test_a_model_config_reads_as_eval_reads_it(tmp_path):
+    # Llama 3 8B's shape as its Hugging Face config.json states it (meta-llama/Meta-Llama-3-8B): the same
+    # numbers as the llama3-8b preset's
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+        "max_position_embeddings": 8192, "tie_word_embeddings": False}))
+    runs = [{"id": "preset", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0},
+            {"id": "config", "model_config": "models/config.json", "words": LLAMA8 + " recompute=full",
+             "step_time_s": 16.0}]
+    found, _ = read_runs(_runs_file(tmp_path, runs), "h100")
+    for key in ("h", "L", "a", "h_kv", "F", "V", "Phi"):
+        assert found[1].inputs.values[key] == found[0].inputs.values[key], key

@@ -1,0 +1,234 @@
+"""One micro-batch's compute (symcomm.training.compute): the GEMM widths' efficiency, the FP8 recipes and their
+casts, counted by hand on a small shape; fp8_param_gather's 1-byte all-gathers."""
+
+import pytest
+import sympy as sp
+
+from symcomm.base.errors import InputError
+from symcomm.core import symbols as S
+from symcomm.numbers.evaluation import exact
+from symcomm.training import compute, settings, steptime
+from symcomm.training.subjects import subject
+from symcomm.training.terms import cost_in_bytes_of
+
+# a small shape: one layer, MHA, plain MLP, one GPU, one sequence of 2 tokens in one micro-batch
+SHAPE = {"h": 4, "h_kv": 4, "a": 2, "F": 8, "V": 16, "s": 2, "L": 1, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1}
+RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "hbm": 100,
+         "peak_fp8": 2000, "eta_fp8": sp.Rational(2, 5)}
+
+# the layer's GEMMs by hand, (M, K, N) for T = 2 tokens: QKV 4 → 12, output 4 → 4, FC1 4 → 8, FC2 8 → 4
+LINEAR = ((2, 4, 12), (2, 4, 4), (2, 4, 8), (2, 8, 4))
+LM_HEAD = (2, 4, 16)
+# QKᵀ and scores × V: 4·B·s²·h (Narayanan et al. 2021, Appendix), of which causal flash attention (flash=1, the
+# default) runs half: the blocks above the diagonal are skipped (Dao 2023, FlashAttention-2, §3.1.1)
+FULL_CORE_FLOPS = 4 * 2 ** 2 * 4
+CORE_FLOPS = FULL_CORE_FLOPS // 2
+
+
+def gemm_seconds(M, K, N, peak, eta):
+    """2MNK FLOPs at peak × η·w/(w + w_half), w = MNK/(MK + KN + MN): the efficiency's definition."""
+    w = sp.Rational(M * K * N, M * K + K * N + M * N)
+    return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + RATES["w_half"]))
+
+
+def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True):
+    run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings, flash=flash)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **(values or {})}.items()}
+    return exact(out.forward, at), exact(out.backward, at)
+
+
+def test_bf16_small_shape_by_hand():
+    bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    core = sp.Rational(CORE_FLOPS, 500)
+    forward, backward = micro()
+    assert forward == bf16 + core
+    assert backward == 2 * (bf16 + core)                         # input and weight gradients: 2 × forward
+
+
+def test_without_flash_attention_the_whole_masked_core_runs():
+    # Megatron-LM 2021-22 (flash=0) computed the full s × s scores, masked: all 4·B·s²·h of the core
+    bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    forward, backward = micro(flash=False)
+    assert forward == bf16 + sp.Rational(FULL_CORE_FLOPS, 500)
+    assert backward == 2 * forward
+
+
+def test_bf16_lm_head_and_full_recompute_by_hand():
+    layer = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR) + sp.Rational(CORE_FLOPS, 500)
+    head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
+    forward, backward = micro(recompute="full", embeddings=True)
+    assert forward == layer + head
+    assert backward == 2 * (layer + head) + layer                # the layer's forward again, not the head
+
+
+def test_moe_grouped_gemms_by_hand():
+    """Every layer MoE, E = 4 experts over e = 2 GPUs, top-2, expert width 8, no shared expert: the two GPUs' 2·T·k
+    = 8 routed tokens spread evenly put 2 tokens on each expert, and each GPU holds 2 experts, each running FC1
+    (2 × 4 · 4 × 8) and FC2 (2 × 8 · 8 × 4)."""
+    moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0}
+    run = settings.RunSetting(moe=True)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
+    experts = 2 * (gemm_seconds(2, 4, 8, 1000, sp.Rational(1, 2)) + gemm_seconds(2, 8, 4, 1000, sp.Rational(1, 2)))
+    attention = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR[:2])
+    assert exact(out.forward, at) == experts + attention + sp.Rational(CORE_FLOPS, 500)
+    assert exact(out.backward, at) == 2 * (experts + attention + sp.Rational(CORE_FLOPS, 500))
+
+
+# bytes per element a cast moves, from Transformer Engine's docs (docs/features/low_precision_training, commit
+# d0067d0d): it reads the bf16 tensor (2 bytes; current scaling reads it twice, for the amax first) and writes
+# a rowwise and a columnwise (on Hopper transposed) 1-byte copy; MXFP8 adds one E8M0 byte per 32 elements to
+# each copy, blockwise FP8 one fp32 scale per 128 activations and per 128×128 weights
+CAST_BYTES = {"fp8_tensor": (2 + 2 + 2 * 1, 2 + 2 + 2 * 1),
+              "mxfp8": (2 + 2 * (1 + sp.Rational(1, 32)), 2 + 2 * (1 + sp.Rational(1, 32))),
+              "fp8_block": (2 + 2 * (1 + sp.Rational(4, 128)), 2 + 2 * (1 + sp.Rational(4, 128 * 128)))}
+X_ELEMENTS = sum(M * K for M, K, N in LINEAR)                  # 8 + 8 + 8 + 16 = 40
+W_ELEMENTS = sum(K * N for M, K, N in LINEAR)                  # 48 + 16 + 32 + 32 = 128
+DY_ELEMENTS = sum(M * N for M, K, N in LINEAR)                 # 24 + 8 + 16 + 8 = 56
+
+
+@pytest.mark.parametrize("precision", ["fp8_tensor", "mxfp8", "fp8_block"])
+def test_fp8_small_shape_by_hand(precision):
+    """The linear GEMMs at peak_fp8 · eta_fp8 (same width factor), the attention core and the LM head at the
+    bf16 peak · eta, the casts at the HBM bandwidth: X and the weights (m = 1) forward, dY backward."""
+    act, weight = CAST_BYTES[precision]
+    assert (X_ELEMENTS, W_ELEMENTS, DY_ELEMENTS) == (40, 128, 56)
+    fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
+    core = sp.Rational(CORE_FLOPS, 500)
+    head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
+    forward, backward = micro(precision, embeddings=True)
+    assert forward == fp8 + core + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100)
+    assert backward == 2 * (fp8 + core + head) + DY_ELEMENTS * act / sp.Integer(100)
+
+
+def test_fp8_tensor_numbers_by_hand():
+    """The same, as plain numbers: fp8 GEMMs (512 FLOPs + 2·w_half·224 elements moved) / 800 = 1.76 s, the causal
+    half of the core 32/500 = 0.064 s, casts (40 + 128)·6 bytes / 100 = 10.08 s forward, 56·6/100 = 3.36 s backward."""
+    forward, backward = micro("fp8_tensor")
+    assert float(forward) == pytest.approx(1.76 + 0.064 + 10.08, rel=1e-12)
+    assert float(backward) == pytest.approx(2 * (1.76 + 0.064) + 3.36, rel=1e-12)
+
+
+def test_weights_cast_once_per_step():
+    """Transformer Engine caches the FP8 weights over the micro-batches (is_first_microbatch): with m = 4 a
+    micro-batch (of a quarter of the tokens) carries a quarter of the weights' cast."""
+    one = micro("fp8_tensor", values={"kappa": 0, "w_half": 0, "peak_fp8": 10 ** 30, "peak": 10 ** 30})
+    four = micro("fp8_tensor", values={"kappa": 0, "w_half": 0, "peak_fp8": 10 ** 30, "peak": 10 ** 30,
+                                       "b": 4, "m": 4})
+    act, weight = CAST_BYTES["fp8_tensor"]
+    assert float(one[0]) == pytest.approx((40 * act + 128 * weight) / 100, rel=1e-9)
+    assert float(four[0]) == pytest.approx((40 * act + 128 * weight / 4) / 100, rel=1e-9)
+
+
+def test_efficiency_limits():
+    eta, w_half = sp.Rational(7, 10), 300
+    at = {S.eta: eta, S.w_half: w_half}
+    width = sp.Symbol("w", positive=True)
+    eff = compute.efficiency(width)
+    assert eff.subs(at).subs(width, w_half) == eta / 2
+    assert sp.limit(eff.subs(at), width, sp.oo) == eta
+    values = [eff.subs(at).subs(width, x) for x in (1, 10, 100, 1000, 10 ** 6)]
+    assert values == sorted(values) and values[-1] < eta
+    assert eff.subs({S.w_half: 0}) == S.eta
+
+
+def test_w_half_zero_is_the_shape_independent_model():
+    """w_half = 0: every matmul at peak · eta, hardware FLOPs / (peak · eta) (Narayanan et al. 2021 §5.1)."""
+    flops_fwd = 512 + CORE_FLOPS
+    forward, backward = micro(values={"w_half": 0})
+    assert forward == sp.Rational(flops_fwd, 500)
+    assert backward == sp.Rational(2 * flops_fwd, 500)
+
+
+def test_defaults_leave_the_step_model_unchanged():
+    """precision=bf16 and no w_half given: the same numbers as w_half = 0 given."""
+    values = {"h": 1024, "L": 8, "a": 16, "h_kv": 256, "F": 4096, "V": 32000, "s": 2048, "Phi": 10 ** 9, "t": 2,
+              "p": 2, "d": 4, "c": 1, "b": 64, "m": 8, "v": 1, "alpha": 1e-5, "beta": 1e-10, "gamma": 1e-11,
+              "alpha_inter": 2e-5, "beta_inter": 4e-10, "G": 8, "peak": 1e15, "eta": 0.6, "kappa": 3.0, "hbm": 3e12}
+    without = steptime.quantities(values, 2, embeddings="1", gated="1")
+    given = steptime.quantities({**values, "w_half": 0.0}, 2, embeddings="1", gated="1", precision="bf16")
+    assert without == given
+
+
+def test_fp8_param_gather_moves_one_byte_elements():
+    """Megatron's distributed optimizer all-gathers the Φ/(t·p) shard after the step: a ring over d ranks moves
+    (d − 1)/d of it per rank; in FP8 that is 1 byte per element, half the bf16 bytes (Megatron-Core
+    --fp8-param-gather)."""
+    def gather_bytes(flag, precision="fp8_tensor"):
+        hybrid = subject("hybrid", zero="1", fp8_param_gather=flag, precision=precision)
+        term = next(x for x in hybrid.terms if x.what == "parameter all-gather")
+        cost = cost_in_bytes_of((term,), 2).time
+        # β = 2 s per 2-byte element = 1 s per byte, no latency: the seconds are the bytes one rank sends
+        return exact(cost, {S.Phi: 1200, S.t: 1, S.p: 1, S.d: 4, S.c: 1, S.beta: 2, S.alpha: 0, S.G: 8,
+                            S.alpha_inter: 0, S.beta_inter: 2, S.gamma: 0})
+    assert gather_bytes("0") == 3 * 1200 // 4 * 2                   # 900 bf16 elements, 2 bytes each
+    assert gather_bytes("1") == 3 * 1200 // 4 * 1                   # the same elements, 1 byte each
+    assert gather_bytes("1", "fp8_block") == 3 * 1200 // 4 * 1
+    # MXFP8: Megatron-Core gathers through a bf16 buffer and re-quantizes (param_and_grad_buffer.py)
+    assert gather_bytes("1", "mxfp8") == 3 * 1200 // 4 * 2
+
+
+def test_refusals_name_the_setting():
+    with pytest.raises(InputError, match="fp8_param_gather=1 needs FP8 weights"):
+        steptime.step_model(2, fp8_param_gather="1", zero="1")
+    with pytest.raises(InputError, match="fp8_param_gather=1 needs FP8 weights"):
+        subject("hybrid", zero="1", fp8_param_gather="1").terms
+    with pytest.raises(InputError, match="zero=1, 2 or 3"):
+        subject("hybrid", zero="0", fp8_param_gather="1", precision="fp8_tensor").terms
+    with pytest.raises(InputError, match="precision=fp8_row is not allowed"):
+        settings.parse({"precision": "fp8_row"})
+
+
+def test_hardware_gives_fp8_constants_or_refuses():
+    from symcomm.presets import hardware
+
+    with pytest.raises(InputError, match="no FP8 peak"):
+        hardware("a100").compute_values("bf16", "fp8_tensor")
+    with pytest.raises(InputError, match="eta_fp8"):
+        hardware("h100").compute_values("bf16", "mxfp8")
+    assert hardware("a100").compute_values("bf16")["w_half"] == 0.0
+    assert "peak_fp8" not in hardware("h100").compute_values("bf16")
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "symcomm.commands.main", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+LAYOUT = ("t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192")
+
+
+def test_eval_hybrid_fp8_without_a_fitted_eta_fp8_refuses_in_one_line():
+    run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", *LAYOUT, "precision=fp8_tensor")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "eta_fp8" in run.stderr
+
+
+def test_eval_hybrid_fp8_from_a_hardware_file(tmp_path):
+    """A hardware file with eta_fp8: strict JSON, the setting echoed canonically, both peaks in the constants,
+    and FP8 faster than bf16 but by less than the peaks' factor 2 (the attention core, LM head and casts)."""
+    import json
+
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path = tmp_path / "fp8.json"
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": 3.35e12, "peak_flops": {"bf16": 989.4e12, "fp8": 1978.9e12},
+                                "step_time": {"eta": 0.68, "eta_fp8": 0.68, "w_half": 300, "kappa": 0.75}}))
+
+    def step(*extra):
+        run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", str(path), *LAYOUT, *extra, "--json")
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout, parse_constant=lambda text: pytest.fail(f"not strict JSON: {text}"))
+
+    bf16, fp8 = step(), step("precision=fp8_tensor", "fp8_param_gather=1")
+    assert fp8["options"]["precision"] == "fp8_tensor" and fp8["options"]["fp8_param_gather"] == "1"
+    assert fp8["constants"]["peak_fp8"] == 1978.9e12 and fp8["constants"]["peak"] == 989.4e12
+    assert "peak_fp8" not in bf16["constants"] and bf16["constants"]["w_half"] == 300
+    assert bf16["compute_time"] / 2 < fp8["compute_time"] < bf16["compute_time"]

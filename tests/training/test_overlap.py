@@ -1,0 +1,208 @@
+"""Overlap as the frameworks run it and the memory they hold (symcomm/training/overlap.py, memory.py,
+frameworks.py): each framework's defaults against its cited source, each exposure rule and each memory
+part counted by hand on a small layout."""
+
+import pytest
+
+from symcomm.training import steptime
+from symcomm.training.axes import data_schedule
+from symcomm.training.frameworks import FRAMEWORKS
+from symcomm.training.overlap import a2a_overlap_of, dp_overlap_of, p2p_overlap_of, param_gather_overlap_of
+
+NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
+TINY = {"h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 1000, "e": 1, "v": 1}
+PLAIN = {"embeddings": "0", "gqa": "1", "gated": "0", "flash": "1", "grad_dtype": "same"}
+
+
+# -- each default as its framework's file says -----------------------------------------------------------
+
+@pytest.mark.parametrize("name, zero, schedule, grad, gather, p2p, a2a, unit", [
+    # Megatron-LM arguments.py: --overlap-grad-reduce and --overlap-param-gather store_true (off);
+    # --no-overlap-p2p-communication store_false (on), turned off for every schedule but the interleaved one;
+    # model_parallel_config.py overlap_moe_expert_parallel_comm = False
+    ("megatron", 1, "1f1b", False, False, False, False, "model"),
+    ("megatron", 1, "interleaved", False, False, True, False, "model"),
+    # DeepSpeed zero/config.py overlap_comm on for stage 3; partitioned_param_coordinator.py prefetches
+    ("deepspeed", 3, "1f1b", True, True, False, False, "model"),
+    ("deepspeed", 2, "1f1b", False, False, False, False, "model"),
+    # PyTorch FSDP: reduce-scatter issued in the post-backward hook, gathers prefetched
+    ("fsdp", 3, "1f1b", True, True, False, False, "model"),
+    # FSDP2 (fully_shard on every transformer block in torchtitan's apply_fsdp): per layer, overlapped
+    ("fsdp2", 3, "1f1b", True, True, False, False, "layer"),
+    # Megatron-FSDP (megatron_fsdp.py: forward prefetch, reduce-scatter after every backward) with Megatron's
+    # pipeline schedules (overlap_p2p_comm with the interleaved one)
+    ("megatron_fsdp", 3, "interleaved", True, True, True, False, "layer"),
+])
+def test_each_framework_overlaps_by_default_as_its_source_says(name, zero, schedule, grad, gather, p2p, a2a, unit):
+    assert dp_overlap_of(name, zero) is grad
+    assert param_gather_overlap_of(name, zero) is gather
+    assert p2p_overlap_of(name, schedule) is p2p
+    assert a2a_overlap_of(name) is a2a
+    assert FRAMEWORKS[name].shard_unit == unit
+    # an explicit setting wins over the row
+    assert param_gather_overlap_of(name, zero, not gather) is (not gather)
+
+
+def test_fsdp2_and_megatron_fsdp_run_zero3_as_their_sources_say():
+    # fully_shard: reshard_after_forward defaults True for every non-root module (_fully_shard.py); gradients
+    # reduce-scattered in every backward (no no_sync by default); reduce_dtype None = the parameters' type
+    fsdp2 = data_schedule("fsdp2", 3)
+    assert (fsdp2.reshard_after_forward, fsdp2.grad_reduce, fsdp2.grad_dtype) == (True, "per_micro_batch", "")
+    # Megatron-FSDP optim_grads_params (arguments.py default): grad_reduce_every_bprop, main grads dtype auto
+    mfsdp = data_schedule("megatron_fsdp", 3)
+    assert (mfsdp.reshard_after_forward, mfsdp.grad_reduce, mfsdp.grad_dtype) == (True, "per_micro_batch", "")
+    assert FRAMEWORKS["fsdp2"].zero_stages == FRAMEWORKS["megatron_fsdp"].zero_stages == (3,)
+
+
+# -- FSDP2 per layer: the first gather, the last reduce-scatter, the latency floor --------------------------
+
+FSDP_VALUES = {**TINY, **NO_COMM, "alpha": 1e-5, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1,
+               "Phi": 4 * 10**6, "peak": 1e9, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+
+
+@pytest.mark.parametrize("reshard, collectives", [("1", 12), ("0", 8)])
+def test_fsdp2_exposes_the_first_gather_the_last_reduce_scatter_and_every_latency(reshard, collectives):
+    # L = 4 layers of Φ/L = 10⁶ parameters, d = 4, one micro-batch: per layer a forward all-gather, (with
+    # reshard) a backward all-gather, a reduce-scatter: 3·L = 12 collectives (2·L = 8 without reshard).
+    # Ring over 4 ranks, M = 10⁶: 3α latency + (3/4)·M·β bandwidth each (γ = 0)
+    latency, bandwidth = 3 * 1e-5, 0.75 * 1e6 * 1e-9
+    q = steptime.quantities(FSDP_VALUES, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2",
+                                               "reshard_after_forward": reshard})
+    assert float(q["comm_time_dp"]) == pytest.approx(collectives * (latency + bandwidth), rel=1e-12)
+    # the compute (0.04 s of matmuls at 1 GFLOP/s) outlasts the others' bandwidth: exposed = every
+    # collective's latency + the bandwidth of the first layer's gather and the last layer's reduce-scatter
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(collectives * latency + 2 * bandwidth, rel=1e-12)
+    # with the compute 10⁶ times faster, the others' bandwidth shows beyond it
+    fast = steptime.quantities({**FSDP_VALUES, "peak": 1e15}, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2",
+                                                                    "reshard_after_forward": reshard})
+    window = float(fast["compute_time"])
+    assert float(fast["exposed_comm_time_dp"]) == pytest.approx(
+        collectives * (latency + bandwidth) - window, rel=1e-12)
+
+
+def test_fsdp2_without_overlap_exposes_everything():
+    q = steptime.quantities(FSDP_VALUES, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2",
+                                               "overlap_grad_reduce": "0", "overlap_param_gather": "0"})
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(12 * (3e-5 + 0.75e-3), rel=1e-12)
+
+
+# -- Megatron's distributed optimizer: the post-step all-gather -------------------------------------------
+
+def test_the_post_step_all_gather_hides_but_its_first_bucket_with_overlap_param_gather():
+    # zero=1, d = 4, Φ = 4·10⁸ (fp32 gradients off: grad_dtype same): the all-gather of Φ over 4 ranks,
+    # (3/4)·Φ·β; buckets of max(40M, 1M·4) = 40M parameters, the first one's (3/4)·4·10⁷·β exposed
+    values = {**FSDP_VALUES, "alpha": 0.0, "Phi": 4 * 10**8, "peak": 1e6}      # a forward far longer than it
+    gather, first = 0.75 * 4e8 * 1e-9, 0.75 * 4e7 * 1e-9
+    megatron = {**PLAIN, "zero": "1", "framework": "megatron"}
+    off = steptime.quantities(values, 2, **megatron)
+    on = steptime.quantities(values, 2, **{**megatron, "overlap_grad_reduce": "1", "overlap_param_gather": "1"})
+    reduce_scatter = 0.75 * 4e8 * 1e-9
+    assert float(off["exposed_comm_time_dp"]) == pytest.approx(reduce_scatter + gather, rel=1e-12)
+    # overlapped: the last gradient bucket and the first parameter bucket, each 1/10 of its collective
+    assert float(on["exposed_comm_time_dp"]) == pytest.approx(first + first, rel=1e-12)
+
+
+# -- per micro-batch: tp chunks, pipeline sends ------------------------------------------------------------
+
+def test_tp_overlap_leaves_one_chunk_of_t_exposed():
+    # t = 2, no SP: per layer 2 all-reduces forward and 2 backward of M = 1·32·64 = 2048 elements; a ring
+    # all-reduce of 2 ranks moves 2·(1/2)·M = 2048 elements: 16 × 2048·β for the 4 layers
+    values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 2, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
+              "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    tp = 16 * 2048 * 1e-9
+    base = {**PLAIN, "zero": "0", "framework": "megatron"}
+    assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(tp, rel=1e-12)
+    hidden = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})
+    assert float(hidden["exposed_comm_time_tp"]) == pytest.approx(tp / 2, rel=1e-12)
+
+
+def test_p2p_overlap_hides_the_pipeline_sends_behind_the_compute():
+    values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 2, "d": 1, "c": 1, "b": 4, "m": 4, "v": 2,
+              "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    base = {**PLAIN, "zero": "0", "framework": "megatron", "schedule": "interleaved"}
+    on = steptime.quantities(values, 2, **base)                     # Megatron's default with interleaving
+    off = steptime.quantities(values, 2, **{**base, "p2p_overlap": "0"})
+    assert float(on["exposed_comm_time_pp"]) == 0
+    assert float(off["comm_time_pp"]) > 0
+    assert float(off["exposed_comm_time_pp"]) == pytest.approx(float(off["comm_time_pp"]), rel=1e-12)
+
+
+# -- memory parts --------------------------------------------------------------------------------------------
+
+MEMORY_VALUES = {**TINY, **NO_COMM, "t": 2, "p": 1, "d": 1, "c": 1, "b": 2, "m": 1, "Phi": 10**6,
+                 "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+
+
+def test_the_logits_and_loss_buffers_are_the_last_stages():
+    # Megatron-LM cross_entropy.py: the bf16 logits and their fp32 copy kept for the backward, one micro-batch:
+    # 6 bytes × 2 sequences × 32 tokens × V/t = 500
+    q = steptime.quantities(MEMORY_VALUES, 2, **{**PLAIN, "embeddings": "1"})
+    assert float(q["memory_logits"]) == 6 * 2 * 32 * 500
+    parts = sum(float(x) for k, x in q.items() if k.startswith("memory_") and k != "memory_per_gpu")
+    assert float(q["memory_per_gpu"]) == pytest.approx(parts, rel=1e-12)        # p = 1: one stage holds all
+    # p = 2, 1F1B, m = 4: the first stage keeps min(p, m) = 2 micro-batches of its 2 layers, the last one
+    # micro-batch and the logits; the busiest GPU is the larger of the two
+    two = steptime.quantities({**MEMORY_VALUES, "p": 2, "m": 4, "b": 8}, 2, **{**PLAIN, "embeddings": "1"})
+    layer = 32 * 2 * 64 * (10 + 24 / 2)             # Korthikanti Table 2, flash: 2 sequences of 32, h = 64, t = 2
+    assert float(two["memory_activations"]) == pytest.approx(layer * 2 * 2, rel=1e-12)
+    last = layer * 2 * 1 + 6 * 2 * 32 * 500
+    states = float(two["memory_weights"] + two["memory_gradients"] + two["memory_optimizer"])
+    assert float(two["memory_per_gpu"]) == pytest.approx(states + max(layer * 2 * 2, last), rel=1e-12)
+
+
+def test_full_recompute_holds_one_layers_activations_while_it_recomputes():
+    q = steptime.quantities(MEMORY_VALUES, 2, **{**PLAIN, "recompute": "full"})
+    # one layer, one micro-batch, as no recompute keeps it: sbh(10 + 24/t), s = 32, b = 2, h = 64, t = 2
+    assert float(q["memory_recompute"]) == 32 * 2 * 64 * (10 + 24 / 2)
+    # and the kept inputs: 2sbh per layer, 4 layers
+    assert float(q["memory_activations"]) == 2 * 32 * 2 * 64 * 4
+
+
+def test_fsdp2_holds_two_gathered_layers_and_their_gradients():
+    # FSDP2, t = 1, d = 4: a layer is Φ/L = 250,000 parameters; the one computing and the one prefetched,
+    # 2 bytes each, and (reduced every micro-batch) their 2-byte gradients before the reduce-scatter
+    values = {**MEMORY_VALUES, "t": 1, "d": 4, "b": 4}
+    q = steptime.quantities(values, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2"})
+    assert float(q["memory_gathered_layers"]) == 2 * 2 * 250_000 + 2 * 2 * 250_000
+    # the shards: weights, gradients, Adam over the 4 ranks
+    assert float(q["memory_weights"]) == 2 * 10**6 / 4 and float(q["memory_optimizer"]) == 12 * 10**6 / 4
+
+
+def test_megatrons_buckets_add_nothing():
+    # param_and_grad_buffer.py reduce-scatters and all-gathers in place in the gradient and parameter buffers
+    q = steptime.quantities(MEMORY_VALUES, 2, **{**PLAIN, "zero": "1", "framework": "megatron"})
+    assert float(q["memory_dp_buckets"]) == 0
+
+
+def test_a2a_overlap_hides_the_expert_all_to_alls_behind_the_compute():
+    # e = 4, k = 2, one sequence of 32 tokens of h = 64 per rank: each all-to-all carries M = 2·32·64 = 4096
+    # elements, a pairwise exchange (3/4)·M·β; 4 per MoE layer (dispatch, combine, and their gradients), 4 layers
+    values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1, "e": 4, "k": 2,
+              "E": 8, "E_s": 1, "F_e": 128, "L_moe": 4, "Phi_E": 10**5, "Phi": 10**6,
+              "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    ep = 16 * 0.75 * 4096 * 1e-9
+    moe = {**PLAIN, "zero": "1", "framework": "megatron", "moe": "1"}
+    off = steptime.quantities(values, 2, **moe)                       # Megatron-Core's default: not overlapped
+    on = steptime.quantities(values, 2, **{**moe, "a2a_overlap": "1"})
+    assert float(off["exposed_comm_time_ep"]) == pytest.approx(ep, rel=1e-12)
+    assert float(on["exposed_comm_time_ep"]) == 0                     # the compute (seconds at 1 MFLOP/s) outlasts it
+    fast = steptime.quantities({**values, "peak": 1e15}, 2, **{**moe, "a2a_overlap": "1"})
+    assert float(fast["exposed_comm_time_ep"]) == pytest.approx(ep - float(fast["compute_time"]), rel=1e-9)
+
+
+def test_megatron_refuses_overlap_param_gather_without_its_preconditions():
+    from symcomm.base.errors import InputError
+
+    with pytest.raises(InputError, match="^overlap_param_gather=1 needs overlap_grad_reduce=1"):
+        steptime.step_model(2, zero="1", overlap_param_gather="1")
+    with pytest.raises(InputError, match="^overlap_param_gather=1 needs zero=1"):
+        steptime.step_model(2, zero="0", overlap_param_gather="1", overlap_grad_reduce="1")
+
+
+def test_fsdp2_wraps_the_embedding_as_one_more_unit():
+    # torchtitan apply_fsdp: fully_shard on tok_embeddings and [norm, output] apart from the 4 blocks; on one
+    # stage (p = 1) symcomm counts the end stage's embedding as one more unit: 5 units × 3 collectives
+    # (forward gather, backward gather, reduce-scatter), each 3α on 4 ranks (β = 0: latency alone)
+    values = {**FSDP_VALUES, "beta": 0.0}
+    q = steptime.quantities(values, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2", "embeddings": "1"})
+    assert float(q["comm_time_dp"]) == pytest.approx(5 * 3 * 3 * 1e-5, rel=1e-12)

@@ -15,8 +15,9 @@ from symcomm.training.subjects import subject
 
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
 # one layer's forward: Q, O h × h, K, V h × h_kv, QKᵀ and scores·V s²h each, MLP h → F → h (2 FLOPs per
-# multiply-add): 2·32·64·(2·64 + 2·64) + 2·2·32·32·64 + 2·2·32·64·256 = 1 048 576 + 262 144 + 2 097 152
-LAYER = 3_407_872
+# multiply-add): 2·32·64·(2·64 + 2·64) + 2·2·32·32·64 + 2·2·32·64·256 = 1 048 576 + 262 144 + 2 097 152; causal
+# flash attention (flash=1) runs half of the s × s core (FlashAttention-2 §3.1.1): 262 144 / 2 = 131 072
+LAYER = 1_048_576 + 131_072 + 2_097_152
 TINY = {"h": 64, "a": 4, "h_kv": 64, "F": 256, "s": 32, "Phi": 1000, "e": 1, "v": 1, "t": 1, "c": 1, "d": 1,
         "b": 8, "m": 8, "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30, **NO_COMM}
 PLAIN = {"zero": "0", "framework": "megatron", "gqa": "1", "gated": "0", "flash": "1", "dp_overlap": "0",
@@ -64,7 +65,7 @@ def test_a_middle_stage_is_busiest_when_the_ends_are_light():
     values = {**TINY, "L": 10, "p": 4, "L_first": 1, "L_last": 1, "V": 1000}
     q = steptime.quantities(values, 2, **{**UNEVEN, "embeddings": "1"})
     middle = 3 * 4 * LAYER / 1e12
-    assert 4 * LAYER > LAYER + 2 * 32 * 64 * 1000
+    assert 4 * LAYER > LAYER + 2 * 32 * 64 * 1000 and LAYER == 3_276_800
     assert float(q["step_time"]) == pytest.approx(11 * middle, rel=1e-12)
     named = steptime.busiest_stages({k: float(x) for k, x in q.items()}, 4)
     assert named["slot"] == "a middle pipeline stage (rank 1)"

@@ -33,17 +33,8 @@ def fitting_runs(system: str) -> tuple[list, dict]:
     eval hybrid's own binding); run id → why a modern run in scope does not evaluate, e.g. a setting this
     build of the step model does not take: left out of the fit, and said)."""
     runs = published.measured_runs(system, role="fit")
-    not_evaluated = {}
-    for run in modern.runs("fit"):
-        if run["hardware"] != system or modern.out_of_scope(run) is not None:
-            continue
-        try:
-            inputs = modern.inputs(run)
-        except InputError as err:
-            not_evaluated[run["id"]] = str(err)
-            continue
-        runs.append(step_fit.MeasuredRun(run["id"], inputs, float(run["step_time_s"]), modern.source_of(run),
-                                         modern.framework_of(run)))
+    modern_runs, not_evaluated = modern.measured_runs(system, "fit")
+    runs += modern_runs
     return runs, not_evaluated
 
 

@@ -153,14 +153,15 @@ def approximations(run: dict) -> list[str]:
     return out
 
 
-def inputs(run: dict):
-    """The step model's inputs for ``run`` through ``eval hybrid``'s own binding."""
+def inputs(run: dict, fitting: bool = True):
+    """The step model's inputs for ``run`` through ``eval hybrid``'s own binding (``fitting``: the fit supplies
+    the constants a preset may not have yet, as eta_fp8 before the first FP8 fit)."""
     from symcomm.training.answers import step_inputs
 
     args = SimpleNamespace(name="hybrid", assignments=words(run), dtype=None, backend=None,
                            model=PRESETS[run["model"]["name"]], model_config=None, hardware=run["hardware"],
                            algorithm=None)
-    return step_inputs(args)
+    return step_inputs(args, fitting)
 
 
 def source_of(run: dict) -> str:
@@ -173,9 +174,27 @@ def framework_of(run: dict) -> str:
     return "Megatron-FSDP" if run["fsdp"] else "Megatron-Core"
 
 
-def measured_runs(hardware: str, role: str = "fit") -> list:
-    """The in-scope runs of one hardware preset, as the fitting core reads them."""
+def measured_runs(hardware: str, role: str = "fit") -> tuple[list, dict]:
+    """(the in-scope runs of one hardware preset as the fitting core reads them, run id → why one in scope does
+    not evaluate).  The same layout measured in several releases (the same command) is one run: the median of
+    its measurements (the fitting core refuses a run given twice), its id the ids joined by "+"."""
+    from statistics import median
+
+    from symcomm.base.errors import InputError
     from symcomm.measurement.step_fit import MeasuredRun
 
-    return [MeasuredRun(r["id"], inputs(r), float(r["step_time_s"]), source_of(r), framework_of(r))
-            for r in runs(role) if r["hardware"] == hardware and out_of_scope(r) is None]
+    groups: dict = {}
+    for r in runs(role):
+        if r["hardware"] == hardware and out_of_scope(r) is None:
+            groups.setdefault(command(r), []).append(r)
+    out, not_evaluated = [], {}
+    for same in groups.values():
+        first = same[0]
+        try:
+            bound = inputs(first)
+        except InputError as err:
+            not_evaluated.update({r["id"]: str(err) for r in same})
+            continue
+        out.append(MeasuredRun("+".join(r["id"] for r in same), bound,
+                               float(median(r["step_time_s"] for r in same)), source_of(first), framework_of(first)))
+    return out, not_evaluated

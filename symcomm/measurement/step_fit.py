@@ -164,13 +164,16 @@ def _determined(runs: list, base: dict) -> tuple[list, dict]:
     """(the constants some run's prediction depends on, {held name: why}): each moved by ten of its lattice
     steps from the base value (inward at the top of its range)."""
     fitted, held = [], {}
+    # every constant at a value while one is moved: the base's, else its lattice's middle (a constant the base
+    # lacks, as eta_fp8 before a first FP8 fit, is still probed)
+    probe = {n: base.get(n, float(lattice(n)[len(lattice(n)) // 2])) for n in FITTED}
     for name in FITTED:
         values = lattice(name)
         step = values[1] - values[0]
-        at = base.get(name, float(values[len(values) // 2]))
+        at = probe[name]
         moved = at + 10 * step if at + 10 * step <= values[-1] else at - 10 * step
-        before = _predict(runs, {**base, name: np.array([at])}, 1)[:, 0]
-        after = _predict(runs, {**base, name: np.array([moved])}, 1)[:, 0]
+        before = _predict(runs, {**probe, name: np.array([at])}, 1)[:, 0]
+        after = _predict(runs, {**probe, name: np.array([moved])}, 1)[:, 0]
         if np.max(np.abs(after / before - 1)) <= SENSITIVITY:
             held[name] = ("no run's predicted step time depends on it: held at the base hardware's value"
                           if name in base else "no run's predicted step time depends on it, and the base "
@@ -324,7 +327,11 @@ def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
         if not edge:
             break
         for n in edge:
-            keep = "held at the base hardware's value" if n in base else "left out"
+            if n in base:
+                keep = "held at the base hardware's value"
+            else:           # the runs need a value and the base has none: the edge, said to be no fit
+                base[n] = found[n]
+                keep = "held at that edge, which the base hardware gives no value to replace"
             held[n] = (f"a free fit ends at its range's edge ({found[n]:g} of [{FITTED[n].low:g}, "
                        f"{FITTED[n].high:g}]): these runs do not determine it; {keep}")
         names = [n for n in names if n not in edge]

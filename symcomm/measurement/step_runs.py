@@ -188,7 +188,7 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
         args = SimpleNamespace(name="hybrid", assignments=words, algorithm=None, dtype=rec.get("dtype", dtype),
                                backend=None, model=rec.get("model"), model_config=config, hardware=hardware)
         try:
-            inputs = step_inputs(args)
+            inputs = step_inputs(args, fitting=True)
         except InputError as err:
             raise InputError(f"{what}: {err}") from None
         seconds, how = _step_seconds(rec, inputs, where, what)

@@ -73,14 +73,16 @@ class Hardware:
             raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
-    def compute_values(self, dtype: str = "bf16", precision: str = "bf16") -> dict[str, float]:
+    def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False) -> dict[str, float]:
         """peak, hbm and the fitted eta, kappa, w_half: the step-time model's hardware symbols (InputError naming
         the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
         absence means 0, the shape-independent model).  ``peak`` is the datasheet rate at ``dtype`` (the run's
         16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
-        which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls."""
+        which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls.
+        ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
+        fits: a fitted constant the hardware lacks is not refused."""
         fitted = dict(self.step_time)
-        if not fitted:
+        if not fitted and not fitting:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
         peak = self.peak(dtype if precision == "bf16" else "bf16")
         if self.hbm_bytes_per_second is None:
@@ -93,7 +95,7 @@ class Hardware:
         if "fp8" not in dict(self.peak_flops):
             raise InputError(f"precision={precision}: --hardware {self.name} gives no FP8 peak (peak_flops has "
                              f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16")
-        if "eta_fp8" not in fitted:
+        if "eta_fp8" not in fitted and not fitting:
             raise self.lacks("step_time eta_fp8", f"precision={precision} needs (the share of the FP8 peak its "
                                                   "matmuls reach, fitted on FP8 runs: none is fitted for it yet)")
         return {**out, "peak_fp8": self.peak("fp8")}

@@ -137,7 +137,8 @@ def _steptime():
     return steptime
 
 
-def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict):
+def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict,
+                  fitting: bool = False):
     """(the step model's values by CLI name, its options, the hardware, its compute values) at the bound
     values: the model's shape (F, gated) from the preset or config, the hardware's peak at --dtype and its
     fitted constants, β and γ per element of --dtype."""
@@ -147,7 +148,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     try:
         system = presets.hardware(args.hardware)
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
-        compute = system.compute_values(dtype, precision)
+        compute = system.compute_values(dtype, precision, fitting)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
                       "mxfp8 or fp8_block runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
@@ -244,13 +245,14 @@ class StepInputs:
         return _steptime().quantities({**self.values, **constants}, self.run_bytes, **self.options)
 
 
-def step_inputs(args) -> StepInputs:
+def step_inputs(args, fitting: bool = False) -> StepInputs:
     """The step model's inputs for ``args`` (as ``eval``'s: name ``hybrid``, assignments, dtype, model,
-    model_config, hardware; no backend): the one binding ``eval hybrid`` and ``calibrate-step`` share."""
+    model_config, hardware; no backend): the one binding ``eval hybrid`` and ``calibrate-step`` share.
+    ``fitting``: for a fit, which supplies the fitted constants (a hardware lacking one is not refused)."""
     if args.name != "hybrid" or not args.hardware or getattr(args, "backend", None):
         raise UsageError("the step model needs the hybrid strategy and a --hardware, without --backend")
     target, values, times, dtype, _, _, step_texts = _bound_words(args)
-    numbers, options, _, _ = _step_numbers(args, target, values, times, dtype, step_texts)
+    numbers, options, _, _ = _step_numbers(args, target, values, times, dtype, step_texts, fitting)
     return StepInputs(numbers, bytes_per_element(dtype), options, dtype)
 
 

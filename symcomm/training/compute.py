@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from . import flops
-from .memory import activation_bytes, scores
+from .memory import layer_activation_bytes, scores
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half)
 from ..presets.systems import STEP_TIME_ABSENT
@@ -287,7 +287,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         again = {"selective": core / rate, "full": core / rate + matmul_time(low, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
         backward = (2 * (core / rate + matmul_time(high, rate) + matmul_time(low, rate8)) + again + dy / hbm)
-    touched = activation_bytes(recompute="none", flash=run.flash, sp_on=run.sp, attention=run.attention) * layers
+    touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
+                                     run.expert_tp) * layers
     if run.recompute == "full":
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:

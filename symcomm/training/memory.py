@@ -13,7 +13,8 @@ from __future__ import annotations
 import sympy as sp
 
 from .hybrid import end_stage_shard, expert_shard
-from ..core.symbols import (L, L_moe, Phi, Phi_E, V, a, b, c, d, d_nope, d_rope, d_v, e, h, kv_lora, m, p, q_lora,
+from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
+                             q_lora,
                              s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
@@ -67,8 +68,36 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     return sbh * (10 + 24 / t) + kept_scores
 
 
+def expert_activation_bytes(gated: bool, expert_tp: str = "tp") -> sp.Expr:
+    """Bytes one MoE layer's experts keep for the backward, per micro-batch and GPU, beyond what
+    :func:`activation_bytes` counts for a layer: each of the routed token rows (T·k of the micro-batch's T =
+    (b/(d·m))·s/c tokens, each row one token sent to one expert) keeps, in 16 bits, its permuted input (h), the
+    first expert GEMM's output (2F_e gated: gate and up), the activation's output (F_e) and the second GEMM's
+    output before the un-permutation (h); the widths F_e split over t with expert_tp = tp (the dispatcher
+    gathers all T·k rows to each of the t ranks), the rows split over t with expert_tp = 1 (each rank routes
+    its own 1/t: Megatron-Core moe/token_dispatcher.py, experts.py GroupedMLP saves these for its backward).
+    Our own count from those saved tensors, in Korthikanti et al. 2022's way (Table 2: 2 bytes per element,
+    what the backward reads); routing probabilities and indices (k numbers per token) left out."""
+    up = 2 if gated else 1
+    tokens = (b / (d * m)) * s / c
+    if expert_tp == "tp":
+        return 2 * tokens * k * (2 * h + (up + 1) * F_e / t)
+    return 2 * tokens * k / t * (2 * h + (up + 1) * F_e)
+
+
+def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
+                           gated: bool = True, expert_tp: str = "tp") -> sp.Expr:
+    """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
+    of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
+    keeps only each layer's input)."""
+    per_layer = activation_bytes(recompute, flash, sp_on, attention)
+    if moe and recompute != "full":
+        per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp)
+    return per_layer
+
+
 def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embeddings: bool,
-                 kind: str | None = None) -> dict:
+                 gated: bool = True, kind: str | None = None) -> dict:
     """Bytes per GPU, part by part (:data:`STAGE_OF` says which stage holds each):
     weights, gradients and Adam states as ``data`` (the framework's schedule) holds them; the first
     stage's activations per Korthikanti et al. 2022 Table 2 (sbh(10 + 24/t + 5as/(ht)) per layer; with
@@ -82,7 +111,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     ``kind`` (first, middle, last; pipeline_split=first_last only): every part of one GPU of a stage of that kind,
     all held at once (:func:`stage_memory`)."""
     if kind is not None:
-        return stage_memory(data, recompute, opts, flash, moe, embeddings, kind)
+        return stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind)
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
     if embeddings:
@@ -98,7 +127,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         weights += 2 * held if data.full_parameters else 2 * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
-    per_layer = activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"))
+    per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
+                                       opts.get("expert_tp", "tp"))
     schedule = opts["schedule"]
     if schedule == "gpipe":
         in_flight = m
@@ -131,7 +161,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
     return parts
 
 
-def stage_memory(data, recompute, opts, flash, moe, embeddings, kind) -> dict:
+def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> dict:
     """:func:`memory_model` for one stage kind of an uneven split, every part on that stage: its layers'
     (symcomm.training.stages.stage_layers) share of the parameters (hybrid.stage_shard, the experts in the same
     proportion), the activations of the micro-batches it holds in flight (stages.in_flight), the logits on the
@@ -152,7 +182,8 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, kind) -> dict:
         weights += 2 * held if data.full_parameters else 2 * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
-    per_layer = activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"))
+    per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
+                                       opts.get("expert_tp", "tp"))
     activations = per_layer * layers * in_flight(schedule, kind)
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
             **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last")}

@@ -81,7 +81,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
         exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
                                                     grad_overlap=grad_overlap, param_overlap=param_overlap)
-        memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, kind=kind)
+        memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
+                                    kind=kind)
         optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm
         tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 

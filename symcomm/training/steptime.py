@@ -42,7 +42,7 @@ from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
-from .memory import STAGE_OF, activation_bytes, memory_model, memory_per_gpu
+from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu
 from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
                       param_gather_overlap_of)
 from .terms import cost_in_bytes_of
@@ -166,8 +166,9 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     exposed = {axis: x for axis, x in exposed.items() if axis in comm}
     comm = {axis: comm[axis] for axis in comm}
 
-    memory = memory_model(data, recompute, opts, flash, moe, embeddings)
-    memory_total = memory_per_gpu(memory, activation_bytes(recompute, flash, run.sp), run.schedule)
+    memory = memory_model(data, recompute, opts, flash, moe, embeddings, gated)
+    memory_total = memory_per_gpu(memory, layer_activation_bytes(recompute, flash, run.sp, run.attention, moe, gated,
+                                                                 run.expert_tp), run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     own_params = memory["optimizer"] / 12
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm

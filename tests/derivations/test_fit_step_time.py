@@ -23,12 +23,13 @@ def _stand_ins(monkeypatch, refused: int):
     runs += [{"id": f"refused-{i}", "hardware": "h100", "words": "t=1 p=5 d=8 c=1 b=64 m=8", "step_time_s": 1.0}
              for i in range(refused)]
 
-    def inputs(run):
+    def inputs(run, fitting=True):
         return step_inputs(SimpleNamespace(name="hybrid", assignments=run["words"].split(), algorithm=None, dtype=None,
                                            backend=None, model="llama3-8b", model_config=None, hardware="h100"))
 
     monkeypatch.setattr(modern, "runs", lambda role=None: runs if role in (None, "fit") else [])
     monkeypatch.setattr(modern, "out_of_scope", lambda run: None)
+    monkeypatch.setattr(modern, "command", lambda run: run["words"])        # one run per layout
     monkeypatch.setattr(modern, "inputs", inputs)
     monkeypatch.setattr(modern, "source_of", lambda run: "megatron-bridge 99.01")
     monkeypatch.setattr(modern, "framework_of", lambda run: "Megatron-Core")
@@ -49,6 +50,6 @@ def test_modern_runs_that_evaluate_are_fitted_and_the_others_said(monkeypatch):
 
 def test_a_preset_whose_runs_do_not_evaluate_is_not_fitted(monkeypatch):
     _stand_ins(monkeypatch, refused=1)
-    monkeypatch.setattr(modern, "inputs", lambda run: (_ for _ in ()).throw(InputError("unknown parameter 'x'")))
+    monkeypatch.setattr(modern, "inputs", lambda run, fitting=True: (_ for _ in ()).throw(InputError("unknown parameter 'x'")))
     with pytest.raises(InputError, match="no run marked for fitting on h100 evaluates .*unknown parameter 'x'"):
         fit_step_time.fit("h100")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from symcomm.training import flops
+from symcomm.training import flops, stages
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
 from symcomm.core.proof import AtLeast, Claim, Limit
@@ -23,8 +23,8 @@ from symcomm.training import compute
 from symcomm.training.memory import activation_bytes
 from symcomm.training.settings import RunSetting
 from symcomm.collectives.algorithms import algorithm
-from symcomm.core.symbols import (F, L, M, N, V, alpha, beta, c, d, eta, eta_fp8, gamma, h, h_kv, hbm, kappa,
-                                  m, p, peak, peak_fp8, s, t, v, w_half)
+from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_fp8, gamma, h, h_kv,
+                                  hbm, kappa, m, p, peak, peak_fp8, s, t, v, w_half)
 
 from . import published
 
@@ -128,6 +128,38 @@ INTERLEAVING = Derivation(
                   name="the step is stationary at v* = √((p − 1)·C / (m·P))", source=NARAYANAN + ", §2.2.2"),
             Claim(STEP_OF_V.subs(v, V_BEST), (sp.sqrt(m * C_slot) + sp.sqrt((p - 1) * P_send)) ** 2,
                   name="at v* the step is (√(m·C) + √((p − 1)·P))²", source=NARAYANAN + ", §2.2.2")))
+
+# -- uneven pipeline stages (pipeline_split=first_last) ------------------------------------------
+# the first of the p·v chunks holds L_first layers, the last L_last, the p·v − 2 middle ones MID each; stage i holds
+# chunks i, i + p, ... (symcomm/training/stages.py: Megatron-LM's layout order and its first/last-stage flags)
+_MAX = sp.Max(p * v - 2, 1)
+MID = stages.middle_chunk_layers("interleaved").xreplace({_MAX: p * v - 2})      # where middle chunks exist
+STAGE = {kind: stages.stage_layers("first_last", "interleaved", kind).xreplace({_MAX: p * v - 2})
+         for kind in stages.KINDS}
+MEGATRON_SPLIT = ("Megatron-LM megatron/core/transformer/transformer_block.py, get_num_layers_to_build, and "
+                  "megatron/core/transformer/pipeline_parallel_layer_layout.py (NVIDIA/Megatron-LM at "
+                  "d98e8a64ddf34856e74b24714e3bedb2f5a39553)")
+
+UNEVEN = Derivation(
+    "Layers per stage under a first/last split",
+    (Step(L_first + (p * v - 2) * MID + L_last, "the p·v chunks: the first, the p·v − 2 middle ones, the last"),
+     Step(STAGE["first"] + (p - 2) * STAGE["middle"] + STAGE["last"],
+          "regrouped by stage: the first stage holds chunk 0 and v − 1 middle chunks, the last chunk p·v − 1 and "
+          "v − 1 middle ones, each of the p − 2 middle stages v middle chunks")),
+    "transformer layers (p·v ≥ 3 chunks)",
+    MEGATRON_SPLIT, lhs="L",
+    claims=(Claim(L_first + (p * v - 2) * MID + L_last, L, definition=True,
+                  name="the chunks of a first/last split hold the L layers (MID = (L − L_first − L_last)/(p·v − 2))"),
+            Claim(STAGE["first"] + (p - 2) * STAGE["middle"] + STAGE["last"], L,
+                  name="the stages of a first/last split hold the L layers: first + (p − 2)·middle + last = L",
+                  source=MEGATRON_SPLIT),
+            Claim(STAGE["last"].subs({L_first: L / (p * v), L_last: L / (p * v)}), L / p,
+                  name="with L_first = L_last = L/(p·v) an end stage holds L/p layers, as the even split",
+                  source=MEGATRON_SPLIT),
+            Claim(STAGE["middle"].subs({L_first: L / (p * v), L_last: L / (p * v)}), L / p,
+                  name="and so does a middle stage: the even split is the first/last split of equal chunks",
+                  source=MEGATRON_SPLIT)))
+
 
 # -- the micro-batch that hides the data-parallel reduce ----------------------------------------
 # Megatron with --overlap-grad-reduce: the ring all-reduce of the stage's Φ/(t·p) gradients (β_g per
@@ -437,6 +469,11 @@ CHAPTER = Chapter(
      "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "
+     "With an uneven split of the layers (pipeline_split=first_last: the first and the last of the p·v model "
+     "chunks L_first and L_last layers, the middle ones the rest in equal parts, as Megatron-LM's first/last-stage "
+     "flags and layout strings place them) the model prices every stage kind — the first (embedding), a middle "
+     "one, the last (LM head and loss) — and the slowest sets the micro-batch slot of the pipeline and its "
+     "bubble; memory is the stage holding the most. "
      "The FLOPs below are proved equal to the papers' closed forms, except one: Korthikanti et al.'s hardware "
      "FLOPs for selective recomputation count the recomputed attention core three times (its forward and "
      "backward once more), which their printed HFU follows; symcomm counts what re-runs, its forward. Two "
@@ -472,7 +509,7 @@ CHAPTER = Chapter(
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
      "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, HIDING, FSDP_UNITS,
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),

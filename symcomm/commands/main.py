@@ -63,6 +63,12 @@ def _print_step(payload: dict) -> None:
            f"eta_fp8 {c['eta_fp8']}" if "peak_fp8" in c else "")
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, w_half {c['w_half']:g} "
           f"elements, kappa {c['kappa']}{fp8}: {c['source']}")
+    if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named
+        busiest = payload["busiest_stage"]
+        stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"
+                         for kind, x in payload["stages"].items())
+        print(f"  stages       slot (one micro-batch on the critical path) set by {busiest['slot']}; most memory on "
+              f"{busiest['memory']}{stages}")
 
 
 def cmd_eval(args) -> int:

@@ -76,6 +76,10 @@ V = _integer("V")              # vocabulary size (the embedding and the LM head 
 F = _integer("F")              # FFN (MLP intermediate) width of a dense layer
 F_e = _integer("F_e")          # FFN width of one expert
 E_s = sp.Symbol("E_s", integer=True, nonnegative=True)   # shared (always active) experts of a MoE layer (0 or more)
+# pipeline_split=first_last: transformer layers of the first and of the last of the p·v model chunks (0 or more:
+# Megatron-LM lets an end chunk hold only the embedding or the loss)
+L_first = sp.Symbol("L_first", integer=True, nonnegative=True)
+L_last = sp.Symbol("L_last", integer=True, nonnegative=True)
 # multi-head latent attention (DeepSeek-V2 arXiv:2405.04434 §2.1; the config.json names in the comments)
 q_lora = sp.Symbol("q_lora", integer=True, nonnegative=True)  # q_lora_rank; 0 = no query compression (W_Q is h × a·(d_nope + d_rope))
 kv_lora = _integer("kv_lora")  # kv_lora_rank: the joint K, V latent
@@ -134,6 +138,10 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(F, "F", "FFN (MLP intermediate) width of a dense layer", "elements"),
         SymbolInfo(F_e, "F_e", "FFN width of one expert", "elements"),
         SymbolInfo(E_s, "E_s", "shared experts of a MoE layer (always active)", "experts"),
+        SymbolInfo(L_first, "L_first", "transformer layers in the first of the p·v model chunks "
+                   "(pipeline_split=first_last)", "layers"),
+        SymbolInfo(L_last, "L_last", "transformer layers in the last of the p·v model chunks "
+                   "(pipeline_split=first_last)", "layers"),
         SymbolInfo(q_lora, "q_lora", "MLA query latent width (q_lora_rank; 0 = no query compression)", "elements"),
         SymbolInfo(kv_lora, "kv_lora", "MLA joint key-value latent width (kv_lora_rank)", "elements"),
         SymbolInfo(d_nope, "d_nope", "MLA per-head width of Q and K without rotary embedding (qk_nope_head_dim)",

@@ -86,6 +86,10 @@ class Plan:
             got = {name: block.q[name][where] for name in names}
             for j, i in enumerate(chosen):
                 layout = {k: int(self._layouts[k][at[j]]) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
+                split = int(self._layouts["split"][at[j]])
+                layout.update({"pipeline_split": ("even", "first_last")[split],
+                               "L_first": int(self._layouts["L_first"][at[j]]) if split else None,
+                               "L_last": int(self._layouts["L_last"][at[j]]) if split else None})
                 step = float(got["step_time"][j])
                 out[i] = {"rank": ranks[i], **layout, "schedule": "interleaved" if layout["v"] > 1 else "1f1b",
                           "settings": [self._blocks[k].setting() for k in settings[i]],
@@ -120,6 +124,8 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
     sizes = ("t", "p", "v", "c", "e", "d", "m") if req.model.moe else ("t", "p", "v", "c", "d", "m")
     words += [f"{k}={layout[k]}" for k in sizes if k != "v" or layout["v"] > 1]
     words += [f"b={req.batch}", f"s={req.seq}", f"G={req.G}"]
+    if layout.get("L_first") is not None:                  # an uneven split (symcomm.training.stages)
+        words += [f"L_first={layout['L_first']}", f"L_last={layout['L_last']}"]
     words += settings.format(settings.RunSetting.from_key(block.options), [k for k, _ in block.options])
     return words
 
@@ -143,7 +149,7 @@ def _stage(axis: str, stages: int, embeddings: bool) -> str:
 def _fold(layouts: dict, done: list) -> dict:
     """Rows of one layout whose step times and memories agree (within TOLERANCE) become one row
     listing every setting that gives them; the rows sorted by step time, then memory."""
-    keys = ("t", "p", "v", "c", "e", "d", "mb")
+    keys = ("t", "p", "v", "c", "e", "d", "mb", "split", "L_first", "L_last")
     parts = [(i, b.rows[b.fits], b.step[b.fits], b.memory[b.fits]) for i, b in done if b.fits.any()]
     if not parts:
         return {k: np.zeros(0) for k in (*keys, "m", "step_time", "memory_bytes", "block", "row")} | {"settings": []}

@@ -29,18 +29,18 @@ def _base_values(req: Request) -> dict:
     return out
 
 
-def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str) -> tuple:
+def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str, split: str = "even") -> tuple:
     return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
-                      embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model))
+                      embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split)
 
 
-def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated) -> tuple:
+def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even") -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs)."""
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,
-                          "tied": tied, "gated": gated})
+                          "tied": tied, "gated": gated, "pipeline_split": split})
     return run.key()
 
 
@@ -53,7 +53,8 @@ def _kernel(options: tuple, run_bytes: int):
     if found is None:
         o = settings.RunSetting.from_key(options).texts()
         notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
-                  f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}: the step model was compiled with "
+                  f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}: "
+                  "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)
     return found.as_tuple()

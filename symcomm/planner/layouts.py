@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .request import MICRO_BATCH_SEARCH, Request, _divisors, _tensor_sizes
+from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes, uneven_splits
+
+#: the layout columns, and the pipeline split's: split 0 = even, 1 = first_last with L_first, L_last layers in
+#: the first and the last of the p·v chunks (symcomm.training.stages)
+COLUMNS = ("t", "p", "v", "c", "e", "d", "mb", "m", "split", "L_first", "L_last")
+
 
 def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     """Every (t, p, v, c, e, d, mb) satisfying the divisibility rules and the fixed choices, as
-    integer arrays (with m = batch / (d · mb)); before any memory check."""
+    integer arrays (with m = batch / (d · mb)); before any memory check.  A (p, v) whose p·v does not
+    divide the layers comes once per uneven split the planner tries (:func:`uneven_splits`)."""
     model, n = req.model, req.gpus
     fixed = lambda values, x: values if x is None else values[values == x]  # noqa: E731
     ts = fixed(np.array(_tensor_sizes(req), dtype=np.int64), req.tp)
-    ps = fixed(_divisors(model.layers), req.pp)
-    ps = ps[n % ps == 0]
-    pairs = [(int(x), int(v)) for x in ps for v in _divisors(model.layers // x) if v == 1 or x >= 2]
-    pairs = [(x, v) for x, v in pairs if req.vp is None or v == req.vp]
+    pairs = [(x, v, split) for x, v, split in _pipelines(model.layers, n)
+             if (req.pp is None or x == req.pp) and (req.vp is None or v == req.vp)]
     cs = fixed(_divisors(req.seq), req.cp)
     cs = cs[n % cs == 0]
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
@@ -27,9 +31,9 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     else:
         mbs = _divisors(req.batch)[: MICRO_BATCH_SEARCH]
         mbs = mbs[mbs <= MICRO_BATCH_SEARCH]
-    pv = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    pv = np.array([(x, v, *split) for x, v, split in pairs], dtype=np.int64).reshape(-1, 5)
     if not (ts.size and pv.size and cs.size and es.size and mbs.size):
-        return {k: np.zeros(0, dtype=np.int64) for k in ("t", "p", "v", "c", "e", "d", "mb", "m")}
+        return {k: np.zeros(0, dtype=np.int64) for k in COLUMNS}
     Ti, PVi, Ci, Ei, MBi = (x.ravel() for x in np.meshgrid(np.arange(ts.size), np.arange(len(pv)),
                                                           np.arange(cs.size), np.arange(es.size),
                                                           np.arange(mbs.size), indexing="ij"))
@@ -47,15 +51,24 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     if req.micro_batches is not None:
         ok &= M == req.micro_batches
     ok &= (V == 1) | ((M % np.maximum(P, 1)) == 0)                # interleaved: m | p (and p·v | L above)
-    return {"t": T[ok], "p": P[ok], "v": V[ok], "c": C[ok], "e": E[ok], "d": D[ok], "mb": MB[ok], "m": M[ok]}
+    SPLIT, FIRST, LAST = pv[PVi, 2], pv[PVi, 3], pv[PVi, 4]
+    return {"t": T[ok], "p": P[ok], "v": V[ok], "c": C[ok], "e": E[ok], "d": D[ok], "mb": MB[ok], "m": M[ok],
+            "split": SPLIT[ok], "L_first": FIRST[ok], "L_last": LAST[ok]}
 
 
 def memory_floor(req: Request, layouts: dict) -> np.ndarray:
     """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
     weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
     full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
-    micro-batches of L/p layers (symcomm.training.memory.memory_model holds at least these)."""
-    t, p, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "c", "d", "m", "mb"))
+    micro-batches of L/p layers (symcomm.training.memory.memory_model holds at least these on the first stage).
+    Under an uneven split the busiest stage holds at least the most states of any stage (≥ their mean, 16Φ/GPUs)
+    plus the fewest activations of any: one micro-batch of the lightest stage's layers (the last stage of 1F1B
+    holds one in flight)."""
+    t, p, v, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "d", "m", "mb"))
     states = 16.0 * req.model.parameters / req.gpus
-    activations = 2 * (req.seq / c) * mb * req.model.hidden / t * (req.model.layers / p) * np.minimum(p, m)
+    middle = (req.model.layers - layouts["L_first"] - layouts["L_last"]) / np.maximum(p * v - 2, 1)
+    lightest = np.minimum(np.minimum(layouts["L_first"], layouts["L_last"]) + (v - 1) * middle,
+                          np.where(p >= 3, v * middle, np.inf))
+    held = np.where(layouts["split"] == 1, lightest, req.model.layers / p * np.minimum(p, m))
+    activations = 2 * (req.seq / c) * mb * req.model.hidden / t * held
     return states + activations

@@ -30,8 +30,11 @@ ASSUMPTIONS = (
     "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
     "the ranks it spans exceed the GPUs per node); ring collectives; micro-batch of mb sequences, "
     "m = batch / (d · mb)",
-    "search: t | heads, K/V heads and GPUs per node; p | layers; v ≥ 2 only with p ≥ 2, layers divisible by "
-    "p·v and m by p (Megatron's interleaved schedule); c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
+    "search: t | heads, K/V heads and GPUs per node; p | GPUs; v ≥ 2 only with p ≥ 2 and m divisible by p "
+    "(Megatron's interleaved schedule); layers split evenly when p·v divides them, else pipeline_split=first_last "
+    "(the first and the last of the p·v chunks L_first, L_last layers, the middle ones (L − L_first − L_last)/"
+    "(p·v − 2) each, an end chunk within ± 2 of a middle one; v = 1, 2, 3, 4, 6 or 8), the fastest split of each "
+    "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
     "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
     "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
@@ -45,7 +48,7 @@ ASSUMPTIONS = (
 MEMORY_ASSUMPTION = (
     "memory per GPU = the step model's (symcomm.training.memory.memory_model), compared with the preset's: weights, "
     "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
-    "buffer), activations of the first stage per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
+    "buffer), activations of the first stage (uneven splits: every part of the stage holding the most) per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
     "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved), or "
     "the last stage's when larger (its activations and one micro-batch's logits: bf16 output and fp32 "
     "cross-entropy copy); one layer's activations while recomputed; FSDP2's and Megatron-FSDP's two gathered "
@@ -106,6 +109,8 @@ def _line(p: Plan, row: dict, mark) -> str:
     shown = " | ".join(labels)
     if len(shown) > 80:
         shown = " | ".join(labels[:2]) + f" | … (+{len(labels) - 2})"
+    if row.get("L_first") is not None:        # an uneven split: the first and the last chunk's layers
+        shown = f"split {row['L_first']}/{row['L_last']}  " + shown
     return (f"{mark:>5} {row['t']:>3} {row['p']:>3} {row['v']:>2} {row['c']:>3} {row['e']:>3} {row['d']:>5} "
             f"{row['mb']:>3} {row['m']:>5} {human_time(row['step_time']):>9} {row['tokens_per_second']:>10,.0f} "
             f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "

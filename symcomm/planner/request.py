@@ -97,6 +97,48 @@ def _divisors(n: int) -> np.ndarray:
     return np.array(sorted(set(small + [n // i for i in small])), dtype=np.int64)
 
 
+#: the end chunks' layers the planner tries around the middle chunks' (symcomm.training.stages): within ±2
+UNEVEN_SPREAD = 2
+#: the interleaved chunks per stage the planner tries when p·v does not divide the layers
+UNEVEN_CHUNKS = (2, 3, 4, 6, 8)
+
+
+def uneven_splits(layers: int, stages: int, chunks: int) -> list[tuple[int, int]]:
+    """The (L_first, L_last) the planner tries when stages·chunks does not divide ``layers``: every split whose
+    p·v − 2 middle chunks hold a whole number mid ≥ 1 of layers (mid from ⌊L/(p·v)⌋ − 1 to ⌈L/(p·v)⌉ + 1) and
+    whose end chunks each hold mid ± 2 (at least 0: an end chunk may hold only the embedding or the loss, as
+    Megatron-LM's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split make it);
+    p·v = 2: the two chunks L/2 ± 2 each; p = 1: none (the one stage holds every layer)."""
+    n = stages * chunks
+    if stages < 2 or n > layers:
+        return []
+    if n == 2:
+        return [(first, layers - first) for first in range(layers // 2 - UNEVEN_SPREAD, -(-layers // 2) + UNEVEN_SPREAD + 1)
+                if 0 <= first <= layers and abs(2 * first - layers) <= 2 * UNEVEN_SPREAD]
+    out = []
+    for mid in range(max(1, layers // n - 1), -(-layers // n) + 2):
+        ends = layers - (n - 2) * mid
+        for first in range(max(0, mid - UNEVEN_SPREAD), mid + UNEVEN_SPREAD + 1):
+            last = ends - first
+            if max(0, mid - UNEVEN_SPREAD) <= last <= mid + UNEVEN_SPREAD:
+                out.append((first, last))
+    return out
+
+
+def _pipelines(layers: int, gpus: int) -> list[tuple[int, int, tuple[int, int, int]]]:
+    """Every (p, v, (split, L_first, L_last)) the planner searches: p dividing --gpus (p ≤ layers); v = 1, or
+    v ≥ 2 with p ≥ 2; split 0 (even) when p·v divides the layers (v among the divisors of L/p), else split 1
+    (first_last) once per :func:`uneven_splits` candidate (v = 1 or among UNEVEN_CHUNKS)."""
+    out = []
+    for p in (int(x) for x in _divisors(gpus) if x <= layers):
+        for v in sorted({1} | ({int(x) for x in _divisors(layers // p)} | set(UNEVEN_CHUNKS) if p >= 2 else set())):
+            if layers % (p * v) == 0:
+                out.append((p, v, (0, 0, 0)))
+            elif v == 1 or v in UNEVEN_CHUNKS:
+                out += [(p, v, (1, first, last)) for first, last in uneven_splits(layers, p, v)]
+    return out
+
+
 def _listed(values) -> str:
     values = [str(int(x)) if not isinstance(x, str) else x for x in values]
     if not values:
@@ -115,9 +157,9 @@ def _tensor_sizes(req: Request) -> list[int]:
 def _allowed(req: Request) -> dict[str, list]:
     """The values each fixed layout option can take for this model and request."""
     model, n = req.model, req.gpus
-    pipeline = [int(x) for x in _divisors(model.layers) if n % x == 0]
-    stages = [req.pp] if req.pp is not None else pipeline
-    chunks = sorted({1} | {int(v) for x in stages if x >= 2 for v in _divisors(model.layers // x) if v >= 2})
+    searched = _pipelines(model.layers, n)
+    pipeline = sorted({x for x, _, _ in searched})
+    chunks = sorted({v for x, v, _ in searched if req.pp is None or x == req.pp})
     experts = [int(x) for x in _divisors(model.experts) if n % x == 0] if model.moe else [1]
     return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
             "cp": [int(x) for x in _divisors(req.seq) if n % x == 0], "ep": experts,
@@ -126,8 +168,9 @@ def _allowed(req: Request) -> dict[str, list]:
             "micro-batches": [int(x) for x in _divisors(req.batch)]}
 
 
-_WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides the layers and --gpus",
-        "vp": "v = 1 (1F1B) or v ≥ 2 dividing layers/p for a p ≥ 2", "cp": "c divides --seq and --gpus",
+_WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides --gpus and is at most the layers (an even split "
+        "when p·v divides the layers, else first/last splits)", "vp": "v = 1 (1F1B) or, for a p ≥ 2, v ≥ 2 dividing "
+        "layers/p or one of " + ", ".join(map(str, UNEVEN_CHUNKS)) + " with an uneven split", "cp": "c divides --seq and --gpus",
         "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
         "micro-batch": "it divides --batch", "micro-batches": "m = batch / (d · micro-batch) divides --batch"}
 

@@ -36,6 +36,21 @@ def _check_finite(name: str, values: np.ndarray) -> None:
                         "check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
 
 
+#: the planner's split columns (symcomm.planner.layouts.COLUMNS "split") by number
+SPLITS = ("even", "first_last")
+
+
+def _best_split_only(block: _Block, layouts: dict) -> None:
+    """Of the uneven splits tried for one layout (same t, p, v, c, e, d, mb) in this option combination, only the
+    fastest (then the least memory) stays among the rows: the others no longer fit."""
+    if not np.any(layouts["split"][block.rows] == 1):
+        return
+    keys = [layouts[k][block.rows] for k in ("t", "p", "v", "c", "e", "d", "mb")]
+    order = np.lexsort((block.memory, block.step, *keys[::-1]))
+    same = np.r_[False, np.all([k[order][1:] == k[order][:-1] for k in keys], axis=0)]
+    block.fits[order[same]] = False
+
+
 def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
     """The ``top`` smallest distinct step times (values within TOLERANCE count once) of both."""
     s = np.sort(np.concatenate([best, new]))
@@ -73,7 +88,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     layouts = {k: v[floor_ok] for k, v in layouts.items()}
     run_bytes = bytes_per_element(req.dtype)
     base = _base_values(req)
-    values = {**base, **{k: layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "e", "d", "m")}}
+    values = {**base, **{k: layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "e", "d", "m", "L_first",
+                                                                      "L_last")}}
     T, S = layouts["t"], layouts["c"]
     bubble_fraction = (layouts["p"] - 1) / (layouts["v"] * layouts["m"])
 
@@ -85,11 +101,12 @@ def plan(req: Request, top: int | None = None) -> Plan:
             sp_ok = (T == 1) if model.moe else np.ones(T.size, dtype=bool)   # Megatron-Core: MoE with t > 1 needs SP
         for recompute in (RECOMPUTE if req.recompute is None else (req.recompute,)):
             for scheme in _schemes(req):
-                for schedule in ("1f1b", "interleaved"):
-                    rows = np.flatnonzero(sp_ok & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1)))
+                for schedule, split in (("1f1b", 0), ("interleaved", 0), ("1f1b", 1), ("interleaved", 1)):
+                    rows = np.flatnonzero(sp_ok & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1))
+                                          & (layouts["split"] == split))
                     if not rows.size:
                         continue
-                    options = _options(req, scheme, recompute, sp_on, schedule)
+                    options = _options(req, scheme, recompute, sp_on, schedule, SPLITS[split])
                     sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
                     q = _all_quantities(options, run_bytes, sub, rows.size)
                     memory = q["memory_per_gpu"]
@@ -110,6 +127,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
     def time_block(block: _Block) -> None:
         block.step = block.q["step_time"]
         _check_finite("step_time", block.step)
+        _best_split_only(block, layouts)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
                                "symcomm.planner's pruning bound no longer holds for it")

@@ -71,8 +71,9 @@ def combinations(kind: tuple) -> list[tuple]:
         for recompute in plan.RECOMPUTE:
             for scheme in plan.SCHEMES:
                 for schedule in ("1f1b", "interleaved"):
-                    out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
-                                               embeddings=EMBEDDINGS, tied=tied, gated=gated))
+                    for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
+                        out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
+                                                   embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split))
     return out
 
 

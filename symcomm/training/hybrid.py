@@ -17,6 +17,7 @@ from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms
                    pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, tp_terms,
                    ulysses_terms)
 from .settings import RunSetting
+from .stages import split_checks, stage_layers
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -25,9 +26,24 @@ d, t, p, c, e, L_moe, Phi_E, V = S.d, S.t, S.p, S.c, S.e, S.L_moe, S.Phi_E, S.V
 
 
 def hybrid_terms(**options) -> tuple[Term, ...]:
+    """The hybrid layout's terms for its busiest GPU: the last pipeline stage's (its layers, the LM head);
+    with pipeline_split=first_last the layer collectives are tagged as the last stage's, since the stages differ
+    (the step model compares every stage kind: :func:`stage_terms`)."""
+    run = RunSetting(**options)
+    terms = stage_terms(run, "last")
+    if run.pipeline_split == "even":
+        return terms
+    return tuple(replace(term, stage="last") if term.axis in ("tp", "cp", "ep", "dp") and not term.stage else term
+                 for term in terms)
+
+
+def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
+    """The terms of one GPU of a pipeline stage of this kind (symcomm.training.stages.KINDS): its layers'
+    tp, cp and ep collectives, the pipeline's (an interior stage's sends, for every kind), the embedding's
+    (first) or the LM head's and loss's (last; the first's too when p = 1), and the data-parallel reductions
+    of the parameters it holds.  With pipeline_split=even the last stage's are exactly the hybrid strategy's."""
     # the typed run setting; "sp" is read into sp_on, since a name sp would hide sympy; the layers'
     # forward collectives run again only under full recompute (RunSetting.forward_reruns)
-    run = RunSetting(**options)
     zero, sp_on, recompute, schedule = run.zero, run.sp, run.forward_reruns, run.schedule
     scatter_gather, cp, gqa, moe = run.scatter_gather, run.cp, run.gqa, run.moe
     data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
@@ -35,13 +51,14 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
     regather = sp_regather_of(run.framework, run.sp_regather)
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
-    layers = L / p                             # layers on one pipeline stage
+    even = run.pipeline_split == "even"
+    layers = stage_layers(run.pipeline_split, schedule, kind)    # layers on one pipeline stage: L/p when even
     n_gpus = t * c * d * p
     terms: list[Term] = []
 
-    # TP on the replica batch and the local sequence, L/p layers, every micro-batch; an MoE layer
-    # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP)
-    moe_layers = L_moe / p if moe else 0
+    # TP on the replica batch and the local sequence, the stage's layers, every micro-batch; an MoE layer
+    # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP); MoE layers in the model's proportion
+    moe_layers = (L_moe / p if even else L_moe * layers / L) if moe else 0
     mla = run.attention == "mla"
     terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
                       groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers,
@@ -101,9 +118,9 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
 
     # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
     embeddings, tied = run.embeddings, run.tied
-    if embeddings:
+    if embeddings and kind != "middle":
         terms += _embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
-                                  groups=c * d, across=spans(t, G))
+                                  groups=c * d, across=spans(t, G), kind=kind)
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
@@ -111,7 +128,7 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
         # the busiest GPU is on the last stage: its L/p layers' share and the V·h/t LM head (or tied
         # embedding copy); with p = 1 one stage holds everything.  groups is set so that the total is
         # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
-        busiest = end_stage_shard(dense, tied)
+        busiest = end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
@@ -124,11 +141,14 @@ def hybrid_terms(**options) -> tuple[Term, ...]:
                               spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
                               stage="first and last"))
     else:
-        terms += dp_terms(data, d * c, dense / (t * p), n_gpus / (d * c), spans(t * c * d, G), "", layers)
+        # an uneven split: this stage's share; groups as even (t·p), so the total counts every stage as this one
+        own = dense / (t * p) if even else dense * layers / (L * t)
+        terms += dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "", layers)
     if moe:
         # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
-        # ranks, d·c/e of them (t·d·c/e with expert_tp=1)
+        # ranks, d·c/e of them (t·d·c/e with expert_tp=1); an uneven split: this stage's layers' share
         held, group = expert_shard(run.expert_tp)
+        held = held if even else held * p * layers / L
         terms += dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ", moe_layers)
     return tuple(terms)
 
@@ -184,11 +204,26 @@ def end_stage_shard(dense, tied: bool) -> sp.Expr:
     return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
 
 
-def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) -> tuple[Term, ...]:
+def stage_shard(dense, tied: bool, layers, kind: str) -> sp.Expr:
+    """Parameters one GPU of a stage of this kind holds under an uneven split: its ``layers``' share of the
+    non-embedding parameters (``dense`` less the V·h embedding and LM head, or the one tied copy) and, on
+    the first and the last stage, one V·h (the embedding; the LM head or the tied copy), over t; with p = 1
+    the one stage holds all of ``dense`` (as :func:`end_stage_shard`)."""
+    in_phi = V * h * (1 if tied else 2)
+    ends = 0 if kind == "middle" else V * h
+    return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) * layers / L + ends) / t, True))
+
+
+def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, kind="last") -> tuple[Term, ...]:
     """The vocabulary-parallel embedding (first stage) and LM head + cross-entropy (last
     stage), per micro-batch, over the t ranks of a stage; ``activation`` = the replica's
-    (b/d)·(s/c)·h, ``tokens`` = its (b/d)·(s/c).  The last stage's terms carry the busiest GPU;
-    the first stage's count for it only when p = 1 (one stage holds both)."""
+    (b/d)·(s/c)·h, ``tokens`` = its (b/d)·(s/c).  ``kind`` last: the last stage's terms carry the GPU,
+    the first stage's count for it only when p = 1 (one stage holds both); ``kind`` first: the first
+    stage's only, all counted."""
+    if kind == "first":
+        return tuple(replace(term, busiest=sp.Integer(1))
+                     for term in _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, "last")
+                     if term.stage == "first")
     first = sp.Piecewise((1, sp.Eq(p, 1)), (0, True))
     out = []
     if sp_on:
@@ -213,8 +248,14 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across) 
     return tuple(out)
 
 
-def hybrid_extras(schedule, **_) -> dict:
-    return {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+def hybrid_extras(schedule, pipeline_split="even", **_) -> dict:
+    """The bubble fraction and the GPUs; with an uneven split the transformer layers one GPU of each stage kind
+    holds (symcomm.training.stages: the middle figure applies when p ≥ 3)."""
+    out = {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+    if pipeline_split != "even":
+        out.update({f"layers_{kind}_stage": stage_layers(pipeline_split, schedule, kind)
+                    for kind in ("first", "middle", "last")})
+    return out
 
 
 _NO_EXPERTS = rules.fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
@@ -227,8 +268,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.equal(t * p * d * c, N, "t*p*d*c"),
         rules.when("moe", (False,), _NO_EXPERTS),
         rules.when("moe", (True,), rules.when("sp", (False,), _MOE_NEEDS_SP)),
-        rules.divisible(L, p),
-        rules.when("schedule", ("interleaved",), rules.divisible(L, p * v)),
+        *split_checks(),                     # L over the p·v chunks: even, or first/last (symcomm.training.stages)
         rules.when("schedule", ("interleaved",), rules.divisible(m, p)),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all

@@ -97,7 +97,7 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
 
 
 def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embeddings: bool,
-                 gated: bool = True) -> dict:
+                 gated: bool = True, kind: str | None = None) -> dict:
     """Bytes per GPU, part by part (:data:`STAGE_OF` says which stage holds each):
     weights, gradients and Adam states as ``data`` (the framework's schedule) holds them; the first
     stage's activations per Korthikanti et al. 2022 Table 2 (sbh(10 + 24/t + 5as/(ht)) per layer; with
@@ -106,7 +106,12 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     the last stage's logits (:func:`logits_bytes`); the recompute working set; per-layer ZeRO-3's gathered
     layers; the data-parallel buckets (Megatron-LM reduces and gathers in place in its gradient and
     parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-1/2 its gradient bucket of
-    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py, ipg_buffer)."""
+    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py, ipg_buffer).
+
+    ``kind`` (first, middle, last; pipeline_split=first_last only): every part of one GPU of a stage of that kind,
+    all held at once (:func:`stage_memory`)."""
+    if kind is not None:
+        return stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind)
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
     if embeddings:
@@ -135,8 +140,15 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         in_flight = in_flight * (1 + (p - 1) / (p * v))
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
+    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True)}
+
+
+def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool) -> dict:
+    """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
+    with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
+    parts = {}
     micro = b / (d * m)
-    if embeddings:
+    if embeddings and last:
         parts["logits"] = logits_bytes(micro)
     if recompute == "full" or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
@@ -147,6 +159,34 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     elif data.framework == "deepspeed" and data.zero in (1, 2):
         parts["dp_buckets"] = sp.Integer(2 * DEEPSPEED_BUCKET)
     return parts
+
+
+def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> dict:
+    """:func:`memory_model` for one stage kind of an uneven split, every part on that stage: its layers'
+    (symcomm.training.stages.stage_layers) share of the parameters (hybrid.stage_shard, the experts in the same
+    proportion), the activations of the micro-batches it holds in flight (stages.in_flight), the logits on the
+    last stage, and the parts every stage holds (:func:`_every_stage`)."""
+    from .hybrid import stage_shard
+    from .stages import in_flight, stage_layers
+
+    tied, sp_on, schedule = bool(opts["tied"]), bool(opts["sp"]), opts["schedule"]
+    layers = stage_layers(opts["pipeline_split"], schedule, kind)
+    dense = (Phi - Phi_E) if moe else Phi
+    parts = [(stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t), d * c)]
+    if moe:
+        held, group = expert_shard(opts.get("expert_tp", "tp"))
+        parts.append((held * p * layers / L, group))
+    weights = grads = optimizer = sp.Integer(0)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    for held, group in parts:
+        weights += 2 * held if data.full_parameters else 2 * held / group
+        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
+        optimizer += 12 * held if data.zero == 0 else 12 * held / group
+    per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
+                                       opts.get("expert_tp", "tp"))
+    activations = per_layer * layers * in_flight(schedule, kind)
+    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
+            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last")}
 
 
 def logits_bytes(micro) -> sp.Expr:

@@ -117,6 +117,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "deepspeed, 0 for fsdp"),
     RECOMPUTE_OPTION,
     Option("schedule", "1f1b", ("gpipe", "1f1b", "interleaved"), "pipeline schedule"),
+    Option("pipeline_split", "even", ("even", "first_last"),
+           "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
+           "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 middle "
+           "chunks (L − L_first − L_last)/(p·v − 2) each: Megatron-LM's --decoder-first-pipeline-num-layers, "
+           "--decoder-last-pipeline-num-layers)"),
     flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather "
                            "over t at the receiver (sp=0 only: with sp=1 the sends are already 1/t and "
                            "Megatron skipped it)"),
@@ -195,8 +200,8 @@ def canonical_key(key: str) -> str:
 
 #: the settings a planner kernel is keyed by (symcomm/planner/kerneldata): the ones the planner varies or
 #: takes from the model; the others stay at their defaults in every planner kernel
-KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "recompute", "reshard_after_forward",
-                   "schedule", "sp", "tied", "zero")
+KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipeline_split", "recompute",
+                   "reshard_after_forward", "schedule", "sp", "tied", "zero")
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,7 @@ class RunSetting:
     sp_regather: bool | None = None
     recompute: str = "none"
     schedule: str = "1f1b"
+    pipeline_split: str = "even"
     scatter_gather: bool = False
     cp: str = "ring"
     gqa: bool = False

@@ -70,6 +70,9 @@ class StepModel:
     hardware_flops: sp.Expr
     memory: dict = field(default_factory=dict)   # part → bytes per GPU, each on its stage (memory.STAGE_OF)
     memory_total: sp.Expr | None = None          # the busiest GPU's bytes (memory.memory_per_gpu)
+    # an uneven pipeline split (symcomm.training.stagestep): per stage kind its slot, its memory and the memory's
+    # parts (stage_slot_<kind>, stage_bytes_<kind>, stage_bytes_<part>_<kind>)
+    stages: dict = field(default_factory=dict)
 
     @property
     def memory_per_gpu(self) -> sp.Expr:
@@ -96,6 +99,7 @@ class StepModel:
         out.update({f"comm_time_{axis}": x for axis, x in self.comm.items()})
         out.update({f"exposed_comm_time_{axis}": x for axis, x in self.exposed.items()})
         out.update({f"memory_{part}": x for part, x in self.memory.items()})
+        out.update(self.stages)
         return out
 
 
@@ -106,6 +110,10 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     :class:`symcomm.training.settings.RunSetting`.  Communication is counted in elements of ``run_bytes``
     bytes (β per element of that size), fp32 terms widened."""
     run = settings.parse(options)
+    if run.pipeline_split != "even":
+        from .stagestep import uneven_step_model
+
+        return uneven_step_model(run, run_bytes, StepModel, ADAM_BYTES, _check_megatron_overlap)
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
@@ -227,6 +235,10 @@ ASSUMPTIONS = (
     "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
     "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
     "recompute working set and FSDP's gathered layers",
+    "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "
+    "the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the "
+    "slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the "
+    "stages",
 )
 
 
@@ -265,6 +277,26 @@ def check_finite(numbers: dict) -> None:
                          "values: check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
 
 
+#: the stage kinds (symcomm.training.stages.KINDS; a middle stage exists only when p ≥ 3)
+STAGE_NAMES = ("first", "middle", "last")
+
+
+def busiest_stages(number: dict, stages: int) -> dict:
+    """In words, the stage that sets the slot (one micro-batch on the critical path) and the one holding the most
+    memory: from the per-stage figures of an uneven split (ties: the later stage); an even split's model
+    prices the last stage's slot (its L/p layers alike, the LM head on the last) and the busier of the first and
+    the last stage's memory (memory.memory_per_gpu)."""
+    if stages == 1:
+        return {"slot": "the only stage", "memory": "the only stage"}
+    if "stage_slot_last" not in number:
+        return {"slot": "the last pipeline stage", "memory": "the busier of the first and the last pipeline stage"}
+    kinds = [kind for kind in STAGE_NAMES if kind != "middle" or stages >= 3]
+    name = {"first": "the first pipeline stage", "middle": "a middle pipeline stage (rank 1)",
+            "last": "the last pipeline stage"}
+    return {what: name[max(reversed(kinds), key=lambda kind: number[f"stage_{key}_{kind}"])]
+            for what, key in (("slot", "slot"), ("memory", "bytes"))}
+
+
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
@@ -281,7 +313,18 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     out["memory_stage"] = {part: STAGE_OF[part] for part in out["memory"]}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
     out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
-                    "memory_stage": "pipeline stage: first, last or every"}
+                    "memory_stage": "pipeline stage: first, last or every",
+                    "busiest_stage": "which stage sets the micro-batch slot and which holds the most memory"}
+    stages = int(values.get("p", 0))
+    out["busiest_stage"] = busiest_stages(number, stages)
+    if "stage_bytes_last" in number:          # an uneven split: the busiest stage's memory parts, and every stage's
+        kinds = [kind for kind in STAGE_NAMES if kind != "middle" or stages >= 3]
+        busiest = max(reversed(kinds), key=lambda kind: number[f"stage_bytes_{kind}"])
+        out["memory"] = {part: number[k] for part in STAGE_OF if (k := f"stage_bytes_{part}_{busiest}") in number}
+        out["memory_stage"] = {part: busiest for part in out["memory"]}
+        out["stages"] = {kind: {"slot_time": number[f"stage_slot_{kind}"], "memory": number[f"stage_bytes_{kind}"]}
+                         for kind in kinds}
+        out["units"]["stages"] = "slot_time s (one micro-batch: compute + tp, cp, ep, pp), memory bytes per GPU"
     out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS) + _setting_assumptions(settings.parse({**hybrid_options, **own_options}))
     if out["options"]["precision"] != "bf16":

@@ -318,7 +318,9 @@ _ENTRIES = (
               "embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; "
               "the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two "
               "busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, "
-              "ep) again, not the embedding's, the pipeline's or the data-parallel ones",
+              "ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, "
+              "cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; "
+              "the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ)",
               HYBRID_OPTIONS,                  # the run setting's options (symcomm.training.settings)
               hybrid_terms, hybrid_checks(), hybrid_extras),
 )

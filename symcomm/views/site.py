@@ -49,9 +49,10 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
 #: an option that makes a start value invalid, and the value its subjects open with instead (the page
 #: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
 #: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs
-#: p ≥ 2 (2 divides every preset's L but deepseek-v3's 61, which no p from 2 to 60 divides: that one
-#: view opens on eval's refusal, "L=61 must be divisible by p=2")
-START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2}}
+#: p ≥ 2 (2 divides every preset's L but deepseek-v3's 61, which no p from 2 to 60 divides: the page's interleaved
+#: view splits the layers first/last, PAGE_VARIANTS, and opens on 30 and 31 layers there)
+START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2},
+                     ("pipeline_split", "first_last"): {"p": 2}}     # a first/last split needs p ≥ 2 stages
 
 
 def start_values(sub) -> dict[str, int]:
@@ -79,8 +80,11 @@ def opening_values(sub, model: str = "", hardware: str = "") -> dict[str, str]:
             out[name] = str(model_values[name])
         elif hardware and name == "G":
             out[name] = str(presets.hardware(hardware).values(1)["G"])
-        else:
+        elif name not in ("L_first", "L_last"):
             out[name] = str(start[name])
+    if "L_first" in names and "L_first" not in model_values:
+        chunks = int(out.get("p", 1)) * (int(out["v"]) if "v" in out else 1)
+        out["L_first"], out["L_last"] = (str(x) for x in opening_split(int(out["L"]), chunks))
     return out
 
 
@@ -114,13 +118,38 @@ def bytes_quantities(sub) -> dict[str, sp.Expr]:
     return out
 
 
+#: the page's interleaved view splits the layers first/last (symcomm.training.stages), opening on the balanced split of
+#: the model's L (:func:`opening_split`): an even split of L over p·v chunks when there is one (the even numbers), a
+#: value where L has none (deepseek-v3's L = 61 on p = 2) instead of a refusal
+PAGE_VARIANTS = {(("schedule", "interleaved"),): {"schedule": "interleaved", "pipeline_split": "first_last"}}
+
+
 @lru_cache(maxsize=1)
 def subjects() -> tuple:
     """Every subject the page offers: the catalog's algorithms, each strategy at its defaults and
-    one option changed at a time (the ``javascript`` export's subjects)."""
-    from ..training.subjects import every
+    one option changed at a time (the ``javascript`` export's subjects); the hybrid's interleaved schedule
+    with the first/last split (:data:`PAGE_VARIANTS`)."""
+    from ..training.strategies import STRATEGIES
+    from ..training.subjects import every, of_strategy
 
-    return tuple(every(with_variants=True))
+    out = []
+    for sub in every(with_variants=True):
+        wider = PAGE_VARIANTS.get(tuple(sub.changed.items())) if sub.name == "hybrid" else None
+        out.append(of_strategy(STRATEGIES["hybrid"], **wider) if wider else sub)
+    return tuple(out)
+
+
+def opening_split(layers: int, chunks: int) -> tuple[int, int]:
+    """(L_first, L_last) the page opens with for L = ``layers`` over ``chunks`` = p·v model chunks (app.js's
+    ``openingSplit``, the same rule): one chunk holds the whole model (L, L); two share it (⌊L/2⌋, the rest);
+    else the middle chunks ⌊L/(p·v)⌋ each and the two ends the rest, halved (⌊R/2⌋, R − ⌊R/2⌋) — an even
+    split whenever p·v divides L, and a valid one (R ≥ 0) whatever L."""
+    if chunks <= 1:
+        return layers, layers
+    if chunks == 2:
+        return layers // 2, layers - layers // 2
+    ends = layers - (chunks - 2) * (layers // chunks)
+    return ends // 2, ends - ends // 2
 
 
 def page_formulas(sub) -> list:

@@ -79,6 +79,15 @@
 
   // ---- where each value comes from: typed, the model preset, the hardware preset, the page's start
 
+  /** [L_first, L_last] the page opens with: symcomm.views.site.opening_split, the same rule (the middle chunks
+   *  ⌊L/(p·v)⌋ layers each, the two ends the rest halved; one chunk: the whole model; two: L halved). */
+  function openingSplit(layers, chunks) {
+    if (!(chunks > 1)) return [layers, layers];
+    if (chunks === 2) return [Math.floor(layers / 2), layers - Math.floor(layers / 2)];
+    const ends = layers - (chunks - 2) * Math.floor(layers / chunks);
+    return [Math.floor(ends / 2), ends - Math.floor(ends / 2)];
+  }
+
   /** (text, where it comes from); the order of symcomm.views.site.opening_values, which the tests evaluate. */
   function valueText(name) {
     if (name in state.values) return [state.values[name], "typed"];
@@ -87,6 +96,11 @@
     if (model && name in model && sub.kind !== "primitive") return [String(model[name]), `model ${state.model}`];
     const hw = CAT.hardware[state.hardware];
     if (hw && name === "G") return [String(hw.G), `hardware ${state.hardware}`];
+    if (name === "L_first" || name === "L_last") {
+      const chunks = Number(valueText("p")[0]) * (sub.params.includes("v") ? Number(valueText("v")[0]) : 1);
+      const split = openingSplit(Number(valueText("L")[0]), chunks);
+      return [String(name === "L_first" ? split[0] : split[1]), "the balanced first/last split of L over p·v chunks"];
+    }
     if (name in sub.start) return [String(sub.start[name]), `start value with ${variantLabel(sub)}`];
     return [String(CAT.start[name]), "start value"];
   }
@@ -333,7 +347,7 @@
 
   function stepUnit(q) {
     if (q in STEP_UNITS) return STEP_UNITS[q];
-    return q.startsWith("memory_") ? "bytes" : "s";
+    return q.startsWith("memory_") || q.startsWith("stage_bytes_") ? "bytes" : "s";   // stage_slot_*: seconds
   }
 
   function stepShown(q, x) {

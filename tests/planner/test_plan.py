@@ -53,8 +53,15 @@ def test_every_layout_is_enumerated():
         for v in range(1, 33):
             if v == 1 or (p >= 2 and 32 % (p * v) == 0 and m % p == 0):
                 want.add((t, p, v, c, 1, d, mb, m))
-    rows = set(zip(*(got[k].tolist() for k in ("t", "p", "v", "c", "e", "d", "mb", "m"))))
+    even = got["split"] == 0
+    rows = set(zip(*(got[k][even].tolist() for k in ("t", "p", "v", "c", "e", "d", "mb", "m"))))
     assert rows == want
+    # the other rows split the 32 layers unevenly: only where p·v does not divide them (here v = 3 or 6, the
+    # chunk counts the planner tries besides the divisors), the middle chunks whole and the ends within ±2 of them
+    for p, v, first, last in zip(*(got[k][~even].tolist() for k in ("p", "v", "L_first", "L_last"))):
+        assert 32 % (p * v) and v in (3, 6)
+        middle = (32 - first - last) // (p * v - 2)
+        assert middle * (p * v - 2) == 32 - first - last and abs(first - middle) <= 2 and abs(last - middle) <= 2
     # 1F1B with micro-batches of one sequence: 34 layouts (t, p, c, d powers of two, t ≤ 8, t·p·c·d = 16:
     # exponents (i, j, k), i ≤ 3, i + j + k ≤ 4 → 15 + 10 + 6 + 3)
     assert len(enumerate_layouts(small(micro_batch=1, vp=1))["t"]) == 34
@@ -329,7 +336,7 @@ def test_cli_text_json_and_csv(capsys):
 BAD = [
     (("--tp", "3"), "--tp=3", "choose 1, 2, 4, 8"),
     (("--pp", "5"), "--pp=5", "choose 1, 2, 4, 8, 16"),
-    (("--vp", "7"), "--vp=7", "choose 1, 2, 4, 8, 16"),
+    (("--vp", "7"), "--vp=7", "choose 1, 2, 3, 4, 6, 8, 16"),
     (("--vp", "0"), "--vp", "from 1 to"),
     (("--dp", "3"), "--dp=3", "choose 1, 2, 4, 8, 16"),
     (("--cp", "3"), "--cp=3", "choose 1, 2, 4, 8, 16"),

@@ -59,7 +59,7 @@ def test_the_kernel_key_of_a_setting_is_typed_and_round_trips():
     # by the definition of the key: the KERNEL_SETTINGS pairs, sorted by name, each value typed as the
     # setting holds it (flags bool, the stage int, a choice str, "as the framework does" None)
     assert key == (("cp", "ring"), ("embeddings", True), ("framework", "fsdp"), ("gated", True), ("gqa", False),
-                   ("moe", False), ("recompute", "selective"), ("reshard_after_forward", None),
+                   ("moe", False), ("pipeline_split", "even"), ("recompute", "selective"), ("reshard_after_forward", None),
                    ("schedule", "1f1b"), ("sp", True), ("tied", False), ("zero", 3))
     assert [type(value) for _, value in key[-2:]] == [bool, int]
     # back from the key (and from its JSON form, lists not tuples): the same setting on those keys

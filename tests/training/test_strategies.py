@@ -210,8 +210,9 @@ def test_validate_accepts_a_good_layout():
 def test_validate_names_the_parameter():
     hybrid = STRATEGIES["hybrid"]
     assert hybrid.validate({**HYBRID_OK, S.p: 3, S.L: 32, S.N: 32}) == [
-        "t*p*d*c=24 must equal N=32", "L=32 must be divisible by p=3"]
-    assert "L=30 must be divisible by p=4" in hybrid.validate({**HYBRID_OK, S.L: 30})
+        "t*p*d*c=24 must equal N=32",
+        "L=32 must be divisible by p=3 (pipeline_split=first_last with L_first, L_last splits the layers unevenly)"]
+    assert any(m.startswith("L=30 must be divisible by p=4") for m in hybrid.validate({**HYBRID_OK, S.L: 30}))
     assert hybrid.validate(HYBRID_OK, zero=4) == ["zero=4 is not allowed; choose 0, 1, 2 or 3"]
     assert hybrid.validate({**HYBRID_OK, S.a: 6, S.t: 4, S.N: 64}) == ["a=6 must be divisible by t=4"]
     assert any(msg.startswith("e=8") for msg in hybrid.validate({**HYBRID_OK, S.e: 8}))

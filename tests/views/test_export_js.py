@@ -503,5 +503,9 @@ def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path
             assert said == fill(rule.message, x, y)
             broken_by_rule.add((sub.name, rule))
     # the grid broke every rule (in some variant) where it was the first one broken: nothing went untested
-    missed = [(sub.name, rule.text) for sub, rule, _, _, _ in points if (sub.name, rule) not in broken_by_rule]
+    # (a first/last pipeline split's p·v = 2 rule needs two values moved at once, p = 2 and L_first + L_last ≠ L,
+    # which this grid of one value at a time never reaches: tests/training/test_stages.py breaks it)
+    joint = {"L_first + L_last = L when p = 2", "L_first + L_last = L when p·v = 2"}
+    missed = [(sub.name, rule.text) for sub, rule, _, _, _ in points
+              if (sub.name, rule) not in broken_by_rule and rule.text not in joint]
     assert not missed, sorted(set(missed))

@@ -1,0 +1,107 @@
+"""The step model of an uneven pipeline split (pipeline_split=first_last): every stage kind (first,
+middle, last: :mod:`symcomm.training.stages`) priced as :func:`symcomm.training.steptime.step_model`
+prices the last stage of an even split, and the busiest found by the model.
+
+* **slot** (one micro-batch on the critical path) = max over the stage kinds of (compute of the stage's
+  layers, the LM head on the last, + its tp, cp, ep and pp communication per micro-batch); the middle kind
+  only when p ≥ 3.  In a pipeline every micro-batch passes every stage, so the slowest stage sets the pace
+  of the steady state and the length of each bubble slot (Narayanan et al. 2021 §2.2, whose bubble
+  (p − 1)/v slots assumes balanced stages: with unbalanced ones the slowest stage's time is the slot);
+* **after the pipeline** (exposed data-parallel communication + the optimizer step) = the max over the kinds:
+  the step ends when the last GPU finishes its optimizer step;
+* **memory** = the stage holding the most bytes (its layers' parameters and activations, the micro-batches
+  it holds in flight: stages.in_flight).
+
+The reported time parts (compute, per-axis communication and exposure, optimizer) are each the largest over the
+stage kinds (so compute·(1 + bubble fraction) + optimizer stays a lower bound of the step, as the planner's pruning
+needs); each kind's slot and memory (and the memory's parts) are reported too (``stage_slot_<kind>``,
+``stage_bytes_<kind>``), from which the report names the busiest stage and shows its memory parts.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from . import flops
+from .axes import data_schedule
+from .compute import attention_kind, micro_batch_compute
+from .hybrid import stage_terms
+from .memory import memory_model
+from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
+                      param_gather_overlap_of)
+from .stages import KINDS, chunks, stage_layers
+from .terms import cost_in_bytes_of
+from ..core.symbols import b, hbm, m, p, s, t
+
+
+def _largest(totals: dict) -> sp.Expr:
+    """max over the kinds present (the middle kind only when p ≥ 3)."""
+    middle = sp.Piecewise((totals["middle"], sp.Ge(p, 3, evaluate=False)), (0, sp.true), evaluate=False)
+    return sp.Max(totals["first"], middle, totals["last"], evaluate=False)
+
+
+def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, check_overlap):
+    """The :class:`symcomm.training.steptime.StepModel` of this run setting (pipeline_split=first_last): each stage
+    kind priced as steptime.step_model prices the last stage of an even split (its layers, its terms, the same
+    overlaps); the step model's class, its optimizer's bytes per parameter and its check of Megatron's overlap
+    flags are handed in by symcomm.training.steptime (which imports this module), so the two share them without
+    an import cycle."""
+    StepModel, ADAM_BYTES = step_model_class, adam_bytes
+    framework, zero = run.framework, run.zero
+    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
+    grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
+    param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
+    check_overlap(framework, zero, grad_overlap, param_overlap)
+    hides = {"tp": run.tp_overlap, "ep": a2a_overlap_of(framework, run.a2a_overlap),
+             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
+    opts = run.hybrid_options()
+    n_chunks = chunks(run.schedule)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+
+    def time_of(terms):
+        return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
+
+    slot, tail, memory, compute, optimizer, comm, exposed = {}, {}, {}, {}, {}, {}, {}
+    for kind in KINDS:
+        by_axis: dict = {}
+        for term in stage_terms(run, kind):
+            by_axis.setdefault(term.axis, []).append(term)
+        comm[kind] = {axis: time_of(terms) for axis, terms in by_axis.items()}
+        layers = stage_layers(run.pipeline_split, run.schedule, kind)
+        micro = micro_batch_compute(run, layers=layers, lm_head=run.embeddings and kind == "last")
+        on_path = {axis: comm[kind].get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
+        window = micro.total                  # the overlapped axes one after another (steptime.step_model)
+        for axis in ("tp", "ep", "pp"):
+            if hides[axis] and axis in comm[kind]:
+                floor = on_path[axis] / t if axis == "tp" else 0
+                on_path[axis], window = hidden_behind(on_path[axis], window, floor)
+        slot[kind] = micro.total + sum(on_path.values())
+        compute[kind] = m * micro.total
+        exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
+        exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
+                                                    grad_overlap=grad_overlap, param_overlap=param_overlap)
+        memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
+                                    kind=kind)
+        optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm
+        tail[kind] = exposed[kind]["dp"] + optimizer[kind]
+
+    the_slot = _largest(slot)
+    pipeline = (m + (p - 1) / n_chunks) * the_slot
+    bubble = (p - 1) / n_chunks * the_slot
+    step = pipeline + _largest(tail)
+    axes = [axis for axis in ("tp", "cp", "ep", "pp", "dp") if axis in comm["last"]]
+    largest_comm = {axis: _largest({k: comm[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}
+    largest_exposed = {axis: _largest({k: exposed[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}
+    totals = {kind: sp.Add(*memory[kind].values()) for kind in KINDS}
+    # per stage kind: its slot, its memory and the memory's parts (the report names the busiest and shows its parts)
+    per_stage = {}
+    for kind in KINDS:
+        per_stage[f"stage_slot_{kind}"] = slot[kind]
+        per_stage[f"stage_bytes_{kind}"] = totals[kind]
+        per_stage.update({f"stage_bytes_{part}_{kind}": x for part, x in memory[kind].items()})
+    model = flops.model_flops(b, s, run.gated, run.moe, attention_kind(run))
+    hardware = flops.hardware_flops(b, s, run.recompute, run.gated, run.moe, attention_kind(run))
+    key = tuple(sorted(run.texts().items()))
+    return StepModel(key, _largest(compute), largest_comm, largest_exposed, bubble, _largest(optimizer), step, model,
+                     hardware, {}, memory_total=_largest(totals), stages=per_stage)

@@ -86,6 +86,12 @@ def _split(run: dict) -> dict | None:
     return {"pipeline_split": "first_last", "L_first": str(first), "L_last": str(last)}
 
 
+def _etp_one_by_layout(run: dict) -> bool:
+    """An expert-TP size the source leaves unset that only 1 fits: EP·ETP ranks of each expert group must divide
+    the GPUs (Megatron-Core parallel_state.py), so e ∤ d·c with ETP = t leaves ETP = 1."""
+    return run.get("etp") is None and (run["d"] * run["c"]) % run["e"] != 0
+
+
 def _recompute(run: dict) -> str:
     if run["recompute"] != "selective":
         return run["recompute"]
@@ -107,7 +113,7 @@ def words(run: dict) -> list[str]:
     w.update(_split(run) or {})
     if moe:
         w["moe"] = 1
-        if run.get("etp") == 1 and run["t"] > 1:
+        if run["t"] > 1 and (run.get("etp") == 1 or _etp_one_by_layout(run)):
             w["expert_tp"] = "1"
     if run["id"].startswith("torchtitan"):
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32")
@@ -143,6 +149,8 @@ def approximations(run: dict) -> list[str]:
     modules = set(run["recompute_modules"] or []) - ATTENTION_CORE
     if run["recompute"] == "selective" and modules:
         out.append(f"recompute of {', '.join(sorted(modules))} is not counted")
+    if "experts" in model and run["t"] > 1 and _etp_one_by_layout(run):
+        out.append("expert_tp=1 inferred: the source leaves it unset and e ∤ d·c admits no other")
     if run["precision"] == "fp8-rowwise":
         out.append("torchao float8 rowwise counted as blockwise FP8 (per-row/-block scales)")
     dispatcher = (run.get("moe") or {}).get("dispatcher")

@@ -18,7 +18,8 @@ machine.
 What it reports: the constants, which were fitted and which held at the base hardware's value and why (no
 run's predicted step time depends on it — e.g. an FP8 constant without an FP8 run; or a free fit ends at its
 range's edge, so the runs do not determine it: never written as a confident value); the in-sample and
-leave-one-out (refit without each run, predict it) mean, max and signed mean error; one row per run.
+leave-one-out (refit without each run, predict it: a whole lattice searched again, a larger one polished on
+the lattice from the fit of all runs) mean, max and signed mean error; one row per run.
 Errors are predicted / measured − 1: positive = the model is slower than the run (pessimistic).
 """
 
@@ -340,10 +341,14 @@ def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
         constants.update(search.values(best))
         in_sample = search.errors(best[None, :])[:, 0]
         loo = np.empty(len(runs))
+        whole = search.size <= EXHAUSTIVE_POINTS
         for i in range(len(runs)):
             keep = everyone.copy()
             keep[i] = False
-            loo[i] = search.errors(search.best(keep)[None, :])[i, 0]
+            # a whole lattice is searched again without the run; a larger one is refitted from the fit of all
+            # runs, polished on the lattice without it (a warm start: one run moves the optimum a few steps)
+            again = search.best(keep) if whole else search._polish(best, keep)
+            loo[i] = search.errors(again[None, :])[i, 0]
     else:       # nothing to fit: the base's constants predict, and leaving a run out changes nothing
         in_sample = _relative_errors(runs, dict(constants), 1)[:, 0]
         loo = in_sample.copy()

@@ -56,6 +56,9 @@ def out_of_scope(run: dict) -> str | None:
     etp = run.get("etp")
     if etp not in (None, 1, run["t"]):
         return f"expert tensor parallel size {etp}: the model holds 1 or t = {run['t']}"
+    if run["e"] > 1 and (run["t"] * run["d"] * run["c"]) % run["e"]:
+        return (f"EP {run['e']} does not divide t·d·c = {run['t'] * run['d'] * run['c']}: the printed layout cannot run "
+                "as written (Megatron-Core parallel_state.py), so one of its numbers is not what ran")
     if _split(run) is None:
         return (f"L = {run['model']['layers']} layers over p·v = {run['p'] * run['v']} chunks with no layout in "
                 "the source: the split cannot be read")

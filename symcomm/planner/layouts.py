@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes, uneven_splits
+from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes
 
 #: the layout columns, and the pipeline split's: split 0 = even, 1 = first_last with L_first, L_last layers in
 #: the first and the last of the p·v chunks (symcomm.training.stages)

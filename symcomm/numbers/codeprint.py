@@ -176,7 +176,12 @@ def _over_denominators(expr, arrays: set, seen: dict | None = None):
     if expr in seen:
         return seen[expr]
     args = tuple(_over_denominators(a, arrays, seen) for a in expr.args)
-    out = expr.func(*args) if args != expr.args else expr
+    if args == expr.args:
+        out = expr
+    elif isinstance(expr, (sp.Max, sp.Min)):
+        out = expr.func(*args, evaluate=False)     # the same value; Max's own simplification is slow on long args
+    else:
+        out = expr.func(*args)
     if out.is_Add:
         groups: dict = {}
         for term in out.args:

@@ -245,4 +245,4 @@ def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
     if logits == 0:
         return every + first
     last = last_stage_activations(per_layer, schedule) + logits
-    return every + sp.Piecewise((first + logits, sp.Eq(p, 1)), (sp.Max(first, last), True))
+    return every + sp.Piecewise((first + logits, sp.Eq(p, 1)), (sp.Max(first, last, evaluate=False), True))

@@ -58,7 +58,7 @@ def max0(x):
 #: (pp_rank > 0 disables bucketing), started as their last backward ends, (p − 1) backwards before the first
 #: stage's: the first stage's last bucket is what trails the step, and what is counted.  DeepSpeed's and
 #: FSDP's whole-model units keep the window rule (their reductions hide behind it, no bucket floor)
-BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d * S.c)}
+BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d * S.c, evaluate=False)}
 
 
 def dp_overlap_of(framework_name: str, zero: int, dp_overlap: bool | None = None) -> bool:
@@ -93,13 +93,13 @@ def latency(x: sp.Expr) -> sp.Expr:
 def hidden_behind(comm, window, floor=0):
     """(exposed, window left): ``comm`` overlapped with ``window`` seconds of compute, ``floor`` of
     it never hiding; the window it used is gone for the next communication that shares it."""
-    exposed = sp.Max(floor, comm - window) if floor != 0 else max0(comm - window)
+    exposed = sp.Max(floor, comm - window, evaluate=False) if floor != 0 else max0(comm - window)
     return exposed, max0(window - (comm - exposed))
 
 
 def _bucketed(terms, bucket):
     """The terms with each message cut to one bucket (the whole message when it is smaller)."""
-    return [replace(x, message=sp.Min(x.message, bucket)) for x in terms]
+    return [replace(x, message=sp.Min(x.message, bucket, evaluate=False)) for x in terms]
 
 
 def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
@@ -128,7 +128,7 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
         if bucket is not None and reductions:
             # the last bucket's reduction starts when the backward ends: nothing is left to hide it
             exposed_backward = sp.Max(time_of(_bucketed(reductions, bucket)),
-                                      hiding_gathers + reduce_t - backward_window)
+                                      hiding_gathers + reduce_t - backward_window, evaluate=False)
     else:
         exposed_backward = max0(hiding_gathers - m * compute.backward) + reduce_t
     if param_overlap:
@@ -138,7 +138,8 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
     exposed_after = time_of(after_step)
     if param_overlap and after_step:
         # the next step's first forward waits on the first bucket, the others gather behind it
-        exposed_after = (sp.Max(time_of(_bucketed(after_step, bucket)), exposed_after - compute.forward)
+        exposed_after = (sp.Max(time_of(_bucketed(after_step, bucket)), exposed_after - compute.forward,
+                                evaluate=False)
                          if bucket is not None else max0(exposed_after - compute.forward))
     return exposed_forward + exposed_backward + exposed_after + rest_t
 

@@ -152,6 +152,10 @@ def main(argv=None) -> int:
         if not runs:
             print(f"{system}: not fitted ({why}); its stored constants stay")
             continue
+        runs = [r for r in runs if "eta_fp8" in stored or r.inputs.options.get("precision", "bf16") == "bf16"]
+        if not runs:
+            print(f"{system}: not refitted ({why}); its stored constants have no eta_fp8 for its FP8 runs")
+            continue
         inside = step_fit.errors_at(runs, stored)
         shown = ", ".join(f"{k} = {v:g}" for k, v in stored.items())
         print(f"{system}: not refitted ({why}); its stored {shown} give over its {inside.runs} runs mean |error| "

@@ -130,6 +130,8 @@ def words(run: dict) -> list[str]:
             w[setting] = int(bool(value))
     if w["zero"] == 3:
         w.pop("overlap_param_gather", None)      # the per-layer gathers of FSDP: no post-step all-gather
+    elif w.get("overlap_param_gather") == 1 and w.get("overlap_grad_reduce") != 1:
+        w.pop("overlap_param_gather")            # Megatron-LM refuses it without overlap_grad_reduce: taken as off
     return [f"{key}={value}" for key, value in w.items()]
 
 
@@ -154,6 +156,8 @@ def approximations(run: dict) -> list[str]:
         out.append(f"recompute of {', '.join(sorted(modules))} is not counted")
     if "experts" in model and run["t"] > 1 and _etp_one_by_layout(run):
         out.append("expert_tp=1 inferred: the source leaves it unset and e ∤ d·c admits no other")
+    if run["overlap"].get("param_gather") and not run["overlap"].get("grad_reduce") and not run["fsdp"]:
+        out.append("overlap_param_gather without overlap_grad_reduce, which Megatron-LM refuses: taken as off")
     if run["precision"] == "fp8-rowwise":
         out.append("torchao float8 rowwise counted as blockwise FP8 (per-row/-block scales)")
     dispatcher = (run.get("moe") or {}).get("dispatcher")
@@ -193,6 +197,7 @@ def measured_runs(hardware: str, role: str = "fit") -> tuple[list, dict]:
 
     from symcomm.base.errors import InputError
     from symcomm.measurement.step_fit import MeasuredRun
+    from symcomm.training import steptime
 
     groups: dict = {}
     for r in runs(role):
@@ -203,6 +208,7 @@ def measured_runs(hardware: str, role: str = "fit") -> tuple[list, dict]:
         first = same[0]
         try:
             bound = inputs(first)
+            steptime.step_model(bound.run_bytes, **bound.options)    # a rule only the model checks refuses here
         except InputError as err:
             not_evaluated.update({r["id"]: str(err) for r in same})
             continue

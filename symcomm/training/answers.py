@@ -6,6 +6,7 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -202,6 +203,13 @@ def _summed(terms):
     return Cost.sum(term.cost for term in terms)
 
 
+@functools.lru_cache(maxsize=512)
+def _subject_of(name: str, algorithm: str | None, options: tuple) -> Subject:
+    # a subject depends only on its name and option words: built (and its formulas compiled) once per
+    # process, so a second call pays for its numbers only.  Subjects are immutable; errors are not cached
+    return subject(name, algorithm, **dict(options))
+
+
 def _bound_words(args):
     """``args.assignments`` (KEY=VALUE words) bound to ``args.name`` as ``eval`` binds them: (subject,
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
@@ -218,7 +226,7 @@ def _bound_words(args):
     option_texts = _preset_shape(args, args.name, option_texts)
     if stepping and "Phi" not in texts and not (args.model or args.model_config):
         texts = _phi_from_shape(texts, step_texts.get("gated", False))
-    target = subject(args.name, args.algorithm, **option_texts)
+    target = _subject_of(args.name, args.algorithm, tuple(sorted(option_texts.items())))
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs

@@ -16,7 +16,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import notes
 from ..base.errors import InputError
-from ..numbers.evaluation import exact, plain
+from ..numbers.evaluation import exact, exact_number, plain, python_numbers
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -28,21 +28,52 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
     """The cost's fields at ``values`` (× ``scale``); ``in_bytes``: terms with their own element type
     (fp32 gradients) count their own size, so the figures are bytes on the wire."""
     out: dict = {}
-    cost = target.cost_in(scale) if in_bytes else target.cost
-    for key, expr in cost.fields().items():
-        number = exact(expr, values)
+    numbers = _numbers(values)
+    fields, coefficients = _cost_parts(target, scale if in_bytes else None)
+    for key, expr in fields:
+        number = _exact(expr, numbers, values)
         if key not in ("alpha", "alpha_inter"):
             number = number * scale
         out[key] = number
     if times:
-        t = sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                 for sym, coef in cost.coefficients), sp.Integer(0))
-        out["time"] = t
+        out["time"] = _time(coefficients, numbers, values, times, scale)
     return out
+
+
+def _numbers(values: dict) -> dict | None:
+    """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes."""
+    return python_numbers(values)
+
+
+def _exact(expr, numbers: dict | None, values: dict):
+    # an int or a Fraction from the compiled exact code, else SymPy's exact number: the same value
+    return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
+
+
+def _time(coefficients, numbers, values: dict, times: dict, scale: int):
+    """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time."""
+    exact_times = python_numbers(times) if numbers is not None else None
+    if exact_times is None:
+        return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
+                    for sym, coef in coefficients), sp.Integer(0))
+    total = 0
+    for sym, coef in coefficients:
+        total += exact_number(coef, numbers, values) * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]
+    return total
+
+
+def _cost_parts(target: Subject, in_bytes_of):
+    """The cost's (field, formula) pairs and (time symbol, count) pairs, built once per cached subject."""
+    cache = target.__dict__.setdefault("_answers_cost_parts", {})
+    if in_bytes_of not in cache:
+        cost = target.cost_in(in_bytes_of) if in_bytes_of is not None else target.cost
+        cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients))
+    return cache[in_bytes_of]
 
 
 def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
     rows = []
+    numbers = _numbers(values)
     for term in target.terms:
         cost = term.cost
         own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
@@ -51,10 +82,10 @@ def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False
             "axis": getattr(term, "axis", ""),
             "collective": term.primitive,
             "algorithm": term.algorithm,
-            "group": plain(exact(term.group, values)),
-            "message": plain(exact(term.message, values) * own),
-            "count": plain(exact(term.count, values)),
-            "send": plain(exact(cost.send, values) * own),
+            "group": plain(_exact(term.group, numbers, values)),
+            "message": plain(_exact(term.message, numbers, values) * own),
+            "count": plain(_exact(term.count, numbers, values)),
+            "send": plain(_exact(cost.send, numbers, values) * own),
             **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
         })
     return rows
@@ -70,12 +101,15 @@ def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes:
     stages = values.get(S.p)
     stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
+    numbers = _numbers(values)
+    costs = target.__dict__.setdefault("_answers_axis_costs", {})   # built once per cached subject
     for axis, terms in by_axis.items():
-        cost = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
-        row = {"send": plain(exact(cost.send, values) * scale), "stage": busiest_stage(terms, stages)}
+        if (axis, scale, in_bytes) not in costs:
+            costs[axis, scale, in_bytes] = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
+        cost = costs[axis, scale, in_bytes]
+        row = {"send": plain(_exact(cost.send, numbers, values) * scale), "stage": busiest_stage(terms, stages)}
         if times:
-            row["time"] = plain(sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                                     for sym, coef in cost.coefficients), sp.Integer(0)))
+            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale))
         out[axis or "all"] = row
     return out
 
@@ -84,6 +118,10 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
     """Every value the answer used, with its unit and where it came from."""
     from .. import presets
 
+    # the presets read once per answer, not once per input
+    model_names = set(presets.model(args.model).values()) if args.model else set()
+    system = presets.hardware(args.hardware) if args.hardware else None
+
     def source(name: str) -> str:
         if name in derived:
             return "typed, " + derived[name]
@@ -91,12 +129,11 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
             return "typed"
         if name == "Phi" and not (args.model or args.model_config):
             return "derived from the shape (h, L, a, h_kv, F, V, s)"
-        if args.model and name in presets.model(args.model).values():
+        if name in model_names:
             return f"model preset {args.model}"
         if args.model_config and name != "G":
             return f"config file {args.model_config}"
-        if args.hardware:
-            system = presets.hardware(args.hardware)
+        if system is not None:
             # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
             if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
                 return f"hardware {args.hardware}: " + "; ".join(system.defaults_used())
@@ -277,7 +314,8 @@ def eval_payload(args) -> dict:
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
     result = _costs_at(target, values, times, scale, in_bytes=bool(dtype))
-    extras = {key: exact(expr, values) for key, expr in target.extras.items()}
+    numbers = _numbers(values)
+    extras = {key: _exact(expr, numbers, values) for key, expr in target.extras.items()}
     payload = {
         "label": target.label,
         "kind": target.kind,

@@ -191,3 +191,30 @@ def test_evaluate_on_the_compiled_path_answers_what_eval_json_and_sympy_answer(n
         assert code == 0 and json.loads(out.out) == fast[0]
     monkeypatch.setattr(exactcode, "compiled", lambda expr: None)
     assert answer() == fast
+
+
+def test_evaluate_sweeps_arrays_point_by_point():
+    import numpy as np
+
+    n, m = np.array([[2, 4], [8, 16]]), np.array([[2 ** 20, 12], [2 ** 40, 2 ** 70]])
+    got = symcomm.evaluate("all_reduce", algorithm="ring", N=n, M=m, alpha=1e-6, beta=1e-11, gamma=0)
+    # ring all-reduce sends 2·(N−1)/N·M elements (Patarasuk & Yuan 2009, JPDC 69(2), the ring algorithm),
+    # × 2 bytes of bf16 (the default once a time is asked): by hand at each point
+    hand = [[2 ** 21, 36], [7 * 2 ** 39, 15 * 2 ** 68]]
+    assert got["send"].shape == (2, 2) and got["send"].tolist() == hand
+    assert got["send"].dtype == object                  # 15·2⁶⁷ > 2⁶³: Python ints, never a rounded float
+    for index in np.ndindex(2, 2):
+        one = symcomm.evaluate("all_reduce", algorithm="ring", N=int(n[index]), M=int(m[index]), alpha=1e-6,
+                               beta=1e-11, gamma=0)
+        assert got["time"][index] == one["time"] and got["values"]["M"][index] == one["values"]["M"]
+    assert got["algorithm"] == "ring" and got.to_dict()["send"] == hand
+
+
+def test_a_sweep_of_mixed_shapes_or_with_a_refused_point_is_refused_in_one_line():
+    import numpy as np
+
+    with pytest.raises(InputError, match=r"^arrays of different shapes \(N: \(3,\), M: \(2,\)\)") as err:
+        symcomm.evaluate("all_reduce", algorithm="ring", N=np.array([2, 4, 8]), M=np.array([8, 16]))
+    assert "\n" not in str(err.value)
+    with pytest.raises(InputError, match=r"^N\[1\]=6: N=6 is not allowed"):
+        symcomm.evaluate("all_reduce", algorithm="recursive_doubling", N=np.array([4, 6]), M=2 ** 10)

@@ -182,7 +182,9 @@ def test_evaluate_on_the_compiled_path_answers_what_eval_json_and_sympy_answer(n
             return ("refused", str(err))
         return (got.to_dict(), got.notes)
 
+    first = answer()        # a formula's first use in the process goes through SymPy, later ones compiled
     fast = answer()
+    assert fast == first
     code = main(_cli_words(name, options, values))
     out = capsys.readouterr()
     if fast[0] == "refused":

@@ -55,14 +55,28 @@ def python_numbers(values: dict) -> dict | None:
 def exact_number(expr, numbers: dict, values: dict | None = None):
     """``expr`` at ``numbers`` (symbol → int or Fraction, :func:`python_numbers`), exactly: an int or a
     Fraction from the compiled exact code (:mod:`symcomm.numbers.exactcode`), or, where that has no exact
-    answer (no branch taken, log₂ of a value that is not a power of two, a symbol without a value), SymPy's
-    own exact result (at ``values``, by default ``numbers``) — the same number either way."""
+    answer (no branch taken, log₂ of a value that is not a power of two, a symbol without a value) and at a
+    formula's first use in the process, SymPy's own exact result (at ``values``, by default ``numbers``) —
+    the same number either way."""
     from .exactcode import NotExact, at
 
-    try:
-        return at(sp.sympify(expr, strict=True), numbers)
-    except NotExact:
-        return _sympy_exact(expr, numbers if values is None else values)
+    expr = expr if isinstance(expr, sp.Basic) else sp.sympify(expr, strict=True)
+    if expr in _USED:
+        try:
+            return at(expr, numbers)
+        except NotExact:
+            pass
+    else:
+        # compiled on its second use: a process that evaluates a formula once (the command line) pays
+        # SymPy's substitution as before, not a compilation it would not earn back
+        if len(_USED) > 8192:
+            _USED.clear()
+        _USED.add(expr)
+    return _sympy_exact(expr, numbers if values is None else values)
+
+
+#: the formulas evaluated once already in this process (exact_number compiles them from the second use)
+_USED: set = set()
 
 
 def _sympy_exact(expr, values: dict) -> sp.Expr:

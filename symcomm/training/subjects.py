@@ -42,13 +42,22 @@ def _rule_symbols(rule) -> frozenset:
     return frozenset(rule.symbols)
 
 
+def _python(value):
+    # SymPy's exact number (a formula's first use) as the compiled code gives it: an int or a Fraction
+    if isinstance(value, sp.Integer):
+        return int(value)
+    if isinstance(value, sp.Rational):
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
 def _keeps(rule, numbers: dict) -> bool:
     """True when ``numbers`` (symbol → int or Fraction) surely keep ``rule``, by the compiled exact
     arithmetic; False when they break it or it cannot tell (then the rule's own SymPy check decides)."""
     if not _rule_symbols(rule) <= numbers.keys():
         return True       # a rule whose symbols are not all given is not checked (Subject.problems)
-    x = exact_number(rule.x, numbers)
-    y = None if rule.y is None else exact_number(rule.y, numbers)
+    x = _python(exact_number(rule.x, numbers))
+    y = None if rule.y is None else _python(exact_number(rule.y, numbers))
     if not isinstance(x, (int, Fraction)) or not (y is None or isinstance(y, (int, Fraction))):
         return False
     if rule.kind == "power_of_two":

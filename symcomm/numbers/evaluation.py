@@ -110,6 +110,10 @@ def plain(number: sp.Expr) -> int | float:
             return float(number)
         except OverflowError:
             raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None
+    if isinstance(number, sp.Integer):
+        return int(number)
+    if isinstance(number, sp.Rational):       # correctly rounded, as float() of SymPy's Rational
+        return plain(Fraction(int(number.p), int(number.q)))
     number = sp.sympify(number, strict=True)
     if number.is_Integer:
         return int(number)

@@ -157,6 +157,12 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
 
 def _units(result: dict, extras: dict, unit: str) -> dict:
     """The unit of every number in the answer (alpha and beta there are counts, not the inputs α, β)."""
+    return dict(_units_of(tuple(result), tuple(extras), unit))
+
+
+@functools.lru_cache(maxsize=256)
+def _units_of(result: tuple, extras: tuple, unit: str) -> tuple:
+    # depends on the answer's keys and unit only: worded once per process (a fresh dict per answer above)
     out = {"send": unit, "recv": unit, "total": unit, "time": "s",
            "alpha": "messages on the critical path (the count multiplying α)",
            "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
@@ -165,7 +171,7 @@ def _units(result: dict, extras: dict, unit: str) -> dict:
            "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
     out = {key: value for key, value in out.items() if key in result}
     out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
-    return {key: value for key, value in out.items() if key in result or key in extras}
+    return tuple((key, value) for key, value in out.items() if key in result or key in extras)
 
 
 def _steptime():

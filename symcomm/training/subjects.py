@@ -246,6 +246,7 @@ def names() -> list[str]:
     return list(PRIMITIVES) + list(_strategies())
 
 
+@functools.lru_cache(maxsize=256)
 def option_names(name: str) -> tuple[str, ...]:
     """The options a subject of this name takes (none for a primitive)."""
     strategy = _strategies().get(aliases().get(name, name))

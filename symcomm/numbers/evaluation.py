@@ -75,6 +75,21 @@ def exact_number(expr, numbers: dict, values: dict | None = None):
     return _sympy_exact(expr, numbers if values is None else values)
 
 
+def exact_numbers(exprs: tuple, numbers: dict, values: dict | None = None) -> tuple:
+    """Every expression of ``exprs`` at ``numbers``, each as :func:`exact_number` gives it, in one compiled
+    call where every one of them has exact code (from the bundle's second use on)."""
+    from .exactcode import NotExact, at_many
+
+    if exprs in _USED:
+        try:
+            return at_many(exprs, numbers)
+        except NotExact:
+            pass
+    else:
+        _USED.add(exprs)
+    return tuple(exact_number(expr, numbers, values) for expr in exprs)
+
+
 #: the formulas evaluated once already in this process (exact_number compiles them from the second use)
 _USED: set = set()
 

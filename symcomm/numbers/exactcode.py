@@ -192,6 +192,46 @@ def compiled(expr: sp.Expr):
     return namespace["_exact"], symbols
 
 
+@functools.lru_cache(maxsize=512)
+def compiled_many(exprs: tuple):
+    """(the function, its argument symbols) computing every expression of ``exprs`` exactly in one call (a
+    tuple), or None when one of them cannot be printed exactly."""
+    parts = [compiled(e) for e in exprs]
+    if any(part is None for part in parts):
+        return None
+    symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
+    slot = {sym: i for i, sym in enumerate(symbols)}
+    functions = [(function, tuple(slot[x] for x in own)) for function, own in parts]
+
+    def many(*args):
+        return tuple(function(*[args[i] for i in own]) for function, own in functions)
+    return many, symbols
+
+
+def at_many(exprs: tuple, numbers: dict) -> tuple:
+    """Every expression of ``exprs`` at ``numbers``, as :func:`at` gives each; :class:`NotExact` when one has
+    no exact value here."""
+    made = compiled_many(exprs)
+    if made is None:
+        raise NotExact("no exact code")
+    function, symbols = made
+    try:
+        values = function(*[numbers[s] for s in symbols])
+    except KeyError as err:
+        raise NotExact(f"no value for {err}") from None
+    except (ArithmeticError, TypeError, ValueError, NameError) as err:
+        raise NotExact(str(err)) from None
+    return tuple(_checked(value) for value in values)
+
+
+def _checked(value):
+    if type(value) is int:
+        return value
+    if type(value) is Fraction:
+        return value.numerator if value.denominator == 1 else value
+    raise NotExact(f"not an exact number: {type(value).__name__}")
+
+
 def at(expr: sp.Expr, numbers: dict):
     """``expr`` at ``numbers`` (symbol → int or Fraction) as an int or a Fraction; :class:`NotExact` when this
     expression or point has no exact value here."""

@@ -16,7 +16,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import notes
 from ..base.errors import InputError
-from ..numbers.evaluation import exact, exact_number, plain, python_numbers
+from ..numbers.evaluation import exact, exact_number, exact_numbers, plain, python_numbers
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -41,8 +41,14 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
 
 
 def _numbers(values: dict) -> dict | None:
-    """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes."""
-    return python_numbers(values)
+    """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
+    converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
+    if _LAST[0] is not values:
+        _LAST[:] = [values, python_numbers(values)]
+    return _LAST[1]
+
+
+_LAST: list = [None, None]
 
 
 def _exact(expr, numbers: dict | None, values: dict):
@@ -74,18 +80,27 @@ def _cost_parts(target: Subject, in_bytes_of):
 def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
     rows = []
     numbers = _numbers(values)
-    for term in target.terms:
-        cost = term.cost
+    exprs = target.__dict__.get("_answers_term_exprs")
+    if exprs is None:     # each term's group, message, count and send: one compiled call (per cached subject)
+        exprs = tuple(sp.sympify(e, strict=True) for term in target.terms
+                      for e in (term.group, term.message, term.count, term.cost.send))
+        target.__dict__["_answers_term_exprs"] = exprs
+    if numbers is None:
+        got = [exact(e, values) for e in exprs]
+    else:
+        got = exact_numbers(exprs, numbers, values)
+    for i, term in enumerate(target.terms):
+        group, message, count, send = got[4 * i: 4 * i + 4]
         own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
         rows.append({
             "label": term.label,
             "axis": getattr(term, "axis", ""),
             "collective": term.primitive,
             "algorithm": term.algorithm,
-            "group": plain(_exact(term.group, numbers, values)),
-            "message": plain(_exact(term.message, numbers, values) * own),
-            "count": plain(_exact(term.count, numbers, values)),
-            "send": plain(_exact(cost.send, numbers, values) * own),
+            "group": plain(group),
+            "message": plain(message * own),
+            "count": plain(count),
+            "send": plain(send * own),
             **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
         })
     return rows

@@ -30,13 +30,12 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
     out: dict = {}
     numbers = _numbers(values)
     fields, coefficients = _cost_parts(target, scale if in_bytes else None)
-    for key, expr in fields:
-        number = _exact(expr, numbers, values)
-        if key not in ("alpha", "alpha_inter"):
-            number = number * scale
-        out[key] = number
+    exprs = tuple(expr for _, expr in fields) + (tuple(coef for _, coef in coefficients) if times else ())
+    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
+    for (key, _), number in zip(fields, got):
+        out[key] = number if key in ("alpha", "alpha_inter") else number * scale
     if times:
-        out["time"] = _time(coefficients, numbers, values, times, scale)
+        out["time"] = _time(coefficients, numbers, values, times, scale, got[len(fields):])
     return out
 
 
@@ -56,15 +55,18 @@ def _exact(expr, numbers: dict | None, values: dict):
     return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
 
 
-def _time(coefficients, numbers, values: dict, times: dict, scale: int):
-    """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time."""
+def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None):
+    """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
+    ``counts``: the coefficients' values when already evaluated."""
     exact_times = python_numbers(times) if numbers is not None else None
     if exact_times is None:
         return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
                     for sym, coef in coefficients), sp.Integer(0))
+    if counts is None:
+        counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
     total = 0
-    for sym, coef in coefficients:
-        total += exact_number(coef, numbers, values) * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]
+    for (sym, _), count in zip(coefficients, counts):
+        total += count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]
     return total
 
 

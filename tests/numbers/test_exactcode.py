@@ -17,7 +17,8 @@ def _formulas():
     out = []
     for primitive in PRIMITIVES:
         for alg in algorithms_of(primitive):
-            out += [(f"{primitive}/{alg.name}/{k}", sp.sympify(e)) for k, e in subject(primitive, alg.name).quantities().items()]
+            quantities = subject(primitive, alg.name).quantities()
+            out += [(f"{primitive}/{alg.name}/{k}", sp.sympify(e)) for k, e in quantities.items()]
     out += [(f"hybrid/{k}", sp.sympify(e)) for k, e in subject("hybrid").quantities().items()]
     return out
 

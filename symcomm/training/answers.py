@@ -42,12 +42,16 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
 def _numbers(values: dict) -> dict | None:
     """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
     converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
-    if _LAST[0] is not values:
-        _LAST[:] = [values, python_numbers(values)]
-    return _LAST[1]
+    held = _CONVERTED.get(id(values))
+    if held is None or held[0] is not values:
+        if len(_CONVERTED) >= 4:
+            _CONVERTED.clear()
+        held = _CONVERTED[id(values)] = (values, python_numbers(values))   # holding it keeps its id unique
+    return held[1]
 
 
-_LAST: list = [None, None]
+#: id → (the bound dict, its Python numbers): an answer's values and times, converted once each
+_CONVERTED: dict = {}
 
 
 def _exact(expr, numbers: dict | None, values: dict):
@@ -58,7 +62,7 @@ def _exact(expr, numbers: dict | None, values: dict):
 def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None):
     """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
     ``counts``: the coefficients' values when already evaluated."""
-    exact_times = python_numbers(times) if numbers is not None else None
+    exact_times = _numbers(times) if numbers is not None else None
     if exact_times is None:
         return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
                     for sym, coef in coefficients), sp.Integer(0))

@@ -22,9 +22,11 @@ import json
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
+import numpy as np
 import sympy as sp
 
 from .base import notes
+from .base.errors import InputError
 from .training.answers import compare_payload, eval_payload
 from .training.subjects import Subject, subject
 
@@ -65,7 +67,7 @@ class Result:
         return self.data.keys()
 
     def to_dict(self) -> dict:
-        return json.loads(json.dumps(self.data))
+        return json.loads(json.dumps(self.data, default=_json_default, allow_nan=False))
 
     def _rows(self) -> list[tuple[str, str, str]]:
         units = self.data.get("units", {})
@@ -105,7 +107,21 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     >>> import symcomm
     >>> symcomm.evaluate("dp", N=64, Phi=8 * 10**9)["send"]      # 2·63/64·Φ elements
     15750000000
+
+    A sweep: values given as numpy arrays (all of one shape; scalars beside them) give every number that
+    varies as an array of that shape, each element the answer at that point, exactly as a scalar call gives
+    it (counts stay whole; a point refused is refused naming its index).  Each point is one evaluation on
+    the compiled path; for millions of points use ``symcomm.numbers.numeric.evaluator`` on the formula.
+
+    >>> import numpy as np
+    >>> r = symcomm.evaluate("all_reduce", algorithm="ring", N=np.array([2, 4, 8]), M=2**20)
+    >>> r["send"].tolist()                                    # 2·(N−1)/N·M elements
+    [1048576, 1572864, 1835008]
     """
+    sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
+    if sweep:
+        return _swept(name, sweep, dict(algorithm=algorithm, dtype=dtype, backend=backend, model=model,
+                                        model_config=model_config, hardware=hardware, **values))
     args = SimpleNamespace(name=name, assignments=_words(values), algorithm=algorithm, dtype=dtype,
                            backend=backend, model=model, model_config=model_config, hardware=hardware)
     with notes.collected() as said:
@@ -113,6 +129,63 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
     return Result("evaluation", data, tuple(n.text for n in said))
+
+
+def _swept(name: str, sweep: dict, given: dict) -> Result:
+    """:func:`evaluate` at every point of the arrays in ``sweep`` (one shape), the answers stacked."""
+    shapes = {key: value.shape for key, value in sweep.items()}
+    if len(set(shapes.values())) > 1:
+        raise InputError("arrays of different shapes (" + ", ".join(f"{k}: {v}" for k, v in shapes.items())
+                         + "); give the swept values as arrays of one shape, the others as scalars")
+    shape = next(iter(shapes.values()))
+    if not all(value.size for value in sweep.values()):
+        raise InputError(f"{', '.join(sweep)}: an empty array; give at least one value to sweep")
+    answers = []
+    for index in np.ndindex(shape):
+        point = {**given, **{key: _scalar(value[index]) for key, value in sweep.items()}}
+        try:
+            answers.append(evaluate(name, **point))
+        except InputError as err:
+            at = ", ".join(f"{key}[{', '.join(map(str, index))}]={point[key]}" for key in sweep)
+            raise InputError(f"{at}: {err}") from None
+    notes_said = tuple(dict.fromkeys(text for answer in answers for text in answer.notes))
+    return Result("evaluation", _stacked([a.data for a in answers], shape), notes_said)
+
+
+def _scalar(value):
+    # numpy's scalars as Python's (an object array already holds Python ints: 2**70 stays exact)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _stacked(documents: list, shape: tuple):
+    """One document from one per point: what is the same at every point stays as it is, numbers that vary
+    become arrays of ``shape`` (int64 when whole and in range, Python ints when larger, else float64), and
+    anything else that varies (text, a part present at some points only) an object array of the points'."""
+    first = documents[0]
+    if all(doc == first for doc in documents[1:]):
+        return first
+    if isinstance(first, dict) and all(isinstance(d, dict) and d.keys() == first.keys() for d in documents):
+        return {key: _stacked([d[key] for d in documents], shape) for key in first}
+    if isinstance(first, list) and all(isinstance(d, list) and len(d) == len(first) for d in documents):
+        return [_stacked([d[i] for d in documents], shape) for i in range(len(first))]
+    if all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in documents):
+        if all(isinstance(d, int) for d in documents):
+            whole = np.empty(len(documents), dtype=object)
+            whole[:] = documents
+            if all(-2 ** 63 <= d < 2 ** 63 for d in documents):
+                whole = whole.astype(np.int64)
+            return whole.reshape(shape)
+        return np.array([float(d) for d in documents], dtype=np.float64).reshape(shape)
+    # text, or parts whose form varies (an axis present at some points only): one entry per point
+    whole = np.empty(len(documents), dtype=object)
+    whole[:] = documents
+    return whole.reshape(shape)
+
+
+def _json_default(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = None, **values) -> Result:

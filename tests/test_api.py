@@ -115,3 +115,108 @@ def test_plan_takes_text_and_whole_floats_as_the_command_line_does():
         symcomm.plan("llama3-8b", hardware="h100", tpp=2, **PLAN)
     with pytest.raises(InputError, match="--no-memory-check=1 is not allowed"):
         symcomm.plan("llama3-8b", hardware="h100", no_memory_check=1, **PLAN)
+
+
+# -- issue 25: the API on the compiled path answers what the commands and SymPy answer -------------------
+
+def _primitive_cases():
+    from symcomm.collectives.algorithms import algorithms_of
+    from symcomm.collectives.primitives import PRIMITIVES
+    from symcomm.core import symbols as S
+    from symcomm.training.subjects import subject
+
+    shape = {"N": 8, "M": 3 * 2 ** 20 + 8, "G": 4, "C": 4, "K": 4096}
+    # the time constants as typed: exact decimals, so the time is an exact rational before it is rounded
+    constants = {"alpha": 5e-6, "alpha_inter": 1.25e-5, "beta": 1e-11, "beta_inter": 4e-11, "gamma": 2.5e-12}
+    cases = []
+    for primitive in PRIMITIVES:
+        for alg in algorithms_of(primitive):
+            target = subject(primitive, alg.name)
+            names = sorted(S.BY_SYMBOL[x].cli_name for x in target.symbols())
+            times = sorted({S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0})
+            values = {**{n: shape[n] for n in names}, **{n: constants[n] for n in times}}
+            cases.append(pytest.param(primitive, {"algorithm": alg.name, "dtype": "bf16"}, values,
+                                      id=f"{primitive}-{alg.name}"))
+            if "N" in values:      # N = 6: ⌈log₂⌉, folds and refusals of a power-of-two algorithm
+                cases.append(pytest.param(primitive, {"algorithm": alg.name}, {**values, "N": 6, "G": 3},
+                                          id=f"{primitive}-{alg.name}-N6"))
+    return cases
+
+
+_HYBRID_CASES = [
+    pytest.param("hybrid", {"model": "llama3-8b", "hardware": "h100"},
+                 {"t": 8, "p": 1, "d": 8, "c": 1, "b": 64, "m": 8, "s": 4096}, id="hybrid-llama3-8b-tp8-dp8"),
+    pytest.param("hybrid", {"model": "llama3-70b", "hardware": "h100"},
+                 {"t": 8, "p": 4, "d": 2, "c": 1, "b": 64, "m": 32, "sp": 1}, id="hybrid-llama3-70b-pp4"),
+    pytest.param("hybrid", {"model": "mixtral-8x7b", "hardware": "h100"},
+                 {"t": 2, "p": 1, "d": 8, "c": 1, "b": 64, "m": 8, "e": 8}, id="hybrid-mixtral-ep8"),
+    pytest.param("hybrid", {"model": "llama3-8b", "hardware": "h100", "dtype": "fp32"},
+                 {"t": 4, "p": 2, "d": 2, "c": 2, "b": 32, "m": 4, "recompute": "selective"}, id="hybrid-cp2-fp32"),
+    pytest.param("hybrid", {}, {"t": 2, "p": 2, "d": 3, "c": 1, "b": 12, "m": 4, "L": 6, "h": 1536, "s": 2048,
+                                "Phi": 10 ** 9 + 7}, id="hybrid-key-values"),
+    pytest.param("dp", {}, {"N": 7, "Phi": 999}, id="dp-fraction"),
+    pytest.param("zero3", {"dtype": "fp16"}, {"N": 12, "Phi": 10 ** 10, "alpha": 1e-5, "bw": "50GB/s"}, id="zero3-bw"),
+]
+
+
+def _cli_words(name, options, values):
+    words = ["eval", name]
+    for key, value in options.items():
+        words += [f"--{key.replace('_', '-')}", str(value)]
+    return words + api._words(values) + ["--json"]
+
+
+@pytest.mark.parametrize("name, options, values", _primitive_cases() + _HYBRID_CASES)
+def test_evaluate_on_the_compiled_path_answers_what_eval_json_and_sympy_answer(name, options, values, capsys,
+                                                                                monkeypatch):
+    """The compiled exact code (symcomm.numbers.exactcode) and the caches change no number, note or refusal:
+    the API's document equals the command's --json and the one SymPy's own substitution gives (the reference:
+    exactcode's compiler switched off, so every number goes through sympy xreplace/subs as before issue 25)."""
+    from symcomm.commands.main import main
+    from symcomm.numbers import exactcode
+
+    def answer():
+        try:
+            got = symcomm.evaluate(name, **options, **values)
+        except InputError as err:
+            return ("refused", str(err))
+        return (got.to_dict(), got.notes)
+
+    first = answer()        # a formula's first use in the process goes through SymPy, later ones compiled
+    fast = answer()
+    assert fast == first
+    code = main(_cli_words(name, options, values))
+    out = capsys.readouterr()
+    if fast[0] == "refused":
+        assert code == 2 and fast[1] in out.err
+    else:
+        assert code == 0 and json.loads(out.out) == fast[0]
+    monkeypatch.setattr(exactcode, "compiled", lambda expr: None)
+    assert answer() == fast
+
+
+def test_evaluate_sweeps_arrays_point_by_point():
+    import numpy as np
+
+    n, m = np.array([[2, 4], [8, 16]]), np.array([[2 ** 20, 12], [2 ** 40, 2 ** 70]])
+    got = symcomm.evaluate("all_reduce", algorithm="ring", N=n, M=m, alpha=1e-6, beta=1e-11, gamma=0)
+    # ring all-reduce sends 2·(N−1)/N·M elements (Patarasuk & Yuan 2009, JPDC 69(2), the ring algorithm),
+    # × 2 bytes of bf16 (the default once a time is asked): by hand at each point
+    hand = [[2 ** 21, 36], [7 * 2 ** 39, 15 * 2 ** 68]]
+    assert got["send"].shape == (2, 2) and got["send"].tolist() == hand
+    assert got["send"].dtype == object                  # 15·2⁶⁷ > 2⁶³: Python ints, never a rounded float
+    for index in np.ndindex(2, 2):
+        one = symcomm.evaluate("all_reduce", algorithm="ring", N=int(n[index]), M=int(m[index]), alpha=1e-6,
+                               beta=1e-11, gamma=0)
+        assert got["time"][index] == one["time"] and got["values"]["M"][index] == one["values"]["M"]
+    assert got["algorithm"] == "ring" and got.to_dict()["send"] == hand
+
+
+def test_a_sweep_of_mixed_shapes_or_with_a_refused_point_is_refused_in_one_line():
+    import numpy as np
+
+    with pytest.raises(InputError, match=r"^arrays of different shapes \(N: \(3,\), M: \(2,\)\)") as err:
+        symcomm.evaluate("all_reduce", algorithm="ring", N=np.array([2, 4, 8]), M=np.array([8, 16]))
+    assert "\n" not in str(err.value)
+    with pytest.raises(InputError, match=r"^N\[1\]=6: N=6 is not allowed"):
+        symcomm.evaluate("all_reduce", algorithm="recursive_doubling", N=np.array([4, 6]), M=2 ** 10)

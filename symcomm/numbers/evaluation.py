@@ -15,6 +15,7 @@ Two paths, named for what they give:
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import sympy as sp
 
@@ -23,6 +24,77 @@ from ..base.errors import InputError
 
 def exact(expr, values: dict) -> sp.Expr:
     """expr with ``values`` substituted, reduced to an exact number where possible."""
+    numbers = python_numbers(values)
+    if numbers is not None:
+        value = exact_number(expr, numbers, values)
+        return sp.Integer(value) if type(value) is int else sp.Rational(value.numerator, value.denominator) \
+            if type(value) is Fraction else value
+    return _sympy_exact(expr, values)
+
+
+def python_numbers(values: dict) -> dict | None:
+    """``values`` (symbol → exact number) as Python ints and Fractions, or None when one is not exact
+    (a float) or a key is not a symbol: what :func:`exact_number` takes."""
+    out = {}
+    for key, value in values.items():
+        if not isinstance(key, sp.Symbol):
+            return None
+        if type(value) is int:
+            out[key] = value
+        elif isinstance(value, sp.Integer):
+            out[key] = int(value)
+        elif isinstance(value, sp.Rational):
+            out[key] = Fraction(int(value.p), int(value.q))
+        elif type(value) is Fraction:
+            out[key] = value.numerator if value.denominator == 1 else value
+        else:
+            return None
+    return out
+
+
+def exact_number(expr, numbers: dict, values: dict | None = None):
+    """``expr`` at ``numbers`` (symbol → int or Fraction, :func:`python_numbers`), exactly: an int or a
+    Fraction from the compiled exact code (:mod:`symcomm.numbers.exactcode`), or, where that has no exact
+    answer (no branch taken, log₂ of a value that is not a power of two, a symbol without a value) and at a
+    formula's first use in the process, SymPy's own exact result (at ``values``, by default ``numbers``) —
+    the same number either way."""
+    from .exactcode import NotExact, at
+
+    expr = expr if isinstance(expr, sp.Basic) else sp.sympify(expr, strict=True)
+    if expr in _USED:
+        try:
+            return at(expr, numbers)
+        except NotExact:
+            pass
+    else:
+        # compiled on its second use: a process that evaluates a formula once (the command line) pays
+        # SymPy's substitution as before, not a compilation it would not earn back
+        if len(_USED) > 8192:
+            _USED.clear()
+        _USED.add(expr)
+    return _sympy_exact(expr, numbers if values is None else values)
+
+
+def exact_numbers(exprs: tuple, numbers: dict, values: dict | None = None) -> tuple:
+    """Every expression of ``exprs`` at ``numbers``, each as :func:`exact_number` gives it, in one compiled
+    call where every one of them has exact code (from the bundle's second use on)."""
+    from .exactcode import NotExact, at_many
+
+    if exprs in _USED:
+        try:
+            return at_many(exprs, numbers)
+        except NotExact:
+            pass
+    else:
+        _USED.add(exprs)
+    return tuple(exact_number(expr, numbers, values) for expr in exprs)
+
+
+#: the formulas evaluated once already in this process (exact_number compiles them from the second use)
+_USED: set = set()
+
+
+def _sympy_exact(expr, values: dict) -> sp.Expr:
     values = {sp.sympify(k, strict=True): sp.sympify(v, strict=True) for k, v in dict(values).items()}
     if all(key.is_Symbol for key in values):
         # structural replacement: simultaneous, and the tree evaluates as it is rebuilt
@@ -44,6 +116,19 @@ def fast(expr):
 
 def plain(number: sp.Expr) -> int | float:
     """An exact integer stays a Python int (any size); anything else becomes a float."""
+    if type(number) is int:
+        return number
+    if type(number) is Fraction:
+        if number.denominator == 1:
+            return number.numerator
+        try:
+            return float(number)
+        except OverflowError:
+            raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None
+    if isinstance(number, sp.Integer):
+        return int(number)
+    if isinstance(number, sp.Rational):       # correctly rounded, as float() of SymPy's Rational
+        return plain(Fraction(int(number.p), int(number.q)))
     number = sp.sympify(number, strict=True)
     if number.is_Integer:
         return int(number)

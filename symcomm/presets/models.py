@@ -174,10 +174,17 @@ def model_names() -> tuple[str, ...]:
 
 def model(name: str) -> Model:
     """A shipped model preset, or ValueError naming the ones that exist."""
+    if name in _SHIPPED:
+        return _SHIPPED[name]
     data = _load("models.json")
     if name.startswith("_") or name not in data:
         raise ValueError(f"--model {name!r} is not allowed; choose one of {', '.join(model_names())}")
-    return _model_from(name, data[name])
+    _SHIPPED[name] = _model_from(name, data[name])
+    return _SHIPPED[name]
+
+
+#: the shipped presets built once per process (a Model is immutable; its Φ is computed on first use)
+_SHIPPED: dict[str, Model] = {}
 
 
 def model_from_config(path: str | Path, seq: int | None = None) -> Model:

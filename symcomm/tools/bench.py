@@ -11,6 +11,10 @@ Every goal is judged on the thing it names, against a baseline written as a care
 * **one configuration** — the step model of one layout, in-process: one scalar evaluation of every quantity,
   a configuration's share of a ``plan()`` call, and of one vectorised kernel call; against llm-analysis's
   ``training()`` when it is installed (skipped with a note otherwise);
+* **API** — ``symcomm.evaluate`` as users call it (the whole answer), ring all-reduce against SymPy
+  ``subs().evalf()`` of the same formula and the core evaluator, one hybrid layout with its step time against
+  the step model's core and llm-analysis ``training()`` (skipped when it is not installed); figures are the
+  medians of the paired rounds' CPU ratios (``--only api`` runs these alone);
 * **cold** — whole fresh processes: ``symcomm plan`` at 16,384 GPUs against ``python -c "import sympy"``,
   and ``symcomm prove`` (imports included);
 * **scaling** (no goal) — ``plan`` from 64 to 131,072 GPUs, and with a search space cut by fixed options.
@@ -31,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -70,7 +75,8 @@ def paired(a, b, rounds: int, inner_a: int = 1, inner_b: int = 1) -> dict:
             cpus.append(cpu)
     return {"a": _summary(wa, ca), "b": _summary(wb, cb),
             "ratio_wall_min": min(wa) / min(wb), "ratio_cpu_min": min(ca) / min(cb),
-            "ratio_wall_median_of_rounds": statistics.median(x / y for x, y in zip(wa, wb))}
+            "ratio_wall_median_of_rounds": statistics.median(x / y for x, y in zip(wa, wb)),
+            "ratio_cpu_median_of_rounds": statistics.median(x / y for x, y in zip(ca, cb))}
 
 
 def _process(argv) -> tuple[float, float]:
@@ -287,6 +293,97 @@ def bench_configuration() -> list[dict]:
                    "ours": ours})]
 
 
+#: the layout the API goal evaluates (eval hybrid --hardware: one layout with its step time)
+_API_HYBRID = dict(model="llama3-8b", hardware="h100", t=8, p=1, d=8, c=1, b=64, m=8, s=4096)
+_API_RING_GOAL = "≥ 5× SymPy subs().evalf(), and ≤ ~15 microseconds a call"
+_API_HYBRID_GOAL = "≥ 3× llm-analysis training(), and ≤ ~50 microseconds a call"
+_API_RING = dict(algorithm="ring", N=8, M=2 ** 30, alpha=5e-6, beta=1e-11, gamma=1e-12, dtype="bf16")
+
+
+def bench_api() -> list[dict]:
+    """What users call: ``symcomm.evaluate`` (the whole answer: binding, checks, terms, units, notes), paired
+    with the core evaluator of the same formula and with SymPy's ``subs().evalf()`` of it, and (hybrid) with
+    the step model's core and llm-analysis ``training()``.  Figures: medians of the paired rounds' CPU ratios."""
+    import importlib.util
+
+    import sympy as sp
+
+    import symcomm
+    from ..core.symbols import SYMBOLS
+    from ..numbers.numeric import evaluator
+    from ..training.answers import step_inputs
+    from ..training.subjects import subject
+
+    out = []
+    # ring all-reduce: the API's time, in seconds, of 1 GiB of bf16 over 8 ranks
+    expr = subject("all_reduce", "ring").cost.time
+    ring = evaluator(expr)
+    api = {key: value for key, value in _API_RING.items() if key not in ("algorithm", "dtype")}
+    per_element = {**api, "beta": api["beta"] * 2, "gamma": api["gamma"] * 2}     # bf16: 2 bytes per element
+    # a careful SymPy user: the symbols' values substituted once per call, evaluated to a float
+    subs = {SYMBOLS[k].symbol: sp.Integer(v) if isinstance(v, int) else sp.Float(v) for k, v in per_element.items()}
+
+    def ours():
+        return symcomm.evaluate("all_reduce", **_API_RING)["time"]
+
+    def core():
+        return ring.float(**per_element)
+
+    def sympy_evalf():
+        return float(expr.subs(subs).evalf())
+
+    assert abs(ours() - core()) <= 1e-12 * core() and abs(sympy_evalf() - core()) <= 1e-12 * core()
+    _progress("api: symcomm.evaluate ring all-reduce vs SymPy subs().evalf() and the core evaluator")
+    vs_sympy = paired(ours, sympy_evalf, rounds=9, inner_a=200, inner_b=200)
+    vs_core = paired(ours, core, rounds=9, inner_a=200, inner_b=20_000)
+    speedup = 1 / vs_sympy["ratio_cpu_median_of_rounds"]
+    out.append(_goal("symcomm.evaluate, ring all-reduce (the whole answer)", _API_RING_GOAL,
+                     speedup, speedup >= 5 and vs_sympy["a"]["cpu_median_s"] <= 15e-6,
+                     "symcomm.evaluate('all_reduce', algorithm='ring', N=8, M=2**30, alpha, beta, gamma, dtype='bf16') "
+                     "(binding, requirement checks, counts, units, inputs, notes) vs float(time.subs(point).evalf()) "
+                     "of the same formula; figure = the median of the paired rounds' CPU ratios",
+                     vs_sympy, api_over_core=vs_core))
+
+    # hybrid: one layout with its step time
+    def ours_hybrid():
+        return symcomm.evaluate("hybrid", **_API_HYBRID)["step_time"]
+
+    args = SimpleNamespace(name="hybrid", assignments=[f"{k}={v}" for k, v in _API_HYBRID.items()
+                                                       if k not in ("model", "hardware")],
+                           algorithm=None, dtype=None, backend=None, model="llama3-8b", model_config=None,
+                           hardware="h100")
+    inputs = step_inputs(args)
+
+    def core_hybrid():
+        return inputs.quantities()
+
+    _progress("api: symcomm.evaluate hybrid step time vs the step model's core")
+    vs_core = paired(ours_hybrid, core_hybrid, rounds=7, inner_a=20, inner_b=200)
+    measured = {"api_over_core": vs_core}
+    if importlib.util.find_spec("llm_analysis") is None:
+        out.append(_goal("symcomm.evaluate, hybrid with its step time", _API_HYBRID_GOAL,
+                         None, None, "llm-analysis is not installed: skipped (pip install llm-analysis to compare); "
+                         "the API beside the step model's core in 'measured'", measured))
+        return out
+    import io
+    import logging
+    from contextlib import redirect_stderr, redirect_stdout
+
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        from llm_analysis.analysis import train
+        logging.getLogger().setLevel(logging.ERROR)
+        _progress("api: symcomm.evaluate hybrid step time vs llm-analysis training()")
+        got = paired(ours_hybrid, lambda: train(**_LLM_ANALYSIS), rounds=7, inner_a=20, inner_b=20)
+    speedup = 1 / got["ratio_cpu_median_of_rounds"]
+    out.append(_goal("symcomm.evaluate, hybrid with its step time", _API_HYBRID_GOAL,
+                     speedup, speedup >= 3 and got["a"]["cpu_median_s"] <= 50e-6,
+                     "symcomm.evaluate('hybrid', model='llama3-8b', hardware='h100', t=8, d=8, b=64, m=8, s=4096): the "
+                     "whole answer (communication, terms, axes, step time, memory) vs llm-analysis training() of "
+                     "megatron-lm-175b (tp 8, pp 8); figure = the median of the paired rounds' CPU ratios",
+                     got, **measured))
+    return out
+
+
 def bench_cold() -> list[dict]:
     py = sys.executable
     out = []
@@ -338,7 +435,11 @@ def main() -> int:
     import sympy
 
     started = time.perf_counter()
-    goals = bench_vector() + bench_scalar() + bench_configuration() + bench_cold()
+    if sys.argv[1:] == ["--only", "api"]:       # the API goals alone, in seconds (not a report for the docs)
+        goals = bench_api()
+        print(json.dumps({"goals": goals, "seconds": time.perf_counter() - started}, indent=2, ensure_ascii=False))
+        return 0
+    goals = bench_vector() + bench_scalar() + bench_api() + bench_configuration() + bench_cold()
     report = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
                     "sympy": sympy.__version__, "load_average_at_start": list(os.getloadavg())},

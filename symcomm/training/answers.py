@@ -6,6 +6,7 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -15,7 +16,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import notes
 from ..base.errors import InputError
-from ..numbers.evaluation import exact, plain
+from ..numbers.evaluation import exact, exact_number, exact_numbers, plain, python_numbers
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -27,33 +28,85 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
     """The cost's fields at ``values`` (× ``scale``); ``in_bytes``: terms with their own element type
     (fp32 gradients) count their own size, so the figures are bytes on the wire."""
     out: dict = {}
-    cost = target.cost_in(scale) if in_bytes else target.cost
-    for key, expr in cost.fields().items():
-        number = exact(expr, values)
-        if key not in ("alpha", "alpha_inter"):
-            number = number * scale
-        out[key] = number
+    numbers = _numbers(values)
+    fields, coefficients = _cost_parts(target, scale if in_bytes else None)
+    exprs = tuple(expr for _, expr in fields) + (tuple(coef for _, coef in coefficients) if times else ())
+    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
+    for (key, _), number in zip(fields, got):
+        out[key] = number if key in ("alpha", "alpha_inter") else number * scale
     if times:
-        t = sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                 for sym, coef in cost.coefficients), sp.Integer(0))
-        out["time"] = t
+        out["time"] = _time(coefficients, numbers, values, times, scale, got[len(fields):])
     return out
+
+
+def _numbers(values: dict) -> dict | None:
+    """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
+    converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
+    held = _CONVERTED.get(id(values))
+    if held is None or held[0] is not values:
+        if len(_CONVERTED) >= 4:
+            _CONVERTED.clear()
+        held = _CONVERTED[id(values)] = (values, python_numbers(values))   # holding it keeps its id unique
+    return held[1]
+
+
+#: id → (the bound dict, its Python numbers): an answer's values and times, converted once each
+_CONVERTED: dict = {}
+
+
+def _exact(expr, numbers: dict | None, values: dict):
+    # an int or a Fraction from the compiled exact code, else SymPy's exact number: the same value
+    return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
+
+
+def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None):
+    """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
+    ``counts``: the coefficients' values when already evaluated."""
+    exact_times = _numbers(times) if numbers is not None else None
+    if exact_times is None:
+        return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
+                    for sym, coef in coefficients), sp.Integer(0))
+    if counts is None:
+        counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
+    total = 0
+    for (sym, _), count in zip(coefficients, counts):
+        total += count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]
+    return total
+
+
+def _cost_parts(target: Subject, in_bytes_of):
+    """The cost's (field, formula) pairs and (time symbol, count) pairs, built once per cached subject."""
+    cache = target.__dict__.setdefault("_answers_cost_parts", {})
+    if in_bytes_of not in cache:
+        cost = target.cost_in(in_bytes_of) if in_bytes_of is not None else target.cost
+        cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients))
+    return cache[in_bytes_of]
 
 
 def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
     rows = []
-    for term in target.terms:
-        cost = term.cost
+    numbers = _numbers(values)
+    exprs = target.__dict__.get("_answers_term_exprs")
+    if exprs is None:     # each term's group, message, count and send: one compiled call (per cached subject)
+        exprs = tuple(sp.sympify(e, strict=True) for term in target.terms
+                      for e in (term.group, term.message, term.count, term.cost.send))
+        target.__dict__["_answers_term_exprs"] = exprs
+    if numbers is None:
+        got = [exact(e, values) for e in exprs]
+    else:
+        got = exact_numbers(exprs, numbers, values)
+    for i, term in enumerate(target.terms):
+        group, message, count, send = got[4 * i: 4 * i + 4]
         own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
         rows.append({
             "label": term.label,
             "axis": getattr(term, "axis", ""),
             "collective": term.primitive,
             "algorithm": term.algorithm,
-            "group": plain(exact(term.group, values)),
-            "message": plain(exact(term.message, values) * own),
-            "count": plain(exact(term.count, values)),
-            "send": plain(exact(cost.send, values) * own),
+            "group": plain(group),
+            "message": plain(message * own),
+            "count": plain(count),
+            "send": plain(send * own),
             **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
         })
     return rows
@@ -69,12 +122,15 @@ def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes:
     stages = values.get(S.p)
     stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
+    numbers = _numbers(values)
+    costs = target.__dict__.setdefault("_answers_axis_costs", {})   # built once per cached subject
     for axis, terms in by_axis.items():
-        cost = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
-        row = {"send": plain(exact(cost.send, values) * scale), "stage": busiest_stage(terms, stages)}
+        if (axis, scale, in_bytes) not in costs:
+            costs[axis, scale, in_bytes] = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
+        cost = costs[axis, scale, in_bytes]
+        row = {"send": plain(_exact(cost.send, numbers, values) * scale), "stage": busiest_stage(terms, stages)}
         if times:
-            row["time"] = plain(sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                                     for sym, coef in cost.coefficients), sp.Integer(0)))
+            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale))
         out[axis or "all"] = row
     return out
 
@@ -83,6 +139,10 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
     """Every value the answer used, with its unit and where it came from."""
     from .. import presets
 
+    # the presets read once per answer, not once per input
+    model_names = set(presets.model(args.model).values()) if args.model else set()
+    system = presets.hardware(args.hardware) if args.hardware else None
+
     def source(name: str) -> str:
         if name in derived:
             return "typed, " + derived[name]
@@ -90,12 +150,11 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
             return "typed"
         if name == "Phi" and not (args.model or args.model_config):
             return "derived from the shape (h, L, a, h_kv, F, V, s)"
-        if args.model and name in presets.model(args.model).values():
+        if name in model_names:
             return f"model preset {args.model}"
         if args.model_config and name != "G":
             return f"config file {args.model_config}"
-        if args.hardware:
-            system = presets.hardware(args.hardware)
+        if system is not None:
             # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
             if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
                 return f"hardware {args.hardware}: " + "; ".join(system.defaults_used())
@@ -119,6 +178,12 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
 
 def _units(result: dict, extras: dict, unit: str) -> dict:
     """The unit of every number in the answer (alpha and beta there are counts, not the inputs α, β)."""
+    return dict(_units_of(tuple(result), tuple(extras), unit))
+
+
+@functools.lru_cache(maxsize=256)
+def _units_of(result: tuple, extras: tuple, unit: str) -> tuple:
+    # depends on the answer's keys and unit only: worded once per process (a fresh dict per answer above)
     out = {"send": unit, "recv": unit, "total": unit, "time": "s",
            "alpha": "messages on the critical path (the count multiplying α)",
            "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
@@ -127,7 +192,7 @@ def _units(result: dict, extras: dict, unit: str) -> dict:
            "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
     out = {key: value for key, value in out.items() if key in result}
     out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
-    return {key: value for key, value in out.items() if key in result or key in extras}
+    return tuple((key, value) for key, value in out.items() if key in result or key in extras)
 
 
 def _steptime():
@@ -202,6 +267,13 @@ def _summed(terms):
     return Cost.sum(term.cost for term in terms)
 
 
+@functools.lru_cache(maxsize=512)
+def _subject_of(name: str, algorithm: str | None, options: tuple) -> Subject:
+    # a subject depends only on its name and option words: built (and its formulas compiled) once per
+    # process, so a second call pays for its numbers only.  Subjects are immutable; errors are not cached
+    return subject(name, algorithm, **dict(options))
+
+
 def _bound_words(args):
     """``args.assignments`` (KEY=VALUE words) bound to ``args.name`` as ``eval`` binds them: (subject,
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
@@ -218,7 +290,7 @@ def _bound_words(args):
     option_texts = _preset_shape(args, args.name, option_texts)
     if stepping and "Phi" not in texts and not (args.model or args.model_config):
         texts = _phi_from_shape(texts, step_texts.get("gated", False))
-    target = subject(args.name, args.algorithm, **option_texts)
+    target = _subject_of(args.name, args.algorithm, tuple(sorted(option_texts.items())))
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
@@ -269,7 +341,8 @@ def eval_payload(args) -> dict:
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
     result = _costs_at(target, values, times, scale, in_bytes=bool(dtype))
-    extras = {key: exact(expr, values) for key, expr in target.extras.items()}
+    numbers = _numbers(values)
+    extras = {key: _exact(expr, numbers, values) for key, expr in target.extras.items()}
     payload = {
         "label": target.label,
         "kind": target.kind,

@@ -7,6 +7,8 @@ goes to :mod:`symcomm.base.notes`.
 
 from __future__ import annotations
 
+import functools
+
 from ..core import symbols as S
 from ..base import notes
 from ..base.errors import InputError
@@ -58,6 +60,17 @@ def parse_value(key: str, text, least: int | None = None):
     """One KEY=VALUE value, exactly: a time constant as a real number, a symbol as its kind
     (whole for integer symbols, at least ``least``, by default the symbol's own least value);
     InputError naming the parameter."""
+    if type(text) is str:
+        return _parsed(key, text, least)      # the same words give the same immutable number: parsed once
+    return _parse_value(key, text, least)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(key: str, text: str, least: int | None):
+    return _parse_value(key, text, least)
+
+
+def _parse_value(key: str, text, least: int | None):
     if key in _TIME_NAMES:
         return parse_number(key, text, integer=False)
     sym = S.symbol(key)

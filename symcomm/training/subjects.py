@@ -13,7 +13,9 @@ catalog order, optionally with each strategy's option variants), and :data:`ALIA
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from functools import cached_property
 from typing import Callable, Iterator, Mapping
 
@@ -25,6 +27,7 @@ from ..core.cost import Cost
 from ..base.errors import InputError
 from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
+from ..numbers.evaluation import exact_number, python_numbers
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -32,6 +35,40 @@ COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); 
 #: the same, with the time model spelt out (the export's tables and docstrings)
 COLLECTIVE_TIME_CONVENTION = (COLLECTIVE_CONVENTION + "; T = α·messages + β·elements moved "
                               "+ γ·elements reduced on the critical path")
+
+
+@functools.lru_cache(maxsize=1024)
+def _rule_symbols(rule) -> frozenset:
+    return frozenset(rule.symbols)
+
+
+def _python(value):
+    # SymPy's exact number (a formula's first use) as the compiled code gives it: an int or a Fraction
+    if isinstance(value, sp.Integer):
+        return int(value)
+    if isinstance(value, sp.Rational):
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
+def _keeps(rule, numbers: dict) -> bool:
+    """True when ``numbers`` (symbol → int or Fraction) surely keep ``rule``, by the compiled exact
+    arithmetic; False when they break it or it cannot tell (then the rule's own SymPy check decides)."""
+    if not _rule_symbols(rule) <= numbers.keys():
+        return True       # a rule whose symbols are not all given is not checked (Subject.problems)
+    x = _python(exact_number(rule.x, numbers))
+    y = None if rule.y is None else _python(exact_number(rule.y, numbers))
+    if not isinstance(x, (int, Fraction)) or not (y is None or isinstance(y, (int, Fraction))):
+        return False
+    if rule.kind == "power_of_two":
+        return type(x) is int and x >= 1 and x & (x - 1) == 0
+    if rule.kind == "divides":
+        return x == 0 or (Fraction(y) / x).denominator == 1
+    if rule.kind == "equals":
+        return x == y
+    if rule.kind == "at_least":
+        return x >= y
+    return False
 
 
 def _strategies():
@@ -118,7 +155,15 @@ class Subject:
         """One line per value this subject cannot take (a power-of-two group, divisibility...), in
         the order of :attr:`rules`; a rule whose symbols are not all given is not checked."""
         values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
-        return problems(self.rules, values)
+        numbers = python_numbers(values)
+        if numbers is None:
+            return problems(self.rules, values)
+        out: list[str] = []
+        for rule in self.rules:
+            # the compiled exact check passes the rules kept; a rule it cannot vouch for is SymPy's to word
+            if not _keeps(rule, numbers) and (message := rule.problem(values)) is not None and message not in out:
+                out.append(message)
+        return out
 
     def quantities(self) -> dict[str, sp.Expr]:
         """Every reported formula: the cost's fields, the time, the extras."""
@@ -129,10 +174,15 @@ class Subject:
 
     def symbols(self) -> set[sp.Symbol]:
         """The symbols its traffic and extras need (the time symbols apart)."""
+        return set(self._symbols)
+
+    @cached_property
+    def _symbols(self) -> frozenset:
+        # found once per subject: a bound subject is reused across calls (symcomm.training.answers)
         needed: set = set()
         for expr in list(self.cost.fields().values()) + list(self.extras.values()):
             needed |= {x for x in sp.sympify(expr, strict=True).free_symbols if x not in S.TIME_SYMBOLS}
-        return needed
+        return frozenset(needed)
 
     def under(self, backend: str, values: Mapping[sp.Symbol, object], itemsize: int = 4) -> "Subject":
         """This subject as ``backend`` runs it, at these values (the choice may depend on N and
@@ -196,6 +246,7 @@ def names() -> list[str]:
     return list(PRIMITIVES) + list(_strategies())
 
 
+@functools.lru_cache(maxsize=256)
 def option_names(name: str) -> tuple[str, ...]:
     """The options a subject of this name takes (none for a primitive)."""
     strategy = _strategies().get(aliases().get(name, name))

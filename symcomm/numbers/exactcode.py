@@ -1,0 +1,254 @@
+"""Exact scalar code: an expression printed once as plain Python over ``int`` and ``fractions.Fraction``,
+compiled in the process, so that one exact point costs microseconds instead of a SymPy substitution.
+
+What :func:`symcomm.numbers.evaluation.exact` gives at one point of whole numbers and fractions, this gives
+too, or it refuses (:class:`NotExact`) and the caller falls back on SymPy: every operation here is exact on
+Python integers and fractions (a quotient is ``_div``: an ``int`` when it divides, else a ``Fraction``), and
+anything that is not (a float in the expression, a fractional power, log₂ or ⌈log₂⌉ of a value that is not
+a whole number, a Piecewise with no branch taken, a division by zero) raises.  The code is printed from
+SymPy expressions of the project (never from text a user gave) and run with the helpers below only.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import sympy as sp
+from sympy.printing.pycode import PythonCodePrinter
+
+from ..core import symbols as S
+from .rational import _cli_name
+
+
+class NotExact(ArithmeticError):
+    """This expression or this point has no exact value here: evaluate it with SymPy instead."""
+
+
+def _div(a, b):
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            raise NotExact("division by zero")
+        return a // b if a % b == 0 else Fraction(a, b)
+    if b == 0:
+        raise NotExact("division by zero")
+    out = Fraction(a) / b
+    return out.numerator if out.denominator == 1 else out
+
+
+def _whole(x) -> int:
+    if type(x) is int:
+        return x
+    if isinstance(x, Fraction) and x.denominator == 1:
+        return x.numerator
+    raise NotExact(f"{x} is not a whole number")
+
+
+def _log2(x) -> int:
+    n = _whole(x)
+    if n < 1 or n & (n - 1):
+        raise NotExact(f"log2({x}) is not a whole number")
+    return n.bit_length() - 1
+
+
+def _ceil_log2(x) -> int:
+    n = _whole(x)
+    if n < 1:
+        raise NotExact(f"ceil(log2({x})) needs n >= 1")
+    return (n - 1).bit_length()
+
+
+def _ones_below(x) -> int:
+    return S.ones_below_int(_whole(x))
+
+
+def _pow(base, exp):
+    e = _whole(exp)
+    return base ** e if e >= 0 else _div(1, base ** -e)
+
+
+def _no_branch():
+    raise NotExact("no branch of a Piecewise holds")
+
+
+def _floor(x):
+    return x // 1
+
+
+def _ceiling(x):
+    return -((-x) // 1)
+
+
+_HELPERS = {"_div": _div, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
+            "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling}
+
+
+class _ExactPrinter(PythonCodePrinter):
+    """Python over ints and Fractions: quotients through ``_div``, rationals as ``_F(p, q)``."""
+
+    # the symbols' own float printing (CeilLog2._pythoncode) is not exact: only this class's methods print
+    printmethod = "_symcomm_exactcode"
+
+    def __init__(self):
+        super().__init__({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": False,
+                          "order": "none"})
+
+    def _print_Float(self, expr):
+        raise NotExact("a float in the expression")
+
+    def _print_Integer(self, expr):
+        return str(int(expr))
+
+    def _print_Rational(self, expr):
+        return f"_F({int(expr.p)}, {int(expr.q)})"
+
+    def _print_Pow(self, expr, rational=False):
+        base, exp = expr.args
+        if not exp.is_Integer:
+            if exp.is_number:
+                raise NotExact("a power that is not whole")
+            return f"_pow({self._print(base)}, {self._print(exp)})"    # 2**⌈log₂N⌉: whole at run time
+        if exp < 0:
+            return f"_div(1, {self.parenthesize(base, 60)}**{-int(exp)})"
+        return f"{self.parenthesize(base, 60)}**{int(exp)}"
+
+    def _print_Mul(self, expr):
+        coef, factors = expr.as_coeff_mul()
+        num, den = [], []
+        for f in factors:
+            if f.is_Pow and f.exp.is_Integer and f.exp < 0:
+                den.append(f.base if f.exp == -1 else f.base ** -f.exp)
+            else:
+                num.append(f)
+        if not coef.is_Rational:
+            raise NotExact("a float coefficient")
+        top = [str(int(coef.p))] if coef.p != 1 or not num else []
+        top += [self.parenthesize(f, 60) for f in num]
+        bottom = ([str(int(coef.q))] if coef.q != 1 else []) + [self.parenthesize(f, 60) for f in den]
+        text = "*".join(top)
+        return f"_div({text}, {'*'.join(bottom)})" if bottom else f"({text})"
+
+    def _print_Piecewise(self, expr):
+        out = "_no_branch()"
+        for value, cond in reversed(expr.args):
+            if cond is sp.true or cond == True:  # noqa: E712
+                out = self._print(value)
+            else:
+                out = f"({self._print(value)} if {self._print(cond)} else {out})"
+        return out
+
+    def _print_CeilLog2(self, expr):
+        return f"_ceil_log2({self._print(expr.args[0])})"
+
+    def _print_OnesBelow(self, expr):
+        return f"_ones_below({self._print(expr.args[0])})"
+
+    def _print_Function(self, expr):
+        if expr.func.__name__ == "_log2":
+            return f"_log2({self._print(expr.args[0])})"
+        raise NotExact(f"no exact code for {expr.func.__name__}")
+
+    def _print_floor(self, expr):
+        return f"_floor({self._print(expr.args[0])})"
+
+    def _print_ceiling(self, expr):
+        return f"_ceiling({self._print(expr.args[0])})"
+
+    def _print_Max(self, expr):
+        return "max(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Min(self, expr):
+        return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_log(self, expr):
+        raise NotExact("a logarithm that is not log2")
+
+    def _print_NaN(self, expr):
+        raise NotExact("nan")
+
+    _print_Infinity = _print_NegativeInfinity = _print_ComplexInfinity = _print_NaN
+
+
+_LOG2 = sp.Function("_log2")
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(expr: sp.Expr):
+    """(the function, its argument symbols in order) computing ``expr`` exactly, or None when it cannot
+    be printed exactly (then SymPy evaluates it)."""
+    symbols = tuple(sorted(expr.free_symbols, key=_cli_name))
+    # log₂ is log(x)/log(2) in SymPy: each log(x) becomes _log2(x), so log(2) becomes _log2(2) = 1
+    logs = {node: _LOG2(node.args[0]) for node in expr.atoms(sp.log) if len(node.args) == 1}
+    body = expr.xreplace(logs) if logs else expr
+    params = [f"_a{i}" for i in range(len(symbols))]
+    body = body.xreplace({sym: sp.Symbol(p) for sym, p in zip(symbols, params)})
+    try:
+        text = _ExactPrinter().doprint(body)
+    except NotExact:
+        return None
+    source = f"def _exact({', '.join(params)}):\n    return {text}\n"
+    namespace = dict(_HELPERS)
+    exec(compile(source, "<symcomm.numbers.exactcode>", "exec"), namespace)   # printed from SymPy above
+    return namespace["_exact"], symbols
+
+
+@functools.lru_cache(maxsize=512)
+def compiled_many(exprs: tuple):
+    """(the function, its argument symbols) computing every expression of ``exprs`` exactly in one call (a
+    tuple), or None when one of them cannot be printed exactly."""
+    parts = [compiled(e) for e in exprs]
+    if any(part is None for part in parts):
+        return None
+    symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
+    slot = {sym: i for i, sym in enumerate(symbols)}
+    functions = [(function, tuple(slot[x] for x in own)) for function, own in parts]
+
+    def many(*args):
+        return tuple(function(*[args[i] for i in own]) for function, own in functions)
+    return many, symbols
+
+
+def at_many(exprs: tuple, numbers: dict) -> tuple:
+    """Every expression of ``exprs`` at ``numbers``, as :func:`at` gives each; :class:`NotExact` when one has
+    no exact value here."""
+    made = compiled_many(exprs)
+    if made is None:
+        raise NotExact("no exact code")
+    function, symbols = made
+    try:
+        values = function(*[numbers[s] for s in symbols])
+    except KeyError as err:
+        raise NotExact(f"no value for {err}") from None
+    except (ArithmeticError, TypeError, ValueError, NameError) as err:
+        raise NotExact(str(err)) from None
+    return tuple(_checked(value) for value in values)
+
+
+def _checked(value):
+    if type(value) is int:
+        return value
+    if type(value) is Fraction:
+        return value.numerator if value.denominator == 1 else value
+    raise NotExact(f"not an exact number: {type(value).__name__}")
+
+
+def at(expr: sp.Expr, numbers: dict):
+    """``expr`` at ``numbers`` (symbol → int or Fraction) as an int or a Fraction; :class:`NotExact` when this
+    expression or point has no exact value here."""
+    made = compiled(expr)
+    if made is None:
+        raise NotExact("no exact code")
+    function, symbols = made
+    try:
+        value = function(*[numbers[s] for s in symbols])
+    except KeyError as err:
+        raise NotExact(f"no value for {err}") from None
+    except (ArithmeticError, TypeError, ValueError, NameError) as err:
+        raise NotExact(str(err)) from None
+    if type(value) is int:
+        return value
+    if type(value) is Fraction:
+        return value.numerator if value.denominator == 1 else value
+    if type(value) is bool:
+        raise NotExact("a truth value")
+    raise NotExact(f"not an exact number: {type(value).__name__}")

@@ -1,0 +1,55 @@
+"""The compiled exact code (symcomm.numbers.exactcode) against SymPy's own exact substitution: every
+formula of every algorithm and of the hybrid strategy, at whole and fractional points, powers of two and not."""
+
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+
+from symcomm.collectives.algorithms import algorithms_of
+from symcomm.collectives.primitives import PRIMITIVES
+from symcomm.numbers import exactcode
+from symcomm.numbers.evaluation import _sympy_exact, exact_number
+from symcomm.training.subjects import subject
+
+
+def _formulas():
+    out = []
+    for primitive in PRIMITIVES:
+        for alg in algorithms_of(primitive):
+            quantities = subject(primitive, alg.name).quantities()
+            out += [(f"{primitive}/{alg.name}/{k}", sp.sympify(e)) for k, e in quantities.items()]
+    out += [(f"hybrid/{k}", sp.sympify(e)) for k, e in subject("hybrid").quantities().items()]
+    return out
+
+
+FORMULAS = _formulas()
+
+
+@pytest.mark.parametrize("point", [2, 6, 8, 13, 64], ids=lambda n: f"N{n}")
+def test_compiled_exact_code_gives_sympys_exact_numbers(point):
+    checked = 0
+    for label, expr in FORMULAS:
+        values = {}
+        for i, sym in enumerate(sorted(expr.free_symbols, key=str)):
+            # integer symbols whole (the same n for N, t, d, ... so group rules hold), the others fractional
+            values[sym] = sp.Integer(point + (i % 3) * (point % 2)) if sym.is_integer else sp.Rational(7 * i + 3, 4)
+        reference = _sympy_exact(expr, values)
+        numbers = {s: int(v) if v.is_Integer else Fraction(int(v.p), int(v.q)) for s, v in values.items()}
+        try:
+            got = exactcode.at(expr, numbers)
+        except exactcode.NotExact:
+            # what the compiled code refuses, SymPy answers: a non-power-of-two log₂, no branch taken, ...
+            assert exact_number(expr, numbers, values) == reference, label
+            continue
+        assert reference.is_Rational, f"{label}: SymPy gives {reference}, the compiled code {got}"
+        assert sp.Rational(got.numerator, got.denominator) == reference, label
+        checked += 1
+    assert checked > len(FORMULAS) // 2       # most formulas are on the compiled path, not the fallback
+
+
+def test_a_quotient_stays_exact_and_a_float_in_a_formula_is_refused():
+    n = sp.Symbol("N", integer=True, positive=True)
+    assert exactcode.at(2 * (n - 1) / n, {n: 3}) == Fraction(4, 3)       # 2·(3−1)/3, by hand
+    assert exactcode.at(2 * (n - 1) / n, {n: 2}) == 1 and type(exactcode.at(2 * (n - 1) / n, {n: 2})) is int  # 2·1/2
+    assert exactcode.compiled(sp.Float(0.5) * n) is None

@@ -3,19 +3,24 @@
 ``build_docs.py`` writes it beside the Markdown; it opens from the file system (no server, no
 network, no CDN).  What it computes comes from the same SymPy expressions as everything else:
 
-* ``formulas/<owner>.js`` — one classic script per primitive or strategy, the functions of the
-  ``javascript`` export (:func:`symcomm.views.export.javascript.to_script`: exact ``BigInt`` counts, float
+* ``formulas/<primitive>.js`` (every algorithm of a primitive: its chart draws them all) and
+  ``formulas/<strategy variant>.js`` (one per variant, ``formulas/hybrid__*__step.js`` its step model), loaded by
+  app.js when a view first needs them (script insertion), so the first view loads only what it shows — the
+  functions of the ``javascript`` export (:func:`symcomm.views.export.javascript.to_script`: exact ``BigInt`` counts, float
   times, the requirement checks with the command line's messages), for the quantities *as the page
   shows them*: in **bytes** of the chosen dtype, with α, β, γ per message / per byte, which is what
   ``symcomm eval --dtype D --json`` answers (``B_e`` below is the bytes per element; a strategy's
   fp32 gradient buffers are widened by 4/B_e, :func:`symcomm.training.terms.cost_in_bytes_of`);
+* ``formulas/helpers.js`` — the helpers those scripts share (exact arithmetic, the number reader, the rules'
+  tests), loaded once by ``index.html`` before any of them;
 * ``catalog.js`` — the subjects, their parameters, requirements, sources and their formulas as
   MathML (SymPy's presentation printer, :class:`symcomm.core.printing.SymcommMathMLPrinter`), the
   symbols, dtypes, hardware and model presets;
 * ``index.html``, ``app.js``, ``style.css`` — the page itself (``templates/site/``); ``numbers.js``, its
   reader of numbers, the command line's grammar (:func:`symcomm.base.inputs.grammar`, in ``catalog.js``).
 
-Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://``.
+Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://`` (a dynamic
+``import()`` too), and the page must open from the file system; a script element inserted on demand loads there.
 The page keeps its state in the URL's fragment, so a link reproduces what was on screen.
 """
 
@@ -191,13 +196,6 @@ def step_bundles(sub) -> dict[str, dict]:
     return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
 
 
-def _owners() -> dict[str, list]:
-    owners: dict[str, list] = {}
-    for sub in subjects():
-        owners.setdefault(sub.name, []).append(sub)
-    return owners
-
-
 def _subject_entry(sub, formulas) -> dict:
     params = [info.cli_name for info in S.SYMBOLS.values()
               if any(info.symbol in f.expr.free_symbols for f in formulas) and info.symbol not in S.TIME_SYMBOLS]
@@ -235,14 +233,14 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
-    return {"file": "formulas/hybrid_step.js", "params": extra, "hardware": hardware, "quantities": quantities}
+    return {"params": extra, "hardware": hardware, "quantities": quantities}
 
 
 def catalog_entry(sub) -> dict:
     """The page's catalog entry of one subject (its parameters, time constants, quantities...)."""
-    entry = _subject_entry(sub, page_formulas(sub))
+    entry = {**_subject_entry(sub, page_formulas(sub)), "file": subject_file(sub)}
     if sub.name == "hybrid":
-        entry["step"] = _step_entry(step_bundles(sub), entry["params"])
+        entry["step"] = {**_step_entry(step_bundles(sub), entry["params"]), "file": step_file(sub)}
         entry["least"].update(_least(sub, entry["step"]["params"]))
     return entry
 
@@ -296,28 +294,46 @@ def catalog(entries: list[dict]) -> dict:
             "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()}}
 
 
+#: the page's shared helpers (exact arithmetic, the number reader, the rules' tests): loaded once by index.html,
+#: before any formula script, which takes them from ``globalThis.SYMCOMM_HELPERS``
+HELPERS_FILE = "formulas/helpers.js"
+HELPERS_NAMESPACE = "SYMCOMM_HELPERS"
+
+
+def subject_file(sub) -> str:
+    """The script that holds a subject's functions, loaded when its view first opens: a primitive's algorithms
+    share one (the chart draws every algorithm of the primitive), a strategy's variant has its own (the 29
+    hybrid variants together are megabytes; one is what a view shows)."""
+    return f"formulas/{sub.name}.js" if sub.kind == "primitive" else f"formulas/{sub.ident}.js"
+
+
+def step_file(sub) -> str:
+    """The script of a hybrid variant's step model (loaded when its view has a hardware preset)."""
+    return f"formulas/{sub.ident}__step.js"
+
+
 def files() -> dict[str, str]:
     """Relative path → text of every file of the page, in a fixed order (the same bytes every build)."""
-    from .export.javascript import float_bundle_script, to_script
+    from .export.javascript import float_bundle_script, helpers_script, to_script
 
-    out: dict[str, str] = {}
+    scripts: dict[str, list] = {}      # file → [(subject, its formulas)], in the subjects' order
     entries, steps = [], {}
-    for owner, subs in _owners().items():
-        chosen, pairs = [], []
-        for sub in subs:
-            formulas = page_formulas(sub)
-            chosen.extend(formulas)
-            pairs.append((sub, formulas))
-            entry = {**_subject_entry(sub, formulas), "file": f"formulas/{owner}.js"}
-            if sub.name == "hybrid":
-                stepping = step_bundles(sub)
-                steps.update(stepping)
-                entry["step"] = _step_entry(stepping, entry["params"])
-                entry["least"].update(_least(sub, entry["step"]["params"]))
-            entries.append(entry)
-        out[f"formulas/{owner}.js"] = to_script(chosen) + _mathml_script(pairs)
-    if steps:
-        out["formulas/hybrid_step.js"] = float_bundle_script(steps)
+    for sub in subjects():
+        formulas = page_formulas(sub)
+        scripts.setdefault(subject_file(sub), []).append((sub, formulas))
+        entry = {**_subject_entry(sub, formulas), "file": subject_file(sub)}
+        if sub.name == "hybrid":
+            stepping = step_bundles(sub)
+            steps[step_file(sub)] = stepping
+            entry["step"] = {**_step_entry(stepping, entry["params"]), "file": step_file(sub)}
+            entry["least"].update(_least(sub, entry["step"]["params"]))
+        entries.append(entry)
+    out: dict[str, str] = {HELPERS_FILE: helpers_script(HELPERS_NAMESPACE)}
+    for name, pairs in scripts.items():
+        out[name] = (to_script([f for _, formulas in pairs for f in formulas], helpers=HELPERS_NAMESPACE)
+                     + _mathml_script(pairs))
+    for name, stepping in steps.items():
+        out[name] = float_bundle_script(stepping)
     data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
     out["catalog.js"] = ("// Generated by symcomm (symcomm.views.site): the page's subjects, presets and formulas as MathML.\n"
                          f"globalThis.SYMCOMM_CATALOG = {data};\n")

@@ -342,6 +342,35 @@ def files() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+#: the page's byte budget of a first view (issue 25: "≤ 1 MB loaded before" the first render)
+FIRST_VIEW_BUDGET = 1_000_000
+
+
+def _site_text(folder, name: str) -> str:
+    from ..base.files import MIB, read_capped
+
+    return read_capped(folder / name, 16 * MIB, "docs/site").decode("utf-8")
+
+
+def first_view_files(folder, ident: str) -> dict[str, int]:
+    """The files a view of the page loads before its first render, and their sizes in bytes, from the built page
+    in ``folder`` alone (no browser): index.html, what it references (src=, href=), the subject's script and, for a
+    hybrid variant, its step model's (the page opens with a hardware preset, so the step section draws)."""
+    import re
+    from pathlib import Path
+
+    folder = Path(folder)
+    names = ["index.html"] + re.findall(r'<(?:script|link)\b[^>]*?(?:src|href)="([^"]+)"', _site_text(folder, "index.html"))
+    catalog_text = _site_text(folder, "catalog.js")
+    data = json.loads(catalog_text[catalog_text.index("{"):catalog_text.rindex("}") + 1])
+    entry = next((e for e in data["subjects"] if e["ident"] == ident), None)
+    if entry is None:
+        from ..base.errors import InputError
+        raise InputError(f"the page has no subject {ident!r}: one of {', '.join(e['ident'] for e in data['subjects'])}")
+    names += [entry["file"]] + ([entry["step"]["file"]] if "step" in entry else [])
+    return {name: (folder / name).stat().st_size for name in dict.fromkeys(names)}
+
+
 def committed_screenshot() -> bytes | None:
     """The page's screenshot as committed (``python -m symcomm.tools.screenshot --screenshot
     derivations/data/site.png`` makes it; a browser is needed, so the docs build copies it)."""

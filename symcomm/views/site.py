@@ -366,8 +366,15 @@ def first_view_files(folder, ident: str) -> dict[str, int]:
     entry = next((e for e in data["subjects"] if e["ident"] == ident), None)
     if entry is None:
         from ..base.errors import InputError
-        raise InputError(f"the page has no subject {ident!r}: one of {', '.join(e['ident'] for e in data['subjects'])}")
+        idents = [e["ident"] for e in data["subjects"]]
+        raise InputError(f"the page has no subject {ident!r}: it offers {len(idents)} ({', '.join(idents[:3])}, ...; "
+                         f"catalog.js lists them; the URL's subject= names one)")
     names += [entry["file"]] + ([entry["step"]["file"]] if "step" in entry else [])
+    missing = [name for name in dict.fromkeys(names) if not (folder / name).is_file()]
+    if missing:
+        from ..base.errors import InputError
+        raise InputError(f"{folder}: the view of {ident} loads {', '.join(missing)}, which the folder lacks "
+                         "(python build_docs.py writes the whole page)")
     return {name: (folder / name).stat().st_size for name in dict.fromkeys(names)}
 
 

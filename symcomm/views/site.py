@@ -228,8 +228,10 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     """What the page needs to call the step model: its file, the symbols beyond the communication's
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
     free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    # the hardware's constants (its preset gives them, as eval takes them from --hardware), never typed inputs:
+    # peak_fp8, eta_fp8 too (precision=fp8_*), which the page used to show as an input reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()
-                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half")]
+                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8")]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
@@ -261,6 +263,7 @@ def _mathml_script(subs_formulas) -> str:
 def _presets() -> tuple[dict, dict]:
     from .. import presets
     from ..base.units import DTYPES
+    from ..training.settings import PRECISIONS
 
     hardware = {}
     for name in presets.hardware_names():
@@ -271,7 +274,15 @@ def _presets() -> tuple[dict, dict]:
                 compute[dtype] = system.compute_values(dtype)
             except ValueError as err:      # no peak at this dtype: what eval says
                 compute[dtype] = {"error": str(err)}
-        hardware[name] = {"title": system.title, **system.values(1), "compute": compute}
+        # an FP8 precision runs at the bf16 peak plus peak_fp8 × eta_fp8 whatever --dtype (Hardware.compute_values)
+        by_precision = {}
+        for precision in PRECISIONS[1:]:
+            try:
+                by_precision[precision] = system.compute_values("bf16", precision)
+            except ValueError as err:      # no FP8 peak, or no eta_fp8 fitted: what eval says
+                by_precision[precision] = {"error": str(err)}
+        hardware[name] = {"title": system.title, **system.values(1), "compute": compute,
+                          "compute_precision": by_precision}
     models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
                      **presets.model(name).values()}
               for name in presets.model_names()}

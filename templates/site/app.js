@@ -370,7 +370,9 @@
   function stepOf(sub) {
     const hw = CAT.hardware[state.hardware];
     if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and fitted η, κ");
-    const compute = hw.compute[state.dtype];
+    // as eval: the hardware's peak at the dtype, or under an FP8 precision the bf16 peak and peak_fp8, eta_fp8
+    const precision = sub.options.precision || "bf16";
+    const compute = precision === "bf16" ? hw.compute[state.dtype] : hw.compute_precision[precision];
     if (compute.error) throw new Error(compute.error);
     const { args } = argumentsOf(sub);
     for (const name of sub.step.params) args[name] = symbolValue(sub, name, valueText(name)[0]);

@@ -69,13 +69,14 @@ def start_values(sub) -> dict[str, int]:
     return out
 
 
-def opening_values(sub, model: str = "", hardware: str = "") -> dict[str, str]:
+def opening_values(sub, model: str = "", hardware: str = "", entry: dict | None = None) -> dict[str, str]:
     """The text of every input of a subject's view as the page opens it with these presets chosen
     (nothing typed): a model preset's value, else the hardware's GPUs per node for G, else the start
-    value (app.js's ``valueText``, in the same order)."""
+    value (app.js's ``valueText``, in the same order).  ``entry``: the subject's catalog entry if the caller
+    has it (a built page's catalog.js; building one costs the subject's SymPy, seconds for a hybrid variant)."""
     from .. import presets
 
-    entry = catalog_entry(sub)
+    entry = entry or catalog_entry(sub)
     names = entry["params"] + (entry["step"]["params"] if "step" in entry else [])
     model_values = presets.model(model).values() if model and sub.kind != "primitive" else {}
     start = start_values(sub)

@@ -1,5 +1,5 @@
 // symcomm's interactive page. A classic script (Chromium runs no ES module from file://).
-// The arithmetic is not here: it is in formulas/<owner>.js, generated from the SymPy expressions.
+// The arithmetic is not here: it is in formulas/*.js (loaded on demand), generated from the SymPy expressions.
 // This file reads the inputs, calls those functions, and draws what they return.
 (function () {
   "use strict";
@@ -42,7 +42,7 @@
   }
 
   // ---- the formulas: one script per primitive (all its algorithms: the chart draws them) or strategy variant,
-  // inserted as a classic script when a view first needs it (a module or import() would not load from file://);
+  // inserted as a classic script when a view first needs it (a module, or a dynamic import, would not load from file://);
   // formulas/helpers.js, which they share, is loaded by index.html before this file
 
   const loading = new Map();

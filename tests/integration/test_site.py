@@ -638,7 +638,7 @@ def test_every_view_opens_on_values_eval_accepts():
     # prime L = 61 opens on p = 2 chunks of 30 and 31 layers (it used to open on "L=61 must be divisible by p=2")
     unavoidable: dict = {}
     for sub, model, hardware in _opening_cases():
-        values = site.opening_values(sub, model, hardware)
+        values = site.opening_values(sub, model, hardware, _entry(sub.ident))
         words = [f"{k}={v}" for k, v in sub.changed.items()] + [f"{k}={v}" for k, v in values.items()]
         args = SimpleNamespace(name=sub.name, assignments=words, algorithm=sub.algorithm if sub.kind == "primitive" else None,
                                dtype="bf16", backend=None, model=None, model_config=None, hardware=hardware or None)
@@ -788,7 +788,7 @@ def _families():
 
     out, seen = [], set()
     for sub in site.subjects():
-        special = sub.name == "hybrid" and site.catalog_entry(sub)["start"]
+        special = sub.name == "hybrid" and _entry(sub.ident)["start"]
         if sub.name not in seen or special:
             seen.add(sub.name)
             models = ("", "llama3-405b", "mixtral-8x7b", "deepseek-v3") if sub.name == "hybrid" else ("",)
@@ -817,7 +817,7 @@ def test_every_family_opens_without_an_error(browser):
         shown = browser.execute_script(
             "const out = {}; for (const i of document.querySelectorAll('#params input[type=text]')) "
             "out[i.id.slice(3)] = i.value; return out;")
-        want = site.opening_values(sub, model, "a100")
+        want = site.opening_values(sub, model, "a100", _entry(sub.ident))
         if error or step_error or shown != want:
             failures.append(f"{sub.ident} model={model or '-'}: error {error!r}, step {step_error!r}, "
                             f"inputs {shown} (want {want})")

@@ -3,19 +3,24 @@
 ``build_docs.py`` writes it beside the Markdown; it opens from the file system (no server, no
 network, no CDN).  What it computes comes from the same SymPy expressions as everything else:
 
-* ``formulas/<owner>.js`` — one classic script per primitive or strategy, the functions of the
-  ``javascript`` export (:func:`symcomm.views.export.javascript.to_script`: exact ``BigInt`` counts, float
+* ``formulas/<primitive>.js`` (every algorithm of a primitive: its chart draws them all) and
+  ``formulas/<strategy variant>.js`` (one per variant, ``formulas/hybrid__*__step.js`` its step model), loaded by
+  app.js when a view first needs them (script insertion), so the first view loads only what it shows — the
+  functions of the ``javascript`` export (:func:`symcomm.views.export.javascript.to_script`: exact ``BigInt`` counts, float
   times, the requirement checks with the command line's messages), for the quantities *as the page
   shows them*: in **bytes** of the chosen dtype, with α, β, γ per message / per byte, which is what
   ``symcomm eval --dtype D --json`` answers (``B_e`` below is the bytes per element; a strategy's
   fp32 gradient buffers are widened by 4/B_e, :func:`symcomm.training.terms.cost_in_bytes_of`);
+* ``formulas/helpers.js`` — the helpers those scripts share (exact arithmetic, the number reader, the rules'
+  tests), loaded once by ``index.html`` before any of them;
 * ``catalog.js`` — the subjects, their parameters, requirements, sources and their formulas as
   MathML (SymPy's presentation printer, :class:`symcomm.core.printing.SymcommMathMLPrinter`), the
   symbols, dtypes, hardware and model presets;
 * ``index.html``, ``app.js``, ``style.css`` — the page itself (``templates/site/``); ``numbers.js``, its
   reader of numbers, the command line's grammar (:func:`symcomm.base.inputs.grammar`, in ``catalog.js``).
 
-Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://``.
+Scripts are classic scripts, not ES modules: Chromium refuses a module loaded from ``file://`` (a dynamic
+``import()`` too), and the page must open from the file system; a script element inserted on demand loads there.
 The page keeps its state in the URL's fragment, so a link reproduces what was on screen.
 """
 
@@ -64,13 +69,14 @@ def start_values(sub) -> dict[str, int]:
     return out
 
 
-def opening_values(sub, model: str = "", hardware: str = "") -> dict[str, str]:
+def opening_values(sub, model: str = "", hardware: str = "", entry: dict | None = None) -> dict[str, str]:
     """The text of every input of a subject's view as the page opens it with these presets chosen
     (nothing typed): a model preset's value, else the hardware's GPUs per node for G, else the start
-    value (app.js's ``valueText``, in the same order)."""
+    value (app.js's ``valueText``, in the same order).  ``entry``: the subject's catalog entry if the caller
+    has it (a built page's catalog.js; building one costs the subject's SymPy, seconds for a hybrid variant)."""
     from .. import presets
 
-    entry = catalog_entry(sub)
+    entry = entry or catalog_entry(sub)
     names = entry["params"] + (entry["step"]["params"] if "step" in entry else [])
     model_values = presets.model(model).values() if model and sub.kind != "primitive" else {}
     start = start_values(sub)
@@ -191,13 +197,6 @@ def step_bundles(sub) -> dict[str, dict]:
     return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
 
 
-def _owners() -> dict[str, list]:
-    owners: dict[str, list] = {}
-    for sub in subjects():
-        owners.setdefault(sub.name, []).append(sub)
-    return owners
-
-
 def _subject_entry(sub, formulas) -> dict:
     params = [info.cli_name for info in S.SYMBOLS.values()
               if any(info.symbol in f.expr.free_symbols for f in formulas) and info.symbol not in S.TIME_SYMBOLS]
@@ -230,19 +229,21 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     """What the page needs to call the step model: its file, the symbols beyond the communication's
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
     free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    # the hardware's constants (its preset gives them, as eval takes them from --hardware), never typed inputs:
+    # peak_fp8, eta_fp8 too (precision=fp8_*), which the page used to show as an input reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()
-                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half")]
+                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8")]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
-    return {"file": "formulas/hybrid_step.js", "params": extra, "hardware": hardware, "quantities": quantities}
+    return {"params": extra, "hardware": hardware, "quantities": quantities}
 
 
 def catalog_entry(sub) -> dict:
     """The page's catalog entry of one subject (its parameters, time constants, quantities...)."""
-    entry = _subject_entry(sub, page_formulas(sub))
+    entry = {**_subject_entry(sub, page_formulas(sub)), "file": subject_file(sub)}
     if sub.name == "hybrid":
-        entry["step"] = _step_entry(step_bundles(sub), entry["params"])
+        entry["step"] = {**_step_entry(step_bundles(sub), entry["params"]), "file": step_file(sub)}
         entry["least"].update(_least(sub, entry["step"]["params"]))
     return entry
 
@@ -263,6 +264,7 @@ def _mathml_script(subs_formulas) -> str:
 def _presets() -> tuple[dict, dict]:
     from .. import presets
     from ..base.units import DTYPES
+    from ..training.settings import PRECISIONS
 
     hardware = {}
     for name in presets.hardware_names():
@@ -273,7 +275,15 @@ def _presets() -> tuple[dict, dict]:
                 compute[dtype] = system.compute_values(dtype)
             except ValueError as err:      # no peak at this dtype: what eval says
                 compute[dtype] = {"error": str(err)}
-        hardware[name] = {"title": system.title, **system.values(1), "compute": compute}
+        # an FP8 precision runs at the bf16 peak plus peak_fp8 × eta_fp8 whatever --dtype (Hardware.compute_values)
+        by_precision = {}
+        for precision in PRECISIONS[1:]:
+            try:
+                by_precision[precision] = system.compute_values("bf16", precision)
+            except ValueError as err:      # no FP8 peak, or no eta_fp8 fitted: what eval says
+                by_precision[precision] = {"error": str(err)}
+        hardware[name] = {"title": system.title, **system.values(1), "compute": compute,
+                          "compute_precision": by_precision}
     models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
                      **presets.model(name).values()}
               for name in presets.model_names()}
@@ -296,34 +306,88 @@ def catalog(entries: list[dict]) -> dict:
             "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()}}
 
 
+#: the page's shared helpers (exact arithmetic, the number reader, the rules' tests): loaded once by index.html,
+#: before any formula script, which takes them from ``globalThis.SYMCOMM_HELPERS``
+HELPERS_FILE = "formulas/helpers.js"
+HELPERS_NAMESPACE = "SYMCOMM_HELPERS"
+
+
+def subject_file(sub) -> str:
+    """The script that holds a subject's functions, loaded when its view first opens: a primitive's algorithms
+    share one (the chart draws every algorithm of the primitive), a strategy's variant has its own (the 29
+    hybrid variants together are megabytes; one is what a view shows)."""
+    return f"formulas/{sub.name}.js" if sub.kind == "primitive" else f"formulas/{sub.ident}.js"
+
+
+def step_file(sub) -> str:
+    """The script of a hybrid variant's step model (loaded when its view has a hardware preset)."""
+    return f"formulas/{sub.ident}__step.js"
+
+
 def files() -> dict[str, str]:
     """Relative path → text of every file of the page, in a fixed order (the same bytes every build)."""
-    from .export.javascript import float_bundle_script, to_script
+    from .export.javascript import float_bundle_script, helpers_script, to_script
 
-    out: dict[str, str] = {}
+    scripts: dict[str, list] = {}      # file → [(subject, its formulas)], in the subjects' order
     entries, steps = [], {}
-    for owner, subs in _owners().items():
-        chosen, pairs = [], []
-        for sub in subs:
-            formulas = page_formulas(sub)
-            chosen.extend(formulas)
-            pairs.append((sub, formulas))
-            entry = {**_subject_entry(sub, formulas), "file": f"formulas/{owner}.js"}
-            if sub.name == "hybrid":
-                stepping = step_bundles(sub)
-                steps.update(stepping)
-                entry["step"] = _step_entry(stepping, entry["params"])
-                entry["least"].update(_least(sub, entry["step"]["params"]))
-            entries.append(entry)
-        out[f"formulas/{owner}.js"] = to_script(chosen) + _mathml_script(pairs)
-    if steps:
-        out["formulas/hybrid_step.js"] = float_bundle_script(steps)
+    for sub in subjects():
+        formulas = page_formulas(sub)
+        scripts.setdefault(subject_file(sub), []).append((sub, formulas))
+        entry = {**_subject_entry(sub, formulas), "file": subject_file(sub)}
+        if sub.name == "hybrid":
+            stepping = step_bundles(sub)
+            steps[step_file(sub)] = stepping
+            entry["step"] = {**_step_entry(stepping, entry["params"]), "file": step_file(sub)}
+            entry["least"].update(_least(sub, entry["step"]["params"]))
+        entries.append(entry)
+    out: dict[str, str] = {HELPERS_FILE: helpers_script(HELPERS_NAMESPACE)}
+    for name, pairs in scripts.items():
+        out[name] = (to_script([f for _, formulas in pairs for f in formulas], helpers=HELPERS_NAMESPACE)
+                     + _mathml_script(pairs))
+    for name, stepping in steps.items():
+        out[name] = float_bundle_script(stepping)
     data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
     out["catalog.js"] = ("// Generated by symcomm (symcomm.views.site): the page's subjects, presets and formulas as MathML.\n"
                          f"globalThis.SYMCOMM_CATALOG = {data};\n")
     for name in ("index.html", "numbers.js", "app.js", "style.css"):
         out[name] = (SITE_TEMPLATES / name).read_text(encoding="utf-8")
     return dict(sorted(out.items()))
+
+
+#: the page's byte budget of a first view (issue 25: "≤ 1 MB loaded before" the first render)
+FIRST_VIEW_BUDGET = 1_000_000
+
+
+def _site_text(folder, name: str) -> str:
+    from ..base.files import MIB, read_capped
+
+    return read_capped(folder / name, 16 * MIB, "docs/site").decode("utf-8")
+
+
+def first_view_files(folder, ident: str) -> dict[str, int]:
+    """The files a view of the page loads before its first render, and their sizes in bytes, from the built page
+    in ``folder`` alone (no browser): index.html, what it references (src=, href=), the subject's script and, for a
+    hybrid variant, its step model's (the page opens with a hardware preset, so the step section draws)."""
+    import re
+    from pathlib import Path
+
+    folder = Path(folder)
+    names = ["index.html"] + re.findall(r'<(?:script|link)\b[^>]*?(?:src|href)="([^"]+)"', _site_text(folder, "index.html"))
+    catalog_text = _site_text(folder, "catalog.js")
+    data = json.loads(catalog_text[catalog_text.index("{"):catalog_text.rindex("}") + 1])
+    entry = next((e for e in data["subjects"] if e["ident"] == ident), None)
+    if entry is None:
+        from ..base.errors import InputError
+        idents = [e["ident"] for e in data["subjects"]]
+        raise InputError(f"the page has no subject {ident!r}: it offers {len(idents)} ({', '.join(idents[:3])}, ...; "
+                         f"catalog.js lists them; the URL's subject= names one)")
+    names += [entry["file"]] + ([entry["step"]["file"]] if "step" in entry else [])
+    missing = [name for name in dict.fromkeys(names) if not (folder / name).is_file()]
+    if missing:
+        from ..base.errors import InputError
+        raise InputError(f"{folder}: the view of {ident} loads {', '.join(missing)}, which the folder lacks "
+                         "(python build_docs.py writes the whole page)")
+    return {name: (folder / name).stat().st_size for name in dict.fromkeys(names)}
 
 
 def committed_screenshot() -> bytes | None:

@@ -1,5 +1,5 @@
 // symcomm's interactive page. A classic script (Chromium runs no ES module from file://).
-// The arithmetic is not here: it is in formulas/<owner>.js, generated from the SymPy expressions.
+// The arithmetic is not here: it is in formulas/*.js (loaded on demand), generated from the SymPy expressions.
 // This file reads the inputs, calls those functions, and draws what they return.
 (function () {
   "use strict";
@@ -41,16 +41,24 @@
     if (location.hash !== hash) history.replaceState(null, "", hash);
   }
 
-  // ---- the formulas: one script per primitive or strategy, loaded when first needed
+  // ---- the formulas: one script per primitive (all its algorithms: the chart draws them) or strategy variant,
+  // inserted as a classic script when a view first needs it (a module, or a dynamic import, would not load from file://);
+  // formulas/helpers.js, which they share, is loaded by index.html before this file
 
   const loading = new Map();
   function load(file) {
     if (!loading.has(file)) {
+      $("loading").hidden = false;
+      $("loading").textContent = `Loading ${file} …`;
       loading.set(file, new Promise((resolve, reject) => {
         const script = document.createElement("script");
         script.src = file;
         script.onload = resolve;
-        script.onerror = () => reject(new Error(`could not load ${file}`));
+        script.onerror = () => {
+          loading.delete(file);        // a later render tries again
+          script.remove();
+          reject(new Error(`could not load ${file}`));
+        };
         document.head.appendChild(script);
       }));
     }
@@ -362,7 +370,9 @@
   function stepOf(sub) {
     const hw = CAT.hardware[state.hardware];
     if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and fitted η, κ");
-    const compute = hw.compute[state.dtype];
+    // as eval: the hardware's peak at the dtype, or under an FP8 precision the bf16 peak and peak_fp8, eta_fp8
+    const precision = sub.options.precision || "bf16";
+    const compute = precision === "bf16" ? hw.compute[state.dtype] : hw.compute_precision[precision];
     if (compute.error) throw new Error(compute.error);
     const { args } = argumentsOf(sub);
     for (const name of sub.step.params) args[name] = symbolValue(sub, name, valueText(name)[0]);
@@ -486,16 +496,22 @@
 
   let renders = 0;
   let shownSubject = "";
+  let latest = 0;      // the newest render: one still waiting for its script when another starts draws nothing
 
   async function render(redrawInputs) {
+    const mine = ++latest;
     document.body.dataset.state = "loading";
     const sub = BY_IDENT.get(state.subject);
     try {
       await load(sub.file);
     } catch (err) {
+      if (mine !== latest) return;
+      $("loading").hidden = true;
       showError(`${err.message}: open this page from its folder (docs/site/) so that formulas/ is beside it`);
+      document.body.dataset.state = "error";
       return;
     }
+    if (mine !== latest) return;
     drawChoices(sub);
     if (redrawInputs || shownSubject !== sub.ident) drawInputs(sub);
     else refreshInputs(sub);
@@ -511,6 +527,8 @@
     }
     drawResults(sub, results);
     await drawStep(sub, ok);
+    if (mine !== latest) return;
+    $("loading").hidden = true;
     drawAbout(sub);
     drawFormulas(sub);
     drawChart(sub);
@@ -519,6 +537,8 @@
     document.body.dataset.renders = String(renders);
     document.body.dataset.subject = sub.ident;
     document.body.dataset.state = "ready";
+    // the first render's moment, for python -m symcomm.tools.pagespeed (a mark costs nothing when nobody reads it)
+    if (renders === 1) performance.mark("symcomm-first-render");
   }
 
   function showError(message) {

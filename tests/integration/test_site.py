@@ -20,8 +20,6 @@ import sys
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
 
 from symcomm.base.errors import SymcommError
 
@@ -130,7 +128,15 @@ def _step_expected(payload: dict) -> dict:
                                    "model_flops", "hardware_flops", "bubble_fraction_of_step")}
     out.update({f"comm_time_{k}": v for k, v in payload["comm_time_per_axis"].items()})
     out.update({f"exposed_comm_time_{k}": v for k, v in payload["exposed_comm_time_per_axis"].items()})
-    out.update({f"memory_{k}": v for k, v in payload["memory"].items()})
+    if "stages" not in payload:
+        out.update({f"memory_{k}": v for k, v in payload["memory"].items()})
+    # an uneven first/last split: every stage's slot and memory, and the busiest stage's memory by part (the page
+    # shows each stage's parts, stage_bytes_<part>_<stage>, where an even split shows memory_<part>)
+    for kind, stage in payload.get("stages", {}).items():
+        out[f"stage_slot_{kind}"], out[f"stage_bytes_{kind}"] = stage["slot_time"], stage["memory"]
+    if "stages" in payload:
+        busiest = payload["memory_stage"]["weights"]
+        out.update({f"stage_bytes_{part}_{busiest}": v for part, v in payload["memory"].items()})
     return out
 
 
@@ -187,11 +193,16 @@ def _subjects(kind: str):
 
 
 @functools.lru_cache(maxsize=None)
+def _catalog_entries() -> dict:
+    """The committed page's catalog (catalog.js), by subject: what the page itself reads (tests/integration/
+    test_docs.py holds it equal to a fresh build; building it here again costs a minute of SymPy)."""
+    text = (SITE / "catalog.js").read_text(encoding="utf-8")
+    return {e["ident"]: e for e in json.loads(text[text.index("{"):text.rindex("}") + 1])["subjects"]}
+
+
 def _entry(ident: str) -> dict:
     """The page's catalog entry of a subject: its parameters, time constants, quantities, step model."""
-    from symcomm.views import site
-
-    return site.catalog_entry(next(s for s in site.subjects() if s.ident == ident))
+    return _catalog_entries()[ident]
 
 
 # -- the formulas as MathML (no browser needed) ------------------------------------------------------
@@ -240,109 +251,228 @@ def test_the_page_loads_only_its_own_files(browser):
 
 
 # -- numbers: the page against the evaluator --------------------------------------------------------
+#
+# One page load per subject family (issue 25): the page opens on the family's link, then every point of the
+# family is a new URL fragment (what a shared link holds: subject, dtype, hardware, typed values and times),
+# drawn by the page's own hashchange → render, and read back; all points of a family in one browser call.
+# The controls themselves (selects, typing, the slider) are driven by the tests further down.
 
-def _primitive_points():
+_DRIVE = """
+const fragments = arguments[0], done = arguments[arguments.length - 1];
+const body = document.body.dataset;
+const settle = (before) => new Promise((resolve, reject) => {
+  const until = Date.now() + 30000;
+  const look = () => {
+    if ((body.state === "ready" && Number(body.renders || 0) > before) || body.state === "error") resolve();
+    else if (Date.now() > until) reject(new Error("no render within 30 s of " + location.hash));
+    else setTimeout(look, 2);
+  };
+  look();
+});
+function read() {
+  const values = {}, step = {};
+  for (const cell of document.querySelectorAll("#results td.value")) {
+    if (cell.dataset.value !== undefined) values[cell.id.slice(4)] = cell.dataset.value;
+  }
+  for (const cell of document.querySelectorAll("#step td.value")) step[cell.id.slice(5)] = Number(cell.dataset.value);
+  const error = document.getElementById("error"), stepError = document.getElementById("step-error");
+  return [values, error.hidden ? "" : error.textContent, step, stepError.hidden ? "" : stepError.textContent,
+          body.subject];
+}
+(async () => {
+  const out = [];
+  for (const fragment of fragments) {
+    const before = Number(body.renders || 0);
+    location.hash = fragment;
+    await settle(before);
+    out.push(read());
+  }
+  done(out);
+})().catch((err) => done(String(err)));
+"""
+
+
+def _fragment(sub, values: dict, times: dict, dtype: str, hardware: str, gated: str = "") -> str:
+    """The page's link of a point (app.js's readHash reads it: nothing else typed, no model preset)."""
+    from urllib.parse import urlencode
+
+    return urlencode({"subject": sub.ident, "dtype": dtype, "hardware": hardware, "model": "", "gated": gated,
+                      **{k: str(v) for k, v in values.items()}, **{k: repr(v) for k, v in times.items()}})
+
+
+def _drive_family(driver, points: list[tuple]) -> list:
+    """Open the page once on the family's first subject, then show each point (sub, values, times, dtype,
+    hardware, gated) by its fragment; [(results, error, step, step error)] in order."""
+    first = points[0][0]
+    driver.get("about:blank")
+    driver.get(PAGE.as_uri() + "#subject=" + first.ident)       # nothing typed: every point's fragment differs
+    _wait_ready(driver, first.ident)
+    fragments = [_fragment(*point) for point in points]
+    assert len(set(fragments)) == len(fragments)
+    out = driver.execute_async_script(_DRIVE, fragments)
+    assert isinstance(out, list), out
+    for point, row in zip(points, out):
+        assert row[4] == point[0].ident, (point, row)            # the page drew the subject the link names
+    return [tuple(row[:4]) for row in out]
+
+
+def _families_of(kind: str) -> dict:
+    families: dict = {}
+    for sub in _subjects(kind):
+        families.setdefault(sub.name, []).append(sub)
+    return families
+
+
+def _unique(points: list[tuple]) -> list[tuple]:
+    seen, out = set(), []
+    for point in points:
+        if (key := _fragment(*point)) not in seen:
+            seen.add(key)
+            out.append(point)
+    return out
+
+
+#: points per algorithm / strategy variant, drawn with a fixed seed (the draws below are the ones the
+#: hypothesis strategies used to make one point at a time: 220 collectives, 130 strategies in all)
+COLLECTIVE_POINTS, STRATEGY_POINTS = 8, 4
+#: the families, one page load each (by hand: the catalog's primitives and strategies; a test below holds them equal)
+PRIMITIVE_FAMILIES = ("broadcast", "scatter", "gather", "reduce", "all_gather", "reduce_scatter", "all_reduce",
+                      "all_to_all", "send_recv")
+STRATEGY_FAMILIES = ("dp", "zero1", "zero2", "zero3", "hsdp", "tp", "sp", "pp", "ep", "cp_ulysses", "cp_ring", "hybrid")
+
+
+def _collective_point(rng, sub):
+    """An algorithm's point: N, M (a power of two times a small factor, so that some are and some are not
+    multiples of N), the dtype, a hardware preset or typed constants."""
     from symcomm import presets
     from symcomm.base.units import DTYPES
 
-    subs = _subjects("primitive")
-    timed = st.fixed_dictionaries({"alpha": st.floats(1e-7, 1e-3), "beta": st.floats(1e-13, 1e-8),
-                                   "gamma": st.just(0.0) | st.floats(1e-15, 1e-9), "alpha_inter": st.floats(1e-7, 1e-3),
-                                   "beta_inter": st.floats(1e-13, 1e-8)})
-    return st.tuples(
-        st.sampled_from(subs),
-        st.sampled_from([2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64, 100, 128, 256, 1000, 1024, 4096]),
-        st.integers(0, 40), st.integers(1, 4096),
-        st.sampled_from(sorted(DTYPES)),
-        st.sampled_from(("",) + presets.hardware_names()),
-        timed, st.sampled_from([1, 2, 4, 8, 16]), st.integers(1, 2 ** 22))
+    n = rng.choice([2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64, 100, 128, 256, 1000, 1024, 4096])
+    groups = rng.choice([1, 2, 4, 8, 16])
+    values = {"N": n, "M": rng.randint(1, 4096) * 2 ** rng.randint(0, 40), "G": groups, "C": groups,
+              "K": rng.randint(1, 2 ** 22)}
+    hardware = rng.choice(("",) + presets.hardware_names())
+    times = {"alpha": rng.uniform(1e-7, 1e-3), "beta": rng.uniform(1e-13, 1e-8),
+             "gamma": rng.choice([0.0, rng.uniform(1e-15, 1e-9)]), "alpha_inter": rng.uniform(1e-7, 1e-3),
+             "beta_inter": rng.uniform(1e-13, 1e-8)}
+    entry = _entry(sub.ident)
+    values = {k: v for k, v in values.items() if k in entry["params"]}
+    typed = {} if hardware else {k: v for k, v in times.items() if k in entry["times"]}
+    return sub, values, typed, rng.choice(sorted(DTYPES)), hardware, ""
 
 
-@settings(max_examples=220, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
-@given(point=_primitive_points())
 @pytest.mark.browser
-def test_collectives_on_the_page_equal_symcomm_eval(browser, point):
-    """Hypothesis picks an algorithm, N, M (a power of two times a small factor, so that some are and
-    some are not multiples of N), the dtype, a hardware preset or typed constants; the page and eval
-    agree on every count exactly and on the time to 1e-12, or both refuse with the same message."""
-    sub, n, power, factor, dtype, hardware, times, groups, segment = point
-    values = {"N": n, "M": factor * 2 ** power, "G": groups, "C": groups, "K": segment}
-    params = _entry(sub.ident)["params"]
-    values = {k: v for k, v in values.items() if k in params}
-    typed = {} if hardware else {k: v for k, v in times.items() if k in _entry(sub.ident)["times"]}
-    page, page_error = _show(browser, sub, values, typed, dtype, hardware)
-    expected, error = _expected(sub, values, typed, dtype, hardware)
-    event("refused" if error else "compared")
-    if error:
-        assert page_error, f"eval refuses ({error}); the page shows {page}"
-        if "not allowed: this algorithm needs" in error or "must be a multiple" in error:
-            # the page checks requirements in the export's order; eval names the first it finds
-            import sympy as sp
-            from symcomm.core import symbols as S
+@pytest.mark.parametrize("family", PRIMITIVE_FAMILIES)
+def test_collectives_on_the_page_equal_symcomm_eval(browser, family):
+    """Every algorithm of the primitive at seeded points: the page and eval agree on every count exactly and on
+    the time to 1e-12, or both refuse with the same message."""
+    import random
 
-            problems = sub.problems({S.symbol(k): sp.Integer(v) for k, v in values.items()})
-            assert page_error in problems, (page_error, problems)
-        return
-    assert not page_error, f"the page refuses ({page_error}); eval answers"
-    _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "time"))
-    assert "time" in page
+    rng = random.Random(f"collectives {family}")
+    subs = _families_of("primitive")[family]
+    points = _unique([_collective_point(rng, sub) for sub in subs for _ in range(COLLECTIVE_POINTS)])
+    compared = 0
+    for (sub, values, typed, dtype, hardware, _), (page, page_error, _, _) in zip(points, _drive_family(browser, points)):
+        expected, error = _expected(sub, values, typed, dtype, hardware)
+        if error:
+            assert page_error, f"{sub.ident} {values}: eval refuses ({error}); the page shows {page}"
+            if "not allowed: this algorithm needs" in error or "must be a multiple" in error:
+                # the page checks requirements in the export's order; eval names the first it finds
+                import sympy as sp
+                from symcomm.core import symbols as S
+
+                problems = sub.problems({S.symbol(k): sp.Integer(v) for k, v in values.items()})
+                assert page_error in problems, (page_error, problems)
+            else:
+                assert page_error == error.removeprefix("symcomm: error: "), (sub.ident, values, page_error, error)
+            continue
+        assert not page_error, f"{sub.ident} {values}: the page refuses ({page_error}); eval answers"
+        _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "time"))
+        assert "time" in page
+        compared += 1
+    assert compared >= len(points) // 3, (compared, len(points))     # the draw reaches answers, not only refusals
 
 
-def _strategy_points():
+def _strategy_point(rng, sub):
+    """A strategy's point: a small layout, batch, Φ, h, s, the dtype, a hardware preset, gated (the hybrid)."""
     from symcomm.base.units import DTYPES
 
-    small = st.sampled_from([1, 2, 4, 8])
-    return st.tuples(
-        st.sampled_from(_subjects("strategy")),
-        st.fixed_dictionaries({"d": small, "t": small, "p": small, "c": st.sampled_from([1, 2]), "e": small,
-                               "m": small, "L": st.sampled_from([8, 16, 32, 48]), "a": st.sampled_from([8, 16, 32]),
-                               "k": st.sampled_from([1, 2]), "E": st.sampled_from([8, 16]),
-                               "N": st.sampled_from([2, 4, 8, 16, 64])}),
-        st.integers(1, 4), st.integers(10 ** 8, 10 ** 11), st.sampled_from([1024, 2048, 4096, 8192]),
-        st.sampled_from([1024, 2048, 4096]), st.sampled_from(sorted(DTYPES)),
-        st.sampled_from(["a100", "h100", "h100-roce"]), st.sampled_from(["", "0", "1"]))
-
-
-@settings(max_examples=130, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
-@given(point=_strategy_points())
-@pytest.mark.browser
-def test_strategies_on_the_page_equal_symcomm_eval(browser, point):
-    """Strategies and hybrid layouts, one option changed at a time: counts in bytes of the dtype
-    (fp32 gradient buffers at their own size) and the time equal what eval answers."""
-    sub, layout, batches, phi, hidden, seq, dtype, hardware, gated = point
-    gated = gated if sub.name == "hybrid" else ""
+    small = [1, 2, 4, 8]
+    layout = {"d": rng.choice(small), "t": rng.choice(small), "p": rng.choice(small), "c": rng.choice([1, 2]),
+              "e": rng.choice(small), "m": rng.choice(small), "L": rng.choice([8, 16, 32, 48]),
+              "a": rng.choice([8, 16, 32]), "k": rng.choice([1, 2]), "E": rng.choice([8, 16]),
+              "N": rng.choice([2, 4, 8, 16, 64])}
+    batches, phi = rng.randint(1, 4), rng.randint(10 ** 8, 10 ** 11)
+    hidden, seq = rng.choice([1024, 2048, 4096, 8192]), rng.choice([1024, 2048, 4096])
+    dtype, hardware = rng.choice(sorted(DTYPES)), rng.choice(["a100", "h100", "h100-roce"])
+    gated = rng.choice(["", "0", "1"]) if sub.name == "hybrid" else ""
     values = {**layout, "b": layout["d"] * layout["m"] * batches, "Phi": phi, "h": hidden, "s": seq,
               "h_kv": hidden // 4, "V": 32000, "L_moe": layout["L"] // 2, "Phi_E": phi // 10, "f": 1,
               "G": 8, "v": 1, "F": 4 * hidden, "F_e": 2 * hidden, "E_s": 1}
-    params = _entry(sub.ident)["params"]
-    stepping = sub.name == "hybrid"
+    entry = _entry(sub.ident)
+    if "L_first" in entry["params"]:     # eval takes a first/last split only as typed: the page's own (site.opening_split)
+        from symcomm.views import site
+
+        chunks = layout["p"] * (values["v"] if "v" in entry["params"] else 1)
+        values["L_first"], values["L_last"] = site.opening_split(layout["L"], chunks)
     # eval hybrid --hardware also runs the step model, which needs the shape beyond the communication's
-    extra = tuple(_entry(sub.ident)["step"]["params"]) if stepping else ()
-    shape = {k: values[k] for k in ("F", "a", "h_kv", "V") + extra}
-    values = {k: v for k, v in values.items() if k in params}
-    values = {**values, **{k: v for k, v in shape.items() if k in extra}}
-    page, page_error = _show(browser, sub, values, {}, dtype, hardware, gated)
-    expected, error = _expected(sub, {**shape, **values} if stepping else values, {}, dtype, hardware, gated)
-    step, step_error = _read_step(browser) if stepping else ({}, "")
-    event(f"{'hybrid' if stepping else 'strategy'}: {'refused' if error else 'compared'}")
-    if error and "has no peak" in error:
-        # eval hybrid --hardware refuses the whole answer; the page shows the communication and says why
-        # there is no step time, in eval's words
-        assert not page_error and page and step_error == error.removeprefix("symcomm: error: ")
-        return
-    if error:
-        assert page_error, f"eval refuses ({error}); the page shows {page}"
-        return
-    assert not page_error, f"the page refuses ({page_error}); eval answers {expected.get('send')}"
-    _agree(page, expected, _entry(sub.ident)["quantities"])
-    if stepping:
-        assert not step_error, step_error
-        want = _step_expected(expected)
-        assert set(step) == set(want), (sorted(step), sorted(want))
-        for q, value in want.items():
-            assert step[q] == pytest.approx(value, rel=1e-12, abs=1e-300), f"{q}: page {step[q]}, eval {value}"
+    shown = entry["params"] + (entry["step"]["params"] if "step" in entry else [])
+    # what the draw does not set (MLA's ranks, ...) is typed as the page opens on it: eval takes nothing unsaid
+    from symcomm.views import site
+
+    start = {**site.START, **entry["start"]}
+    return sub, {k: values[k] if k in values else start[k] for k in shown}, {}, dtype, hardware, gated
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("family", STRATEGY_FAMILIES)
+def test_strategies_on_the_page_equal_symcomm_eval(browser, family):
+    """Strategies and hybrid layouts, one option changed at a time, at seeded points: counts in bytes of the
+    dtype (fp32 gradient buffers at their own size) and the time equal what eval answers; the hybrid's step
+    report too (to 1e-12), or the page says why there is none in eval's words."""
+    import random
+
+    rng = random.Random(f"strategies {family}")
+    subs = _families_of("strategy")[family]
+    points = _unique([_strategy_point(rng, sub) for sub in subs for _ in range(STRATEGY_POINTS)])
+    compared = 0
+    for point, (page, page_error, step, step_error) in zip(points, _drive_family(browser, points)):
+        sub, values, _, dtype, hardware, gated = point
+        stepping = sub.name == "hybrid"
+        if stepping:    # eval needs F, a, h_kv, V for the step model even where the communication reads none
+            base = {"F": 4 * values["h"], "a": values.get("a", 32), "h_kv": values["h"] // 4, "V": 32000}
+            expected, error = _expected(sub, {**base, **values}, {}, dtype, hardware, gated)
+        else:
+            expected, error = _expected(sub, values, {}, dtype, hardware, gated)
+        if error and stepping and not page_error and step_error:
+            # eval hybrid --hardware refuses the whole answer for what the hardware lacks (no peak at the dtype, no
+            # FP8 peak or eta_fp8 for precision=fp8_*); the page shows the communication and says why there is no
+            # step time, in eval's words
+            assert page and step_error == error.removeprefix("symcomm: error: "), (sub.ident, step_error, error)
+            continue
+        if error:
+            assert page_error, f"{sub.ident} {values}: eval refuses ({error}); the page shows {page}"
+            continue
+        assert not page_error, f"{sub.ident} {values}: the page refuses ({page_error}); eval answers {expected.get('send')}"
+        _agree(page, expected, _entry(sub.ident)["quantities"])
+        if stepping:
+            assert not step_error, step_error
+            want = _step_expected(expected)
+            # the page also shows the memory parts of the stage that is not the busiest, which eval does not report
+            unreported = set(step) - set(want)
+            assert set(want) <= set(step) and all(q.startswith("stage_bytes_") for q in unreported), \
+                (sorted(step), sorted(want))
+            for q, value in want.items():
+                assert step[q] == pytest.approx(value, rel=1e-12, abs=1e-300), f"{q}: page {step[q]}, eval {value}"
+        compared += 1
+    assert compared >= len(points) // 4, (compared, len(points))     # the draw reaches answers, not only refusals
+
+
+def test_the_point_tests_cover_every_family():
+    """The families the two tests above load are the page's, all of them (a new primitive or strategy is
+    added to them here, or it goes unchecked)."""
+    assert sorted(PRIMITIVE_FAMILIES) == sorted(_families_of("primitive"))
+    assert sorted(STRATEGY_FAMILIES) == sorted(_families_of("strategy"))
 
 
 @pytest.mark.browser
@@ -368,6 +498,39 @@ def test_a_few_points_against_the_command_itself(browser):
         expected = json.loads(answer.stdout)
         _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "alpha_inter", "beta_inter",
                                 "time"))
+
+
+# -- loading on demand ------------------------------------------------------------------------------
+
+@pytest.mark.browser
+def test_a_script_that_fails_to_load_is_said_and_the_first_view_loads_only_its_own(browser, tmp_path):
+    """The page loads a subject's script when its view opens: a view whose script is missing says which file
+    and what to do (no numbers, no endless "loading"); the opening view requests index.html's files and its
+    primitive's script, nothing of the strategies."""
+    copy = tmp_path / "site"
+    shutil.copytree(SITE, copy)
+    (copy / "formulas" / "gather.js").unlink()
+    browser.get("about:blank")
+    browser.get_log("performance")      # forget the requests of the tests before
+    browser.get((copy / "index.html").as_uri())
+    _wait_ready(browser, "all_reduce__ring")
+    events = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    requested = {e["params"]["request"]["url"].rsplit("/site/", 1)[-1] for e in events
+                 if e["method"] == "Network.requestWillBeSent"}
+    assert requested == {"index.html", "style.css", "catalog.js", "numbers.js", "formulas/helpers.js", "app.js",
+                         "formulas/all_reduce.js"}, requested
+    browser.execute_script("location.hash = 'subject=gather__flat'")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.body.dataset.state") == "error")
+    error, loading = browser.execute_script(
+        "return [document.getElementById('error').textContent, document.getElementById('loading').hidden]")
+    assert error == ("could not load formulas/gather.js: open this page from its folder (docs/site/) so that "
+                     "formulas/ is beside it")
+    assert loading, "the loading line stays up after the failure"
+    browser.execute_script("location.hash = 'subject=scatter__flat'")       # another view still opens
+    _wait_ready(browser, "scatter__flat")
+    assert _read(browser)[1] == "" and _read(browser)[0]
 
 
 # -- the page's controls ----------------------------------------------------------------------------
@@ -475,7 +638,7 @@ def test_every_view_opens_on_values_eval_accepts():
     # prime L = 61 opens on p = 2 chunks of 30 and 31 layers (it used to open on "L=61 must be divisible by p=2")
     unavoidable: dict = {}
     for sub, model, hardware in _opening_cases():
-        values = site.opening_values(sub, model, hardware)
+        values = site.opening_values(sub, model, hardware, _entry(sub.ident))
         words = [f"{k}={v}" for k, v in sub.changed.items()] + [f"{k}={v}" for k, v in values.items()]
         args = SimpleNamespace(name=sub.name, assignments=words, algorithm=sub.algorithm if sub.kind == "primitive" else None,
                                dtype="bf16", backend=None, model=None, model_config=None, hardware=hardware or None)
@@ -625,7 +788,7 @@ def _families():
 
     out, seen = [], set()
     for sub in site.subjects():
-        special = sub.name == "hybrid" and site.catalog_entry(sub)["start"]
+        special = sub.name == "hybrid" and _entry(sub.ident)["start"]
         if sub.name not in seen or special:
             seen.add(sub.name)
             models = ("", "llama3-405b", "mixtral-8x7b", "deepseek-v3") if sub.name == "hybrid" else ("",)
@@ -654,7 +817,7 @@ def test_every_family_opens_without_an_error(browser):
         shown = browser.execute_script(
             "const out = {}; for (const i of document.querySelectorAll('#params input[type=text]')) "
             "out[i.id.slice(3)] = i.value; return out;")
-        want = site.opening_values(sub, model, "a100")
+        want = site.opening_values(sub, model, "a100", _entry(sub.ident))
         if error or step_error or shown != want:
             failures.append(f"{sub.ident} model={model or '-'}: error {error!r}, step {step_error!r}, "
                             f"inputs {shown} (want {want})")

@@ -104,6 +104,12 @@
     if (model && name in model && sub.kind !== "primitive") return [String(model[name]), `model ${state.model}`];
     const hw = CAT.hardware[state.hardware];
     if (hw && name === "G") return [String(hw.G), `hardware ${state.hardware}`];
+    if (hw && name === "N") {
+      // whole nodes of the chosen hardware: the start value rounded up to a multiple of its G (GB200 NVL72: 72)
+      const start = BigInt(name in sub.start ? sub.start[name] : CAT.start[name]);
+      const g = BigInt(hw.G);
+      return [String(((start + g - 1n) / g) * g), `start value in whole nodes of hardware ${state.hardware}`];
+    }
     if (name === "L_first" || name === "L_last") {
       const chunks = Number(valueText("p")[0]) * (sub.params.includes("v") ? Number(valueText("v")[0]) : 1);
       const split = openingSplit(Number(valueText("L")[0]), chunks);

@@ -1,5 +1,5 @@
 // symcomm's interactive page. A classic script (Chromium runs no ES module from file://).
-// The arithmetic is not here: it is in formulas/<owner>.js, generated from the SymPy expressions.
+// The arithmetic is not here: it is in formulas/*.js (loaded on demand), generated from the SymPy expressions.
 // This file reads the inputs, calls those functions, and draws what they return.
 (function () {
   "use strict";
@@ -41,16 +41,24 @@
     if (location.hash !== hash) history.replaceState(null, "", hash);
   }
 
-  // ---- the formulas: one script per primitive or strategy, loaded when first needed
+  // ---- the formulas: one script per primitive (all its algorithms: the chart draws them) or strategy variant,
+  // inserted as a classic script when a view first needs it (a module, or a dynamic import, would not load from file://);
+  // formulas/helpers.js, which they share, is loaded by index.html before this file
 
   const loading = new Map();
   function load(file) {
     if (!loading.has(file)) {
+      $("loading").hidden = false;
+      $("loading").textContent = `Loading ${file} …`;
       loading.set(file, new Promise((resolve, reject) => {
         const script = document.createElement("script");
         script.src = file;
         script.onload = resolve;
-        script.onerror = () => reject(new Error(`could not load ${file}`));
+        script.onerror = () => {
+          loading.delete(file);        // a later render tries again
+          script.remove();
+          reject(new Error(`could not load ${file}`));
+        };
         document.head.appendChild(script);
       }));
     }
@@ -79,6 +87,15 @@
 
   // ---- where each value comes from: typed, the model preset, the hardware preset, the page's start
 
+  /** [L_first, L_last] the page opens with: symcomm.views.site.opening_split, the same rule (the middle chunks
+   *  ⌊L/(p·v)⌋ layers each, the two ends the rest halved; one chunk: the whole model; two: L halved). */
+  function openingSplit(layers, chunks) {
+    if (!(chunks > 1)) return [layers, layers];
+    if (chunks === 2) return [Math.floor(layers / 2), layers - Math.floor(layers / 2)];
+    const ends = layers - (chunks - 2) * Math.floor(layers / chunks);
+    return [Math.floor(ends / 2), ends - Math.floor(ends / 2)];
+  }
+
   /** (text, where it comes from); the order of symcomm.views.site.opening_values, which the tests evaluate. */
   function valueText(name) {
     if (name in state.values) return [state.values[name], "typed"];
@@ -87,6 +104,17 @@
     if (model && name in model && sub.kind !== "primitive") return [String(model[name]), `model ${state.model}`];
     const hw = CAT.hardware[state.hardware];
     if (hw && name === "G") return [String(hw.G), `hardware ${state.hardware}`];
+    if (hw && name === "N") {
+      // whole nodes of the chosen hardware: the start value rounded up to a multiple of its G (GB200 NVL72: 72)
+      const start = BigInt(name in sub.start ? sub.start[name] : CAT.start[name]);
+      const g = BigInt(hw.G);
+      return [String(((start + g - 1n) / g) * g), `start value in whole nodes of hardware ${state.hardware}`];
+    }
+    if (name === "L_first" || name === "L_last") {
+      const chunks = Number(valueText("p")[0]) * (sub.params.includes("v") ? Number(valueText("v")[0]) : 1);
+      const split = openingSplit(Number(valueText("L")[0]), chunks);
+      return [String(name === "L_first" ? split[0] : split[1]), "the balanced first/last split of L over p·v chunks"];
+    }
     if (name in sub.start) return [String(sub.start[name]), `start value with ${variantLabel(sub)}`];
     return [String(CAT.start[name]), "start value"];
   }
@@ -333,7 +361,7 @@
 
   function stepUnit(q) {
     if (q in STEP_UNITS) return STEP_UNITS[q];
-    return q.startsWith("memory_") ? "bytes" : "s";
+    return q.startsWith("memory_") || q.startsWith("stage_bytes_") ? "bytes" : "s";   // stage_slot_*: seconds
   }
 
   function stepShown(q, x) {
@@ -348,7 +376,9 @@
   function stepOf(sub) {
     const hw = CAT.hardware[state.hardware];
     if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and fitted η, κ");
-    const compute = hw.compute[state.dtype];
+    // as eval: the hardware's peak at the dtype, or under an FP8 precision the bf16 peak and peak_fp8, eta_fp8
+    const precision = sub.options.precision || "bf16";
+    const compute = precision === "bf16" ? hw.compute[state.dtype] : hw.compute_precision[precision];
     if (compute.error) throw new Error(compute.error);
     const { args } = argumentsOf(sub);
     for (const name of sub.step.params) args[name] = symbolValue(sub, name, valueText(name)[0]);
@@ -472,16 +502,22 @@
 
   let renders = 0;
   let shownSubject = "";
+  let latest = 0;      // the newest render: one still waiting for its script when another starts draws nothing
 
   async function render(redrawInputs) {
+    const mine = ++latest;
     document.body.dataset.state = "loading";
     const sub = BY_IDENT.get(state.subject);
     try {
       await load(sub.file);
     } catch (err) {
+      if (mine !== latest) return;
+      $("loading").hidden = true;
       showError(`${err.message}: open this page from its folder (docs/site/) so that formulas/ is beside it`);
+      document.body.dataset.state = "error";
       return;
     }
+    if (mine !== latest) return;
     drawChoices(sub);
     if (redrawInputs || shownSubject !== sub.ident) drawInputs(sub);
     else refreshInputs(sub);
@@ -497,6 +533,8 @@
     }
     drawResults(sub, results);
     await drawStep(sub, ok);
+    if (mine !== latest) return;
+    $("loading").hidden = true;
     drawAbout(sub);
     drawFormulas(sub);
     drawChart(sub);
@@ -505,6 +543,8 @@
     document.body.dataset.renders = String(renders);
     document.body.dataset.subject = sub.ident;
     document.body.dataset.state = "ready";
+    // the first render's moment, for python -m symcomm.tools.pagespeed (a mark costs nothing when nobody reads it)
+    if (renders === 1) performance.mark("symcomm-first-render");
   }
 
   function showError(message) {

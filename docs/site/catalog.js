@@ -106,6 +106,11 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "elements",
 "integer": true
 },
+"h_q": {
+"meaning": "width of Q per token, a·head_dim, where the heads are not h/a wide (q_width=heads: Qwen3, gpt-oss)",
+"unit": "elements",
+"integer": true
+},
 "a": {
 "meaning": "attention heads",
 "unit": "heads",
@@ -166,6 +171,41 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "experts",
 "integer": true
 },
+"L_first": {
+"meaning": "transformer layers in the first of the p·v model chunks (pipeline_split=first_last)",
+"unit": "layers",
+"integer": true
+},
+"L_last": {
+"meaning": "transformer layers in the last of the p·v model chunks (pipeline_split=first_last)",
+"unit": "layers",
+"integer": true
+},
+"q_lora": {
+"meaning": "MLA query latent width (q_lora_rank; 0 = no query compression)",
+"unit": "elements",
+"integer": true
+},
+"kv_lora": {
+"meaning": "MLA joint key-value latent width (kv_lora_rank)",
+"unit": "elements",
+"integer": true
+},
+"d_nope": {
+"meaning": "MLA per-head width of Q and K without rotary embedding (qk_nope_head_dim)",
+"unit": "elements",
+"integer": true
+},
+"d_rope": {
+"meaning": "MLA per-head width of the rotary part of Q and K (qk_rope_head_dim)",
+"unit": "elements",
+"integer": true
+},
+"d_v": {
+"meaning": "MLA per-head width of V (v_head_dim)",
+"unit": "elements",
+"integer": true
+},
 "peak": {
 "meaning": "dense matmul throughput of one GPU at the run's dtype",
 "unit": "FLOP/s",
@@ -184,6 +224,21 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa": {
 "meaning": "fitted HBM passes over each activation byte (norms, softmax, dropout)",
 "unit": "ratio",
+"integer": false
+},
+"peak_fp8": {
+"meaning": "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, fp8_block)",
+"unit": "FLOP/s",
+"integer": false
+},
+"eta_fp8": {
+"meaning": "fitted share of peak_fp8 the FP8 matmuls reach at large shapes",
+"unit": "ratio",
+"integer": false
+},
+"w_half": {
+"meaning": "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its large-shape share of peak; 0 = shape-independent",
+"unit": "elements",
 "integer": false
 }
 },
@@ -207,26 +262,40 @@ globalThis.SYMCOMM_CATALOG = {
 "fp32": {
 "peak": 19500000000000.0,
 "hbm": 2039000000000.0,
-"eta": 0.715,
-"kappa": 7.25
+"eta": 0.85,
+"w_half": 266.24,
+"kappa": 7.5
 },
 "bf16": {
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
-"eta": 0.715,
-"kappa": 7.25
+"eta": 0.85,
+"w_half": 266.24,
+"kappa": 7.5
 },
 "fp16": {
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
-"eta": 0.715,
-"kappa": 7.25
+"eta": 0.85,
+"w_half": 266.24,
+"kappa": 7.5
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "precision=fp8_tensor: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"mxfp8": {
+"error": "precision=mxfp8: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"fp8_block": {
+"error": "precision=fp8_block: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
 }
 }
 },
@@ -242,29 +311,62 @@ globalThis.SYMCOMM_CATALOG = {
 "fp32": {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.885,
+"w_half": 1720.32,
+"kappa": 6.25
 },
 "bf16": {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.885,
+"w_half": 1720.32,
+"kappa": 6.25
 },
 "fp16": {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.885,
+"w_half": 1720.32,
+"kappa": 6.25
 },
 "fp8": {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.885,
+"w_half": 1720.32,
+"kappa": 6.25
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.885,
+"eta_fp8": 0.9125,
+"w_half": 1720.32,
+"kappa": 6.25,
+"peak_fp8": 1978900000000000.0
+},
+"mxfp8": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.885,
+"eta_fp8": 0.9125,
+"w_half": 1720.32,
+"kappa": 6.25,
+"peak_fp8": 1978900000000000.0
+},
+"fp8_block": {
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.885,
+"eta_fp8": 0.9125,
+"w_half": 1720.32,
+"kappa": 6.25,
+"peak_fp8": 1978900000000000.0
 }
 }
 },
@@ -284,22 +386,36 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp16": {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp8": {
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "--hardware: hardware preset 'h200' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"mxfp8": {
+"error": "--hardware: hardware preset 'h200' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_block": {
+"error": "--hardware: hardware preset 'h200' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 },
@@ -318,23 +434,55 @@ globalThis.SYMCOMM_CATALOG = {
 "bf16": {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.86,
+"w_half": 2662.4,
+"kappa": 19.25
 },
 "fp16": {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.86,
+"w_half": 2662.4,
+"kappa": 19.25
 },
 "fp8": {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.68,
-"kappa": 0.75
+"eta": 0.86,
+"w_half": 2662.4,
+"kappa": 19.25
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.86,
+"eta_fp8": 1.0,
+"w_half": 2662.4,
+"kappa": 19.25,
+"peak_fp8": 4500000000000000.0
+},
+"mxfp8": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.86,
+"eta_fp8": 1.0,
+"w_half": 2662.4,
+"kappa": 19.25,
+"peak_fp8": 4500000000000000.0
+},
+"fp8_block": {
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.86,
+"eta_fp8": 1.0,
+"w_half": 2662.4,
+"kappa": 19.25,
+"peak_fp8": 4500000000000000.0
 }
 }
 },
@@ -354,22 +502,103 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp16": {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp8": {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"mxfp8": {
+"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_block": {
+"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+}
+}
+},
+"gb200": {
+"title": "GB200 NVL72 (DGX GB200): 72 Blackwell GPUs in one NVLink 5 domain + InfiniBand NDR (ConnectX-7)",
+"alpha": 3.4e-06,
+"beta": 1.1111111111111112e-12,
+"gamma": 3.75e-13,
+"alpha_inter": 9.6e-06,
+"beta_inter": 2e-11,
+"G": 72,
+"compute": {
+"fp32": {
+"error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp8"
+},
+"bf16": {
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.8,
+"w_half": 778.24,
+"kappa": 16.75
+},
+"fp16": {
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.8,
+"w_half": 778.24,
+"kappa": 16.75
+},
+"fp8": {
+"peak": 5000000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.8,
+"w_half": 778.24,
+"kappa": 16.75
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp8"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.8,
+"eta_fp8": 0.608,
+"w_half": 778.24,
+"kappa": 16.75,
+"peak_fp8": 5000000000000000.0
+},
+"mxfp8": {
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.8,
+"eta_fp8": 0.608,
+"w_half": 778.24,
+"kappa": 16.75,
+"peak_fp8": 5000000000000000.0
+},
+"fp8_block": {
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.8,
+"eta_fp8": 0.608,
+"w_half": 778.24,
+"kappa": 16.75,
+"peak_fp8": 5000000000000000.0
 }
 }
 },
@@ -386,28 +615,43 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "bf16": {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp16": {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp8": {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8, tf32"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"mxfp8": {
+"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_block": {
+"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 },
@@ -423,26 +667,40 @@ globalThis.SYMCOMM_CATALOG = {
 "fp32": {
 "peak": 19500000000000.0,
 "hbm": 1935000000000.0,
-"eta": 0.715,
-"kappa": 7.25
+"eta": 0.85,
+"w_half": 266.24,
+"kappa": 7.5
 },
 "bf16": {
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
-"eta": 0.715,
-"kappa": 7.25
+"eta": 0.85,
+"w_half": 266.24,
+"kappa": 7.5
 },
 "fp16": {
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
-"eta": 0.715,
-"kappa": 7.25
+"eta": 0.85,
+"w_half": 266.24,
+"kappa": 7.5
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "precision=fp8_tensor: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"mxfp8": {
+"error": "precision=mxfp8: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"fp8_block": {
+"error": "precision=fp8_block: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
 }
 }
 },
@@ -459,28 +717,43 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "bf16": {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp16": {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "fp8": {
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
+"w_half": 0.0,
 "kappa": 0.75
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8, tf32"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"mxfp8": {
+"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_block": {
+"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 }
@@ -546,6 +819,42 @@ globalThis.SYMCOMM_CATALOG = {
 "V": 128256,
 "F": 53248
 },
+"llama3.1-8b": {
+"title": "Llama 3.1 8B",
+"gated": "1",
+"Phi": 8030261248,
+"h": 4096,
+"L": 32,
+"a": 32,
+"h_kv": 1024,
+"s": 8192,
+"V": 128256,
+"F": 14336
+},
+"llama3.1-70b": {
+"title": "Llama 3.1 70B",
+"gated": "1",
+"Phi": 70553706496,
+"h": 8192,
+"L": 80,
+"a": 64,
+"h_kv": 1024,
+"s": 8192,
+"V": 128256,
+"F": 28672
+},
+"llama3.1-405b": {
+"title": "Llama 3.1 405B",
+"gated": "1",
+"Phi": 405853388800,
+"h": 16384,
+"L": 126,
+"a": 128,
+"h_kv": 1024,
+"s": 8192,
+"V": 128256,
+"F": 53248
+},
 "mixtral-8x7b": {
 "title": "Mixtral 8x7B",
 "gated": "1",
@@ -580,7 +889,69 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe": 58,
 "Phi_E": 653908770816,
 "F_e": 2048,
-"E_s": 1
+"E_s": 1,
+"q_lora": 1536,
+"kv_lora": 512,
+"d_nope": 128,
+"d_rope": 64,
+"d_v": 128
+},
+"qwen3-30b-a3b": {
+"title": "Qwen3-30B-A3B",
+"gated": "1",
+"Phi": 30532110336,
+"h": 2048,
+"L": 48,
+"a": 32,
+"h_kv": 512,
+"s": 4096,
+"V": 151936,
+"F": 6144,
+"E": 128,
+"k": 8,
+"L_moe": 48,
+"Phi_E": 28991029248,
+"F_e": 768,
+"E_s": 0,
+"h_q": 4096
+},
+"qwen3-235b-a22b": {
+"title": "Qwen3-235B-A22B",
+"gated": "1",
+"Phi": 235093610496,
+"h": 4096,
+"L": 94,
+"a": 64,
+"h_kv": 512,
+"s": 4096,
+"V": 151936,
+"F": 12288,
+"E": 128,
+"k": 8,
+"L_moe": 94,
+"Phi_E": 227096395776,
+"F_e": 1536,
+"E_s": 0,
+"h_q": 8192
+},
+"gpt-oss-120b": {
+"title": "gpt-oss-120b",
+"gated": "1",
+"Phi": 116789048640,
+"h": 2880,
+"L": 36,
+"a": 64,
+"h_kv": 512,
+"s": 4096,
+"V": 201088,
+"F": 2880,
+"E": 128,
+"k": 4,
+"L_moe": 36,
+"Phi_E": 114661785600,
+"F_e": 2880,
+"E_s": 0,
+"h_q": 4096
 }
 },
 "units": {
@@ -622,7 +993,12 @@ globalThis.SYMCOMM_CATALOG = {
 "V": 32000,
 "F": 11008,
 "F_e": 14336,
-"E_s": 0
+"E_s": 0,
+"q_lora": 1536,
+"kv_lora": 512,
+"d_nope": 128,
+"d_rope": 64,
+"d_v": 128
 },
 "max_value": "1267650600228229401496703205376",
 "subjects": [
@@ -754,84 +1130,6 @@ globalThis.SYMCOMM_CATALOG = {
 "N a power of two",
 "M a multiple of N"
 ],
-"params": [
-"N",
-"M"
-],
-"times": [
-"alpha",
-"beta"
-],
-"least": {
-"N": 2,
-"M": 1
-},
-"start": {},
-"two_level": false,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"time"
-],
-"file": "formulas/broadcast.js"
-},
-{
-"ident": "broadcast__ring",
-"kind": "primitive",
-"owner": "broadcast",
-"algorithm": "ring",
-"options": {},
-"changed": {},
-"title": "Broadcast, ring",
-"summary": "pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk as soon as it has it; N + C − 2 rounds of M/C",
-"source": "NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [
-"M a multiple of C"
-],
-"params": [
-"N",
-"M",
-"C"
-],
-"times": [
-"alpha",
-"beta"
-],
-"least": {
-"N": 2,
-"M": 1,
-"C": 1
-},
-"start": {},
-"two_level": false,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"time"
-],
-"file": "formulas/broadcast.js"
-},
-{
-"ident": "broadcast__binomial_any",
-"kind": "primitive",
-"owner": "broadcast",
-"algorithm": "binomial_any",
-"options": {},
-"changed": {},
-"title": "Broadcast, binomial any",
-"summary": "binomial tree for any N, low bit first: in round i every holder v < 2^i sends the whole buffer to v + 2^i (if that rank exists)",
-"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [],
 "params": [
 "N",
 "M"
@@ -1171,128 +1469,6 @@ globalThis.SYMCOMM_CATALOG = {
 "file": "formulas/reduce.js"
 },
 {
-"ident": "reduce__ring",
-"kind": "primitive",
-"owner": "reduce",
-"algorithm": "ring",
-"options": {},
-"changed": {},
-"title": "Reduce, ring",
-"summary": "pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it receives and forwards it; N + C − 2 rounds of M/C",
-"source": "NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [
-"M a multiple of C"
-],
-"params": [
-"N",
-"M",
-"C"
-],
-"times": [
-"alpha",
-"beta",
-"gamma"
-],
-"least": {
-"N": 2,
-"M": 1,
-"C": 1
-},
-"start": {},
-"two_level": false,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"time"
-],
-"file": "formulas/reduce.js"
-},
-{
-"ident": "reduce__ring_segmented",
-"kind": "primitive",
-"owner": "reduce",
-"algorithm": "ring_segmented",
-"options": {},
-"changed": {},
-"title": "Reduce, ring segmented",
-"summary": "gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = ⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in each every rank passes one segment to rank − 1, which adds its own input to it (empty segments are not sent); then every rank sends the part of its chunk inside the buffer to the root. The ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
-"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [],
-"params": [
-"N",
-"M",
-"K"
-],
-"times": [
-"alpha",
-"beta",
-"gamma"
-],
-"least": {
-"N": 2,
-"M": 1,
-"K": 1
-},
-"start": {},
-"two_level": false,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"time"
-],
-"file": "formulas/reduce.js"
-},
-{
-"ident": "reduce__ring_gather",
-"kind": "primitive",
-"owner": "reduce",
-"algorithm": "ring_gather",
-"options": {},
-"changed": {},
-"title": "Reduce, ring gather",
-"summary": "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
-"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [
-"M a multiple of N"
-],
-"params": [
-"N",
-"M"
-],
-"times": [
-"alpha",
-"beta",
-"gamma"
-],
-"least": {
-"N": 2,
-"M": 1
-},
-"start": {},
-"two_level": false,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"time"
-],
-"file": "formulas/reduce.js"
-},
-{
 "ident": "all_gather__ring",
 "kind": "primitive",
 "owner": "all_gather",
@@ -1450,52 +1626,6 @@ globalThis.SYMCOMM_CATALOG = {
 "file": "formulas/all_gather.js"
 },
 {
-"ident": "all_gather__hierarchical",
-"kind": "primitive",
-"owner": "all_gather",
-"algorithm": "hierarchical",
-"options": {},
-"changed": {},
-"title": "All-Gather, hierarchical",
-"summary": "ring all-gather across the N/G nodes among ranks of the same local index (M/G each), then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
-"source": "two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [
-"N a multiple of G",
-"M a multiple of N"
-],
-"params": [
-"N",
-"M",
-"G"
-],
-"times": [
-"alpha",
-"beta",
-"alpha_inter",
-"beta_inter"
-],
-"least": {
-"N": 2,
-"M": 1,
-"G": 1
-},
-"start": {},
-"two_level": true,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"alpha_inter",
-"beta_inter",
-"time"
-],
-"file": "formulas/all_gather.js"
-},
-{
 "ident": "reduce_scatter__ring",
 "kind": "primitive",
 "owner": "reduce_scatter",
@@ -1612,53 +1742,6 @@ globalThis.SYMCOMM_CATALOG = {
 "alpha",
 "beta",
 "gamma",
-"time"
-],
-"file": "formulas/reduce_scatter.js"
-},
-{
-"ident": "reduce_scatter__hierarchical",
-"kind": "primitive",
-"owner": "reduce_scatter",
-"algorithm": "hierarchical",
-"options": {},
-"changed": {},
-"title": "Reduce-Scatter, hierarchical",
-"summary": "ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the M/G partial sums across the N/G nodes",
-"source": "two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"requires": [
-"N a multiple of G",
-"M a multiple of N"
-],
-"params": [
-"N",
-"M",
-"G"
-],
-"times": [
-"alpha",
-"beta",
-"gamma",
-"alpha_inter",
-"beta_inter"
-],
-"least": {
-"N": 2,
-"M": 1,
-"G": 1
-},
-"start": {},
-"two_level": true,
-"quantities": [
-"send",
-"recv",
-"total",
-"alpha",
-"beta",
-"gamma",
-"alpha_inter",
-"beta_inter",
 "time"
 ],
 "file": "formulas/reduce_scatter.js"
@@ -2025,6 +2108,99 @@ globalThis.SYMCOMM_CATALOG = {
 "file": "formulas/all_reduce.js"
 },
 {
+"ident": "all_gather__hierarchical",
+"kind": "primitive",
+"owner": "all_gather",
+"algorithm": "hierarchical",
+"options": {},
+"changed": {},
+"title": "All-Gather, hierarchical",
+"summary": "ring all-gather across the N/G nodes among ranks of the same local index (M/G each), then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
+"source": "two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [
+"N a multiple of G",
+"M a multiple of N"
+],
+"params": [
+"N",
+"M",
+"G"
+],
+"times": [
+"alpha",
+"beta",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"N": 2,
+"M": 1,
+"G": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time"
+],
+"file": "formulas/all_gather.js"
+},
+{
+"ident": "reduce_scatter__hierarchical",
+"kind": "primitive",
+"owner": "reduce_scatter",
+"algorithm": "hierarchical",
+"options": {},
+"changed": {},
+"title": "Reduce-Scatter, hierarchical",
+"summary": "ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the M/G partial sums across the N/G nodes",
+"source": "two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [
+"N a multiple of G",
+"M a multiple of N"
+],
+"params": [
+"N",
+"M",
+"G"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"N": 2,
+"M": 1,
+"G": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time"
+],
+"file": "formulas/reduce_scatter.js"
+},
+{
 "ident": "all_to_all__pairwise",
 "kind": "primitive",
 "owner": "all_to_all",
@@ -2141,6 +2317,206 @@ globalThis.SYMCOMM_CATALOG = {
 "file": "formulas/send_recv.js"
 },
 {
+"ident": "broadcast__ring",
+"kind": "primitive",
+"owner": "broadcast",
+"algorithm": "ring",
+"options": {},
+"changed": {},
+"title": "Broadcast, ring",
+"summary": "pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk as soon as it has it; N + C − 2 rounds of M/C",
+"source": "NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [
+"M a multiple of C"
+],
+"params": [
+"N",
+"M",
+"C"
+],
+"times": [
+"alpha",
+"beta"
+],
+"least": {
+"N": 2,
+"M": 1,
+"C": 1
+},
+"start": {},
+"two_level": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/broadcast.js"
+},
+{
+"ident": "reduce__ring",
+"kind": "primitive",
+"owner": "reduce",
+"algorithm": "ring",
+"options": {},
+"changed": {},
+"title": "Reduce, ring",
+"summary": "pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it receives and forwards it; N + C − 2 rounds of M/C",
+"source": "NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [
+"M a multiple of C"
+],
+"params": [
+"N",
+"M",
+"C"
+],
+"times": [
+"alpha",
+"beta",
+"gamma"
+],
+"least": {
+"N": 2,
+"M": 1,
+"C": 1
+},
+"start": {},
+"two_level": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/reduce.js"
+},
+{
+"ident": "broadcast__binomial_any",
+"kind": "primitive",
+"owner": "broadcast",
+"algorithm": "binomial_any",
+"options": {},
+"changed": {},
+"title": "Broadcast, binomial any",
+"summary": "binomial tree for any N, low bit first: in round i every holder v < 2^i sends the whole buffer to v + 2^i (if that rank exists)",
+"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"N",
+"M"
+],
+"times": [
+"alpha",
+"beta"
+],
+"least": {
+"N": 2,
+"M": 1
+},
+"start": {},
+"two_level": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/broadcast.js"
+},
+{
+"ident": "reduce__ring_segmented",
+"kind": "primitive",
+"owner": "reduce",
+"algorithm": "ring_segmented",
+"options": {},
+"changed": {},
+"title": "Reduce, ring segmented",
+"summary": "gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = ⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in each every rank passes one segment to rank − 1, which adds its own input to it (empty segments are not sent); then every rank sends the part of its chunk inside the buffer to the root. The ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
+"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"N",
+"M",
+"K"
+],
+"times": [
+"alpha",
+"beta",
+"gamma"
+],
+"least": {
+"N": 2,
+"M": 1,
+"K": 1
+},
+"start": {},
+"two_level": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/reduce.js"
+},
+{
+"ident": "reduce__ring_gather",
+"kind": "primitive",
+"owner": "reduce",
+"algorithm": "ring_gather",
+"options": {},
+"changed": {},
+"title": "Reduce, ring gather",
+"summary": "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
+"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"requires": [
+"M a multiple of N"
+],
+"params": [
+"N",
+"M"
+],
+"times": [
+"alpha",
+"beta",
+"gamma"
+],
+"least": {
+"N": 2,
+"M": 1
+},
+"start": {},
+"two_level": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/reduce.js"
+},
+{
 "ident": "dp",
 "kind": "strategy",
 "owner": "dp",
@@ -2220,7 +2596,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_flat.js"
 },
 {
 "ident": "dp__algorithm_binomial_tree",
@@ -2262,7 +2638,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_binomial_tree.js"
 },
 {
 "ident": "dp__algorithm_recursive_doubling",
@@ -2304,7 +2680,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_recursive_doubling.js"
 },
 {
 "ident": "dp__algorithm_recursive_doubling_fold",
@@ -2346,7 +2722,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_recursive_doubling_fold.js"
 },
 {
 "ident": "dp__algorithm_rabenseifner",
@@ -2388,7 +2764,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_rabenseifner.js"
 },
 {
 "ident": "dp__algorithm_rabenseifner_fold",
@@ -2430,7 +2806,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_rabenseifner_fold.js"
 },
 {
 "ident": "dp__algorithm_in_network",
@@ -2471,7 +2847,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_in_network.js"
 },
 {
 "ident": "dp__algorithm_hierarchical",
@@ -2519,7 +2895,7 @@ globalThis.SYMCOMM_CATALOG = {
 "beta_inter",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_hierarchical.js"
 },
 {
 "ident": "dp__algorithm_naive",
@@ -2561,7 +2937,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/dp.js"
+"file": "formulas/dp__algorithm_naive.js"
 },
 {
 "ident": "zero1",
@@ -2685,7 +3061,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/zero2.js"
+"file": "formulas/zero2__micro_batches_m.js"
 },
 {
 "ident": "zero2__grad_reduce_per_step",
@@ -2728,7 +3104,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/zero2.js"
+"file": "formulas/zero2__grad_reduce_per_step.js"
 },
 {
 "ident": "zero3",
@@ -2816,7 +3192,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/zero3.js"
+"file": "formulas/zero3__micro_batches_m.js"
 },
 {
 "ident": "zero3__grad_reduce_per_step",
@@ -2860,7 +3236,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/zero3.js"
+"file": "formulas/zero3__grad_reduce_per_step.js"
 },
 {
 "ident": "zero3__reshard_after_forward_0",
@@ -2904,7 +3280,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/zero3.js"
+"file": "formulas/zero3__reshard_after_forward_0.js"
 },
 {
 "ident": "hsdp",
@@ -3044,7 +3420,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_flat.js"
 },
 {
 "ident": "tp__algorithm_binomial_tree",
@@ -3093,7 +3469,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_binomial_tree.js"
 },
 {
 "ident": "tp__algorithm_recursive_doubling",
@@ -3142,7 +3518,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_recursive_doubling.js"
 },
 {
 "ident": "tp__algorithm_recursive_doubling_fold",
@@ -3191,7 +3567,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_recursive_doubling_fold.js"
 },
 {
 "ident": "tp__algorithm_rabenseifner",
@@ -3240,7 +3616,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_rabenseifner.js"
 },
 {
 "ident": "tp__algorithm_rabenseifner_fold",
@@ -3289,7 +3665,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_rabenseifner_fold.js"
 },
 {
 "ident": "tp__algorithm_in_network",
@@ -3337,7 +3713,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_in_network.js"
 },
 {
 "ident": "tp__algorithm_hierarchical",
@@ -3392,7 +3768,7 @@ globalThis.SYMCOMM_CATALOG = {
 "beta_inter",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__algorithm_hierarchical.js"
 },
 {
 "ident": "tp__recompute_selective",
@@ -3441,7 +3817,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__recompute_selective.js"
 },
 {
 "ident": "tp__recompute_full",
@@ -3490,7 +3866,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/tp.js"
+"file": "formulas/tp__recompute_full.js"
 },
 {
 "ident": "sp",
@@ -3586,7 +3962,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/sp.js"
+"file": "formulas/sp__recompute_selective.js"
 },
 {
 "ident": "sp__recompute_full",
@@ -3635,7 +4011,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/sp.js"
+"file": "formulas/sp__recompute_full.js"
 },
 {
 "ident": "sp__sp_regather_1",
@@ -3684,7 +4060,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/sp.js"
+"file": "formulas/sp__sp_regather_1.js"
 },
 {
 "ident": "pp",
@@ -3780,7 +4156,7 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "micro_batches_in_flight"
 ],
-"file": "formulas/pp.js"
+"file": "formulas/pp__schedule_gpipe.js"
 },
 {
 "ident": "pp__schedule_interleaved",
@@ -3831,7 +4207,7 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "micro_batches_in_flight"
 ],
-"file": "formulas/pp.js"
+"file": "formulas/pp__schedule_interleaved.js"
 },
 {
 "ident": "ep",
@@ -3929,7 +4305,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/ep.js"
+"file": "formulas/ep__algorithm_bruck.js"
 },
 {
 "ident": "ep__capacity_padded",
@@ -3980,7 +4356,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/ep.js"
+"file": "formulas/ep__capacity_padded.js"
 },
 {
 "ident": "cp_ulysses",
@@ -4074,7 +4450,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/cp_ulysses.js"
+"file": "formulas/cp_ulysses__gqa_1.js"
 },
 {
 "ident": "cp_ring",
@@ -4170,7 +4546,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/cp_ring.js"
+"file": "formulas/cp_ring__gqa_1.js"
 },
 {
 "ident": "cp_ring__backward_ring_flash_attn",
@@ -4219,7 +4595,7 @@ globalThis.SYMCOMM_CATALOG = {
 "gamma",
 "time"
 ],
-"file": "formulas/cp_ring.js"
+"file": "formulas/cp_ring__backward_ring_flash_attn.js"
 },
 {
 "ident": "hybrid",
@@ -4236,18 +4612,23 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -4302,7 +4683,6 @@ globalThis.SYMCOMM_CATALOG = {
 ],
 "file": "formulas/hybrid.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -4312,7 +4692,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -4339,8 +4722,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -4358,12 +4743,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "zero": "0"
@@ -4371,7 +4761,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (zero=0)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -4424,9 +4814,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__zero_0.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -4436,7 +4825,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -4464,7 +4856,8 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_optimizer",
 "memory_activations",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__zero_0__step.js"
 }
 },
 {
@@ -4482,12 +4875,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "framework": "deepspeed"
@@ -4495,7 +4893,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (framework=deepspeed)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -4548,9 +4946,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__framework_deepspeed.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -4560,7 +4957,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -4587,8 +4987,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__framework_deepspeed__step.js"
 }
 },
 {
@@ -4606,12 +5008,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -4619,7 +5026,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (grad_reduce=per_step)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -4672,9 +5079,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__grad_reduce_per_step.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -4684,7 +5090,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -4711,8 +5120,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__grad_reduce_per_step__step.js"
 }
 },
 {
@@ -4730,12 +5141,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "grad_reduce": "per_micro_batch"
@@ -4743,7 +5159,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (grad_reduce=per_micro_batch)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -4796,9 +5212,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__grad_reduce_per_micro_batch.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -4808,7 +5223,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -4835,8 +5253,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__grad_reduce_per_micro_batch__step.js"
 }
 },
 {
@@ -4854,12 +5274,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "grad_dtype": "fp32"
@@ -4867,7 +5292,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (grad_dtype=fp32)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -4920,9 +5345,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__grad_dtype_fp32.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -4932,7 +5356,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -4959,8 +5386,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__grad_dtype_fp32__step.js"
 }
 },
 {
@@ -4978,12 +5407,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "grad_dtype": "same"
@@ -4991,7 +5425,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (grad_dtype=same)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5044,9 +5478,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__grad_dtype_same.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5056,7 +5489,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5083,8 +5519,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__grad_dtype_same__step.js"
 }
 },
 {
@@ -5102,12 +5540,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "reshard_after_forward": "0"
@@ -5115,7 +5558,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (reshard_after_forward=0)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5168,9 +5611,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__reshard_after_forward_0.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5180,7 +5622,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5207,8 +5652,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__reshard_after_forward_0__step.js"
 }
 },
 {
@@ -5226,12 +5673,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "reshard_after_forward": "1"
@@ -5239,7 +5691,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (reshard_after_forward=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5292,9 +5744,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__reshard_after_forward_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5304,7 +5755,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5331,8 +5785,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__reshard_after_forward_1__step.js"
 }
 },
 {
@@ -5350,12 +5806,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "sp": "1"
@@ -5363,7 +5824,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (sp=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5416,9 +5877,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__sp_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5428,7 +5888,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5455,8 +5918,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__sp_1__step.js"
 }
 },
 {
@@ -5474,12 +5939,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "0",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "sp_regather": "0"
@@ -5487,7 +5957,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (sp_regather=0)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5540,9 +6010,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__sp_regather_0.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5552,7 +6021,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5579,8 +6051,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__sp_regather_0__step.js"
 }
 },
 {
@@ -5598,12 +6072,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "1",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "sp_regather": "1"
@@ -5611,7 +6090,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (sp_regather=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5664,9 +6143,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__sp_regather_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5676,7 +6154,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5703,8 +6184,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__sp_regather_1__step.js"
 }
 },
 {
@@ -5722,12 +6205,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "selective",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "recompute": "selective"
@@ -5735,7 +6223,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (recompute=selective)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5788,9 +6276,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__recompute_selective.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5800,7 +6287,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5827,8 +6317,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__recompute_selective__step.js"
 }
 },
 {
@@ -5846,12 +6338,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "full",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "recompute": "full"
@@ -5859,7 +6356,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (recompute=full)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5912,9 +6409,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__recompute_full.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -5924,7 +6420,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -5951,8 +6450,11 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_recompute",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__recompute_full__step.js"
 }
 },
 {
@@ -5970,12 +6472,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "gpipe",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "schedule": "gpipe"
@@ -5983,7 +6490,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (schedule=gpipe)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6036,9 +6543,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__schedule_gpipe.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -6048,7 +6554,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6075,12 +6584,14 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__schedule_gpipe__step.js"
 }
 },
 {
-"ident": "hybrid__schedule_interleaved",
+"ident": "hybrid__schedule_interleaved__pipeline_split_first_last",
 "kind": "strategy",
 "owner": "hybrid",
 "algorithm": "",
@@ -6094,20 +6605,26 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "interleaved",
+"pipeline_split": "first_last",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
-"schedule": "interleaved"
+"schedule": "interleaved",
+"pipeline_split": "first_last"
 },
-"title": "Hybrid layout (d, t, p, c, e) (schedule=interleaved)",
+"title": "Hybrid layout (d, t, p, c, e) (schedule=interleaved) (pipeline_split=first_last)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6121,7 +6638,9 @@ globalThis.SYMCOMM_CATALOG = {
 "d",
 "t",
 "p",
-"c"
+"c",
+"L_first",
+"L_last"
 ],
 "times": [
 "alpha",
@@ -6143,6 +6662,8 @@ globalThis.SYMCOMM_CATALOG = {
 "t": 1,
 "p": 1,
 "c": 1,
+"L_first": 0,
+"L_last": 0,
 "h_kv": 1,
 "V": 1,
 "F": 1
@@ -6162,11 +6683,13 @@ globalThis.SYMCOMM_CATALOG = {
 "beta_inter",
 "time",
 "bubble_fraction",
-"gpus"
+"gpus",
+"layers_first_stage",
+"layers_middle_stage",
+"layers_last_stage"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__schedule_interleaved__pipeline_split_first_last.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -6176,7 +6699,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6199,12 +6725,188 @@ globalThis.SYMCOMM_CATALOG = {
 "exposed_comm_time_cp",
 "exposed_comm_time_pp",
 "exposed_comm_time_dp",
-"memory_weights",
-"memory_gradients",
-"memory_optimizer",
-"memory_activations",
+"stage_slot_first",
+"stage_bytes_first",
+"stage_bytes_weights_first",
+"stage_bytes_gradients_first",
+"stage_bytes_optimizer_first",
+"stage_bytes_activations_first",
+"stage_bytes_dp_buckets_first",
+"stage_slot_middle",
+"stage_bytes_middle",
+"stage_bytes_weights_middle",
+"stage_bytes_gradients_middle",
+"stage_bytes_optimizer_middle",
+"stage_bytes_activations_middle",
+"stage_bytes_dp_buckets_middle",
+"stage_slot_last",
+"stage_bytes_last",
+"stage_bytes_weights_last",
+"stage_bytes_gradients_last",
+"stage_bytes_optimizer_last",
+"stage_bytes_activations_last",
+"stage_bytes_dp_buckets_last",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__schedule_interleaved__pipeline_split_first_last__step.js"
+}
+},
+{
+"ident": "hybrid__pipeline_split_first_last",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "first_last",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
+},
+"changed": {
+"pipeline_split": "first_last"
+},
+"title": "Hybrid layout (d, t, p, c, e) (pipeline_split=first_last)",
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c",
+"L_first",
+"L_last"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"L_first": 0,
+"L_last": 0,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {
+"p": 2
+},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus",
+"layers_first_stage",
+"layers_middle_stage",
+"layers_last_stage"
+],
+"file": "formulas/hybrid__pipeline_split_first_last.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"stage_slot_first",
+"stage_bytes_first",
+"stage_bytes_weights_first",
+"stage_bytes_gradients_first",
+"stage_bytes_optimizer_first",
+"stage_bytes_activations_first",
+"stage_bytes_dp_buckets_first",
+"stage_slot_middle",
+"stage_bytes_middle",
+"stage_bytes_weights_middle",
+"stage_bytes_gradients_middle",
+"stage_bytes_optimizer_middle",
+"stage_bytes_activations_middle",
+"stage_bytes_dp_buckets_middle",
+"stage_slot_last",
+"stage_bytes_last",
+"stage_bytes_weights_last",
+"stage_bytes_gradients_last",
+"stage_bytes_optimizer_last",
+"stage_bytes_activations_last",
+"stage_bytes_dp_buckets_last",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__pipeline_split_first_last__step.js"
 }
 },
 {
@@ -6222,12 +6924,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "1",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "scatter_gather": "1"
@@ -6235,7 +6942,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (scatter_gather=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6288,9 +6995,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__scatter_gather_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -6300,7 +7006,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6327,8 +7036,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__scatter_gather_1__step.js"
 }
 },
 {
@@ -6346,12 +7057,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ulysses",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "cp": "ulysses"
@@ -6359,7 +7075,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (cp=ulysses)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6412,9 +7128,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__cp_ulysses.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -6424,7 +7139,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6451,8 +7169,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__cp_ulysses__step.js"
 }
 },
 {
@@ -6470,12 +7190,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring_flash_attn",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "cp": "ring_flash_attn"
@@ -6483,7 +7208,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (cp=ring_flash_attn)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6536,9 +7261,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__cp_ring_flash_attn.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -6548,7 +7272,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6575,8 +7302,10 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__cp_ring_flash_attn__step.js"
 }
 },
 {
@@ -6594,12 +7323,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "1",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "gqa": "1"
@@ -6607,7 +7341,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (gqa=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6661,9 +7395,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__gqa_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "V",
 "F"
@@ -6672,7 +7405,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6699,8 +7435,153 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__gqa_1__step.js"
+}
+},
+{
+"ident": "hybrid__attention_mla",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mla",
+"moe": "0",
+"expert_tp": "tp",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
+},
+"changed": {
+"attention": "mla"
+},
+"title": "Hybrid layout (d, t, p, c, e) (attention=mla)",
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"a",
+"d",
+"t",
+"p",
+"c",
+"d_nope",
+"d_rope",
+"d_v"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"a": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"d_nope": 1,
+"d_rope": 1,
+"d_v": 1,
+"V": 1,
+"F": 1,
+"q_lora": 0,
+"kv_lora": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__attention_mla.js",
+"step": {
+"params": [
+"V",
+"F",
+"q_lora",
+"kv_lora"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__attention_mla__step.js"
 }
 },
 {
@@ -6718,12 +7599,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "1",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "moe": "1"
@@ -6731,7 +7617,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (moe=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6773,6 +7659,7 @@ globalThis.SYMCOMM_CATALOG = {
 "e": 1,
 "L_moe": 1,
 "Phi_E": 1,
+"E": 1,
 "h_kv": 1,
 "V": 1,
 "F": 1,
@@ -6796,10 +7683,10 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__moe_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
+"E",
 "h_kv",
 "V",
 "F",
@@ -6810,7 +7697,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6839,8 +7729,143 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__moe_1__step.js"
+}
+},
+{
+"ident": "hybrid__expert_tp_1",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "1",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
+},
+"changed": {
+"expert_tp": "1"
+},
+"title": "Hybrid layout (d, t, p, c, e) (expert_tp=1)",
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__expert_tp_1.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__expert_tp_1__step.js"
 }
 },
 {
@@ -6858,12 +7883,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "1",
-"tied": "0"
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "embeddings": "1"
@@ -6871,7 +7901,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (embeddings=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6925,9 +7955,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__embeddings_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "F"
@@ -6936,7 +7965,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -6963,8 +7995,11 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_logits",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__embeddings_1__step.js"
 }
 },
 {
@@ -6982,12 +8017,17 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "framework",
 "recompute": "none",
 "schedule": "1f1b",
+"pipeline_split": "even",
 "scatter_gather": "0",
 "cp": "ring",
 "gqa": "0",
+"attention": "mha",
 "moe": "0",
+"expert_tp": "tp",
 "embeddings": "0",
-"tied": "1"
+"tied": "1",
+"fp8_param_gather": "0",
+"precision": "bf16"
 },
 "changed": {
 "tied": "1"
@@ -6995,7 +8035,7 @@ globalThis.SYMCOMM_CATALOG = {
 "title": "Hybrid layout (d, t, p, c, e) (tied=1)",
 "summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
 "source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; in bytes of B_e bytes per element",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7048,9 +8088,8 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction",
 "gpus"
 ],
-"file": "formulas/hybrid.js",
+"file": "formulas/hybrid__tied_1.js",
 "step": {
-"file": "formulas/hybrid_step.js",
 "params": [
 "h_kv",
 "V",
@@ -7060,7 +8099,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak",
 "eta",
 "hbm",
-"kappa"
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
 ],
 "quantities": [
 "step_time",
@@ -7087,8 +8129,409 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_dp_buckets",
 "bubble_fraction_of_step"
-]
+],
+"file": "formulas/hybrid__tied_1__step.js"
+}
+},
+{
+"ident": "hybrid__precision_fp8_tensor",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "fp8_tensor"
+},
+"changed": {
+"precision": "fp8_tensor"
+},
+"title": "Hybrid layout (d, t, p, c, e) (precision=fp8_tensor)",
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__precision_fp8_tensor.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__precision_fp8_tensor__step.js"
+}
+},
+{
+"ident": "hybrid__precision_mxfp8",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "mxfp8"
+},
+"changed": {
+"precision": "mxfp8"
+},
+"title": "Hybrid layout (d, t, p, c, e) (precision=mxfp8)",
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__precision_mxfp8.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__precision_mxfp8__step.js"
+}
+},
+{
+"ident": "hybrid__precision_fp8_block",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "fp8_block"
+},
+"changed": {
+"precision": "fp8_block"
+},
+"title": "Hybrid layout (d, t, p, c, e) (precision=fp8_block)",
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G; the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__precision_fp8_block.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__precision_fp8_block__step.js"
 }
 }
 ],

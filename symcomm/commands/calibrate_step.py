@@ -71,7 +71,12 @@ def cmd_calibrate_step(args) -> int:
         raise InputError(str(err)) from None
     runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
     constants = {name: value for name, value in base.step_time}
-    found = fit(runs, constants)
+    hold = tuple(args.hold or ())
+    for name in hold:
+        if name not in constants:
+            raise InputError(f"--hold {name}: choose a constant the base hardware gives "
+                             f"({', '.join(sorted(constants)) or 'none'})")
+    found = fit(runs, constants, hold=hold)
     payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
     for key in ("source", "framework"):           # the runs' own labels, when they give them
         if any(getattr(run, key) for run in runs):
@@ -103,4 +108,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--name", help="name of the written hardware (default: BASE-calibrated)")
     p.add_argument("-o", "--output", help="write a hardware file (JSON) usable as --hardware FILE")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+    p.add_argument("--hold", action="append", metavar="CONSTANT",
+                   help="keep this fitted constant at the base hardware's value (repeatable): for runs too few or too "
+                        "alike to determine it, e.g. --hold w_half")
     p.set_defaults(run=cmd_calibrate_step)

@@ -47,6 +47,9 @@ def test_kernels_equal_the_step_model(name):
     req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
     layouts = enumerate_layouts(req)
     values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in kernelbuild.LAYOUT}}
+    # the first/last-split combinations read L_first, L_last: the even split's (L/(p·v) layers in every chunk)
+    chunks = values["p"] * values["v"]
+    values.update(L_first=values["L"] / chunks, L_last=values["L"] / chunks)
     kind = (req.model.family != "gpt", bool(req.model.tied), bool(req.model.moe))   # (gated, tied, moe)
     checked = 0
     for options in codegen.combinations(kind)[::5]:

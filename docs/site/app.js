@@ -104,11 +104,14 @@
     if (model && name in model && sub.kind !== "primitive") return [String(model[name]), `model ${state.model}`];
     const hw = CAT.hardware[state.hardware];
     if (hw && name === "G") return [String(hw.G), `hardware ${state.hardware}`];
-    if (hw && name === "N") {
-      // whole nodes of the chosen hardware: the start value rounded up to a multiple of its G (GB200 NVL72: 72)
-      const start = BigInt(name in sub.start ? sub.start[name] : CAT.start[name]);
+    if (hw && sub.two_level && (name === "N" || name === "M")) {
+      // a two-level form runs on whole nodes: N the start value rounded up to a multiple of G (GB200 NVL72: 72),
+      // M to a multiple of that N
+      const startOf = (key) => BigInt(key in sub.start ? sub.start[key] : CAT.start[key]);
       const g = BigInt(hw.G);
-      return [String(((start + g - 1n) / g) * g), `start value in whole nodes of hardware ${state.hardware}`];
+      const n = ((startOf("N") + g - 1n) / g) * g;
+      const value = name === "N" ? n : ((startOf("M") + n - 1n) / n) * n;
+      return [String(value), `start value in whole nodes of hardware ${state.hardware}`];
     }
     if (name === "L_first" || name === "L_last") {
       const chunks = Number(valueText("p")[0]) * (sub.params.includes("v") ? Number(valueText("v")[0]) : 1);

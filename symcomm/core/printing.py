@@ -194,15 +194,15 @@ _CJK_GROUP = re.compile(r"\s*[（(][^)）]*[\u2e80-\u9fff][^)）]*[)）]")
 _CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
 
 
-# with breaks=True a line may break after _ and /: file paths and identifiers
-# (src/mpi/coll/bcast/bcast_intra_binomial.c) are words too long for a line
-_TEX_BREAKS = {"_": r"\_\allowbreak{}", "/": r"/\allowbreak{}"}
+# with breaks=True a line may break after _, /, - and +: file paths and identifiers
+# (src/mpi/coll/bcast/bcast_intra_binomial.c, bridge-25.11-h100-llama3-70b-fp8cs) are words too long for a line
+_TEX_BREAKS = {"_": r"\_\allowbreak{}", "/": r"/\allowbreak{}", "-": r"-\allowbreak{}", "+": r"+\allowbreak{}"}
 
 
 def tex_text(text: str, breaks: bool = False) -> str:
     """Prose for pdflatex: specials escaped, known symbols mapped, CJK dropped (the
     source article's title in Chinese has no glyphs in pdflatex; the English citation stays).
-    ``breaks=True`` lets a line break after ``_`` and ``/`` (long paths and names)."""
+    ``breaks=True`` lets a line break after ``_``, ``/``, ``-`` and ``+`` (long paths and names)."""
     text = _CJK.sub("", _CJK_GROUP.sub("", str(text)))
     out = []
     for ch in text:

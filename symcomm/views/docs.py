@@ -169,9 +169,21 @@ def cell(value) -> dict:
     return {"math": False, "text": str(value)}
 
 
+#: a text column whose widest cell is longer than this (characters) wraps in the LaTeX document
+WRAP_AT = 40
+
+
 def table_context(table) -> dict:
+    rows = [[cell(v) for v in row] for row in table.rows]
+    # the LaTeX column types: l, or a wrapping column for long prose and identifiers (its share of the line by
+    # how many such columns there are), so a table stays within the page
+    widest = [max([len(table.columns[i])] + [len(r[i]["text"]) for r in rows if not r[i]["math"]])
+              for i in range(len(table.columns))]
+    wide = [w > WRAP_AT for w in widest]
+    share = 0.5 / max(1, sum(wide))
+    spec = "".join(f">{{\\raggedright\\arraybackslash}}p{{{share:.2f}\\linewidth}}" if w else "l" for w in wide)
     return {"title": table.title, "columns": list(table.columns), "caption": table.caption,
-            "source": table.source, "rows": [[cell(v) for v in row] for row in table.rows]}
+            "source": table.source, "rows": rows, "latex_columns": spec}
 
 
 def chapter_context(chapter: Chapter, proofs: dict | None = None) -> dict:

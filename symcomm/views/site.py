@@ -71,8 +71,8 @@ def start_values(sub) -> dict[str, int]:
 
 def opening_values(sub, model: str = "", hardware: str = "", entry: dict | None = None) -> dict[str, str]:
     """The text of every input of a subject's view as the page opens it with these presets chosen
-    (nothing typed): a model preset's value, else the hardware's GPUs per node for G (and N in whole nodes of
-    them), else the start
+    (nothing typed): a model preset's value, else the hardware's GPUs per node for G (and for a two-level
+    form N in whole nodes of them, M a multiple of N), else the start
     value (app.js's ``valueText``, in the same order).  ``entry``: the subject's catalog entry if the caller
     has it (a built page's catalog.js; building one costs the subject's SymPy, seconds for a hybrid variant)."""
     from .. import presets
@@ -87,9 +87,11 @@ def opening_values(sub, model: str = "", hardware: str = "", entry: dict | None 
             out[name] = str(model_values[name])
         elif hardware and name == "G":
             out[name] = str(presets.hardware(hardware).values(1)["G"])
-        elif hardware and name == "N":       # whole nodes: the start value rounded up to a multiple of G
+        elif hardware and entry.get("two_level") and name in ("N", "M"):
+            # a two-level form runs on whole nodes: N rounded up to a multiple of G, M to a multiple of that N
             g = int(presets.hardware(hardware).values(1)["G"])
-            out[name] = str(-(-int(start[name]) // g) * g)
+            n = -(-int(start["N"]) // g) * g
+            out[name] = str(n if name == "N" else -(-int(start["M"]) // n) * n)
         elif name not in ("L_first", "L_last"):
             out[name] = str(start[name])
     if "L_first" in names and "L_first" not in model_values:

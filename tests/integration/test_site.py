@@ -647,6 +647,11 @@ def test_every_view_opens_on_values_eval_accepts():
             with contextlib.redirect_stderr(io.StringIO()):   # eval's notes
                 eval_payload(args)
         except SymcommError as err:
+            # an FP8 view on hardware with no FP8 peak (A100) or no fitted FP8 share (eta_fp8) opens on eval's own
+            # refusal: the right answer there, not an opening value to change
+            lacks_fp8 = "precision_fp8" in sub.ident or "precision_mxfp8" in sub.ident
+            if lacks_fp8 and ("no FP8 peak" in str(err) or "eta_fp8" in str(err)):
+                continue
             if unavoidable.get((sub.ident, model)) != str(err):
                 refused.append(f"{sub.ident} model={model or '-'} hardware={hardware or '-'}: {err}")
     assert count > len(site.subjects()), count

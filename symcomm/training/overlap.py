@@ -86,8 +86,9 @@ def a2a_overlap_of(framework_name: str, given: bool | None = None) -> bool:
 
 
 def latency(x: sp.Expr) -> sp.Expr:
-    """The a·α part of a time: what a collective pays however small its message (β, γ set to 0)."""
-    return sp.sympify(x).subs({S.beta: 0, S.gamma: 0, S.beta_inter: 0})
+    """The a·α part of a time: what a collective pays however small its message (β, γ set to 0).  Strict:
+    a time is an expression or a number, never text."""
+    return sp.sympify(x, strict=True).subs({S.beta: 0, S.gamma: 0, S.beta_inter: 0})
 
 
 def hidden_behind(comm, window, floor=0):

@@ -27,7 +27,7 @@ from ..base.inputs import parse_number
 from ..collectives.primitives import PRIMITIVES
 from ..core.printing import render
 from ..training.subjects import Subject, aliases, option_names, subject
-from ..base.units import DTYPES, bytes_per_element, human_size, human_time
+from ..base.units import DTYPES, human_size, human_time
 
 #: More subcommands: "module:function", the function takes argparse's subparsers object,
 #: adds its parser(s) and sets ``run`` (a function of args returning the exit status;

@@ -3,7 +3,6 @@ symcomm.numbers.kernels): never stale, the same whatever PYTHONHASHSEED is, equa
 from, and the planner's rows unchanged by them.  No test here times anything."""
 
 import json
-import os
 import subprocess
 import sys
 
@@ -22,15 +21,6 @@ from symcomm.planner.kernels import _base_values, _options
 from conftest import ROOT
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
 
-
-from symcomm.tools import codegen
-from symcomm.planner import kernelbuild
-from symcomm.numbers import kernels
-from symcomm import presets
-from symcomm.training import steptime
-from symcomm.numbers.evaluation import fast
-from symcomm.planner import RECOMPUTE, Request, enumerate_layouts, plan
-from symcomm.planner.kernels import _base_values, _options
 
 
 def test_the_planner_searches_what_the_step_model_offers():

@@ -350,7 +350,7 @@ def _attention_cell(found: dict, constants: dict) -> str:
     depends on it and the preset reads it as eta (symcomm.presets.systems.absent_filled)."""
     if "eta_attn" in found.get("fitted", []):
         return f"{constants['eta_attn']:g}"
-    if "eta_attn" in found.get("held", {}):
+    if "eta_attn" in found.get("held", {}) and "eta_attn" in constants:
         return f"{constants['eta_attn']:g} (held)"
     return "— (= eta)"
 

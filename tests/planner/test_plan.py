@@ -83,7 +83,11 @@ def test_step_time_by_hand():
     # per layer Korthikanti et al. 2022 Table 2 stores at t = 1 (flash attention: no scores)
     # causal flash attention runs half of the 4·B·s²·h core (FlashAttention-2, Dao 2023, §3.1.1): 2·B·s²·h per layer
     # fewer FLOPs executed than the convention counts (MFU below keeps the convention's count)
-    compute = 3 * (forward - L * 2 * B * s * s * h) / (PEAK * eta) + kappa * 34 * s * B * h * L / HBM
+    # and its backward runs 5/2 of the forward's core (the scores recomputed: five s × s GEMMs to two, FlashAttention-2
+    # Algorithm 2), half a forward core more than 3 × forward; the A100 preset has no eta_attn: the core at eta
+    executed_core = L * 2 * B * s * s * h
+    compute = ((3 * (forward - executed_core) + executed_core / 2) / (PEAK * eta)
+               + kappa * 34 * s * B * h * L / HBM)
     # Megatron DDP: one ring all-reduce of the fp32 gradients over 16 GPUs on two nodes, after the backward and
     # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced
     allreduce = 30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * BETA_INTER + 15 / 16 * 4 * PHI * GAMMA
@@ -409,6 +413,7 @@ def _full_file(system) -> dict:
             "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
             "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
             "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
+            "attention_shares": dict(system.attention_shares), "attention_source": system.attention_source,
             "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
                              "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9],
                              # the γ its fit held: read two operands, write one, at the HBM bandwidth
@@ -417,7 +422,8 @@ def _full_file(system) -> dict:
 
 def test_every_optional_field_is_listed_and_states_its_default():
     assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
-                             "peak_source", "step_time", "calibration", "inter_two_level"}
+                             "peak_source", "step_time", "calibration", "inter_two_level", "attention_shares",
+                             "attention_source"}
     for name in OPTIONAL:
         text = SCHEMA["properties"][name].get("description", "")
         assert "default" in text or "Absent" in text, name

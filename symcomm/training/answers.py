@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from fractions import Fraction
 from types import SimpleNamespace
 
 import sympy as sp
@@ -68,6 +69,22 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
+    # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
+    # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
+    num, den = 0, 1
+    for (sym, _), count in zip(coefficients, counts):
+        constant = exact_times[sym]
+        if type(count) is not int:
+            return _fraction_sum(coefficients, counts, exact_times, scale)
+        weight = count if sym in _PER_MESSAGE else count * scale
+        if type(constant) is int:
+            num += weight * constant * den
+        else:
+            num, den = num * constant.denominator + weight * constant.numerator * den, den * constant.denominator
+    return num if den == 1 else Fraction(num, den)
+
+
+def _fraction_sum(coefficients, counts, exact_times: dict, scale: int):
     total = 0
     for (sym, _), count in zip(coefficients, counts):
         total += count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]

@@ -78,14 +78,22 @@ def _parse_value(key: str, text, least: int | None):
     return parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=least)
 
 
+def _names_of(target: Subject) -> tuple:
+    """(the names its formulas need, sorted; the time constants its time uses; every name it takes): found
+    once per subject (subjects are immutable and cached: symcomm.training.answers), not once per call."""
+    held = target.__dict__.get("_binding_names")
+    if held is None:
+        needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
+        time_needed = frozenset(S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0)
+        held = target.__dict__["_binding_names"] = (needed_names, time_needed, needed_names + sorted(_TIME_NAMES))
+    return held
+
+
 def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset = frozenset()) -> tuple[dict, dict]:
     """Check names and parse values: (symbol → exact value, time symbol → value).  With
     ``check`` False the values are not checked against the subject's requirements (the
     caller checks them against what a backend runs instead)."""
-    needed = target.symbols()
-    needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
-    time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
-    allowed = needed_names + sorted(_TIME_NAMES)
+    needed_names, time_needed, allowed = _names_of(target)
     values, times, unused = {}, {}, []
     for key, text in texts.items():
         if key in _TIME_NAMES:

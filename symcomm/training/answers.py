@@ -100,18 +100,18 @@ def _cost_parts(target: Subject, in_bytes_of):
     return cache[in_bytes_of]
 
 
-def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
-    rows = []
-    numbers = _numbers(values)
+def _term_exprs(target: Subject) -> tuple:
     exprs = target.__dict__.get("_answers_term_exprs")
-    if exprs is None:     # each term's group, message, count and send: one compiled call (per cached subject)
+    if exprs is None:     # each term's group, message, count and send (per cached subject)
         exprs = tuple(sp.sympify(e, strict=True) for term in target.terms
                       for e in (term.group, term.message, term.count, term.cost.send))
         target.__dict__["_answers_term_exprs"] = exprs
-    if numbers is None:
-        got = [exact(e, values) for e in exprs]
-    else:
-        got = exact_numbers(exprs, numbers, values)
+    return exprs
+
+
+def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
+    """Each term's row; ``got``: its group, message, count and send at the values (:func:`_term_exprs`)."""
+    rows = []
     for i, term in enumerate(target.terms):
         group, message, count, send = got[4 * i: 4 * i + 4]
         own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
@@ -129,27 +129,64 @@ def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False
     return rows
 
 
-def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
-    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
-    from .terms import busiest_stage, cost_in_bytes_of
+def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
+    """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
+    from .terms import cost_in_bytes_of
 
-    by_axis: dict = {}
-    for term in target.terms:
-        by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
+    costs = target.__dict__.setdefault("_answers_axis_parts", {})
+    if (scale, in_bytes) not in costs:
+        by_axis: dict = {}
+        for term in target.terms:
+            by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
+        costs[scale, in_bytes] = tuple(
+            (axis, tuple(terms), cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms))
+            for axis, terms in by_axis.items())
+    return costs[scale, in_bytes]
+
+
+def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on;
+    ``got``: each axis's send and (with times) its time's counts at the values (:func:`_sheet`)."""
+    from .terms import busiest_stage
+
     stages = values.get(S.p)
     stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
     numbers = _numbers(values)
-    costs = target.__dict__.setdefault("_answers_axis_costs", {})   # built once per cached subject
-    for axis, terms in by_axis.items():
-        if (axis, scale, in_bytes) not in costs:
-            costs[axis, scale, in_bytes] = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
-        cost = costs[axis, scale, in_bytes]
-        row = {"send": plain(_exact(cost.send, numbers, values) * scale), "stage": busiest_stage(terms, stages)}
+    at = 0
+    for axis, terms, cost in _axis_parts(target, scale, in_bytes):
+        row = {"send": plain(got[at] * scale), "stage": busiest_stage(terms, stages)}
+        at += 1
         if times:
-            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale))
+            counts = got[at: at + len(cost.coefficients)]
+            at += len(cost.coefficients)
+            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale, counts))
         out[axis or "all"] = row
     return out
+
+
+def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
+    """Every formula ``eval`` reads at the values, in one tuple (one compiled exact call: the cost's fields,
+    its time's counts, the extras, the terms' rows, each axis's send and counts) and the slices of it:
+    built once per cached subject, scale and unit."""
+    cache = target.__dict__.setdefault("_answers_sheet", {})
+    key = (scale, in_bytes, timed)
+    if key not in cache:
+        fields, coefficients = _cost_parts(target, scale if in_bytes else None)
+        extras = tuple((k, sp.sympify(e, strict=True)) for k, e in target.extras.items())
+        parts = [tuple(e for _, e in fields), tuple(c for _, c in coefficients) if timed else (),
+                 tuple(e for _, e in extras)]
+        if target.terms:
+            parts.append(_term_exprs(target))
+            parts.append(tuple(e for _, _, cost in _axis_parts(target, scale, in_bytes)
+                               for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()))))
+        exprs = tuple(sp.sympify(e, strict=True) for part in parts for e in part)
+        bounds, at = [], 0
+        for part in parts:
+            bounds.append((at, at + len(part)))
+            at += len(part)
+        cache[key] = (exprs, tuple(bounds), fields, coefficients, extras)
+    return cache[key]
 
 
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
@@ -357,9 +394,15 @@ def eval_payload(args) -> dict:
             raise UsageError(problems[0])
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
-    result = _costs_at(target, values, times, scale, in_bytes=bool(dtype))
+    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, bool(dtype), bool(times))
     numbers = _numbers(values)
-    extras = {key: _exact(expr, numbers, values) for key, expr in target.extras.items()}
+    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
+    part = [got[start:end] for start, end in bounds]
+    result = {key: number if key in ("alpha", "alpha_inter") else number * scale
+              for (key, _), number in zip(fields, part[0])}
+    if times:
+        result["time"] = _time(coefficients, numbers, values, times, scale, part[1])
+    extras = {key: number for (key, _), number in zip(extra_exprs, part[2])}
     payload = {
         "label": target.label,
         "kind": target.kind,
@@ -372,8 +415,8 @@ def eval_payload(args) -> dict:
         **{key: plain(val) for key, val in extras.items()},
     }
     if target.terms:
-        payload["terms"] = _term_rows(target, values, scale, in_bytes=bool(dtype))
-        axes = _axis_rows(target, values, times, scale, in_bytes=bool(dtype))
+        payload["terms"] = _term_rows(target, part[3], scale, in_bytes=bool(dtype))
+        axes = _axis_rows(target, part[4], values, times, scale, in_bytes=bool(dtype))
         if len(axes) > 1:
             payload["axes"] = axes
     payload["inputs"] = _inputs(args, values, times, typed, derived, dtype)

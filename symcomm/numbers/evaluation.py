@@ -37,19 +37,28 @@ def python_numbers(values: dict) -> dict | None:
     (a float) or a key is not a symbol: what :func:`exact_number` takes."""
     out = {}
     for key, value in values.items():
-        if not isinstance(key, sp.Symbol):
+        if type(key) is not sp.Symbol and not isinstance(key, sp.Symbol):
             return None
-        if type(value) is int:
+        kind = type(value)
+        if kind is int:
             out[key] = value
+        elif kind in _SYMPY_WHOLE:        # the exact types first: isinstance on SymPy's classes costs more
+            out[key] = int(value.p)
+        elif kind is sp.Rational:
+            out[key] = Fraction(int(value.p), int(value.q))
         elif isinstance(value, sp.Integer):
             out[key] = int(value)
         elif isinstance(value, sp.Rational):
             out[key] = Fraction(int(value.p), int(value.q))
-        elif type(value) is Fraction:
+        elif kind is Fraction:
             out[key] = value.numerator if value.denominator == 1 else value
         else:
             return None
     return out
+
+
+#: SymPy's whole-number classes (Integer and its singletons)
+_SYMPY_WHOLE = frozenset({sp.Integer, type(sp.S.One), type(sp.S.Zero), type(sp.S.NegativeOne)})
 
 
 def exact_number(expr, numbers: dict, values: dict | None = None):

@@ -181,7 +181,18 @@ def hardware(name: str) -> Hardware:
     .json: JSON of the schema ``hardware``, read size-capped and validated); ValueError naming
     the presets that exist, InputError naming the file and the field."""
     if _is_path(str(name)):
-        return hardware_file(name)
+        return hardware_file(name)      # read each time: a file may change
+    held = _SHIPPED.get(name)
+    if held is None:
+        held = _SHIPPED[name] = _preset(name)
+    return held
+
+
+#: the shipped presets built once per process (a Hardware is immutable), as models.model keeps its own
+_SHIPPED: dict = {}
+
+
+def _preset(name: str) -> Hardware:
     systems = _load("hardware.json")["systems"]
     if name not in systems:
         raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "

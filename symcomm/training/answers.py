@@ -191,42 +191,86 @@ def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
 
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
     """Every value the answer used, with its unit and where it came from."""
+    rows = _input_rows(args.model, args.model_config, args.hardware, bool(args.dtype), dtype, frozenset(typed),
+                       tuple(derived.items()), tuple(values), tuple(times))
+    numbers = _numbers(values) or values
+    timed = (_numbers(times) or times) if times else times
+    out = {}
+    for name, sym, unit, source, is_time in rows:
+        value = (timed if is_time else numbers)[sym]
+        out[name] = {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+    if dtype:
+        out["dtype"] = dict(rows.dtype_row)
+    return out
+
+
+class _Rows(tuple):
+    """The inputs' (name, symbol, unit, source, is a time constant) rows, with the dtype's row."""
+    dtype_row: dict
+
+
+def _input_rows(model, model_config, hardware, dtype_typed: bool, dtype, typed: frozenset, derived: tuple,
+                value_symbols: tuple, time_symbols: tuple) -> _Rows:
+    """Each input's name, unit and source: a function of the names given and the presets alone, worded once
+    per process for the shipped presets (a file is read again each time: it may have changed)."""
+    from ..presets.systems import _is_path
+
+    key = (model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols, time_symbols)
+    held = _INPUT_ROWS.get(key)
+    if held is not None:
+        return held
+    rows = _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, dict(derived),
+                             value_symbols, time_symbols)
+    if not model_config and not (hardware and _is_path(str(hardware))) and not (model and _is_path(str(model))):
+        if len(_INPUT_ROWS) >= 512:
+            _INPUT_ROWS.clear()
+        _INPUT_ROWS[key] = rows
+    return rows
+
+
+#: the inputs' rows by what determines them (the shipped presets never change in a process)
+_INPUT_ROWS: dict = {}
+
+
+def _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols,
+                      time_symbols) -> _Rows:
     from .. import presets
 
     # the presets read once per answer, not once per input
-    model_names = set(presets.model(args.model).values()) if args.model else set()
-    system = presets.hardware(args.hardware) if args.hardware else None
+    model_names = set(presets.model(model).values()) if model else set()
+    system = presets.hardware(hardware) if hardware else None
 
     def source(name: str) -> str:
         if name in derived:
             return "typed, " + derived[name]
         if name in typed:
             return "typed"
-        if name == "Phi" and not (args.model or args.model_config):
+        if name == "Phi" and not (model or model_config):
             return "derived from the shape (h, L, a, h_kv, F, V, s)"
         if name in model_names:
-            return f"model preset {args.model}"
-        if args.model_config and name != "G":
-            return f"config file {args.model_config}"
+            return f"model preset {model}"
+        if model_config and name != "G":
+            return f"config file {model_config}"
         if system is not None:
             # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
             if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
-                return f"hardware {args.hardware}: " + "; ".join(system.defaults_used())
-            return f"hardware {args.hardware}"
+                return f"hardware {hardware}: " + "; ".join(system.defaults_used())
+            return f"hardware {hardware}"
         return "default"
 
-    out = {}
-    for sym, value in values.items():
+    rows = []
+    for sym in value_symbols:
         name = S.BY_SYMBOL[sym].cli_name
-        out[name] = {"value": plain(value), "unit": S.BY_SYMBOL[sym].unit, "source": source(name)}
-    for sym, value in times.items():
+        rows.append((name, sym, S.BY_SYMBOL[sym].unit, source(name), False))
+    for sym in time_symbols:
         name = S.BY_SYMBOL[sym].cli_name
-        out[name] = {"value": plain(value), "unit": _TIME_UNITS[name], "source": source(name)}
+        rows.append((name, sym, _TIME_UNITS[name], source(name), True))
+    out = _Rows(rows)
     if dtype:
-        out["dtype"] = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
-                        "source": "typed (--dtype)" if args.dtype else
-                        ("default (--hardware gives per-byte constants)" if args.hardware else
-                         "default (a time or a byte size was asked)")}
+        out.dtype_row = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
+                         "source": "typed (--dtype)" if dtype_typed else
+                         ("default (--hardware gives per-byte constants)" if hardware else
+                          "default (a time or a byte size was asked)")}
     return out
 
 
@@ -276,7 +320,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
                  presets.model_from_config(args.model_config) if args.model_config else None)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
+    # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
+    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
         step_texts = {"gated": bool(model.gated), **step_texts}
@@ -290,7 +335,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
-    for sym, value in times.items():
+    for sym, value in ((_numbers(times) or times) if times else times).items():
         name = S.BY_SYMBOL[sym].cli_name
         numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
     numbers.update(compute)

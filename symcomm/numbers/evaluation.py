@@ -99,6 +99,17 @@ def exact_numbers(exprs: tuple, numbers: dict, values: dict | None = None) -> tu
     return tuple(exact_number(expr, numbers, values) for expr in exprs)
 
 
+class Formulas(tuple):
+    """A tuple of formulas that computes its hash once: a bundle :func:`exact_numbers` is handed on every
+    call (an answer's sheet of formulas) is looked up in the caches without hashing each formula again."""
+
+    def __hash__(self):
+        held = self.__dict__.get("_hash")
+        if held is None:
+            held = self.__dict__["_hash"] = tuple.__hash__(self)
+        return held
+
+
 #: the formulas evaluated once already in this process (exact_number compiles them from the second use)
 _USED: set = set()
 

@@ -17,7 +17,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import notes
 from ..base.errors import InputError
-from ..numbers.evaluation import exact, exact_number, exact_numbers, plain, python_numbers
+from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, plain, python_numbers
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -180,7 +180,7 @@ def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
             parts.append(_term_exprs(target))
             parts.append(tuple(e for _, _, cost in _axis_parts(target, scale, in_bytes)
                                for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()))))
-        exprs = tuple(sp.sympify(e, strict=True) for part in parts for e in part)
+        exprs = Formulas(sp.sympify(e, strict=True) for part in parts for e in part)
         bounds, at = [], 0
         for part in parts:
             bounds.append((at, at + len(part)))

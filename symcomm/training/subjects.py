@@ -27,7 +27,7 @@ from ..core.cost import Cost
 from ..base.errors import InputError
 from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
-from ..numbers.evaluation import exact_numbers, python_numbers
+from ..numbers.evaluation import Formulas, exact_numbers, python_numbers
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -175,7 +175,7 @@ class Subject:
         held = cache.get(given)
         if held is None:
             checked = tuple(rule for rule in self.rules if _rule_symbols(rule) <= given)
-            exprs = tuple(sp.sympify(e, strict=True) for rule in checked
+            exprs = Formulas(sp.sympify(e, strict=True) for rule in checked
                           for e in ((rule.x,) if rule.y is None else (rule.x, rule.y)))
             held = cache[given] = (frozenset(checked), exprs)
         return held

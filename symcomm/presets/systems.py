@@ -446,7 +446,10 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     from ..base.inputs import parse_number
 
     time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
-    needed = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL}
+    needed = target.__dict__.get("_preset_needed")      # found once per subject (subjects are immutable)
+    if needed is None:
+        needed = target.__dict__["_preset_needed"] = frozenset(
+            S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
     filled: dict[str, object] = {}
     try:
         if model_name and config_path:

@@ -74,21 +74,15 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     num, den = 0, 1
     for (sym, _), count in zip(coefficients, counts):
         constant = exact_times[sym]
-        if type(count) is not int:
-            return _fraction_sum(coefficients, counts, exact_times, scale)
-        weight = count if sym in _PER_MESSAGE else count * scale
-        if type(constant) is int:
-            num += weight * constant * den
+        top, bottom = (count, 1) if type(count) is int else (count.numerator, count.denominator)
+        if type(constant) is not int:
+            top, bottom = top * constant.numerator, bottom * constant.denominator
         else:
-            num, den = num * constant.denominator + weight * constant.numerator * den, den * constant.denominator
+            top *= constant
+        if sym not in _PER_MESSAGE:
+            top *= scale
+        num, den = (num + top * den, den) if bottom == 1 else (num * bottom + top * den, den * bottom)
     return num if den == 1 else Fraction(num, den)
-
-
-def _fraction_sum(coefficients, counts, exact_times: dict, scale: int):
-    total = 0
-    for (sym, _), count in zip(coefficients, counts):
-        total += count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]
-    return total
 
 
 def _cost_parts(target: Subject, in_bytes_of):

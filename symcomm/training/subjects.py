@@ -59,6 +59,8 @@ def _kept(rule, x, y) -> bool:
     if rule.kind == "power_of_two":
         return type(x) is int and x >= 1 and x & (x - 1) == 0
     if rule.kind == "divides":
+        if type(x) is int and type(y) is int:
+            return x == 0 or y % x == 0
         return x == 0 or (Fraction(y) / x).denominator == 1
     if rule.kind == "equals":
         return x == y

@@ -71,10 +71,13 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
     # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
     # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
+    if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
+        return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
+                    for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
     num, den = 0, 1
     for (sym, _), count in zip(coefficients, counts):
         constant = exact_times[sym]
-        top, bottom = (count, 1) if type(count) is int else (count.numerator, count.denominator)
+        top, bottom = (count, 1) if type(count) is int else (int(count.numerator), int(count.denominator))
         if type(constant) is not int:
             top, bottom = top * constant.numerator, bottom * constant.denominator
         else:

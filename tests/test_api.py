@@ -154,6 +154,14 @@ _HYBRID_CASES = [
                  {"t": 4, "p": 2, "d": 2, "c": 2, "b": 32, "m": 4, "recompute": "selective"}, id="hybrid-cp2-fp32"),
     pytest.param("hybrid", {}, {"t": 2, "p": 2, "d": 3, "c": 1, "b": 12, "m": 4, "L": 6, "h": 1536, "s": 2048,
                                 "Phi": 10 ** 9 + 7}, id="hybrid-key-values"),
+    # refused by a divisibility rule (b/d = 4 is no multiple of m = 5): the compiled check words it as SymPy's
+    pytest.param("hybrid", {}, {"t": 2, "p": 2, "d": 3, "c": 1, "b": 12, "m": 5, "L": 6, "h": 1536, "s": 2048, "G": 2,
+                                "Phi": 10 ** 9 + 7}, id="hybrid-refused-m"),
+    # a hardware preset's links chosen by N (16 ranks span two 8-GPU nodes: a note says which) and a backend
+    pytest.param("all_reduce", {"hardware": "h100", "backend": "nccl"}, {"N": 16, "M": "64MiB"},
+                 id="all_reduce-h100-nccl"),
+    pytest.param("all_reduce", {"algorithm": "ring", "hardware": "h100"}, {"N": 16, "M": "1GiB"},
+                 id="all_reduce-ring-h100-two-nodes"),
     pytest.param("dp", {}, {"N": 7, "Phi": 999}, id="dp-fraction"),
     pytest.param("zero3", {"dtype": "fp16"}, {"N": 12, "Phi": 10 ** 10, "alpha": 1e-5, "bw": "50GB/s"}, id="zero3-bw"),
 ]

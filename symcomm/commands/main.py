@@ -316,7 +316,14 @@ def cmd_prove(args) -> int:
     return 1 if failed or failed_definitions else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: the subcommands this module defines itself: run by name, they need none of SUBCOMMANDS' modules
+BUILT_IN = ("list", "show", "eval", "compare", "presets", "prove")
+
+
+def build_parser(others: bool = True) -> argparse.ArgumentParser:
+    """The command's parser; ``others`` False leaves out :data:`SUBCOMMANDS` (for a built-in subcommand
+    named first, whose parsing, errors and help do not depend on them: their imports are a tenth of a second
+    of a cold start)."""
     parser = runner.Parser(prog="symcomm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=runner.Parser)
     p = sub.add_parser("list", help="every primitive with its algorithms, and the strategies")
@@ -358,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
     p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     p.set_defaults(run=cmd_prove)
-    for path in SUBCOMMANDS:
+    for path in SUBCOMMANDS if others else ():
         module, _, function = path.partition(":")
         getattr(importlib.import_module(module), function)(sub)
     for each in sub.choices.values():
@@ -368,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     # the one mapping of errors to exit statuses and of notes to stderr (symcomm.commands.runner), as `symcomm plan`'s
-    return runner.run(build_parser(), argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return runner.run(build_parser(others=argv[:1] != [] and argv[0] not in BUILT_IN), argv)
 
 
 if __name__ == "__main__":

@@ -37,19 +37,28 @@ def python_numbers(values: dict) -> dict | None:
     (a float) or a key is not a symbol: what :func:`exact_number` takes."""
     out = {}
     for key, value in values.items():
-        if not isinstance(key, sp.Symbol):
+        if type(key) is not sp.Symbol and not isinstance(key, sp.Symbol):
             return None
-        if type(value) is int:
+        kind = type(value)
+        if kind is int:
             out[key] = value
+        elif kind in _SYMPY_WHOLE:        # the exact types first: isinstance on SymPy's classes costs more
+            out[key] = int(value.p)
+        elif kind is sp.Rational:
+            out[key] = Fraction(int(value.p), int(value.q))
         elif isinstance(value, sp.Integer):
             out[key] = int(value)
         elif isinstance(value, sp.Rational):
             out[key] = Fraction(int(value.p), int(value.q))
-        elif type(value) is Fraction:
+        elif kind is Fraction:
             out[key] = value.numerator if value.denominator == 1 else value
         else:
             return None
     return out
+
+
+#: SymPy's whole-number classes (Integer and its singletons)
+_SYMPY_WHOLE = frozenset({sp.Integer, type(sp.S.One), type(sp.S.Zero), type(sp.S.NegativeOne)})
 
 
 def exact_number(expr, numbers: dict, values: dict | None = None):
@@ -88,6 +97,17 @@ def exact_numbers(exprs: tuple, numbers: dict, values: dict | None = None) -> tu
     else:
         _USED.add(exprs)
     return tuple(exact_number(expr, numbers, values) for expr in exprs)
+
+
+class Formulas(tuple):
+    """A tuple of formulas that computes its hash once: a bundle :func:`exact_numbers` is handed on every
+    call (an answer's sheet of formulas) is looked up in the caches without hashing each formula again."""
+
+    def __hash__(self):
+        held = self.__dict__.get("_hash")
+        if held is None:
+            held = self.__dict__["_hash"] = tuple.__hash__(self)
+        return held
 
 
 #: the formulas evaluated once already in this process (exact_number compiles them from the second use)

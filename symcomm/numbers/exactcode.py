@@ -172,40 +172,48 @@ class _ExactPrinter(PythonCodePrinter):
 _LOG2 = sp.Function("_log2")
 
 
+def _printed(expr: sp.Expr, slot: dict) -> str:
+    """``expr`` as exact Python over the parameters ``slot`` names (symbol → parameter name); NotExact when
+    it has no exact code."""
+    # log₂ is log(x)/log(2) in SymPy: each log(x) becomes _log2(x), so log(2) becomes _log2(2) = 1
+    logs = {node: _LOG2(node.args[0]) for node in expr.atoms(sp.log) if len(node.args) == 1}
+    body = expr.xreplace(logs) if logs else expr
+    body = body.xreplace({sym: sp.Symbol(name) for sym, name in slot.items() if sym in body.free_symbols})
+    return _ExactPrinter().doprint(body)
+
+
+def _function(result: str, params: list):
+    source = f"def _exact({', '.join(params)}):\n    return {result}\n"
+    namespace = dict(_HELPERS)
+    exec(compile(source, "<symcomm.numbers.exactcode>", "exec"), namespace)   # printed from SymPy above
+    return namespace["_exact"]
+
+
 @functools.lru_cache(maxsize=4096)
 def compiled(expr: sp.Expr):
     """(the function, its argument symbols in order) computing ``expr`` exactly, or None when it cannot
     be printed exactly (then SymPy evaluates it)."""
     symbols = tuple(sorted(expr.free_symbols, key=_cli_name))
-    # log₂ is log(x)/log(2) in SymPy: each log(x) becomes _log2(x), so log(2) becomes _log2(2) = 1
-    logs = {node: _LOG2(node.args[0]) for node in expr.atoms(sp.log) if len(node.args) == 1}
-    body = expr.xreplace(logs) if logs else expr
     params = [f"_a{i}" for i in range(len(symbols))]
-    body = body.xreplace({sym: sp.Symbol(p) for sym, p in zip(symbols, params)})
     try:
-        text = _ExactPrinter().doprint(body)
+        text = _printed(expr, dict(zip(symbols, params)))
     except NotExact:
         return None
-    source = f"def _exact({', '.join(params)}):\n    return {text}\n"
-    namespace = dict(_HELPERS)
-    exec(compile(source, "<symcomm.numbers.exactcode>", "exec"), namespace)   # printed from SymPy above
-    return namespace["_exact"], symbols
+    return _function(text, params), symbols
 
 
 @functools.lru_cache(maxsize=512)
 def compiled_many(exprs: tuple):
-    """(the function, its argument symbols) computing every expression of ``exprs`` exactly in one call (a
-    tuple), or None when one of them cannot be printed exactly."""
-    parts = [compiled(e) for e in exprs]
-    if any(part is None for part in parts):
-        return None
+    """(the function, its argument symbols) computing every expression of ``exprs`` exactly in one call of
+    one function (a tuple), or None when one of them cannot be printed exactly."""
     symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
-    slot = {sym: i for i, sym in enumerate(symbols)}
-    functions = [(function, tuple(slot[x] for x in own)) for function, own in parts]
-
-    def many(*args):
-        return tuple(function(*[args[i] for i in own]) for function, own in functions)
-    return many, symbols
+    params = [f"_a{i}" for i in range(len(symbols))]
+    slot = dict(zip(symbols, params))
+    try:
+        texts = [_printed(e, slot) for e in exprs]
+    except NotExact:
+        return None
+    return _function("(" + "".join(f"{text}, " for text in texts) + ")", params), symbols
 
 
 def at_many(exprs: tuple, numbers: dict) -> tuple:
@@ -221,7 +229,10 @@ def at_many(exprs: tuple, numbers: dict) -> tuple:
         raise NotExact(f"no value for {err}") from None
     except (ArithmeticError, TypeError, ValueError, NameError) as err:
         raise NotExact(str(err)) from None
-    return tuple(_checked(value) for value in values)
+    for value in values:
+        if type(value) is not int:       # the common case, all whole, checked in one pass
+            return tuple(value if type(value) is int else _checked(value) for value in values)
+    return values
 
 
 def _checked(value):

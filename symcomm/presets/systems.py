@@ -196,7 +196,18 @@ def hardware(name: str) -> Hardware:
     .json: JSON of the schema ``hardware``, read size-capped and validated); ValueError naming
     the presets that exist, InputError naming the file and the field."""
     if _is_path(str(name)):
-        return hardware_file(name)
+        return hardware_file(name)      # read each time: a file may change
+    held = _SHIPPED.get(name)
+    if held is None:
+        held = _SHIPPED[name] = _preset(name)
+    return held
+
+
+#: the shipped presets built once per process (a Hardware is immutable), as models.model keeps its own
+_SHIPPED: dict = {}
+
+
+def _preset(name: str) -> Hardware:
     systems = _load("hardware.json")["systems"]
     if name not in systems:
         raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "
@@ -471,7 +482,10 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     from ..base.inputs import parse_number
 
     time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
-    needed = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL}
+    needed = target.__dict__.get("_preset_needed")      # found once per subject (subjects are immutable)
+    if needed is None:
+        needed = target.__dict__["_preset_needed"] = frozenset(
+            S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
     filled: dict[str, object] = {}
     try:
         if model_name and config_path:

@@ -13,10 +13,12 @@ Every goal is judged on the thing it names, against a baseline written as a care
   ``training()`` when it is installed (skipped with a note otherwise);
 * **API** — ``symcomm.evaluate`` as users call it (the whole answer), ring all-reduce against SymPy
   ``subs().evalf()`` of the same formula and the core evaluator, one hybrid layout with its step time against
-  the step model's core and llm-analysis ``training()`` (skipped when it is not installed); figures are the
-  medians of the paired rounds' CPU ratios (``--only api`` runs these alone);
+  the step model's core, SymPy ``subs().evalf()`` of its step-time formula and llm-analysis ``training()`` (skipped
+  when it is not installed); figures are the medians of the paired rounds' CPU ratios (``--only api`` runs these
+  alone);
 * **cold** — whole fresh processes: ``symcomm plan`` at 16,384 GPUs against ``python -c "import sympy"``,
-  and ``symcomm prove`` (imports included);
+  and ``symcomm prove`` (imports included); ``symcomm eval all_reduce`` against ``python -c "import numpy"``, and
+  ``symcomm eval hybrid`` against the llm-analysis CLI on the same configuration (``--only eval`` runs these alone);
 * **scaling** (no goal) — ``plan`` from 64 to 131,072 GPUs, and with a search space cut by fixed options.
 
 Pairs run interleaved (A B B A …) in one process, or one fresh process at a time, after a warm-up; each
@@ -104,7 +106,8 @@ def paired_processes(a: list, b: list | None, rounds: int) -> dict:
     out = {"a": _summary(wa, ca)}
     if b is not None:
         out.update({"b": _summary(wb, cb), "ratio_wall_min": min(wa) / min(wb), "ratio_cpu_min": min(ca) / min(cb),
-                    "ratio_wall_median_of_rounds": statistics.median(x / y for x, y in zip(wa, wb))})
+                    "ratio_wall_median_of_rounds": statistics.median(x / y for x, y in zip(wa, wb)),
+                    "ratio_cpu_median_of_rounds": statistics.median(x / y for x, y in zip(ca, cb))})
     return out
 
 
@@ -357,9 +360,23 @@ def bench_api() -> list[dict]:
     def core_hybrid():
         return inputs.quantities()
 
-    _progress("api: symcomm.evaluate hybrid step time vs the step model's core")
+    # a careful SymPy user: the step model's step-time formula built once, the layout's values substituted and
+    # evaluated to a float per call (the one number; the API answers every quantity beside it)
+    from ..training import steptime
+
+    step_expr = steptime.step_model(inputs.run_bytes, **inputs.options).quantities()["step_time"]
+    by_name = {str(sym): sym for sym in step_expr.free_symbols}
+    step_subs = {by_name[k]: sp.Float(v) for k, v in steptime.with_absent_constants(inputs.values).items()
+                 if k in by_name}
+
+    def sympy_step():
+        return float(step_expr.subs(step_subs).evalf())
+
+    assert abs(sympy_step() - ours_hybrid()) <= 1e-9 * ours_hybrid()
+    _progress("api: symcomm.evaluate hybrid step time vs the step model's core and SymPy subs().evalf()")
     vs_core = paired(ours_hybrid, core_hybrid, rounds=7, inner_a=20, inner_b=200)
-    measured = {"api_over_core": vs_core}
+    vs_sympy = paired(ours_hybrid, sympy_step, rounds=5, inner_a=20, inner_b=1)     # SymPy: ~1 s a call
+    measured = {"api_over_core": vs_core, "api_over_sympy_subs_evalf": vs_sympy}
     if importlib.util.find_spec("llm_analysis") is None:
         out.append(_goal("symcomm.evaluate, hybrid with its step time", _API_HYBRID_GOAL,
                          None, None, "llm-analysis is not installed: skipped (pip install llm-analysis to compare); "
@@ -399,6 +416,46 @@ def bench_cold() -> list[dict]:
     return out
 
 
+#: the configuration both cold CLIs run: GPT-3 175B on 64 A100s, t = 8, p = 8, global batch 64 of 2,048 tokens
+_COLD_HYBRID = ("--model", "gpt3-175b", "--hardware", "a100", "t=8", "p=8", "d=1", "c=1", "b=64", "m=64", "s=2048",
+                "recompute=selective")
+_LLM_ANALYSIS_CLI = ("-m", "llm_analysis.analysis", "train", *(f"--{k}={v}" for k, v in _LLM_ANALYSIS.items()))
+
+
+def bench_cold_eval() -> list[dict]:
+    """``symcomm eval`` as a fresh process (numbers only, no formula asked), imports included: all_reduce against
+    ``python -c 'import numpy'``, hybrid with its step time against the llm-analysis CLI on the same configuration
+    (skipped when it is not installed).  Figures: the medians of the paired rounds' CPU ratios."""
+    import importlib.util
+
+    py = sys.executable
+    out = []
+    ring = [py, "-m", "symcomm", "eval", "all_reduce", "--algorithm", "ring", "N=8", "M=1GiB", "alpha=5e-6",
+            "bw=50GB/s", "gamma=0"]
+    _progress("cold: symcomm eval all_reduce vs python -c 'import numpy' (fresh processes)")
+    got = paired_processes(ring, [py, "-c", "import numpy"], rounds=7)
+    ratio = got["ratio_cpu_median_of_rounds"]
+    out.append(_goal("symcomm eval all_reduce, fresh process", "≤ 1.5× python -c 'import numpy' (CPU)", ratio,
+                     ratio <= 1.5, " ".join(["python", *ring[1:]]) + ", whole process; figure = the median of the "
+                     "paired rounds' CPU ratios", got))
+    hybrid = [py, "-m", "symcomm", "eval", "hybrid", *_COLD_HYBRID]
+    if importlib.util.find_spec("llm_analysis") is None:
+        _progress("cold: symcomm eval hybrid (fresh processes; llm-analysis not installed)")
+        got = paired_processes(hybrid, None, rounds=5)
+        out.append(_goal("symcomm eval hybrid, fresh process", "≤ the llm-analysis CLI (CPU)", None, None,
+                         "llm-analysis is not installed: its CLI skipped (pip install llm-analysis to compare); "
+                         "ours alone in 'measured'", got))
+        return out
+    _progress("cold: symcomm eval hybrid vs the llm-analysis CLI (fresh processes)")
+    got = paired_processes(hybrid, [py, *_LLM_ANALYSIS_CLI], rounds=5)
+    ratio = got["ratio_cpu_median_of_rounds"]
+    out.append(_goal("symcomm eval hybrid, fresh process", "≤ the llm-analysis CLI (CPU)", ratio, ratio <= 1,
+                     " ".join(["python", *hybrid[1:]]) + " vs python " + " ".join(_LLM_ANALYSIS_CLI) + " (the same "
+                     "model, GPUs and layout); Calculon's CLI is not on PyPI and is not run; figure = the median of "
+                     "the paired rounds' CPU ratios", got))
+    return out
+
+
 def bench_scaling() -> dict:
     from .. import presets
     from ..planner import Request, plan
@@ -435,11 +492,12 @@ def main() -> int:
     import sympy
 
     started = time.perf_counter()
-    if sys.argv[1:] == ["--only", "api"]:       # the API goals alone, in seconds (not a report for the docs)
-        goals = bench_api()
+    only = {"api": bench_api, "eval": bench_cold_eval}       # one group alone (not a report for the docs)
+    if sys.argv[1:2] == ["--only"] and sys.argv[2:] and sys.argv[2] in only and len(sys.argv) == 3:
+        goals = only[sys.argv[2]]()
         print(json.dumps({"goals": goals, "seconds": time.perf_counter() - started}, indent=2, ensure_ascii=False))
         return 0
-    goals = bench_vector() + bench_scalar() + bench_api() + bench_configuration() + bench_cold()
+    goals = bench_vector() + bench_scalar() + bench_api() + bench_configuration() + bench_cold() + bench_cold_eval()
     report = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
                     "sympy": sympy.__version__, "load_average_at_start": list(os.getloadavg())},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from fractions import Fraction
 from types import SimpleNamespace
 
 import sympy as sp
@@ -16,7 +17,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import notes
 from ..base.errors import InputError
-from ..numbers.evaluation import exact, exact_number, exact_numbers, plain, python_numbers
+from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, plain, python_numbers
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -68,10 +69,23 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    total = 0
+    # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
+    # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
+    if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
+        return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
+                    for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
+    num, den = 0, 1
     for (sym, _), count in zip(coefficients, counts):
-        total += count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]
-    return total
+        constant = exact_times[sym]
+        top, bottom = (count, 1) if type(count) is int else (int(count.numerator), int(count.denominator))
+        if type(constant) is not int:
+            top, bottom = top * constant.numerator, bottom * constant.denominator
+        else:
+            top *= constant
+        if sym not in _PER_MESSAGE:
+            top *= scale
+        num, den = (num + top * den, den) if bottom == 1 else (num * bottom + top * den, den * bottom)
+    return num if den == 1 else Fraction(num, den)
 
 
 def _cost_parts(target: Subject, in_bytes_of):
@@ -83,18 +97,18 @@ def _cost_parts(target: Subject, in_bytes_of):
     return cache[in_bytes_of]
 
 
-def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False) -> list[dict]:
-    rows = []
-    numbers = _numbers(values)
+def _term_exprs(target: Subject) -> tuple:
     exprs = target.__dict__.get("_answers_term_exprs")
-    if exprs is None:     # each term's group, message, count and send: one compiled call (per cached subject)
+    if exprs is None:     # each term's group, message, count and send (per cached subject)
         exprs = tuple(sp.sympify(e, strict=True) for term in target.terms
                       for e in (term.group, term.message, term.count, term.cost.send))
         target.__dict__["_answers_term_exprs"] = exprs
-    if numbers is None:
-        got = [exact(e, values) for e in exprs]
-    else:
-        got = exact_numbers(exprs, numbers, values)
+    return exprs
+
+
+def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
+    """Each term's row; ``got``: its group, message, count and send at the values (:func:`_term_exprs`)."""
+    rows = []
     for i, term in enumerate(target.terms):
         group, message, count, send = got[4 * i: 4 * i + 4]
         own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
@@ -112,67 +126,156 @@ def _term_rows(target: Subject, values: dict, scale: int, in_bytes: bool = False
     return rows
 
 
-def _axis_rows(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
-    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on."""
-    from .terms import busiest_stage, cost_in_bytes_of
+def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
+    """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
+    from .terms import cost_in_bytes_of
 
-    by_axis: dict = {}
-    for term in target.terms:
-        by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
+    costs = target.__dict__.setdefault("_answers_axis_parts", {})
+    if (scale, in_bytes) not in costs:
+        by_axis: dict = {}
+        for term in target.terms:
+            by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
+        costs[scale, in_bytes] = tuple(
+            (axis, tuple(terms), cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms))
+            for axis, terms in by_axis.items())
+    return costs[scale, in_bytes]
+
+
+def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on;
+    ``got``: each axis's send and (with times) its time's counts at the values (:func:`_sheet`)."""
+    from .terms import busiest_stage
+
     stages = values.get(S.p)
     stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
     numbers = _numbers(values)
-    costs = target.__dict__.setdefault("_answers_axis_costs", {})   # built once per cached subject
-    for axis, terms in by_axis.items():
-        if (axis, scale, in_bytes) not in costs:
-            costs[axis, scale, in_bytes] = cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms)
-        cost = costs[axis, scale, in_bytes]
-        row = {"send": plain(_exact(cost.send, numbers, values) * scale), "stage": busiest_stage(terms, stages)}
+    at = 0
+    for axis, terms, cost in _axis_parts(target, scale, in_bytes):
+        row = {"send": plain(got[at] * scale), "stage": busiest_stage(terms, stages)}
+        at += 1
         if times:
-            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale))
+            counts = got[at: at + len(cost.coefficients)]
+            at += len(cost.coefficients)
+            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale, counts))
         out[axis or "all"] = row
     return out
 
 
+def _label(target: Subject) -> str:
+    # worded once per cached subject (a strategy's label spells every option)
+    held = target.__dict__.get("_answers_label")
+    if held is None:
+        held = target.__dict__["_answers_label"] = target.label
+    return held
+
+
+def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
+    """Every formula ``eval`` reads at the values, in one tuple (one compiled exact call: the cost's fields,
+    its time's counts, the extras, the terms' rows, each axis's send and counts) and the slices of it:
+    built once per cached subject, scale and unit."""
+    cache = target.__dict__.setdefault("_answers_sheet", {})
+    key = (scale, in_bytes, timed)
+    if key not in cache:
+        fields, coefficients = _cost_parts(target, scale if in_bytes else None)
+        extras = tuple((k, sp.sympify(e, strict=True)) for k, e in target.extras.items())
+        parts = [tuple(e for _, e in fields), tuple(c for _, c in coefficients) if timed else (),
+                 tuple(e for _, e in extras)]
+        if target.terms:
+            parts.append(_term_exprs(target))
+            parts.append(tuple(e for _, _, cost in _axis_parts(target, scale, in_bytes)
+                               for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()))))
+        exprs = Formulas(sp.sympify(e, strict=True) for part in parts for e in part)
+        bounds, at = [], 0
+        for part in parts:
+            bounds.append((at, at + len(part)))
+            at += len(part)
+        cache[key] = (exprs, tuple(bounds), fields, coefficients, extras)
+    return cache[key]
+
+
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
     """Every value the answer used, with its unit and where it came from."""
+    rows = _input_rows(args.model, args.model_config, args.hardware, bool(args.dtype), dtype, frozenset(typed),
+                       tuple(derived.items()), tuple(values), tuple(times))
+    numbers = _numbers(values) or values
+    timed = (_numbers(times) or times) if times else times
+    out = {}
+    for name, sym, unit, source, is_time in rows:
+        value = (timed if is_time else numbers)[sym]
+        out[name] = {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+    if dtype:
+        out["dtype"] = dict(rows.dtype_row)
+    return out
+
+
+class _Rows(tuple):
+    """The inputs' (name, symbol, unit, source, is a time constant) rows, with the dtype's row."""
+    dtype_row: dict
+
+
+def _input_rows(model, model_config, hardware, dtype_typed: bool, dtype, typed: frozenset, derived: tuple,
+                value_symbols: tuple, time_symbols: tuple) -> _Rows:
+    """Each input's name, unit and source: a function of the names given and the presets alone, worded once
+    per process for the shipped presets (a file is read again each time: it may have changed)."""
+    from ..presets.systems import _is_path
+
+    key = (model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols, time_symbols)
+    held = _INPUT_ROWS.get(key)
+    if held is not None:
+        return held
+    rows = _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, dict(derived),
+                             value_symbols, time_symbols)
+    if not model_config and not (hardware and _is_path(str(hardware))) and not (model and _is_path(str(model))):
+        if len(_INPUT_ROWS) >= 512:
+            _INPUT_ROWS.clear()
+        _INPUT_ROWS[key] = rows
+    return rows
+
+
+#: the inputs' rows by what determines them (the shipped presets never change in a process)
+_INPUT_ROWS: dict = {}
+
+
+def _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols,
+                      time_symbols) -> _Rows:
     from .. import presets
 
     # the presets read once per answer, not once per input
-    model_names = set(presets.model(args.model).values()) if args.model else set()
-    system = presets.hardware(args.hardware) if args.hardware else None
+    model_names = set(presets.model(model).values()) if model else set()
+    system = presets.hardware(hardware) if hardware else None
 
     def source(name: str) -> str:
         if name in derived:
             return "typed, " + derived[name]
         if name in typed:
             return "typed"
-        if name == "Phi" and not (args.model or args.model_config):
+        if name == "Phi" and not (model or model_config):
             return "derived from the shape (h, L, a, h_kv, F, V, s)"
         if name in model_names:
-            return f"model preset {args.model}"
-        if args.model_config and name != "G":
-            return f"config file {args.model_config}"
+            return f"model preset {model}"
+        if model_config and name != "G":
+            return f"config file {model_config}"
         if system is not None:
             # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
             if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
-                return f"hardware {args.hardware}: " + "; ".join(system.defaults_used())
-            return f"hardware {args.hardware}"
+                return f"hardware {hardware}: " + "; ".join(system.defaults_used())
+            return f"hardware {hardware}"
         return "default"
 
-    out = {}
-    for sym, value in values.items():
+    rows = []
+    for sym in value_symbols:
         name = S.BY_SYMBOL[sym].cli_name
-        out[name] = {"value": plain(value), "unit": S.BY_SYMBOL[sym].unit, "source": source(name)}
-    for sym, value in times.items():
+        rows.append((name, sym, S.BY_SYMBOL[sym].unit, source(name), False))
+    for sym in time_symbols:
         name = S.BY_SYMBOL[sym].cli_name
-        out[name] = {"value": plain(value), "unit": _TIME_UNITS[name], "source": source(name)}
+        rows.append((name, sym, _TIME_UNITS[name], source(name), True))
+    out = _Rows(rows)
     if dtype:
-        out["dtype"] = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
-                        "source": "typed (--dtype)" if args.dtype else
-                        ("default (--hardware gives per-byte constants)" if args.hardware else
-                         "default (a time or a byte size was asked)")}
+        out.dtype_row = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
+                         "source": "typed (--dtype)" if dtype_typed else
+                         ("default (--hardware gives per-byte constants)" if hardware else
+                          "default (a time or a byte size was asked)")}
     return out
 
 
@@ -223,7 +326,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
                  presets.model_from_config(args.model_config) if args.model_config else None)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items()}
+    # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
+    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
         step_texts = {"gated": bool(model.gated), **step_texts}
@@ -237,7 +341,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
-    for sym, value in times.items():
+    for sym, value in ((_numbers(times) or times) if times else times).items():
         name = S.BY_SYMBOL[sym].cli_name
         numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
     numbers.update(compute)
@@ -341,23 +445,30 @@ def eval_payload(args) -> dict:
             raise UsageError(problems[0])
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
-    result = _costs_at(target, values, times, scale, in_bytes=bool(dtype))
+    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, bool(dtype), bool(times))
     numbers = _numbers(values)
-    extras = {key: _exact(expr, numbers, values) for key, expr in target.extras.items()}
+    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
+    part = [got[start:end] for start, end in bounds]
+    result = {key: number if key in ("alpha", "alpha_inter") else number * scale
+              for (key, _), number in zip(fields, part[0])}
+    if times:
+        result["time"] = _time(coefficients, numbers, values, times, scale, part[1])
+    extras = {key: number for (key, _), number in zip(extra_exprs, part[2])}
     payload = {
-        "label": target.label,
+        "label": _label(target),
         "kind": target.kind,
         "name": target.name,
         **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": dict(target.options)}),
-        "values": {S.BY_SYMBOL[sym].cli_name: plain(val) for sym, val in values.items()},
+        "values": {S.BY_SYMBOL[sym].cli_name: val if type(val) is int else plain(val)
+                   for sym, val in (numbers or values).items()},
         "unit": unit,
         **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
         **{key: plain(val) for key, val in result.items()},
         **{key: plain(val) for key, val in extras.items()},
     }
     if target.terms:
-        payload["terms"] = _term_rows(target, values, scale, in_bytes=bool(dtype))
-        axes = _axis_rows(target, values, times, scale, in_bytes=bool(dtype))
+        payload["terms"] = _term_rows(target, part[3], scale, in_bytes=bool(dtype))
+        axes = _axis_rows(target, part[4], values, times, scale, in_bytes=bool(dtype))
         if len(axes) > 1:
             payload["axes"] = axes
     payload["inputs"] = _inputs(args, values, times, typed, derived, dtype)

@@ -78,29 +78,52 @@ def _parse_value(key: str, text, least: int | None):
     return parse_number(_SPELLED.get(key, key), text, integer=bool(sym.is_integer), least=least)
 
 
+def _names_of(target: Subject) -> tuple:
+    """(the names its formulas need, sorted; the time constants its time uses; every name it takes): found
+    once per subject (subjects are immutable and cached: symcomm.training.answers), not once per call."""
+    held = target.__dict__.get("_binding_names")
+    if held is None:
+        needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
+        time_needed = frozenset(S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0)
+        held = target.__dict__["_binding_names"] = (needed_names, time_needed, needed_names + sorted(_TIME_NAMES))
+    return held
+
+
+def _needed_of(target: Subject) -> tuple:
+    """(the names its formulas need, as a set; the least value a name may take where the subject says), once
+    per subject: the loop over the words then looks up names (strings), not SymPy symbols."""
+    held = target.__dict__.get("_binding_needed")
+    if held is None:
+        held = target.__dict__["_binding_needed"] = (
+            frozenset(_names_of(target)[0]), {S.BY_SYMBOL[sym].cli_name: n for sym, n in target.least.items()})
+    return held
+
+
+#: CLI name → symbol (symbols.symbol without its error: the names looked up here are known ones)
+_SYMBOL = {name: info.symbol for name, info in S.SYMBOLS.items()}
+
+
 def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset = frozenset()) -> tuple[dict, dict]:
     """Check names and parse values: (symbol → exact value, time symbol → value).  With
     ``check`` False the values are not checked against the subject's requirements (the
     caller checks them against what a backend runs instead)."""
-    needed = target.symbols()
-    needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in needed if x in S.BY_SYMBOL)
-    time_needed = {S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0}
-    allowed = needed_names + sorted(_TIME_NAMES)
+    needed_names, time_needed, allowed = _names_of(target)
+    needed, least = _needed_of(target)
     values, times, unused = {}, {}, []
     for key, text in texts.items():
         if key in _TIME_NAMES:
-            times[S.symbol(key)] = parse_value(key, text)
-        elif key in needed_names or (target.open_symbols and key in S.SYMBOLS):
+            times[_SYMBOL[key]] = parse_value(key, text)
+        elif key in needed or (target.open_symbols and key in S.SYMBOLS):
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
-            sym = S.symbol(key)
-            values[sym] = parse_value(key, text, least=target.least.get(sym))
-            if key not in needed_names and key not in also_used:
+            sym = _SYMBOL[key]
+            values[sym] = parse_value(key, text, least=least.get(key))
+            if key not in needed and key not in also_used:
                 unused.append(key)
         else:
             options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
             raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
-    missing = [name for name in needed_names if S.symbol(name) not in values]
+    missing = [name for name in needed_names if name not in texts or name in _TIME_NAMES]
     if missing:
         raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")

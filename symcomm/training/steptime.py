@@ -325,13 +325,21 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
         out["stages"] = {kind: {"slot_time": number[f"stage_slot_{kind}"], "memory": number[f"stage_bytes_{kind}"]}
                          for kind in kinds}
         out["units"]["stages"] = "slot_time s (one micro-batch: compute + tp, cp, ep, pp), memory bytes per GPU"
-    out["options"] = settings.parse({**hybrid_options, **own_options}).texts()    # the setting used, canonical
-    out["assumptions"] = list(ASSUMPTIONS) + _setting_assumptions(settings.parse({**hybrid_options, **own_options}))
+    texts, assumed = _setting_words(tuple(sorted({**hybrid_options, **own_options}.items())))
+    out["options"] = dict(texts)    # the setting used, canonical
+    out["assumptions"] = list(ASSUMPTIONS) + list(assumed)
     if out["options"]["precision"] != "bf16":
         out["assumptions"].append(FP8_MFU)
     if out["options"]["precision"] == "mxfp8" and out["options"]["fp8_param_gather"] == "1":
         out["assumptions"].append(MXFP8_GATHER)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _setting_words(options: tuple) -> tuple:
+    # (its canonical texts, what it assumes): a function of the option words alone, parsed once per process
+    run = settings.parse(dict(options))
+    return tuple(run.texts().items()), tuple(_setting_assumptions(run))
 
 
 def _setting_assumptions(run: settings.RunSetting) -> list[str]:

@@ -27,7 +27,7 @@ from ..core.cost import Cost
 from ..base.errors import InputError
 from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
-from ..numbers.evaluation import exact_number, python_numbers
+from ..numbers.evaluation import Formulas, exact_numbers, python_numbers
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -51,18 +51,16 @@ def _python(value):
     return value
 
 
-def _keeps(rule, numbers: dict) -> bool:
-    """True when ``numbers`` (symbol → int or Fraction) surely keep ``rule``, by the compiled exact
-    arithmetic; False when they break it or it cannot tell (then the rule's own SymPy check decides)."""
-    if not _rule_symbols(rule) <= numbers.keys():
-        return True       # a rule whose symbols are not all given is not checked (Subject.problems)
-    x = _python(exact_number(rule.x, numbers))
-    y = None if rule.y is None else _python(exact_number(rule.y, numbers))
+def _kept(rule, x, y) -> bool:
+    """True when the rule's x and y (its formulas at the values, by the compiled exact arithmetic) surely
+    keep ``rule``; False when they break it or it cannot tell (then the rule's own SymPy check decides)."""
     if not isinstance(x, (int, Fraction)) or not (y is None or isinstance(y, (int, Fraction))):
         return False
     if rule.kind == "power_of_two":
         return type(x) is int and x >= 1 and x & (x - 1) == 0
     if rule.kind == "divides":
+        if type(x) is int and type(y) is int:
+            return x == 0 or y % x == 0
         return x == 0 or (Fraction(y) / x).denominator == 1
     if rule.kind == "equals":
         return x == y
@@ -154,16 +152,35 @@ class Subject:
     def problems(self, values: Mapping[sp.Symbol, object]) -> list[str]:
         """One line per value this subject cannot take (a power-of-two group, divisibility...), in
         the order of :attr:`rules`; a rule whose symbols are not all given is not checked."""
-        values = {sym: sp.sympify(val, strict=True) for sym, val in values.items()}
+        values = {sym: val if isinstance(val, sp.Basic) else sp.sympify(val, strict=True)
+                  for sym, val in values.items()}
         numbers = python_numbers(values)
         if numbers is None:
             return problems(self.rules, values)
+        checked, exprs = self._rule_exprs(frozenset(numbers))
+        got = iter(exact_numbers(exprs, numbers) if exprs else ())
         out: list[str] = []
         for rule in self.rules:
+            if rule not in checked:
+                continue      # a rule whose symbols are not all given is not checked
+            x = _python(next(got))
+            y = None if rule.y is None else _python(next(got))
             # the compiled exact check passes the rules kept; a rule it cannot vouch for is SymPy's to word
-            if not _keeps(rule, numbers) and (message := rule.problem(values)) is not None and message not in out:
+            if not _kept(rule, x, y) and (message := rule.problem(values)) is not None and message not in out:
                 out.append(message)
         return out
+
+    def _rule_exprs(self, given: frozenset) -> tuple:
+        """(the rules checked when the symbols ``given`` have values, their x and y formulas in order): one
+        compiled exact call checks them all; found once per subject and set of names given."""
+        cache = self.__dict__.setdefault("_rule_exprs_by_given", {})
+        held = cache.get(given)
+        if held is None:
+            checked = tuple(rule for rule in self.rules if _rule_symbols(rule) <= given)
+            exprs = Formulas(sp.sympify(e, strict=True) for rule in checked
+                          for e in ((rule.x,) if rule.y is None else (rule.x, rule.y)))
+            held = cache[given] = (frozenset(checked), exprs)
+        return held
 
     def quantities(self) -> dict[str, sp.Expr]:
         """Every reported formula: the cost's fields, the time, the extras."""

@@ -556,3 +556,24 @@ def test_no_shared_expert_is_a_value_you_can_type(capsys):
     # a symbol declared positive keeps its least value of 1
     code, _, err = run(capsys, "eval", "hybrid", *layout, "F_e=0", "--model", "mixtral-8x7b", "--hardware", "h100")
     assert code == 2 and "F_e=0 is not allowed: F_e takes a whole number from 1" in err
+
+
+def test_a_built_in_subcommand_starts_without_the_other_subcommands_modules():
+    """`symcomm eval` (list, show, compare, presets, prove) builds its parser without importing export, measure,
+    plan, calibrate and calibrate-step (their modules pull in the export formats, the harness, the planner: a
+    tenth of a second of a cold start, issue 25); a name that is none of the built-ins still gets them all."""
+    probe = ("import sys; from symcomm.commands.main import main; main(sys.argv[1:]); "
+             "print(sorted(m for m in sys.modules if m.startswith('symcomm.commands.')), file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", probe, "eval", "all_reduce", "N=8", "M=8"], capture_output=True,
+                         text=True, cwd=ROOT, check=True)
+    loaded = run.stderr.strip().splitlines()[-1]
+    for name in ("export", "measure", "plan", "calibrate", "calibrate_step"):
+        assert f"'symcomm.commands.{name}'" not in loaded
+    assert "send" in run.stdout
+
+
+def test_an_unknown_subcommand_is_refused_naming_every_subcommand(capsys):
+    assert main(["nope"]) == 2
+    err = capsys.readouterr().err
+    for name in ("eval", "export", "measure", "validate", "plan", "calibrate", "nccl-tests", "calibrate-step"):
+        assert f"'{name}'" in err

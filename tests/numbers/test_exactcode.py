@@ -53,3 +53,33 @@ def test_a_quotient_stays_exact_and_a_float_in_a_formula_is_refused():
     assert exactcode.at(2 * (n - 1) / n, {n: 3}) == Fraction(4, 3)       # 2·(3−1)/3, by hand
     assert exactcode.at(2 * (n - 1) / n, {n: 2}) == 1 and type(exactcode.at(2 * (n - 1) / n, {n: 2})) is int  # 2·1/2
     assert exactcode.compiled(sp.Float(0.5) * n) is None
+
+
+@pytest.mark.parametrize("point", [6, 8], ids=lambda n: f"N{n}")
+def test_a_bundle_of_formulas_compiled_into_one_function_gives_each_formulas_own_number(point):
+    """at_many prints a subject's formulas into one function returning their tuple (issue 25: one call per
+    answer): each number is the one `at` gives for that formula alone, and where one formula has no exact
+    value at the point the bundle refuses as a whole (its caller then evaluates them one by one)."""
+    from symcomm.numbers.evaluation import Formulas
+
+    subjects = [subject(p, alg.name) for p in PRIMITIVES for alg in algorithms_of(p)] + [subject("hybrid")]
+    bundled = 0
+    for target in subjects:
+        exprs = Formulas(sp.sympify(e) for e in target.quantities().values())
+        numbers = {s: point if s.is_integer else Fraction(3, 4) for e in exprs for s in e.free_symbols}
+        alone = []
+        for expr in exprs:
+            try:
+                alone.append(exactcode.at(expr, numbers))
+            except exactcode.NotExact:
+                alone.append(None)
+        try:
+            together = exactcode.at_many(exprs, numbers)
+        except exactcode.NotExact:
+            assert None in alone, target.label
+            continue
+        assert list(together) == alone and all(type(x) in (int, Fraction) for x in together), target.label
+        bundled += 1
+    assert bundled > len(subjects) // 2
+    n = sp.Symbol("N", integer=True, positive=True)
+    assert exactcode.at_many((2 * (n - 1) / n, n - 1), {n: 3}) == (Fraction(4, 3), 2)      # 2·2/3 and 3 − 1, by hand

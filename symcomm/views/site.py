@@ -114,7 +114,7 @@ def _formula_class():
         @property
         def parameters(self):
             own = super().parameters
-            return own + ((BYTES_INFO,) if BYTES in self.expr.free_symbols else ())
+            return own + ((BYTES_INFO,) if BYTES in free_symbols(self.expr) else ())
 
     return BytesFormula
 
@@ -225,7 +225,7 @@ def step_graph(bundles: dict[str, dict]) -> dict:
     from ..numbers.rational import _cli_name
 
     builder = GraphBuilder()
-    free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    free = frozenset().union(*(free_symbols(e) for quantities in bundles.values() for e in quantities.values()))
     builder.params = sorted({_cli_name(x) for x in free} | {BYTES.name})
     for symbol in PER_BYTE:
         if symbol in free:     # the page passes β, γ per byte: per element is that times B_e, as eval --dtype has it
@@ -248,10 +248,17 @@ def step_script(bundles: dict[str, dict], namespace: str = "SYMCOMM_FORMULAS") -
             "})();\n")
 
 
+@lru_cache(maxsize=None)
+def free_symbols(expr: sp.Basic) -> frozenset:
+    """``expr.free_symbols``, walked once per expression in a build (SymPy walks the whole tree on every call,
+    and the page asks of each formula once per symbol)."""
+    return frozenset(expr.free_symbols)
+
+
 def _subject_entry(sub, formulas) -> dict:
-    params = [info.cli_name for info in S.SYMBOLS.values()
-              if any(info.symbol in f.expr.free_symbols for f in formulas) and info.symbol not in S.TIME_SYMBOLS]
-    times = [S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS if any(sym in f.expr.free_symbols for f in formulas)]
+    used = frozenset().union(*(free_symbols(f.expr) for f in formulas))
+    params = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in used and info.symbol not in S.TIME_SYMBOLS]
+    times = [S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS if sym in used]
     return {
         "ident": sub.ident, "kind": sub.kind, "owner": sub.name, "algorithm": sub.algorithm,
         "options": dict(sub.options), "changed": dict(sub.changed), "title": sub.title, "summary": sub.summary,
@@ -279,7 +286,7 @@ def _least(sub, names) -> dict[str, int]:
 def _step_entry(bundles: dict, params: list[str]) -> dict:
     """What the page needs to call the step model: its file, the symbols beyond the communication's
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
-    free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    free = frozenset().union(*(free_symbols(e) for quantities in bundles.values() for e in quantities.values()))
     # the hardware's constants (its preset gives them, as eval takes them from --hardware), never typed inputs:
     # peak_fp8, eta_fp8 too (precision=fp8_*), which the page used to show as an input reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()

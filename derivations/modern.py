@@ -119,7 +119,11 @@ def words(run: dict) -> list[str]:
         if run["t"] > 1 and (run.get("etp") == 1 or _etp_one_by_layout(run)):
             w["expert_tp"] = "1"
     if run["id"].startswith("torchtitan"):
-        w.update(framework="fsdp2", zero=3, grad_dtype="fp32")
+        # the attention core: F.scaled_dot_product_attention with the flash backend first on H100, i.e.
+        # FlashAttention-2 (torchtitan torchtitan/models/llama/model.py at 9dec370a: SDPA in PyTorch's default
+        # order, flash first (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, priority_order);
+        # torchtitan/models/attention.py at 820504e2: FLASH_ATTENTION first, cuDNN first on B200 only)
+        w.update(framework="fsdp2", zero=3, grad_dtype="fp32", attention_kernel="fa2")
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:

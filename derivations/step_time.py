@@ -25,7 +25,7 @@ from symcomm.training import compute
 from symcomm.training.memory import activation_bytes
 from symcomm.training.settings import RunSetting
 from symcomm.collectives.algorithms import algorithm
-from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_fp8, gamma, h, h_kv,
+from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv,
                                   hbm, kappa, m, p, peak, peak_fp8, s, t, v, w_half)
 
 from . import published
@@ -260,6 +260,9 @@ _TOUCHED = activation_bytes(recompute="none", flash=True, sp_on=True) * (L / p) 
 _CORE = (L / p) * flops.attention_core(_MB, s) / (t * c)     # the stage's attention core as the papers count it
 # flash attention (the default) runs the causal half of it (FlashAttention-2, Dao 2023, §3.1.1)
 TODAY_FULL = (3 * (_FWD - _CORE / 2) + (_AGAIN - _CORE / 2)) / (peak * eta) + kappa * _TOUCHED / hbm
+# flash attention's backward recomputes the scores: five s × s GEMMs to the forward's two (FlashAttention-2,
+# Algorithm 2), half a forward core more than the papers' 2 × forward
+FLASH_EXTRA = (_CORE / 2) / 2 / (peak * eta)
 _FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
 _X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
 
@@ -275,10 +278,10 @@ GEMM_CLASSES = Derivation(
                        "ones add up to its forward FLOPs"),
             Claim(_gemms_forward(False, False), flops.layer_forward(1, s, gated=False) / t,
                   name="so do a plain MLP layer's"),
-            Claim(_micro(_FULL).subs(w_half, 0), TODAY_FULL,
-                  name="with w_half = 0 the micro-batch's compute is the shape-independent model's: hardware FLOPs "
-                       "with the causal half of the attention core (flash attention) / (peak·η) plus κ passes over "
-                       "the activations"),
+            Claim(_micro(_FULL).subs({w_half: 0, eta_attn: eta}), TODAY_FULL + FLASH_EXTRA,
+                  name="with w_half = 0 and η_attn = η the micro-batch's compute is the shape-independent model's: "
+                       "hardware FLOPs with the causal half of the attention core (flash attention) / (peak·η), the "
+                       "core's backward 5/2 of its forward, plus κ passes over the activations"),
             Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
                   name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
                        "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "
@@ -350,6 +353,16 @@ def _results() -> dict:
     return json.loads(resources.files(__package__).joinpath("data", "step_fit.json").read_text(encoding="utf-8"))
 
 
+def _attention_cell(found: dict, constants: dict) -> str:
+    """eta_attn's cell: its value where fitted, held (and why: "held"), or "— (= eta)" where no run fitted on
+    depends on it and the preset reads it as eta (symcomm.presets.systems.absent_filled)."""
+    if "eta_attn" in found.get("fitted", []):
+        return f"{constants['eta_attn']:g}"
+    if "eta_attn" in found.get("held", {}):
+        return f"{constants['eta_attn']:g} (held)"
+    return "— (= eta)"
+
+
 def _constants_table() -> Table:
     rows = []
     fitted = _results()["systems"]
@@ -359,14 +372,17 @@ def _constants_table() -> Table:
         runs = len(fitted[system].get("runs", []))
         rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}",
                      f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants.get('w_half', 0):g}",
-                     f"{constants['kappa']:g}", runs or "not refitted"))
+                     f"{constants['kappa']:g}",
+                     _attention_cell(fitted[system], constants), runs or "not refitted"))
     return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "w_half", "kappa",
-                                      "runs fitted on"),
+                                      "eta_attn", "runs fitted on"),
                  tuple(rows),
                  caption=("eta: the share of the datasheet bf16 peak the bf16 matmuls reach at large shapes; eta_fp8: "
                           "the same for FP8 matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); "
                           "w_half: the GEMM width at which a matmul reaches half that share (0: shape-independent); "
-                          "kappa: HBM passes over each activation byte by the memory-bound kernels. Fitted by python -m "
+                          "kappa: HBM passes over each activation byte by the memory-bound kernels; eta_attn: the share "
+                          "of the bf16 peak the flash-attention core reaches (— : no run fitted depends on it, read as "
+                          "eta). Fitted by python -m "
                           "symcomm.derivations.fit_step_time (the fitting core of symcomm calibrate-step: least mean "
                           "|relative error| of the step time); a constant the runs leave at its range's edge is held "
                           "and said (derivations/data/step_fit.json, 'held'). Presets without runs of their own "
@@ -474,7 +490,10 @@ CHAPTER = Chapter(
      "width w = MNK/(MK + KN + MN) (the additive roofline; w_half = 0, shape-independent, on every preset fitted "
      "so far), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
      "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 and their "
-     "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the tensor, context, expert and pipeline collectives of the hybrid "
+     "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
+     "core at its own fitted share eta_attn of the bf16 peak (attention_kernel=fa2: FlashAttention-2, PyTorch SDPA's "
+     "flash backend, at the hardware's published share eta_fa2, 35 % on H100), its backward 5/2 of its forward (it "
+     "recomputes the scores); the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "
      "With an uneven split of the layers (pipeline_split=first_last: the first and the last of the p·v model "

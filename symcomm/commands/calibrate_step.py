@@ -13,6 +13,7 @@ import json
 
 from ..base.errors import InputError
 from ..base.files import check_output, write_file
+from ..presets.systems import STEP_TIME_ABSENT_AS
 
 
 def _percent(x: float) -> str:
@@ -72,10 +73,11 @@ def cmd_calibrate_step(args) -> int:
     runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
     constants = {name: value for name, value in base.step_time}
     hold = tuple(args.hold or ())
+    holdable = sorted(set(constants) | {n for n, like in STEP_TIME_ABSENT_AS.items() if like in constants})
     for name in hold:
-        if name not in constants:
-            raise InputError(f"--hold {name}: choose a constant the base hardware gives "
-                             f"({', '.join(sorted(constants)) or 'none'})")
+        if name not in holdable:
+            raise InputError(f"--hold {name}: choose a constant the base hardware gives, or one read from it when "
+                             f"absent ({', '.join(holdable) or 'none'})")
     found = fit(runs, constants, hold=hold)
     payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
     for key in ("source", "framework"):           # the runs' own labels, when they give them
@@ -110,5 +112,6 @@ def register_cli(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
     p.add_argument("--hold", action="append", metavar="CONSTANT",
                    help="keep this fitted constant at the base hardware's value (repeatable): for runs too few or too "
-                        "alike to determine it, e.g. --hold w_half")
+                        "alike to determine it, e.g. --hold w_half; --hold eta_attn without a base value keeps it "
+                        "read as eta")
     p.set_defaults(run=cmd_calibrate_step)

@@ -61,8 +61,11 @@ def _print_step(payload: dict) -> None:
     c = payload["constants"]
     fp8 = (f"; precision {payload['options']['precision']}: peak_fp8 {c['peak_fp8'] / 1e12:g} TFLOP/s, "
            f"eta_fp8 {c['eta_fp8']}" if "peak_fp8" in c else "")
+    # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)
+    attention = (f", eta_fa2 {c['eta_fa2']} (FlashAttention-2, published)" if "eta_fa2" in c else
+                 f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, w_half {c['w_half']:g} "
-          f"elements, kappa {c['kappa']}{fp8}: {c['source']}")
+          f"elements, kappa {c['kappa']}{attention}{fp8}: {c['source']}")
     if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named
         busiest = payload["busiest_stage"]
         stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"

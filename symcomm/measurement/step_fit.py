@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.errors import InputError
+from ..presets.systems import STEP_TIME_ABSENT_AS
 from ..training.compute import FITTED
 
 #: the step each constant is fitted (and reported) to; a constant not listed: its range / 200.  eta's and
@@ -178,7 +179,8 @@ def _determined(runs: list, base: dict) -> tuple[list, dict]:
         if np.max(np.abs(after / before - 1)) <= SENSITIVITY:
             held[name] = ("no run's predicted step time depends on it: held at the base hardware's value"
                           if name in base else "no run's predicted step time depends on it, and the base "
-                          "hardware gives none: left out")
+                          "hardware gives none: left out"
+                          + (f", read as {STEP_TIME_ABSENT_AS[name]}" if name in STEP_TIME_ABSENT_AS else ""))
         else:
             fitted.append(name)
     return fitted, held
@@ -307,13 +309,15 @@ def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
     if not runs:
         raise InputError("no runs to fit: give at least 3 measured runs")
     for name in hold:
-        if name not in FITTED or name not in base:
-            raise InputError(f"hold {name!r}: a constant of {', '.join(FITTED)} the base hardware gives a value")
+        if name not in FITTED or (name not in base and STEP_TIME_ABSENT_AS.get(name) not in base):
+            raise InputError(f"hold {name!r}: a constant of {', '.join(FITTED)} the base hardware gives a value "
+                             "(or one read from such a constant when absent: eta_attn as eta)")
     names, held = _determined(runs, base)
     for name in hold:
         if name in names:
             names.remove(name)
-            held[name] = "held at the base hardware's value, as asked"
+            held[name] = ("held at the base hardware's value, as asked" if name in base else
+                          f"left out, read as {STEP_TIME_ABSENT_AS[name]}, as asked")
     if len(runs) < len(names) + 2:
         raise InputError(f"{len(runs)} runs cannot fit {len(names)} constants ({', '.join(names)}): give at least "
                          f"{len(names) + 2} runs (fitted constants + 2, so that each left-out run is predicted "
@@ -330,6 +334,8 @@ def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
         for n in edge:
             if n in base:
                 keep = "held at the base hardware's value"
+            elif n in STEP_TIME_ABSENT_AS:      # its absence has a meaning: left out, read as that
+                keep = f"left out, read as {STEP_TIME_ABSENT_AS[n]}"
             else:           # the runs need a value and the base has none: the edge, said to be no fit
                 base[n] = found[n]
                 keep = "held at that edge, which the base hardware gives no value to replace"

@@ -57,6 +57,10 @@ class Hardware:
     two_level_unknown: str = ""
     #: what reading an older calibrated file took (a note, said wherever its values are used)
     link_note: str = ""
+    #: (kernel, share of the bf16 peak) pairs of the attention kernels timed by a published figure rather than a
+    #: fitted constant (attention_kernel=fa2: FlashAttention-2), and where the figures come from
+    attention_shares: tuple = ()
+    attention_source: str = ""
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -73,14 +77,16 @@ class Hardware:
             raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
-    def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False) -> dict[str, float]:
-        """peak, hbm and the fitted eta, kappa, w_half: the step-time model's hardware symbols (InputError naming
-        the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
-        absence means 0, the shape-independent model).  ``peak`` is the datasheet rate at ``dtype`` (the run's
+    def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False,
+                       attention_kernel: str = "fused") -> dict[str, float]:
+        """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError
+        naming the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
+        absence means 0, the shape-independent model, and eta_attn, whose absence means eta: :func:`absent_filled`).  ``peak`` is the datasheet rate at ``dtype`` (the run's
         16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
         which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls.
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
-        fits: a fitted constant the hardware lacks is not refused."""
+        fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 adds eta_fa2, the
+        published FlashAttention-2 share (``attention_shares``), refused where the hardware gives none."""
         fitted = dict(self.step_time)
         if not fitted and not fitting:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
@@ -89,6 +95,15 @@ class Hardware:
             raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
                                                      "the HBM bandwidth)")
         out = {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+        if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
+            out = absent_filled(out)
+        if attention_kernel == "fa2":
+            shares = dict(self.attention_shares)
+            if "fa2" not in shares:
+                raise self.lacks("attention_shares fa2", "attention_kernel=fa2 needs (the share of the bf16 peak "
+                                 "FlashAttention-2 reaches, from a published kernel benchmark); or choose "
+                                 "attention_kernel=fused")
+            out["eta_fa2"] = shares["fa2"]
         if precision == "bf16":
             out.pop("eta_fp8", None)
             return out
@@ -195,7 +210,12 @@ def hardware(name: str) -> Hardware:
                     float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"],
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     _fitted_constants(fitted),
-                    fitted.get("note", "") or fitted.get("source", ""))
+                    fitted.get("note", "") or fitted.get("source", ""),
+                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
+
+
+def _shares(d: dict) -> tuple:
+    return tuple(sorted((k, float(x)) for k, x in d.get("attention_shares", {}).items()))
 
 
 #: a hardware file is a few KiB (with calibration curves some tens); anything past this is not one
@@ -207,15 +227,29 @@ def _is_path(value: str) -> bool:
 
 
 #: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
-STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa")
+STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn")
 #: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
 #: shape-independent matmul efficiency every block without it was fitted with
 STEP_TIME_ABSENT = {"w_half": 0.0}
+#: the fitted constants whose absence means another's value: η_attn = η, the attention core at the matmuls'
+#: share, as every block without it was fitted with
+STEP_TIME_ABSENT_AS = {"eta_attn": "eta"}
+
+
+def absent_filled(values: dict) -> dict:
+    """``values`` with the constants a block may leave out at their meaning when absent
+    (:data:`STEP_TIME_ABSENT`, :data:`STEP_TIME_ABSENT_AS`): THE rule, for hardware blocks and callers alike."""
+    out = {**STEP_TIME_ABSENT, **values}
+    for name, like in STEP_TIME_ABSENT_AS.items():
+        if name not in out and like in out:
+            out[name] = out[like]
+    return out
 
 
 def _fitted_constants(fitted: dict) -> tuple:
     """The (name, value) pairs of a ``step_time`` block's constants; none when it holds none (the step time
-    then refuses), else w_half = 0 where the block leaves it out (:data:`STEP_TIME_ABSENT`)."""
+    then refuses), else w_half = 0 where the block leaves it out (:data:`STEP_TIME_ABSENT`); η_attn stays out
+    when the block leaves it out (:meth:`Hardware.compute_values` reads it as η then)."""
     given = {k: float(fitted[k]) for k in STEP_TIME_NAMES if k in fitted}
     if not given:
         return ()
@@ -314,7 +348,8 @@ def hardware_file(path) -> Hardware:
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     _fitted_constants(fitted), fitted.get("source", ""),
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
-                    inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note)
+                    inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
+                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
 
 
 def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:
@@ -371,7 +406,8 @@ def describe_hardware(system: Hardware) -> dict:
             "inter": link_dict(system.inter), "gpus_per_node": system.gpus_per_node,
             "memory_bytes": system.memory_bytes, "hbm_bytes_per_second": system.hbm_bytes_per_second,
             "source": system.source, "peak_flops": dict(system.peak_flops), "peak_source": system.peak_source,
-            "step_time": dict(system.step_time), "step_time_source": system.step_time_source}
+            "step_time": dict(system.step_time), "step_time_source": system.step_time_source,
+            "attention_shares": dict(system.attention_shares), "attention_source": system.attention_source}
 
 
 # -- which link a group uses: the one rule ---------------------------------------------------------

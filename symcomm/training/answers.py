@@ -213,7 +213,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     try:
         system = presets.hardware(args.hardware)
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
-        compute = system.compute_values(dtype, precision, fitting)
+        kernel = str(step_texts.get("attention_kernel", "fused"))       # a step option (its core's share)
+        compute = system.compute_values(dtype, precision, fitting, kernel)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
                       "mxfp8 or fp8_block runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "

@@ -25,12 +25,23 @@ bandwidth B_hbm gives exactly this form with w_half = peak·bytes/(2·B_hbm) (Wi
 CACM 52(4)); w_half is fitted instead, as tails, wave quantisation and launch gaps add to the HBM term.
 With 1-byte FP8 operands at twice the rate the roofline's w_half is the same, so one w_half serves both
 dtypes.  w_half = 0 is today's shape-independent model: every matmul at η (the added term is exactly 0).
-The attention core stays at η, shape-independent (flash attention keeps the scores on chip; the papers'
-runs without it are what η was fitted on).
+**The attention core** (QKᵀ and the scores times V) is no GEMM of the list: with flash attention (``flash``=1,
+the default) it runs in one fused kernel at its own fitted share of the bf16 peak, η_attn, shape-independent
+(the kernel keeps the scores on chip; its share is set by the softmax's exponentials and the tiles'
+pipeline, not by HBM traffic: FlashAttention-2 reaches 50-73 % of A100's peak and 35 % of H100's,
+FlashAttention-3 up to 75 % of H100's in its forward: Dao 2023 and Shah et al. 2024, abstracts), and its
+backward runs five s × s GEMMs to the forward's two (it recomputes the scores QKᵀ instead of storing them:
+FlashAttention-2, Algorithm 2), 5/2 of the forward's FLOPs where the papers' convention counts 2.  Without
+flash attention (the 2021-22 Megatron runs η was first fitted on) the core is two batched GEMMs at η, with
+the usual backward of 2 forwards.  A hardware block without η_attn reads it as η (the model before it,
+:func:`symcomm.presets.systems.absent_filled`).  η_attn is fitted on the runs of frameworks whose core is a
+fused kernel (Transformer Engine: cuDNN, FlashAttention-3 on Hopper); with ``attention_kernel=fa2``
+(FlashAttention-2, PyTorch SDPA's flash backend) the core runs at the hardware's published FlashAttention-2
+share η_fa2 instead (H100: 35 %, Shah et al. 2024, abstract), not fitted.
 
 **Precision** (``precision``, :data:`symcomm.training.settings.PRECISIONS`).  Under an FP8 recipe the layers'
-linear GEMMs (QKV, output, MLP, experts) run at peak_fp8·η_fp8 (same width factor); the attention core, the
-norms, softmax and the LM head stay in bf16 at peak·η: Transformer Engine runs FP8 inside its linear modules
+linear GEMMs (QKV, output, MLP, experts) run at peak_fp8·η_fp8 (same width factor); the attention core (at
+peak·η_attn), the norms, softmax and the LM head (at peak·η) stay in bf16: Transformer Engine runs FP8 inside its linear modules
 only (``DotProductAttention`` computes in bf16), and Megatron-Core's output layer is
 ``tensor_parallel.ColumnParallelLinear``, a bf16 matmul, unless the MXFP8 output projection is switched on
 (NVIDIA/Megatron-LM megatron/core/models/gpt/gpt_model.py, commit d98e8a64); torchtitan's Llama 3 405B
@@ -61,8 +72,8 @@ import sympy as sp
 from . import flops
 from .memory import layer_activation_bytes, scores
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
-                            hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half)
-from ..presets.systems import STEP_TIME_ABSENT
+                            eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half)
+from ..presets.systems import absent_filled
 
 
 @dataclass(frozen=True)
@@ -84,7 +95,12 @@ FITTED = {f.name: f for f in (
     Fitted("w_half", "GEMM width MNK/(MK + KN + MN) at which a matmul reaches half its large-shape share "
                      "(0 = shape-independent)", 0.0, 4096.0),
     Fitted("kappa", "HBM passes over each activation byte by the memory-bound kernels (forward + backward)", 0.0, 20.0),
+    Fitted("eta_attn", "share of the datasheet bf16 peak the flash-attention core reaches (its forward and its "
+                       "backward, the FLOPs it runs)", 0.10, 1.00),
 )}
+#: the flash-attention core's backward FLOPs over its forward's: five s × s GEMMs (S = QKᵀ recomputed, dV, dP,
+#: dQ, dK) to two (S, P·V): Dao 2023, FlashAttention-2, Algorithm 2
+FLASH_BACKWARD = sp.Rational(5, 2)
 
 #: bytes per element a cast to FP8 reads and writes, per recipe: (extra bf16 read for the amax,
 #: scale bytes per element of an activation or gradient, of a weight).  The cast reads the bf16 tensor
@@ -265,14 +281,20 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     core = counted / 2 if run.flash else counted
     fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind) / (t * c) - (counted - core)
     rate = peak * eta
+    # the core's forward seconds, and its backward's over them (module docstring)
+    share = eta_fa2 if run.attention_kernel == "fa2" else eta_attn
+    core_time, core_back = ((core / (peak * share), FLASH_BACKWARD) if run.flash
+                            else (core / rate, sp.Integer(2)))
+    rest = fwd - core                      # the linear GEMMs and the LM head, FLOPs
     if run.precision == "bf16":
-        # today's FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)
-        again = {"selective": core, "full": fwd - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0),
+        # FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)
+        again = {"selective": core_time,
+                 "full": core_time + (rest - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0)) / rate,
                  "none": sp.Integer(0)}[run.recompute]
         moved_again = _summed(layer_pairs, "moved") if run.recompute == "full" else sp.Integer(0)
         moved = _summed(gemms, "moved")
-        forward = fwd / rate + 2 * w_half * moved / rate
-        backward = (2 * fwd + again) / rate + 2 * w_half * (2 * moved + moved_again) / rate
+        forward = rest / rate + core_time + 2 * w_half * moved / rate
+        backward = 2 * rest / rate + core_back * core_time + again + 2 * w_half * (2 * moved + moved_again) / rate
     else:
         rate8 = peak_fp8 * eta_fp8
         low = [(g, n) for g, n in gemms if g.fp8]
@@ -282,11 +304,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
             return (_summed(pairs, "flops") + 2 * w_half * _summed(pairs, "moved")) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
-        forward = (core / rate + matmul_time(high, rate) + matmul_time(low, rate8)
-                   + (x + w) / hbm)
-        again = {"selective": core / rate, "full": core / rate + matmul_time(low, rate8) + x / hbm,
+        forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm
+        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
-        backward = (2 * (core / rate + matmul_time(high, rate) + matmul_time(low, rate8)) + again + dy / hbm)
+        backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
+                    + dy / hbm)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
                                      run.expert_tp) * layers
     if run.recompute == "full":
@@ -299,5 +321,5 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
 
 def with_absent_constants(values: dict) -> dict:
     """``values`` with the fitted constants a caller may leave out at their meaning when absent (w_half = 0:
-    the shape-independent model): the one rule, :data:`symcomm.presets.systems.STEP_TIME_ABSENT`."""
-    return {**STEP_TIME_ABSENT, **values}
+    the shape-independent model; η_attn = η): the one rule, :func:`symcomm.presets.systems.absent_filled`."""
+    return absent_filled(values)

@@ -34,6 +34,9 @@ RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
 #: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales)
 PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block")
+#: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
+#: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
+ATTENTION_KERNELS = ("fused", "fa2")
 
 
 def choices(allowed) -> str:
@@ -182,6 +185,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
                        "--tp-comm-overlap: Transformer Engine userbuffers; PyTorch async TP): one chunk of t "
                        "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
+    Option("attention_kernel", "fused", ATTENTION_KERNELS,
+           "flash=1: the attention core's kernel: fused (Transformer Engine's fused attention, cuDNN or "
+           "FlashAttention-3 on Hopper: Megatron-Core's TEDotProductAttention; PyTorch SDPA where it picks cuDNN) at "
+           "the fitted share eta_attn; fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
+           "order where cuDNN is not asked for first) at the hardware's published share eta_fa2"),
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
            "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
@@ -234,6 +242,7 @@ class RunSetting:
     p2p_overlap: bool | None = None
     tp_overlap: bool = False
     flash: bool = True
+    attention_kernel: str = "fused"
     q_width: str = "h"
     precision: str = "bf16"
 

@@ -18,7 +18,9 @@ from symcomm.commands.main import main
 
 # eta and kappa on their lattices; w_half at the h100 preset's own value, held there by --hold w_half (eight runs of
 # these shapes do not pin three constants: eta and w_half trade along a valley under the ±3 % pattern)
-TRUTH = {"eta": 0.55, "kappa": 4.0, "w_half": float(dict(hardware("h100").step_time)["w_half"])}
+# eta_attn (the flash-attention core's share, which the flash=1 layouts read) equal to eta: what a hardware block
+# without it means, kept so by --hold eta_attn (eight runs do not pin it apart from eta either)
+TRUTH = {"eta": 0.55, "kappa": 4.0, "w_half": float(dict(hardware("h100").step_time)["w_half"]), "eta_attn": 0.55}
 #: (model, eval hybrid's words): dense Llama shapes, tensor/pipeline/context/data splits, interleaving,
 #: recompute none/selective/full, with and without flash attention (kappa's work differs most there)
 LAYOUTS = [
@@ -69,11 +71,12 @@ def test_calibrate_step_recovers_constants_that_predict_held_out_runs(tmp_path, 
     runs.write_text(json.dumps({"runs": fitted}))
     out_file = tmp_path / "mine.json"
     code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", out_file, "--json",
-                         "--hold", "w_half")
+                         "--hold", "w_half", "--hold", "eta_attn")
     assert code == 0, err
     report = strict(out)
-    # no FP8 run: eta_fp8 does not move them and is held, as w_half is on request
-    assert report["fitted"] == ["eta", "kappa"] and set(report["held"]) == {"eta_fp8", "w_half"}
+    # no FP8 run: eta_fp8 does not move them and is held, as w_half and eta_attn are on request
+    assert report["fitted"] == ["eta", "kappa"] and set(report["held"]) == {"eta_fp8", "w_half", "eta_attn"}
+    assert "eta_attn" not in report["constants"]                 # left out: read as eta
     assert abs(report["constants"]["eta"] - TRUTH["eta"]) <= 0.03
     assert abs(report["constants"]["kappa"] - TRUTH["kappa"]) <= 1.0
     loo = report["leave_one_out"]
@@ -129,7 +132,7 @@ def test_the_text_report_shows_constants_errors_and_runs(tmp_path, capsys, synth
 
 
 @pytest.mark.parametrize("runs, message", [
-    (lambda s: s[:3], "3 runs cannot fit 3 constants"),
+    (lambda s: s[:3], "3 runs cannot fit 4 constants"),
     (lambda s: s[:4] + [dict(s[0])], "'run1' is given twice"),
     (lambda s: s[:4] + [{**s[0], "id": "again"}], "are the same run"),
     (lambda s: s[:4] + [{**s[4], "step_time_s": 0}], "step_time_s"),

@@ -165,11 +165,11 @@ def test_the_step_model_recovers_its_own_constants():
     runs = []
     for i, (model, words) in enumerate(layouts):
         inputs = _inputs(model, words)
-        runs.append(MeasuredRun(f"run{i}", inputs, float(inputs.quantities(eta=0.55, kappa=4.0,
-                                                                             w_half=0.0)["step_time"])))
-    # four runs fit two constants: w_half (which these bf16 runs also read) held at 0 as asked
-    found = fit(runs, {**BASE, "w_half": 0.0}, hold=("w_half",))
-    assert found.constants == {"eta": 0.55, "kappa": 4.0, "w_half": 0.0}
+        runs.append(MeasuredRun(f"run{i}", inputs, float(inputs.quantities(eta=0.55, kappa=4.0, w_half=0.0,
+                                                                             eta_attn=0.55)["step_time"])))
+    # four runs fit two constants: w_half and eta_attn (which these runs also read: flash=1) held as asked
+    found = fit(runs, {**BASE, "w_half": 0.0, "eta_attn": 0.55}, hold=("w_half", "eta_attn"))
+    assert found.constants == {"eta": 0.55, "kappa": 4.0, "w_half": 0.0, "eta_attn": 0.55}
     assert found.held["w_half"] == "held at the base hardware's value, as asked"
     assert found.in_sample.max < 1e-9
 

@@ -1,6 +1,9 @@
 """One micro-batch's compute (symcomm.training.compute): the GEMM widths' efficiency, the FP8 recipes and their
 casts, counted by hand on a small shape; fp8_param_gather's 1-byte all-gathers."""
 
+import subprocess
+import sys
+
 import pytest
 import sympy as sp
 
@@ -14,7 +17,7 @@ from symcomm.training.terms import cost_in_bytes_of
 # a small shape: one layer, MHA, plain MLP, one GPU, one sequence of 2 tokens in one micro-batch
 SHAPE = {"h": 4, "h_kv": 4, "a": 2, "F": 8, "V": 16, "s": 2, "L": 1, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1}
 RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "hbm": 100,
-         "peak_fp8": 2000, "eta_fp8": sp.Rational(2, 5)}
+         "peak_fp8": 2000, "eta_fp8": sp.Rational(2, 5), "eta_attn": sp.Rational(1, 4)}
 
 # the layer's GEMMs by hand, (M, K, N) for T = 2 tokens: QKV 4 → 12, output 4 → 4, FC1 4 → 8, FC2 8 → 4
 LINEAR = ((2, 4, 12), (2, 4, 4), (2, 4, 8), (2, 8, 4))
@@ -23,6 +26,10 @@ LM_HEAD = (2, 4, 16)
 # default) runs half: the blocks above the diagonal are skipped (Dao 2023, FlashAttention-2, §3.1.1)
 FULL_CORE_FLOPS = 4 * 2 ** 2 * 4
 CORE_FLOPS = FULL_CORE_FLOPS // 2
+# the flash kernel at peak · eta_attn = 1000 · 1/4 = 250 FLOP/s; its backward runs five s × s GEMMs to the
+# forward's two (S = QKᵀ recomputed, dV, dP, dQ, dK: FlashAttention-2, Algorithm 2): 5/2 of the forward
+CORE = sp.Rational(CORE_FLOPS, 250)
+CORE_BACK = sp.Rational(5, 2) * CORE
 
 
 def gemm_seconds(M, K, N, peak, eta):
@@ -31,8 +38,9 @@ def gemm_seconds(M, K, N, peak, eta):
     return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + RATES["w_half"]))
 
 
-def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True):
-    run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings, flash=flash)
+def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True, kernel="fused"):
+    run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings, flash=flash,
+                              attention_kernel=kernel)
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **(values or {})}.items()}
     return exact(out.forward, at), exact(out.backward, at)
@@ -40,10 +48,31 @@ def micro(precision="bf16", recompute="none", embeddings=False, values=None, fla
 
 def test_bf16_small_shape_by_hand():
     bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
-    core = sp.Rational(CORE_FLOPS, 500)
     forward, backward = micro()
+    assert forward == bf16 + CORE
+    assert backward == 2 * bf16 + CORE_BACK                      # input and weight gradients: 2 × forward
+
+
+def test_fa2_runs_the_core_at_its_published_share():
+    # attention_kernel=fa2: the core at peak · eta_fa2 = 1000 · 1/5 = 200 FLOP/s, not at eta_attn; the GEMMs as before
+    bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    core = sp.Rational(CORE_FLOPS, 200)
+    forward, backward = micro(kernel="fa2", values={"eta_fa2": sp.Rational(1, 5)})
     assert forward == bf16 + core
-    assert backward == 2 * (bf16 + core)                         # input and weight gradients: 2 × forward
+    assert backward == 2 * bf16 + sp.Rational(5, 2) * core
+
+
+def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
+    # H100: FlashAttention-2 reaches 35 % of the peak (Shah et al. 2024, FlashAttention-3, abstract)
+    from symcomm import presets
+    assert presets.hardware("h100").compute_values("bf16", attention_kernel="fa2")["eta_fa2"] == 0.35
+    assert "eta_fa2" not in presets.hardware("h100").compute_values("bf16")
+    # A100: no single published figure (FlashAttention-2's own paper gives 50-73 %): refused, in one line
+    run = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "llama3-8b", "--hardware",
+                          "a100", "t=1", "p=1", "d=8", "c=1", "b=16", "m=2", "s=4096", "attention_kernel=fa2"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "attention_shares fa2" in run.stderr and "attention_kernel=fused" in run.stderr
 
 
 def test_without_flash_attention_the_whole_masked_core_runs():
@@ -55,11 +84,11 @@ def test_without_flash_attention_the_whole_masked_core_runs():
 
 
 def test_bf16_lm_head_and_full_recompute_by_hand():
-    layer = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR) + sp.Rational(CORE_FLOPS, 500)
+    linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     forward, backward = micro(recompute="full", embeddings=True)
-    assert forward == layer + head
-    assert backward == 2 * (layer + head) + layer                # the layer's forward again, not the head
+    assert forward == linear + CORE + head
+    assert backward == 2 * (linear + head) + CORE_BACK + (linear + CORE)   # the layer's forward again, not the head
 
 
 def test_moe_grouped_gemms_by_hand():
@@ -72,8 +101,8 @@ def test_moe_grouped_gemms_by_hand():
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
     experts = 2 * (gemm_seconds(2, 4, 8, 1000, sp.Rational(1, 2)) + gemm_seconds(2, 8, 4, 1000, sp.Rational(1, 2)))
     attention = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR[:2])
-    assert exact(out.forward, at) == experts + attention + sp.Rational(CORE_FLOPS, 500)
-    assert exact(out.backward, at) == 2 * (experts + attention + sp.Rational(CORE_FLOPS, 500))
+    assert exact(out.forward, at) == experts + attention + CORE
+    assert exact(out.backward, at) == 2 * (experts + attention) + CORE_BACK
 
 
 # bytes per element a cast moves, from Transformer Engine's docs (docs/features/low_precision_training, commit
@@ -90,24 +119,25 @@ DY_ELEMENTS = sum(M * N for M, K, N in LINEAR)                 # 24 + 8 + 16 + 8
 
 @pytest.mark.parametrize("precision", ["fp8_tensor", "mxfp8", "fp8_block"])
 def test_fp8_small_shape_by_hand(precision):
-    """The linear GEMMs at peak_fp8 · eta_fp8 (same width factor), the attention core and the LM head at the
-    bf16 peak · eta, the casts at the HBM bandwidth: X and the weights (m = 1) forward, dY backward."""
+    """The linear GEMMs at peak_fp8 · eta_fp8 (same width factor), the attention core at the bf16 peak · eta_attn
+    and the LM head at the bf16 peak · eta, the casts at the HBM bandwidth: X and the weights (m = 1) forward, dY
+    backward."""
     act, weight = CAST_BYTES[precision]
     assert (X_ELEMENTS, W_ELEMENTS, DY_ELEMENTS) == (40, 128, 56)
     fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
-    core = sp.Rational(CORE_FLOPS, 500)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     forward, backward = micro(precision, embeddings=True)
-    assert forward == fp8 + core + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100)
-    assert backward == 2 * (fp8 + core + head) + DY_ELEMENTS * act / sp.Integer(100)
+    assert forward == fp8 + CORE + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100)
+    assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100)
 
 
 def test_fp8_tensor_numbers_by_hand():
     """The same, as plain numbers: fp8 GEMMs (512 FLOPs + 2·w_half·224 elements moved) / 800 = 1.76 s, the causal
-    half of the core 32/500 = 0.064 s, casts (40 + 128)·6 bytes / 100 = 10.08 s forward, 56·6/100 = 3.36 s backward."""
+    half of the core 32/250 = 0.128 s (its backward 5/2 of it, 0.32 s), casts (40 + 128)·6 bytes / 100 = 10.08 s
+    forward, 56·6/100 = 3.36 s backward."""
     forward, backward = micro("fp8_tensor")
-    assert float(forward) == pytest.approx(1.76 + 0.064 + 10.08, rel=1e-12)
-    assert float(backward) == pytest.approx(2 * (1.76 + 0.064) + 3.36, rel=1e-12)
+    assert float(forward) == pytest.approx(1.76 + 0.128 + 10.08, rel=1e-12)
+    assert float(backward) == pytest.approx(2 * 1.76 + 0.32 + 3.36, rel=1e-12)
 
 
 def test_weights_cast_once_per_step():
@@ -134,20 +164,22 @@ def test_efficiency_limits():
 
 
 def test_w_half_zero_is_the_shape_independent_model():
-    """w_half = 0: every matmul at peak · eta, hardware FLOPs / (peak · eta) (Narayanan et al. 2021 §5.1)."""
-    flops_fwd = 512 + CORE_FLOPS
-    forward, backward = micro(values={"w_half": 0})
-    assert forward == sp.Rational(flops_fwd, 500)
-    assert backward == sp.Rational(2 * flops_fwd, 500)
+    """w_half = 0 and eta_attn = eta: every matmul at peak · eta, hardware FLOPs / (peak · eta) (Narayanan et al.
+    2021 §5.1), but for the flash core's backward, 5/2 of its forward (FlashAttention-2, Algorithm 2)."""
+    forward, backward = micro(values={"w_half": 0, "eta_attn": sp.Rational(1, 2)})
+    assert forward == sp.Rational(512 + CORE_FLOPS, 500)
+    assert backward == sp.Rational(2 * 512, 500) + sp.Rational(5, 2) * sp.Rational(CORE_FLOPS, 500)
 
 
 def test_defaults_leave_the_step_model_unchanged():
-    """precision=bf16 and no w_half given: the same numbers as w_half = 0 given."""
+    """precision=bf16 and no w_half, no eta_attn given: the same numbers as w_half = 0 and eta_attn = eta given
+    (what a hardware block fitted before them means)."""
     values = {"h": 1024, "L": 8, "a": 16, "h_kv": 256, "F": 4096, "V": 32000, "s": 2048, "Phi": 10 ** 9, "t": 2,
               "p": 2, "d": 4, "c": 1, "b": 64, "m": 8, "v": 1, "alpha": 1e-5, "beta": 1e-10, "gamma": 1e-11,
               "alpha_inter": 2e-5, "beta_inter": 4e-10, "G": 8, "peak": 1e15, "eta": 0.6, "kappa": 3.0, "hbm": 3e12}
     without = steptime.quantities(values, 2, embeddings="1", gated="1")
-    given = steptime.quantities({**values, "w_half": 0.0}, 2, embeddings="1", gated="1", precision="bf16")
+    given = steptime.quantities({**values, "w_half": 0.0, "eta_attn": 0.6}, 2, embeddings="1", gated="1",
+                                precision="bf16")
     assert without == given
 
 
@@ -193,9 +225,6 @@ def test_hardware_gives_fp8_constants_or_refuses():
 
 
 def _cli(*args):
-    import subprocess
-    import sys
-
     return subprocess.run([sys.executable, "-m", "symcomm.commands.main", *args], capture_output=True, text=True,
                           timeout=120)
 

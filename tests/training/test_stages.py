@@ -18,8 +18,12 @@ NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_in
 # multiply-add): 2·32·64·(2·64 + 2·64) + 2·2·32·32·64 + 2·2·32·64·256 = 1 048 576 + 262 144 + 2 097 152; causal
 # flash attention (flash=1) runs half of the s × s core (FlashAttention-2 §3.1.1): 262 144 / 2 = 131 072
 LAYER = 1_048_576 + 131_072 + 2_097_152
+# forward + backward of one layer at 1 FLOP per peak-second (eta = eta_attn = 1): the GEMMs 3× their forward
+# (input and weight gradients), the flash core 1 + 5/2 of its forward (its backward recomputes the scores: five
+# s × s GEMMs to the forward's two, FlashAttention-2, Algorithm 2)
+LAYER_STEP = 3 * (1_048_576 + 2_097_152) + sp.Rational(7, 2) * 131_072
 TINY = {"h": 64, "a": 4, "h_kv": 64, "F": 256, "s": 32, "Phi": 1000, "e": 1, "v": 1, "t": 1, "c": 1, "d": 1,
-        "b": 8, "m": 8, "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30, **NO_COMM}
+        "b": 8, "m": 8, "peak": 1e12, "eta": 1.0, "eta_attn": 1.0, "kappa": 0.0, "hbm": 1e30, **NO_COMM}
 PLAIN = {"zero": "0", "framework": "megatron", "gqa": "1", "gated": "0", "flash": "1", "dp_overlap": "0",
          "grad_dtype": "same"}
 UNEVEN = {**PLAIN, "pipeline_split": "first_last"}
@@ -51,7 +55,8 @@ def test_the_last_stage_is_busiest_when_the_lm_head_is_heavy():
     # one sequence per micro-batch; the LM head 2·32·64·1000 = 4 096 000 FLOPs forward; forward + backward = 3×:
     # first 1 layer, middle 3 layers, last 3 layers + the LM head
     head = 2 * 32 * 64 * 1000
-    slots = {"first": 3 * LAYER / 1e12, "middle": 3 * 3 * LAYER / 1e12, "last": 3 * (3 * LAYER + head) / 1e12}
+    slots = {"first": float(LAYER_STEP) / 1e12, "middle": float(3 * LAYER_STEP) / 1e12,
+             "last": float(3 * LAYER_STEP + 3 * head) / 1e12}
     for kind, slot in slots.items():
         assert float(q[f"stage_slot_{kind}"]) == pytest.approx(slot, rel=1e-12)
     # 1F1B: m + p − 1 = 11 slots of the busiest stage (Narayanan et al. 2021 §2.2), the optimizer free (hbm = ∞)
@@ -64,7 +69,7 @@ def test_a_middle_stage_is_busiest_when_the_ends_are_light():
     # L_first = L_last = 1: the middle chunks hold (10 − 2)/2 = 4 layers each, more than the last's 1 + LM head
     values = {**TINY, "L": 10, "p": 4, "L_first": 1, "L_last": 1, "V": 1000}
     q = steptime.quantities(values, 2, **{**UNEVEN, "embeddings": "1"})
-    middle = 3 * 4 * LAYER / 1e12
+    middle = float(4 * LAYER_STEP) / 1e12
     assert 4 * LAYER > LAYER + 2 * 32 * 64 * 1000 and LAYER == 3_276_800
     assert float(q["step_time"]) == pytest.approx(11 * middle, rel=1e-12)
     named = steptime.busiest_stages({k: float(x) for k, x in q.items()}, 4)
@@ -72,10 +77,10 @@ def test_a_middle_stage_is_busiest_when_the_ends_are_light():
 
 
 def test_an_even_first_last_split_gives_the_even_numbers():
-    # L = 8 on p = 4, two layers a stage: the slot is 3·2·LAYER (no LM head), m + p − 1 = 11 slots, by hand;
+    # L = 8 on p = 4, two layers a stage: the slot is 2·LAYER_STEP (no LM head), m + p − 1 = 11 slots, by hand;
     # the even split and first_last with L_first = L_last = 2 both give it
     values = {**TINY, "L": 8, "p": 4, "V": 1000}
-    hand = 11 * 3 * 2 * LAYER / 1e12
+    hand = float(11 * 2 * LAYER_STEP) / 1e12
     even = steptime.quantities(values, 2, **{**PLAIN, "embeddings": "0"})
     uneven = steptime.quantities({**values, "L_first": 2, "L_last": 2}, 2, **{**UNEVEN, "embeddings": "0"})
     assert float(even["step_time"]) == pytest.approx(hand, rel=1e-12)

@@ -154,9 +154,9 @@ def test_the_shared_step_script_computes_what_eval_computes():
               next(s for s in hybrids if s.options.get("pipeline_split") == "first_last")]
     bundles = {name: q for sub in chosen for name, q in site.step_bundles(sub).items()}
     script = site.step_script(bundles)
-    # an H100-like point (peak, HBM from its datasheet; η, κ, w_half plausible fits; the link's α, β per byte)
+    # an H100-like point (peak, HBM from its datasheet; η, η_attn, κ, w_half plausible fits; the link's α, β per byte)
     hardware = {"peak": 9.89e14, "eta": 0.55, "hbm": 3.35e12, "kappa": 2.0, "w_half": 300.0, "peak_fp8": 1.979e15,
-                "eta_fp8": 0.5, "alpha": 5e-6, "beta": 1 / 4.5e11, "gamma": 1 / 1e13, "alpha_inter": 1e-5,
+                "eta_fp8": 0.5, "eta_attn": 0.4, "alpha": 5e-6, "beta": 1 / 4.5e11, "gamma": 1 / 1e13, "alpha_inter": 1e-5,
                 "beta_inter": 1 / 5e10}
     calls, want = [], []
     for sub in chosen:

@@ -124,16 +124,3 @@ class GraphBuilder:
                              "(symcomm.numbers.kernels.OPS); add one there and here, or leave it to symcomm.numbers.evaluation")
         return self.node(op, *[self.add(a) for a in expr.args])
 
-
-def reachable(nodes: list, outputs) -> list[int]:
-    """The nodes the outputs read, in order (an earlier node first): what a combination runs of a shared graph."""
-    seen, stack = set(), list(outputs)
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        node = nodes[i]
-        if node[0] not in ("arg", "num", "nan"):
-            stack.extend(node[1:])
-    return sorted(seen)

@@ -121,8 +121,9 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
     plt.rcParams.update({"svg.hashsalt": "symcomm", "svg.fonttype": "path"})
     plots = []
     for name, draw in PLOTS.items():
-        given = {"nothing": (), "published runs": (run_rows(),), "calibration": (fit_dicts(),)}.get(
-            TAKES.get(name, ""), (strategies,))
+        # only what this plot takes is computed (the published runs' predictions are seconds of step models)
+        given = {"nothing": tuple, "published runs": lambda: (run_rows(),), "calibration": lambda: (fit_dicts(),)}.get(
+            TAKES.get(name, ""), lambda: (strategies,))()
         fn = (lambda d=draw, args=given: d(*args))
         fig, title, caption = fn()
         # SVG for the Markdown pages, PDF (vector) for the LaTeX document

@@ -11,6 +11,8 @@ error of each row, and which runs fitted the two constants of each hardware pres
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy as sp
 
@@ -289,7 +291,13 @@ GEMM_CLASSES = Derivation(
 # -- the published runs ------------------------------------------------------------------------
 
 def run_rows() -> list[dict]:
-    """One row per published run: the layout, published and predicted step time, the error."""
+    """One row per published run: the layout, published and predicted step time, the error (each run predicted
+    once in a process: the chapter's table and the docs' plot read the same rows; the caller gets its own copies)."""
+    return [dict(row) for row in _run_rows()]
+
+
+@functools.lru_cache(maxsize=1)
+def _run_rows() -> tuple:
     rows = []
     for run in published.runs():
         if not published.has_step_time(run):      # TFLOP/s with no stated FLOP count (OPT, GPT-NeoX-20B)
@@ -302,7 +310,7 @@ def run_rows() -> list[dict]:
                      "settings": f"{run['recompute']}" + (" + SP" if run["sp"] else ""),
                      "published": measured, "predicted": predicted, "error": predicted / measured - 1,
                      "mfu": float(q["mfu"]), "bubble": float(q["bubble_time"]) / predicted})
-    return rows
+    return tuple(rows)
 
 
 def _percent(x: float) -> str:

@@ -13,6 +13,7 @@ cell.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import sympy as sp
@@ -43,7 +44,13 @@ class SymcommLatexPrinter(LatexPrinter):
 def latex(expr, pull_factors: bool = True) -> str:
     """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
     (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
-    expr = sp.sympify(expr, strict=True)
+    return _latex(sp.sympify(expr, strict=True), pull_factors)
+
+
+# printed once per expression in a process: the docs build prints the same formula for a chapter, its table, the
+# LaTeX document and each page variant that shares it (factor_terms is most of the cost); a pure function of both
+@functools.lru_cache(maxsize=8192)
+def _latex(expr, pull_factors: bool) -> str:
     if pull_factors and not expr.has(sp.Piecewise):
         expr = sp.factor_terms(expr)
         return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
@@ -155,7 +162,11 @@ class SymcommMathMLPrinter(MathMLPresentationPrinter):
 def mathml(expr) -> str:
     """Presentation MathML of ``expr`` (the contents of a ``<math>`` element), in the same shape as
     :func:`latex` prints it: numeric factors pulled out of a sum without cases."""
-    expr = sp.sympify(expr, strict=True)
+    return _mathml(sp.sympify(expr, strict=True))
+
+
+@functools.lru_cache(maxsize=8192)
+def _mathml(expr) -> str:
     if not expr.has(sp.Piecewise):
         expr = sp.factor_terms(expr)
     return SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)

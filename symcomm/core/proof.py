@@ -17,7 +17,8 @@ non-negative terms, by induction on a natural number where that is needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
@@ -114,7 +115,20 @@ def _label(claim) -> str:
 
 
 def check(claim) -> Proof:
-    """Try to prove ``claim``; return a :class:`Proof` that says whether it holds."""
+    """Try to prove ``claim``; return a :class:`Proof` that says whether it holds.  A claim whose content
+    (its relation, sides, domain) was checked before in this process is not proved again: the chapters state
+    many claims twice under other names (a table and its chapter's text), and the verdict reads only the content."""
+    content = replace(claim, name="", source="") if isinstance(claim, (Claim, AtLeast, Limit)) else claim
+    try:
+        hash(content)
+    except TypeError:            # a side that is no SymPy value (a list): nothing to share, prove it here
+        return _checked.__wrapped__(claim)
+    verdict = _checked(content)
+    return verdict if verdict.claim is claim else Proof(claim, verdict.holds, verdict.detail)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(claim) -> Proof:
     if isinstance(claim, Limit):
         got = sp.simplify(sp.limit(sp.sympify(claim.expr, strict=True).rewrite(sp.log), claim.var, claim.point))
         want = sp.sympify(claim.value, strict=True)

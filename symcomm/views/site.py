@@ -4,7 +4,8 @@
 network, no CDN).  What it computes comes from the same SymPy expressions as everything else:
 
 * ``formulas/<primitive>.js`` (every algorithm of a primitive: its chart draws them all) and
-  ``formulas/<strategy variant>.js`` (one per variant, ``formulas/hybrid__*__step.js`` its step model), loaded by
+  ``formulas/<strategy variant>.js`` (one per variant; ``formulas/hybrid__step.js`` the step model of every hybrid
+  variant, one graph as data shared by all and its runner written once: :func:`step_script`), loaded by
   app.js when a view first needs them (script insertion), so the first view loads only what it shows — the
   functions of the ``javascript`` export (:func:`symcomm.views.export.javascript.to_script`: exact ``BigInt`` counts, float
   times, the requirement checks with the command line's messages), for the quantities *as the page
@@ -113,7 +114,7 @@ def _formula_class():
         @property
         def parameters(self):
             own = super().parameters
-            return own + ((BYTES_INFO,) if BYTES in self.expr.free_symbols else ())
+            return own + ((BYTES_INFO,) if BYTES in free_symbols(self.expr) else ())
 
     return BytesFormula
 
@@ -185,28 +186,79 @@ GATED = ("0", "1")
 
 def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
     """The step model of a hybrid subject (:func:`symcomm.training.steptime.step_model`) as the page takes it:
-    communication in elements of ``B_e`` bytes, β and γ per byte (β per element = β·B_e), and the
-    bubble's share of the step, as ``eval hybrid --hardware`` reports them."""
+    communication in elements of ``B_e`` bytes, and the bubble's share of the step, as ``eval hybrid --hardware``
+    reports them.  β, γ stay per element here: the page's runner reads them per byte and multiplies by ``B_e``
+    (:func:`step_graph`), which rewrites no expression (SymPy re-evaluating every Max and Min of a rewritten step
+    model cost most of the docs build)."""
+    return dict(_step_quantities(tuple(sorted(sub.options.items())), gated))
+
+
+@lru_cache(maxsize=None)
+def _step_quantities(options: tuple, gated: str):
+    # one model per option set and gated value in a build: the catalog, the step script and opening_values share it
+    from types import MappingProxyType
+
     from ..training import steptime
 
-    model = steptime.step_model(BYTES, **dict(sub.options), gated=gated)      # recompute as the subject has it
-    per_byte = {S.beta: S.beta * BYTES, S.gamma: S.gamma * BYTES, S.beta_inter: S.beta_inter * BYTES}
-    out = {key: sp.sympify(expr, strict=True).xreplace(per_byte) for key, expr in model.quantities().items()}
+    model = steptime.step_model(BYTES, **dict(options), gated=gated)      # recompute as the subject has it
+    out = {key: sp.sympify(expr, strict=True) for key, expr in model.quantities().items()}
     out["bubble_fraction_of_step"] = out["bubble_time"] / out["step_time"]
-    return out
+    return MappingProxyType(out)
 
 
 def step_bundles(sub) -> dict[str, dict]:
-    """The step model of a hybrid subject as float bundles, one per gated value:
+    """The step model of a hybrid subject, one bundle per gated value:
     ``<ident>__step_gated_<0|1>`` → {quantity: expression} (the step model is float arithmetic in
     eval too: :func:`symcomm.training.steptime.quantities`)."""
     return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
 
 
+#: the symbols the page reads per byte whose step model counts them per element (β per element = β·B_e)
+PER_BYTE = (S.beta, S.gamma, S.beta_inter)
+
+
+def step_graph(bundles: dict[str, dict]) -> dict:
+    """Every bundle (function name → {quantity: expression}) as one graph (:mod:`symcomm.numbers.graphs`):
+    the nodes shared by every variant (equal subexpressions one node), and per function its quantities and
+    their output nodes — what differs from one view to the next is data, the runner is written once."""
+    from ..numbers.graphs import GraphBuilder
+    from ..numbers.rational import _cli_name
+
+    builder = GraphBuilder()
+    free = frozenset().union(*(free_symbols(e) for quantities in bundles.values() for e in quantities.values()))
+    builder.params = sorted({_cli_name(x) for x in free} | {BYTES.name})
+    for symbol in PER_BYTE:
+        if symbol in free:     # the page passes β, γ per byte: per element is that times B_e, as eval --dtype has it
+            builder.read_as(symbol, builder.node("mul", builder.arg(BYTES.name), builder.arg(_cli_name(symbol))))
+    functions = {}
+    for name, quantities in bundles.items():
+        functions[name] = {"quantities": list(quantities), "outputs": [builder.add(e) for e in quantities.values()]}
+    return {"params": builder.params, "nodes": builder.nodes, "functions": functions}
+
+
+def step_script(bundles: dict[str, dict], namespace: str = "SYMCOMM_FORMULAS") -> str:
+    """The page's step-model script: the runner (``templates/site/graph_runner.js``) once, the graph of every
+    bundle as data (:func:`step_graph`), each function registered by its name in ``namespace``."""
+    runner = (SITE_TEMPLATES / "graph_runner.js").read_text(encoding="utf-8")
+    data = json.dumps(step_graph(bundles), ensure_ascii=False, separators=(",", ":"))
+    return ("// Generated by symcomm (symcomm.views.site.step_script): the step model of every hybrid variant, "
+            "one graph shared by all.\n(function () {\n" + runner
+            + f"\nconst graph = {data};\nconst out = globalThis[{json.dumps(namespace)}] = globalThis[{json.dumps(namespace)}] || {{}};\n"
+            "for (const [name, f] of Object.entries(graph.functions)) out[name] = runner(graph, f.quantities, f.outputs);\n"
+            "})();\n")
+
+
+@lru_cache(maxsize=None)
+def free_symbols(expr: sp.Basic) -> frozenset:
+    """``expr.free_symbols``, walked once per expression in a build (SymPy walks the whole tree on every call,
+    and the page asks of each formula once per symbol)."""
+    return frozenset(expr.free_symbols)
+
+
 def _subject_entry(sub, formulas) -> dict:
-    params = [info.cli_name for info in S.SYMBOLS.values()
-              if any(info.symbol in f.expr.free_symbols for f in formulas) and info.symbol not in S.TIME_SYMBOLS]
-    times = [S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS if any(sym in f.expr.free_symbols for f in formulas)]
+    used = frozenset().union(*(free_symbols(f.expr) for f in formulas))
+    params = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in used and info.symbol not in S.TIME_SYMBOLS]
+    times = [S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS if sym in used]
     return {
         "ident": sub.ident, "kind": sub.kind, "owner": sub.name, "algorithm": sub.algorithm,
         "options": dict(sub.options), "changed": dict(sub.changed), "title": sub.title, "summary": sub.summary,
@@ -234,7 +286,7 @@ def _least(sub, names) -> dict[str, int]:
 def _step_entry(bundles: dict, params: list[str]) -> dict:
     """What the page needs to call the step model: its file, the symbols beyond the communication's
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
-    free = set().union(*(e.free_symbols for quantities in bundles.values() for e in quantities.values()))
+    free = frozenset().union(*(free_symbols(e) for quantities in bundles.values() for e in quantities.values()))
     # the hardware's constants (its preset gives them, as eval takes them from --hardware), never typed inputs:
     # peak_fp8, eta_fp8 too (precision=fp8_*), which the page used to show as an input reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()
@@ -326,24 +378,28 @@ def subject_file(sub) -> str:
     return f"formulas/{sub.name}.js" if sub.kind == "primitive" else f"formulas/{sub.ident}.js"
 
 
+#: the one script of the step model of every hybrid variant (:func:`step_script`)
+STEP_FILE = "formulas/hybrid__step.js"
+
+
 def step_file(sub) -> str:
-    """The script of a hybrid variant's step model (loaded when its view has a hardware preset)."""
-    return f"formulas/{sub.ident}__step.js"
+    """The script of a hybrid variant's step model (loaded when its view has a hardware preset): one for all."""
+    return STEP_FILE
 
 
 def files() -> dict[str, str]:
     """Relative path → text of every file of the page, in a fixed order (the same bytes every build)."""
-    from .export.javascript import float_bundle_script, helpers_script, to_script
+    from .export.javascript import helpers_script, to_script
 
     scripts: dict[str, list] = {}      # file → [(subject, its formulas)], in the subjects' order
-    entries, steps = [], {}
+    entries, steps = [], {}            # steps: function name → {quantity: expression}, every hybrid variant
     for sub in subjects():
         formulas = page_formulas(sub)
         scripts.setdefault(subject_file(sub), []).append((sub, formulas))
         entry = {**_subject_entry(sub, formulas), "file": subject_file(sub)}
         if sub.name == "hybrid":
             stepping = step_bundles(sub)
-            steps[step_file(sub)] = stepping
+            steps.update(stepping)
             entry["step"] = {**_step_entry(stepping, entry["params"]), "file": step_file(sub)}
             entry["least"].update(_least(sub, entry["step"]["params"]))
         entries.append(entry)
@@ -351,8 +407,7 @@ def files() -> dict[str, str]:
     for name, pairs in scripts.items():
         out[name] = (to_script([f for _, formulas in pairs for f in formulas], helpers=HELPERS_NAMESPACE)
                      + _mathml_script(pairs))
-    for name, stepping in steps.items():
-        out[name] = float_bundle_script(stepping)
+    out[STEP_FILE] = step_script(steps)
     data = json.dumps(catalog(entries), ensure_ascii=False, indent=0, sort_keys=False)
     out["catalog.js"] = ("// Generated by symcomm (symcomm.views.site): the page's subjects, presets and formulas as MathML.\n"
                          f"globalThis.SYMCOMM_CATALOG = {data};\n")

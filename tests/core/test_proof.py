@@ -54,3 +54,20 @@ def test_min_and_max_are_decided_only_where_ordered_over_the_domain():
     assert prove(Claim(sp.Max(N * M, M) + sp.Min(N, 2), N * M + 2))   # N ≥ 2
     assert not check(Claim(sp.Max(N, 3), N))                          # N = 2
     assert not check(Claim(sp.Min(N, 3), 3))                          # N = 2
+
+
+def test_a_claim_stated_twice_is_proved_once_and_each_proof_names_its_own_claim():
+    from symcomm.core import proof as P
+
+    # (N−1)/N·M + M/N = M: the ring reduce-scatter's share plus the rank's own block is the whole buffer (by hand)
+    first = P.Claim((N - 1) / N * M + M / N, M, name="a table's row")
+    again = P.Claim((N - 1) / N * M + M / N, M, name="the chapter's text", source="elsewhere")
+    wrong = P.Claim((N - 1) / N * M, M, name="wrong")
+    before = P._checked.cache_info()
+    one, two, bad = P.check(first), P.check(again), P.check(wrong)
+    after = P._checked.cache_info()
+    assert one and two and not bad
+    assert one.claim is first and two.claim is again and bad.claim is wrong
+    assert one.detail == two.detail
+    assert after.hits - before.hits >= 1            # the second statement was not proved again
+    assert after.misses - before.misses <= 2        # at most the first and the wrong one were proved

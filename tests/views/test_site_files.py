@@ -42,12 +42,13 @@ def test_every_view_loads_at_most_a_megabyte_before_its_first_render():
 def test_the_first_view_is_the_page_its_helpers_and_the_subjects_own_script():
     """Read off index.html by hand: its style sheet and four scripts (catalog.js, numbers.js, the shared helpers,
     app.js); then a collective's view adds its primitive's script (all algorithms: the chart draws them), a hybrid
-    variant's its own and its step model's (the page opens with a hardware preset, so the step time draws)."""
+    variant's its own and the step model's, one script for every variant (the page opens with a hardware preset, so
+    the step time draws)."""
     page = ["index.html", "style.css", "catalog.js", "numbers.js", "formulas/helpers.js", "app.js"]
     assert list(site.first_view_files(SITE, "all_reduce__ring")) == page + ["formulas/all_reduce.js"]
     assert list(site.first_view_files(SITE, "all_reduce__rabenseifner")) == page + ["formulas/all_reduce.js"]
     hybrid = next(e["ident"] for e in _catalog()["subjects"] if e["owner"] == "hybrid" and e["changed"])
-    assert list(site.first_view_files(SITE, hybrid)) == page + [f"formulas/{hybrid}.js", f"formulas/{hybrid}__step.js"]
+    assert list(site.first_view_files(SITE, hybrid)) == page + [f"formulas/{hybrid}.js", "formulas/hybrid__step.js"]
     assert (SITE / "formulas" / f"{hybrid}.js").stat().st_size == site.first_view_files(SITE, hybrid)[f"formulas/{hybrid}.js"]
 
 
@@ -118,3 +119,76 @@ def test_a_script_on_the_shared_helpers_equals_the_standalone_one():
     assert out[4][1].startswith("RangeError: N=1 is not allowed")   # N ≥ 2 for a collective, as eval says
     # one helper block in the standalone script, none in the shared one
     assert len(re.findall(r"^function _gcd\(", to_script(chosen, helpers="H"), re.M)) == 0
+
+
+# -- the step model: one script, one graph for every hybrid variant (issue 25, item 3) -------------------------
+
+STEP_RUN = r"""
+const vm = require("node:vm");
+const [script, calls] = JSON.parse(require("node:fs").readFileSync(0, "utf8"));
+const box = vm.createContext({});
+vm.runInContext(script, box);
+const out = calls.map(([fn, args]) => { try { return box.SYMCOMM_FORMULAS[fn](args); }
+                                        catch (e) { return e.constructor.name + ": " + e.message; } });
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def _run_steps(script: str, calls: list) -> list:
+    proc = subprocess.run([NODE, "-e", STEP_RUN], input=json.dumps([script, calls]), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_the_shared_step_script_computes_what_eval_computes():
+    """Two variants (the default layout, and the interleaved schedule with a first/last split: its stage kinds)
+    in one script, each gated value, against eval's own path (``steptime.quantities``: SymPy compiled to Python,
+    no graph): the page passes β, γ per byte and B_e, eval per element (β·B_e, as ``eval --dtype`` turns them)."""
+    if NODE is None:
+        absent("node is not installed")
+    from symcomm.training import steptime
+
+    hybrids = [sub for sub in site.subjects() if sub.name == "hybrid"]
+    chosen = [next(s for s in hybrids if not s.changed),
+              next(s for s in hybrids if s.options.get("pipeline_split") == "first_last")]
+    bundles = {name: q for sub in chosen for name, q in site.step_bundles(sub).items()}
+    script = site.step_script(bundles)
+    # an H100-like point (peak, HBM from its datasheet; η, η_attn, κ, w_half plausible fits; the link's α, β per byte)
+    hardware = {"peak": 9.89e14, "eta": 0.55, "hbm": 3.35e12, "kappa": 2.0, "w_half": 300.0, "peak_fp8": 1.979e15,
+                "eta_fp8": 0.5, "eta_attn": 0.4, "alpha": 5e-6, "beta": 1 / 4.5e11, "gamma": 1 / 1e13, "alpha_inter": 1e-5,
+                "beta_inter": 1 / 5e10}
+    calls, want = [], []
+    for sub in chosen:
+        values = {**site.START, **site.start_values(sub), **hardware, "L_first": 15, "L_last": 17}
+        per_element = {**values, **{k: values[k] * 2 for k in ("beta", "gamma", "beta_inter")}}   # B_e = 2 (bf16)
+        for gated in site.GATED:
+            calls.append([f"{sub.ident}__step_gated_{gated}", {**values, "B_e": 2}])
+            want.append(steptime.quantities(per_element, 2, **{k: str(v) for k, v in sub.options.items()}, gated=gated))
+    got = _run_steps(script, calls)
+    for (fn, _), page, expected in zip(calls, got, want):
+        assert isinstance(page, dict), (fn, page)
+        assert set(expected) <= set(page), (fn, sorted(set(expected) - set(page)))
+        for q, value in expected.items():
+            assert page[q] == pytest.approx(float(value), rel=1e-12, abs=1e-300), (fn, q, page[q], value)
+    # one runner, however many variants: the script's size grows by the variants' own nodes only
+    assert script.count("function runner(") == 1
+
+
+def test_the_step_script_names_a_missing_argument_and_refuses_an_unknown_operation():
+    if NODE is None:
+        absent("node is not installed")
+    from symcomm.core import symbols as S
+
+    # step_time = α·m + β·b per element; the page passes β per byte: at B_e = 2, β = 1, b = 3, α = 1, m = 4 → 4 + 6 = 10
+    bundles = {"toy__step_gated_0": {"step_time": S.alpha * S.m + S.beta * S.b}}
+    script = site.step_script(bundles)
+    got = _run_steps(script, [["toy__step_gated_0", {"alpha": 1, "m": 4, "beta": 1, "b": 3, "B_e": 2}],
+                              ["toy__step_gated_0", {"alpha": 1, "m": 4, "beta": 1, "B_e": 2}]])
+    assert got[0] == {"step_time": 10}
+    assert got[1] == "TypeError: missing argument b"
+    graph = site.step_graph(bundles)
+    forged = script.replace(json.dumps(graph["nodes"], separators=(",", ":")),
+                            json.dumps(graph["nodes"][:-1] + [["exec"] + graph["nodes"][-1][1:]], separators=(",", ":")))
+    assert forged != script
+    assert _run_steps(forged, [["toy__step_gated_0", {}]]) == ["Error: unknown operation exec"]

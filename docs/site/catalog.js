@@ -240,6 +240,16 @@ globalThis.SYMCOMM_CATALOG = {
 "meaning": "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its large-shape share of peak; 0 = shape-independent",
 "unit": "elements",
 "integer": false
+},
+"eta_attn": {
+"meaning": "fitted share of the bf16 peak the flash-attention core reaches (forward and backward)",
+"unit": "ratio",
+"integer": false
+},
+"eta_fa2": {
+"meaning": "published share of the bf16 peak FlashAttention-2 reaches (attention_kernel=fa2)",
+"unit": "ratio",
+"integer": false
 }
 },
 "dtypes": {
@@ -260,25 +270,28 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
+"w_half": 266.24,
 "peak": 19500000000000.0,
 "hbm": 2039000000000.0,
 "eta": 0.85,
-"w_half": 266.24,
-"kappa": 7.5
+"kappa": 7.5,
+"eta_attn": 0.85
 },
 "bf16": {
+"w_half": 266.24,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
 "eta": 0.85,
-"w_half": 266.24,
-"kappa": 7.5
+"kappa": 7.5,
+"eta_attn": 0.85
 },
 "fp16": {
+"w_half": 266.24,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
 "eta": 0.85,
-"w_half": 266.24,
-"kappa": 7.5
+"kappa": 7.5,
+"eta_attn": 0.85
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
@@ -309,32 +322,36 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
+"w_half": 1761.28,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"w_half": 1720.32,
-"kappa": 6.25
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "bf16": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"w_half": 1720.32,
-"kappa": 6.25
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "fp16": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"w_half": 1720.32,
-"kappa": 6.25
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "fp8": {
+"w_half": 1761.28,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"w_half": 1720.32,
-"kappa": 6.25
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -342,30 +359,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"eta_fp8": 0.9125,
-"w_half": 1720.32,
-"kappa": 6.25,
+"eta_fp8": 0.9195,
+"kappa": 5.0,
+"eta_attn": 0.885,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"eta_fp8": 0.9125,
-"w_half": 1720.32,
-"kappa": 6.25,
+"eta_fp8": 0.9195,
+"kappa": 5.0,
+"eta_attn": 0.885,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.885,
-"eta_fp8": 0.9125,
-"w_half": 1720.32,
-"kappa": 6.25,
+"eta_fp8": 0.9195,
+"kappa": 5.0,
+"eta_attn": 0.885,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -383,25 +403,28 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware h200; choose bf16, fp16, fp8"
 },
 "bf16": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"eta": 0.885,
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "fp16": {
+"w_half": 1761.28,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"eta": 0.885,
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "fp8": {
+"w_half": 1761.28,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"eta": 0.885,
+"kappa": 5.0,
+"eta_attn": 0.885
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -409,13 +432,34 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"error": "--hardware: hardware preset 'h200' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 1761.28,
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.885,
+"eta_fp8": 0.9195,
+"kappa": 5.0,
+"eta_attn": 0.885,
+"peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
-"error": "--hardware: hardware preset 'h200' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 1761.28,
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.885,
+"eta_fp8": 0.9195,
+"kappa": 5.0,
+"eta_attn": 0.885,
+"peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
-"error": "--hardware: hardware preset 'h200' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 1761.28,
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.885,
+"eta_fp8": 0.9195,
+"kappa": 5.0,
+"eta_attn": 0.885,
+"peak_fp8": 1978900000000000.0
 }
 }
 },
@@ -432,25 +476,28 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp8"
 },
 "bf16": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.86,
-"w_half": 2662.4,
-"kappa": 19.25
+"eta": 0.85,
+"kappa": 18.5,
+"eta_attn": 0.85
 },
 "fp16": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.86,
-"w_half": 2662.4,
-"kappa": 19.25
+"eta": 0.85,
+"kappa": 18.5,
+"eta_attn": 0.85
 },
 "fp8": {
+"w_half": 2641.92,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.86,
-"w_half": 2662.4,
-"kappa": 19.25
+"eta": 0.85,
+"kappa": 18.5,
+"eta_attn": 0.85
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
@@ -458,30 +505,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.86,
+"eta": 0.85,
 "eta_fp8": 1.0,
-"w_half": 2662.4,
-"kappa": 19.25,
+"kappa": 18.5,
+"eta_attn": 0.85,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.86,
+"eta": 0.85,
 "eta_fp8": 1.0,
-"w_half": 2662.4,
-"kappa": 19.25,
+"kappa": 18.5,
+"eta_attn": 0.85,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.86,
+"eta": 0.85,
 "eta_fp8": 1.0,
-"w_half": 2662.4,
-"kappa": 19.25,
+"kappa": 18.5,
+"eta_attn": 0.85,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -499,25 +549,28 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
 },
 "bf16": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"eta": 0.85,
+"kappa": 18.5,
+"eta_attn": 0.85
 },
 "fp16": {
+"w_half": 2641.92,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"eta": 0.85,
+"kappa": 18.5,
+"eta_attn": 0.85
 },
 "fp8": {
+"w_half": 2641.92,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"eta": 0.85,
+"kappa": 18.5,
+"eta_attn": 0.85
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
@@ -525,13 +578,34 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 2641.92,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.85,
+"eta_fp8": 1.0,
+"kappa": 18.5,
+"eta_attn": 0.85,
+"peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
-"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 2641.92,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.85,
+"eta_fp8": 1.0,
+"kappa": 18.5,
+"eta_attn": 0.85,
+"peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
-"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 2641.92,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.85,
+"eta_fp8": 1.0,
+"kappa": 18.5,
+"eta_attn": 0.85,
+"peak_fp8": 4500000000000000.0
 }
 }
 },
@@ -548,25 +622,28 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp8"
 },
 "bf16": {
+"w_half": 1064.96,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.8,
-"w_half": 778.24,
-"kappa": 16.75
+"eta": 0.865,
+"kappa": 15.75,
+"eta_attn": 0.946
 },
 "fp16": {
+"w_half": 1064.96,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.8,
-"w_half": 778.24,
-"kappa": 16.75
+"eta": 0.865,
+"kappa": 15.75,
+"eta_attn": 0.946
 },
 "fp8": {
+"w_half": 1064.96,
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.8,
-"w_half": 778.24,
-"kappa": 16.75
+"eta": 0.865,
+"kappa": 15.75,
+"eta_attn": 0.946
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp8"
@@ -574,30 +651,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
+"w_half": 1064.96,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.8,
-"eta_fp8": 0.608,
-"w_half": 778.24,
-"kappa": 16.75,
+"eta": 0.865,
+"eta_fp8": 0.6395,
+"kappa": 15.75,
+"eta_attn": 0.946,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
+"w_half": 1064.96,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.8,
-"eta_fp8": 0.608,
-"w_half": 778.24,
-"kappa": 16.75,
+"eta": 0.865,
+"eta_fp8": 0.6395,
+"kappa": 15.75,
+"eta_attn": 0.946,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
+"w_half": 1064.96,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.8,
-"eta_fp8": 0.608,
-"w_half": 778.24,
-"kappa": 16.75,
+"eta": 0.865,
+"eta_fp8": 0.6395,
+"kappa": 15.75,
+"eta_attn": 0.946,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -612,32 +692,36 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
+"w_half": 0.0,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "bf16": {
+"w_half": 0.0,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "fp16": {
+"w_half": 0.0,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "fp8": {
+"w_half": 0.0,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8, tf32"
@@ -665,25 +749,28 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
+"w_half": 266.24,
 "peak": 19500000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.85,
-"w_half": 266.24,
-"kappa": 7.5
+"kappa": 7.5,
+"eta_attn": 0.85
 },
 "bf16": {
+"w_half": 266.24,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.85,
-"w_half": 266.24,
-"kappa": 7.5
+"kappa": 7.5,
+"eta_attn": 0.85
 },
 "fp16": {
+"w_half": 266.24,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.85,
-"w_half": 266.24,
-"kappa": 7.5
+"kappa": 7.5,
+"eta_attn": 0.85
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
@@ -714,32 +801,36 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
+"w_half": 0.0,
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "bf16": {
+"w_half": 0.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "fp16": {
+"w_half": 0.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "fp8": {
+"w_half": 0.0,
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
-"w_half": 0.0,
-"kappa": 0.75
+"kappa": 0.75,
+"eta_attn": 0.68
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8, tf32"
@@ -4695,7 +4786,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -4828,7 +4921,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -4857,7 +4952,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_activations",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__zero_0__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -4960,7 +5055,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -4990,7 +5087,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__framework_deepspeed__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5093,7 +5190,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5123,7 +5222,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__grad_reduce_per_step__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5226,7 +5325,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5256,7 +5357,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__grad_reduce_per_micro_batch__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5359,7 +5460,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5389,7 +5492,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__grad_dtype_fp32__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5492,7 +5595,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5522,7 +5627,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__grad_dtype_same__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5625,7 +5730,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5655,7 +5762,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__reshard_after_forward_0__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5758,7 +5865,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5788,7 +5897,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__reshard_after_forward_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -5891,7 +6000,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -5921,7 +6032,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__sp_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6024,7 +6135,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6054,7 +6167,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__sp_regather_0__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6157,7 +6270,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6187,7 +6302,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__sp_regather_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6290,7 +6405,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6320,7 +6437,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__recompute_selective__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6423,7 +6540,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6454,7 +6573,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__recompute_full__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6557,7 +6676,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6587,7 +6708,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__schedule_gpipe__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6702,7 +6823,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6748,7 +6871,7 @@ globalThis.SYMCOMM_CATALOG = {
 "stage_bytes_dp_buckets_last",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__schedule_interleaved__pipeline_split_first_last__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -6860,7 +6983,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -6906,7 +7031,7 @@ globalThis.SYMCOMM_CATALOG = {
 "stage_bytes_dp_buckets_last",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__pipeline_split_first_last__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7009,7 +7134,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7039,7 +7166,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__scatter_gather_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7142,7 +7269,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7172,7 +7301,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__cp_ulysses__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7275,7 +7404,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7305,7 +7436,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__cp_ring_flash_attn__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7408,7 +7539,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7438,7 +7571,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__gqa_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7551,7 +7684,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7581,7 +7716,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__attention_mla__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7700,7 +7835,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7732,7 +7869,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__moe_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7835,7 +7972,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7865,7 +8004,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__expert_tp_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -7968,7 +8107,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -7999,7 +8140,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__embeddings_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -8102,7 +8243,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -8132,7 +8275,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__tied_1__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -8235,7 +8378,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -8265,7 +8410,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__precision_fp8_tensor__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -8368,7 +8513,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -8398,7 +8545,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__precision_mxfp8__step.js"
+"file": "formulas/hybrid__step.js"
 }
 },
 {
@@ -8501,7 +8648,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
-"w_half"
+"w_half",
+"eta_attn",
+"eta_fa2"
 ],
 "quantities": [
 "step_time",
@@ -8531,7 +8680,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__precision_fp8_block__step.js"
+"file": "formulas/hybrid__step.js"
 }
 }
 ],

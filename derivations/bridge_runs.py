@@ -31,7 +31,7 @@ MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn"
               "source")
 MOE_KEYS = ("experts", "top_k", "moe_layers", "dense_layers_first", "moe_ffn", "shared_experts", "shared_expert_ffn")
 OVERLAP_KEYS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
-HARDWARE = ("h100", "b200", "gb200")
+HARDWARE = ("h100", "h200", "b200", "gb200")
 #: fp8-rowwise: torchao float8 with one scale per row (torchtitan's rowwise recipe)
 PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
 RECOMPUTE = ("none", "selective", "full")
@@ -102,6 +102,10 @@ def validate(run: dict) -> list[str]:
     if run["model_tflops_per_gpu"] is not None and not _positive_number(run["model_tflops_per_gpu"]):
         bad.append(f"{name}: model_tflops_per_gpu must be a positive number or null, "
                    f"not {run['model_tflops_per_gpu']!r}")
+    # memory_gib (optional): the source's printed peak memory per GPU in GiB, null where it prints none
+    memory = run.get("memory_gib")
+    if memory is not None and not _positive_number(memory):
+        bad.append(f"{name}: memory_gib must be a positive number or null, not {memory!r}")
     if bad:
         return problems + bad
     t, p, c, d = run["t"], run["p"], run["c"], run["d"]

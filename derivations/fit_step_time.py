@@ -3,6 +3,8 @@
     python -m symcomm.derivations.fit_step_time            # print the fit
     python -m symcomm.derivations.fit_step_time --write    # and store it in symcomm/presets/hardware.json
                                                            # and derivations/data/step_fit.json (the docs' tables)
+    python -m symcomm.derivations.fit_step_time --checks-only   # no fit: the check runs' and the printed memories'
+                                                           # rows with the stored constants, into step_fit.json
 
 For each system with runs marked ``"role": "fit"`` (the papers' runs of ``data/published_runs.json`` and the
 modern runs of :mod:`modern` the step model takes: Megatron-Bridge's tables, torchtitan's benchmarks), the constants of
@@ -20,6 +22,7 @@ import argparse
 import json
 from pathlib import Path
 
+from symcomm.base import files
 from symcomm.base.errors import InputError
 from symcomm.measurement import step_fit
 
@@ -38,26 +41,86 @@ def _errors(e) -> dict:
     return {k: (_rounded(v) if isinstance(v, float) else v) for k, v in e.as_dict().items()}
 
 
-def check_rows(system: str, constants: dict) -> list[dict]:
+GIB = 2.0 ** 30
+
+
+def check_rows(system: str, constants: dict) -> tuple[list[dict], list[dict]]:
     """The runs of ``system`` never fitted on (role "check": the papers' and the modern ones the step model
-    takes), predicted with ``constants``: id, source, framework, measured and predicted seconds, error."""
+    takes), predicted with ``constants``: (their rows: id, source, framework, measured and predicted seconds,
+    error; the memory rows: every modern check run whose source prints its peak memory (``memory_gib``), against
+    the step model's ``memory_per_gpu`` of the same evaluation).  Each layout is evaluated once."""
+    printed = {r["id"]: r for r in modern.runs("check")}
     runs = published.measured_runs(system, role="check") + modern.measured_runs(system, "check")[0]
-    rows = []
+    rows, memory = [], []
     for run in runs:
-        predicted = float(run.inputs.quantities(**constants)["step_time"])
+        q = run.inputs.quantities(**constants)
+        predicted = float(q["step_time"])
         rows.append({"id": run.id, "source": run.source, "framework": run.framework,
                      "measured_s": _rounded(run.measured_s), "predicted_s": _rounded(predicted),
                      "error": _rounded(predicted / run.measured_s - 1)})
-    return rows
+        for run_id in run.id.split("+"):      # one layout measured in several rows: each row's own memory
+            source = printed.get(run_id)
+            if source is None or source.get("memory_gib") is None:
+                continue
+            gib = float(q["memory_per_gpu"]) / GIB
+            memory.append({"id": run_id, "hardware": system, "framework": run.framework,
+                           "published_gib": source["memory_gib"], "predicted_gib": _rounded(gib),
+                           "error": _rounded(gib / source["memory_gib"] - 1)})
+    return rows, memory
+
+
+def check_systems() -> list[str]:
+    """The hardware presets with check runs: the papers' and the modern ones in the step model's scope."""
+    return sorted({r["hardware"] for r in published.runs(role="check") if published.has_step_time(r)}
+                  | {r["hardware"] for r in modern.runs("check") if modern.out_of_scope(r) is None})
+
+
+def checks(constants: dict) -> dict:
+    """step_fit.json's check parts: per hardware preset with check runs, the constants used (``constants``:
+    system → constants, the fit's where it just ran, else the stored ones of symcomm/presets/hardware.json,
+    which a preset without runs of its own borrows: ``constants_from``) and its check rows; and every printed
+    memory against the model's (:func:`check_rows`)."""
+    stored = json.loads(HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
+    out, memory = {}, []
+    for system in check_systems():
+        used = constants.get(system) or dict(published.hardware(system).step_time)
+        rows, mem = check_rows(system, used)
+        out[system] = {"constants": {k: _rounded(v) for k, v in used.items()},
+                       "constants_from": stored[system].get("step_time", {}).get("borrowed_from", system),
+                       "runs": rows}
+        memory += mem
+    return {"checks": out, "memory": memory}
+
+
+def write_checks_only() -> dict:
+    """Recompute step_fit.json's check and memory parts with the stored constants, without refitting; every
+    other part of the file stays as it is.  Returns the parts written."""
+    data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
+    parts = checks({})
+    data.update(parts)
+    files.write_file(RESULTS_JSON, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+                     what="step_fit.json")
+    return parts
+
+
+def memory_summary(rows: list[dict]) -> str:
+    """mean |error|, max |error| and signed mean of the memory rows, one line."""
+    if not rows:
+        return "no run prints its memory"
+    e = [r["error"] for r in rows]
+    return (f"{len(e)} runs: mean |error| {100 * sum(map(abs, e)) / len(e):.1f} %, max {100 * max(map(abs, e)):.1f} %, "
+            f"signed mean {100 * sum(e) / len(e):+.1f} %")
 
 
 def results(fits: dict, kept: dict) -> dict:
     """What --write stores in RESULTS_JSON: per hardware preset its constants, errors in sample and left one
     out (all runs, per source, per framework), the fitted runs' rows, the check runs' rows, the modern runs
     out of the step model's scope and those in scope that do not evaluate, with their reasons."""
-    out = {"_convention": ("written by python -m symcomm.derivations.fit_step_time --write; errors are predicted / "
-                           "measured - 1 (positive: the model is slower), ratios; seconds per step; 6 significant "
-                           "digits"), "systems": {}}
+    out = {"_convention": ("written by python -m symcomm.derivations.fit_step_time --write (checks and memory also "
+                           "by --checks-only, with the stored constants); errors are predicted / measured - 1 "
+                           "(positive: the model is slower or larger), ratios; seconds per step; memory in GiB "
+                           "(2^30 B): published as printed (torchtitan: the allocator's peak reserved bytes), "
+                           "predicted memory_per_gpu of eval hybrid; 6 significant digits"), "systems": {}}
     for system, f in fits.items():
         found = f["fit"]
         out["systems"][system] = {
@@ -68,10 +131,10 @@ def results(fits: dict, kept: dict) -> dict:
                        for key in ("source", "framework") for label, (i, o) in found.by(key).items()},
             "runs": [{k: (_rounded(v) if isinstance(v, float) else v) for k, v in r.as_dict().items()}
                      for r in found.rows],
-            "checks": check_rows(system, found.constants),
             "not_evaluated": dict(sorted(f["not_evaluated"].items()))}
     for system, why in kept.items():
         out["systems"][system] = {"not_refitted": why}
+    out.update(checks({system: f["fit"].constants for system, f in fits.items()}))
     out["out_of_scope"] = {r["id"]: modern.out_of_scope(r) for r in modern.runs() if modern.out_of_scope(r)}
     return out
 
@@ -138,7 +201,23 @@ def report(fits: dict) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="store the fit in symcomm/presets/hardware.json")
+    parser.add_argument("--checks-only", action="store_true",
+                        help="no fit: recompute the check runs' and the memory rows of derivations/data/step_fit.json "
+                             "with the stored constants (a few seconds per run)")
     args = parser.parse_args(argv)
+    if args.checks_only:
+        if args.write:
+            parser.error("--checks-only writes the check parts alone; --write refits and writes everything: give one")
+        parts = write_checks_only()
+        for system, found in parts["checks"].items():
+            e = [r["error"] for r in found["runs"]]
+            if not e:
+                continue
+            print(f"{system} (constants of {found['constants_from']}): {len(e)} check runs, mean |error| "
+                  f"{100 * sum(map(abs, e)) / len(e):.1f} %, max {100 * max(map(abs, e)):.1f} %, signed mean "
+                  f"{100 * sum(e) / len(e):+.1f} %")
+        print("memory per GPU against the printed: " + memory_summary(parts["memory"]))
+        return 0
     fits, kept = {}, {}
     for system in systems():
         try:

@@ -1,0 +1,160 @@
+"""The printed peak memory of torchtitan's benchmarks (derivations/data/torchtitan_runs.json, memory_gib), the
+Trainy/WhiteFiber H200 check runs, `python -m symcomm.derivations.fit_step_time --checks-only` (the check and
+memory rows of derivations/data/step_fit.json recomputed with the stored constants, nothing refitted) and the
+step-time chapter's tables that read those rows."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from symcomm.derivations import bridge_runs, fit_step_time, step_time
+
+#: source lines copied from pytorch/torchtitan at b5bcd76c66d0acb1a08b176d9639425bc55e0b2a, with the run each is
+SOURCE_LINES = {
+    # benchmarks/llama3_h100_202412_torchtitan.md, Table 1 (8B, 8 GPUs): Techniques | TPS/GPU | Memory(GiB)
+    "torchtitan-2024-12-h100-llama3.1-8b-fsdp-compile-fp8-cs-t1": "| FSDP + torch.compile + Float8 | 8,532 | 76.8 |",
+    # the same file, Table 5 (405B, 512 GPUs): Schedule | TPS/GPU | Memory(GiB)
+    "torchtitan-2024-12-h100-llama3.1-405b-fsdp8-tp8-pp8-interleaved-fp8-cs-t5": "| Interleaved 1F1B | 128 | 72.7 |",
+    # benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md, Results: NUM_NODES | TPS/GPU | Memory(GiB)
+    "torchtitan-2025-06-h200-llama3.1-8b-fsdp32-compile-fp8-cs-trainy-4n": "| 4 | 10938 | 47.96 |",
+}
+
+MIRROR = Path("/work/.mirror/pytorch+torchtitan/repo")
+COMMIT = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
+
+
+def _runs() -> dict:
+    return {r["id"]: r for r in bridge_runs.runs("torchtitan_runs.json")}
+
+
+def _printed(line: str) -> tuple[float, float]:
+    """(TPS/GPU, Memory(GiB)) of a table line: its last two cells, thousands separators dropped."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return float(cells[-2].replace(",", "")), float(cells[-1])
+
+
+@pytest.mark.parametrize("run_id", sorted(SOURCE_LINES))
+def test_the_printed_memory_is_the_sources(run_id):
+    tps, memory = _printed(SOURCE_LINES[run_id])
+    run = _runs()[run_id]
+    assert run["memory_gib"] == memory
+    assert run["tokens_per_s_per_gpu"] == tps
+
+
+def test_the_h200_runs_as_the_source_gives_them():
+    # Trainy/WhiteFiber: NUM_NODES hosts of 8 H200, FSDP over every GPU (llama3_8b.toml at e7c0cae9:
+    # data_parallel_shard_degree = -1, seq_len = 8192), local batch 2: 4 nodes = 32 GPUs, global batch 64,
+    # step = 64·8192/(10938·32) = 1.4979 s; 8 nodes = 64 GPUs, 128·8192/(10753·64) = 1.5237 s
+    runs = [r for r in _runs().values() if r["hardware"] == "h200"]
+    assert {(r["gpus"], r["d"], r["global_batch"], r["seq"], r["t"], r["p"], r["c"]) for r in runs} == {
+        (32, 32, 64, 8192, 1, 1, 1), (64, 64, 128, 8192, 1, 1, 1)}
+    by_gpus = {r["gpus"]: r for r in runs}
+    assert by_gpus[32]["step_time_s"] == pytest.approx(1.4979, rel=1e-3)
+    assert by_gpus[64]["step_time_s"] == pytest.approx(1.5237, rel=1e-3)
+    assert all(r["role"] == "check" and r["precision"] == "fp8-cs" and r["fp8_param_gather"] is True
+               and r["recompute"] == "selective" for r in runs)
+    assert not any(bridge_runs.validate(r) for r in runs)
+
+
+def test_a_table_without_a_memory_column_has_none():
+    # benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md prints tokens/sec only: nothing is made up
+    assert all(r["memory_gib"] is None for r in _runs().values() if r["id"].startswith("torchtitan-2025-06-h100"))
+
+
+def test_validate_refuses_a_memory_that_is_not_a_number():
+    run = dict(_runs()["torchtitan-2024-12-h100-llama3.1-8b-fsdp-bf16-t1"], memory_gib="82.4")
+    assert any("memory_gib must be a positive number or null" in p for p in bridge_runs.validate(run))
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason="no local mirror of pytorch/torchtitan")
+def test_every_printed_memory_is_in_the_source():
+    # every 2024-12 row read from the source file itself: its table (Table N) and its first cell name the row
+    text = subprocess.run(["git", f"--git-dir={MIRROR}", "show", f"{COMMIT}:benchmarks/llama3_h100_202412_torchtitan.md"],
+                          capture_output=True, text=True, check=True).stdout
+    printed, table = {}, None
+    for line in text.splitlines():
+        heading = re.match(r"\*\*(Table \d)\*\*", line)
+        if heading:
+            table = heading.group(1)
+        elif line.startswith("#"):        # a new section (### Versions and Dates): no table of runs
+            table = None
+        elif table and line.startswith("| ") and not line.startswith(("| -", "| Techniques", "| Schedule", "| Parallelism")):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            printed[(table, cells[0])] = float(cells[-1])
+    runs = [r for r in _runs().values() if r["release"] == "2024-12"]
+    assert len(runs) == len(printed) == 18
+    for r in runs:
+        table = r["section"].split(": ")[1].split(" (")[0]
+        row = r["row"].split(", sequence length")[0]
+        assert r["memory_gib"] == printed[(table, row)], r["id"]
+
+
+@pytest.fixture
+def stored_copy(tmp_path, monkeypatch):
+    """step_fit.json copied to a temporary file the fit script writes instead, and the check runs of h200 alone
+    (two runs: seconds, not the minute of every preset)."""
+    copy = tmp_path / "step_fit.json"
+    copy.write_text(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(fit_step_time, "RESULTS_JSON", copy)
+    monkeypatch.setattr(fit_step_time, "check_systems", lambda: ["h200"])
+    return copy
+
+
+def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
+    before = json.loads(stored_copy.read_text(encoding="utf-8"))
+    assert fit_step_time.main(["--checks-only"]) == 0
+    after = json.loads(stored_copy.read_text(encoding="utf-8"))
+    # the constants, the fitted runs' rows, the errors, the scope: untouched
+    assert {k: v for k, v in after.items() if k not in ("checks", "memory")} == \
+           {k: v for k, v in before.items() if k not in ("checks", "memory")}
+    found = after["checks"]["h200"]
+    # h200 has no fitted run: it borrows h100's constants (symcomm/presets/hardware.json, borrowed_from)
+    assert found["constants_from"] == "h100"
+    assert found["constants"] == pytest.approx(before["systems"]["h100"]["constants"])
+    rows = {r["id"]: r for r in found["runs"]}
+    assert rows["torchtitan-2025-06-h200-llama3.1-8b-fsdp32-compile-fp8-cs-trainy-4n"]["measured_s"] == 1.498
+    for r in found["runs"]:
+        assert r["error"] == pytest.approx(r["predicted_s"] / r["measured_s"] - 1, abs=1e-5)
+    # the memory rows: each H200 row's printed GiB (47.96 and 46.97, the source's Results table)
+    assert sorted(r["published_gib"] for r in after["memory"]) == [46.97, 47.96]
+    for r in after["memory"]:
+        assert r["error"] == pytest.approx(r["predicted_gib"] / r["published_gib"] - 1, abs=1e-5)
+    assert "h200 (constants of h100): 2 check runs" in capsys.readouterr().out
+
+
+def test_checks_only_and_write_are_refused_together(stored_copy):
+    with pytest.raises(SystemExit) as stop:
+        fit_step_time.main(["--checks-only", "--write"])
+    assert stop.value.code == 2
+
+
+FAKE = {"checks": {"h200": {"constants": {"eta": 0.5}, "constants_from": "h100",
+                            "runs": [{"id": "run-a", "source": "torchtitan", "framework": "torchtitan (FSDP2)",
+                                      "measured_s": 2.0, "predicted_s": 1.5, "error": -0.25}]}},
+        "memory": [{"id": "run-a", "hardware": "h200", "framework": "torchtitan (FSDP2)", "published_gib": 40.0,
+                    "predicted_gib": 50.0, "error": 0.25},
+                   {"id": "run-b", "hardware": "h100", "framework": "torchtitan (FSDP2)", "published_gib": 80.0,
+                    "predicted_gib": 60.0, "error": -0.25}]}
+
+
+def test_the_tables_read_the_stored_rows(monkeypatch):
+    monkeypatch.setattr(step_time, "_results", lambda: FAKE)
+    memory = step_time._printed_memory_table()
+    assert [row[:5] for row in memory.rows] == [("run-a", "h200", "40", "50.0", "+25.0 %"),
+                                                ("run-b", "h100", "80", "60.0", "-25.0 %")]
+    # |+25 %| and |-25 %|: mean 25 %, max 25 %, signed mean 0
+    assert "over 2 runs mean |error| 25.0 %, max 25.0 %, signed mean +0.0 %" in memory.caption
+    checks = step_time._check_table()
+    assert checks.rows == (("run-a", "h200", "torchtitan (FSDP2)", "h100's (borrowed)", "2.000", "1.500", "-25.0 %"),)
+    assert "h200 with h100's: over 1 runs mean |error| 25.0 %" in checks.caption
+
+
+def test_the_committed_tables_are_the_committed_rows():
+    stored = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))
+    assert [row[0] for row in step_time._printed_memory_table().rows] == [r["id"] for r in stored["memory"]]
+    printed = [r for r in _runs().values() if r["memory_gib"] is not None]
+    assert sorted(r["id"] for r in stored["memory"]) == sorted(r["id"] for r in printed)
+    assert "h200" in stored["checks"] and len(stored["checks"]["h200"]["runs"]) == 2

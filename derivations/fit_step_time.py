@@ -83,11 +83,12 @@ def checks(constants: dict) -> dict:
     stored = json.loads(HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
     out, memory = {}, []
     for system in check_systems():
-        used = constants.get(system) or dict(published.hardware(system).step_time)
+        source = stored[system].get("step_time", {}).get("borrowed_from", system)
+        # a fit just run gives its own constants, and those a preset borrows from it (the process's presets still
+        # hold the constants read before the fit)
+        used = constants.get(system) or constants.get(source) or dict(published.hardware(system).step_time)
         rows, mem = check_rows(system, used)
-        out[system] = {"constants": {k: _rounded(v) for k, v in used.items()},
-                       "constants_from": stored[system].get("step_time", {}).get("borrowed_from", system),
-                       "runs": rows}
+        out[system] = {"constants": {k: _rounded(v) for k, v in used.items()}, "constants_from": source, "runs": rows}
         memory += mem
     return {"checks": out, "memory": memory}
 

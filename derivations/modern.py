@@ -122,7 +122,8 @@ def words(run: dict) -> list[str]:
         # the attention core: F.scaled_dot_product_attention with the flash backend first on H100, i.e.
         # FlashAttention-2 (torchtitan torchtitan/models/llama/model.py at 9dec370a: SDPA in PyTorch's default
         # order, flash first (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, priority_order);
-        # torchtitan/models/attention.py at 820504e2: FLASH_ATTENTION first, cuDNN first on B200 only)
+        # torchtitan/models/attention.py at 820504e2 and e7c0cae9: FLASH_ATTENTION first, cuDNN first only on compute
+        # capability 10.0 (B200), so on H100 and H200 too)
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32", attention_kernel="fa2")
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")

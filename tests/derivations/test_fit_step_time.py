@@ -15,7 +15,9 @@ WORDS = ["t=1 p=1 d=8 c=1 b=64 m=8 s=8192 recompute=selective flash=1",
          "t=2 p=1 d=8 c=1 b=128 m=16 s=4096 sp=1 recompute=selective flash=0",
          "t=1 p=2 d=16 c=1 b=256 m=16 s=8192 flash=1 recompute=full",
          "t=4 p=1 d=4 c=1 b=32 m=4 s=8192 sp=1 flash=0 recompute=selective",
-         "t=1 p=4 d=8 c=1 b=512 m=64 s=2048 recompute=none flash=0"]
+         "t=1 p=4 d=8 c=1 b=512 m=64 s=2048 recompute=none flash=0",
+         # six runs: eta, w_half, kappa and eta_attn (the flash core's share, which the flash=1 runs read) + 2
+         "t=2 p=2 d=4 c=1 b=64 m=16 s=4096 sp=1 recompute=none flash=1"]
 
 
 def _stand_ins(monkeypatch, refused: int):
@@ -25,7 +27,8 @@ def _stand_ins(monkeypatch, refused: int):
 
     def inputs(run, fitting=True):
         return step_inputs(SimpleNamespace(name="hybrid", assignments=run["words"].split(), algorithm=None, dtype=None,
-                                           backend=None, model="llama3-8b", model_config=None, hardware="h100"))
+                                           backend=None, model="llama3-8b", model_config=None, hardware="h100"),
+                           fitting)
 
     monkeypatch.setattr(modern, "runs", lambda role=None: runs if role in (None, "fit") else [])
     monkeypatch.setattr(modern, "out_of_scope", lambda run: None)

@@ -125,6 +125,13 @@ def words(run: dict) -> list[str]:
         # torchtitan/models/attention.py at 820504e2 and e7c0cae9: FLASH_ATTENTION first, cuDNN first only on compute
         # capability 10.0 (B200), so on H100 and H200 too)
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32", attention_kernel="fa2")
+        if run["p"] > 1:
+            # under pipeline parallelism torchtitan keeps each stage's parameters gathered after the forward
+            # (parallelize_llama.py: reshard_after_forward False when PP is on, the runs' recipe), and PyTorch's
+            # pipelining runs every micro-batch's backward but the last without gradient sync, the unsharded
+            # gradients accumulating, reduce-scattered once after the last (torch/distributed/pipelining/stage.py,
+            # backward_maybe_with_nosync: set_requires_gradient_sync(False), set_reshard_after_backward(False))
+            w.update(reshard_after_forward=0, grad_reduce="per_step")
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:

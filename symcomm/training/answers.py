@@ -7,6 +7,7 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from types import SimpleNamespace
@@ -74,6 +75,12 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
         return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
                     for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
+    if all(type(count) is int for count in counts):
+        # whole counts (the common case): Σ count × weight over the constants' one common denominator,
+        # the weights worked out once per answer's constants and scale (a bigint product a term, one gcd)
+        weights, den = _weights(exact_times, scale)
+        num = sum(count * weights[sym] for (sym, _), count in zip(coefficients, counts))
+        return num // den if num % den == 0 else Fraction(num, den)
     num, den = 0, 1
     for (sym, _), count in zip(coefficients, counts):
         constant = exact_times[sym]
@@ -86,6 +93,25 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
             top *= scale
         num, den = (num + top * den, den) if bottom == 1 else (num * bottom + top * den, den * bottom)
     return num if den == 1 else Fraction(num, den)
+
+
+def _weights(exact_times: dict, scale: int) -> tuple[dict, int]:
+    """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
+    per-message α), that lcm): the sum Σ count × constant is then Σ count × weight / lcm, exactly."""
+    key = (id(exact_times), scale)
+    held = _WEIGHTS.get(key)
+    if held is None or held[0] is not exact_times:
+        if len(_WEIGHTS) >= 8:
+            _WEIGHTS.clear()
+        den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
+        weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
+                   * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
+        held = _WEIGHTS[key] = (exact_times, (weights, den))     # holding it keeps its id unique
+    return held[1]
+
+
+#: (id of an answer's exact constants, scale) → (those constants, their weights and common denominator)
+_WEIGHTS: dict = {}
 
 
 def _cost_parts(target: Subject, in_bytes_of):

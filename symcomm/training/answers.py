@@ -70,17 +70,17 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
-    # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
-    if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
-        return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
-                    for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
     if all(type(count) is int for count in counts):
         # whole counts (the common case): Σ count × weight over the constants' one common denominator,
         # the weights worked out once per answer's constants and scale (a bigint product a term, one gcd)
         weights, den = _weights(exact_times, scale)
         num = sum(count * weights[sym] for (sym, _), count in zip(coefficients, counts))
         return num // den if num % den == 0 else Fraction(num, den)
+    # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
+    # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
+    if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
+        return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
+                    for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
     num, den = 0, 1
     for (sym, _), count in zip(coefficients, counts):
         constant = exact_times[sym]
@@ -135,21 +135,34 @@ def _term_exprs(target: Subject) -> tuple:
 def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
     """Each term's row; ``got``: its group, message, count and send at the values (:func:`_term_exprs`)."""
     rows = []
-    for i, term in enumerate(target.terms):
+    for i, (label, axis, primitive, algorithm, own, dtype) in enumerate(_term_words(target, scale, in_bytes)):
         group, message, count, send = got[4 * i: 4 * i + 4]
-        own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
         rows.append({
-            "label": term.label,
-            "axis": getattr(term, "axis", ""),
-            "collective": term.primitive,
-            "algorithm": term.algorithm,
+            "label": label,
+            "axis": axis,
+            "collective": primitive,
+            "algorithm": algorithm,
             "group": plain(group),
             "message": plain(message * own),
             "count": plain(count),
             "send": plain(send * own),
-            **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
+            **dtype,
         })
     return rows
+
+
+def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
+    """Each term's label, axis, collective, algorithm, bytes per element and dtype entry: what its row says
+    at any values, worded once per cached subject and unit (a term's label is composed on every read)."""
+    cache = target.__dict__.setdefault("_answers_term_words", {})
+    held = cache.get((scale, in_bytes))
+    if held is None:
+        held = cache[scale, in_bytes] = tuple(
+            (term.label, getattr(term, "axis", ""), term.primitive, term.algorithm,
+             bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale,
+             {"dtype": term.dtype} if getattr(term, "dtype", "") else {})
+            for term in target.terms)
+    return held
 
 
 def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:

@@ -169,7 +169,7 @@ def build(out: Path) -> int:
     if shot is not None:
         write(out / "site" / site.SCREENSHOT, shot, written)
     speed = json.loads((resources.files("symcomm.derivations") / "data" / "bench.json").read_text(encoding="utf-8"))
-    write(out / "speed.md", markdown.get_template("markdown/speed.md.j2").render(**docs.speed_context(speed)), written)
+    write(out / "speed.md", docs.speed_page(speed, markdown), written)
     seconds = time.perf_counter() - started
     derivations = sum(len(ch.derivations) for ch in CHAPTERS)
     print(f"built docs: {len(CHAPTERS)} chapters, {derivations} derivations, {proved} claims proved, "

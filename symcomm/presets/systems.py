@@ -486,7 +486,20 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     if needed is None:
         needed = target.__dict__["_preset_needed"] = frozenset(
             S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
+    # what the shipped presets fill depends on the subject, the presets' names, the dtype, N and G alone (the
+    # presets never change in a process): worded once per those, its note said again on every call; a file
+    # (a config, a hardware or model file) is read again each time, since it may have changed
+    fill_key = None
+    if not config_path and not _is_path(str(model_name or "")) and not _is_path(str(hardware_name or "")):
+        fill_key = (model_name, hardware_name, dtype, texts.get("N"), gpus_per_node)
+        held = target.__dict__.setdefault("_preset_fills", {}).get(fill_key)
+        if held is not None:
+            filled_texts, dtype, why = held
+            if why:
+                notes.add(why, restates_default=True)
+            return {**filled_texts, **texts}, dtype
     filled: dict[str, object] = {}
+    why = ""
     try:
         if model_name and config_path:
             raise InputError("give --model or --model-config, not both")
@@ -508,4 +521,10 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
                     filled[key] = value
     except ValueError as err:
         raise InputError(str(err)) from None
-    return {**{k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}, **texts}, dtype
+    filled_texts = {k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}
+    if fill_key is not None:
+        fills = target.__dict__["_preset_fills"]
+        if len(fills) >= 256:
+            fills.clear()
+        fills[fill_key] = (filled_texts, dtype, why)
+    return {**filled_texts, **texts}, dtype

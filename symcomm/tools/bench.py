@@ -1,4 +1,5 @@
-"""``python -m symcomm.tools.bench``: how fast symcomm is, measured honestly, as one JSON document on stdout.
+"""``python -m symcomm.tools.bench``: how fast symcomm is, measured honestly, as one JSON document on stdout,
+written too (a whole run, from a source tree) to ``derivations/data/bench.json`` and rendered to docs/speed.md.
 
 Every goal is judged on the thing it names, against a baseline written as a careful person would:
 
@@ -271,7 +272,7 @@ def bench_configuration() -> list[dict]:
            "vectorised": ours["vectorised"]["wall_min_s"] / n}
     if importlib.util.find_spec("llm_analysis") is None:
         return [_goal("one configuration, in-process, vs llm-analysis training()", "faster than llm-analysis",
-                      None, None, "llm-analysis is not installed: skipped (pip install llm-analysis to compare)",
+                      None, None, "llm-analysis is not installed: skipped (pip install -e \".[bench]\" to compare)",
                       {"ours_per_configuration_s": per, "ours": ours})]
     import io
     from contextlib import redirect_stderr, redirect_stdout
@@ -379,7 +380,7 @@ def bench_api() -> list[dict]:
     measured = {"api_over_core": vs_core, "api_over_sympy_subs_evalf": vs_sympy}
     if importlib.util.find_spec("llm_analysis") is None:
         out.append(_goal("symcomm.evaluate, hybrid with its step time", _API_HYBRID_GOAL,
-                         None, None, "llm-analysis is not installed: skipped (pip install llm-analysis to compare); "
+                         None, None, "llm-analysis is not installed: skipped (pip install -e \".[bench]\" to compare); "
                          "the API beside the step model's core in 'measured'", measured))
         return out
     import io
@@ -443,7 +444,7 @@ def bench_cold_eval() -> list[dict]:
         _progress("cold: symcomm eval hybrid (fresh processes; llm-analysis not installed)")
         got = paired_processes(hybrid, None, rounds=5)
         out.append(_goal("symcomm eval hybrid, fresh process", "≤ the llm-analysis CLI (CPU)", None, None,
-                         "llm-analysis is not installed: its CLI skipped (pip install llm-analysis to compare); "
+                         "llm-analysis is not installed: its CLI skipped (pip install -e \".[bench]\" to compare); "
                          "ours alone in 'measured'", got))
         return out
     _progress("cold: symcomm eval hybrid vs the llm-analysis CLI (fresh processes)")
@@ -451,7 +452,7 @@ def bench_cold_eval() -> list[dict]:
     ratio = got["ratio_cpu_median_of_rounds"]
     out.append(_goal("symcomm eval hybrid, fresh process", "≤ the llm-analysis CLI (CPU)", ratio, ratio <= 1,
                      " ".join(["python", *hybrid[1:]]) + " vs python " + " ".join(_LLM_ANALYSIS_CLI) + " (the same "
-                     "model, GPUs and layout); Calculon's CLI is not on PyPI and is not run; figure = the median of "
+                     "model, GPUs and layout); Calculon is not run (its PyPI name, calculon, is another package); figure = the median of "
                      "the paired rounds' CPU ratios", got))
     return out
 
@@ -504,6 +505,9 @@ def main() -> int:
         "method": "pairs interleaved in one process (A B, B A …) after a warm-up, or fresh processes one at a time; "
                   "per-call minimum and median, wall (perf_counter) and CPU (process_time; getrusage of the "
                   "children for processes); each goal judged on its figure (ratios of the minimums)",
+        "peers": "llm-analysis 0.2.2 (the bench extra: pip install -e \".[bench]\"), in the same process where it can "
+                 "be; Calculon is not run: the PyPI package named calculon is another project (a producer-consumer "
+                 "library), not the performance model of Isaev et al.",
         "goals": goals,
         "scaling": bench_scaling(),
     }
@@ -512,8 +516,30 @@ def main() -> int:
     _progress(f"done in {report['seconds']:.0f} s: " + ", ".join(
         f"{g['goal'].split(',')[0]}: {'met' if g['met'] else 'skipped' if g['met'] is None else 'MISSED'}"
         for g in goals))
-    print(json.dumps(report, indent=2, ensure_ascii=False))
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    _write(report, text + "\n")
+    print(text)
     return 0
+
+
+def _write(report: dict, text: str) -> None:
+    """The whole run written where the docs build reads it (``derivations/data/bench.json``, as it reads it:
+    ``importlib.resources``) and docs/speed.md rendered from it by the docs build's own renderer
+    (``views.docs.speed_page``), when this runs from a source tree (one with ``build_docs.py``)."""
+    from importlib import resources
+    from pathlib import Path
+
+    from ..base.files import write_file
+    from ..views.docs import speed_page
+
+    data = Path(str(resources.files("symcomm.derivations"))) / "data" / "bench.json"
+    root = data.parents[2]
+    if not (root / "build_docs.py").is_file():
+        _progress(f"not a source tree ({root} has no build_docs.py): the report goes to stdout only")
+        return
+    write_file(data, text, what="derivations/data/bench.json")
+    write_file(root / "docs" / "speed.md", speed_page(report), what="docs/speed.md")
+    _progress(f"wrote {data} and {root / 'docs' / 'speed.md'}")
 
 
 if __name__ == "__main__":

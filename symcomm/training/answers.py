@@ -7,6 +7,7 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from types import SimpleNamespace
@@ -69,6 +70,12 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
+    if all(type(count) is int for count in counts):
+        # whole counts (the common case): Σ count × weight over the constants' one common denominator,
+        # the weights worked out once per answer's constants and scale (a bigint product a term, one gcd)
+        weights, den = _weights(exact_times, scale)
+        num = sum(count * weights[sym] for (sym, _), count in zip(coefficients, counts))
+        return num // den if num % den == 0 else Fraction(num, den)
     # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
     # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
     if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
@@ -86,6 +93,25 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
             top *= scale
         num, den = (num + top * den, den) if bottom == 1 else (num * bottom + top * den, den * bottom)
     return num if den == 1 else Fraction(num, den)
+
+
+def _weights(exact_times: dict, scale: int) -> tuple[dict, int]:
+    """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
+    per-message α), that lcm): the sum Σ count × constant is then Σ count × weight / lcm, exactly."""
+    key = (id(exact_times), scale)
+    held = _WEIGHTS.get(key)
+    if held is None or held[0] is not exact_times:
+        if len(_WEIGHTS) >= 8:
+            _WEIGHTS.clear()
+        den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
+        weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
+                   * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
+        held = _WEIGHTS[key] = (exact_times, (weights, den))     # holding it keeps its id unique
+    return held[1]
+
+
+#: (id of an answer's exact constants, scale) → (those constants, their weights and common denominator)
+_WEIGHTS: dict = {}
 
 
 def _cost_parts(target: Subject, in_bytes_of):
@@ -109,21 +135,34 @@ def _term_exprs(target: Subject) -> tuple:
 def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
     """Each term's row; ``got``: its group, message, count and send at the values (:func:`_term_exprs`)."""
     rows = []
-    for i, term in enumerate(target.terms):
+    for i, (label, axis, primitive, algorithm, own, dtype) in enumerate(_term_words(target, scale, in_bytes)):
         group, message, count, send = got[4 * i: 4 * i + 4]
-        own = bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale
         rows.append({
-            "label": term.label,
-            "axis": getattr(term, "axis", ""),
-            "collective": term.primitive,
-            "algorithm": term.algorithm,
+            "label": label,
+            "axis": axis,
+            "collective": primitive,
+            "algorithm": algorithm,
             "group": plain(group),
             "message": plain(message * own),
             "count": plain(count),
             "send": plain(send * own),
-            **({"dtype": term.dtype} if getattr(term, "dtype", "") else {}),
+            **dtype,
         })
     return rows
+
+
+def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
+    """Each term's label, axis, collective, algorithm, bytes per element and dtype entry: what its row says
+    at any values, worded once per cached subject and unit (a term's label is composed on every read)."""
+    cache = target.__dict__.setdefault("_answers_term_words", {})
+    held = cache.get((scale, in_bytes))
+    if held is None:
+        held = cache[scale, in_bytes] = tuple(
+            (term.label, getattr(term, "axis", ""), term.primitive, term.algorithm,
+             bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale,
+             {"dtype": term.dtype} if getattr(term, "dtype", "") else {})
+            for term in target.terms)
+    return held
 
 
 def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:

@@ -297,6 +297,16 @@ def busiest_stages(number: dict, stages: int) -> dict:
             for what, key in (("slot", "slot"), ("memory", "bytes"))}
 
 
+@functools.lru_cache(maxsize=256)
+def _report_keys(keys: tuple) -> tuple:
+    """(per-axis comm times, per-axis exposed times, memory parts) as (short name, quantity) pairs in the
+    quantities' order: sorted out once per set of quantities (one per option set), not on every report."""
+    def parts(prefix: str, leave_out: str = "") -> tuple:
+        return tuple((k[len(prefix):], k) for k in keys if k.startswith(prefix) and k != leave_out)
+
+    return parts("comm_time_"), parts("exposed_comm_time_"), parts("memory_", "memory_per_gpu")
+
+
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
@@ -304,11 +314,10 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     number = {k: float(x) for k, x in q.items()}
     check_finite(number)
     out = {key: number[key] for key in UNITS}
-    out["comm_time_per_axis"] = {k[len("comm_time_"):]: x for k, x in number.items() if k.startswith("comm_time_")}
-    out["exposed_comm_time_per_axis"] = {k[len("exposed_comm_time_"):]: x for k, x in number.items()
-                                         if k.startswith("exposed_comm_time_")}
-    out["memory"] = {k[len("memory_"):]: x for k, x in number.items()
-                     if k.startswith("memory_") and k != "memory_per_gpu"}
+    comm, exposed, memory = _report_keys(tuple(number))
+    out["comm_time_per_axis"] = {short: number[k] for short, k in comm}
+    out["exposed_comm_time_per_axis"] = {short: number[k] for short, k in exposed}
+    out["memory"] = {short: number[k] for short, k in memory}
     # which pipeline stage's GPU holds each part (the busiest GPU: the larger of the first and the last)
     out["memory_stage"] = {part: STAGE_OF[part] for part in out["memory"]}
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]

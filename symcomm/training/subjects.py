@@ -160,9 +160,7 @@ class Subject:
         checked, exprs = self._rule_exprs(frozenset(numbers))
         got = iter(exact_numbers(exprs, numbers) if exprs else ())
         out: list[str] = []
-        for rule in self.rules:
-            if rule not in checked:
-                continue      # a rule whose symbols are not all given is not checked
+        for rule in checked:      # a rule whose symbols are not all given is not checked
             x = _python(next(got))
             y = None if rule.y is None else _python(next(got))
             # the compiled exact check passes the rules kept; a rule it cannot vouch for is SymPy's to word
@@ -171,15 +169,16 @@ class Subject:
         return out
 
     def _rule_exprs(self, given: frozenset) -> tuple:
-        """(the rules checked when the symbols ``given`` have values, their x and y formulas in order): one
-        compiled exact call checks them all; found once per subject and set of names given."""
+        """(the rules checked when the symbols ``given`` have values, in the order of :attr:`rules`; their x and
+        y formulas in that order): one compiled exact call checks them all; found once per subject and set of
+        names given (the rules kept as a tuple to walk: a rule hashes its formulas, a membership test costs)."""
         cache = self.__dict__.setdefault("_rule_exprs_by_given", {})
         held = cache.get(given)
         if held is None:
             checked = tuple(rule for rule in self.rules if _rule_symbols(rule) <= given)
             exprs = Formulas(sp.sympify(e, strict=True) for rule in checked
                           for e in ((rule.x,) if rule.y is None else (rule.x, rule.y)))
-            held = cache[given] = (frozenset(checked), exprs)
+            held = cache[given] = (checked, exprs)
         return held
 
     def quantities(self) -> dict[str, sp.Expr]:

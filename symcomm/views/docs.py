@@ -330,6 +330,22 @@ def _figure(goal: dict) -> str:
     return f"{value:.2f}×"
 
 
+def speed_page(report: dict, environment=None) -> str:
+    """docs/speed.md from a ``python -m symcomm.tools.bench`` report: the one rendering the docs build
+    (``environment``: its Markdown environment) and the bench's own writer share."""
+    if environment is None:
+        import jinja2
+
+        from ..core.printing import markdown_text
+        from ..templates import FOLDER
+
+        # the docs build's Markdown settings (build_docs.environments), so both write the same bytes
+        environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(FOLDER)), undefined=jinja2.StrictUndefined,
+                                         keep_trailing_newline=True, trim_blocks=False)
+        environment.filters["md"] = markdown_text
+    return environment.get_template("markdown/speed.md.j2").render(**speed_context(report))
+
+
 def speed_context(report: dict) -> dict:
     """Rows of the speed page from a ``python -m symcomm.tools.bench`` report (numbers formatted here)."""
     goals = []

@@ -294,3 +294,25 @@ def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
     assert model.parameters == hand
     assert model.values()["q_lora"] == 0 and model.settings() == {"attention": "mla"}
     assert presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture()) == hand
+
+
+def test_a_hardware_file_changed_between_two_evaluations_is_read_again(tmp_path):
+    # what the shipped presets fill is kept per subject (issue 25: the API's speed); a file is not, since it may
+    # change: ring all-reduce inside one node, α = the intra link's latency as the file says it at each call
+    import symcomm
+
+    doc = {"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6}, "inter": {"bytes_per_second": 1e10,
+           "latency_s": 5e-6}, "gpus_per_node": 8, "hbm_bytes_per_second": 2e12}
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(doc))
+    first = symcomm.evaluate("all_reduce", algorithm="ring", hardware=str(path), N=8, M=2 ** 20)
+    assert first["inputs"]["alpha"]["value"] == 1e-6
+    doc["intra"]["latency_s"] = 3e-6
+    path.write_text(json.dumps(doc))
+    again = symcomm.evaluate("all_reduce", algorithm="ring", hardware=str(path), N=8, M=2 ** 20)
+    assert again["inputs"]["alpha"]["value"] == 3e-6
+    # ring: 2(N − 1) = 14 messages on the critical path (Patarasuk & Yuan 2009), α apart: 14 × 2 µs more
+    assert again["time"] - first["time"] == pytest.approx(14 * 2e-6, rel=1e-9)
+    # the shipped preset, asked twice, answers alike (and says its notes both times)
+    one, two = (symcomm.evaluate("all_reduce", algorithm="ring", hardware="h100", N=16, M=2 ** 20) for _ in "ab")
+    assert one.to_dict() == two.to_dict() and one.notes == two.notes and one.notes

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import InputError
-from ..base import notes
+from ..base import memo, notes
 from .models import _load, model, model_from_config
 
 # -- hardware -------------------------------------------------------------------------------------
@@ -482,17 +482,15 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     from ..base.inputs import parse_number
 
     time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
-    needed = target.__dict__.get("_preset_needed")      # found once per subject (subjects are immutable)
-    if needed is None:
-        needed = target.__dict__["_preset_needed"] = frozenset(
-            S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
+    needed = memo.once(target, "_preset_needed", lambda: frozenset(    # once per subject (subjects are immutable)
+        S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL))
     # what the shipped presets fill depends on the subject, the presets' names, the dtype, N and G alone (the
     # presets never change in a process): worded once per those, its note said again on every call; a file
     # (a config, a hardware or model file) is read again each time, since it may have changed
     fill_key = None
     if not config_path and not _is_path(str(model_name or "")) and not _is_path(str(hardware_name or "")):
         fill_key = (model_name, hardware_name, dtype, texts.get("N"), gpus_per_node)
-        held = target.__dict__.setdefault("_preset_fills", {}).get(fill_key)
+        held = memo.table(target, "_preset_fills").get(fill_key)
         if held is not None:
             filled_texts, dtype, why = held
             if why:
@@ -523,7 +521,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         raise InputError(str(err)) from None
     filled_texts = {k: repr(v) if isinstance(v, float) else str(v) for k, v in filled.items()}
     if fill_key is not None:
-        fills = target.__dict__["_preset_fills"]
+        fills = memo.table(target, "_preset_fills")
         if len(fills) >= 256:
             fills.clear()
         fills[fill_key] = (filled_texts, dtype, why)

@@ -16,7 +16,7 @@ import sympy as sp
 
 from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
-from ..base import notes
+from ..base import memo, notes
 from ..base.errors import InputError
 from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, plain, python_numbers
 from ..collectives.primitives import PRIMITIVES
@@ -116,7 +116,7 @@ _WEIGHTS: dict = {}
 
 def _cost_parts(target: Subject, in_bytes_of):
     """The cost's (field, formula) pairs and (time symbol, count) pairs, built once per cached subject."""
-    cache = target.__dict__.setdefault("_answers_cost_parts", {})
+    cache = memo.table(target, "_answers_cost_parts")
     if in_bytes_of not in cache:
         cost = target.cost_in(in_bytes_of) if in_bytes_of is not None else target.cost
         cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients))
@@ -124,12 +124,10 @@ def _cost_parts(target: Subject, in_bytes_of):
 
 
 def _term_exprs(target: Subject) -> tuple:
-    exprs = target.__dict__.get("_answers_term_exprs")
-    if exprs is None:     # each term's group, message, count and send (per cached subject)
-        exprs = tuple(sp.sympify(e, strict=True) for term in target.terms
-                      for e in (term.group, term.message, term.count, term.cost.send))
-        target.__dict__["_answers_term_exprs"] = exprs
-    return exprs
+    # each term's group, message, count and send (per cached subject)
+    return memo.once(target, "_answers_term_exprs", lambda: tuple(
+        sp.sympify(e, strict=True) for term in target.terms for e in (term.group, term.message, term.count,
+                                                                       term.cost.send)))
 
 
 def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
@@ -154,7 +152,7 @@ def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) 
 def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
     """Each term's label, axis, collective, algorithm, bytes per element and dtype entry: what its row says
     at any values, worded once per cached subject and unit (a term's label is composed on every read)."""
-    cache = target.__dict__.setdefault("_answers_term_words", {})
+    cache = memo.table(target, "_answers_term_words")
     held = cache.get((scale, in_bytes))
     if held is None:
         held = cache[scale, in_bytes] = tuple(
@@ -169,7 +167,7 @@ def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
     """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
     from .terms import cost_in_bytes_of
 
-    costs = target.__dict__.setdefault("_answers_axis_parts", {})
+    costs = memo.table(target, "_answers_axis_parts")
     if (scale, in_bytes) not in costs:
         by_axis: dict = {}
         for term in target.terms:
@@ -203,17 +201,14 @@ def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: in
 
 def _label(target: Subject) -> str:
     # worded once per cached subject (a strategy's label spells every option)
-    held = target.__dict__.get("_answers_label")
-    if held is None:
-        held = target.__dict__["_answers_label"] = target.label
-    return held
+    return memo.once(target, "_answers_label", lambda: target.label)
 
 
 def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
     """Every formula ``eval`` reads at the values, in one tuple (one compiled exact call: the cost's fields,
     its time's counts, the extras, the terms' rows, each axis's send and counts) and the slices of it:
     built once per cached subject, scale and unit."""
-    cache = target.__dict__.setdefault("_answers_sheet", {})
+    cache = memo.table(target, "_answers_sheet")
     key = (scale, in_bytes, timed)
     if key not in cache:
         fields, coefficients = _cost_parts(target, scale if in_bytes else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from ..core import symbols as S
-from ..base import notes
+from ..base import memo, notes
 from ..base.errors import InputError
 from ..base.inputs import parse_number
 from ..base.units import bytes_per_element
@@ -81,22 +81,19 @@ def _parse_value(key: str, text, least: int | None):
 def _names_of(target: Subject) -> tuple:
     """(the names its formulas need, sorted; the time constants its time uses; every name it takes): found
     once per subject (subjects are immutable and cached: symcomm.training.answers), not once per call."""
-    held = target.__dict__.get("_binding_names")
-    if held is None:
+    def build():
         needed_names = sorted(S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL)
         time_needed = frozenset(S.BY_SYMBOL[sym].cli_name for sym, coef in target.cost.coefficients if coef != 0)
-        held = target.__dict__["_binding_names"] = (needed_names, time_needed, needed_names + sorted(_TIME_NAMES))
-    return held
+        return needed_names, time_needed, needed_names + sorted(_TIME_NAMES)
+
+    return memo.once(target, "_binding_names", build)
 
 
 def _needed_of(target: Subject) -> tuple:
     """(the names its formulas need, as a set; the least value a name may take where the subject says), once
     per subject: the loop over the words then looks up names (strings), not SymPy symbols."""
-    held = target.__dict__.get("_binding_needed")
-    if held is None:
-        held = target.__dict__["_binding_needed"] = (
-            frozenset(_names_of(target)[0]), {S.BY_SYMBOL[sym].cli_name: n for sym, n in target.least.items()})
-    return held
+    return memo.once(target, "_binding_needed", lambda: (
+        frozenset(_names_of(target)[0]), {S.BY_SYMBOL[sym].cli_name: n for sym, n in target.least.items()}))
 
 
 #: CLI name → symbol (symbols.symbol without its error: the names looked up here are known ones)

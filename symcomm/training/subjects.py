@@ -24,6 +24,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..collectives.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm
 from ..core.cost import Cost
+from ..base import memo
 from ..base.errors import InputError
 from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
@@ -172,7 +173,7 @@ class Subject:
         """(the rules checked when the symbols ``given`` have values, in the order of :attr:`rules`; their x and
         y formulas in that order): one compiled exact call checks them all; found once per subject and set of
         names given (the rules kept as a tuple to walk: a rule hashes its formulas, a membership test costs)."""
-        cache = self.__dict__.setdefault("_rule_exprs_by_given", {})
+        cache = memo.table(self, "_rule_exprs_by_given")
         held = cache.get(given)
         if held is None:
             checked = tuple(rule for rule in self.rules if _rule_symbols(rule) <= given)

@@ -23,8 +23,29 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 FORMATS = ("text", "latex", "markdown", "python", "mathml")
 
 
+#: LaTeX of each subexpression printed in this process, per printer settings: the docs build prints hundreds of
+#: formulas that share most of their parts (the step model's variants), and SymPy's LaTeX printer is a pure
+#: function of the expression, its keyword arguments and the settings (it keeps no state between calls)
+_PRINTED: dict[tuple, dict] = {}
+
+
 class SymcommLatexPrinter(LatexPrinter):
-    """SymPy's LaTeX printer with log₂ written the way papers write it."""
+    """SymPy's LaTeX printer with log₂ written the way papers write it; each subexpression printed once
+    per process and settings (:data:`_PRINTED`)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._printed = _PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
+
+    def _print(self, expr, **kwargs):
+        try:
+            key = (expr, tuple(sorted(kwargs.items())))
+            text = self._printed.get(key)
+        except TypeError:       # an unhashable argument (a list, a dict): printed as it comes
+            return super()._print(expr, **kwargs)
+        if text is None:
+            text = self._printed[key] = super()._print(expr, **kwargs)
+        return text
 
     def _print_Integer(self, expr):
         # 300647710720 → 300\,647\,710\,720: digits grouped in threes, as tables print them

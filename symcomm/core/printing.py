@@ -62,6 +62,13 @@ class SymcommLatexPrinter(LatexPrinter):
         return rf"\left({body}\right)^{{{exp}}}" if exp else body
 
 
+@functools.lru_cache(maxsize=8192)
+def pulled(expr):
+    """``sympy.factor_terms(expr)`` (numeric factors pulled out of sums), once per expression in a process: the
+    LaTeX, its lines and the MathML of one formula all print this form, and it is most of their cost."""
+    return sp.factor_terms(expr)
+
+
 def latex(expr, pull_factors: bool = True) -> str:
     """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
     (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
@@ -73,7 +80,7 @@ def latex(expr, pull_factors: bool = True) -> str:
 @functools.lru_cache(maxsize=8192)
 def _latex(expr, pull_factors: bool) -> str:
     if pull_factors and not expr.has(sp.Piecewise):
-        expr = sp.factor_terms(expr)
+        expr = pulled(expr)
         return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
     return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
 
@@ -98,7 +105,7 @@ def latex_lines(expr, width: int = 80) -> list[str]:
     if expr.has(sp.Piecewise):
         printer = SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"})
     else:
-        expr, printer = sp.factor_terms(expr), SymcommLatexPrinter({"mul_symbol": None})
+        expr, printer = pulled(expr), SymcommLatexPrinter({"mul_symbol": None})
     if not expr.is_Add:
         return [whole]
     lines: list[str] = []
@@ -189,7 +196,7 @@ def mathml(expr) -> str:
 @functools.lru_cache(maxsize=8192)
 def _mathml(expr) -> str:
     if not expr.has(sp.Piecewise):
-        expr = sp.factor_terms(expr)
+        expr = pulled(expr)
     return SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
 
 

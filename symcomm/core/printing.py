@@ -27,6 +27,8 @@ FORMATS = ("text", "latex", "markdown", "python", "mathml")
 #: formulas that share most of their parts (the step model's variants), and SymPy's LaTeX printer is a pure
 #: function of the expression, its keyword arguments and the settings (it keeps no state between calls)
 _PRINTED: dict[tuple, dict] = {}
+#: parts remembered per settings before the memo starts afresh (the export's 921 formulas print about 1 100)
+_PRINTED_MOST = 200_000
 
 
 class SymcommLatexPrinter(LatexPrinter):
@@ -44,6 +46,8 @@ class SymcommLatexPrinter(LatexPrinter):
         except TypeError:       # an unhashable argument (a list, a dict): printed as it comes
             return super()._print(expr, **kwargs)
         if text is None:
+            if len(self._printed) >= _PRINTED_MOST:      # a long-lived process (the API) keeps a bounded memo
+                self._printed.clear()
             text = self._printed[key] = super()._print(expr, **kwargs)
         return text
 

@@ -23,8 +23,33 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 FORMATS = ("text", "latex", "markdown", "python", "mathml")
 
 
+#: LaTeX of each subexpression printed in this process, per printer settings: the docs build prints hundreds of
+#: formulas that share most of their parts (the step model's variants), and SymPy's LaTeX printer is a pure
+#: function of the expression, its keyword arguments and the settings (it keeps no state between calls)
+_PRINTED: dict[tuple, dict] = {}
+#: parts remembered per settings before the memo starts afresh (the export's 921 formulas print about 1 100)
+_PRINTED_MOST = 200_000
+
+
 class SymcommLatexPrinter(LatexPrinter):
-    """SymPy's LaTeX printer with log₂ written the way papers write it."""
+    """SymPy's LaTeX printer with log₂ written the way papers write it; each subexpression printed once
+    per process and settings (:data:`_PRINTED`)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._printed = _PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
+
+    def _print(self, expr, **kwargs):
+        try:
+            key = (expr, tuple(sorted(kwargs.items())))
+            text = self._printed.get(key)
+        except TypeError:       # an unhashable argument (a list, a dict): printed as it comes
+            return super()._print(expr, **kwargs)
+        if text is None:
+            if len(self._printed) >= _PRINTED_MOST:      # a long-lived process (the API) keeps a bounded memo
+                self._printed.clear()
+            text = self._printed[key] = super()._print(expr, **kwargs)
+        return text
 
     def _print_Integer(self, expr):
         # 300647710720 → 300\,647\,710\,720: digits grouped in threes, as tables print them
@@ -41,6 +66,13 @@ class SymcommLatexPrinter(LatexPrinter):
         return rf"\left({body}\right)^{{{exp}}}" if exp else body
 
 
+@functools.lru_cache(maxsize=8192)
+def pulled(expr):
+    """``sympy.factor_terms(expr)`` (numeric factors pulled out of sums), once per expression in a process: the
+    LaTeX, its lines and the MathML of one formula all print this form, and it is most of their cost."""
+    return sp.factor_terms(expr)
+
+
 def latex(expr, pull_factors: bool = True) -> str:
     """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
     (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
@@ -52,7 +84,7 @@ def latex(expr, pull_factors: bool = True) -> str:
 @functools.lru_cache(maxsize=8192)
 def _latex(expr, pull_factors: bool) -> str:
     if pull_factors and not expr.has(sp.Piecewise):
-        expr = sp.factor_terms(expr)
+        expr = pulled(expr)
         return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
     return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
 
@@ -77,7 +109,7 @@ def latex_lines(expr, width: int = 80) -> list[str]:
     if expr.has(sp.Piecewise):
         printer = SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"})
     else:
-        expr, printer = sp.factor_terms(expr), SymcommLatexPrinter({"mul_symbol": None})
+        expr, printer = pulled(expr), SymcommLatexPrinter({"mul_symbol": None})
     if not expr.is_Add:
         return [whole]
     lines: list[str] = []
@@ -168,7 +200,7 @@ def mathml(expr) -> str:
 @functools.lru_cache(maxsize=8192)
 def _mathml(expr) -> str:
     if not expr.has(sp.Piecewise):
-        expr = sp.factor_terms(expr)
+        expr = pulled(expr)
     return SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
 
 

@@ -16,7 +16,7 @@ from ..collectives.bounds import LOWER_BOUNDS
 from ..core.cost import Cost, Traffic
 from ..core.chapters import Chapter
 from ..collectives.primitives import PRIMITIVES
-from ..core.printing import latex, latex_lines, visible_length
+from ..core.printing import latex, latex_lines, pulled, visible_length
 from ..core.proof import POWER_OF_TWO, AtLeast, Claim, Limit, Proof, check, is_definition
 
 _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
@@ -29,7 +29,7 @@ def time_latex(cost) -> str:
     for sym, coef in cost.coefficients:
         coef = sp.sympify(coef, strict=True)
         if not coef.has(sp.Piecewise):
-            coef = sp.factor_terms(coef)   # what latex() prints: 2(N−1) needs no brackets
+            coef = pulled(coef)   # what latex() prints: 2(N−1) needs no brackets
         text = latex(coef)
         if coef.is_Add or (coef.is_Piecewise):
             text = rf"\left({text}\right)"

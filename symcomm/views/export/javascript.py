@@ -604,7 +604,10 @@ def to_script(chosen: list[Formula], namespace: str = "SYMCOMM_FORMULAS", helper
     functions = [_function(f, exact, floats, exported=False) for f in chosen]
     names = ", ".join(f.name for f in chosen)
     code = "\n".join(functions)
-    used = [name for name in HELPER_NAMES if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", code)]
+    # a helper is used when it stands as a whole identifier; the identifiers are collected in one pass (a
+    # lookbehind search per helper scanned the whole code once per name: seconds over the page's scripts)
+    words = set(re.findall(r"[\w$]+", code))
+    used = [name for name in HELPER_NAMES if name in words]
     prelude = _HELPERS.strip("\n") if helpers is None else (
         f"if (!globalThis[{_js(helpers)}]) throw new Error(\"load the shared helpers (globalThis.{helpers}) "
         f"before this script\");\nconst {{{', '.join(used)}}} = globalThis[{_js(helpers)}];")

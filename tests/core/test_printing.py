@@ -1,0 +1,72 @@
+"""The LaTeX printer's process-wide memo (issue 25, the docs build): each subexpression printed once per
+process and settings must print exactly what SymPy's printer prints without it, in every context a part
+is printed in (a power of log₂ passes ``exp`` to the part it raises)."""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+
+from symcomm.core import symbols as S
+from symcomm.core.printing import SymcommLatexPrinter, latex, pulled
+
+
+class _Unremembered(SymcommLatexPrinter):
+    """The same printer with the memo bypassed: every part printed by SymPy again."""
+
+    def _print(self, expr, **kwargs):
+        return LatexPrinter._print(self, expr, **kwargs)
+
+
+def test_log2_alone_then_raised_prints_each_form():
+    # log₂N printed first alone, then squared: the squared form is \left(\log_2 N\right)^{2} (the exponent is
+    # the printer's keyword argument, so a memo keyed on the expression alone would print \log_2 N^{2} or the like)
+    assert latex(S.log2(S.N) + S.M) == r"M + \log_2 N"
+    assert latex(S.log2(S.N) ** 2) == r"\left(\log_2 N\right)^{2}"
+    assert latex(S.alpha * S.log2(S.N) ** 2) == r"\alpha \left(\log_2 N\right)^{2}"
+
+
+def test_ring_all_reduce_send_in_the_papers_form():
+    # 2(N−1)/N·M elements from the busiest rank (Patarasuk & Yuan 2009, §2), numeric factor pulled out
+    assert latex(2 * S.M * (S.N - 1) / S.N) == r"\frac{2 M \left(N - 1\right)}{N}"
+
+
+def test_memoized_printer_equals_sympys_on_the_catalog_and_the_step_model():
+    from symcomm.views.export import formulas
+
+    chosen = [f for f in formulas() if f.subject in ("all_reduce__ring", "all_reduce__rabenseifner_fold",
+                                                       "broadcast__binomial_tree", "reduce__ring_segmented")
+              or f.subject.startswith("hybrid")][:60]
+    assert len(chosen) >= 20
+    for settings in ({"mul_symbol": None}, {"mul_symbol": None, "order": "rev-lex"}):
+        for f in chosen:
+            expr = f.expr if settings.get("order") else pulled(f.expr)
+            # printed twice through the memo (the second time every part is remembered), once without it
+            once = SymcommLatexPrinter(dict(settings)).doprint(expr)
+            again = SymcommLatexPrinter(dict(settings)).doprint(expr)
+            plain = _Unremembered(dict(settings)).doprint(expr)
+            assert once == again == plain, (f.name, settings)
+
+
+def test_pulled_is_factor_terms():
+    expr = 2 * S.M * S.N - 2 * S.M + 4 * sp.Max(S.N, 2) * S.M
+    assert pulled(expr) == sp.factor_terms(expr)
+    assert pulled(expr) is pulled(expr)           # computed once, the same object handed back
+
+
+def test_a_script_on_shared_helpers_takes_exactly_the_helpers_its_code_names():
+    from symcomm.views.export import select
+    from symcomm.views.export.javascript import HELPER_NAMES, to_script
+
+    chosen = select(["all_reduce__ring", "all_reduce__recursive_doubling", "broadcast__binomial_tree"])
+    script = to_script(chosen, helpers="H")
+    taken = re.search(r"^const \{([^}]*)\} = globalThis\[\"H\"\];$", script, re.M)
+    assert taken is not None
+    body = script[taken.end():]
+    # the definition: a helper is used when its name stands in the functions' code as a whole identifier
+    # (no identifier character, letter, digit, _ or $, on either side)
+    wanted = [name for name in HELPER_NAMES if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", body)]
+    assert taken.group(1).split(", ") == wanted
+    assert "_need" in wanted and len(wanted) < len(HELPER_NAMES)

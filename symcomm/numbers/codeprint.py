@@ -9,6 +9,7 @@ the two arithmetics follow is stated once, in :mod:`symcomm.numbers.numeric`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -167,12 +168,21 @@ def _arrange(expr: sp.Expr) -> sp.Expr:
     return sp.factor_terms(expr)
 
 
+@functools.lru_cache(maxsize=None)
+def _free_symbols_of_args(kind: type) -> bool:
+    """Whether this class's free symbols are its arguments' (Basic's rule: no bound variables).  Looked up in the
+    class's own MRO: a SymPy function class's metaclass has a free_symbols of its own, which type(x).free_symbols
+    would find instead."""
+    owner = next(k for k in kind.__mro__ if "free_symbols" in vars(k))
+    return owner is sp.Basic
+
+
 def _reads_arrays(expr, arrays: set, memo: dict) -> bool:
     """``bool(expr.free_symbols & arrays)``, each subtree answered once: SymPy's free_symbols is a union over the
     whole subtree on every call, so asking it at every node of a step model cost half of the model's compilation."""
     known = memo.get(expr)
     if known is None:
-        if expr.args and type(expr).free_symbols is sp.Basic.free_symbols:    # no bound variables: the union of its args'
+        if expr.args and _free_symbols_of_args(type(expr)):
             known = any(_reads_arrays(a, arrays, memo) for a in expr.args)
         else:
             known = bool(expr.free_symbols & arrays)

@@ -37,6 +37,7 @@ class _Builder:
         self.nodes: list[list] = []
         self._index: dict = {}              # node as a tuple → its index
         self._memo: dict = {}               # SymPy expression → its index
+        self._arrays: dict = {}             # SymPy expression → whether it reads a layout variable
         self.params: list[str] = []
 
     def node(self, *node) -> int:
@@ -60,9 +61,19 @@ class _Builder:
         raise ValueError(f"{value}: not a finite real number; a kernel cannot hold it")
 
     def is_array(self, expr) -> bool:
+        """Whether expr reads a layout variable; each subtree answered once (free_symbols walks the whole
+        subtree on every call: asked of every argument of every sum and product, it was a quarter of a build)."""
+        from ..numbers.codeprint import _free_symbols_of_args
         from ..numbers.rational import _cli_name
 
-        return any(_cli_name(s) in LAYOUT for s in expr.free_symbols)
+        known = self._arrays.get(expr)
+        if known is None:
+            if expr.args and _free_symbols_of_args(type(expr)):
+                known = any(self.is_array(a) for a in expr.args)
+            else:
+                known = any(_cli_name(s) in LAYOUT for s in expr.free_symbols)
+            self._arrays[expr] = known
+        return known
 
     def grouped(self, op: str, args: list) -> int:
         """op over args, the scalar ones first as one node (computed once), then the array ones."""

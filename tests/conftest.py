@@ -6,14 +6,13 @@ Markers (registered in pyproject.toml; ``-m "not slow"`` gives a quick run, the 
   collectives;
 * ``torch`` — measures with torch.distributed (gloo): needs ``pip install -e '.[measure]'``;
 * ``browser`` — drives the page in headless Chromium: needs selenium, chromium and chromedriver;
-* ``wheel`` — builds the wheel and installs it in a fresh venv: runs with SYMCOMM_CI=1 or SYMCOMM_WHEEL=1;
-* ``apart`` — a long test that shares nothing in the process with its file's others (it runs commands in
-  processes of their own): the workers may run it beside them (below).
+* ``wheel`` — builds the wheel and installs it in a fresh venv: runs with SYMCOMM_CI=1 or SYMCOMM_WHEEL=1.
 
-The suite runs on every core (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject.toml).  A file's tests
+The suite runs on every core (pytest-xdist, ``-n auto --dist loadfile`` in pyproject.toml).  A file's tests
 run in one worker, one after the other, so what they share in the process is built once: the module fixtures
-(the docs build, the browser, the wheel) and the step models compiled on first use.  A test marked ``apart``
-is a work unit of its own, so that one long file does not hold one worker while the other is idle.
+(the docs build, the browser, the wheel) and the step models compiled on first use.  A long test that shares
+nothing with its file's others may stand in a file of its own, so that one file does not hold one worker
+while the other idles (tests/integration/test_readme_measure.py).
 
 A test that needs a tool this machine lacks is skipped on a developer's machine and FAILS in CI
 (``SYMCOMM_CI=1``, set by .ci/run after installing every tool), so CI never passes by skipping.  This
@@ -69,14 +68,3 @@ def pytest_runtest_setup(item):
     if item.get_closest_marker("wheel") is not None and not (IN_CI or os.environ.get("SYMCOMM_WHEEL") == "1"):
         # opt-in, not a missing tool: a wheel and a venv from the registry take minutes
         pytest.skip("builds a wheel and a venv: set SYMCOMM_WHEEL=1 (CI sets SYMCOMM_CI=1)")
-
-
-@pytest.hookimpl(tryfirst=True)        # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        apart = item.get_closest_marker("apart") is not None
-        item.add_marker(pytest.mark.xdist_group(item.nodeid if apart else path))
-

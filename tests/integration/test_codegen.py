@@ -108,7 +108,6 @@ def test_combinations_are_the_planners():
     assert kernels.shipped(key, 4) is None                       # fp32 elements: compiled in the process
 
 
-@pytest.mark.apart      # each case plans in the process, on shipped kernels or on its own graphs (ulysses, fp8)
 @pytest.mark.parametrize("case", BEFORE["cases"], ids=lambda c: f"{c['request']['model']}-{c['request']['gpus']}")
 def test_plan_rows_unchanged(case):
     r = dict(case["request"])

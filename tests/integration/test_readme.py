@@ -94,7 +94,7 @@ WRITES = ("-o", "--output", "--plot")
 
 def _chains(lines: list[str]) -> list[list[str]]:
     """The lines in runs of their own, in order: a line that names a file an earlier line writes joins that
-    line's run (and its folder); any other starts one.  The runs share nothing, so parallel workers may run them."""
+    line's run (and its folder); any other starts one: each run a test of its own, that names what failed."""
     chains, writer = [], {}
     for line in lines:
         words = shlex.split(line)
@@ -125,7 +125,6 @@ def test_the_runs_hold_every_line_in_order():
 
 
 @pytest.mark.slow
-@pytest.mark.apart      # commands in processes of their own: each run may go to any parallel worker
 @pytest.mark.parametrize("lines", RUN_HERE, ids=_id)
 def test_every_readme_command_runs_as_written(tmp_path, lines):
     problems = _run_in(tmp_path, lines)
@@ -136,16 +135,6 @@ def test_every_readme_command_runs_as_written(tmp_path, lines):
         for flag in WRITES:
             if flag in words:
                 assert (tmp_path / words[words.index(flag) + 1]).is_file(), line
-
-
-@pytest.mark.slow
-@pytest.mark.apart
-@pytest.mark.torch      # skipped without torch, failed in CI (tests/conftest.py)
-def test_the_readme_measuring_commands_run_as_written(tmp_path):
-    lines = [line for line in _use_block() if line.startswith(NEEDS_TORCH)]
-    assert lines, "the README shows no measuring command any more: drop this test"
-    problems = _run_in(tmp_path, lines)
-    assert not problems, "\n".join(problems)
 
 
 def test_the_readme_python_example_runs(tmp_path):

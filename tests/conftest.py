@@ -8,6 +8,12 @@ Markers (registered in pyproject.toml; ``-m "not slow"`` gives a quick run, the 
 * ``browser`` — drives the page in headless Chromium: needs selenium, chromium and chromedriver;
 * ``wheel`` — builds the wheel and installs it in a fresh venv: runs with SYMCOMM_CI=1 or SYMCOMM_WHEEL=1.
 
+The suite runs on every core (pytest-xdist, ``-n auto --dist loadfile`` in pyproject.toml).  A file's tests
+run in one worker, one after the other, so what they share in the process is built once: the module fixtures
+(the docs build, the browser, the wheel) and the step models compiled on first use.  A long test that shares
+nothing with its file's others may stand in a file of its own, so that one file does not hold one worker
+while the other idles (tests/integration/test_readme_measure.py).
+
 A test that needs a tool this machine lacks is skipped on a developer's machine and FAILS in CI
 (``SYMCOMM_CI=1``, set by .ci/run after installing every tool), so CI never passes by skipping.  This
 file is the only place that reads SYMCOMM_CI: tests call :func:`absent` (or carry a marker).

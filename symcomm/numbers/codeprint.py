@@ -9,6 +9,7 @@ the two arithmetics follow is stated once, in :mod:`symcomm.numbers.numeric`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -167,15 +168,38 @@ def _arrange(expr: sp.Expr) -> sp.Expr:
     return sp.factor_terms(expr)
 
 
-def _over_denominators(expr, arrays: set, seen: dict | None = None):
+@functools.lru_cache(maxsize=None)
+def _free_symbols_of_args(kind: type) -> bool:
+    """Whether this class's free symbols are its arguments' (Basic's rule: no bound variables).  Looked up in the
+    class's own MRO: a SymPy function class's metaclass has a free_symbols of its own, which type(x).free_symbols
+    would find instead."""
+    owner = next(k for k in kind.__mro__ if "free_symbols" in vars(k))
+    return owner is sp.Basic
+
+
+def _reads_arrays(expr, arrays: set, memo: dict) -> bool:
+    """``bool(expr.free_symbols & arrays)``, each subtree answered once: SymPy's free_symbols is a union over the
+    whole subtree on every call, so asking it at every node of a step model cost half of the model's compilation."""
+    known = memo.get(expr)
+    if known is None:
+        if expr.args and _free_symbols_of_args(type(expr)):
+            known = any(_reads_arrays(a, arrays, memo) for a in expr.args)
+        else:
+            known = bool(expr.free_symbols & arrays)
+        memo[expr] = known
+    return known
+
+
+def _over_denominators(expr, arrays: set, seen: dict | None = None, reads: dict | None = None):
     """The same value with the terms of a sum that share an array denominator over it once:
     a/(p·t) + b/(p·t) → (a + b)/(p·t), one array division instead of one per term."""
     seen = {} if seen is None else seen
-    if expr.is_Atom or not expr.free_symbols & arrays:
+    reads = {} if reads is None else reads
+    if expr.is_Atom or not _reads_arrays(expr, arrays, reads):
         return expr
     if expr in seen:
         return seen[expr]
-    args = tuple(_over_denominators(a, arrays, seen) for a in expr.args)
+    args = tuple(_over_denominators(a, arrays, seen, reads) for a in expr.args)
     if args == expr.args:
         out = expr
     elif isinstance(expr, (sp.Max, sp.Min)):
@@ -186,7 +210,8 @@ def _over_denominators(expr, arrays: set, seen: dict | None = None):
         groups: dict = {}
         for term in out.args:
             den = sp.Mul(*[f.base ** -f.exp for f in sp.Mul.make_args(term)
-                           if f.is_Pow and f.exp.is_Rational and f.exp.is_negative and f.free_symbols & arrays])
+                           if f.is_Pow and f.exp.is_Rational and f.exp.is_negative
+                           and _reads_arrays(f, arrays, reads)])
             groups.setdefault(den, []).append(term)
         if any(den != 1 and len(terms) > 1 for den, terms in groups.items()):
             parts = []

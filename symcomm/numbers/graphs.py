@@ -21,6 +21,7 @@ class GraphBuilder:
         self.nodes: list[list] = []
         self._index: dict = {}              # node as a tuple → its index
         self._memo: dict = {}               # SymPy expression → its index
+        self._arrays: dict = {}             # SymPy expression → whether it reads an array parameter
         self.params: list[str] = []
         self.arrays = frozenset(arrays)
 
@@ -54,9 +55,21 @@ class GraphBuilder:
         raise ValueError(f"{value}: not a finite real number; a kernel cannot hold it")
 
     def is_array(self, expr) -> bool:
+        """Whether expr reads an array parameter; each subtree answered once (free_symbols walks the whole
+        subtree on every call: asked of every argument of every sum and product, it was a quarter of a build)."""
+        from .codeprint import _free_symbols_of_args
         from .rational import _cli_name
 
-        return bool(self.arrays) and any(_cli_name(s) in self.arrays for s in expr.free_symbols)
+        if not self.arrays:
+            return False
+        known = self._arrays.get(expr)
+        if known is None:
+            if expr.args and _free_symbols_of_args(type(expr)):
+                known = any(self.is_array(a) for a in expr.args)
+            else:
+                known = any(_cli_name(s) in self.arrays for s in expr.free_symbols)
+            self._arrays[expr] = known
+        return known
 
     def grouped(self, op: str, args: list) -> int:
         """op over args, the scalar ones first as one node (computed once), then the array ones."""

@@ -28,7 +28,6 @@ from symcomm.presets import hardware_names, model_names
 from symcomm.collectives.primitives import PRIMITIVES
 from symcomm.training.strategies import STRATEGIES
 
-from conftest import ROOT
 LIMIT_S = 10
 EXAMPLES = int(os.environ.get("SYMCOMM_FUZZ_EXAMPLES", "1500"))
 
@@ -226,13 +225,18 @@ def _prepare(tmp: Path) -> None:
 
 
 def _snapshot(tmp: Path) -> set:
-    return {str(p.relative_to(ROOT)) for p in ROOT.iterdir()}
+    """What the folder the calls run in holds: every path the fuzzer types is absolute (into ``tmp``), so a
+    file appearing here is one symcomm wrote at a relative path of its own choosing, outside the arena."""
+    return {p.name for p in (tmp / "cwd").iterdir()}
 
 
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fuzz")
     _prepare(tmp)
+    # the calls' working folder: an empty one of this test's own, not the checkout (whose top level other
+    # tests, running in parallel workers, may change meanwhile: a wheel build, Hypothesis's cache)
+    (tmp / "cwd").mkdir()
     return tmp
 
 
@@ -252,7 +256,7 @@ def test_hostile_input_ends_cleanly(arena, data, monkeypatch_module):
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, LIMIT_S)
     try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), contextlib.chdir(arena / "cwd"):
             code = main(words)
     except Hang:
         pytest.fail(f"no answer within {LIMIT_S} s: symcomm {words!r}")

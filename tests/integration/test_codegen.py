@@ -3,6 +3,7 @@ symcomm.numbers.kernels): never stale, the same whatever PYTHONHASHSEED is, equa
 from, and the planner's rows unchanged by them.  No test here times anything."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -14,12 +15,54 @@ from symcomm.planner import kernelbuild
 from symcomm.numbers import kernels
 from symcomm import presets
 from symcomm.training import steptime
-from symcomm.numbers.evaluation import fast
+from symcomm.numbers.numeric import bundle
 from symcomm.planner import RECOMPUTE, Request, enumerate_layouts, plan
 from symcomm.planner.kernels import _base_values, _options
 
 from conftest import ROOT
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
+KERNELDATA = ROOT / "symcomm" / "planner" / "kerneldata"
+
+
+# -- never stale (these four came in with the kernels as data and were lost in a later merge) -------------------
+
+def test_the_committed_files_are_the_families_and_the_index():
+    committed = sorted(p.name for p in KERNELDATA.iterdir() if p.name != "__pycache__")
+    assert committed == sorted(["index.json"] + [codegen.family_name(k) + ".json" for k in codegen.KINDS]), \
+        "run: python -m symcomm.tools.codegen"
+
+
+def test_the_committed_index_equals_a_fresh_one():
+    committed = (KERNELDATA / "index.json").read_text(encoding="utf-8")
+    assert committed == codegen.dumps(codegen.index_data()), "run: python -m symcomm.tools.codegen"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", codegen.KINDS, ids=codegen.family_name)
+def test_committed_kernels_equal_a_fresh_generation(kind):
+    # one family per test: its step models built with SymPy (cached in the process: test_kernels_equal_the_step_model
+    # below reads a fifth of them again) and walked into a graph, compared as text
+    name = codegen.family_name(kind) + ".json"
+    committed = (KERNELDATA / name).read_text(encoding="utf-8")
+    assert committed == codegen.dumps(codegen.family_data(kind)), \
+        f"symcomm/planner/kerneldata/{name} is stale: run python -m symcomm.tools.codegen"
+
+
+@pytest.mark.slow
+def test_the_graphs_do_not_depend_on_the_hash_seed():
+    # SymPy's own cse iterated over sets (its output followed PYTHONHASHSEED); the graph walk follows SymPy's
+    # canonical argument order, so two seeds give the same text (a sample of the MoE family's combinations)
+    code = ("import sys; from symcomm.tools import codegen; from symcomm.planner.kernelbuild import graph_data; "
+            "kind = (True, False, True); combos = codegen.combinations(kind)[::17]; "
+            "family = {'run_bytes': 2, **dict(codegen.kernel_setting(kind).key(codegen.FAMILY_SETTINGS))}; "
+            "sys.stdout.write(codegen.dumps(graph_data(family, [(o, 2) for o in combos])))")
+    texts = []
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert out.returncode == 0, out.stderr
+        texts.append(out.stdout)
+    assert texts[0] == texts[1] and texts[0].count("\n") > 100
 
 
 
@@ -45,9 +88,12 @@ def test_kernels_equal_the_step_model(name):
     for options in codegen.combinations(kind)[::5]:
         params, names, function = kernels.shipped(options, 2).as_tuple()
         got = function(*[values[p] for p in params])
+        # the same quantities of the SymPy step model, compiled together (one numpy function per combination,
+        # common parts once: compiling each quantity on its own cost this test a minute a family)
         q = steptime.step_model(2, **dict(options)).quantities()
+        wanted = bundle({quantity: q[quantity] for quantity in names})(**values)
         for quantity, value in zip(names, got):
-            want = np.broadcast_to(fast(q[quantity])(**values), layouts["t"].shape)
+            want = np.broadcast_to(wanted[quantity], layouts["t"].shape)
             # a quantity that is the remainder of larger terms (an exposed share: a max(0, x − y)) carries their
             # rounding, so equal within 1e-12 of the array's largest value as well as relatively
             scale = float(np.max(np.abs(want))) if want.size else 0.0

@@ -88,26 +88,53 @@ def test_every_use_line_is_run_or_left_out_with_a_reason():
     assert all(line.startswith(("symcomm ", "python -m ")) for line in lines), lines
 
 
-@pytest.mark.slow
-def test_every_readme_command_runs_as_written(tmp_path):
+#: the flags after which a Use line names a file it writes
+WRITES = ("-o", "--output", "--plot")
+
+
+def _chains(lines: list[str]) -> list[list[str]]:
+    """The lines in runs of their own, in order: a line that names a file an earlier line writes joins that
+    line's run (and its folder); any other starts one: each run a test of its own, that names what failed."""
+    chains, writer = [], {}
+    for line in lines:
+        words = shlex.split(line)
+        chain = next((writer[word] for word in words if word in writer), None)
+        if chain is None:
+            chain = []
+            chains.append(chain)
+        chain.append(line)
+        for flag in WRITES:
+            if flag in words:
+                writer[words[words.index(flag) + 1]] = chain
+    return chains
+
+
+def _id(chain: list[str]) -> str:
+    return " ".join(shlex.split(chain[0])[:3]) + (f" (+{len(chain) - 1})" if len(chain) > 1 else "")
+
+
+RUN_HERE = _chains([line for line in _use_block() if line not in LEFT_OUT and not line.startswith(NEEDS_TORCH)])
+
+
+def test_the_runs_hold_every_line_in_order():
     lines = [line for line in _use_block() if line not in LEFT_OUT and not line.startswith(NEEDS_TORCH)]
+    assert sorted(sum(RUN_HERE, [])) == sorted(lines)
+    assert all([line for line in lines if line in chain] == chain for chain in RUN_HERE)
+    # the calibration's file is read in the run that writes it
+    assert any(len(chain) > 1 and "mine.json" in chain[0] for chain in RUN_HERE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lines", RUN_HERE, ids=_id)
+def test_every_readme_command_runs_as_written(tmp_path, lines):
     problems = _run_in(tmp_path, lines)
     assert not problems, "\n".join(problems)
     # what the commands say they write is there, in the folder they ran in
     for line in lines:
         words = shlex.split(line)
-        for flag in ("-o", "--output", "--plot"):
+        for flag in WRITES:
             if flag in words:
                 assert (tmp_path / words[words.index(flag) + 1]).is_file(), line
-
-
-@pytest.mark.slow
-@pytest.mark.torch      # skipped without torch, failed in CI (tests/conftest.py)
-def test_the_readme_measuring_commands_run_as_written(tmp_path):
-    lines = [line for line in _use_block() if line.startswith(NEEDS_TORCH)]
-    assert lines, "the README shows no measuring command any more: drop this test"
-    problems = _run_in(tmp_path, lines)
-    assert not problems, "\n".join(problems)
 
 
 def test_the_readme_python_example_runs(tmp_path):

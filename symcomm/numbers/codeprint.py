@@ -177,17 +177,23 @@ def _free_symbols_of_args(kind: type) -> bool:
     return owner is sp.Basic
 
 
-def _reads_arrays(expr, arrays: set, memo: dict) -> bool:
-    """``bool(expr.free_symbols & arrays)``, each subtree answered once: SymPy's free_symbols is a union over the
-    whole subtree on every call, so asking it at every node of a step model cost half of the model's compilation."""
+def reads_any(expr, hit, memo: dict) -> bool:
+    """Whether ``hit`` holds of the free symbols of some leaf of ``expr`` (``hit(set) -> bool``), each subtree
+    answered once in ``memo``: SymPy's free_symbols is a union over the whole subtree on every call, so asking
+    it at every node of a step model cost half of the model's compilation (and a quarter of a kernel build)."""
     known = memo.get(expr)
     if known is None:
         if expr.args and _free_symbols_of_args(type(expr)):
-            known = any(_reads_arrays(a, arrays, memo) for a in expr.args)
+            known = any(reads_any(a, hit, memo) for a in expr.args)
         else:
-            known = bool(expr.free_symbols & arrays)
+            known = hit(expr.free_symbols)
         memo[expr] = known
     return known
+
+
+def _reads_arrays(expr, arrays: set, memo: dict) -> bool:
+    """``bool(expr.free_symbols & arrays)``, each subtree answered once (:func:`reads_any`)."""
+    return reads_any(expr, lambda found: bool(found & arrays), memo)
 
 
 def _over_denominators(expr, arrays: set, seen: dict | None = None, reads: dict | None = None):

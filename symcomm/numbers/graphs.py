@@ -55,21 +55,12 @@ class GraphBuilder:
         raise ValueError(f"{value}: not a finite real number; a kernel cannot hold it")
 
     def is_array(self, expr) -> bool:
-        """Whether expr reads an array parameter; each subtree answered once (free_symbols walks the whole
-        subtree on every call: asked of every argument of every sum and product, it was a quarter of a build)."""
-        from .codeprint import _free_symbols_of_args
+        """Whether expr reads an array parameter, each subtree answered once (codeprint.reads_any)."""
+        from .codeprint import reads_any
         from .rational import _cli_name
 
-        if not self.arrays:
-            return False
-        known = self._arrays.get(expr)
-        if known is None:
-            if expr.args and _free_symbols_of_args(type(expr)):
-                known = any(self.is_array(a) for a in expr.args)
-            else:
-                known = any(_cli_name(s) in self.arrays for s in expr.free_symbols)
-            self._arrays[expr] = known
-        return known
+        return bool(self.arrays) and reads_any(
+            expr, lambda found: any(_cli_name(x) in self.arrays for x in found), self._arrays)
 
     def grouped(self, op: str, args: list) -> int:
         """op over args, the scalar ones first as one node (computed once), then the array ones."""

@@ -7,6 +7,7 @@ and per element = that × bytes per element.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +82,8 @@ class Hardware:
                        attention_kernel: str = "fused") -> dict[str, float]:
         """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError
         naming the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
-        absence means 0, the shape-independent model, and eta_attn, whose absence means eta: :func:`absent_filled`).  ``peak`` is the datasheet rate at ``dtype`` (the run's
-        16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
+        absence means 0, the shape-independent model, and eta_attn, whose absence means eta: :func:`absent_filled`).
+        ``peak`` is the datasheet rate at ``dtype`` (the run's 16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
         which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls.
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
         fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 adds eta_fa2, the
@@ -197,17 +198,12 @@ def hardware(name: str) -> Hardware:
     the presets that exist, InputError naming the file and the field."""
     if _is_path(str(name)):
         return hardware_file(name)      # read each time: a file may change
-    held = _SHIPPED.get(name)
-    if held is None:
-        held = _SHIPPED[name] = _preset(name)
-    return held
+    return _preset(name)
 
 
-#: the shipped presets built once per process (a Hardware is immutable), as models.model keeps its own
-_SHIPPED: dict = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _preset(name: str) -> Hardware:
+    """A shipped preset, built once per process (a Hardware is immutable; a name refused is not kept)."""
     systems = _load("hardware.json")["systems"]
     if name not in systems:
         raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "

@@ -20,6 +20,7 @@ from symcomm.training import flops, stages
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
 from symcomm.core.proof import AtLeast, Claim, Limit
+from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.training import compute
 from symcomm.training.memory import activation_bytes
@@ -422,11 +423,7 @@ def _fit_errors_table() -> Table:
 
 def _summary(errors) -> str:
     """mean |error|, max |error| and signed mean of ``errors`` (ratios), as the tables' captions say them."""
-    errors = np.array(errors)
-    if not len(errors):
-        return "no run"
-    return (f"over {len(errors)} runs mean |error| {100 * np.abs(errors).mean():.1f} %, max "
-            f"{100 * np.abs(errors).max():.1f} %, signed mean {100 * errors.mean():+.1f} %")
+    return Errors.of(errors).sentence() if len(errors) else "no run"
 
 
 def _check_table() -> Table:

@@ -75,6 +75,11 @@ class Errors:
     def as_dict(self) -> dict:
         return {"mean": self.mean, "max": self.max, "signed_mean": self.signed_mean, "runs": self.runs}
 
+    def sentence(self) -> str:
+        """The figures as the reports and the chapter's captions say them, in percent."""
+        return (f"over {self.runs} runs mean |error| {100 * self.mean:.1f} %, max {100 * self.max:.1f} %, "
+                f"signed mean {100 * self.signed_mean:+.1f} %")
+
 
 @dataclass(frozen=True)
 class RunRow:

@@ -136,6 +136,7 @@ def words(run: dict) -> list[str]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
         w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype="same")
+    w.update(typed_peaks(run, "high"))
     for field, setting in OVERLAP.items():
         value = run["overlap"].get(field)
         if value is not None and not (setting == "a2a_overlap" and not moe):
@@ -145,6 +146,23 @@ def words(run: dict) -> list[str]:
     elif w.get("overlap_param_gather") == 1 and w.get("overlap_grad_reduce") != 1:
         w.pop("overlap_param_gather")            # Megatron-LM refuses it without overlap_grad_reduce: taken as off
     return [f"{key}={value}" for key, value in w.items()]
+
+
+def typed_peaks(run: dict, end: str) -> dict:
+    """peak (and peak_fp8 under an FP8 precision) at the ``end`` ("low" or "high") of the bounds of a run's hardware
+    whose peak no datasheet gives (torchtitan's Grand Teton H100s, ``h100-gt``), {} for any other.  A run's words
+    take the high end, the H100 SXM peak, as torchtitan's own MFU figures do (its footnote 2); the checks evaluate
+    the low end too (:func:`fit_step_time.check_rows`)."""
+    from symcomm.presets import hardware
+
+    bounds = {dtype: (lo, hi) for dtype, lo, hi in hardware(run["hardware"]).peak_bounds}
+    if not bounds:
+        return {}
+    pick = 0 if end == "low" else 1
+    out = {"peak": f"{bounds['bf16'][pick]:g}"}
+    if PRECISION[run["precision"]] != "bf16":
+        out["peak_fp8"] = f"{bounds['fp8'][pick]:g}"
+    return out
 
 
 def command(run: dict) -> str:

@@ -429,26 +429,32 @@ def _summary(errors) -> str:
 def _check_table() -> Table:
     """The modern runs never fitted on (role 'check'), predicted with the fitted constants (or, on a preset with no
     runs of its own, those it borrows): the rows python -m symcomm.derivations.fit_step_time stored."""
-    rows, errors, borrowed = [], [], []
+    rows, errors, at_low, borrowed = [], [], [], []
     for system, found in sorted(_results()["checks"].items()):
         constants = system if found["constants_from"] == system else f"{found['constants_from']}'s (borrowed)"
         if found["constants_from"] != system and found["runs"]:
             borrowed.append(f"{system} with {found['constants_from']}'s: "
                             + _summary([r["error"] for r in found["runs"]]))
         for r in found["runs"]:
+            low = r.get("error_low_peak")      # a GPU whose peak is only bounded: the error at both ends
             rows.append((r["id"], system, r["framework"], constants, f"{r['measured_s']:.3f}",
-                         f"{r['predicted_s']:.3f}", _percent(r["error"])))
+                         f"{r['predicted_s']:.3f}" + (f" to {r['predicted_low_peak_s']:.3f}" if low is not None else ""),
+                         _percent(r["error"]) + (f" to {_percent(low)}" if low is not None else "")))
             errors.append(r["error"])
+            at_low.append(r["error"] if low is None else low)
     return Table("Check runs, never fitted on", ("run", "hardware", "framework", "constants", "published (s)",
                                                   "predicted (s)", "error"), tuple(rows),
                  caption=("Runs from releases and frameworks not named for fitting (Megatron-Bridge 26.06 and 26.06.01, "
                           "torchtitan's H100 benchmarks and the Trainy/WhiteFiber H200 runs of torchtitan's benchmarks; "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
+                          + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
                           + (". A preset without runs of its own borrows another's constants: " + "; ".join(borrowed)
                              if borrowed else "")
-                          + ". torchtitan's H100s are Grand Teton (96 GB HBM2e, 500 W), predicted on the DGX-H100 "
-                          "preset."),
+                          + ". torchtitan's H100s are Grand Teton parts (preset h100-gt: 96 GB HBM2e at 2.4 TB/s, "
+                          "500 W), whose dense peak no datasheet gives: the source bounds it between H100 NVL and SXM "
+                          "(its footnote 2), so each such run is predicted at both ends, the SXM end first "
+                          "(the run's typed peak=, peak_fp8=), and its error is a range."),
                  source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
                         "derivations/data/step_fit.json")
 

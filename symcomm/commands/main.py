@@ -64,7 +64,8 @@ def _print_step(payload: dict) -> None:
     # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)
     attention = (f", eta_fa2 {c['eta_fa2']} (FlashAttention-2, published)" if "eta_fa2" in c else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
-    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}), eta {c['eta']}, w_half {c['w_half']:g} "
+    typed = " typed" if c["peak_source"].startswith("typed") else ""
+    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}{typed}), eta {c['eta']}, w_half {c['w_half']:g} "
           f"elements, kappa {c['kappa']}{attention}{fp8}: {c['source']}")
     if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named
         busiest = payload["busiest_stage"]
@@ -265,6 +266,10 @@ def cmd_presets(args) -> int:
         if h["peak_flops"]:
             peaks = ", ".join(f"{k} {v / 1e12:g}" for k, v in h["peak_flops"].items())
             print(f"    peak TFLOP/s {peaks} ({h['peak_source']})")
+        if h.get("peak_flops_bounds"):
+            bounds = ", ".join(f"{k} {lo / 1e12:g} to {hi / 1e12:g}" for k, (lo, hi) in h["peak_flops_bounds"].items())
+            print(f"    peak TFLOP/s not published, bounded: {bounds}; the step time needs a typed peak=, peak_fp8= "
+                  f"within them ({h['peak_source']})")
         if h["step_time"]:
             consts = ", ".join(f"{k} {v:g}" for k, v in h["step_time"].items())
             print(f"    step time {consts} ({h['step_time_source']})")

@@ -42,6 +42,9 @@ class Hardware:
     source: str
     peak_flops: tuple = ()             # (dtype, dense matmul FLOP/s) pairs, from the datasheet
     peak_source: str = ""
+    #: (dtype, lowest, highest FLOP/s) triples of a GPU whose peak no datasheet gives, only the bounds its source
+    #: states (a power-limited part): the step time then needs a typed peak within them (:meth:`peak`)
+    peak_bounds: tuple = ()
     step_time: tuple = ()              # (name, value) pairs of the fitted constants (STEP_TIME_NAMES)
     step_time_source: str = ""         # the runs they were fitted on (or whose they borrow), the command
     calibration: tuple = ()            # per-collective fits of symcomm calibrate (dicts: see schema/hardware)
@@ -69,8 +72,23 @@ class Hardware:
         return InputError(f"--hardware: {where} has no {field}, which {needed_for}; add {field} to it "
                           "(symcomm/schema/hardware.schema.json)")
 
-    def peak(self, dtype: str) -> float:
-        """Dense matmul FLOP/s at ``dtype``; InputError naming the types the datasheet gives."""
+    def peak(self, dtype: str, typed: float | None = None) -> float:
+        """Dense matmul FLOP/s at ``dtype``, or ``typed`` (a peak the user gave, which wins, as every typed value
+        does); InputError naming the types the datasheet gives, or the bounds of a peak no datasheet gives."""
+        bounds = {d: (lo, hi) for d, lo, hi in self.peak_bounds}
+        name = "peak_fp8" if dtype == "fp8" else "peak"
+        if typed is not None:
+            if dtype in bounds and not bounds[dtype][0] <= typed <= bounds[dtype][1]:
+                lo, hi = bounds[dtype]
+                raise InputError(f"{name}={typed:g} is outside the bounds --hardware {self.name}'s source gives its "
+                                 f"dense {dtype} peak: give {name} between {lo:g} and {hi:g} FLOP/s (symcomm presets "
+                                 f"{self.name} says where they come from)")
+            return typed
+        if dtype in bounds and dtype not in dict(self.peak_flops):
+            lo, hi = bounds[dtype]
+            raise InputError(f"--hardware {self.name}: no datasheet gives its dense {dtype} peak, only bounds: "
+                             f"{lo:g} to {hi:g} FLOP/s (symcomm presets {self.name} says where they come from); give "
+                             f"{name}=FLOP/s between them (both ends, to see the step time's range)")
         table = dict(self.peak_flops)
         if not table:
             raise self.lacks("peak_flops", "the step time needs (FLOPs / (peak × eta))")
@@ -79,7 +97,7 @@ class Hardware:
         return table[dtype]
 
     def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False,
-                       attention_kernel: str = "fused") -> dict[str, float]:
+                       attention_kernel: str = "fused", typed: dict | None = None) -> dict[str, float]:
         """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError
         naming the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
         absence means 0, the shape-independent model, and eta_attn, whose absence means eta: :func:`absent_filled`).
@@ -87,11 +105,13 @@ class Hardware:
         which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls.
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
         fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 adds eta_fa2, the
-        published FlashAttention-2 share (``attention_shares``), refused where the hardware gives none."""
+        published FlashAttention-2 share (``attention_shares``), refused where the hardware gives none.  ``typed``:
+        the peaks the user gave (``peak``, ``peak_fp8`` by name), which win over the hardware's (:meth:`peak`)."""
+        typed = typed or {}
         fitted = dict(self.step_time)
         if not fitted and not fitting:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
-        peak = self.peak(dtype if precision == "bf16" else "bf16")
+        peak = self.peak(dtype if precision == "bf16" else "bf16", typed.get("peak"))
         if self.hbm_bytes_per_second is None:
             raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
                                                      "the HBM bandwidth)")
@@ -108,13 +128,13 @@ class Hardware:
         if precision == "bf16":
             out.pop("eta_fp8", None)
             return out
-        if "fp8" not in dict(self.peak_flops):
+        if "fp8" not in dict(self.peak_flops) and "fp8" not in {d for d, _, _ in self.peak_bounds}:
             raise InputError(f"precision={precision}: --hardware {self.name} gives no FP8 peak (peak_flops has "
                              f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16")
         if "eta_fp8" not in fitted and not fitting:
             raise self.lacks("step_time eta_fp8", f"precision={precision} needs (the share of the FP8 peak its "
                                                   "matmuls reach, fitted on FP8 runs: none is fitted for it yet)")
-        return {**out, "peak_fp8": self.peak("fp8")}
+        return {**out, "peak_fp8": self.peak("fp8", typed.get("peak_fp8"))}
 
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
@@ -216,9 +236,13 @@ def _preset(name: str) -> Hardware:
     return Hardware(name, d["title"], link(d["intra"]), link(d["inter"]), int(d["gpus_per_node"]),
                     float(d["memory_bytes"]), float(d["hbm_bytes_per_second"]), d["source"],
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
-                    _fitted_constants(fitted),
+                    _bounds(d), _fitted_constants(fitted),
                     fitted.get("note", "") or fitted.get("source", ""),
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
+
+
+def _bounds(d: dict) -> tuple:
+    return tuple(sorted((k, float(lo), float(hi)) for k, (lo, hi) in d.get("peak_flops_bounds", {}).items()))
 
 
 def _shares(d: dict) -> tuple:
@@ -353,7 +377,7 @@ def hardware_file(path) -> Hardware:
                     float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
                     d.get("source", str(path)),
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
-                    _fitted_constants(fitted), fitted.get("source", ""),
+                    _bounds(d), _fitted_constants(fitted), fitted.get("source", ""),
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
@@ -413,6 +437,7 @@ def describe_hardware(system: Hardware) -> dict:
             "inter": link_dict(system.inter), "gpus_per_node": system.gpus_per_node,
             "memory_bytes": system.memory_bytes, "hbm_bytes_per_second": system.hbm_bytes_per_second,
             "source": system.source, "peak_flops": dict(system.peak_flops), "peak_source": system.peak_source,
+            **({"peak_flops_bounds": {d: [lo, hi] for d, lo, hi in system.peak_bounds}} if system.peak_bounds else {}),
             "step_time": dict(system.step_time), "step_time_source": system.step_time_source,
             "attention_shares": dict(system.attention_shares), "attention_source": system.attention_source}
 

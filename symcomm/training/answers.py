@@ -351,7 +351,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         system = presets.hardware(args.hardware)
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
         kernel = str(step_texts.get("attention_kernel", "fused"))       # a step option (its core's share)
-        compute = system.compute_values(dtype, precision, fitting, kernel)
+        typed_peaks = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items() if sym in _PEAKS}
+        if "peak_fp8" in typed_peaks and precision == "bf16":
+            notes.add("peak_fp8 not used: precision=bf16 runs no matmul in FP8")
+        compute = system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
                       "mxfp8 or fp8_block runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
@@ -383,6 +386,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     return numbers, {**options, **step_texts}, system, compute
 
 
+#: the hardware constants a user may type in place of the hardware's (Hardware.compute_values)
+_PEAKS = frozenset((S.peak, S.peak_fp8))
+
+
 def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
     """The step model at the bound values (:func:`_step_numbers`): its report, the constants and their
     sources, the memory verdict."""
@@ -391,7 +398,10 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
-    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": system.peak_source,
+    typed_peaks = sorted(S.BY_SYMBOL[sym].cli_name for sym in values if sym in _PEAKS)
+    peak_source = (f"typed ({', '.join(typed_peaks)}); the hardware's: {system.peak_source}" if typed_peaks
+                   else system.peak_source)
+    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": peak_source,
                         "dtype": dtype if str(options.get("precision", "bf16")) == "bf16" else "bf16"}  # peak's dtype
     # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
     out.update(system.memory_verdict(out["memory_per_gpu"]))
@@ -433,8 +443,9 @@ def _bound_words(args):
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
-    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v", "h_q")
-                           ) if stepping and args.hardware else frozenset()
+    # (and a typed peak, peak_fp8: they win over the hardware's, as every typed value does; Hardware.peak)
+    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v", "h_q",
+                            "peak", "peak_fp8")) if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
     return target, values, times, dtype, typed, derived, step_texts

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from symcomm.derivations import bridge_runs, fit_step_time, step_time
+from symcomm import presets
+from symcomm.derivations import bridge_runs, fit_step_time, modern, step_time
 
 #: source lines copied from pytorch/torchtitan at b5bcd76c66d0acb1a08b176d9639425bc55e0b2a, with the run each is
 SOURCE_LINES = {
@@ -122,7 +123,7 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     assert sorted(r["published_gib"] for r in after["memory"]) == [46.97, 47.96]
     for r in after["memory"]:
         assert r["error"] == pytest.approx(r["predicted_gib"] / r["published_gib"] - 1, abs=1e-5)
-    assert "h200 (constants of h100): 2 check runs" in capsys.readouterr().out
+    assert "h200 (constants of h100): over 2 runs mean |error|" in capsys.readouterr().out
 
 
 def test_checks_only_and_write_are_refused_together(stored_copy):
@@ -158,3 +159,23 @@ def test_the_committed_tables_are_the_committed_rows():
     printed = [r for r in _runs().values() if r["memory_gib"] is not None]
     assert sorted(r["id"] for r in stored["memory"]) == sorted(r["id"] for r in printed)
     assert "h200" in stored["checks"] and len(stored["checks"]["h200"]["runs"]) == 2
+
+
+def test_a_run_on_a_bounded_peak_is_checked_at_both_ends(monkeypatch):
+    # torchtitan's Grand Teton H100s (h100-gt): typed at the SXM end (peak=989.4e12), predicted at the NVL end too
+    one = "torchtitan-2025-06-h100-llama3.1-70b-fsdp32-tp8-bf16-vanilla"
+    every = modern.measured_runs
+
+    def only(system, role="fit"):
+        runs, why = every(system, role)
+        return [r for r in runs if r.id == one], why
+    monkeypatch.setattr(modern, "measured_runs", only)
+    monkeypatch.setattr(fit_step_time.published, "measured_runs", lambda system, role="fit": [])
+    assert "--hardware h100-gt " in modern.command(next(r for r in modern.runs("check") if r["id"] == one))
+    assert "peak=9.894e+14" in modern.command(next(r for r in modern.runs("check") if r["id"] == one))
+    constants = dict(presets.hardware("h100").step_time)
+    (row,), _ = fit_step_time.check_rows("h100-gt", constants)
+    # a bf16 run: its matmuls at 835.5 instead of 989.4 TFLOP/s take longer, everything else the same
+    assert row["predicted_low_peak_s"] > row["predicted_s"]
+    assert row["predicted_low_peak_s"] < row["predicted_s"] * 989.4 / 835.5      # not all of the step is matmuls
+    assert row["error_low_peak"] == pytest.approx(row["predicted_low_peak_s"] / row["measured_s"] - 1, abs=1e-5)

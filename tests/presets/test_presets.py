@@ -1,10 +1,13 @@
 """Presets against their published figures, Φ against hand counts, config.json, eval --model/--hardware."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from symcomm import presets
+from symcomm.base.errors import InputError
 from symcomm.commands.main import main
 
 
@@ -316,3 +319,45 @@ def test_a_hardware_file_changed_between_two_evaluations_is_read_again(tmp_path)
     # the shipped preset, asked twice, answers alike (and says its notes both times)
     one, two = (symcomm.evaluate("all_reduce", algorithm="ring", hardware="h100", N=16, M=2 ** 20) for _ in "ab")
     assert one.to_dict() == two.to_dict() and one.notes == two.notes and one.notes
+
+
+# -- a GPU whose peak no datasheet gives: torchtitan's Grand Teton H100s ------------------------------------------
+
+HYBRID_8B = ["eval", "hybrid", "--model", "llama3-8b", "t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192", "--json"]
+
+
+def test_h100_gt_bounds_its_peak_by_the_datasheets_nvl_and_sxm_columns():
+    # torchtitan benchmarks/llama3_h100_202412_torchtitan.md, footnote 2: "between SXM and NVL"; the H100 datasheet
+    # prints with sparsity NVL BF16 1,671 and FP8 3,341 TFLOPS (halved for dense); the SXM end is the h100 preset's
+    gt, sxm = presets.hardware("h100-gt"), presets.hardware("h100")
+    bounds = {dtype: (lo, hi) for dtype, lo, hi in gt.peak_bounds}
+    assert bounds["bf16"] == (1671e12 / 2, sxm.peak("bf16")) and bounds["fp8"] == (3341e12 / 2, sxm.peak("fp8"))
+    assert gt.memory_bytes == 96e9 and gt.hbm_bytes_per_second == 2.4e12   # "96GB HBM2e with 2.4 TB/sec"
+    assert not gt.peak_flops
+    with pytest.raises(InputError, match=r"no datasheet gives its dense bf16 peak, only bounds.*give peak=FLOP/s"):
+        gt.compute_values("bf16")
+    assert gt.compute_values("bf16", typed={"peak": 900e12})["peak"] == 900e12
+    with pytest.raises(InputError, match=r"peak=1e\+15 is outside the bounds"):
+        gt.compute_values("bf16", typed={"peak": 1e15})
+    fp8 = gt.compute_values("bf16", "fp8_tensor", typed={"peak": 835.5e12, "peak_fp8": 1670.5e12})
+    assert (fp8["peak"], fp8["peak_fp8"]) == (835.5e12, 1670.5e12)
+
+
+def _eval(*words):
+    return subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B, *words], capture_output=True, text=True)
+
+
+def test_eval_on_a_bounded_peak_needs_a_typed_one_and_a_typed_peak_wins_everywhere():
+    refused = _eval("--hardware", "h100-gt")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert "peak" in refused.stderr and "8.355e+14" in refused.stderr
+    low, high = (json.loads(_eval("--hardware", "h100-gt", f"peak={p}").stdout) for p in ("835.5e12", "989.4e12"))
+    assert low["constants"]["peak"] == 835.5e12 and low["constants"]["peak_source"].startswith("typed (peak)")
+    # the same run at a lower peak takes longer; memory does not depend on the peak
+    assert low["step_time"] > high["step_time"] and low["memory_per_gpu"] == high["memory_per_gpu"]
+    # on a preset with a datasheet peak a typed one wins too: typing the datasheet's own value changes nothing
+    sxm = json.loads(_eval("--hardware", "h100").stdout)
+    same = json.loads(_eval("--hardware", "h100", "peak=989.4e12").stdout)
+    assert same["step_time"] == sxm["step_time"] and sxm["constants"]["peak_source"].startswith("NVIDIA")
+    half = json.loads(_eval("--hardware", "h100", "peak=494.7e12").stdout)
+    assert half["step_time"] > sxm["step_time"]

@@ -124,6 +124,7 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
     sizes = ("t", "p", "v", "c", "e", "d", "m") if req.model.moe else ("t", "p", "v", "c", "d", "m")
     words += [f"{k}={layout[k]}" for k in sizes if k != "v" or layout["v"] > 1]
     words += [f"b={req.batch}", f"s={req.seq}", f"G={req.G}"]
+    words += [f"peak={req.peak!r}"] if req.peak is not None else []      # a typed peak, as plan was given it
     if layout.get("L_first") is not None:                  # an uneven split (symcomm.training.stages)
         words += [f"L_first={layout['L_first']}", f"L_last={layout['L_last']}"]
     words += settings.format(settings.RunSetting.from_key(block.options), [k for k, _ in block.options])

@@ -59,7 +59,7 @@ MEMORY_ASSUMPTION = (
 
 UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
          "optimizer_time": "s", "comm_time": "s", "memory_bytes": "bytes", "memory_bytes_per_gpu": "bytes",
-         "tokens_per_second": "tokens/s", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
+         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
 
 
 def to_json(p: Plan, top: int) -> dict:
@@ -69,6 +69,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
+        **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
         "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
                                                               "micro_batches", "zero", "framework", "recompute", "sp"))
@@ -130,7 +131,8 @@ def to_text(p: Plan, top: int) -> str:
     req = p.request
     lines = [
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
-        f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}: ranked by step time",
+        f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
+        + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "") + ": ranked by step time",
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
         f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "

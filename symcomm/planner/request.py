@@ -77,6 +77,12 @@ class Request:
     recompute: str | None = None
     sp: bool | None = None
     compare: tuple = ()            # (key, value) pairs of --compare, values as text
+    peak: float | None = None      # a typed dense peak FLOP/s at --dtype, in place of the hardware's (Hardware.peak)
+
+    @property
+    def typed_peaks(self) -> dict:
+        """The peak typed in place of the hardware's, as Hardware.compute_values takes it ({} when none)."""
+        return {} if self.peak is None else {"peak": self.peak}
 
     def __post_init__(self):
         # the fixed run settings read once, text or typed, by the one Option every command uses (eval's zero=,
@@ -205,7 +211,7 @@ def check_request(req: Request) -> None:
                         f"{_listed(runs[req.framework])}")
     bytes_per_element(req.dtype)
     try:
-        req.hardware.compute_values(req.dtype)
+        req.hardware.compute_values(req.dtype, typed=req.typed_peaks)
     except ValueError as err:
         raise PlanError(str(err)) from None
     if req.memory_check and req.hardware.fits(0.0) is None:
@@ -290,6 +296,8 @@ FLAGS = (
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
     ("--no-embeddings", False, "spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of "
                                "the end stages; embeddings=0"),
+    ("--peak", None, "the dense matmul FLOP/s of one GPU at --dtype, in place of the hardware's (needed where its "
+                     "source only bounds it: symcomm presets); peak=..."),
     ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep "
                            "all)"),
     ("--top", None, "rows to show (default 10)"),
@@ -302,7 +310,7 @@ DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "
 KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
         "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
-        "embeddings": "no_embeddings"}
+        "embeddings": "no_embeddings", "peak": "peak"}
 
 
 def _dest(flag: str) -> str:
@@ -443,7 +451,8 @@ def request_from_args(args) -> Request:
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
                    micro_batches=_whole(args, "micro-batches"),
                    zero=args.zero, framework=args.framework, recompute=args.recompute, sp=args.sp,
-                   compare=parse_compare(args.compare) if args.compare is not None else ())
+                   compare=parse_compare(args.compare) if args.compare is not None else (),
+                   peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None)
 
 
 def top_from_args(args) -> int:

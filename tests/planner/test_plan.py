@@ -413,6 +413,8 @@ def _full_file(system) -> dict:
             "gpus_per_node": system.gpus_per_node, "memory_bytes": system.memory_bytes,
             "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
             "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
+            # bounds for a type the step model never reads (fp32): present, and changing no answer
+            "peak_flops_bounds": {"fp32": [1e12, 2e12]},
             "attention_shares": dict(system.attention_shares), "attention_source": system.attention_source,
             "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 3.4e-6,
                              "beta": 1 / 450e9, "sizes_bytes": [1024, 2 ** 30], "efficiency": [0.5, 0.9],
@@ -423,7 +425,7 @@ def _full_file(system) -> dict:
 def test_every_optional_field_is_listed_and_states_its_default():
     assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
                              "peak_source", "step_time", "calibration", "inter_two_level", "attention_shares",
-                             "attention_source"}
+                             "attention_source", "peak_flops_bounds"}
     for name in OPTIONAL:
         text = SCHEMA["properties"][name].get("description", "")
         assert "default" in text or "Absent" in text, name
@@ -497,6 +499,9 @@ PLANS = [
     # MoE: expert parallelism and its sequence-parallel rule
     ("--model", "mixtral-8x7b", "--gpus", "32", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
      "--compare", "t=1,e=8"),
+    # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
+     "--peak", "835.5e12"),
 ]
 
 
@@ -622,3 +627,23 @@ def test_symcomm_plan_returns_the_notes_the_command_prints(tmp_path, capsys):
     assert printed and any("gamma_held" in line for line in printed)
     assert list(got.notes) == printed
     assert capsys.readouterr() == ("", "")      # the API printed nothing
+
+
+def test_a_bounded_peak_is_refused_untyped_and_a_typed_one_slows_the_plan_as_it_should(capsys):
+    base = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096",
+            "--top", "1", "--json", "--tp", "1", "--pp", "1", "--cp", "1", "--micro-batch", "1", "--recompute", "none",
+            "--framework", "fsdp2")
+    code, out, err = run(capsys, *base)
+    assert code == 2 and err.count("\n") == 1 and "give peak=" in err and "8.355e+14" in err
+    code, low, err = run(capsys, *base, "peak=835.5e12")
+    assert code == 0, err
+    code, high, err = run(capsys, *base, "--peak", "989.4e12")
+    assert code == 0, err
+    low, high = json.loads(low), json.loads(high)
+    assert low["peak"] == 835.5e12 and "peak" not in json.loads(run(capsys, *base[:6], "h100", *base[7:])[1])
+    # one layout fixed (t = p = c = mb = 1, FSDP2, no recompute): the lower peak only slows its matmuls, and its
+    # MFU is counted against its own (typed) peak
+    one, two = low["layouts"][0], high["layouts"][0]
+    assert (one["t"], one["d"]) == (two["t"], two["d"]) == (1, 16)
+    assert two["compute_time"] < one["compute_time"] < two["compute_time"] * 989.4 / 835.5
+    assert one["memory_bytes"] == two["memory_bytes"]

@@ -254,12 +254,18 @@ _ENTRIES = (
               SHOEYBI + ", §3; " + NARAYANAN + ", §3.2",
               _EXACT + "; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again",
               (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
-              build_tp, (rules.divisible(a, N),)),
+              build_tp, (rules.divisible(a, N),
+                         # torchtitan's op list keeps the sequence-parallel reduce-scatters; its TP always has SP
+                         rules.when("recompute", ("op",), rules.fixed(N, 1, "recompute=op with N={x} needs sequence "
+                                                                             "parallelism (strategy sp): torchtitan's "
+                                                                             "tensor parallelism always shards the "
+                                                                             "norms' sequence (parallelize_llama.py)")))),
     _strategy("sp", "Tensor + sequence parallel (Megatron)",
               "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the "
               "backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
               KORTHIKANTI + ", §4.2.2; " + MEGATRON_SP_REGATHER,
-              _EXACT + "; per step over L layers; recompute=full adds the forward collectives again",
+              _EXACT + "; per step over L layers; recompute=full adds the forward collectives again, recompute=op "
+                       "the forward all-gathers",
               (_RECOMPUTE,
                _flag("sp_regather", "1 = the backward all-gathers each column-parallel GEMM's sequence-sharded "
                                     "input again for its weight gradient (Megatron-LM layers.py, Transformer "

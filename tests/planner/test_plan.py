@@ -622,3 +622,16 @@ def test_symcomm_plan_returns_the_notes_the_command_prints(tmp_path, capsys):
     assert printed and any("gamma_held" in line for line in printed)
     assert list(got.notes) == printed
     assert capsys.readouterr() == ("", "")      # the API printed nothing
+
+
+def test_op_recompute_is_searched_only_when_fixed_and_never_with_tensor_parallelism_without_sp():
+    # the default search leaves recompute=op out (its kernels would add a third to every cold plan); fixed, it is
+    # searched, and t > 1 only with sequence parallelism (torchtitan's TP plan always shards the norms' sequence)
+    from symcomm.planner import RECOMPUTE
+
+    assert "op" not in RECOMPUTE
+    result = plan(small(pp=1, vp=1, micro_batch=4, framework="fsdp2", recompute="op"), top=None)
+    rows = list(result.rows())
+    settings = [(r["t"], s) for r in rows for s in r["settings"]]
+    assert settings and all(s["recompute"] == "op" for _, s in settings)
+    assert all(s["sp"] == 1 for t, s in settings if t > 1) and any(t > 1 for t, _ in settings)

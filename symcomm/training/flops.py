@@ -149,8 +149,10 @@ def op_saved_matmuls(gated: bool = True, attention: str = "mha") -> tuple:
 def op_recomputed_matmuls(gated: bool = True, attention: str = "mha") -> tuple:
     """The matmuls recompute=op runs again before the block's backward: the even-numbered ones of
     :func:`block_matmuls` but a last one, whose output the backward never reads: the recompute stops once it
-    has rebuilt every tensor the backward saved (torch.utils.checkpoint's early stop, on by default), before
-    the block's last matmul runs.  Gated: wk, wo, w3; without a gated unit wk, wo (w2, the 6th, is not rerun)."""
+    has rebuilt every tensor the backward saved, before the block's last matmul runs (pytorch/pytorch
+    torch/utils/checkpoint.py: the non-reentrant checkpoint torchtitan's checkpoint_wrapper runs raises
+    _StopRecomputationError once its recompute counter reaches the saved tensors; set_checkpoint_early_stop,
+    on by default; the matmul's inputs are saved before it runs).  Gated: wk, wo, w3; without a gated unit wk, wo (w2, the 6th, is not rerun)."""
     every = block_matmuls(gated, attention)
     return tuple(mm for i, mm in enumerate(every[:-1]) if i % 2 == 1)
 

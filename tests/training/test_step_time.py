@@ -314,3 +314,9 @@ def test_op_recompute_refusals_reach_eval_in_one_line(words, what):
                "b=64", "sp=1", "recompute=op", *words)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
     assert "recompute=op" in run.stderr and what in run.stderr
+
+
+def test_op_recompute_says_what_it_counts():
+    out = json.loads(_cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1",
+                          "b=16", "m=1", "s=4096", "recompute=op", "--json").stdout)
+    assert any(a.startswith("recompute=op") and "eager" in a for a in out["assumptions"])

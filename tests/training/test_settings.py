@@ -15,6 +15,7 @@ from symcomm.training.settings import RunSetting
 from symcomm.training.axes import data_schedule, sp_regather_of
 from symcomm.training.strategies import STRATEGIES
 from symcomm.training.overlap import dp_overlap_of
+from symcomm.core.symbols import L as S_L
 
 #: the documented spellings of recompute (settings.RECOMPUTE_ALIASES: 0 = none, 1 = full) and what each means
 SPELLINGS = {"none": "none", "selective": "selective", "full": "full", "0": "none", "1": "full"}
@@ -321,3 +322,13 @@ def test_a_new_framework_is_one_row(monkeypatch):
     assert not sp_regather_of("fsdp2") and not dp_overlap_of("fsdp2", 3)
     with pytest.raises(InputError, match=r"zero=1 is not run by framework=fsdp2 \(zero=3 only\)"):
         data_schedule("fsdp2", 1)
+
+
+def test_tensor_parallelism_without_sp_does_not_take_op_and_sp_does():
+    # the tp strategy has no sequence parallelism, which torchtitan's op list presumes (its saved reduce-scatters):
+    # refused naming the values it takes; the sp strategy takes op and runs its forward all-gathers once more
+    # (2 all-gathers + 2 reduce-scatters forward, the same backward, 2 all-gathers again: 10 collectives a layer)
+    with pytest.raises(InputError, match="recompute=op is not allowed; choose none, selective or full"):
+        symcomm.formula("tp", recompute="op")
+    terms = STRATEGIES["sp"].terms(recompute="op", sp_regather=False)
+    assert sum(term.count for term in terms) == 10 * S_L

@@ -37,7 +37,8 @@ ASSUMPTIONS = (
     "(p·v − 2) each, an end chunk within ± 2 of a middle one; v = 1, 2, 3, 4, 6 or 8), the fastest split of each "
     "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
-    "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
+    "recompute none, selective (the attention core) or full (op, torchtitan's op-level checkpointing, only when "
+    "--recompute fixes it; with t > 1 only with SP); sequence parallel needs t > 1 and t | seq/c; MoE "
     "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
     "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
     "settings that give one layout the same step time and memory are folded into one row",

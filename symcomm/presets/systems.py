@@ -427,8 +427,24 @@ def spans_nodes(ranks: int, gpus_per_node: int) -> bool:
     return ranks > gpus_per_node
 
 
+def nic_sharers(ranks: int, gpus_per_node: int) -> int:
+    """k: the ranks of a flat group of ``ranks`` consecutive ranks (nccl-tests', a single strategy's) on the
+    node that holds the fewest of them, nodes of ``gpus_per_node`` GPUs: G when G divides N, else the last
+    node's N mod G; one node's group (N ≤ G) is N.  A ring step waits for its slowest crossing, and the
+    node with the fewest ranks has the fewest NICs to spread the crossings over."""
+    rest = ranks % gpus_per_node
+    return min(ranks, gpus_per_node) if rest == 0 or ranks < gpus_per_node else rest
+
+
+def spread_beta(beta: float, beta_inter: float, k: int) -> float:
+    """The β of a flat ring spanning nodes with k ranks on a node (α-β, one-port ranks): of what a rank
+    sends, 1/k crosses at its own NIC (β_inter) and (k − 1)/k stays on the node's links (β), the per-element
+    form of ``core.cost.Cost.across_nodes``; k = 1 is β_inter."""
+    return (k - 1) / k * beta + beta_inter / k
+
+
 def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
-                bytes_per_element: int = 1) -> tuple[dict[str, float | int], str]:
+                bytes_per_element: int = 1, spread: bool = False) -> tuple[dict[str, float | int], str]:
     """The time constants a group of ``ranks`` ranks uses on ``system``, its nodes holding
     ``gpus_per_node`` GPUs (default: the system's), and a note saying why ("" when there is nothing
     to say).
@@ -436,7 +452,9 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     A two-level algorithm prices each level at its own link (α, β inside a node, α_inter,
     β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
     the intra-node one; once the group spans nodes it is as fast as its slowest link, the
-    network, so its α, β are the inter-node values.
+    network: its α is α_inter, and its β the inter-node value, or for a ring collective (``spread``:
+    ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs) the
+    split :func:`spread_beta` at k = :func:`nic_sharers` ranks per node.
 
     The inter-node link has two meanings, equal for a physical link (a preset) but not for a
     fitted one: the per-step α, β of a flat algorithm spanning nodes (``inter``: a flat ring of N
@@ -458,9 +476,15 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
         return values, ""
     if ranks is None or not spans_nodes(ranks, g):
         return values, ""
+    if spread:
+        k = nic_sharers(ranks, g)
+        values["alpha"], values["beta"] = values["alpha_inter"], spread_beta(values["beta"], values["beta_inter"], k)
+        return values, (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
+                        f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
+                        f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent")
     values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
     return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
-                    "inter-node values")
+                    "inter-node values (not a ring: its crossings leave through one rank's NIC)")
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------
@@ -507,7 +531,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             group = texts.get("N", filled.get("N"))
             ranks = int(parse_number("N", str(group), integer=True)) if group is not None else None
             g = int(parse_number("G (gpus_per_node)", str(gpus_per_node), integer=True)) if gpus_per_node else None
-            preset, why = link_values(system, ranks, two_level, g)
+            preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False))
             if why:
                 notes.add(why, restates_default=True)
             for key, value in preset.items():

@@ -15,6 +15,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..base.errors import InputError
 from .frameworks import check_stage, framework
+from ..collectives.algorithms import SPREADS_OVER_NICS
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -32,6 +33,30 @@ RANK_ORDER = ("t", "c", "d", "p")
 def spans(x, y):
     """The relation x > y, or its truth value when SymPy can already decide it."""
     return sp.StrictGreaterThan(x, y, evaluate=False) if not (x - y).is_number else bool(x > y)
+
+
+def _whole(x):
+    """x is a whole number (as a relation the planner's kernels can read: floor and eq)."""
+    return sp.Eq(sp.floor(x), x)
+
+
+def ranks_per_node(group, inner):
+    """k: the ranks of a group of ``group`` ranks, ``inner`` apart (the product of the axes inside it in
+    :data:`RANK_ORDER`: 1 for t, t for c and d), that each node of G GPUs holds once it spans nodes: G/inner
+    when inner divides G and the ranks it spans (inner·group) fill whole nodes; inner ≥ G gives 1 (one rank
+    per node).  When either does not divide, the nodes hold unequal shares, the fewest down to one rank (a
+    group's first or last node), and a ring step waits for its slowest crossing: k = 1, the one-NIC
+    pricing, an upper bound on the time, never a guess between."""
+    share = G / inner
+    return sp.Piecewise((share, sp.And(_whole(share), _whole(inner * group / G))), (1, True))
+
+
+def spread_over_nics(terms, inner) -> tuple[Term, ...]:
+    """``terms`` with :attr:`Term.ranks_per_node` set for each ring collective that may cross nodes (its
+    group ``inner`` ranks apart): the node's crossings spread over its k ranks' NICs; the others as given."""
+    return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner))
+                 if term.across_nodes is not False and (term.primitive, term.algorithm) in SPREADS_OVER_NICS
+                 else term for term in terms)
 
 
 # -- how a framework schedules the data-parallel collectives over m micro-batches -------------------

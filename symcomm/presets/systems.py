@@ -373,12 +373,20 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
       such an entry the flat meaning is unknown: refused, naming the field.
     * otherwise ``inter`` is one link for both (a physical link, as a preset's)."""
     inter = file_link("inter")
+    kept = ""
+    if d["inter"].get("fitted_as") == "flat":
+        entry = _flat_entry(d, inter)
+        inter = _per_nic(inter, entry, file_link("intra"), what)
+        if entry is None:
+            kept = (f"hardware file {what[len('--hardware '):]}: its inter link is a flat fit, and no calibration "
+                    "entry records the log's ranks and GPUs per node: taken as the per-NIC link, so a ring across "
+                    "nodes splits it over the NICs of a node's ranks (recalibrate to convert it at the log's own k)")
     if "inter_two_level" in d:
-        return inter, file_link("inter_two_level"), "", ""
+        return inter, file_link("inter_two_level"), "", kept
     if d["inter"].get("fitted_as") == "flat":
         return inter, None, ("the file's inter link was fitted to a flat algorithm across nodes, which is not the "
                              "two-level forms' inter-node phase; symcomm calibrate fits it from a single-node log "
-                             "given with the multi-node one"), ""
+                             "given with the multi-node one"), kept
     entries = d.get("calibration", ())
     g = int(d["gpus_per_node"])
     old_two_level = [e for e in entries if "alpha_inter" in e and "beta_inter" in e
@@ -395,11 +403,56 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
                          "inter_two_level and give inter")
     e = flat[0]
     source = f"the flat calibration entry {e['collective']}/{e['algorithm']} on {e['ranks']} ranks ({e.get('source', '')})"
-    flat_link = Link(inter.name, inter.title, 1.0 / float(e["beta"]), float(e["alpha"]), "", "", source, source)
+    flat_link = _per_nic(Link(inter.name, inter.title, 1.0 / float(e["beta"]), float(e["alpha"]), "", "", source,
+                              source), e, file_link("intra"), what)
     note = (f"hardware file {what[len('--hardware '):]}: its inter link is a two-level fit (written before calibrate "
             "kept inter_two_level apart): it prices the two-level forms' inter-node phase, and a flat algorithm "
             f"across nodes runs at {source}'s alpha, beta (recalibrate to write both)")
     return flat_link, inter, "", note
+
+
+def _flat_entry(d: dict, inter: Link) -> dict | None:
+    """The calibration entry a flat-fitted ``inter`` link was written from (its α and β), or None."""
+    for e in d.get("calibration", ()):
+        if ("alpha_inter" not in e and math.isclose(1.0 / float(e["beta"]), inter.bytes_per_second, rel_tol=1e-9)
+                and math.isclose(float(e["alpha"]), inter.latency_s, rel_tol=1e-9)):
+            return e
+    return None
+
+
+def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
+    """The per-NIC link behind a flat fit of a multi-node log.  A flat ring's fitted β is its per-step β at
+    the log's own k ranks per node (:func:`nic_sharers` of the entry's ranks and GPUs per node), which
+    :func:`link_values` and the strategies' terms split as (k − 1)/k·β_intra + β_inter/k: read once, the
+    other way, β_inter = k·β_fit − (k − 1)·β_intra, so that the log's own group is priced at its fit and no
+    fitted β is split twice.  Kept whole (said in the link's conversion) when no entry records the log's N
+    and G or its algorithm is not a ring; refused when the result is not positive (the intra link is
+    slower than the fit allows)."""
+    if entry is None:
+        return Link(flat.name, flat.title, flat.bytes_per_second, flat.latency_s, flat.published,
+                    "a flat fit kept whole as the per-NIC link: no calibration entry records its log's ranks and "
+                    "GPUs per node", flat.source, flat.latency_source)
+    ranks, g = int(entry["ranks"]), int(entry.get("gpus_per_node") or 0)
+    if (entry["collective"], entry["algorithm"]) not in _RINGS or not g:
+        return Link(flat.name, flat.title, flat.bytes_per_second, flat.latency_s, flat.published,
+                    f"a flat {entry['algorithm']} fit kept whole: only a ring's crossings spread over a node's NICs",
+                    flat.source, flat.latency_source)
+    k = nic_sharers(ranks, g)
+    beta = k / flat.bytes_per_second - (k - 1) / intra.bytes_per_second
+    if beta <= 0:
+        raise InputError(f"{what}: field 'inter' (a flat fit on {ranks} ranks, {k} per node) is faster than its "
+                         f"intra link allows: {k}·beta_fit − {k - 1}·beta_intra = {beta:.3g} s/byte is not positive; "
+                         "give an intra link measured on the same machine (symcomm calibrate SINGLE_NODE_LOG "
+                         "MULTI_NODE_LOG -o FILE)")
+    return Link(flat.name, flat.title, 1.0 / beta, flat.latency_s, flat.published,
+                f"per NIC, from the flat fit on {ranks} ranks with {k} per node: beta_inter = {k}·beta_fit − "
+                f"{k - 1}·beta_intra (a ring's crossings spread over the node's {k} NICs)", flat.source,
+                flat.latency_source)
+
+
+#: the ring collectives whose crossings spread over a node's NICs (collectives.algorithms.SPREADS_OVER_NICS,
+#: which this wing, on the same floor, may not import; tests/presets checks the two are equal)
+_RINGS = frozenset({("all_reduce", "ring"), ("all_gather", "ring"), ("reduce_scatter", "ring")})
 
 
 def describe_hardware(system: Hardware) -> dict:

@@ -164,8 +164,9 @@ def test_units_dtypes_and_human_quantities():
 
 
 def test_flat_group_over_several_nodes_pays_the_network(capsys):
-    # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring crosses the network, so
-    # the single-level α, β are the inter-node ones (a note says so)
+    # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring step waits the network's α_inter, and NCCL
+    # spreads the ring's crossings over the 8 NICs of a node (k = 8 ranks per node): of the elements a rank
+    # sends 1/8 cross at its NIC (β_inter) and 7/8 stay on NVLink (β), a note says so
     import json as _json
     from symcomm.commands.main import main
     from symcomm.presets import hardware, model
@@ -174,10 +175,30 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
     out = capsys.readouterr()
     got = _json.loads(out.out)
     h100, phi = hardware("h100").values(1), model("llama3-8b").values()["Phi"]
-    hand = (2 * 63 * h100["alpha_inter"] + 2 * 63 / 64 * phi * 2 * h100["beta_inter"]
+    split = 7 / 8 * h100["beta"] + 1 / 8 * h100["beta_inter"]
+    hand = (2 * 63 * h100["alpha_inter"] + 2 * 63 / 64 * phi * 2 * split
             + 63 / 64 * phi * 2 * h100["gamma"])
     assert got["time"] == pytest.approx(hand, rel=1e-9)
-    assert "spans nodes" in out.err
+    assert "spans nodes" in out.err and "8 ranks on a node" in out.err
+
+
+def test_only_a_ring_spreads_its_crossings_and_the_fewest_ranks_on_a_node_set_k(capsys):
+    # link_values, by hand on the H100 preset (NVLink 450 GB/s, IB NDR 50 GB/s per GPU):
+    # 12 ranks on nodes of 8 sit 8 + 4: the node of 4 has 4 NICs for the ring's crossings, and a ring step
+    # waits for its slowest hop, so k = 4: β = 3/4 · 1/450e9 + 1/4 · 1/50e9 = 1.6667e-12 + 5e-12 s/byte
+    from symcomm.presets import hardware, link_values
+
+    h100 = hardware("h100")
+    ring, why = link_values(h100, 12, False, spread=True)
+    assert ring["alpha"] == 9.6e-6 and ring["beta"] == pytest.approx(3 / 4 / 450e9 + 1 / 4 / 50e9, rel=1e-12)
+    assert "4 ranks on a node" in why
+    # a pairwise all-to-all or a pipeline send is not a ring: each rank's crossings leave through its own NIC
+    # at the full inter-node β (50 GB/s), as before
+    other, why = link_values(h100, 12, False)
+    assert other["beta"] == 1 / 50e9 and "not a ring" in why
+    # inside a node nothing changes: NVLink's α, β
+    inside, why = link_values(h100, 8, False, spread=True)
+    assert (inside["alpha"], inside["beta"], why) == (3.4e-6, 1 / 450e9, "")
 
 
 def _shapes():
@@ -316,3 +337,11 @@ def test_a_hardware_file_changed_between_two_evaluations_is_read_again(tmp_path)
     # the shipped preset, asked twice, answers alike (and says its notes both times)
     one, two = (symcomm.evaluate("all_reduce", algorithm="ring", hardware="h100", N=16, M=2 ** 20) for _ in "ab")
     assert one.to_dict() == two.to_dict() and one.notes == two.notes and one.notes
+
+
+def test_the_presets_wing_names_the_same_rings_as_the_catalog():
+    # presets may not import collectives (same floor): its copy of the ring set must not drift
+    from symcomm.collectives.algorithms import SPREADS_OVER_NICS
+    from symcomm.presets.systems import _RINGS
+
+    assert _RINGS == SPREADS_OVER_NICS

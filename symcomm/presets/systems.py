@@ -62,6 +62,11 @@ class Hardware:
     #: fitted constant (attention_kernel=fa2: FlashAttention-2), and where the figures come from
     attention_shares: tuple = ()
     attention_source: str = ""
+    #: a file whose ``inter`` is a flat fit: that link as written (``inter`` holds it per NIC, :func:`_per_nic`)
+    #: and the run it was fitted on as (key, value) pairs, so that a file written over it (``--base``) carries
+    #: the fit, not the conversion, and is converted once when read
+    inter_as_fitted: Link | None = None
+    inter_fitted_on: tuple = ()
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -348,6 +353,11 @@ def hardware_file(path) -> Hardware:
     fitted = d.get("step_time", {})
     _, folded = calibrated_gamma(d)
     inter, two_level, unknown, link_note = _inter_links(d, what, file_link)
+    as_fitted, fitted_on = None, ()
+    if d["inter"].get("fitted_as") == "flat":
+        as_fitted = file_link("inter")
+        run = _flat_entry(d, as_fitted)
+        fitted_on = tuple((key, run[key]) for key in _FITTED_ON if run is not None and run.get(key) is not None)
     return Hardware(str(path), d.get("title", name), file_link("intra"), inter, int(d["gpus_per_node"]),
                     float(d["memory_bytes"]) if "memory_bytes" in d else None,
                     float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
@@ -356,7 +366,8 @@ def hardware_file(path) -> Hardware:
                     _fitted_constants(fitted), fitted.get("source", ""),
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
-                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
+                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
+                    inter_as_fitted=as_fitted, inter_fitted_on=fitted_on)
 
 
 def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:
@@ -411,8 +422,15 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
     return flat_link, inter, "", note
 
 
+#: what a flat fit's run records (the link's ``fitted_on``, or its calibration entry)
+_FITTED_ON = ("collective", "algorithm", "ranks", "gpus_per_node")
+
+
 def _flat_entry(d: dict, inter: Link) -> dict | None:
-    """The calibration entry a flat-fitted ``inter`` link was written from (its α and β), or None."""
+    """The run a flat-fitted ``inter`` link was fitted on: its ``fitted_on``, else the calibration entry it
+    was written from (its α and β), else None."""
+    if "fitted_on" in d["inter"]:
+        return dict(d["inter"]["fitted_on"])
     for e in d.get("calibration", ()):
         if ("alpha_inter" not in e and math.isclose(1.0 / float(e["beta"]), inter.bytes_per_second, rel_tol=1e-9)
                 and math.isclose(float(e["alpha"]), inter.latency_s, rel_tol=1e-9)):

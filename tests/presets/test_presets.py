@@ -345,3 +345,36 @@ def test_the_presets_wing_names_the_same_rings_as_the_catalog():
     from symcomm.presets.systems import _RINGS
 
     assert _RINGS == SPREADS_OVER_NICS
+
+
+def test_a_flat_fit_across_nodes_is_read_once_as_the_per_nic_link(tmp_path):
+    # A flat ring fitted on 16 ranks, 8 per node, measured β_fit = 1/100 GB/s per step, the node's links
+    # 1/300 GB/s.  The fit is the split at the log's own k = 8: β_fit = 7/8·β_intra + 1/8·β_inter, so
+    # β_inter = 8·β_fit − 7·β_intra = 8e-11 − 2.3333e-11 = 5.6667e-11 s/byte (17.647 GB/s per NIC).
+    from symcomm.base.errors import InputError
+
+    doc = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
+           "inter": {"bytes_per_second": 1e11, "latency_s": 1e-6, "fitted_as": "flat",
+                     "fitted_on": {"collective": "all_reduce", "algorithm": "ring", "ranks": 16, "gpus_per_node": 8}},
+           "gpus_per_node": 8}
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps(doc))
+    hw = presets.hardware(str(path))
+    assert hw.values(1)["beta_inter"] == pytest.approx(8 / 1e11 - 7 / 3e11, rel=1e-12)
+    # the log's own group priced again gives back its fit (no second split) ...
+    same, _ = presets.link_values(hw, 16, False, spread=True)
+    assert same["beta"] == pytest.approx(1 / 1e11, rel=1e-12)
+    # ... and 32 ranks (k = 8 too) the same per step, while 12 ranks (8 + 4: k = 4) lean on the NIC more:
+    # 3/4·(1/3e11) + 1/4·5.6667e-11 = 2.5e-12 + 1.41667e-11 = 1.66667e-11
+    assert presets.link_values(hw, 32, False, spread=True)[0]["beta"] == pytest.approx(1e-11, rel=1e-12)
+    assert presets.link_values(hw, 12, False, spread=True)[0]["beta"] == pytest.approx(1.6666666667e-11, rel=1e-9)
+    # a fit faster than the node's own links allow: 8·(1/1e11) − 7·(1/1e10) < 0, refused naming the field
+    doc["intra"]["bytes_per_second"] = 1e10
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="field 'inter'.*not positive"):
+        presets.hardware(str(path))
+    # a tree fit is not split (only a ring's crossings spread): kept whole
+    doc["intra"]["bytes_per_second"] = 3e11
+    doc["inter"]["fitted_on"]["algorithm"] = "double_binary_tree"
+    path.write_text(json.dumps(doc))
+    assert presets.hardware(str(path)).values(1)["beta_inter"] == 1 / 1e11

@@ -4,8 +4,11 @@ Elements per GPU per training step, forward + backward, exact (group−1)/group 
 Global batch b, so a replica sees b/d sequences and a CP rank s/c tokens of each; a
 pipeline stage holds L/p layers; a GPU owns Φ/(t·p) parameters, reduced over the d·c
 ranks that hold the same ones.  Rank order (Megatron): t innermost, then c, d, p; a
-group crosses nodes when the ranks it spans exceed G, the GPUs per node; the busiest
-pipeline stage sends forward across nodes once the pipeline does, backward too when t·c·d ≥ G.
+group crosses nodes when the ranks it spans exceed G, the GPUs per node, and a ring group
+across nodes with k of its ranks on a node (k = G over the axes inside it) sends 1/k of its
+elements at β_inter, the rest at β, α_inter every step (NCCL's channels spread the crossings
+over the node's NICs); the busiest pipeline stage sends forward across nodes once the
+pipeline does, backward too when t·c·d ≥ G.
 
 The worked examples use published layouts (sources at each); where the model differs
 from the real run (layer counts rounded so that L/p is whole, ...) the text says so.

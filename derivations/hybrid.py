@@ -5,7 +5,7 @@ Global batch b, so a replica sees b/d sequences and a CP rank s/c tokens of each
 pipeline stage holds L/p layers; a GPU owns Φ/(t·p) parameters, reduced over the d·c
 ranks that hold the same ones.  Rank order (Megatron): t innermost, then c, d, p; a
 group crosses nodes when the ranks it spans exceed G, the GPUs per node, and a ring group
-across nodes with k of its ranks on a node (k = G over the axes inside it) sends 1/k of its
+across nodes with k of its ranks on a node (the fewest any node holds) sends 1/k of its
 elements at β_inter, the rest at β, α_inter every step (NCCL's channels spread the crossings
 over the node's NICs); the busiest pipeline stage sends forward across nodes once the
 pipeline does, backward too when t·c·d ≥ G.
@@ -264,8 +264,9 @@ CHAPTER = Chapter(
 # NCCL runs a ring collective as several channels and gives successive channels successive NICs of a node
 # (NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet), so with k of a group's ranks on a node each is the
 # node's exit for 1/k of what a rank sends: β_inter on 1/k of it, β on the other (k − 1)/k, α_inter on every
-# step (Cost.across_nodes; α-β, one-port ranks).  k = G/inner (inner: the axes inside the group in the rank
-# order t, c, d, p) when inner divides G and the group fills whole nodes, else 1 (axes.ranks_per_node);
+# step (Cost.across_nodes; α-β, one-port ranks).  k = the fewest ranks of the group a node holds (inner: the
+# axes inside the group in the rank order t, c, d, p): G/inner when the group fills whole nodes, (span mod G)/inner
+# for the last node of a group starting at a node boundary, else 1 (axes.ranks_per_node);
 # the execution evidence is tests/collectives/test_simulation.py (simulator.run_channels).
 _k_node = sp.Symbol("k_node", integer=True, positive=True)
 _ring = STRATEGIES["dp"].terms()[0].cost                                 # ring all-reduce of Φ over N ranks

@@ -40,21 +40,27 @@ def _whole(x):
     return sp.Eq(sp.floor(x), x)
 
 
-def ranks_per_node(group, inner):
-    """k: the ranks of a group of ``group`` ranks, ``inner`` apart (the product of the axes inside it in
-    :data:`RANK_ORDER`: 1 for t, t for c and d), that each node of G GPUs holds once it spans nodes: G/inner
-    when inner divides G and the ranks it spans (inner·group) fill whole nodes; inner ≥ G gives 1 (one rank
-    per node).  When either does not divide, the nodes hold unequal shares, the fewest down to one rank (a
-    group's first or last node), and a ring step waits for its slowest crossing: k = 1, the one-NIC
-    pricing, an upper bound on the time, never a guess between."""
-    share = G / inner
-    return sp.Piecewise((share, sp.And(_whole(share), _whole(inner * group / G))), (1, True))
+def ranks_per_node(group, inner, blocks):
+    """k: the fewest ranks a node holds of a group of ``group`` ranks standing ``inner`` apart (the product of
+    the axes inside it in :data:`RANK_ORDER`: 1 for t, t for c and d), once it spans nodes of G GPUs.  The
+    ``blocks`` groups' spans of inner·group ranks lie one after another from rank 0; when each starts at a node
+    boundary (one block, or G dividing the span) and inner divides G, full nodes hold G/inner of the group and
+    the last one what remains: k = (span mod G)/inner, G/inner when nothing remains (a ring step waits for its
+    slowest crossing, at the node with the fewest ranks).  Otherwise a span may start a few ranks before a
+    node's end, leaving a single rank of the group there: k = 1, the one-NIC pricing, an upper bound on the
+    time, never a guess between."""
+    span = inner * group
+    rest = span - G * sp.floor(span / G)
+    fill = sp.Piecewise((G, sp.Eq(rest, 0)), (rest, True))
+    aligned = sp.And(_whole(G / inner), sp.Or(sp.Eq(blocks, 1), sp.Eq(rest, 0)))
+    return sp.Piecewise((fill / inner, aligned), (1, True))
 
 
-def spread_over_nics(terms, inner) -> tuple[Term, ...]:
+def spread_over_nics(terms, inner, blocks) -> tuple[Term, ...]:
     """``terms`` with :attr:`Term.ranks_per_node` set for each ring collective that may cross nodes (its
-    group ``inner`` ranks apart): the node's crossings spread over its k ranks' NICs; the others as given."""
-    return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner))
+    group ``inner`` ranks apart, ``blocks`` such spans one after another): the node's crossings spread over
+    its k ranks' NICs (:func:`ranks_per_node`); the others as given."""
+    return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner, blocks))
                  if term.across_nodes is not False and (term.primitive, term.algorithm) in SPREADS_OVER_NICS
                  else term for term in terms)
 

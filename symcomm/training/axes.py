@@ -50,9 +50,8 @@ def ranks_per_node(group, inner, blocks):
     node's end, leaving a single rank of the group there: k = 1, the one-NIC pricing, an upper bound on the
     time, never a guess between."""
     span = inner * group
-    rest = span - G * sp.floor(span / G)
-    fill = sp.Piecewise((G, sp.Eq(rest, 0)), (rest, True))
-    aligned = sp.And(_whole(G / inner), sp.Or(sp.Eq(blocks, 1), sp.Eq(rest, 0)))
+    fill = span - G * (sp.ceiling(span / G) - 1)       # the last node's ranks of the span: in (0, G], never 0
+    aligned = sp.And(_whole(G / inner), sp.Or(sp.Eq(blocks, 1), sp.Eq(fill, G)))
     return sp.Piecewise((fill / inner, aligned), (1, True))
 
 

@@ -4,8 +4,11 @@ Elements per GPU per training step, forward + backward, exact (group−1)/group 
 Global batch b, so a replica sees b/d sequences and a CP rank s/c tokens of each; a
 pipeline stage holds L/p layers; a GPU owns Φ/(t·p) parameters, reduced over the d·c
 ranks that hold the same ones.  Rank order (Megatron): t innermost, then c, d, p; a
-group crosses nodes when the ranks it spans exceed G, the GPUs per node; the busiest
-pipeline stage sends forward across nodes once the pipeline does, backward too when t·c·d ≥ G.
+group crosses nodes when the ranks it spans exceed G, the GPUs per node, and a ring group
+across nodes with k of its ranks on a node (the fewest any node holds) sends 1/k of its
+elements at β_inter, the rest at β, α_inter every step (NCCL's channels spread the crossings
+over the node's NICs); the busiest pipeline stage sends forward across nodes once the
+pipeline does, backward too when t·c·d ≥ G.
 
 The worked examples use published layouts (sources at each); where the model differs
 from the real run (layer counts rounded so that L/p is whole, ...) the text says so.
@@ -255,3 +258,38 @@ CHAPTER = Chapter(
     (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS, DP_EMBEDDINGS, TP_EMBEDDINGS, TP_MOE, EP_MOE)
     + EXAMPLES,
     tuple(CLAIMS))
+
+# -- a flat ring spanning nodes: its crossings spread over the NICs of its ranks on a node -----------------
+#
+# NCCL runs a ring collective as several channels and gives successive channels successive NICs of a node
+# (NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet), so with k of a group's ranks on a node each is the
+# node's exit for 1/k of what a rank sends: β_inter on 1/k of it, β on the other (k − 1)/k, α_inter on every
+# step (Cost.across_nodes; α-β, one-port ranks).  k = the fewest ranks of the group a node holds (inner: the
+# axes inside the group in the rank order t, c, d, p): G/inner when the group fills whole nodes, (span mod G)/inner
+# for the last node of a group starting at a node boundary, else 1 (axes.ranks_per_node);
+# the execution evidence is tests/collectives/test_simulation.py (simulator.run_channels).
+_k_node = sp.Symbol("k_node", integer=True, positive=True)
+_ring = STRATEGIES["dp"].terms()[0].cost                                 # ring all-reduce of Φ over N ranks
+_split = _ring.across_nodes(_k_node)
+_LAYOUT_T2 = {**LLAMA2, t: 2, d: 16}                                     # t = 2 < G = 8: k = G/t = 4
+_t2 = HYBRID.by_axis(zero=1)
+CLAIMS += [
+    Claim(_split.coefficient(beta) + _split.coefficient(beta_inter), _ring.beta,
+          name="a flat ring across nodes: the elements on β and on β_inter sum to the flat count, whatever k",
+          source="NVIDIA/nccl src/graph/search.cc (ncclTopoSearchRecNet: channel c takes the node's NIC c mod n)"),
+    Claim(_split.coefficient(beta_inter), _ring.beta / _k_node,
+          name="a flat ring across nodes with k ranks on a node: each rank sends 1/k of its elements across"),
+    Claim(_ring.across_nodes(1).coefficient(beta_inter), _ring.beta,
+          name="a flat ring across nodes with one rank per node (k = 1): all of β on β_inter, as before"),
+    Claim(_ring.across_nodes(1).coefficient(beta), 0,
+          name="a flat ring across nodes with one rank per node (k = 1): nothing left on β"),
+    Claim(_llama2["dp"].coefficient(beta_inter).subs(LLAMA2), _llama2["dp"].send.subs(LLAMA2),
+          name="Llama-2-70B-like: the data-parallel group strided by t = 8 = G has one rank per node (k = 1): all "
+               "its elements cross nodes", source=LLAMA2_SOURCE),
+    Claim(_t2["dp"].coefficient(beta_inter).subs(_LAYOUT_T2), _t2["dp"].send.subs(_LAYOUT_T2) / 4,
+          name="Llama-2-70B-like at t = 2, d = 16: the data-parallel group has G/t = 4 ranks on each node, each "
+               "sending 1/4 of its elements across nodes", source=LLAMA2_SOURCE),
+    Claim(_t2["dp"].coefficient(beta).subs(_LAYOUT_T2), _t2["dp"].send.subs(_LAYOUT_T2) * sp.Rational(3, 4),
+          name="Llama-2-70B-like at t = 2, d = 16: the other 3/4 of the data-parallel elements stay on the node's "
+               "links", source=LLAMA2_SOURCE),
+]

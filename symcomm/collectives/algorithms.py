@@ -466,3 +466,14 @@ DEFAULT_ALGORITHM = {
     "all_gather": "ring", "reduce_scatter": "ring", "all_reduce": "ring",
     "all_to_all": "pairwise", "send_recv": "direct",
 }
+
+
+#: The flat algorithms whose node crossings spread over the NICs of the ranks a group has on a node, as
+#: (primitive, algorithm): NCCL runs a ring collective as several channels (rings), and its topology search
+#: gives channel c the node's NIC nets[(c + i) % netCount], taking the channel's bandwidth off that NIC
+#: (NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet at commit 5067397; a ring channel is "NET n ->
+#: GPU a -> .. -> GPU x -> NET n", the GPUs beside the NIC entering and leaving the node).  With k ranks of
+#: the group on a node each is the node's exit for 1/k of the crossings (``Cost.across_nodes``).  The
+#: other flat forms (trees, recursive doubling, a point-to-point send, pairwise all-to-all) keep one
+#: rank's NIC for all they send across nodes.
+SPREADS_OVER_NICS = frozenset({("all_reduce", "ring"), ("all_gather", "ring"), ("reduce_scatter", "ring")})

@@ -32,6 +32,7 @@ class Run:
     received: tuple[int, ...]    # elements each rank received
     messages: tuple[int, ...]    # messages each rank sent
     coefficients: dict           # "alpha", "beta", "gamma", "alpha_inter", "beta_inter" → counts
+    sent_inter: tuple[int, ...] = ()   # elements each rank sent to a rank of another node
 
     @property
     def send(self) -> int:
@@ -50,8 +51,13 @@ class Network:
     """N ranks joined by one-port full-duplex links; counts what the algorithms do."""
 
     def __init__(self, n: int, ranks_per_node: int | None = None, chunks: int | None = None,
-                 segment: int | None = None):
+                 segment: int | None = None, mixed_levels: bool = False):
         self.n = n
+        # True: a round may carry intra- and inter-node messages at once (a flat ring spanning nodes); its α
+        # is the slowest hop's (α_inter when any message crosses) and its elements are counted per rank and
+        # level (``sent_inter``), not as one β per round, since each rank's message rides its own link
+        self.mixed_levels = mixed_levels
+        self.sent_inter = [0] * n
         self.ranks_per_node = ranks_per_node or n
         self.chunks = chunks or 1          # pieces a pipelined chain splits its buffer into
         self.segment = segment             # most elements in one segment of a segmented ring
@@ -82,14 +88,21 @@ class Network:
         if len(set(senders)) != len(senders) or len(set(receivers)) != len(receivers):
             raise AssertionError("a rank sends or receives two messages in one round")
         levels = {self._level(m) for m in messages}
-        if len(levels) != 1:
+        for m in messages:
+            if self._level(m) and m.src != SWITCH:
+                self.sent_inter[m.src] += m.data.size
+        if self.mixed_levels:
+            self.coefficients["alpha_inter" if "_inter" in levels else "alpha"] += 1
+            levels = set()
+        elif len(levels) != 1:
             raise AssertionError("a round mixes intra-node and inter-node messages")
-        level = levels.pop()
-        size = max(m.data.size for m in messages)
-        self.coefficients["alpha" + level] += 1
-        # cut-through: this round streams behind the previous one on the opposite links
-        self.coefficients["beta" + level] += max(0, size - self._last_round_size) if cut_through else size
-        self._last_round_size = size
+        if levels:
+            level = levels.pop()
+            size = max(m.data.size for m in messages)
+            self.coefficients["alpha" + level] += 1
+            # cut-through: this round streams behind the previous one on the opposite links
+            self.coefficients["beta" + level] += max(0, size - self._last_round_size) if cut_through else size
+            self._last_round_size = size
         delivered = []
         for m in messages:
             if m.src != SWITCH:
@@ -125,7 +138,7 @@ class Network:
     def finish(self, outputs: list) -> Run:
         self._close_round()
         return Run(outputs, tuple(self.sent), tuple(self.received), tuple(self.messages),
-                   dict(self.coefficients))
+                   dict(self.coefficients), tuple(self.sent_inter))
 
 
 class Group:

@@ -164,3 +164,32 @@ def run(algorithm, inputs: list, ranks_per_node: int | None = None, chunks: int 
 def expected(primitive_name: str, inputs: list) -> list:
     """The primitive's definition applied to the same inputs."""
     return PRIMITIVES[primitive_name].define(inputs)
+
+
+# -- a flat ring spanning nodes, as NCCL runs it: several channels, their node exits rotated -------------
+
+def run_channels(inputs: list, ranks_per_node: int, channels: int) -> Run:
+    """A flat ring all-reduce of the N ranks of ``inputs``,
+    ``ranks_per_node`` (k) of them on each node, run as ``channels`` rings one after another, each on
+    1/channels of every buffer (the ring reduce-scatter, then the ring all-gather, on the same channel).  Channel c visits each node's ranks starting from its (c mod k)-th, so its
+    ring enters the node at that rank and leaves it at the one before: over k channels every rank of a node
+    is its exit once, as NCCL's search gives successive channels successive NICs (NVIDIA/nccl
+    src/graph/search.cc, ncclTopoSearchRecNet: ``nets[(graph->nChannels + i) % netCount]``).  (A channel's
+    reduce-scatter alone would leave its blocks in the channel's ring order, not the ranks'.)  The rounds may mix levels
+    (``Network.mixed_levels``); ``Run.sent_inter`` counts what each rank sent across nodes."""
+    n, k = len(inputs), ranks_per_node
+    if n % k or channels < 1:
+        raise ValueError(f"{n} ranks do not fill nodes of {k}, or no channel")
+    net = Network(n, k, mixed_levels=True)
+    parts = [None if x is None else _split(x, channels) for x in inputs]
+    outputs: list = [[] for _ in range(n)]
+    for c in range(channels):
+        order = [node * k + (c + i) % k for node in range(n // k) for i in range(k)]
+        data = {pos: parts[r][c] for pos, r in enumerate(order) if parts[r] is not None}
+        for step in ("reduce_scatter", "all_gather"):
+            view = Group(order, 1)
+            data = EXECUTIONS[(step, "ring")](view, data)
+            net.replay([view])
+        for pos, r in enumerate(order):
+            outputs[r].append(data[pos])
+    return net.finish([np.concatenate(parts_of_rank) for parts_of_rank in outputs])

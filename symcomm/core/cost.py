@@ -173,12 +173,26 @@ class Cost:
                     _frozen({sym: _subs(coef, mapping, memo) for sym, coef in self.coefficients}),
                     None if self.root is None else self.root.subs(mapping, memo))
 
-    def across_nodes(self) -> "Cost":
-        """The same operation on the inter-node level: α → α_inter, β → β_inter."""
+    def across_nodes(self, ranks_per_node=1) -> "Cost":
+        """The same operation on a group spanning nodes: α → α_inter (a step waits for its slowest hop,
+        the one crossing the network), and of the β coefficient b a share b/k → β_inter, (k − 1)·b/k
+        staying on β, with k = ``ranks_per_node`` ranks of the group on each node that each exit the
+        node through their own NIC for 1/k of the crossings (a multi-channel ring: the channels'
+        crossings rotate over the node's NICs, NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet).
+        k = 1 (one rank of the group per node) is the whole β on β_inter.  α-β, one-port ranks: a
+        rank's intra-node and network sends add up."""
+        k = sp.sympify(ranks_per_node, strict=True)
         coeffs: dict = {}
+
+        def add(sym, value):
+            coeffs[sym] = coeffs.get(sym, 0) + value
+
         for sym, coef in self.coefficients:
-            target = S.INTER_NODE.get(sym, sym)
-            coeffs[target] = coeffs.get(target, 0) + coef
+            if sym == S.beta and k != 1:
+                add(S.beta_inter, coef / k)
+                add(S.beta, coef * (k - 1) / k)
+            else:
+                add(S.INTER_NODE.get(sym, sym), coef)
         return Cost(self.others, self.total, _frozen(coeffs), self.root)
 
     def simplified(self) -> "Cost":

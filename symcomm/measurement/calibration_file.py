@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
+from ..collectives.algorithms import DEFAULT_ALGORITHM, SPREADS_OVER_NICS, algorithms_of
 from ..base.errors import InputError
 from . import nccl_prediction
 from .calibrate import Fit, held_gamma
@@ -47,8 +47,12 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
                             "source": f"fitted by symcomm calibrate: {f.model.collective.name}/{f.model.algorithm} "
                                       f"on {f.model.ranks} ranks, {f.log.path}"}
             if level == "inter":
-                # the per-step link of a flat algorithm across nodes: not the two-level forms' inter-node phase
+                # the per-step link of a flat algorithm across nodes: not the two-level forms' inter-node phase;
+                # read per NIC at its run's k ranks per node (presets.systems._per_nic)
                 links[level]["fitted_as"] = "flat"
+                if f.model.gpus_per_node:
+                    links[level]["fitted_on"] = {"collective": f.model.collective.name, "algorithm": f.model.algorithm,
+                                                 "ranks": f.model.ranks, "gpus_per_node": f.model.gpus_per_node}
     # the two meanings of the inter-node link are kept apart (presets.link_values): the two-level fit is
     # the two-level forms' inter_two_level, never the flat algorithms' inter
     two = [f for f in fits if f.model.algorithm == "hierarchical"]
@@ -70,8 +74,14 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
             continue
         if base is not None:
             link = getattr(base, level)
+            if level == "inter" and getattr(base, "inter_as_fitted", None) is not None:
+                link = base.inter_as_fitted      # the fit as written, not its per-NIC reading (converted on read)
             links[level] = {"bytes_per_second": link.bytes_per_second, "latency_s": link.latency_s,
                             "source": f"not measured: preset {base.name}'s {link.name} ({link.source})"}
+            if level == "inter" and getattr(base, "inter_as_fitted", None) is not None:
+                links[level]["fitted_as"] = "flat"
+                if len(base.inter_fitted_on) == 4:
+                    links[level]["fitted_on"] = dict(base.inter_fitted_on)
             if level == "inter" and "inter_two_level" not in links:
                 # a --base file's two meanings go on as they were: its own inter_two_level, or its mark
                 # that the flat link is not the two-level one (presets.hardware_file)
@@ -82,7 +92,7 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
                 elif base.two_level_unknown:
                     links[level]["fitted_as"] = "flat"
         else:
-            copied = {k: v for k, v in links[other].items() if k != "fitted_as"}
+            copied = {k: v for k, v in links[other].items() if k not in ("fitted_as", "fitted_on")}
             links[level] = {**copied, "source": f"not measured (no {'single-node' if level == 'intra' else 'multi-node'} "
                                                 f"log): the {other}-node fit copied"}
     document.update({level: links[level] for level in ("intra", "inter", "inter_two_level") if level in links})
@@ -167,7 +177,7 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")
     two_level = any(str(sym) in ("alpha_inter", "beta_inter")
                     for sym, _ in catalog_algorithm(coll.primitive, name).cost.coefficients)
-    values, why = link_values(hardware, ranks, two_level, g)
+    values, why = link_values(hardware, ranks, two_level, g, spread=(coll.primitive, name) in SPREADS_OVER_NICS)
     notes.append(f"no calibration of {coll.name}{' at this level' if named else ''} in --hardware {hardware.name}: "
                  f"the catalog's {name} formula at its links")
     if two_level and spans:

@@ -69,6 +69,11 @@ class Hardware:
     #: (("mean", ..), ("max", ..), ("signed_mean", ..), ("runs", n)) and whose fit it was; () when not recorded
     step_errors: tuple = ()
     step_errors_of: str = ""
+    #: a file whose ``inter`` is a flat fit: that link as written (``inter`` holds it per NIC, :func:`_per_nic`)
+    #: and the run it was fitted on as (key, value) pairs, so that a file written over it (``--base``) carries
+    #: the fit, not the conversion, and is converted once when read
+    inter_as_fitted: Link | None = None
+    inter_fitted_on: tuple = ()
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -406,6 +411,11 @@ def hardware_file(path) -> Hardware:
     fitted = d.get("step_time", {})
     _, folded = calibrated_gamma(d)
     inter, two_level, unknown, link_note = _inter_links(d, what, file_link)
+    as_fitted, fitted_on = None, ()
+    if d["inter"].get("fitted_as") == "flat":
+        as_fitted = file_link("inter")
+        run = _flat_entry(d, as_fitted)
+        fitted_on = tuple((key, run[key]) for key in _FITTED_ON if run is not None and run.get(key) is not None)
     return Hardware(str(path), d.get("title", name), file_link("intra"), inter, int(d["gpus_per_node"]),
                     float(d["memory_bytes"]) if "memory_bytes" in d else None,
                     float(d["hbm_bytes_per_second"]) if "hbm_bytes_per_second" in d else None,
@@ -415,7 +425,8 @@ def hardware_file(path) -> Hardware:
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
-                    step_errors=_step_errors(fitted), step_errors_of=name)
+                    step_errors=_step_errors(fitted), step_errors_of=name,
+                    inter_as_fitted=as_fitted, inter_fitted_on=fitted_on)
 
 
 def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:
@@ -432,12 +443,20 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
       such an entry the flat meaning is unknown: refused, naming the field.
     * otherwise ``inter`` is one link for both (a physical link, as a preset's)."""
     inter = file_link("inter")
+    kept = ""
+    if d["inter"].get("fitted_as") == "flat":
+        entry = _flat_entry(d, inter)
+        inter = _per_nic(inter, entry, file_link("intra"), what)
+        if entry is None:
+            kept = (f"hardware file {what[len('--hardware '):]}: its inter link is a flat fit, and no calibration "
+                    "entry records the log's ranks and GPUs per node: taken as the per-NIC link, so a ring across "
+                    "nodes splits it over the NICs of a node's ranks (recalibrate to convert it at the log's own k)")
     if "inter_two_level" in d:
-        return inter, file_link("inter_two_level"), "", ""
+        return inter, file_link("inter_two_level"), "", kept
     if d["inter"].get("fitted_as") == "flat":
         return inter, None, ("the file's inter link was fitted to a flat algorithm across nodes, which is not the "
                              "two-level forms' inter-node phase; symcomm calibrate fits it from a single-node log "
-                             "given with the multi-node one"), ""
+                             "given with the multi-node one"), kept
     entries = d.get("calibration", ())
     g = int(d["gpus_per_node"])
     old_two_level = [e for e in entries if "alpha_inter" in e and "beta_inter" in e
@@ -454,11 +473,63 @@ def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str,
                          "inter_two_level and give inter")
     e = flat[0]
     source = f"the flat calibration entry {e['collective']}/{e['algorithm']} on {e['ranks']} ranks ({e.get('source', '')})"
-    flat_link = Link(inter.name, inter.title, 1.0 / float(e["beta"]), float(e["alpha"]), "", "", source, source)
+    flat_link = _per_nic(Link(inter.name, inter.title, 1.0 / float(e["beta"]), float(e["alpha"]), "", "", source,
+                              source), e, file_link("intra"), what)
     note = (f"hardware file {what[len('--hardware '):]}: its inter link is a two-level fit (written before calibrate "
             "kept inter_two_level apart): it prices the two-level forms' inter-node phase, and a flat algorithm "
             f"across nodes runs at {source}'s alpha, beta (recalibrate to write both)")
     return flat_link, inter, "", note
+
+
+#: what a flat fit's run records (the link's ``fitted_on``, or its calibration entry)
+_FITTED_ON = ("collective", "algorithm", "ranks", "gpus_per_node")
+
+
+def _flat_entry(d: dict, inter: Link) -> dict | None:
+    """The run a flat-fitted ``inter`` link was fitted on: its ``fitted_on``, else the calibration entry it
+    was written from (its α and β), else None."""
+    if "fitted_on" in d["inter"]:
+        return dict(d["inter"]["fitted_on"])
+    for e in d.get("calibration", ()):
+        if ("alpha_inter" not in e and math.isclose(1.0 / float(e["beta"]), inter.bytes_per_second, rel_tol=1e-9)
+                and math.isclose(float(e["alpha"]), inter.latency_s, rel_tol=1e-9)):
+            return e
+    return None
+
+
+def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
+    """The per-NIC link behind a flat fit of a multi-node log.  A flat ring's fitted β is its per-step β at
+    the log's own k ranks per node (:func:`nic_sharers` of the entry's ranks and GPUs per node), which
+    :func:`link_values` and the strategies' terms split as (k − 1)/k·β_intra + β_inter/k: read once, the
+    other way, β_inter = k·β_fit − (k − 1)·β_intra, so that the log's own group is priced at its fit and no
+    fitted β is split twice.  Kept whole (said in the link's conversion) when no entry records the log's N
+    and G or its algorithm is not a ring; refused when the result is not positive (the intra link is
+    slower than the fit allows)."""
+    if entry is None:
+        return Link(flat.name, flat.title, flat.bytes_per_second, flat.latency_s, flat.published,
+                    "a flat fit kept whole as the per-NIC link: no calibration entry records its log's ranks and "
+                    "GPUs per node", flat.source, flat.latency_source)
+    ranks, g = int(entry["ranks"]), int(entry.get("gpus_per_node") or 0)
+    if (entry["collective"], entry["algorithm"]) not in _RINGS or not g:
+        return Link(flat.name, flat.title, flat.bytes_per_second, flat.latency_s, flat.published,
+                    f"a flat {entry['algorithm']} fit kept whole: only a ring's crossings spread over a node's NICs",
+                    flat.source, flat.latency_source)
+    k = nic_sharers(ranks, g)
+    beta = k / flat.bytes_per_second - (k - 1) / intra.bytes_per_second
+    if beta <= 0:
+        raise InputError(f"{what}: field 'inter' (a flat fit on {ranks} ranks, {k} per node) is faster than its "
+                         f"intra link allows: {k}·beta_fit − {k - 1}·beta_intra = {beta:.3g} s/byte is not positive; "
+                         "give an intra link measured on the same machine (symcomm calibrate SINGLE_NODE_LOG "
+                         "MULTI_NODE_LOG -o FILE)")
+    return Link(flat.name, flat.title, 1.0 / beta, flat.latency_s, flat.published,
+                f"per NIC, from the flat fit on {ranks} ranks with {k} per node: beta_inter = {k}·beta_fit − "
+                f"{k - 1}·beta_intra (a ring's crossings spread over the node's {k} NICs)", flat.source,
+                flat.latency_source)
+
+
+#: the ring collectives whose crossings spread over a node's NICs (collectives.algorithms.SPREADS_OVER_NICS,
+#: which this wing, on the same floor, may not import; tests/presets checks the two are equal)
+_RINGS = frozenset({("all_reduce", "ring"), ("all_gather", "ring"), ("reduce_scatter", "ring")})
 
 
 def describe_hardware(system: Hardware) -> dict:
@@ -487,8 +558,24 @@ def spans_nodes(ranks: int, gpus_per_node: int) -> bool:
     return ranks > gpus_per_node
 
 
+def nic_sharers(ranks: int, gpus_per_node: int) -> int:
+    """k: the ranks of a flat group of ``ranks`` consecutive ranks (nccl-tests', a single strategy's) on the
+    node that holds the fewest of them, nodes of ``gpus_per_node`` GPUs: G when G divides N, else the last
+    node's N mod G; one node's group (N ≤ G) is N.  A ring step waits for its slowest crossing, and the
+    node with the fewest ranks has the fewest NICs to spread the crossings over."""
+    rest = ranks % gpus_per_node
+    return min(ranks, gpus_per_node) if rest == 0 or ranks < gpus_per_node else rest
+
+
+def spread_beta(beta: float, beta_inter: float, k: int) -> float:
+    """The β of a flat ring spanning nodes with k ranks on a node (α-β, one-port ranks): of what a rank
+    sends, 1/k crosses at its own NIC (β_inter) and (k − 1)/k stays on the node's links (β), the per-element
+    form of ``core.cost.Cost.across_nodes``; k = 1 is β_inter."""
+    return (k - 1) / k * beta + beta_inter / k
+
+
 def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
-                bytes_per_element: int = 1) -> tuple[dict[str, float | int], str]:
+                bytes_per_element: int = 1, spread: bool = False) -> tuple[dict[str, float | int], str]:
     """The time constants a group of ``ranks`` ranks uses on ``system``, its nodes holding
     ``gpus_per_node`` GPUs (default: the system's), and a note saying why ("" when there is nothing
     to say).
@@ -496,7 +583,9 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     A two-level algorithm prices each level at its own link (α, β inside a node, α_inter,
     β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
     the intra-node one; once the group spans nodes it is as fast as its slowest link, the
-    network, so its α, β are the inter-node values.
+    network: its α is α_inter, and its β the inter-node value, or for a ring collective (``spread``:
+    ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs) the
+    split :func:`spread_beta` at k = :func:`nic_sharers` ranks per node.
 
     The inter-node link has two meanings, equal for a physical link (a preset) but not for a
     fitted one: the per-step α, β of a flat algorithm spanning nodes (``inter``: a flat ring of N
@@ -518,9 +607,15 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
         return values, ""
     if ranks is None or not spans_nodes(ranks, g):
         return values, ""
+    if spread:
+        k = nic_sharers(ranks, g)
+        values["alpha"], values["beta"] = values["alpha_inter"], spread_beta(values["beta"], values["beta_inter"], k)
+        return values, (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
+                        f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
+                        f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent")
     values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
     return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
-                    "inter-node values")
+                    "inter-node values (not a ring: its crossings leave through one rank's NIC)")
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------
@@ -567,7 +662,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             group = texts.get("N", filled.get("N"))
             ranks = int(parse_number("N", str(group), integer=True)) if group is not None else None
             g = int(parse_number("G (gpus_per_node)", str(gpus_per_node), integer=True)) if gpus_per_node else None
-            preset, why = link_values(system, ranks, two_level, g)
+            preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False))
             if why:
                 notes.add(why, restates_default=True)
             for key, value in preset.items():

@@ -15,6 +15,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..base.errors import InputError
 from .frameworks import check_stage, framework
+from ..collectives.algorithms import SPREADS_OVER_NICS
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -32,6 +33,35 @@ RANK_ORDER = ("t", "c", "d", "p")
 def spans(x, y):
     """The relation x > y, or its truth value when SymPy can already decide it."""
     return sp.StrictGreaterThan(x, y, evaluate=False) if not (x - y).is_number else bool(x > y)
+
+
+def _whole(x):
+    """x is a whole number (as a relation the planner's kernels can read: floor and eq)."""
+    return sp.Eq(sp.floor(x), x)
+
+
+def ranks_per_node(group, inner, blocks):
+    """k: the fewest ranks a node holds of a group of ``group`` ranks standing ``inner`` apart (the product of
+    the axes inside it in :data:`RANK_ORDER`: 1 for t, t for c and d), once it spans nodes of G GPUs.  The
+    ``blocks`` groups' spans of inner·group ranks lie one after another from rank 0; when each starts at a node
+    boundary (one block, or G dividing the span) and inner divides G, full nodes hold G/inner of the group and
+    the last one what remains: k = (span mod G)/inner, G/inner when nothing remains (a ring step waits for its
+    slowest crossing, at the node with the fewest ranks).  Otherwise a span may start a few ranks before a
+    node's end, leaving a single rank of the group there: k = 1, the one-NIC pricing, an upper bound on the
+    time, never a guess between."""
+    span = inner * group
+    fill = span - G * (sp.ceiling(span / G) - 1)       # the last node's ranks of the span: in (0, G], never 0
+    aligned = sp.And(_whole(G / inner), sp.Or(sp.Eq(blocks, 1), sp.Eq(fill, G)))
+    return sp.Piecewise((fill / inner, aligned), (1, True))
+
+
+def spread_over_nics(terms, inner, blocks) -> tuple[Term, ...]:
+    """``terms`` with :attr:`Term.ranks_per_node` set for each ring collective that may cross nodes (its
+    group ``inner`` ranks apart, ``blocks`` such spans one after another): the node's crossings spread over
+    its k ranks' NICs (:func:`ranks_per_node`); the others as given."""
+    return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner, blocks))
+                 if term.across_nodes is not False and (term.primitive, term.algorithm) in SPREADS_OVER_NICS
+                 else term for term in terms)
 
 
 # -- how a framework schedules the data-parallel collectives over m micro-batches -------------------

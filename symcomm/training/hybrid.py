@@ -14,8 +14,8 @@ from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
 from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, mla_tp_terms, moe_tp_terms,
-                   pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, tp_terms,
-                   ulysses_terms)
+                   pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics,
+                   tp_terms, ulysses_terms)
 from .settings import RunSetting
 from .stages import split_checks, stage_layers
 from .terms import Term
@@ -60,27 +60,32 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP); MoE layers in the model's proportion
     moe_layers = (L_moe / p if even else L_moe * layers / L) if moe else 0
     mla = run.attention == "mla"
-    terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
-                      recompute_gathers=run.gathers_rerun,
-                      groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers,
-                      mla_layers=layers if mla else 0)
+    # every ring group below spreads its node crossings over the NICs of its ranks on a node
+    # (axes.spread_over_nics), its ranks standing the product of the axes inside it apart (1 for t, t for c, d), the
+    # product of the axes outside it the number of its spans one after another
+    terms += spread_over_nics(tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
+                                       recompute_gathers=run.gathers_rerun,
+                                       groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
+                                       moe_layers=moe_layers, mla_layers=layers if mla else 0), 1, c * d * p)
     if mla and sp_on:
-        terms += mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
-                              across=spans(t, G), micro=m, regather=regather, latents=mla_latents())
+        terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
+                                               across=spans(t, G), micro=m, regather=regather,
+                                               latents=mla_latents()), 1, c * d * p)
         # the duplicated down projections' weight gradients, partial over the s/t tokens of each rank, are
         # summed over the TP group once per step (MEGATRON_MLA_SP: finalize_model_grads.py)
-        terms.append(Term("all_reduce", "ring", t, h * (S.q_lora + S.kv_lora + S.d_rope) * layers, 1,
-                          "MLA down-projection weight-gradient all-reduce (sequence parallel)", n_gpus / t,
-                          spans(t, G), "tp", phase="after backward", dtype=data.grad_dtype))
+        terms += spread_over_nics((Term("all_reduce", "ring", t, h * (S.q_lora + S.kv_lora + S.d_rope) * layers, 1,
+                                        "MLA down-projection weight-gradient all-reduce (sequence parallel)",
+                                        n_gpus / t, spans(t, G), "tp", phase="after backward",
+                                        dtype=data.grad_dtype),), 1, c * d * p)
 
     # CP on its group: K/V heads split by TP; MLA's K (a·(d_nope + d_rope)) and V (a·d_v) after the
     # up-projection, the pair counted at their mean width (MLA_CONTEXT_PARALLEL)
     kv = mla_kv_mean() if mla else kv_width(gqa)
     if cp in ("ring", "ring_flash_attn"):
         # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
-        terms += ring_terms(c, replica_batch, s, kv / t, layers, n_gpus / c, spans(t * c, G), m,
-                            backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
-                            recompute=recompute)
+        terms += spread_over_nics(ring_terms(c, replica_batch, s, kv / t, layers, n_gpus / c, spans(t * c, G), m,
+                                             backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
+                                             recompute=recompute), t, d * p)
     else:
         # Ulysses moves Q (as wide as K) and O (as wide as V) too
         width = (a * (S.d_nope + S.d_rope) + a * S.d_v) / 2 if mla else h
@@ -98,7 +103,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                           across=spans(e if whole_experts else t * e, G), micro=m, recompute=recompute)
         if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * h
-            terms += moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t, across=spans(t, G), micro=m)
+            terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t,
+                                                   across=spans(t, G), micro=m), 1, c * d * p)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
@@ -112,16 +118,16 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     if scatter_gather and not sp_on:
         chunks = chunks_of(schedule)
         for name in ("forward", "backward"):
-            terms.append(Term("all_gather", "ring", t, activation / m, chunks * m,
-                              "scatter-gather re-assembly at the receiving stage",
-                              (p * chunks - 1) / chunks * c * d, spans(t, G), "pp",
-                              pipeline_share(p, chunks), name))
+            terms += spread_over_nics((Term("all_gather", "ring", t, activation / m, chunks * m,
+                                            "scatter-gather re-assembly at the receiving stage",
+                                            (p * chunks - 1) / chunks * c * d, spans(t, G), "pp",
+                                            pipeline_share(p, chunks), name),), 1, c * d * p)
 
     # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
     embeddings, tied = run.embeddings, run.tied
     if embeddings and kind != "middle":
-        terms += _embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
-                                  groups=c * d, across=spans(t, G), kind=kind)
+        terms += spread_over_nics(_embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
+                                                   groups=c * d, across=spans(t, G), kind=kind), 1, c * d * p)
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
@@ -134,7 +140,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
-                       for term in dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G), "", layers + 1))
+                       for term in spread_over_nics(dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G),
+                                                             "", layers + 1), t, p))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -144,13 +151,15 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     else:
         # an uneven split: this stage's share; groups as even (t·p), so the total counts every stage as this one
         own = dense / (t * p) if even else dense * layers / (L * t)
-        terms += dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "", layers)
+        terms += spread_over_nics(dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "", layers), t, p)
     if moe:
         # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
         # ranks, d·c/e of them (t·d·c/e with expert_tp=1); an uneven split: this stage's layers' share
         held, group = expert_shard(run.expert_tp)
         held = held if even else held * p * layers / L
-        terms += dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ", moe_layers)
+        # the expert-data ranks stand e apart with expert_tp=1, t·e apart otherwise (parallel_state.py's grid)
+        terms += spread_over_nics(dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ",
+                                           moe_layers), e if whole_experts else t * e, p)
     return tuple(terms)
 
 

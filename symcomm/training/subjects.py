@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Mapping
 import sympy as sp
 
 from ..core import symbols as S
-from ..collectives.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm
+from ..collectives.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, SPREADS_OVER_NICS, Algorithm, algorithm
 from ..core.cost import Cost
 from ..base import memo
 from ..base.errors import InputError
@@ -121,6 +121,14 @@ class Subject:
     def cost(self) -> Cost:
         """The algorithm's cost, or the role-wise sum of the terms' costs (built on first use)."""
         return self.base_cost if self.base_cost is not None else Cost.sum(term.cost for term in self.terms)
+
+    @cached_property
+    def spreads_over_nics(self) -> bool:
+        """True when every collective of the subject is a ring (``SPREADS_OVER_NICS``): spanning nodes, its
+        crossings spread over the NICs of a node's ranks (``presets.link_values``)."""
+        if self.kind == "primitive":
+            return (self.name, self.algorithm) in SPREADS_OVER_NICS
+        return bool(self.terms) and all((term.primitive, term.algorithm) in SPREADS_OVER_NICS for term in self.terms)
 
     def cost_in(self, run_bytes) -> Cost:
         """The cost counted in elements of ``run_bytes`` bytes (the run's --dtype, or a symbol for it):

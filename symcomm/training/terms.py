@@ -13,7 +13,7 @@ import sympy as sp
 
 from ..core import symbols as S
 from ..core import rules
-from ..collectives.algorithms import algorithm
+from ..collectives.algorithms import SPREADS_OVER_NICS, algorithm
 from ..core.cost import Cost
 from ..core.rules import Rule
 
@@ -36,7 +36,10 @@ class Term:
     ``groups`` is how many such groups run side by side (it multiplies ``total`` only; it
     may be fractional when copies differ, e.g. the interleaved pipeline).  ``across_nodes``
     is True, False, or a relation such as ``t*c > G`` deciding the level once values are
-    known: α, β land on α_inter, β_inter where it holds.  ``what`` names the collective in
+    known: α lands on α_inter where it holds, and β on β_inter for 1/``ranks_per_node`` of it, the rest
+    staying on β (:meth:`Cost.across_nodes`).  ``ranks_per_node`` (k) is how many of the group's ranks
+    one node holds, each the node's exit for 1/k of a ring's crossings: 1 (the default) puts all of β on
+    β_inter; only a ring-family term (``SPREADS_OVER_NICS``) may have another.  ``what`` names the collective in
     words and ``phase`` the pass it runs in (one of :data:`PASSES`, or "" for none); the
     :attr:`label` printed everywhere is "what (phase)".
     """
@@ -60,10 +63,16 @@ class Term:
     # which pipeline stage's GPU the per-GPU figures describe, where stages differ: "interior" (a
     # pipeline's middle stage, sending both ways), "first", "last", "first and last"; "" = every stage alike
     stage: str = ""
+    # k: the group's ranks on each node it spans, sharing the node's crossings over their own NICs (a
+    # SymPy expression of the layout, e.g. G/t for a data-parallel group strided by t; 1 = one NIC)
+    ranks_per_node: sp.Expr = sp.Integer(1)
 
     def __post_init__(self):
         if self.phase and self.phase not in PASSES:
             raise ValueError(f"unknown pass {self.phase!r} for a term; choose one of: {', '.join(PASSES)}")
+        if self.ranks_per_node != 1 and (self.primitive, self.algorithm) not in SPREADS_OVER_NICS:
+            raise ValueError(f"ranks_per_node is for ring collectives only; {self.algorithm} {self.primitive} "
+                             "sends its crossings through one rank's NIC")
 
     @property
     def label(self) -> str:
@@ -82,7 +91,7 @@ def _term_cost(term: Term) -> Cost:
     part = base.subs({N: sp.sympify(term.group, strict=True), S.M: sp.sympify(term.message, strict=True)}).times(term.count)
     total = part.total * sp.sympify(term.groups, strict=True)
     part = replace(part.times(term.busiest), total=total)
-    return _on_level(part, term.across_nodes)
+    return _on_level(part, term.across_nodes, term.ranks_per_node)
 
 
 def cost_in_bytes_of(terms, run_bytes) -> Cost:
@@ -99,13 +108,15 @@ def cost_in_bytes_of(terms, run_bytes) -> Cost:
     return Cost.sum(one(term) for term in terms)
 
 
-def _on_level(cost: Cost, across) -> Cost:
+def _on_level(cost: Cost, across, ranks_per_node=1) -> Cost:
+    """The cost on the level ``across`` decides (:attr:`Term.across_nodes`): across nodes α → α_inter and β
+    split by ``ranks_per_node`` (:meth:`Cost.across_nodes`), both levels in a Piecewise for a relation."""
     if across is True or across is sp.true:
-        return cost.across_nodes()
+        return cost.across_nodes(ranks_per_node)
     if across is False or across is sp.false:
         return cost
     # a relation: keep both levels and let the values decide
-    inter = cost.across_nodes()
+    inter = cost.across_nodes(ranks_per_node)
     coeffs = []
     for sym in _TIME:
         both = sp.Piecewise((inter.coefficient(sym), across), (cost.coefficient(sym), True))

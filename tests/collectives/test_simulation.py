@@ -258,3 +258,34 @@ def test_mpich_folds_on_six_ranks_by_hand():
         if root:
             assert (result.sent[0], result.received[0]) == root
             assert (exact(cost.root.send, values), exact(cost.root.recv, values)) == root
+
+
+@pytest.mark.parametrize("nodes, k", [(2, 8), (4, 4), (3, 2)])
+def test_a_multi_channel_flat_ring_crosses_nodes_at_every_rank_for_1_over_k(nodes, k):
+    # Hand count: a ring all-reduce of M over g = nodes·k ranks sends 2(g−1)/g·M per rank (g − 1 reduce-scatter
+    # and g − 1 all-gather steps of M/g).  On one channel (one ring) the node's last rank in ring order is its
+    # exit: it sends all of that across nodes, the others nothing.  With k channels whose order rotates inside
+    # each node, each rank is the exit of exactly one channel, of M/k: it sends 2(g−1)/g·M/k across nodes and
+    # 2(g−1)/g·M·(k−1)/k inside; g = 16, k = 8, M = 512 (a multiple of g·k): 960 sent, 120 across.
+    from symcomm.collectives.simulator import run_channels
+
+    g = nodes * k
+    m = g * k * 4
+    rng = np.random.default_rng(g)
+    inputs = [rng.integers(0, 100, m).astype(float) for _ in range(g)]
+    flat = 2 * (g - 1) * m // g
+    spread = run_channels(inputs, k, channels=k)
+    assert all(np.array_equal(out, sum(inputs)) for out in spread.outputs)
+    assert spread.sent == tuple([flat] * g)
+    assert spread.sent_inter == tuple([flat // k] * g)
+    # every step of every channel has a hop across nodes: 2(g − 1) α_inter per channel, run one after another
+    assert spread.coefficients["alpha_inter"] == k * 2 * (g - 1) and spread.coefficients["alpha"] == 0
+    # where the execution meets the formula: the catalog's ring all-reduce moved across nodes with k ranks per
+    # node (Cost.across_nodes) puts on β_inter what each rank sent across, on β what it sent inside the node
+    cost = ALGORITHMS[("all_reduce", "ring")].cost.subs({S.N: g, S.M: m}).across_nodes(k)
+    assert cost.coefficient(S.beta_inter) == spread.sent_inter[0]
+    assert cost.coefficient(S.beta) == spread.sent[0] - spread.sent_inter[0]
+    assert cost.coefficient(S.alpha_inter) == 2 * (g - 1)      # one channel's steps: the channels run side by side
+    # one channel: the one-NIC pricing, all of the exit rank's elements across nodes
+    one = run_channels(inputs, k, channels=1)
+    assert max(one.sent_inter) == flat and sorted(one.sent_inter)[-nodes - 1] == 0

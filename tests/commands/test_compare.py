@@ -98,8 +98,10 @@ def test_hierarchical_all_reduce_on_two_h100_nodes_by_hand(capsys):
     #   (G−1)/G·S + (1/2)·S/G = 15/16·S = 62,914,560 B reduced · 3 / 3.35e12 = 56.341397 µs
     #   2(N/G − 1) = 2 α_inter                                   = 19.2 µs
     #   2·(1/2)·S/G = S/8 = 8,388,608 B at 50 GB/s                 = 167.77216 µs
-    # total 551.892473 µs.  A flat ring over the 16 GPUs runs at the network's link: 30·9.6 µs +
-    # 2·15/16·S / 50 GB/s + 56.341397 µs = 288 + 2516.58240 + 56.341397 = 2860.92380 µs.
+    # total 551.892473 µs.  A flat ring over the 16 GPUs waits α_inter every step, and NCCL's channels
+    # spread its crossings over the 8 NICs of a node (k = 8 ranks per node): of the 2·15/16·S =
+    # 125,829,120 B each rank sends, 1/8 crosses at 50 GB/s (314.5728 µs) and 7/8 stays on NVLink at
+    # 450 GB/s (244.667733 µs): 30·9.6 µs + 559.240533 + 56.341397 = 288 + 615.58193 = 903.58193 µs.
     code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=64MiB", "--hardware", "h100", "--json")
     assert code == 0, err
     got = strict(out)
@@ -108,7 +110,7 @@ def test_hierarchical_all_reduce_on_two_h100_nodes_by_hand(capsys):
     assert (hier["alpha"], hier["beta"], hier["gamma"], hier["alpha_inter"], hier["beta_inter"]) == (
         14, 117440512, 62914560, 2, 8388608)
     assert hier["time"] == pytest.approx(551.892473e-6, rel=1e-8)
-    assert rows["ring"]["time"] == pytest.approx(2860.92380e-6, rel=1e-8)
+    assert rows["ring"]["time"] == pytest.approx(903.58193e-6, rel=1e-7)
     assert got["best"] == "hierarchical" and hier["values"]["G"] == 8
     assert got["fastest_by_message_size"][-1]["algorithm"] == "hierarchical"
     code, out, _ = run(capsys, "compare", "all_reduce", "N=16", "M=64MiB", "--hardware", "h100")
@@ -288,15 +290,17 @@ def test_the_level_rule(capsys):
 
 def test_a_typed_g_places_every_algorithm_on_nodes_of_g(capsys):
     # G=4 with --hardware h100: 8 ranks on nodes of 4 GPUs span two nodes, for the flat ring as for the
-    # two-level form; the ring then runs at the network's link (IB NDR: 9.6 µs, 50 GB/s), not NVLink
+    # two-level form; the ring then waits the network's α (IB NDR: 9.6 µs) every step, and of each element a
+    # rank sends 1/4 crosses at its own NIC (50 GB/s) and 3/4 stays on NVLink (450 GB/s), 4 ranks per node:
+    # β = 3/(4·450e9) + 1/(4·50e9) = 1.666…e-12 + 5e-12 = 6.666…e-12 s/byte (150 GB/s)
     code, out, err = run(capsys, "compare", "all_reduce", "N=8", "G=4", "M=64MiB", "--hardware", "h100", "--json",
                          "--verbose")
     assert code == 0, err
     rows = {r["algorithm"]: r for r in strict(out)["algorithms"]}
     assert rows["hierarchical"]["values"]["G"] == 4
     ring = rows["ring"]["inputs"]
-    assert ring["alpha"]["value"] == 9.6e-6 and ring["beta"]["value"] == 1 / 50e9
-    assert "spans nodes of 4 GPUs" in err
+    assert ring["alpha"]["value"] == 9.6e-6 and ring["beta"]["value"] == pytest.approx(1 / 150e9, rel=1e-12)
+    assert "spans nodes of 4 GPUs" in err and "4 ranks on a node" in err
 
 
 # -- the inter-node link's two meanings (issue 22, "no confident nonsense", "one rule for the level") ------
@@ -468,6 +472,10 @@ def test_nccl_tests_default_across_nodes_is_flat_when_the_file_lacks_the_two_lev
     assert code == 0, err
     got = strict(out)
     assert got["algorithm"] == "ring" and "no inter_two_level" in err
-    # hand arithmetic: 2·15 α + 2·15/16·S·β + 15/16·S·γ, S = 2^30 bytes, β = 1/100 GB/s, γ = 3 / 2 TB/s
+    # hand arithmetic: 2·15 α_inter + 2·15/16·S·β + 15/16·S·γ, S = 2^30 bytes, γ = 3 / 2 TB/s; no calibration
+    # entry records the flat fit's ranks, so the file's inter (100 GB/s) is read as the per-NIC link (said in a
+    # note) and the ring's crossings spread over the 8 NICs of a node: β = 7/8 · 1/300 GB/s + 1/8 · 1/100 GB/s
     s = 2 ** 30
-    assert got["rows"][0]["time"] == pytest.approx(30 * 1e-6 + 1.875 * s / 1e11 + 15 / 16 * s * 1.5e-12, rel=1e-12)
+    beta = 7 / 8 / 3e11 + 1 / 8 / 1e11
+    assert got["rows"][0]["time"] == pytest.approx(30 * 1e-6 + 1.875 * s * beta + 15 / 16 * s * 1.5e-12, rel=1e-12)
+    assert "no calibration entry records" in err

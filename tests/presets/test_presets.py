@@ -168,8 +168,9 @@ def test_units_dtypes_and_human_quantities():
 
 
 def test_flat_group_over_several_nodes_pays_the_network(capsys):
-    # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring crosses the network, so
-    # the single-level α, β are the inter-node ones (a note says so)
+    # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring step waits the network's α_inter, and NCCL
+    # spreads the ring's crossings over the 8 NICs of a node (k = 8 ranks per node): of the elements a rank
+    # sends 1/8 cross at its NIC (β_inter) and 7/8 stay on NVLink (β), a note says so
     import json as _json
     from symcomm.commands.main import main
     from symcomm.presets import hardware, model
@@ -178,10 +179,30 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
     out = capsys.readouterr()
     got = _json.loads(out.out)
     h100, phi = hardware("h100").values(1), model("llama3-8b").values()["Phi"]
-    hand = (2 * 63 * h100["alpha_inter"] + 2 * 63 / 64 * phi * 2 * h100["beta_inter"]
+    split = 7 / 8 * h100["beta"] + 1 / 8 * h100["beta_inter"]
+    hand = (2 * 63 * h100["alpha_inter"] + 2 * 63 / 64 * phi * 2 * split
             + 63 / 64 * phi * 2 * h100["gamma"])
     assert got["time"] == pytest.approx(hand, rel=1e-9)
-    assert "spans nodes" in out.err
+    assert "spans nodes" in out.err and "8 ranks on a node" in out.err
+
+
+def test_only_a_ring_spreads_its_crossings_and_the_fewest_ranks_on_a_node_set_k(capsys):
+    # link_values, by hand on the H100 preset (NVLink 450 GB/s, IB NDR 50 GB/s per GPU):
+    # 12 ranks on nodes of 8 sit 8 + 4: the node of 4 has 4 NICs for the ring's crossings, and a ring step
+    # waits for its slowest hop, so k = 4: β = 3/4 · 1/450e9 + 1/4 · 1/50e9 = 1.6667e-12 + 5e-12 s/byte
+    from symcomm.presets import hardware, link_values
+
+    h100 = hardware("h100")
+    ring, why = link_values(h100, 12, False, spread=True)
+    assert ring["alpha"] == 9.6e-6 and ring["beta"] == pytest.approx(3 / 4 / 450e9 + 1 / 4 / 50e9, rel=1e-12)
+    assert "4 ranks on a node" in why
+    # a pairwise all-to-all or a pipeline send is not a ring: each rank's crossings leave through its own NIC
+    # at the full inter-node β (50 GB/s), as before
+    other, why = link_values(h100, 12, False)
+    assert other["beta"] == 1 / 50e9 and "not a ring" in why
+    # inside a node nothing changes: NVLink's α, β
+    inside, why = link_values(h100, 8, False, spread=True)
+    assert (inside["alpha"], inside["beta"], why) == (3.4e-6, 1 / 450e9, "")
 
 
 def _shapes():
@@ -389,3 +410,44 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
                           capture_output=True, text=True)
     assert mine.returncode == 0, mine.stderr
     assert "off by       unknown: these constants record no fit error" in mine.stdout
+
+
+def test_the_presets_wing_names_the_same_rings_as_the_catalog():
+    # presets may not import collectives (same floor): its copy of the ring set must not drift
+    from symcomm.collectives.algorithms import SPREADS_OVER_NICS
+    from symcomm.presets.systems import _RINGS
+
+    assert _RINGS == SPREADS_OVER_NICS
+
+
+def test_a_flat_fit_across_nodes_is_read_once_as_the_per_nic_link(tmp_path):
+    # A flat ring fitted on 16 ranks, 8 per node, measured β_fit = 1/100 GB/s per step, the node's links
+    # 1/300 GB/s.  The fit is the split at the log's own k = 8: β_fit = 7/8·β_intra + 1/8·β_inter, so
+    # β_inter = 8·β_fit − 7·β_intra = 8e-11 − 2.3333e-11 = 5.6667e-11 s/byte (17.647 GB/s per NIC).
+    from symcomm.base.errors import InputError
+
+    doc = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
+           "inter": {"bytes_per_second": 1e11, "latency_s": 1e-6, "fitted_as": "flat",
+                     "fitted_on": {"collective": "all_reduce", "algorithm": "ring", "ranks": 16, "gpus_per_node": 8}},
+           "gpus_per_node": 8}
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps(doc))
+    hw = presets.hardware(str(path))
+    assert hw.values(1)["beta_inter"] == pytest.approx(8 / 1e11 - 7 / 3e11, rel=1e-12)
+    # the log's own group priced again gives back its fit (no second split) ...
+    same, _ = presets.link_values(hw, 16, False, spread=True)
+    assert same["beta"] == pytest.approx(1 / 1e11, rel=1e-12)
+    # ... and 32 ranks (k = 8 too) the same per step, while 12 ranks (8 + 4: k = 4) lean on the NIC more:
+    # 3/4·(1/3e11) + 1/4·5.6667e-11 = 2.5e-12 + 1.41667e-11 = 1.66667e-11
+    assert presets.link_values(hw, 32, False, spread=True)[0]["beta"] == pytest.approx(1e-11, rel=1e-12)
+    assert presets.link_values(hw, 12, False, spread=True)[0]["beta"] == pytest.approx(1.6666666667e-11, rel=1e-9)
+    # a fit faster than the node's own links allow: 8·(1/1e11) − 7·(1/1e10) < 0, refused naming the field
+    doc["intra"]["bytes_per_second"] = 1e10
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="field 'inter'.*not positive"):
+        presets.hardware(str(path))
+    # a tree fit is not split (only a ring's crossings spread): kept whole
+    doc["intra"]["bytes_per_second"] = 3e11
+    doc["inter"]["fitted_on"]["algorithm"] = "double_binary_tree"
+    path.write_text(json.dumps(doc))
+    assert presets.hardware(str(path)).values(1)["beta_inter"] == 1 / 1e11

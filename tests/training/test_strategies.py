@@ -178,6 +178,38 @@ def test_term_level_follows_the_relation():
     assert term.cost.coefficient(S.alpha_inter).subs(across) == 2 * 15
 
 
+def test_a_ring_term_across_nodes_splits_its_elements_over_the_nics_of_its_ranks_on_a_node():
+    # the same ring all-reduce of M = 1024 over t = 16 ranks on nodes of 8, now k = 8 of them on each node:
+    # every step waits α_inter (2·15 of them); of the 2·15/16·1024 = 1920 elements a rank sends, 1/8 (240)
+    # leave through its own NIC and 7/8 (1680) stay on the node's links
+    term = Term("all_reduce", "ring", S.t, S.M, 1, "x", across_nodes=S.t > S.G, ranks_per_node=S.G)
+    across = {S.t: 16, S.G: 8, S.M: 1024}
+    assert term.cost.coefficient(S.beta_inter).subs(across) == 240
+    assert term.cost.coefficient(S.beta).subs(across) == 1680
+    assert term.cost.coefficient(S.alpha_inter).subs(across) == 30 and term.cost.coefficient(S.alpha).subs(across) == 0
+    # inside a node k changes nothing: 2·3/4·1024 = 1536 on β
+    inside = {S.t: 4, S.G: 8, S.M: 1024}
+    assert term.cost.coefficient(S.beta).subs(inside) == 1536 and term.cost.coefficient(S.beta_inter).subs(inside) == 0
+    # a point-to-point send or an all-to-all has no channels to spread: refused
+    with pytest.raises(ValueError, match="ring collectives only"):
+        Term("all_to_all", "pairwise", S.t, S.M, 1, "x", across_nodes=True, ranks_per_node=4)
+
+
+@pytest.mark.parametrize("group, inner, blocks, g, want", [
+    (64, 2, 1, 72, 28),     # 128 ranks from 0 on nodes of 72: 0..71 holds 36 of the stride-2 group, 72..127 holds 28
+    (64, 2, 1, 8, 4),       # nodes of 8 filled: 8/2 = 4 on each
+    (16, 8, 4, 8, 1),       # t = 8 = G: one rank of the data-parallel group per node
+    (64, 2, 2, 72, 1),      # p = 2: the second span starts mid-node (rank 128; 8 of its ranks on 72..143, and
+                            # other sizes leave fewer): not placed from a node boundary, k = 1, the bound
+    (12, 1, 1, 8, 4),       # 12 consecutive ranks: 8 + 4, the second node holds 4
+    (6, 3, 1, 8, 1),        # inner 3 does not divide G = 8: nodes hold unequal strided shares; 1, the bound
+])
+def test_ranks_per_node_is_the_fewest_a_node_holds(group, inner, blocks, g, want):
+    from symcomm.training.axes import ranks_per_node
+
+    assert ranks_per_node(group, inner, blocks).subs(S.G, g) == want
+
+
 def test_groups_multiply_only_the_total():
     term = Term("all_gather", "ring", 4, 400, 3, "x", groups=5)
     assert term.cost.send == 3 * 300

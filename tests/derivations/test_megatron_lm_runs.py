@@ -111,3 +111,21 @@ def test_rows_are_in_the_modern_check_runs():
     ids = {r["id"] for r in modern.runs("check")}
     assert {r["id"] for r in RUNS} <= ids
     assert all(modern.source_of(r) == "megatron-lm README" and modern.framework_of(r) == "Megatron-Core" for r in RUNS)
+
+
+@pytest.mark.parametrize("tied, phi", [(None, 202048), (0, 202048), (1, 138048)])
+def test_a_gated_shape_counts_its_embedding_as_tied_says(tied, phi):
+    # by hand, h = 64, L = 2, a = 4 (heads 16 wide), h_kv = 32 (2 K, V heads), F = 128, V = 1000: per layer
+    # Q and O 2·64·64 + K and V 2·64·32 = 12288, SwiGLU 3·64·128 = 24576, two RMSNorms 128: 36992, two layers
+    # 73984; final norm 64; embedding 64000, once tied, twice untied (Llama's count: untied unless tied=1)
+    import symcomm
+
+    words = dict(h=64, L=2, a=4, h_kv=32, F=128, V=1000, s=16, t=1, p=1, c=1, d=2, b=4, m=2, G=8, gated=1, gqa=1)
+    if tied is not None:
+        words["tied"] = tied
+    assert symcomm.evaluate("hybrid", hardware="h100", **words)["values"]["Phi"] == phi
+
+
+def test_ids_are_unique_across_the_modern_run_files():
+    ids = [r["id"] for r in modern.runs()]
+    assert len(ids) == len(set(ids))

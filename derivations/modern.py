@@ -157,7 +157,8 @@ def words(run: dict) -> list[str]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
         # Megatron-LM with --bf16 forces accumulate_allreduce_grads_in_fp32 (megatron/training/arguments.py at
-        # f2e5db402c, validate_args); the Bridge's perf recipes set ddp.grad_reduce_in_fp32 False
+        # f2e5db402c, validate_args), which training.py passes on as DistributedDataParallelConfig's
+        # grad_reduce_in_fp32; the Bridge's perf recipes set ddp.grad_reduce_in_fp32 False
         grads = "fp32" if run["id"].startswith("megatron-lm") and run["precision"] == "bf16" else "same"
         w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype=grads)
     w.update(typed_peaks(run, "high"))

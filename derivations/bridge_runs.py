@@ -15,9 +15,9 @@ from importlib import resources
 
 from symcomm.base.errors import InputError
 
-#: a data file's name: bridge_runs_<release tag>.json, or torchtitan_runs.json (same per-run schema), in
-#: derivations/data (never a path)
-NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json")
+#: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json or megatron_lm_runs.json (same per-run
+#: schema), in derivations/data (never a path)
+NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json")
 #: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
 LIMIT = 4 * 1024 * 1024
 

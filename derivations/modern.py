@@ -1,8 +1,11 @@
-"""Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks; ``data/bridge_runs_*.json``,
-``data/torchtitan_runs.json``, read by :mod:`bridge_runs`) as ``symcomm eval hybrid`` words.
+"""Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table;
+``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, read by :mod:`bridge_runs`)
+as ``symcomm eval hybrid`` words.
 
 Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
-(:func:`command`), read from the table and the recipe the run records, and it is evaluated through that
+(:func:`command`; a dense model no preset holds, as Megatron-LM's GPTs, typed by its shape instead: h, L, a, h_kv,
+F, V, gated, tied, Φ derived from them by the command), read from the table and the recipe the run records, and it
+is evaluated through that
 command's own binding (:func:`symcomm.training.answers.step_inputs`), so the fit, the docs' tables and the
 command line give one number.  What the step model does not express is said, never guessed:
 
@@ -20,7 +23,7 @@ from types import SimpleNamespace
 from . import bridge_runs
 
 #: the data files of modern runs, in the order the docs list them
-FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json")
+FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
@@ -47,10 +50,13 @@ def runs(role: str | None = None) -> list[dict]:
 
 def out_of_scope(run: dict) -> str | None:
     """Why the step model cannot evaluate ``run`` at all, or None."""
-    name = run["model"]["name"]
+    name, model = run["model"]["name"], run["model"]
     if name not in PRESETS:
-        return (f"{name}: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold"
-                if name.startswith("nemotron") else f"{name}: no model preset of this shape")
+        if name.startswith("nemotron"):
+            return f"{name}: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold"
+        if any(key in model for key in ("hybrid", "experts", "kv_lora_rank")) or (
+                model["head_dim"] * model["heads"] != model["hidden"]):
+            return f"{name}: no model preset of this shape, and only a dense model with heads h/a wide is typed by shape"
     if run["precision"] not in PRECISION:
         return f"precision {run['precision']}: FP4 matmuls are not modelled (bf16 and FP8 only)"
     etp = run.get("etp")
@@ -102,15 +108,30 @@ def _recompute(run: dict) -> str:
     return "selective" if modules & ATTENTION_CORE or not modules else "none"
 
 
+def preset_of(run: dict) -> str | None:
+    """The symcomm model preset of ``run``'s model, or None for a model typed by its shape (:func:`shape_words`)."""
+    return PRESETS.get(run["model"]["name"])
+
+
+def shape_words(model: dict) -> dict:
+    """A dense model no preset holds as the shape words ``eval hybrid`` takes (it derives Φ from them: GPT's count,
+    Llama's with gated=1, the embedding as tied= says)."""
+    gqa = model["kv_heads"] != model["heads"]
+    return {"h": model["hidden"], "L": model["layers"], "a": model["heads"],
+            "h_kv": model["kv_heads"] * model["head_dim"], "F": model["ffn"], "V": model["vocab"],
+            "gated": int(bool(model["gated_mlp"])), "tied": int(bool(model["tied"])), **({"gqa": 1} if gqa else {})}
+
+
 def words(run: dict) -> list[str]:
     """The KEY=VALUE words of ``symcomm eval hybrid`` for ``run`` (its model and hardware go as --model,
-    --hardware: :func:`command`)."""
+    --hardware: :func:`command`; a model without a preset as its shape)."""
     moe = "experts" in run["model"]
     d, mbs, gbs = run["d"], run["micro_batch"], run["global_batch"]
-    w = {"t": run["t"], "p": run["p"], "d": d, "c": run["c"], "e": run["e"], "b": gbs, "m": gbs // (d * mbs),
+    w = {} if preset_of(run) else shape_words(run["model"])
+    w.update({"t": run["t"], "p": run["p"], "d": d, "c": run["c"], "e": run["e"], "b": gbs, "m": gbs // (d * mbs),
          "s": run["seq"], "G": run["nvlink_domain"], "embeddings": 1, "sp": int(bool(run["sp"])),
          "recompute": _recompute(run), "precision": PRECISION[run["precision"]],
-         "fp8_param_gather": int(bool(run["fp8_param_gather"]))}
+         "fp8_param_gather": int(bool(run["fp8_param_gather"]))})
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})
@@ -135,7 +156,11 @@ def words(run: dict) -> list[str]:
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
-        w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype="same")
+        # Megatron-LM with --bf16 forces accumulate_allreduce_grads_in_fp32 (megatron/training/arguments.py at
+        # f2e5db402c, validate_args), which training.py passes on as DistributedDataParallelConfig's
+        # grad_reduce_in_fp32; the Bridge's perf recipes set ddp.grad_reduce_in_fp32 False
+        grads = "fp32" if run["id"].startswith("megatron-lm") and run["precision"] == "bf16" else "same"
+        w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype=grads)
     w.update(typed_peaks(run, "high"))
     for field, setting in OVERLAP.items():
         value = run["overlap"].get(field)
@@ -167,8 +192,8 @@ def typed_peaks(run: dict, end: str) -> dict:
 
 def command(run: dict) -> str:
     """The command line a user types for ``run``."""
-    return (f"symcomm eval hybrid --model {PRESETS[run['model']['name']]} --hardware {run['hardware']} "
-            + " ".join(words(run)))
+    model = f"--model {preset_of(run)} " if preset_of(run) else ""
+    return f"symcomm eval hybrid {model}--hardware {run['hardware']} " + " ".join(words(run))
 
 
 def approximations(run: dict) -> list[str]:
@@ -210,12 +235,14 @@ def inputs(run: dict, fitting: bool = True):
     from symcomm.training.answers import step_inputs
 
     args = SimpleNamespace(name="hybrid", assignments=words(run), dtype=None, backend=None,
-                           model=PRESETS[run["model"]["name"]], model_config=None, hardware=run["hardware"],
+                           model=preset_of(run), model_config=None, hardware=run["hardware"],
                            algorithm=None)
     return step_inputs(args, fitting)
 
 
 def source_of(run: dict) -> str:
+    if run["id"].startswith("megatron-lm"):
+        return "megatron-lm README"
     return "torchtitan" if run["id"].startswith("torchtitan") else f"megatron-bridge {run['release']}"
 
 

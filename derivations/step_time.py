@@ -471,7 +471,9 @@ def _check_table() -> Table:
     return Table("Check runs, never fitted on", ("run", "hardware", "framework", "constants", "published (s)",
                                                   "predicted (s)", "error"), tuple(rows),
                  caption=("Runs from releases and frameworks not named for fitting (Megatron-Bridge 26.06 and 26.06.01, "
-                          "torchtitan's H100 benchmarks and the Trainy/WhiteFiber H200 runs of torchtitan's benchmarks; "
+                          "torchtitan's H100 benchmarks and the Trainy/WhiteFiber H200 runs of torchtitan's benchmarks, "
+                          "Megatron-LM's H100 weak-scaling table (README.md at f2e5db402c: its step times derived from the "
+                          "printed TFLOP/s per GPU through Megatron-LM's own FLOP count); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
@@ -482,7 +484,7 @@ def _check_table() -> Table:
                           "(its footnote 2), so each such run is predicted at both ends, the SXM end first "
                           "(the run's typed peak=, peak_fp8=), and its error is a range."),
                  source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
-                        "derivations/data/step_fit.json")
+                        "derivations/data/megatron_lm_runs.json; derivations/data/step_fit.json")
 
 
 def _printed_memory_table() -> Table:

@@ -221,24 +221,31 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
     return out, dtype, derived
 
 
-def _phi_from_shape(texts: dict, gated: bool) -> dict:
+def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None) -> dict:
     """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
     positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
-    embeddings) — said in a note; without the whole shape, texts unchanged (Φ is then missing)."""
+    embeddings) — said in a note; ``tied`` (the typed tied= text, None when not typed) overrides the count's
+    own embedding: a second V·h for an untied GPT (Megatron-LM --untie-embeddings-and-output-weights), one
+    less for a tied Llama.  Without the whole shape, texts unchanged (Φ is then missing)."""
     shape = ("h", "L", "a", "h_kv", "F", "V", "s")
     if not all(key in texts for key in shape):
         return texts
     from .. import presets
+    from .settings import OPTIONS
 
     n = {key: parse_number(key, texts[key], integer=True) for key in shape}
     if (n["h_kv"] * n["a"]) % n["h"]:
         raise UsageError(f"h_kv={n['h_kv']} is not a whole number of heads of width h/a = {n['h']}/{n['a']}")
+    untied = None if tied is None else not OPTIONS["tied"].resolve(tied)   # InputError names tied= and 0, 1
     shape_only = presets.Model(name="KEY=VALUE", title="the shape given", family="llama" if gated else "gpt",
                                hidden=int(n["h"]), layers=int(n["L"]), heads=int(n["a"]),
                                kv_heads=int(n["h_kv"] * n["a"] // n["h"]), ffn=int(n["F"]), vocab=int(n["V"]),
-                               seq=int(n["s"]))
-    phi = shape_only.parameters
-    notes.add(f"Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count; give Phi= to override)", restates_default=True)
+                               seq=int(n["s"]), tied=bool(gated and untied is False))
+    # the GPT count holds the embedding once (tied): an untied LM head adds its own V·h
+    phi = shape_only.parameters + (int(n["V"] * n["h"]) if untied and not gated else 0)
+    embedding = "" if untied is None else (", untied embeddings" if untied else ", tied embeddings")
+    notes.add(f"Phi={phi} from the shape ({'Llama' if gated else 'GPT'} count{embedding}; give Phi= to override)",
+              restates_default=True)
     return {**texts, "Phi": str(phi)}
 
 

@@ -50,7 +50,9 @@ def test_an_even_split_needs_no_split_words():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("run_id", ["bridge-26.04.01-gb200-deepseek-v3-fp8-mx",
-                                    "bridge-25.11-h100-llama3-70b-fp8cs"])
+                                    "bridge-25.11-h100-llama3-70b-fp8cs",
+                                    # a model no preset holds, typed by its shape (no --model): Φ derived by the command
+                                    "megatron-lm-2024-07-h100-gpt-70b-t8-p2-d48"])
 def test_the_typed_command_gives_the_fits_number(run_id, tmp_path):
     run = next(r for r in modern.runs() if r["id"] == run_id)
     words = modern.command(run).split()[1:]            # symcomm eval hybrid --model ... --hardware ... KEY=VALUE

@@ -81,6 +81,10 @@ class _ExactPrinter(PythonCodePrinter):
     def _print_OnesBelow(self, expr):
         return f"_ones_below({self._print(expr.args[0])})"
 
+    def _print_log2(self, expr):
+        # sympy.codegen's log2 (symbols.log2 of a power of two): exact, or NotExact at a value that is not one
+        return f"_log2({self._print(expr.args[0])})"
+
     def _print_Function(self, expr):
         if expr.func.__name__ == "_log2":
             return f"_log2({self._print(expr.args[0])})"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..base.errors import InputError
+
 
 class NotExact(ArithmeticError):
     """This expression or this point has no exact value here: evaluate it with SymPy instead."""
@@ -96,3 +98,16 @@ def checked(value):
     if type(value) is Fraction:
         return value.numerator if value.denominator == 1 else value
     raise NotExact(f"not an exact number: {type(value).__name__}")
+
+
+def plain_exact(number):
+    """An exact number as an answer shows it: an ``int`` stays an int (any size), a ``Fraction`` becomes an int
+    when whole, else the float nearest it (correctly rounded); beyond the float range, refused."""
+    if type(number) is int:
+        return number
+    if number.denominator == 1:
+        return number.numerator
+    try:
+        return float(number)
+    except OverflowError:
+        raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None

@@ -7,6 +7,8 @@ the same way: one code path, not two.
 
 from __future__ import annotations
 
+import functools
+
 from ..base import notes
 from ..base.errors import InputError
 from ..base.units import bytes_per_element
@@ -87,3 +89,58 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
         derived["M"] = f"{out['M']} / {size} bytes per {dtype} element"
         out["M"] = str(nbytes // size)
     return out, dtype, derived
+
+
+def input_rows(model, model_config, hardware, dtype_typed: bool, dtype, typed: frozenset, derived: dict,
+               value_names: tuple, time_names: tuple) -> tuple[list, dict | None]:
+    """Each input's (name, unit, source, is a time constant) — ``value_names``: (name, unit) of each symbol
+    value, ``time_names`` the time constants' names, in the answer's order — and the dtype's row (None without
+    a dtype): where each value came from (typed, derived from a unit, a preset, a default)."""
+    from .. import presets
+
+    # the presets read once per answer, not once per input
+    model_names = set(presets.model(model).values()) if model else set()
+    system = presets.hardware(hardware) if hardware else None
+
+    def source(name: str) -> str:
+        if name in derived:
+            return "typed, " + derived[name]
+        if name in typed:
+            return "typed"
+        if name == "Phi" and not (model or model_config):
+            return "derived from the shape (h, L, a, h_kv, F, V, s)"
+        if name in model_names:
+            return f"model preset {model}"
+        if model_config and name != "G":
+            return f"config file {model_config}"
+        if system is not None:
+            # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
+            if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
+                return f"hardware {hardware}: " + "; ".join(system.defaults_used())
+            return f"hardware {hardware}"
+        return "default"
+
+    rows = [(name, unit, source(name), False) for name, unit in value_names]
+    rows += [(name, _TIME_UNITS[name], source(name), True) for name in time_names]
+    dtype_row = None
+    if dtype:
+        dtype_row = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
+                     "source": "typed (--dtype)" if dtype_typed else
+                     ("default (--hardware gives per-byte constants)" if hardware else
+                      "default (a time or a byte size was asked)")}
+    return rows, dtype_row
+
+
+@functools.lru_cache(maxsize=256)
+def units_of(result: tuple, extras: tuple, unit: str) -> tuple:
+    """(key, unit) of every number in an answer whose result and extras have these keys (alpha and beta there
+    are counts, not the inputs α, β); a function of the keys and the unit alone, worded once per process."""
+    out = {"send": unit, "recv": unit, "total": unit, "time": "s",
+           "alpha": "messages on the critical path (the count multiplying α)",
+           "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
+           "beta": f"{unit} moved on the critical path (the count multiplying β)",
+           "beta_inter": f"{unit} moved across nodes on the critical path (the count multiplying β_inter)",
+           "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
+    out = {key: value for key, value in out.items() if key in result}
+    out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
+    return tuple((key, value) for key, value in out.items() if key in result or key in extras)

@@ -138,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only symcomm/training/primitive_data.py (the primitives' exact code), not the kernels")
     args = parser.parse_args(argv)
     stale_primitives = _primitives(args.check)
+    if stale_primitives:
+        print(stale_primitives, file=sys.stderr)
     if args.primitives:
         return 1 if args.check and stale_primitives else 0
     files = generate()
@@ -160,21 +162,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _primitives(check: bool) -> bool:
-    """Write (or with ``check`` only compare) symcomm/training/primitive_data.py; True when it was stale."""
+def _primitives(check: bool) -> str:
+    """Write (or with ``check`` only compare) symcomm/training/primitive_data.py: what to say ("" when it was fresh)."""
     from .primitivegen import TARGET, generate
 
     path = Path(__file__).resolve().parents[1].joinpath(*TARGET)
     text = generate()
-    stale = not path.is_file() or path.read_text(encoding="utf-8") != text
-    if check and stale:
-        print(f"stale: symcomm/{'/'.join(TARGET)}", file=sys.stderr)
-    elif stale:
-        from ..base.files import write_file
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return ""
+    if check:
+        return f"stale: symcomm/{'/'.join(TARGET)}"
+    from ..base.files import write_file
 
-        write_file(path, text, what="symcomm/" + "/".join(TARGET))
-        print(f"symcomm/{'/'.join(TARGET)}: written", file=sys.stderr)
-    return stale
+    write_file(path, text, what="symcomm/" + "/".join(TARGET))
+    return f"symcomm/{'/'.join(TARGET)}: written"
 
 
 if __name__ == "__main__":

@@ -38,6 +38,9 @@ def _words(values: dict) -> list[str]:
     """Python keyword values as the command line's KEY=VALUE words (numbers exactly, text as given)."""
     out = []
     for key, value in values.items():
+        if type(value) is int or type(value) is str:        # the common case, as typed
+            out.append(f"{key}={value}")
+            continue
         if isinstance(value, bool):
             value = int(value)
         if isinstance(value, float):

@@ -71,30 +71,41 @@ def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
 def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
     """binding.bind for a primitive: (name → exact value, time constant name → value, → that value as the
     answer shows it, the values in the order of ``needed``), or the same refusal."""
-    needed, least = entry["needed"], entry["least"]
-    values, times = {}, {}
+    needed, spelled = entry["needed"], _spelled(entry)
+    values, times, shown = {}, {}, {}
     for key, text in texts.items():
         if key in TIME_NAMES:
-            times[key] = _parsed(key, text, False, 0)
-        elif key in least:
-            values[key] = _parsed(_SPELLED.get(key, key), text, data.WHOLE[key], least[key])[0]
+            times[key], shown[key] = _parsed(key, text, False, 0)
         else:
-            raise UsageError(f"unknown parameter {key!r} for {entry['label']}; allowed: "
-                             f"{', '.join(needed + _ALLOWED_TIMES)}")
-    missing = [name for name in needed if name not in texts]
-    if missing:
+            how = spelled.get(key)
+            if how is None:
+                raise UsageError(f"unknown parameter {key!r} for {entry['label']}; allowed: "
+                                 f"{', '.join(needed + _ALLOWED_TIMES)}")
+            values[key] = _parsed(how[0], text, how[1], how[2])[0]
+    if len(values) < len(needed):
+        missing = [name for name in needed if name not in texts]
         raise UsageError(f"missing {', '.join(missing)}: {entry['label']} needs {', '.join(needed)} (as KEY=VALUE)")
-    args = [values[name] for name in needed]
-    shown = {key: plain for key, (_, plain) in times.items()}
-    times = {key: value for key, (value, _) in times.items()}
+    point = [values[name] for name in needed]
     if entry["rules"]:
-        _check(entry, entry["checks"](*args))
+        _check(entry, entry["checks"](*point))
     if times:
         absent = [name for name in entry["time"] if name not in times]
         if absent:
             raise UsageError(f"missing {', '.join(absent)}: the time of {entry['label']} needs "
                              f"{', '.join(entry['time'])} once any of them is given")
-    return values, times, shown, args
+    return values, times, shown, point
+
+
+def _spelled(entry: dict) -> dict:
+    """name → (how an error names it, whole numbers only, its least value), once per entry."""
+    held = _SPELLINGS.get(entry["label"])
+    if held is None:
+        held = _SPELLINGS[entry["label"]] = {name: (_SPELLED.get(name, name), data.WHOLE[name], entry["least"][name])
+                                            for name in entry["needed"]}
+    return held
+
+
+_SPELLINGS: dict = {}
 
 
 def _check(entry: dict, got: tuple) -> None:
@@ -121,11 +132,15 @@ def _time(entry: dict, counts, times: dict, scale: int, texts: dict):
     plain): Σ count × weight over the constants' common denominator — an int when whole, else the float nearest
     the exact sum (a quotient of Python ints is correctly rounded, as float() of the Fraction is)."""
     names = entry["coefficients"]
-    if not all(type(count) is int for count in counts):
-        return plain_exact(sum((count * (1 if name in PER_MESSAGE_NAMES else scale) * times[name]
-                                for name, count in zip(names, counts)), Fraction(0)))
-    weights, den = _weights(names, tuple(texts[name] for name in names), times, scale)
-    num = sum(count * weight for count, weight in zip(counts, weights))
+    weights, den = _weights(names, tuple([texts[name] for name in names]), times, scale)
+    num = 0
+    for count, weight in zip(counts, weights):
+        if type(count) is not int:
+            count = checked(count)
+            if type(count) is not int:         # a count that is not whole: the sum in Fractions
+                return plain_exact(sum((checked(c) * (1 if n in PER_MESSAGE_NAMES else scale) * times[n]
+                                        for n, c in zip(names, counts)), Fraction(0)))
+        num += count * weight
     if num % den == 0:
         return num // den
     try:
@@ -163,24 +178,27 @@ def _answer(args, entry: dict) -> dict:
         texts, dtype = fill_from_presets(_preset(entry), texts, hardware_name=args.hardware, dtype=dtype,
                                          gpus_per_node=texts.get("G"))
     values, times, shown, point = _bind(entry, texts)
-    got = [number if type(number) is int else checked(number) for number in entry["cost"](*point)]
+    got = entry["cost"](*point)
     fields = entry["fields"]
-    scale = bytes_per_element(dtype) if dtype else 1
-    unit = "bytes" if dtype else "elements"
-    result = {key: (number if key in PER_MESSAGE_NAMES or scale == 1 else number * scale)
-              for key, number in zip(fields, got)}
-    payload = {
-        "label": entry["label"], "kind": "primitive", "name": args.name, "algorithm": entry["algorithm"],
-        "values": {key: value if type(value) is int else plain_exact(value) for key, value in values.items()},
-        "unit": unit,
-        **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
-        **{key: value if type(value) is int else plain_exact(value) for key, value in result.items()},
-    }
+    scale, unit = (bytes_per_element(dtype), "bytes") if dtype else (1, "elements")
+    payload = {"label": entry["label"], "kind": "primitive", "name": args.name, "algorithm": entry["algorithm"],
+               "values": {key: value if type(value) is int else plain_exact(value) for key, value in values.items()},
+               "unit": unit}
+    if dtype:
+        payload["dtype"], payload["bytes_per_element"] = dtype, scale
+    for key, number in zip(fields, got):      # the cost's fields: counts in elements, × bytes per element but α
+        if type(number) is not int:
+            number = checked(number)
+        if scale != 1 and key not in PER_MESSAGE_NAMES:
+            number *= scale
+        payload[key] = number if type(number) is int else plain_exact(number)
+    keys = fields
     if times:
-        result["time"] = payload["time"] = _time(entry, got[len(fields):], times, scale, texts)
+        payload["time"] = _time(entry, got[len(fields):], times, scale, texts)
+        keys = fields + ("time",)
     payload["inputs"] = _inputs(args, values, shown, typed, derived, dtype)
-    payload["units"] = dict(units_of(tuple(result), (), unit))
-    payload["_result_keys"] = list(result)
+    payload["units"] = dict(units_of(keys, (), unit))
+    payload["_result_keys"] = list(keys)
     payload["_extra_keys"] = []
     return payload
 

@@ -63,7 +63,7 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
     from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
 
     out, derived = dict(texts), {}
-    for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")):
+    for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")) if ("bw" in out or "bw_inter" in out) else ():
         if key in out:
             if target in out:
                 raise UsageError(f"give {key} or {target}, not both ({target} = 1 / {key})")
@@ -74,7 +74,7 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
             out[target] = repr(1.0 / rate)
             derived[target] = f"1 / {key} = 1 / ({rate:g} bytes/s)"
     sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
-    if dtype is None and (sized or any(key in out for key in _TIME_NAMES)):
+    if dtype is None and (sized or not _TIME_NAMES.isdisjoint(out)):
         dtype = "bf16"
         notes.add("--dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
               "--dtype to change it", restates_default=True)

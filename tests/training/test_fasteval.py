@@ -195,3 +195,31 @@ def test_ones_below_counts_the_set_bits():
     for n in range(0, 1100):
         by_hand = sum(bin(b).count("1") for b in range(n))      # the definition: set bits of 0 … n − 1
         assert exact_ones_below(n) == by_hand == ones_below_int(n)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: "/".join(p))
+def test_hardware_presets_and_files_fill_as_the_sympy_path(pair, tmp_path):
+    # presets.fill_from_presets is the one filler of both paths: a group spanning nodes (N=16 on nodes of 8, or
+    # of a typed G), a file with both inter-node links, one whose calibration folded γ into β, one whose flat
+    # fit refuses the two-level forms across nodes
+    entry = data.SUBJECTS[pair]
+    links = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
+             "inter": {"bytes_per_second": 1e11, "latency_s": 1e-6, "fitted_as": "flat"},
+             "inter_two_level": {"bytes_per_second": 1e10, "latency_s": 5e-6, "fitted_as": "two_level"},
+             "gpus_per_node": 8}
+    flat_only = {key: value for key, value in links.items() if key != "inter_two_level"}
+    folded = {"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6}, "inter": {"bytes_per_second": 1e10,
+              "latency_s": 5e-6}, "gpus_per_node": 8, "hbm_bytes_per_second": 2e12,
+              "calibration": [{"collective": "all_reduce", "algorithm": "ring", "ranks": 8, "alpha": 1e-6,
+                               "beta": 1e-11, "sizes_bytes": [64], "efficiency": [1.0]}]}
+    files = []
+    for name, doc in (("links", links), ("flat_only", flat_only), ("folded", folded)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        files.append(str(path))
+    spanning = [w.replace("N=8", "N=16") for w in _words(entry)]
+    for hardware in ("h100", "b200", *files):
+        same(*pair, spanning, None, hardware)
+        same(*pair, spanning, "fp32", hardware)
+        same(*pair, _words(entry, extra=["G=2"] if "G" not in entry["needed"] else ()), None, hardware)
+        same(*pair, spanning + ["gpus_per_node=4"] if "G" not in entry["needed"] else spanning, None, hardware)

@@ -31,10 +31,12 @@ MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn"
               "source")
 MOE_KEYS = ("experts", "top_k", "moe_layers", "dense_layers_first", "moe_ffn", "shared_experts", "shared_expert_ffn")
 OVERLAP_KEYS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
-HARDWARE = ("h100", "h200", "b200", "gb200")
+#: h100-gt: torchtitan's Grand Teton H100s (their peak only bounded: symcomm/presets/hardware.json)
+HARDWARE = ("h100", "h100-gt", "h200", "b200", "gb200")
 #: fp8-rowwise: torchao float8 with one scale per row (torchtitan's rowwise recipe)
 PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
-RECOMPUTE = ("none", "selective", "full")
+#: op: torchtitan's op-level selective activation checkpointing (symcomm.training.settings.TORCHTITAN_OP_SAC)
+RECOMPUTE = ("none", "selective", "full", "op")
 ROLES = ("fit", "check")
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
 STEP_TOLERANCE = 1e-3

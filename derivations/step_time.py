@@ -75,6 +75,32 @@ SELECTIVE_RECOMPUTE = Derivation(
                        "layer more than re-running the attention core's forward (12 instead of 4)",
                   source=KORTHIKANTI + ", Appendix A (hardware FLOPs)"),))
 
+# torchtitan's op-level selective checkpointing (recompute=op): the block's matmuls in their forward order wq, wk, wv,
+# wo, w1, w3, w2 (torchtitan/models/llama/model.py at 9dec370a); its policy saves the odd-numbered ones and
+# recomputes the even-numbered wk, wo, w3 (parallelize_llama.py, _save_list and the mm counter)
+OP_SAC = ("pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py at 9dec370a (_save_list, "
+          "_apply_ac_to_transformer_block, selective_ac_option = 'op'); torchtitan/models/llama/model.py (the matmul order)")
+OP = flops.hardware_flops(B, s, "op", gated=True)
+OP_RECOMPUTE = Derivation(
+    "Hardware FLOPs with torchtitan's op-level selective checkpointing",
+    (Step(OP, "model FLOPs + the even-numbered matmuls of each gated block once more"),
+     Step(flops.model_flops(B, s, gated=True) + 2 * B * s * L * (h * h_kv + h * h + h * F),
+          "wk (h × h_kv), wo (h × h) and w3 (h × F): the 2nd, 4th and 6th of wq, wk, wv, wo, w1, w3, w2")),
+    "FLOPs per iteration, B sequences of s tokens; a gated (SwiGLU) grouped-query block",
+    OP_SAC, lhs="hardware FLOPs, op",
+    claims=(Claim(flops.recomputed(B, s, "full", gated=True) - flops.recomputed(B, s, "op", gated=True),
+                  L * (flops.attention_core(B, s) + 2 * B * s * (h * h + h * h_kv + h * F + F * h)),
+                  name="op recomputes less than full by the attention core (its SDPA output is saved) and the "
+                       "odd-numbered matmuls wq, wv, w1, w2 (their outputs are saved): below full for every shape",
+                  source=OP_SAC),
+            AtLeast(activation_bytes("op", True, False) - activation_bytes("full", True, False),
+                    (s / c) * _S.b / (d * m) * 4 * _S.a / t,
+                    name="op keeps more than full (the block input) for every shape, by at least the SDPA's "
+                         "logsumexp, without sequence parallelism", source=OP_SAC),
+            AtLeast(activation_bytes("op", True, True) - activation_bytes("full", True, True),
+                    (s / c) * _S.b / (d * m) * 4 * _S.a / t,
+                    name="and with sequence parallelism", source=OP_SAC)))
+
 # the 6N rule: every weight matrix costs 2 FLOPs per token forward and 4 backward
 WEIGHTS_PER_LAYER = 2 * h ** 2 + 2 * h * h_kv + 3 * h * F
 SIX_N = Claim(3 * (flops.layer_forward(1, 1, gated=True) - flops.attention_core(1, 1)), 6 * WEIGHTS_PER_LAYER,
@@ -473,8 +499,10 @@ def _printed_memory_table() -> Table:
                           "fragmented blocks: a count of live bytes is expected below it. Predicted: memory_per_gpu "
                           "of symcomm eval hybrid for the run's words (weights, gradients, optimizer states, "
                           "activations, the logits and loss buffers, the recompute working set, FSDP's gathered "
-                          "layers); torchtitan's op-level selective checkpointing is typed recompute=none (it "
-                          "recomputes no attention core), so its activations are counted whole. Error: predicted / "
+                          "layers); torchtitan's op-level selective checkpointing is typed recompute=op (each "
+                          "block's input and the outputs its op list saves: symcomm.training.memory.op_kept_widths), "
+                          "counted as eager checkpointing keeps them (torch.compile's partitioner keeps fewer). "
+                          "Error: predicted / "
                           "published − 1, " + _summary([r["error"] for r in found]) + "."),
                  source="derivations/data/torchtitan_runs.json; derivations/data/step_fit.json")
 
@@ -558,6 +586,11 @@ CHAPTER = Chapter(
      "activations, the last stage's logits (the 16-bit LM-head output and the fp32 copy Megatron's cross-entropy "
      "keeps, 6 bytes per token and vocabulary entry over t), one layer's activations while it is recomputed, "
      "FSDP's two gathered layers and their gradients; the busiest GPU is the larger of the first and last stage. "
+     "torchtitan's op-level selective checkpointing (recompute=op) keeps per block its input and the outputs its "
+     "op list saves — every other matmul (wq, wv, w1, w2 of wq, wk, wv, wo, w1, w3, w2), the SDPA's output and "
+     "logsumexp, the sequence-parallel reduce-scatters — and runs again in the backward the other matmuls (wk, wo, "
+     "w3), every memory-bound op and the sequence all-gathers, not the attention core; dense Llama blocks with "
+     "flash attention only (MoE and MLA refused). "
      "The constants are fitted by one core (symcomm/measurement/step_fit.py: the least mean |relative error| "
      "of the step time on a lattice of each constant's range, searched whole), the same that symcomm "
      "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
@@ -573,7 +606,7 @@ CHAPTER = Chapter(
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
      "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),

@@ -40,6 +40,9 @@ def _print_step(payload: dict) -> None:
     print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
           f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
           f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])}){cannot}")
+    from ..presets import step_error_words
+
+    print("  off by       " + step_error_words(payload["step_time_error"]))
     per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
     print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "

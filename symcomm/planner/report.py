@@ -6,6 +6,7 @@ import csv
 import io
 
 from ..base.units import bytes_per_element, human_size, human_time
+from ..presets import step_error_words
 from ..training import frameworks as _frameworks
 from .fold import Plan
 from .request import MICRO_BATCH_SEARCH, Request
@@ -36,7 +37,8 @@ ASSUMPTIONS = (
     "(p·v − 2) each, an end chunk within ± 2 of a middle one; v = 1, 2, 3, 4, 6 or 8), the fastest split of each "
     "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
-    "recompute none, selective (the attention core) or full; sequence parallel needs t > 1 and t | seq/c; MoE "
+    "recompute none, selective (the attention core) or full (op, torchtitan's op-level checkpointing, only when "
+    "--recompute fixes it; with t > 1 only with SP); sequence parallel needs t > 1 and t | seq/c; MoE "
     "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
     "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
     "settings that give one layout the same step time and memory are folded into one row",
@@ -59,7 +61,7 @@ MEMORY_ASSUMPTION = (
 
 UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
          "optimizer_time": "s", "comm_time": "s", "memory_bytes": "bytes", "memory_bytes_per_gpu": "bytes",
-         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
+         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "step_time_error": "ratios (predicted / measured - 1); runs: a count", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
 
 
 def to_json(p: Plan, top: int) -> dict:
@@ -70,6 +72,7 @@ def to_json(p: Plan, top: int) -> dict:
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
+        "step_time_error": req.hardware.step_time_error(),
         "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
                                                               "micro_batches", "zero", "framework", "recompute", "sp"))
@@ -133,6 +136,7 @@ def to_text(p: Plan, top: int) -> str:
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "") + ": ranked by step time",
+        "step times off by " + step_error_words(req.hardware.step_time_error()),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
         f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "

@@ -24,7 +24,10 @@ from ..training import settings
 SCHEMES = _frameworks.SCHEMES
 FRAMEWORKS = tuple(_frameworks.FRAMEWORKS)
 ZERO_STAGES = (0, 1, 2, 3)
-RECOMPUTE = settings.RECOMPUTE             # none, selective, full (0 and 1: aliases of none and full)
+#: the recompute modes searched unless --recompute fixes one (0 and 1: aliases of none and full): op (torchtitan's
+#: op-level selective checkpointing) is searched only when asked for, so the kernels a plan builds (and
+#: tools.codegen ships) stay three per combination and a cold plan builds none more (settings.RECOMPUTE has all)
+RECOMPUTE = tuple(mode for mode in settings.RECOMPUTE if mode != "op")
 SP_CHOICES = (False, True)
 CP_ALGORITHMS = ("ring", "ulysses")
 #: micro-batch sizes searched unless --micro-batch: the divisors of the per-replica batch up to this
@@ -288,7 +291,8 @@ FLAGS = (
                               "(default: search); m=..."),
     ("--zero", None, "fix the ZeRO stage: 0, 1, 2 or 3; zero=..."),
     ("--framework", None, f"fix the framework: {', '.join(FRAMEWORKS)}; framework=..."),
-    ("--recompute", None, f"fix activation recomputation: {', '.join(RECOMPUTE)} (0 = none, 1 = full); recompute=..."),
+    ("--recompute", None, f"fix activation recomputation: {', '.join(settings.RECOMPUTE)} (0 = none, 1 = full; op, "
+                          "torchtitan's op-level checkpointing, is searched only when fixed here); recompute=..."),
     ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
     ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "

@@ -100,9 +100,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
         else:
             sp_ok = (T == 1) if model.moe else np.ones(T.size, dtype=bool)   # Megatron-Core: MoE with t > 1 needs SP
         for recompute in (RECOMPUTE if req.recompute is None else (req.recompute,)):
+            # recompute=op with t > 1 needs sp=1 (symcomm.training.hybrid: torchtitan's TP always shards the norms)
+            op_ok = sp_ok if recompute != "op" or sp_on else sp_ok & (T == 1)
             for scheme in _schemes(req):
                 for schedule, split in (("1f1b", 0), ("interleaved", 0), ("1f1b", 1), ("interleaved", 1)):
-                    rows = np.flatnonzero(sp_ok & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1))
+                    rows = np.flatnonzero(op_ok & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1))
                                           & (layouts["split"] == split))
                     if not rows.size:
                         continue

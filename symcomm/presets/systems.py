@@ -65,6 +65,10 @@ class Hardware:
     #: fitted constant (attention_kernel=fa2: FlashAttention-2), and where the figures come from
     attention_shares: tuple = ()
     attention_source: str = ""
+    #: how far the step time of these constants may be off: the leave-one-out errors of the fit that gave them
+    #: (("mean", ..), ("max", ..), ("signed_mean", ..), ("runs", n)) and whose fit it was; () when not recorded
+    step_errors: tuple = ()
+    step_errors_of: str = ""
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -136,6 +140,19 @@ class Hardware:
                                                   "matmuls reach, fitted on FP8 runs: none is fitted for it yet)")
         return {**out, "peak_fp8": self.peak("fp8", typed.get("peak_fp8"))}
 
+    def step_time_error(self) -> dict | None:
+        """How far a step time of these constants may be off, as far as their fit measured it: the leave-one-out
+        errors over the runs it fitted on (each predicted by the constants fitted without it); None when the
+        hardware records none (a file without ``step_time.errors``).  One rule for eval and plan."""
+        errors = dict(self.step_errors)
+        if not errors:
+            return None
+        return {"mean": errors["mean"], "max": errors["max"], "signed_mean": errors["signed_mean"],
+                "runs": int(errors["runs"]), "of": self.step_errors_of,
+                "what": "the leave-one-out error of the fit that gave these constants: each of its runs predicted by "
+                        "the constants fitted without it; runs unlike them (another framework, release or GPU) can be "
+                        "off by more"}
+
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
         bytes per GPU at most the GPU's memory_bytes, no allowance.  A number or a numpy array; None when
@@ -199,6 +216,15 @@ class Hardware:
                 "G": self.gpus_per_node}
 
 
+def step_error_words(error: dict | None) -> str:
+    """:meth:`Hardware.step_time_error` in words, as eval and plan print it."""
+    if error is None:
+        return "unknown: these constants record no fit error (step_time.errors of the hardware file)"
+    return (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
+            f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its {error['runs']} runs; "
+            "unlike runs (another framework, release or GPU) can be off by more")
+
+
 def hardware_names() -> tuple[str, ...]:
     return tuple(_load("hardware.json")["systems"])
 
@@ -238,7 +264,15 @@ def _preset(name: str) -> Hardware:
                     tuple(sorted((k, float(x)) for k, x in d.get("peak_flops", {}).items())), d.get("peak_source", ""),
                     _bounds(d), _fitted_constants(fitted),
                     fitted.get("note", "") or fitted.get("source", ""),
-                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
+                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
+                    step_errors=_step_errors(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
+                    if "step_time" in d else "")
+
+
+def _step_errors(fitted: dict) -> tuple:
+    """The leave-one-out errors a ``step_time`` block records, as (name, value) pairs; () when it records none."""
+    out = fitted.get("errors", {}).get("leave_one_out", {})
+    return tuple((k, float(out[k])) for k in ("mean", "max", "signed_mean", "runs") if k in out)
 
 
 def _bounds(d: dict) -> tuple:
@@ -380,7 +414,8 @@ def hardware_file(path) -> Hardware:
                     _bounds(d), _fitted_constants(fitted), fitted.get("source", ""),
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
-                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""))
+                    attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
+                    step_errors=_step_errors(fitted), step_errors_of=name)
 
 
 def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:

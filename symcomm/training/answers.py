@@ -363,7 +363,9 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
                         "dtype": dtype if str(options.get("precision", "bf16")) == "bf16" else "bf16"}  # peak's dtype
     # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
     out.update(system.memory_verdict(out["memory_per_gpu"]))
-    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes"})
+    out["step_time_error"] = system.step_time_error()
+    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
+                         "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
     out["assumptions"] += list(system.defaults_used())
     return out
 

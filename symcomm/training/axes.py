@@ -160,7 +160,8 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
-             across=False, micro=1, regather=False, moe_layers=0, mla_layers=0) -> tuple[Term, ...]:
+             across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
+             recompute_gathers=False) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -168,7 +169,9 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     ``layers`` have an MoE layer in the MLP's place: only their attention block runs these
     collectives (the dispatcher's are :func:`moe_tp_terms`; MEGATRON_MOE_TP).  ``mla_layers`` (SP
     only) of them have MLA attention, whose input side is :func:`mla_tp_terms`: their h-wide input
-    all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here."""
+    all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here.
+    ``recompute_gathers`` (SP only; recompute=op, symcomm.training.settings.regathers_forward): the forward's
+    all-gathers, not its reduce-scatters, run again before the backward."""
     blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
@@ -182,6 +185,9 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
         else:
             out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
+    if sp_on and recompute_gathers and not recompute:
+        out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
+                        "sequence all-gather", groups, across, "tp", phase="forward recompute"))
     if sp_on and regather:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
                         "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))

@@ -61,6 +61,14 @@ FP8 from the norm) are counted as separate passes: an upper bound, the rest is w
 
 **Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over
 the activation bytes Korthikanti et al. count.
+
+**Recompute** (forward work run again in the backward, timed as the forward runs it): selective, the attention
+core; full, every layer's forward (its FP8 casts of X too) and a third more memory-bound passes; op (torchtitan's
+op-level selective checkpointing, symcomm.training.settings.TORCHTITAN_OP_SAC), the block's even-numbered matmuls
+but its last (:func:`op_gemms`: wk, wo, w3 gated; symcomm.training.flops.op_recomputed_matmuls), at their widths,
+not the attention core (the SDPA's outputs are saved), every memory-bound op as under full (only matmuls,
+the SDPA, reduce-scatters and amax are on the op list) and, under FP8, every linear's cast of X (each is
+a PREFER_RECOMPUTE op the eager recompute runs again).
 """
 
 from __future__ import annotations
@@ -188,6 +196,14 @@ def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_t
                         Gemm("shared expert FC2", tokens, F_e / t, h, E_s)])
 
 
+def op_gemms(tokens, gated: bool, attention: str = "mha") -> tuple[Gemm, ...]:
+    """The GEMMs recompute=op runs again in one layer's backward on one GPU (symcomm.training.flops.
+    op_recomputed_matmuls): column-parallel ones split over t in their output, row-parallel ones in their input;
+    wk is K alone (the forward's fused QKV count is one GEMM: here torchtitan's three are apart)."""
+    return tuple(Gemm(name, tokens, inner / t if split == "row" else inner, outer / t if split == "column" else outer)
+                 for name, inner, outer, split in flops.op_recomputed_matmuls(gated, attention))
+
+
 def lm_head_gemm(tokens) -> Gemm:
     return Gemm("LM head", tokens, h, V / t, fp8=False)
 
@@ -265,7 +281,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     matmuls as the module docstring times them (FLOPs / (peak · η) and the width term w_half · 2 · elements
     moved / (peak · η); the FP8 recipe's linear GEMMs at peak_fp8 · η_fp8 and their casts at the HBM
     bandwidth), recompute as the run's mode runs it, and κ HBM passes over the stored activation bytes
-    (forward one third, backward two; a full recompute adds a third)."""
+    (forward one third, backward two; a full or op recompute adds a third)."""
     layers = L / p if layers is None else layers
     lm_head = run.embeddings if lm_head is None else lm_head
     micro = b / (d * m)
@@ -273,6 +289,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     kind = attention_kind(run)
     gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp)
     layer_pairs = stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp)
+    op_pairs = [(g, layers) for g in op_gemms(tokens, run.gated, kind)] if run.recompute == "op" else []
     counted = layers * flops.attention_core(micro, s, kind) / (t * c)
     # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
     # s × s the FLOP convention counts (Dao 2023, FlashAttention-2, §3.1.1: "skip the computation of blocks
@@ -290,8 +307,10 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         # FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)
         again = {"selective": core_time,
                  "full": core_time + (rest - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0)) / rate,
+                 "op": _summed(op_pairs, "flops") / rate,
                  "none": sp.Integer(0)}[run.recompute]
-        moved_again = _summed(layer_pairs, "moved") if run.recompute == "full" else sp.Integer(0)
+        moved_again = {"full": _summed(layer_pairs, "moved"), "op": _summed(op_pairs, "moved")}.get(
+            run.recompute, sp.Integer(0))
         moved = _summed(gemms, "moved")
         forward = rest / rate + core_time + 2 * w_half * moved / rate
         backward = 2 * rest / rate + core_back * core_time + again + 2 * w_half * (2 * moved + moved_again) / rate
@@ -306,12 +325,13 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         x, w, dy = cast_bytes(gemms, run.precision)
         forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm
         again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + x / hbm,
+                 "op": matmul_time(op_pairs, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
                     + dy / hbm)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
                                      run.expert_tp) * layers
-    if run.recompute == "full":
+    if run.recompute in ("full", "op"):
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers

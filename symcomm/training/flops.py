@@ -24,8 +24,9 @@ import sympy as sp
 from ..core.symbols import E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, h_kv, h_q, k, kv_lora, q_lora
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
-#: (QKᵀ, softmax, dropout, attention over V) is recomputed; full = the whole layer's forward
-RECOMPUTE_MODES = ("none", "selective", "full")
+#: (QKᵀ, softmax, dropout, attention over V) is recomputed; full = the whole layer's forward; op = torchtitan's
+#: op-level selective checkpointing (:func:`op_recomputed_matmuls`: the even-numbered matmuls of each block)
+RECOMPUTE_MODES = ("none", "selective", "full", "op")
 
 KORTHIKANTI_FLOPS = ("Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, "
                      "Appendix A (model FLOPs 72BLsh²(1 + s/(6h) + V/(12hL)))")
@@ -121,15 +122,61 @@ def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mh
     return layers + lm_head_forward(B, seq)
 
 
+def block_matmuls(gated: bool = True, attention: str = "mha") -> tuple[tuple[str, object, object, str], ...]:
+    """The matmuls of one dense Llama block's forward in the order torchtitan runs them, as (name, input width,
+    output width, how tensor parallelism splits it: "column" splits the output, "row" the input): Attention.forward
+    ``self.wq(x), self.wk(x), self.wv(x)``, the SDPA, ``self.wo``; FeedForward.forward
+    ``self.w2(F.silu(self.w1(x)) * self.w3(x))`` (w1 before w3: Python evaluates the product's left operand
+    first); pytorch/torchtitan torchtitan/models/llama/model.py at 9dec370a, torchtitan/models/llama3/model.py
+    at 820504e2; without a gated unit the MLP is w1, w2.  Column-parallel wq, wk, wv, w1, w3 and row-parallel
+    wo, w2 (torchtitan parallelize_llama.py, apply_tp)."""
+    q = query_width(attention)
+    out = [("wq", h, q, "column"), ("wk", h, h_kv, "column"), ("wv", h, h_kv, "column"), ("wo", q, h, "row"),
+           ("w1", h, F, "column")]
+    if gated:
+        out.append(("w3", h, F, "column"))
+    return tuple(out + [("w2", F, h, "row")])
+
+
+def op_saved_matmuls(gated: bool = True, attention: str = "mha") -> tuple:
+    """The matmuls whose outputs recompute=op keeps: the odd-numbered ones of :func:`block_matmuls` (1st, 3rd,
+    ...).  torchtitan's policy counts aten.mm per block and pass (a fresh counter for each checkpointed call, one
+    for the forward and one for the recompute) and saves an mm unless its count is even (TORCHTITAN_OP_SAC in
+    symcomm.training.settings): gated wq, wv, w1, w2; else wq, wv, w1."""
+    return block_matmuls(gated, attention)[0::2]
+
+
+def op_recomputed_matmuls(gated: bool = True, attention: str = "mha") -> tuple:
+    """The matmuls recompute=op runs again before the block's backward: the even-numbered ones of
+    :func:`block_matmuls` but a last one, whose output the backward never reads: the recompute stops once it
+    has rebuilt every tensor the backward saved, before the block's last matmul runs (pytorch/pytorch
+    torch/utils/checkpoint.py: the non-reentrant checkpoint torchtitan's checkpoint_wrapper runs raises
+    _StopRecomputationError once its recompute counter reaches the saved tensors; set_checkpoint_early_stop,
+    on by default; the matmul's inputs are saved before it runs).  Gated: wk, wo, w3; without a gated unit wk, wo (w2, the 6th, is not rerun)."""
+    every = block_matmuls(gated, attention)
+    return tuple(mm for i, mm in enumerate(every[:-1]) if i % 2 == 1)
+
+
+def op_recomputed_per_token(gated: bool = True, attention: str = "mha") -> sp.Expr:
+    """Multiply-adds per token of the matmuls recompute=op runs again (:func:`op_recomputed_matmuls`):
+    h·h_kv + q·h (wk, wo), + h·F gated (w3)."""
+    return sp.Add(*(inner * outer for _, inner, outer, _ in op_recomputed_matmuls(gated, attention)))
+
+
 def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
     """What the recompute mode runs again before the backward (forward FLOPs): nothing; the
-    attention core of every layer; or every layer's forward (the LM head is not recomputed)."""
+    attention core of every layer; every layer's forward (the LM head is not recomputed); or, op, every
+    layer's even-numbered matmuls (:func:`op_recomputed_matmuls`; dense blocks only, the mode refuses MoE)."""
     if recompute == "none":
         return sp.Integer(0)
     if recompute == "selective":
         return L * attention_core(B, seq, attention)
     if recompute == "full":
         return forward(B, seq, gated, moe, attention) - lm_head_forward(B, seq)
+    if recompute == "op" and not moe and attention != "mla":
+        return L * 2 * B * seq * op_recomputed_per_token(gated, attention)
+    if recompute == "op":
+        raise ValueError("recompute=op counts the dense Llama block only (no MoE, no MLA)")
     raise ValueError(f"recompute={recompute} is not allowed; choose {', '.join(RECOMPUTE_MODES)}")
 
 

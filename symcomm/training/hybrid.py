@@ -61,6 +61,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     moe_layers = (L_moe / p if even else L_moe * layers / L) if moe else 0
     mla = run.attention == "mla"
     terms += tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
+                      recompute_gathers=run.gathers_rerun,
                       groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather, moe_layers=moe_layers,
                       mla_layers=layers if mla else 0)
     if mla and sp_on:
@@ -263,11 +264,17 @@ _MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core re
                                   "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
+_OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
+                                 "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
+                                 "apply_tp and _save_list)")
+
+
 def hybrid_checks() -> tuple[Rule | When, ...]:
     return (
         rules.equal(t * p * d * c, N, "t*p*d*c"),
         rules.when("moe", (False,), _NO_EXPERTS),
         rules.when("moe", (True,), rules.when("sp", (False,), _MOE_NEEDS_SP)),
+        rules.when("recompute", ("op",), rules.when("sp", (False,), _OP_NEEDS_SP)),
         *split_checks(),                     # L over the p·v chunks: even, or first/last (symcomm.training.stages)
         rules.when("schedule", ("interleaved",), rules.divisible(m, p)),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from . import flops
 from .hybrid import end_stage_shard, expert_shard
 from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
                              q_lora,
@@ -47,13 +48,37 @@ def mla_attention_widths():
     return whole, split
 
 
-def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha") -> sp.Expr:
+def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr], ...]:
+    """Bytes per token one dense Llama block keeps under recompute=op (torchtitan's op-level selective
+    checkpointing: symcomm.training.settings.TORCHTITAN_OP_SAC), per GPU, as (what, bytes): the block's input,
+    which the checkpoint keeps (2h, /t with sequence parallel); the outputs of the odd-numbered matmuls
+    (symcomm.training.flops.op_saved_matmuls), 2 bytes per element: a column-parallel one's F/t or h_kv/t wide, a
+    row-parallel one's (w2, gated) the whole h, its partial sum before the reduce-scatter; the SDPA's output
+    (2h/t) and its logsumexp (fp32, one per head: 4a/t; aten._scaled_dot_product_flash_attention returns both and
+    the policy saves every output of a saved op); with sequence parallel the two reduce-scatters' outputs (2h/t
+    each: the op list holds _c10d_functional.reduce_scatter_tensor).  The amax scalars (aten.max) are left out;
+    at 9dec370a the list also held aten.abs, whose full-size |x| an eager float8 run keeps (not counted: it left
+    the list at 820504e2, and the float8 runs of that commit typed here ran under torch.compile).
+    Our own count from those ops' output shapes; the width of Q is h, as memory counts it everywhere."""
+    out = [("block input", 2 * h / (t if sp_on else 1))]
+    for name, _inner, outer, split in flops.op_saved_matmuls(gated):
+        out.append((f"{name} output", 2 * outer / t if split == "column" else 2 * outer))
+    out += [("SDPA output", 2 * h / t), ("SDPA logsumexp", 4 * a / t)]
+    if sp_on:
+        out += [("wo reduce-scatter output", 2 * h / t), ("w2 reduce-scatter output", 2 * h / t)]
+    return tuple(out)
+
+
+def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
     (/t with sequence parallel).  ``attention="mla"``: the attention block's 3sbh + 8sbh/t of those
-    (11sbh of the 34) replaced by :func:`mla_attention_widths`."""
+    (11sbh of the 34) replaced by :func:`mla_attention_widths`.  op: the tokens' :func:`op_kept_widths`
+    (``gated`` says which matmuls are odd-numbered)."""
     micro = b / (d * m)
+    if recompute == "op":
+        return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated)))
     sbh = (s / c) * micro * h
     kept_scores = 0 if flash or recompute != "none" else scores(micro)
     if recompute == "full":
@@ -90,7 +115,7 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input)."""
-    per_layer = activation_bytes(recompute, flash, sp_on, attention)
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated)
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp)
     return per_layer
@@ -150,7 +175,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
     micro = b / (d * m)
     if embeddings and last:
         parts["logits"] = logits_bytes(micro)
-    if recompute == "full" or (recompute == "selective" and not flash):
+    if recompute in ("full", "op") or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
     if data.zero == 3 and data.shard_unit == "layer":
         parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
@@ -205,8 +230,10 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
     them until that backward is done: Megatron-LM megatron/core/tensor_parallel/random.py,
     CheckpointFunction.backward); under selective recompute without flash attention that layer's
-    recomputed scores (Table 2's 5as²b/t)."""
-    if recompute == "full":
+    recomputed scores (Table 2's 5as²b/t).  Under op, as under full, the layer's activations as no recompute
+    keeps them: the recompute rebuilds them for the layer's backward; an upper bound by the op-saved outputs
+    among them, which the recompute reads from the kept ones (as full's counts the kept input twice)."""
+    if recompute in ("full", "op"):
         return activation_bytes("none", flash, sp_on)
     return scores(b / (d * m))
 

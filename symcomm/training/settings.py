@@ -5,10 +5,10 @@ training run, for the hybrid strategy, the step model and the planner).
 Text comes in once (:func:`parse`, from KEY=VALUE texts or the planner's flags) and goes out once
 (:func:`format`, the canonical KEY=VALUE words every command echoes).  Inside, values are typed:
 flags are ``bool``, the ZeRO stage an ``int``, choices ``str``, and "as the framework does" is
-``None`` (written ``framework``).  ``recompute`` is one thing everywhere: none, selective or full
+``None`` (written ``framework``).  ``recompute`` is one thing everywhere: none, selective, full or op
 activation recomputation (0 and 1 are the documented aliases of none and full); the collectives
-of the forward run again only under full (:func:`reruns_forward`).  SymPy-free: the planner
-imports it.
+of the forward run again only under full (:func:`reruns_forward`), the sequence all-gathers alone under
+op (:func:`regathers_forward`).  SymPy-free: the planner imports it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,17 @@ from ..base.errors import InputError
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
 BY_FRAMEWORK = "framework"
 #: activation recomputation (Korthikanti et al. 2022): none; selective (the attention core only,
-#: no collective re-runs); full (each layer's forward again in the backward, its collectives too)
-RECOMPUTE = ("none", "selective", "full")
+#: no collective re-runs); full (each layer's forward again in the backward, its collectives too); op
+#: (torchtitan's op-level selective activation checkpointing, TORCHTITAN_OP_SAC: each block keeps the outputs of
+#: its odd-numbered matmuls, of the attention core and of the reduce-scatters, and recomputes the rest)
+RECOMPUTE = ("none", "selective", "full", "op")
+#: torchtitan's op-level selective activation checkpointing, where the op mode is read
+TORCHTITAN_OP_SAC = ("pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py at 9dec370a (_save_list, "
+                     "_apply_ac_to_transformer_block: selective_ac_option = 'op'), the same list and policy in "
+                     "torchtitan/models/llama3/parallelize_llama.py at 820504e2 and e7c0cae9: aten.mm (all but every "
+                     "second one, counted per block and pass), the flash/efficient SDPA, _c10d_functional."
+                     "reduce_scatter_tensor and aten.max saved, every other op recomputed in the backward "
+                     "(torch.utils.checkpoint, create_selective_checkpoint_contexts)")
 #: attention: multi-/grouped-query (mha, gqa=1 for grouped) or DeepSeek's multi-head latent attention
 ATTENTION = ("mha", "mla")
 #: the expert tensor-parallel size: the TP size t (Megatron-Core's default) or 1
@@ -90,13 +99,48 @@ def flag(name: str, meaning: str, default: bool = False) -> Option:
 
 def reruns_forward(recompute: str) -> bool:
     """Whether the forward's collectives run again before the backward: only under full recompute
-    (selective recomputes the attention core, which holds no collective)."""
+    (selective recomputes the attention core, which holds no collective; op: :func:`regathers_forward`)."""
     return recompute == "full"
+
+
+def regathers_forward(recompute: str) -> bool:
+    """Whether the forward's sequence-parallel all-gathers, and they alone, run again before the backward: under
+    op (TORCHTITAN_OP_SAC: the op list saves the reduce-scatters' outputs, not the all-gathers', which the recompute
+    of the block's norms-to-matmuls path runs again)."""
+    return recompute == "op"
+
+
+#: why recompute=op refuses some settings: the op list and its matmul order are those of torchtitan's dense Llama
+#: block (torchtitan/models/llama/model.py at 9dec370a: wq, wk, wv, SDPA, wo, w1, w3, w2)
+OP_REFUSED = {
+    "moe": "recompute=op with moe=1 is not modelled: torchtitan's MoE blocks run grouped matmuls and all-to-alls "
+           "outside the dense block's op list and matmul order this mode counts; give recompute=full or none",
+    "attention": "recompute=op with attention=mla is not modelled: the op list and matmul order counted are those of "
+                 "torchtitan's Llama block (wq, wk, wv, SDPA, wo, w1, w3, w2); give recompute=full or none",
+    "flash": "recompute=op needs flash=1: the op list keeps the fused SDPA's output (aten._scaled_dot_product_flash/"
+             "efficient_attention); without it the attention core is no saved op",
+}
+
+
+def op_refusal(setting) -> str | None:
+    """Why ``setting`` (recompute=op) has no meaning, or None (:data:`OP_REFUSED`)."""
+    if setting.recompute != "op":
+        return None
+    if setting.moe:
+        return OP_REFUSED["moe"]
+    if setting.attention == "mla":
+        return OP_REFUSED["attention"]
+    if not setting.flash:
+        return OP_REFUSED["flash"]
+    return None
 
 
 RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "activation recomputation: none; selective (the attention core: no collective runs "
-                          "again); full (the forward collectives run again in backward); 0 = none, 1 = full",
+                          "again); full (the forward collectives run again in backward); op (torchtitan's op-level "
+                          "selective checkpointing: each block keeps its odd-numbered matmuls', the SDPA's and the "
+                          "reduce-scatters' outputs and recomputes the rest, its sequence all-gathers again; dense "
+                          "Llama blocks with flash attention, sp=1 when t > 1); 0 = none, 1 = full",
                           RECOMPUTE_ALIASES)
 
 #: the hybrid strategy's options (symcomm.training.strategies "hybrid"), in the order they are printed
@@ -249,11 +293,19 @@ class RunSetting:
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
+        refused = op_refusal(self)
+        if refused:
+            raise InputError(refused)
 
     @property
     def forward_reruns(self) -> bool:
         """Does the forward re-run its collectives before the backward (full recompute)?"""
         return reruns_forward(self.recompute)
+
+    @property
+    def gathers_rerun(self) -> bool:
+        """Do the forward's sequence all-gathers alone run again before the backward (op recompute)?"""
+        return regathers_forward(self.recompute)
 
     @property
     def framework_row(self) -> F.Framework:

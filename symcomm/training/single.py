@@ -10,7 +10,7 @@ import sympy as sp
 from ..core import symbols as S
 from .axes import (DataSchedule, ep_terms, kv_width, pp_terms, ring_terms, tp_terms,
                    ulysses_terms, zero3_on, bubble_fraction)
-from .settings import reruns_forward
+from .settings import regathers_forward, reruns_forward
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -61,7 +61,8 @@ def build_tp(algorithm: str, recompute: str) -> tuple[Term, ...]:
 
 
 def build_sp(recompute: str, sp_regather: bool) -> tuple[Term, ...]:
-    return tp_terms(N, b * s * h, L, recompute=reruns_forward(recompute), sp_on=True, regather=sp_regather)
+    return tp_terms(N, b * s * h, L, recompute=reruns_forward(recompute), sp_on=True, regather=sp_regather,
+                    recompute_gathers=regathers_forward(recompute))
 
 
 # -- pipeline parallel -------------------------------------------------------------------------------

@@ -242,6 +242,14 @@ ASSUMPTIONS = (
 )
 
 
+#: what recompute=op counts (symcomm.training.memory.op_kept_widths, symcomm.training.flops.op_recomputed_matmuls)
+OP_RECOMPUTE = ("recompute=op (torchtitan's op-level selective checkpointing): each block keeps its input and the "
+                "outputs of every other matmul (gated: wq, wv, w1, w2), of the SDPA (with its logsumexp) and of the "
+                "sequence-parallel reduce-scatters, counted as eager checkpointing keeps them (torch.compile's "
+                "partitioner keeps only what the backward reads); the backward runs the other matmuls but the last (gated: "
+                "wk, wo, w3), every memory-bound "
+                "op and the sequence all-gathers again, not the attention core")
+
 #: why fp8_param_gather=1 leaves an MXFP8 run's parameter all-gathers at its dtype (symcomm.training.axes.data_schedule)
 MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core "
                 "gathers MXFP8 weights through a bf16 buffer and re-quantizes them "
@@ -341,6 +349,8 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
         out["assumptions"].append(FP8_MFU)
     if out["options"]["precision"] == "mxfp8" and out["options"]["fp8_param_gather"] == "1":
         out["assumptions"].append(MXFP8_GATHER)
+    if out["options"]["recompute"] == "op":
+        out["assumptions"].append(OP_RECOMPUTE)
     return out
 
 

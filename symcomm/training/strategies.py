@@ -198,7 +198,16 @@ _SCHEDULES = ("gpipe", "1f1b", "interleaved")
 _MICRO_BATCHES = Option("micro_batches", "1", ("1", "m"),
                         "1: one micro-batch per step (the papers' count); m: m micro-batches per step (gradient "
                         "accumulation), each collective counted as often as the framework runs it")
-_RECOMPUTE = RECOMPUTE_OPTION        # none | selective | full, one meaning for every strategy and command
+_RECOMPUTE = RECOMPUTE_OPTION        # none | selective | full | op, one meaning for every strategy and command
+#: tensor parallelism without SP takes every mode but op: torchtitan's op list keeps the sequence-parallel
+#: reduce-scatters, and its tensor parallelism always shards the norms' sequence (parallelize_llama.py, apply_tp):
+#: recompute=op is the sp strategy's
+_TP_RECOMPUTE = Option(RECOMPUTE_OPTION.name, RECOMPUTE_OPTION.default,
+                       tuple(mode for mode in RECOMPUTE_OPTION.allowed if mode != "op"),
+                       "activation recomputation: none; selective (the attention core: no collective runs again); "
+                       "full (the forward all-reduces run again in backward); 0 = none, 1 = full (op, torchtitan's "
+                       "op-level checkpointing, needs sequence parallelism: strategy sp)",
+                       RECOMPUTE_OPTION.aliases)
 
 
 def _strategy(name, title, summary, source, convention, options, build, checks=(), extra=None) -> Strategy:
@@ -253,13 +262,14 @@ _ENTRIES = (
               "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
               SHOEYBI + ", §3; " + NARAYANAN + ", §3.2",
               _EXACT + "; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again",
-              (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _RECOMPUTE),
+              (Option("algorithm", "ring", _ALL_REDUCE, "all-reduce algorithm"), _TP_RECOMPUTE),
               build_tp, (rules.divisible(a, N),)),
     _strategy("sp", "Tensor + sequence parallel (Megatron)",
               "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the "
               "backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
               KORTHIKANTI + ", §4.2.2; " + MEGATRON_SP_REGATHER,
-              _EXACT + "; per step over L layers; recompute=full adds the forward collectives again",
+              _EXACT + "; per step over L layers; recompute=full adds the forward collectives again, recompute=op "
+                       "the forward all-gathers",
               (_RECOMPUTE,
                _flag("sp_regather", "1 = the backward all-gathers each column-parallel GEMM's sequence-sharded "
                                     "input again for its weight gradient (Megatron-LM layers.py, Transformer "

@@ -58,7 +58,8 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
 #: p ≥ 2 (2 divides every preset's L but deepseek-v3's 61, which no p from 2 to 60 divides: the page's interleaved
 #: view splits the layers first/last, PAGE_VARIANTS, and opens on 30 and 31 layers there)
 START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2},
-                     ("pipeline_split", "first_last"): {"p": 2}}     # a first/last split needs p ≥ 2 stages
+                     ("pipeline_split", "first_last"): {"p": 2},     # a first/last split needs p ≥ 2 stages
+                     ("recompute", "op"): {"t": 1}}                  # op with t > 1 needs sp=1 (training.hybrid)
 
 
 def start_values(sub) -> dict[str, int]:

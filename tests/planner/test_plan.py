@@ -355,13 +355,13 @@ BAD = [
     (("--zero", "4"), "--zero=4", "choose 0, 1, 2 or 3"),
     (("--zero", "2", "--framework", "megatron"), "--zero=2", "it runs zero 0, 1"),
     (("--framework", "torch"), "--framework=torch", "choose megatron, deepspeed, fsdp, fsdp2 or megatron_fsdp"),
-    (("--recompute", "yes"), "--recompute=yes", "choose none, selective or full (0 = none, 1 = full)"),
+    (("--recompute", "yes"), "--recompute=yes", "choose none, selective, full or op (0 = none, 1 = full)"),
     (("--sp", "2"), "--sp=2", "choose 0 or 1"),
     (("--cp-algorithm", "tree"), "--cp-algorithm=tree", "choose ring, ulysses"),
     (("--compare", "x=1"), "--compare key 'x'", "choose t, p, v, c, e, d, mb"),
     (("--compare", "t"), "--compare 't'", "KEY=VALUE"),
     (("--compare", "t=3"), "--compare t=3", "choose 1, 2, 4, 8"),
-    (("--compare", "recompute=some"), "--compare recompute=some", "choose none, selective or full (0 = none, 1 = full)"),
+    (("--compare", "recompute=some"), "--compare recompute=some", "choose none, selective, full or op (0 = none, 1 = full)"),
     (("--top", "0"), "--top", "from 1 to"),
     (("--max-bubble", "-1"), "--max-bubble", ""),
 ]
@@ -647,3 +647,16 @@ def test_a_bounded_peak_is_refused_untyped_and_a_typed_one_slows_the_plan_as_it_
     assert (one["t"], one["d"]) == (two["t"], two["d"]) == (1, 16)
     assert two["compute_time"] < one["compute_time"] < two["compute_time"] * 989.4 / 835.5
     assert one["memory_bytes"] == two["memory_bytes"]
+
+
+def test_op_recompute_is_searched_only_when_fixed_and_never_with_tensor_parallelism_without_sp():
+    # the default search leaves recompute=op out (its kernels would add a third to every cold plan); fixed, it is
+    # searched, and t > 1 only with sequence parallelism (torchtitan's TP plan always shards the norms' sequence)
+    from symcomm.planner import RECOMPUTE
+
+    assert "op" not in RECOMPUTE
+    result = plan(small(pp=1, vp=1, micro_batch=4, framework="fsdp2", recompute="op"), top=None)
+    rows = list(result.rows())
+    settings = [(r["t"], s) for r in rows for s in r["settings"]]
+    assert settings and all(s["recompute"] == "op" for _, s in settings)
+    assert all(s["sp"] == 1 for t, s in settings if t > 1) and any(t > 1 for t, _ in settings)

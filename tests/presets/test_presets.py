@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -361,3 +362,30 @@ def test_eval_on_a_bounded_peak_needs_a_typed_one_and_a_typed_peak_wins_everywhe
     assert same["step_time"] == sxm["step_time"] and sxm["constants"]["peak_source"].startswith("NVIDIA")
     half = json.loads(_eval("--hardware", "h100", "peak=494.7e12").stdout)
     assert half["step_time"] > sxm["step_time"]
+
+
+def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
+    # the leave-one-out errors hardware.json records for the fit that gave the constants (h200 and h100-gt borrow
+    # h100's); a hardware file that records none says the error is unknown instead of printing a bare number
+    stored = json.loads((Path(presets.__file__).parent / "hardware.json").read_text(encoding="utf-8"))["systems"]
+    expected = stored["h100"]["step_time"]["errors"]["leave_one_out"]
+    for name in ("h100", "h200"):
+        got = json.loads(_eval("--hardware", name).stdout)["step_time_error"]
+        assert got["of"] == "h100" and got["runs"] == expected["runs"]
+        assert (got["mean"], got["max"], got["signed_mean"]) == (expected["mean"], expected["max"],
+                                                                  expected["signed_mean"])
+    text = subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B[:-1], "--hardware", "a100"],
+                          capture_output=True, text=True).stdout
+    a100 = stored["a100"]["step_time"]["errors"]["leave_one_out"]
+    assert f"off by       typically {100 * a100['mean']:.0f} %, up to {100 * a100['max']:.0f} %" in text
+    h100 = presets.hardware("h100")
+    document = {"intra": {"bytes_per_second": 450e9, "latency_s": 3.4e-6},
+                "inter": {"bytes_per_second": 50e9, "latency_s": 9.6e-6}, "gpus_per_node": 8,
+                "memory_bytes": 80e9, "hbm_bytes_per_second": 3.35e12, "peak_flops": dict(h100.peak_flops),
+                "step_time": {"eta": 0.8, "kappa": 5}}
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(document))
+    mine = subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B[:-1], "--hardware", str(path)],
+                          capture_output=True, text=True)
+    assert mine.returncode == 0, mine.stderr
+    assert "off by       unknown: these constants record no fit error" in mine.stdout

@@ -262,3 +262,45 @@ def test_eval_hybrid_fp8_from_a_hardware_file(tmp_path):
     assert fp8["constants"]["peak_fp8"] == 1978.9e12 and fp8["constants"]["peak"] == 989.4e12
     assert "peak_fp8" not in bf16["constants"] and bf16["constants"]["w_half"] == 300
     assert bf16["compute_time"] / 2 < fp8["compute_time"] < bf16["compute_time"]
+
+
+# -- recompute=op: torchtitan's op-level selective checkpointing ------------------------------------------------
+# the block's matmuls in forward order wq, wk, wv, wo, w1, (w3,) w2 (torchtitan/models/llama/model.py at 9dec370a);
+# the policy (parallelize_llama.py, _save_list) saves the odd-numbered and recomputes the even-numbered ones, the
+# last excepted (the recompute stops once the backward's tensors are rebuilt); the SDPA's output is saved, so the
+# core is not run again.  For T = 2 tokens of the SHAPE: wk 2 × 4 · 4 × 4 (h_kv = 4), wo 2 × 4 · 4 × 4, and gated w3
+# 2 × 4 · 4 × 8.
+OP_AGAIN = ((2, 4, 4), (2, 4, 4))
+OP_AGAIN_GATED = OP_AGAIN + ((2, 4, 8),)
+
+
+def _op_micro(gated, precision="bf16", recompute="op"):
+    run = settings.RunSetting(precision=precision, recompute=recompute, gated=gated)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    return exact(out.forward, at), exact(out.backward, at)
+
+
+@pytest.mark.parametrize("gated, again", [(False, OP_AGAIN), (True, OP_AGAIN_GATED)])
+def test_op_recompute_runs_the_even_numbered_matmuls_again_by_hand(gated, again):
+    forward, backward = _op_micro(gated)
+    none_forward, none_backward = _op_micro(gated, recompute="none")
+    assert forward == none_forward                                   # the forward is the forward
+    assert backward - none_backward == sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in again)
+
+
+def test_op_recompute_under_fp8_recasts_every_linear_input_by_hand():
+    # the recomputed GEMMs at peak_fp8 · eta_fp8 = 800, and the casts of X of every linear (each a PREFER_RECOMPUTE op
+    # the recompute runs again): X_ELEMENTS · (2 + 2 + 2) bytes at 100 B/s
+    forward, backward = _op_micro(False, "fp8_tensor")
+    none_forward, none_backward = _op_micro(False, "fp8_tensor", "none")
+    assert forward == none_forward
+    act, _ = CAST_BYTES["fp8_tensor"]
+    assert backward - none_backward == (sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in OP_AGAIN)
+                                        + X_ELEMENTS * act / sp.Integer(100))
+
+
+def test_op_recompute_costs_less_than_full_and_more_than_none():
+    for gated in (False, True):
+        backs = {r: _op_micro(gated, recompute=r)[1] for r in ("none", "op", "full")}
+        assert backs["none"] < backs["op"] < backs["full"]

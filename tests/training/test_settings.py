@@ -15,6 +15,7 @@ from symcomm.training.settings import RunSetting
 from symcomm.training.axes import data_schedule, sp_regather_of
 from symcomm.training.strategies import STRATEGIES
 from symcomm.training.overlap import dp_overlap_of
+from symcomm.core.symbols import L as S_L
 
 #: the documented spellings of recompute (settings.RECOMPUTE_ALIASES: 0 = none, 1 = full) and what each means
 SPELLINGS = {"none": "none", "selective": "selective", "full": "full", "0": "none", "1": "full"}
@@ -36,7 +37,7 @@ def test_parse_types_every_setting_and_format_writes_it_back():
 
 
 @pytest.mark.parametrize("words, named, allowed", [
-    (["recompute=some"], "recompute=some", "choose none, selective or full (0 = none, 1 = full)"),
+    (["recompute=some"], "recompute=some", "choose none, selective, full or op (0 = none, 1 = full)"),
     (["zero=4"], "zero=4", "choose 0, 1, 2 or 3"),
     (["framework=torch"], "framework=torch", "choose megatron, deepspeed, fsdp, fsdp2 or megatron_fsdp"),
     (["sp=yes"], "sp=yes", "choose 0 or 1"),
@@ -111,8 +112,41 @@ def test_eval_reads_the_step_models_options_once_into_typed_values():
 def test_recompute_reruns_the_forward_collectives_only_under_full():
     # Korthikanti et al. 2022, §5: selective recomputation re-runs the attention core (no collective);
     # full recomputation runs each layer's forward again, its collectives with it
-    assert [settings.reruns_forward(x) for x in settings.RECOMPUTE] == [False, False, True]
+    assert [settings.reruns_forward(x) for x in settings.RECOMPUTE] == [False, False, True, False]
     assert RunSetting(recompute="full").forward_reruns and not RunSetting(recompute="selective").forward_reruns
+
+
+def test_op_recompute_reruns_the_sequence_all_gathers_alone():
+    # torchtitan's _save_list (parallelize_llama.py at 9dec370a) holds reduce_scatter_tensor, not the all-gathers:
+    # the recompute runs the norm-output all-gathers again and replays the reduce-scatters' saved outputs
+    assert [settings.regathers_forward(x) for x in settings.RECOMPUTE] == [False, False, False, True]
+    run = RunSetting(recompute="op")
+    assert run.gathers_rerun and not run.forward_reruns
+
+
+@pytest.mark.parametrize("words, what", [
+    ({"recompute": "op", "moe": "1"}, "moe=1"),
+    ({"recompute": "op", "attention": "mla"}, "attention=mla"),
+    ({"recompute": "op", "flash": "0"}, "flash=1"),
+])
+def test_op_recompute_is_refused_in_one_line_where_the_op_list_does_not_describe_the_block(words, what):
+    with pytest.raises(InputError) as err:
+        settings.parse(words)
+    text = str(err.value)
+    assert "\n" not in text and "recompute=op" in text and what in text
+
+
+def test_op_recompute_with_tensor_parallelism_needs_sequence_parallelism(capsys):
+    # torchtitan's TP plan always shards the norms' sequence (parallelize_llama.py, apply_tp): t = 8 without sp is
+    # refused in one line, exit 2; with sp=1 it evaluates, and the forward recompute holds the all-gathers alone
+    assert main([*EVAL[:-1], "recompute=op"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "recompute=op with t=8 needs sp=1" in err
+    data = _eval_json(capsys, "recompute=op", "sp=1")
+    again = [term for term in data["terms"] if term["label"].endswith("(forward recompute)")]
+    assert again and {term["collective"] for term in again} == {"all_gather"}
+    forward = [term for term in data["terms"] if term["label"] == "sequence all-gather (forward)"]
+    assert [term["count"] for term in again] == [term["count"] for term in forward]      # each forward gather once more
 
 
 # -- recompute: the same words in every command ----------------------------------------------------
@@ -288,3 +322,13 @@ def test_a_new_framework_is_one_row(monkeypatch):
     assert not sp_regather_of("fsdp2") and not dp_overlap_of("fsdp2", 3)
     with pytest.raises(InputError, match=r"zero=1 is not run by framework=fsdp2 \(zero=3 only\)"):
         data_schedule("fsdp2", 1)
+
+
+def test_tensor_parallelism_without_sp_does_not_take_op_and_sp_does():
+    # the tp strategy has no sequence parallelism, which torchtitan's op list presumes (its saved reduce-scatters):
+    # refused naming the values it takes; the sp strategy takes op and runs its forward all-gathers once more
+    # (2 all-gathers + 2 reduce-scatters forward, the same backward, 2 all-gathers again: 10 collectives a layer)
+    with pytest.raises(InputError, match="recompute=op is not allowed; choose none, selective or full"):
+        symcomm.formula("tp", recompute="op")
+    terms = STRATEGIES["sp"].terms(recompute="op", sp_regather=False)
+    assert sum(term.count for term in terms) == 10 * S_L

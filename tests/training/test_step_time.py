@@ -291,3 +291,32 @@ def test_a_non_finite_step_output_is_refused_not_printed():
     with pytest.raises(ValueError, match="not a finite number"):
         steptime.report(values, 2, {k: v for k, v in PLAIN.items() if k not in steptime.STEP_OPTIONS},
                         {k: v for k, v in PLAIN.items() if k in steptime.STEP_OPTIONS})
+
+
+def test_op_recompute_on_torchtitans_llama_3_1_8b_table_1_by_hand():
+    """torchtitan benchmarks/llama3_h100_202412_torchtitan.md Table 1: Llama 3.1 8B, FSDP over 8 GPUs, local batch 2
+    of 8192 tokens, selective_ac_option = 'op' (train_configs/llama3_8b.toml at 9dec370a).  Per token and layer the
+    op mode keeps (2 bytes per element): the block input h = 4096 → 8192, wq's 4096 → 8192, wv's 1024 → 2048, the
+    SDPA output 4096 → 8192 and its fp32 logsumexp 32 heads → 128, w1's 14336 → 28672, w2's 4096 → 8192: 63,616
+    bytes; × 2 · 8192 tokens × 32 layers.  It runs again wk, wo, w3: (4096·1024 + 4096·4096 + 4096·14336) multiply-adds
+    = 79,691,776 per token and layer, 2 FLOPs each, over the 16 · 8192 tokens of the step and 32 layers."""
+    run = _cli("eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=16",
+               "m=1", "s=8192", "embeddings=1", "recompute=op", "framework=fsdp2", "zero=3", "--json")
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["memory"]["activations"] == 63_616 * 2 * 8192 * 32
+    assert out["hardware_flops"] - out["model_flops"] == 2 * 79_691_776 * 16 * 8192 * 32
+
+
+@pytest.mark.parametrize("words, what", [(("moe=1",), "moe=1"), (("flash=0",), "flash=1")])
+def test_op_recompute_refusals_reach_eval_in_one_line(words, what):
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=4", "c=1", "m=8",
+               "b=64", "sp=1", "recompute=op", *words)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert "recompute=op" in run.stderr and what in run.stderr
+
+
+def test_op_recompute_says_what_it_counts():
+    out = json.loads(_cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1",
+                          "b=16", "m=1", "s=4096", "recompute=op", "--json").stdout)
+    assert any(a.startswith("recompute=op") and "eager" in a for a in out["assumptions"])

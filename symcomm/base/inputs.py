@@ -308,10 +308,19 @@ RATE_UNITS = {"B/s": 1, "KB/s": 10 ** 3, "MB/s": 10 ** 6, "GB/s": 10 ** 9, "TB/s
               "Gbps": 10 ** 9 / 8}
 
 
+#: id of a units table → (the table, its units longest first, their last characters): once, not per number read
+_LONGEST_FIRST: dict = {}
+
+
 def split_unit(text: str, units: dict) -> tuple[str, str | None]:
     """(number text, unit) when ``text`` ends in one of ``units`` (longest first), else (text, None)."""
     body = str(text).strip(_SPACE)
-    for unit in sorted(units, key=len, reverse=True):
+    held = _LONGEST_FIRST.get(id(units))
+    if held is None or held[0] is not units:        # holding the table keeps its id unique
+        held = _LONGEST_FIRST[id(units)] = (units, sorted(units, key=len, reverse=True), {u[-1] for u in units})
+    if body[-1:] not in held[2]:                     # no unit ends in its last character (a digit, say)
+        return body, None
+    for unit in held[1]:
         if body.endswith(unit) and body[: -len(unit)].strip(_SPACE):
             return body[: -len(unit)].strip(_SPACE), unit
     return body, None

@@ -19,6 +19,8 @@ from fractions import Fraction
 
 import sympy as sp
 
+from .exactops import plain_exact
+
 from ..base.errors import InputError
 
 
@@ -136,15 +138,8 @@ def fast(expr):
 
 def plain(number: sp.Expr) -> int | float:
     """An exact integer stays a Python int (any size); anything else becomes a float."""
-    if type(number) is int:
-        return number
-    if type(number) is Fraction:
-        if number.denominator == 1:
-            return number.numerator
-        try:
-            return float(number)
-        except OverflowError:
-            raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None
+    if type(number) is int or type(number) is Fraction:
+        return plain_exact(number)        # the one rule, SymPy-free (the primitives' fast path reads it too)
     if isinstance(number, sp.Integer):
         return int(number)
     if isinstance(number, sp.Rational):       # correctly rounded, as float() of SymPy's Rational

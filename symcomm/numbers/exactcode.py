@@ -17,70 +17,8 @@ from fractions import Fraction
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
-from ..core import symbols as S
+from .exactops import HELPERS as _HELPERS, NotExact  # the operations the printed code calls (SymPy-free)
 from .rational import _cli_name
-
-
-class NotExact(ArithmeticError):
-    """This expression or this point has no exact value here: evaluate it with SymPy instead."""
-
-
-def _div(a, b):
-    if type(a) is int and type(b) is int:
-        if b == 0:
-            raise NotExact("division by zero")
-        return a // b if a % b == 0 else Fraction(a, b)
-    if b == 0:
-        raise NotExact("division by zero")
-    out = Fraction(a) / b
-    return out.numerator if out.denominator == 1 else out
-
-
-def _whole(x) -> int:
-    if type(x) is int:
-        return x
-    if isinstance(x, Fraction) and x.denominator == 1:
-        return x.numerator
-    raise NotExact(f"{x} is not a whole number")
-
-
-def _log2(x) -> int:
-    n = _whole(x)
-    if n < 1 or n & (n - 1):
-        raise NotExact(f"log2({x}) is not a whole number")
-    return n.bit_length() - 1
-
-
-def _ceil_log2(x) -> int:
-    n = _whole(x)
-    if n < 1:
-        raise NotExact(f"ceil(log2({x})) needs n >= 1")
-    return (n - 1).bit_length()
-
-
-def _ones_below(x) -> int:
-    return S.ones_below_int(_whole(x))
-
-
-def _pow(base, exp):
-    e = _whole(exp)
-    return base ** e if e >= 0 else _div(1, base ** -e)
-
-
-def _no_branch():
-    raise NotExact("no branch of a Piecewise holds")
-
-
-def _floor(x):
-    return x // 1
-
-
-def _ceiling(x):
-    return -((-x) // 1)
-
-
-_HELPERS = {"_div": _div, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
-            "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling}
 
 
 class _ExactPrinter(PythonCodePrinter):
@@ -142,6 +80,10 @@ class _ExactPrinter(PythonCodePrinter):
 
     def _print_OnesBelow(self, expr):
         return f"_ones_below({self._print(expr.args[0])})"
+
+    def _print_log2(self, expr):
+        # sympy.codegen's log2 (symbols.log2 of a power of two): exact, or NotExact at a value that is not one
+        return f"_log2({self._print(expr.args[0])})"
 
     def _print_Function(self, expr):
         if expr.func.__name__ == "_log2":

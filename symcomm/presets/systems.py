@@ -620,6 +620,11 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------
 
+#: the time constants' names (those of ``symbols.TIME_SYMBOLS``, written out: this wing starts without SymPy;
+#: ``tests/training/test_fasteval.py`` holds them equal)
+TIME_NAMES = frozenset(("alpha", "alpha_inter", "beta", "beta_inter", "gamma"))
+
+
 def fill_from_presets(target, texts: dict, *, model_name: str | None = None, config_path: str | None = None,
                       hardware_name: str | None = None, dtype: str | None = None,
                       gpus_per_node: str | None = None) -> tuple[dict, str | None]:
@@ -629,12 +634,16 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
     nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's; which link was
     taken is a note (:mod:`symcomm.base.notes`)."""
-    from ..core import symbols as S
-    from ..base.inputs import parse_number
+    from ..base.inputs import parse_whole
 
-    time_names = {S.BY_SYMBOL[sym].cli_name for sym in S.TIME_SYMBOLS}
-    needed = memo.once(target, "_preset_needed", lambda: frozenset(    # once per subject (subjects are immutable)
-        S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL))
+    generated = hasattr(target, "preset_names")   # a generated primitive (training.fasteval): its names as data, no SymPy
+    if generated:
+        needed = target.preset_names
+    else:
+        from ..core import symbols as S
+
+        needed = memo.once(target, "_preset_needed", lambda: frozenset(    # once per subject (subjects are immutable)
+            S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL))
     # what the shipped presets fill depends on the subject, the presets' names, the dtype, N and G alone (the
     # presets never change in a process): worded once per those, its note said again on every call; a file
     # (a config, a hardware or model file) is read again each time, since it may have changed
@@ -658,15 +667,16 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         if hardware_name:
             system = hardware(hardware_name)
             dtype = dtype or "bf16"
-            two_level = any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in target.cost.coefficients)
+            two_level = target.two_level if generated else any(sym in (S.alpha_inter, S.beta_inter)
+                                                               for sym, _ in target.cost.coefficients)
             group = texts.get("N", filled.get("N"))
-            ranks = int(parse_number("N", str(group), integer=True)) if group is not None else None
-            g = int(parse_number("G (gpus_per_node)", str(gpus_per_node), integer=True)) if gpus_per_node else None
+            ranks = parse_whole("N", str(group)) if group is not None else None
+            g = parse_whole("G (gpus_per_node)", str(gpus_per_node)) if gpus_per_node else None
             preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False))
             if why:
                 notes.add(why, restates_default=True)
             for key, value in preset.items():
-                if key in time_names or key in needed:
+                if key in TIME_NAMES or key in needed:
                     filled[key] = value
     except ValueError as err:
         raise InputError(str(err)) from None

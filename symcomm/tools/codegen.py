@@ -17,8 +17,12 @@ array ones; negative powers become one division.
 
 Regenerate after any change to the step model, the strategies or the FLOP counts::
 
-    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/
+    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/ and training/primitive_data.py
     python -m symcomm.tools.codegen --check    # exit 1 if the committed files are stale
+
+It writes the primitives' module too, ``symcomm/training/primitive_data.py`` (:mod:`symcomm.tools.primitivegen`:
+every algorithm's cost and requirements as exact Python, so ``eval`` of a primitive needs no SymPy); it does not
+depend on the step model.  ``--primitives`` writes (or checks) that module alone, in seconds.
 
 Any other combination (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
 ``--model-config`` of another family shape) gets its graph built in the process by :func:`graph_data`
@@ -130,7 +134,14 @@ def generate(kinds=KINDS) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m symcomm.tools.codegen", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if symcomm/planner/kerneldata/ is stale")
+    parser.add_argument("--primitives", action="store_true",
+                        help="only symcomm/training/primitive_data.py (the primitives' exact code), not the kernels")
     args = parser.parse_args(argv)
+    stale_primitives = _primitives(args.check)
+    if stale_primitives:
+        print(stale_primitives, file=sys.stderr)
+    if args.primitives:
+        return 1 if args.check and stale_primitives else 0
     files = generate()
     stale = sorted(name for name, text in files.items()
                    if not (PACKAGE / name).is_file() or (PACKAGE / name).read_text(encoding="utf-8") != text)
@@ -138,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         for name in stale + extra:
             print(f"stale: symcomm/planner/kerneldata/{name}", file=sys.stderr)
-        return 1 if stale or extra else 0
+        return 1 if stale or extra or stale_primitives else 0
     from ..base.files import write_file
 
     PACKAGE.mkdir(exist_ok=True)
@@ -149,6 +160,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"symcomm/planner/kerneldata/: {len(stale)} written, {len(files) - len(stale)} unchanged, {len(extra)} removed",
           file=sys.stderr)
     return 0
+
+
+def _primitives(check: bool) -> str:
+    """Write (or with ``check`` only compare) symcomm/training/primitive_data.py: what to say ("" when it was fresh)."""
+    from .primitivegen import TARGET, generate
+
+    path = Path(__file__).resolve().parents[1].joinpath(*TARGET)
+    text = generate()
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return ""
+    if check:
+        return f"stale: symcomm/{'/'.join(TARGET)}"
+    from ..base.files import write_file
+
+    write_file(path, text, what="symcomm/" + "/".join(TARGET))
+    return f"symcomm/{'/'.join(TARGET)}: written"
 
 
 if __name__ == "__main__":

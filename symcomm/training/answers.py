@@ -24,6 +24,7 @@ from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
                       _preset_shape, _with_units, bound, parse_value, split_assignments)
 from .subjects import Subject, option_names, subject
+from .words import input_rows, units_of as _units_of
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -273,63 +274,20 @@ _INPUT_ROWS: dict = {}
 
 def _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols,
                       time_symbols) -> _Rows:
-    from .. import presets
-
-    # the presets read once per answer, not once per input
-    model_names = set(presets.model(model).values()) if model else set()
-    system = presets.hardware(hardware) if hardware else None
-
-    def source(name: str) -> str:
-        if name in derived:
-            return "typed, " + derived[name]
-        if name in typed:
-            return "typed"
-        if name == "Phi" and not (model or model_config):
-            return "derived from the shape (h, L, a, h_kv, F, V, s)"
-        if name in model_names:
-            return f"model preset {model}"
-        if model_config and name != "G":
-            return f"config file {model_config}"
-        if system is not None:
-            # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
-            if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
-                return f"hardware {hardware}: " + "; ".join(system.defaults_used())
-            return f"hardware {hardware}"
-        return "default"
-
-    rows = []
-    for sym in value_symbols:
-        name = S.BY_SYMBOL[sym].cli_name
-        rows.append((name, sym, S.BY_SYMBOL[sym].unit, source(name), False))
-    for sym in time_symbols:
-        name = S.BY_SYMBOL[sym].cli_name
-        rows.append((name, sym, _TIME_UNITS[name], source(name), True))
-    out = _Rows(rows)
-    if dtype:
-        out.dtype_row = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
-                         "source": "typed (--dtype)" if dtype_typed else
-                         ("default (--hardware gives per-byte constants)" if hardware else
-                          "default (a time or a byte size was asked)")}
+    # worded by words.input_rows (SymPy-free: the primitives' fast path words its inputs with it too)
+    found, dtype_row = input_rows(model, model_config, hardware, dtype_typed, dtype, typed, derived,
+                                  tuple((S.BY_SYMBOL[sym].cli_name, S.BY_SYMBOL[sym].unit) for sym in value_symbols),
+                                  tuple(S.BY_SYMBOL[sym].cli_name for sym in time_symbols))
+    out = _Rows((name, sym, unit, source, is_time)
+                for sym, (name, unit, source, is_time) in zip((*value_symbols, *time_symbols), found))
+    if dtype_row is not None:
+        out.dtype_row = dtype_row
     return out
 
 
 def _units(result: dict, extras: dict, unit: str) -> dict:
     """The unit of every number in the answer (alpha and beta there are counts, not the inputs α, β)."""
     return dict(_units_of(tuple(result), tuple(extras), unit))
-
-
-@functools.lru_cache(maxsize=256)
-def _units_of(result: tuple, extras: tuple, unit: str) -> tuple:
-    # depends on the answer's keys and unit only: worded once per process (a fresh dict per answer above)
-    out = {"send": unit, "recv": unit, "total": unit, "time": "s",
-           "alpha": "messages on the critical path (the count multiplying α)",
-           "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
-           "beta": f"{unit} moved on the critical path (the count multiplying β)",
-           "beta_inter": f"{unit} moved across nodes on the critical path (the count multiplying β_inter)",
-           "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
-    out = {key: value for key, value in out.items() if key in result}
-    out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
-    return tuple((key, value) for key, value in out.items() if key in result or key in extras)
 
 
 def _steptime():

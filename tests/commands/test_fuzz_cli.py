@@ -237,6 +237,11 @@ def arena(tmp_path_factory):
     # the calls' working folder: an empty one of this test's own, not the checkout (whose top level other
     # tests, running in parallel workers, may change meanwhile: a wheel build, Hypothesis's cache)
     (tmp / "cwd").mkdir()
+    # torch (when installed) imported once here, outside the per-example alarm: `measure` imports it, and an
+    # alarm firing inside that import (seconds on a loaded machine) leaves a half-initialised torch behind that
+    # every later example then trips over ("partially initialized module 'torch'")
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
     return tmp
 
 

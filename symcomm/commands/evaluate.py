@@ -1,0 +1,130 @@
+"""``symcomm eval``: a primitive's or a strategy's numbers, printed as text or JSON.
+
+Its parser, its printer, and an entry of its own (:func:`main`): ``symcomm eval`` comes here straight from
+:mod:`symcomm.__main__`, without the rest of the CLI, so that a primitive's answer — which
+:func:`symcomm.training.fasteval.eval_document` gives from the generated exact code — starts without SymPy (a
+strategy, ``--backend`` or ``--model`` load it there, on first use).  The full CLI
+(:func:`symcomm.commands.main.build_parser`) registers the very same parser; both run through
+:func:`symcomm.commands.runner.run`: the same errors, exit statuses and notes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..base import notes
+from ..base.units import DTYPES, human_size, human_time
+from ..training.fasteval import eval_document
+from ..training.words import TIME_RULE
+
+
+def register_cli(subparsers) -> None:
+    p = subparsers.add_parser("eval", help="numbers of a primitive or strategy")
+    p.add_argument("name", help="a primitive or a strategy (symcomm list shows them)")
+    p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
+                   help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
+    p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
+    p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 when a time is asked "
+                                   "without it")
+    p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
+    p.add_argument("--model", help="model preset: fills Phi, h, L, a, h_kv, s (and E, k, L_moe, Phi_E)")
+    p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
+    p.add_argument("--hardware", help="hardware preset or file (path/to/hardware.json): fills alpha, beta, gamma, alpha_inter, beta_inter "
+                                      "(per byte; --dtype defaults to bf16) and G")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")
+    p.set_defaults(run=cmd_eval)
+
+
+def _print_step(payload: dict) -> None:
+    cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""
+    print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
+          f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
+          f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])}){cannot}")
+    from ..presets import step_error_words
+
+    print("  off by       " + step_error_words(payload["step_time_error"]))
+    per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
+    print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
+    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
+          f"HFU {100 * payload['hfu']:.1f} %")
+    stage = payload.get("memory_stage", {})
+    parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
+                                                        else "") for k, x in payload["memory"].items())
+    print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
+    need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
+    if payload["fits"] is None:
+        print("  fits         unknown: the hardware gives no memory_bytes per GPU")
+    elif payload["fits"]:
+        print(f"  fits         yes: {need:,.0f} bytes ≤ the GPU's {have:,.0f} bytes ({human_size(have, 'bytes')})")
+    else:
+        print(f"  fits         NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
+              f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
+              f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
+    c = payload["constants"]
+    fp8 = (f"; precision {payload['options']['precision']}: peak_fp8 {c['peak_fp8'] / 1e12:g} TFLOP/s, "
+           f"eta_fp8 {c['eta_fp8']}" if "peak_fp8" in c else "")
+    # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)
+    attention = (f", eta_fa2 {c['eta_fa2']} (FlashAttention-2, published)" if "eta_fa2" in c else
+                 f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
+    typed = " typed" if c["peak_source"].startswith("typed") else ""
+    print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}{typed}), eta {c['eta']}, w_half {c['w_half']:g} "
+          f"elements, kappa {c['kappa']}{attention}{fp8}: {c['source']}")
+    if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named
+        busiest = payload["busiest_stage"]
+        stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"
+                         for kind, x in payload["stages"].items())
+        print(f"  stages       slot (one micro-batch on the critical path) set by {busiest['slot']}; most memory on "
+              f"{busiest['memory']}{stages}")
+
+
+def cmd_eval(args) -> int:
+    payload = eval_document(args)
+    result_keys, extra_keys = payload.pop("_result_keys"), payload.pop("_extra_keys")
+    if args.json:
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    unit = payload["unit"]
+    given = " ".join(f"{k}={v}" for k, v in payload["values"].items())
+    print(f"{payload['label']}   {given}")
+    for key in result_keys:
+        value = payload[key]
+        if key in ("send", "recv", "total"):
+            shown = human_size(value, unit)
+            if unit == "bytes":
+                shown += f" ({value:,} bytes)" if isinstance(value, int) else ""
+        elif key == "time":
+            shown = human_time(value)
+        elif key in ("alpha", "alpha_inter"):
+            shown = f"{value:,} messages on the critical path"
+        elif key.startswith("beta"):
+            shown = f"{value:,} {unit} moved on the critical path"
+        else:
+            shown = f"{value:,} {unit} reduced on the critical path"
+        print(f"  {key:<12} {shown}")
+    for key in extra_keys:
+        print(f"  {key:<12} {payload[key]}")
+    if "axes" in payload:
+        print("  busiest GPU per axis:")
+        for axis, row in payload["axes"].items():
+            when = f", {human_time(row['time'])}" if "time" in row else ""
+            print(f"    {axis}: send {human_size(row['send'], unit)}{when} — {row['stage']}")
+    if "step_time" in payload:
+        _print_step(payload)
+    for row in payload.get("terms", []):
+        print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
+              f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
+              f"send {human_size(row['send'], unit)}" + (f" [{row['dtype']}]" if "dtype" in row else ""))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """``symcomm eval ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the same
+    one-line errors and exit statuses as :func:`symcomm.commands.main.main` (:func:`symcomm.commands.runner.run`)."""
+    from .runner import Parser, run
+
+    parser = Parser(prog="symcomm")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    register_cli(commands)
+    for command in commands.choices.values():
+        notes.add_flag(command)
+    return run(parser, argv)

@@ -1,0 +1,113 @@
+"""The operations exact scalar code runs on: Python ``int`` and ``fractions.Fraction`` only, no SymPy.
+
+Two callers run code made of these: :mod:`symcomm.numbers.exactcode` (an expression printed and compiled in the
+process) and the primitives' generated module (:mod:`symcomm.training.primitive_data`, printed once by
+``python -m symcomm.tools.codegen`` and imported, so ``symcomm eval all_reduce ...`` starts without SymPy).
+Every operation is exact or raises :class:`NotExact` (the caller then evaluates with SymPy instead): a quotient
+is an ``int`` when it divides, else a ``Fraction``; log₂ of a value that is not a power of two, ⌈log₂⌉ of a
+value that is not whole, a Piecewise with no branch taken, a division by zero all raise.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..base.errors import InputError
+
+
+class NotExact(ArithmeticError):
+    """This expression or this point has no exact value here: evaluate it with SymPy instead."""
+
+
+def _div(a, b):
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            raise NotExact("division by zero")
+        return a // b if a % b == 0 else Fraction(a, b)
+    if b == 0:
+        raise NotExact("division by zero")
+    out = Fraction(a) / b
+    return out.numerator if out.denominator == 1 else out
+
+
+def _whole(x) -> int:
+    if type(x) is int:
+        return x
+    if isinstance(x, Fraction) and x.denominator == 1:
+        return x.numerator
+    raise NotExact(f"{x} is not a whole number")
+
+
+def _log2(x) -> int:
+    n = _whole(x)
+    if n < 1 or n & (n - 1):
+        raise NotExact(f"log2({x}) is not a whole number")
+    return n.bit_length() - 1
+
+
+def _ceil_log2(x) -> int:
+    n = _whole(x)
+    if n < 1:
+        raise NotExact(f"ceil(log2({x})) needs n >= 1")
+    return (n - 1).bit_length()
+
+
+def ones_below_int(n: int) -> int:
+    """Σ popcount(b) for b = 0 … n − 1, exactly: bit j is set in ⌊n/2^(j+1)⌋·2^j of them, plus
+    max(0, n mod 2^(j+1) − 2^j) in the last, partial period (``symbols.OnesBelow``'s value; the symbol's own
+    ``ones_below_int`` is the same sum, and ``tests/numbers/test_exactops.py`` holds them equal)."""
+    total, j = 0, 0
+    while (1 << j) < n:
+        period = 1 << (j + 1)
+        total += (n // period) * (1 << j) + max(0, n % period - (1 << j))
+        j += 1
+    return total
+
+
+def _ones_below(x) -> int:
+    return ones_below_int(_whole(x))
+
+
+def _pow(base, exp):
+    e = _whole(exp)
+    return base ** e if e >= 0 else _div(1, base ** -e)
+
+
+def _no_branch():
+    raise NotExact("no branch of a Piecewise holds")
+
+
+def _floor(x):
+    return x // 1
+
+
+def _ceiling(x):
+    return -((-x) // 1)
+
+
+#: the names printed exact code calls (symcomm.numbers.exactcode prints them; the generated module imports them)
+HELPERS = {"_div": _div, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
+           "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling}
+
+
+def checked(value):
+    """An exact result as the answers hold it: an ``int`` when whole, else a ``Fraction``; NotExact otherwise
+    (a truth value, a float)."""
+    if type(value) is int:
+        return value
+    if type(value) is Fraction:
+        return value.numerator if value.denominator == 1 else value
+    raise NotExact(f"not an exact number: {type(value).__name__}")
+
+
+def plain_exact(number):
+    """An exact number as an answer shows it: an ``int`` stays an int (any size), a ``Fraction`` becomes an int
+    when whole, else the float nearest it (correctly rounded); beyond the float range, refused."""
+    if type(number) is int:
+        return number
+    if number.denominator == 1:
+        return number.numerator
+    try:
+        return float(number)
+    except OverflowError:
+        raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None

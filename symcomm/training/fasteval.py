@@ -1,0 +1,258 @@
+"""What ``symcomm eval`` and ``symcomm.evaluate`` answer, through the one function both call: :func:`eval_document`.
+
+A collective primitive (every ``(primitive, algorithm)`` of :mod:`symcomm.collectives.algorithms`; they take no
+options) is answered here without SymPy, from its generated exact code (:mod:`symcomm.training.primitive_data`,
+printed from the catalog's SymPy formulas by ``python -m symcomm.tools.codegen``): the KEY=VALUE words read by
+:mod:`symcomm.training.words` (the binding's own rules), each value parsed to an ``int`` or a ``Fraction`` by
+:func:`symcomm.base.inputs.parse_fraction` with the binding's bounds and names, the requirements checked in
+order with their own messages, the cost's fields and time summed exactly, the inputs worded by
+:func:`symcomm.training.words.input_rows`.  The document is the one :func:`symcomm.training.answers.eval_payload`
+builds, number for number and key for key (``tests/training/test_fasteval.py`` holds the two byte-identical).
+
+The rule that picks the path (:func:`fast_entry`): a primitive's algorithm the generated module holds, asked
+without ``--backend``, ``--model`` or ``--model-config`` (a hardware preset or file is read without SymPy, as
+``presets.fill_from_presets`` reads it).  Everything else — a strategy, a backend profile, a model — and a point
+the exact code cannot answer (it raises :class:`~symcomm.numbers.exactops.NotExact`: then nothing was said)
+goes to :func:`symcomm.training.answers.eval_payload`, with SymPy; ``show``, ``prove`` and the formulas never
+come here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+from ..base import notes
+from ..base.inputs import parse_fraction
+from ..base.units import bytes_per_element
+from ..numbers.exactops import NotExact, checked, plain_exact
+from . import primitive_data as data
+from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _with_units, input_rows, split_assignments, \
+    units_of
+
+_ALLOWED_TIMES = tuple(sorted(TIME_NAMES))
+
+
+def fast_entry(args) -> dict | None:
+    """The generated entry answering ``args`` (eval's options) without SymPy, or None (then SymPy answers)."""
+    if getattr(args, "backend", None) or getattr(args, "model", None) or getattr(args, "model_config", None):
+        return None
+    default = data.DEFAULTS.get(args.name)
+    if default is None:
+        return None
+    return data.SUBJECTS.get((args.name, args.algorithm or default))
+
+
+def eval_document(args) -> dict:
+    """What ``eval`` answers for ``args`` (name, assignments, algorithm, dtype, backend, model, model_config,
+    hardware), as the JSON document with its ``_result_keys`` and ``_extra_keys`` (the text's order)."""
+    entry = fast_entry(args)
+    if entry is not None:
+        try:
+            return _answer(args, entry)
+        except NotExact:
+            pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
+    from .answers import eval_payload
+
+    return eval_payload(args)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
+    """(the exact value, as the answer shows it): binding.parse_value's rule — a time constant any number ≥ 0, a
+    symbol a whole number ≥ its least value; the same words give the same immutable numbers, parsed once."""
+    value = parse_fraction(key, text, integer=whole, least=least if whole else 0)
+    if value.denominator == 1:
+        return value.numerator, value.numerator
+    return value, plain_exact(value)
+
+
+def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
+    """binding.bind for a primitive: (name → exact value, time constant name → value, → that value as the
+    answer shows it, the values in the order of ``needed``), or the same refusal."""
+    needed, spelled = entry["needed"], _spelled(entry)
+    values, times, shown = {}, {}, {}
+    for key, text in texts.items():
+        if key in TIME_NAMES:
+            times[key], shown[key] = _parsed(key, text, False, 0)
+        else:
+            how = spelled.get(key)
+            if how is None:
+                raise UsageError(f"unknown parameter {key!r} for {entry['label']}; allowed: "
+                                 f"{', '.join(needed + _ALLOWED_TIMES)}")
+            values[key] = _parsed(how[0], text, how[1], how[2])[0]
+    if len(values) < len(needed):
+        missing = [name for name in needed if name not in texts]
+        raise UsageError(f"missing {', '.join(missing)}: {entry['label']} needs {', '.join(needed)} (as KEY=VALUE)")
+    point = [values[name] for name in needed]
+    if entry["rules"]:
+        _check(entry, entry["checks"](*point))
+    if times:
+        absent = [name for name in entry["time"] if name not in times]
+        if absent:
+            raise UsageError(f"missing {', '.join(absent)}: the time of {entry['label']} needs "
+                             f"{', '.join(entry['time'])} once any of them is given")
+    return values, times, shown, point
+
+
+def _spelled(entry: dict) -> dict:
+    """name → (how an error names it, whole numbers only, its least value), once per entry."""
+    held = _SPELLINGS.get(entry["label"])
+    if held is None:
+        held = _SPELLINGS[entry["label"]] = {name: (_SPELLED.get(name, name), data.WHOLE[name], entry["least"][name])
+                                            for name in entry["needed"]}
+    return held
+
+
+_SPELLINGS: dict = {}
+
+
+def _check(entry: dict, got: tuple) -> None:
+    """The first requirement the values break, refused in its own words (core.rules: Rule.problem, fill)."""
+    at = 0
+    for kind, message, has_y in entry["rules"]:
+        x = checked(got[at])
+        y = checked(got[at + 1]) if has_y else None
+        at += 2 if has_y else 1
+        if kind == "power_of_two":
+            holds = type(x) is int and x >= 1 and not x & (x - 1)
+        elif kind == "divides":
+            holds = x == 0 or (y % x == 0 if type(x) is int and type(y) is int else (Fraction(y) / x).denominator == 1)
+        elif kind == "equals":
+            holds = x == y
+        else:                               # at_least
+            holds = x >= y
+        if not holds:
+            raise UsageError(message.replace("{x}", str(x)).replace("{y}", str(y)))
+
+
+def _time(entry: dict, counts, times: dict, scale: int, texts: dict):
+    """Σ count × constant (× bytes per element but for α), exactly, as the answer shows it (answers._time, then
+    plain): Σ count × weight over the constants' common denominator — an int when whole, else the float nearest
+    the exact sum (a quotient of Python ints is correctly rounded, as float() of the Fraction is)."""
+    names = entry["coefficients"]
+    weights, den = _weights(names, tuple([texts[name] for name in names]), times, scale)
+    num = 0
+    for count, weight in zip(counts, weights):
+        if type(count) is not int:
+            count = checked(count)
+            if type(count) is not int:         # a count that is not whole: the sum in Fractions
+                return plain_exact(sum((checked(c) * (1 if n in PER_MESSAGE_NAMES else scale) * times[n]
+                                        for n, c in zip(names, counts)), Fraction(0)))
+        num += count * weight
+    if num % den == 0:
+        return num // den
+    try:
+        return num / den
+    except OverflowError:
+        return plain_exact(Fraction(num, den))     # its one refusal, in its words
+
+
+def _weights(names: tuple, texts: tuple, times: dict, scale: int) -> tuple:
+    """(each constant × the lcm of their denominators × bytes per element but for α, that lcm), once per the
+    constants' words and scale (the same words are the same exact numbers: ``_parsed``)."""
+    key = (names, texts, scale)
+    held = _WEIGHTS.get(key)
+    if held is None:
+        den = math.lcm(*(1 if type(times[name]) is int else times[name].denominator for name in names))
+        held = (tuple(int(times[name] * den) * (1 if name in PER_MESSAGE_NAMES else scale) for name in names), den)
+        if len(_WEIGHTS) >= 256:
+            _WEIGHTS.clear()
+        _WEIGHTS[key] = held
+    return held
+
+
+#: (time constants' names, their words, scale) → their weights and common denominator
+_WEIGHTS: dict = {}
+
+
+def _answer(args, entry: dict) -> dict:
+    """eval_payload's document for a primitive, without SymPy."""
+    texts, _ = split_assignments(args.assignments, set())
+    typed = frozenset(texts)
+    texts, dtype, derived = _with_units(texts, args.dtype)
+    if args.hardware:
+        from ..presets import fill_from_presets
+
+        texts, dtype = fill_from_presets(_preset(entry), texts, hardware_name=args.hardware, dtype=dtype,
+                                         gpus_per_node=texts.get("G"))
+    values, times, shown, point = _bind(entry, texts)
+    got = entry["cost"](*point)
+    fields = entry["fields"]
+    scale, unit = (bytes_per_element(dtype), "bytes") if dtype else (1, "elements")
+    payload = {"label": entry["label"], "kind": "primitive", "name": args.name, "algorithm": entry["algorithm"],
+               "values": {key: value if type(value) is int else plain_exact(value) for key, value in values.items()},
+               "unit": unit}
+    if dtype:
+        payload["dtype"], payload["bytes_per_element"] = dtype, scale
+    for key, number in zip(fields, got):      # the cost's fields: counts in elements, × bytes per element but α
+        if type(number) is not int:
+            number = checked(number)
+        if scale != 1 and key not in PER_MESSAGE_NAMES:
+            number *= scale
+        payload[key] = number if type(number) is int else plain_exact(number)
+    keys = fields
+    if times:
+        payload["time"] = _time(entry, got[len(fields):], times, scale, texts)
+        keys = fields + ("time",)
+    payload["inputs"] = _inputs(args, values, shown, typed, derived, dtype)
+    payload["units"] = dict(units_of(keys, (), unit))
+    payload["_result_keys"] = list(keys)
+    payload["_extra_keys"] = []
+    return payload
+
+
+def _inputs(args, values: dict, shown_times: dict, typed: frozenset, derived: dict, dtype) -> dict:
+    rows, dtype_row = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values),
+                            tuple(shown_times))
+    out = {}
+    for name, unit, source, is_time in rows:
+        value = shown_times[name] if is_time else values[name]     # a time constant: shown already
+        out[name] = {"value": value if is_time or type(value) is int else plain_exact(value), "unit": unit,
+                     "source": source}
+    if dtype:
+        out["dtype"] = dict(dtype_row)
+    return out
+
+
+def _rows(hardware, dtype_typed: bool, dtype, typed: frozenset, derived: tuple, names: tuple, time_names: tuple):
+    """The inputs' rows (words.input_rows), worded once per process for a shipped preset (a file is read again)."""
+    key = (hardware, dtype_typed, dtype, typed, derived, names, time_names)
+    held = _ROWS.get(key)
+    if held is None:
+        held = input_rows(None, None, hardware, dtype_typed, dtype, typed, dict(derived),
+                          tuple((name, data.UNITS[name]) for name in names), time_names)
+        from ..presets.systems import _is_path
+
+        if not (hardware and _is_path(str(hardware))):
+            if len(_ROWS) >= 512:
+                _ROWS.clear()
+            _ROWS[key] = held
+    return held
+
+
+#: the inputs' rows by what determines them (the shipped presets never change in a process)
+_ROWS: dict = {}
+
+
+def _preset(entry: dict) -> "_Preset":
+    # one per entry, so that what fill_from_presets keeps on it (its fills by preset, N and G) lasts the process
+    held = _PRESETS.get(entry["label"])
+    if held is None:
+        held = _PRESETS[entry["label"]] = _Preset(entry)
+    return held
+
+
+_PRESETS: dict = {}
+
+
+class _Preset:
+    """What :func:`symcomm.presets.fill_from_presets` reads of a subject, for a generated entry: the names its
+    formulas need and whether its time has an inter-node pair (a two-level algorithm)."""
+
+    def __init__(self, entry: dict):
+        self.preset_names = frozenset(entry["needed"])
+        self.two_level = "alpha_inter" in entry["coefficients"] or "beta_inter" in entry["coefficients"]
+        # whether its crossings spread over a node's NICs (Subject.spreads_over_nics, once the catalog has it)
+        self.spreads_over_nics = entry.get("spreads_over_nics", False)

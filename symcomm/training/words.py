@@ -1,0 +1,146 @@
+"""The KEY=VALUE words of ``eval`` and ``compare`` before any formula: split into values and options, their
+other spellings, bandwidths and sizes with a unit turned into the symbols' own values, the time constants'
+names and units.  SymPy-free (stdlib and ``symcomm.base``), so that the primitives' fast path
+(:mod:`symcomm.training.fasteval`) and the SymPy binding (:mod:`symcomm.training.binding`) read the same words
+the same way: one code path, not two.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..base import notes
+from ..base.errors import InputError
+from ..base.units import bytes_per_element
+
+#: bad input: reported in one line, exit status 2 by the CLI
+UsageError = InputError
+
+#: the time constants' CLI names: those of ``symbols.TIME_SYMBOLS`` (written out here, without SymPy;
+#: ``tests/training/test_fasteval.py`` holds the two equal)
+TIME_NAMES = frozenset(("alpha", "alpha_inter", "beta", "beta_inter", "gamma"))
+#: the time constants that count messages, not elements (× 1, not × bytes per element)
+PER_MESSAGE_NAMES = frozenset(("alpha", "alpha_inter"))
+_TIME_NAMES = TIME_NAMES
+
+
+#: parameter names the CLI accepts besides the symbols' own names
+ALIASES = {"gpus_per_node": "G"}
+#: how an error names a parameter that has another spelling: both, so the user finds the one they typed
+_SPELLED = {key: f"{key} ({typed})" for typed, key in ALIASES.items()}
+def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict, dict]:
+    """KEY=VALUE words → (symbol values as text, option values as text)."""
+    values, options = {}, {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"{item!r} is not KEY=VALUE; write for example N=8 M=1073741824")
+        key, text = item.split("=", 1)
+        typed = key.strip()
+        if not typed:
+            raise UsageError(f"{item!r} is not KEY=VALUE: the name before '=' is empty; write for example N=8")
+        key = ALIASES.get(typed, typed)
+        if key in values or key in options:
+            raise UsageError(f"{typed} is given twice; give each parameter once")
+        if key in target_options:
+            options[key] = text
+        else:
+            values[key] = text
+    return values, options
+
+
+#: the one rule for time constants, said in --help, the README and every output
+TIME_RULE = ("alpha, alpha_inter: seconds per message; beta, beta_inter: seconds per byte moved, gamma: seconds per "
+             "byte reduced (bytes = elements × --dtype, bf16 when a time is asked without it); or bw=50GB/s, "
+             "bw_inter=400Gb/s per direction instead of beta, beta_inter")
+_TIME_UNITS = {"alpha": "s/message", "alpha_inter": "s/message", "beta": "s/byte", "beta_inter": "s/byte",
+               "gamma": "s/byte reduced"}
+
+
+def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]:
+    """Bandwidths (bw=50GB/s → beta) and sizes with a unit (M=1GiB → elements of --dtype) turned into the
+    symbols' own values; --dtype defaults to bf16 (said in a note) once a time or a byte size is given, since
+    β and γ are per byte.  Returns (texts, dtype, how each converted value was derived)."""
+    from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
+
+    out, derived = dict(texts), {}
+    for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")) if ("bw" in out or "bw_inter" in out) else ():
+        if key in out:
+            if target in out:
+                raise UsageError(f"give {key} or {target}, not both ({target} = 1 / {key})")
+            try:
+                rate = parse_bandwidth(key, out.pop(key))
+            except InputError as err:
+                raise UsageError(str(err)) from None
+            out[target] = repr(1.0 / rate)
+            derived[target] = f"1 / {key} = 1 / ({rate:g} bytes/s)"
+    sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
+    if dtype is None and (sized or not _TIME_NAMES.isdisjoint(out)):
+        dtype = "bf16"
+        notes.add("--dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "
+              "--dtype to change it", restates_default=True)
+    if sized:
+        try:
+            nbytes = parse_size_bytes("M", out["M"])
+        except InputError as err:
+            raise UsageError(str(err)) from None
+        size = bytes_per_element(dtype)
+        if nbytes % size:
+            raise UsageError(f"M={out['M']} is not a whole number of {dtype} elements ({size} bytes each)")
+        derived["M"] = f"{out['M']} / {size} bytes per {dtype} element"
+        out["M"] = str(nbytes // size)
+    return out, dtype, derived
+
+
+def input_rows(model, model_config, hardware, dtype_typed: bool, dtype, typed: frozenset, derived: dict,
+               value_names: tuple, time_names: tuple) -> tuple[list, dict | None]:
+    """Each input's (name, unit, source, is a time constant) — ``value_names``: (name, unit) of each symbol
+    value, ``time_names`` the time constants' names, in the answer's order — and the dtype's row (None without
+    a dtype): where each value came from (typed, derived from a unit, a preset, a default)."""
+    from .. import presets
+
+    # the presets read once per answer, not once per input
+    model_names = set(presets.model(model).values()) if model else set()
+    system = presets.hardware(hardware) if hardware else None
+
+    def source(name: str) -> str:
+        if name in derived:
+            return "typed, " + derived[name]
+        if name in typed:
+            return "typed"
+        if name == "Phi" and not (model or model_config):
+            return "derived from the shape (h, L, a, h_kv, F, V, s)"
+        if name in model_names:
+            return f"model preset {model}"
+        if model_config and name != "G":
+            return f"config file {model_config}"
+        if system is not None:
+            # γ = 0 for want of an HBM bandwidth, or because the file's fitted β already holds the reduction
+            if name == "gamma" and (system.hbm_bytes_per_second is None or system.reduction_folded):
+                return f"hardware {hardware}: " + "; ".join(system.defaults_used())
+            return f"hardware {hardware}"
+        return "default"
+
+    rows = [(name, unit, source(name), False) for name, unit in value_names]
+    rows += [(name, _TIME_UNITS[name], source(name), True) for name in time_names]
+    dtype_row = None
+    if dtype:
+        dtype_row = {"value": dtype, "unit": f"{bytes_per_element(dtype)} bytes per element",
+                     "source": "typed (--dtype)" if dtype_typed else
+                     ("default (--hardware gives per-byte constants)" if hardware else
+                      "default (a time or a byte size was asked)")}
+    return rows, dtype_row
+
+
+@functools.lru_cache(maxsize=256)
+def units_of(result: tuple, extras: tuple, unit: str) -> tuple:
+    """(key, unit) of every number in an answer whose result and extras have these keys (alpha and beta there
+    are counts, not the inputs α, β); a function of the keys and the unit alone, worded once per process."""
+    out = {"send": unit, "recv": unit, "total": unit, "time": "s",
+           "alpha": "messages on the critical path (the count multiplying α)",
+           "alpha_inter": "messages across nodes on the critical path (the count multiplying α_inter)",
+           "beta": f"{unit} moved on the critical path (the count multiplying β)",
+           "beta_inter": f"{unit} moved across nodes on the critical path (the count multiplying β_inter)",
+           "gamma": f"{unit} reduced on the critical path (the count multiplying γ)"}
+    out = {key: value for key, value in out.items() if key in result}
+    out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
+    return tuple((key, value) for key, value in out.items() if key in result or key in extras)

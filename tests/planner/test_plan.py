@@ -22,6 +22,7 @@ A100 = presets.hardware("a100")
 PHI = 8_030_261_248
 ALPHA_INTER = 9.6e-6                                # NCCL's network constant (s per message)
 BETA_INTER = 1 / 25e9                               # s per byte: HDR 200 Gb/s
+BETA = 1 / 300e9                                    # s per byte inside a node: NVLink 3, 600 GB/s both ways / 2
 HBM = 2.039e12                                      # A100 80 GB: 2,039 GB/s
 GAMMA = 3 / HBM                                     # s per reduced byte (2 reads + 1 write of HBM)
 PEAK = 312e12                                       # A100 BF16 dense (datasheet)
@@ -89,8 +90,11 @@ def test_step_time_by_hand():
     compute = ((3 * (forward - executed_core) + executed_core / 2) / (PEAK * eta)
                + kappa * 34 * s * B * h * L / HBM)
     # Megatron DDP: one ring all-reduce of the fp32 gradients over 16 GPUs on two nodes, after the backward and
-    # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced
-    allreduce = 30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * BETA_INTER + 15 / 16 * 4 * PHI * GAMMA
+    # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced.  The
+    # ring's 8 ranks on a node share its crossings over their 8 NICs (NCCL's channels, one NIC each: 1/8 of what a
+    # rank sends crosses at β_inter, 7/8 stays on NVLink); every step waits for a crossing hop (α_inter)
+    allreduce = (30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * (BETA_INTER / 8 + 7 * BETA / 8)
+                 + 15 / 16 * 4 * PHI * GAMMA)
     # Adam over all Φ parameters, memory-bound: 26 bytes (fp32 weight, m, v read and written, bf16 weight
     # written) + the 4-byte fp32 gradient read, at the HBM bandwidth
     optimizer = PHI * (26 + 4) / HBM
@@ -252,9 +256,12 @@ def test_zero2_reduces_every_micro_batch_llama3_70b():
     hw = h100.values(2)
     vh = model.vocab * model.hidden
     shard = (model.parameters - 2 * vh) / 16 + vh
-    rs = 63 * hw["alpha_inter"] + 63 / 64 * shard * (hw["beta_inter"] + hw["gamma"])
-    ag = 63 * hw["alpha_inter"] + 63 / 64 * shard * hw["beta_inter"]
-    rs32 = 63 * hw["alpha_inter"] + 2 * 63 / 64 * shard * (hw["beta_inter"] + hw["gamma"])   # fp32: twice
+    # t = 1: the data-parallel group holds 8 ranks on each node, sharing its crossings over their 8 NICs (1/8 of
+    # each rank's elements at β_inter, 7/8 on NVLink at β; every step at α_inter)
+    link = hw["beta_inter"] / 8 + 7 * hw["beta"] / 8
+    rs = 63 * hw["alpha_inter"] + 63 / 64 * shard * (link + hw["gamma"])
+    ag = 63 * hw["alpha_inter"] + 63 / 64 * shard * link
+    rs32 = 63 * hw["alpha_inter"] + 2 * 63 / 64 * shard * (link + hw["gamma"])   # fp32: twice
     layout = dict(t=1, p=16, v=1, c=1, d=64, mb=1, recompute="none", sp=0)
     for scheme, dp in (({"zero": 2, "framework": "deepspeed"}, 16 * rs + ag), ({"zero": 1, "framework": "megatron"},
                                                                               rs32 + ag)):

@@ -10,7 +10,7 @@ const {_add, _mul, _pow, _out, _exact, _number, _need, _float} = globalThis["SYM
  * Tensor + sequence parallel (Megatron) (recompute=selective): send (largest number of elements any one rank sends).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -34,7 +34,7 @@ function sp__recompute_selective__send(args = {}) {
  * Tensor + sequence parallel (Megatron) (recompute=selective): recv (largest number of elements any one rank receives).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -58,7 +58,7 @@ function sp__recompute_selective__recv(args = {}) {
  * Tensor + sequence parallel (Megatron) (recompute=selective): total (elements sent, summed over all ranks).
  *
  * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -82,7 +82,7 @@ function sp__recompute_selective__total(args = {}) {
  * Tensor + sequence parallel (Megatron) (recompute=selective): alpha (coefficient of α: messages on the critical path).
  *
  * Formula (LaTeX): 8 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -101,7 +101,7 @@ function sp__recompute_selective__alpha(args = {}) {
  * Tensor + sequence parallel (Megatron) (recompute=selective): beta (coefficient of β: elements moved on the critical path).
  *
  * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -125,7 +125,7 @@ function sp__recompute_selective__beta(args = {}) {
  * Tensor + sequence parallel (Megatron) (recompute=selective): gamma (coefficient of γ: elements reduced on the critical path).
  *
  * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
@@ -149,7 +149,7 @@ function sp__recompute_selective__gamma(args = {}) {
  * Tensor + sequence parallel (Megatron) (recompute=selective): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
  *
  * Formula (LaTeX): 4 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again; in bytes of B_e bytes per element.
+ * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
  * Options: recompute=selective, sp_regather=0.
  * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
  * Computed in floating point (a time).

@@ -457,18 +457,17 @@ def _check_table() -> Table:
     runs of its own, those it borrows): the rows python -m symcomm.derivations.fit_step_time stored."""
     rows, errors, at_low, borrowed = [], [], [], []
     for system, found in sorted(_results()["checks"].items()):
-        constants = system if found["constants_from"] == system else f"{found['constants_from']}'s (borrowed)"
         if found["constants_from"] != system and found["runs"]:
             borrowed.append(f"{system} with {found['constants_from']}'s: "
                             + _summary([r["error"] for r in found["runs"]]))
         for r in found["runs"]:
             low = r.get("error_low_peak")      # a GPU whose peak is only bounded: the error at both ends
-            rows.append((r["id"], system, r["framework"], constants, f"{r['measured_s']:.3f}",
+            rows.append((r["id"], system, r["framework"], f"{r['measured_s']:.3f}",
                          f"{r['predicted_s']:.3f}" + (f" to {r['predicted_low_peak_s']:.3f}" if low is not None else ""),
                          _percent(r["error"]) + (f" to {_percent(low)}" if low is not None else "")))
             errors.append(r["error"])
             at_low.append(r["error"] if low is None else low)
-    return Table("Check runs, never fitted on", ("run", "hardware", "framework", "constants", "published (s)",
+    return Table("Check runs, never fitted on", ("run", "hardware", "framework", "published (s)",
                                                   "predicted (s)", "error"), tuple(rows),
                  caption=("Runs from releases and frameworks not named for fitting (Megatron-Bridge 26.06 and 26.06.01, "
                           "torchtitan's H100 benchmarks and the Trainy/WhiteFiber H200 runs of torchtitan's benchmarks, "

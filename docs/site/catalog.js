@@ -1156,6 +1156,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1193,6 +1194,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1232,6 +1234,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1272,6 +1275,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1311,6 +1315,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1350,6 +1355,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1389,6 +1395,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1428,6 +1435,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1466,6 +1474,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1504,6 +1513,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1545,6 +1555,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1585,6 +1596,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1624,6 +1636,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -1664,6 +1677,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1703,6 +1717,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1742,6 +1757,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1782,6 +1798,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -1823,6 +1840,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1863,6 +1881,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1903,6 +1922,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -1941,6 +1961,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -1981,6 +2002,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2021,6 +2043,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2059,6 +2082,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2100,6 +2124,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2140,6 +2165,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2177,6 +2203,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2222,6 +2249,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2268,6 +2296,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2315,6 +2344,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2356,6 +2386,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2396,6 +2427,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2433,6 +2465,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2474,6 +2507,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2516,6 +2550,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2553,6 +2588,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2593,6 +2629,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2633,6 +2670,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2673,6 +2711,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -2715,6 +2754,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2757,6 +2797,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2799,6 +2840,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2841,6 +2883,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2883,6 +2926,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2925,6 +2969,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -2966,6 +3011,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3012,6 +3058,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3056,6 +3103,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3094,6 +3142,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3135,6 +3184,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3180,6 +3230,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3223,6 +3274,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3265,6 +3317,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3311,6 +3364,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3355,6 +3409,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3399,6 +3454,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3441,6 +3497,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3490,6 +3547,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3539,6 +3597,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3588,6 +3647,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3637,6 +3697,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3686,6 +3747,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3735,6 +3797,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3784,6 +3847,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3832,6 +3896,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3885,6 +3950,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -3936,6 +4002,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -3985,6 +4052,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4032,6 +4100,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4081,6 +4150,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4130,6 +4200,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4179,6 +4250,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4228,6 +4300,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4273,6 +4346,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4322,6 +4396,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4373,6 +4448,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4423,6 +4499,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4473,6 +4550,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4524,6 +4602,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4569,6 +4648,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4618,6 +4698,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4665,6 +4746,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4714,6 +4796,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": true,
 "quantities": [
 "send",
 "recv",
@@ -4763,6 +4846,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": false,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4845,6 +4929,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -4980,6 +5065,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5114,6 +5200,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5249,6 +5336,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5384,6 +5472,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5519,6 +5608,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5654,6 +5744,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5789,6 +5880,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -5924,6 +6016,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6059,6 +6152,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6194,6 +6288,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6329,6 +6424,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6464,6 +6560,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6599,6 +6696,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6738,6 +6836,7 @@ globalThis.SYMCOMM_CATALOG = {
 "t": 1
 },
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -6875,6 +6974,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7019,6 +7119,7 @@ globalThis.SYMCOMM_CATALOG = {
 "p": 2
 },
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7179,6 +7280,7 @@ globalThis.SYMCOMM_CATALOG = {
 "p": 2
 },
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7333,6 +7435,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7468,6 +7571,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7603,6 +7707,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7739,6 +7844,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -7882,6 +7988,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8031,6 +8138,7 @@ globalThis.SYMCOMM_CATALOG = {
 "t": 1
 },
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8171,6 +8279,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8307,6 +8416,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8442,6 +8552,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8577,6 +8688,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8712,6 +8824,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",
@@ -8847,6 +8960,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "start": {},
 "two_level": true,
+"spreads": false,
 "quantities": [
 "send",
 "recv",

@@ -87,6 +87,14 @@ class _ArrayPrinter(NumPyPrinter):
     def _print_Min(self, expr):
         return self._fold("minimum", expr.args)
 
+    # pairwise, so that a scalar condition beside an array one broadcasts (NumPyPrinter's
+    # ``logical_and.reduce((a, b))`` stacks its arguments and fails when one is a scalar and one an array)
+    def _print_And(self, expr):
+        return self._fold("logical_and", expr.args)
+
+    def _print_Or(self, expr):
+        return self._fold("logical_or", expr.args)
+
     def _is_array(self, expr) -> bool:
         return self._arrays is None or bool(expr.free_symbols & self._arrays)
 

@@ -269,6 +269,8 @@ def _subject_entry(sub, formulas) -> dict:
         # start values of this subject that differ from the catalog's "start" (START_WITH_OPTION)
         "start": {k: v for k, v in start_values(sub).items() if v != START.get(k) and k in params},
         "two_level": any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in sub.cost.coefficients),
+        # a flat ring spanning nodes spreads its crossings over the NICs of its ranks on a node (presets.link_values)
+        "spreads": bool(sub.spreads_over_nics),
         "quantities": [f.quantity for f in formulas],
     }
 

@@ -652,6 +652,10 @@ def test_every_view_opens_on_values_eval_accepts():
             lacks_fp8 = "precision_fp8" in sub.ident or "precision_mxfp8" in sub.ident
             if lacks_fp8 and ("no FP8 peak" in str(err) or "eta_fp8" in str(err)):
                 continue
+            # a GPU whose peak no datasheet gives (h100-gt) needs a typed peak for any step time: eval's own
+            # refusal, which the page shows, is the answer there
+            if "no datasheet gives its dense" in str(err):
+                continue
             if unavoidable.get((sub.ident, model)) != str(err):
                 refused.append(f"{sub.ident} model={model or '-'} hardware={hardware or '-'}: {err}")
     assert count > len(site.subjects()), count

@@ -156,6 +156,12 @@ def _check_runs(runs: list) -> None:
 
 def _predict(runs: list, points: dict, count: int) -> np.ndarray:
     """Predicted step seconds, (runs, candidates)."""
+    # every constant given as an array of the candidates (a held one repeated): the evaluator compiles one numpy
+    # variant per set of array arguments (seconds each, symcomm.numbers.numeric), so one set for every call
+    # (the probes of _determined move one constant at a time, the searches some) compiles each option set once
+    # where it compiled it once per moved constant
+    points = {k: np.full(count, v, dtype=float) if np.ndim(v) == 0 else np.asarray(v, dtype=float)
+              for k, v in points.items()}
     out = np.empty((len(runs), count))
     for i, run in enumerate(runs):
         out[i] = np.broadcast_to(np.asarray(run.inputs.quantities(**points)["step_time"], dtype=float), (count,))

@@ -53,7 +53,6 @@ LONGEST_FIRST = (
     "commands/test_fuzz_cli.py",          # the CLI fuzz
     "integration/test_measure.py",        # the gloo harness
     "training/test_step_time.py",
-    "numbers/test_kernels.py",
 )
 
 

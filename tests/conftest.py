@@ -39,20 +39,24 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 
 
-#: the files that hold a worker longest (tens of seconds to minutes each on 2 cores, in CI: SYMCOMM_CI=1), longest
-#: first; the rest follow in collection order.  Measured with --durations (not asserted anywhere: only the order in
-#: which pytest-xdist's --dist loadfile hands whole files to the workers, so that the long ones start first and
-#: the short ones fill in beside them).  A file named here that no longer exists stops the run (see below).
+#: the files that hold a worker longest (tens of seconds to minutes each in CI, SYMCOMM_CI=1, on 2 cores), longest
+#: first: the sums of their tests' durations in one CI run.  Not asserted anywhere: only the order in which
+#: pytest-xdist's --dist loadfile hands whole files to the workers, so that the long ones start first and the
+#: short ones fill in beside them; the rest follow in collection order.  A file named here that no longer exists
+#: stops the run (pytest_collection_modifyitems below).
 LONGEST_FIRST = (
     "integration/test_codegen.py",        # three kernel families regenerated with SymPy, the kernels against the model
     "integration/test_readme.py",         # every README command, the step model's refit among them
-    "integration/test_wheel.py",          # a wheel, a venv, every subcommand and the docs build against it
     "integration/test_docs.py",           # a fresh docs build, its plots drawn again, pdflatex, KaTeX
-    "integration/test_readme_measure.py", # the README's measuring commands: torch ranks
     "integration/test_site.py",           # the page in headless Chromium
-    "commands/test_fuzz_cli.py",          # the CLI fuzz
+    "integration/test_wheel.py",          # a wheel, a venv, every subcommand and the docs build against it
+    "integration/test_readme_measure.py", # the README's measuring commands: torch ranks
     "integration/test_measure.py",        # the gloo harness
+    "planner/test_plan.py",
+    "views/test_export_js.py",
     "training/test_step_time.py",
+    "views/test_export.py",
+    "commands/test_fuzz_cli.py",          # the CLI fuzz
 )
 
 

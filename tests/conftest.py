@@ -14,6 +14,10 @@ run in one worker, one after the other, so what they share in the process is bui
 nothing with its file's others may stand in a file of its own, so that one file does not hold one worker
 while the other idles (tests/integration/test_readme_measure.py).
 
+The files below that take longest (:data:`LONGEST_FIRST`) are collected first and handed out first (xdist's own
+order, most tests first, is turned off in pyproject.toml: ``--no-loadscope-reorder``): a one-test file of a minute
+handed out last held one worker while the other idled.
+
 A test that needs a tool this machine lacks is skipped on a developer's machine and FAILS in CI
 (``SYMCOMM_CI=1``, set by .ci/run after installing every tool), so CI never passes by skipping.  This
 file is the only place that reads SYMCOMM_CI: tests call :func:`absent` (or carry a marker).
@@ -33,6 +37,45 @@ IN_CI = os.environ.get("SYMCOMM_CI") == "1"
 #: whichever wing folder it stands (tests/<wing>/, tests/integration/)
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
+
+
+#: the files that hold a worker longest (tens of seconds to minutes each in CI, SYMCOMM_CI=1, on 2 cores), longest
+#: first: the sums of their tests' durations in one CI run.  Not asserted anywhere: only the order in which
+#: pytest-xdist's --dist loadfile hands whole files to the workers, so that the long ones start first and the
+#: short ones fill in beside them; the rest follow in collection order.  A file named here that no longer exists
+#: stops the run (pytest_collection_modifyitems below).
+LONGEST_FIRST = (
+    "integration/test_codegen.py",        # three kernel families regenerated with SymPy, the kernels against the model
+    "integration/test_readme.py",         # every README command, the step model's refit among them
+    "integration/test_docs.py",           # a fresh docs build, its plots drawn again, pdflatex, KaTeX
+    "integration/test_site.py",           # the page in headless Chromium
+    "integration/test_wheel.py",          # a wheel, a venv, every subcommand and the docs build against it
+    "integration/test_readme_measure.py", # the README's measuring commands: torch ranks
+    "integration/test_measure.py",        # the gloo harness
+    "planner/test_plan.py",
+    "views/test_export_js.py",
+    "training/test_step_time.py",
+    "views/test_export.py",
+    "commands/test_fuzz_cli.py",          # the CLI fuzz
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files of :data:`LONGEST_FIRST` first, in its order; every other file after them, as collected (a stable
+    sort: each file's tests keep their order, and stay together, so its module fixtures are built once)."""
+    missing = [name for name in LONGEST_FIRST if not (TESTS / name).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py LONGEST_FIRST names {missing[0]}, which no longer exists: "
+                                "rename or drop it there")
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+
+    def order(item) -> int:
+        try:
+            name = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(name, len(rank))
+    items.sort(key=order)
 
 
 def absent(why: str) -> None:

@@ -150,7 +150,7 @@ def test_the_tables_read_the_stored_rows(monkeypatch):
     # |+25 %| and |-25 %|: mean 25 %, max 25 %, signed mean 0
     assert "over 2 runs mean |error| 25.0 %, max 25.0 %, signed mean +0.0 %" in memory.caption
     checks = step_time._check_table()
-    assert checks.rows == (("run-a", "h200", "torchtitan (FSDP2)", "h100's (borrowed)", "2.000", "1.500", "-25.0 %"),)
+    assert checks.rows == (("run-a", "h200", "torchtitan (FSDP2)", "2.000", "1.500", "-25.0 %"),)
     assert "h200 with h100's: over 1 runs mean |error| 25.0 %" in checks.caption
 
 

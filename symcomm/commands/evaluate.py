@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 
-from ..base import notes
 from ..base.units import DTYPES, human_size, human_time
 from ..training.fasteval import eval_document
 from ..training.words import TIME_RULE
@@ -120,11 +119,6 @@ def cmd_eval(args) -> int:
 def main(argv: list[str]) -> int:
     """``symcomm eval ...`` without the rest of the CLI (whose import loads SymPy): the same parser, the same
     one-line errors and exit statuses as :func:`symcomm.commands.main.main` (:func:`symcomm.commands.runner.run`)."""
-    from .runner import Parser, run
+    from .runner import run_one
 
-    parser = Parser(prog="symcomm")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    register_cli(commands)
-    for command in commands.choices.values():
-        notes.add_flag(command)
-    return run(parser, argv)
+    return run_one(register_cli, argv)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-from ..base import notes
 from ..planner import FLAGS, KEYS, plan, request_from_args, to_csv, to_json, to_text, top_from_args
 
 
@@ -43,11 +42,6 @@ def cmd_plan(args) -> int:
 def main(argv: list[str]) -> int:
     """``symcomm plan ...`` without the rest of the CLI (whose import loads SymPy): the same parser class, the
     same one-line errors and exit statuses as :func:`symcomm.commands.main.main` (:func:`symcomm.commands.runner.run`)."""
-    from .runner import Parser, run
+    from .runner import run_one
 
-    parser = Parser(prog="symcomm")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    register_cli(commands)
-    for command in commands.choices.values():
-        notes.add_flag(command)
-    return run(parser, argv)
+    return run_one(register_cli, argv)

@@ -77,3 +77,14 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("symcomm: interrupted", file=sys.stderr)
         return INTERRUPTED
+
+
+def run_one(register_cli, argv: list[str] | None) -> int:
+    """One subcommand's entry without the rest of the CLI (``symcomm plan``, ``symcomm eval``: their modules
+    start without SymPy): its ``register_cli`` on :class:`Parser`, the notes' ``--verbose`` flag, :func:`run`."""
+    parser = Parser(prog="symcomm")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    register_cli(commands)
+    for command in commands.choices.values():
+        notes.add_flag(command)
+    return run(parser, argv)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy.codegen.cfunctions import log2
 
+from ..base.bits import ones_below_int  # noqa: F401  (read as S.ones_below_int)
+
 
 @dataclass(frozen=True)
 class SymbolInfo:
@@ -269,17 +271,6 @@ class CeilLog2(sp.Function):
 def log2_ceil(n: sp.Expr) -> sp.Expr:
     """⌈log₂ n⌉, the number of rounds a doubling pattern needs for n ranks (:class:`CeilLog2`)."""
     return CeilLog2(n)
-
-
-def ones_below_int(n: int) -> int:
-    """Σ popcount(b) for b = 0 … n − 1, exactly: bit j is set in ⌊n/2^(j+1)⌋·2^j of them, plus
-    max(0, n mod 2^(j+1) − 2^j) in the last, partial period."""
-    total, j = 0, 0
-    while (1 << j) < n:
-        period = 1 << (j + 1)
-        total += (n // period) * (1 << j) + max(0, n % period - (1 << j))
-        j += 1
-    return total
 
 
 class OnesBelow(sp.Function):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..base.bits import ones_below_int
 from ..base.errors import InputError
 
 
@@ -50,18 +51,6 @@ def _ceil_log2(x) -> int:
     if n < 1:
         raise NotExact(f"ceil(log2({x})) needs n >= 1")
     return (n - 1).bit_length()
-
-
-def ones_below_int(n: int) -> int:
-    """Σ popcount(b) for b = 0 … n − 1, exactly: bit j is set in ⌊n/2^(j+1)⌋·2^j of them, plus
-    max(0, n mod 2^(j+1) − 2^j) in the last, partial period (``symbols.OnesBelow``'s value; the symbol's own
-    ``ones_below_int`` is the same sum, and ``tests/numbers/test_exactops.py`` holds them equal)."""
-    total, j = 0, 0
-    while (1 << j) < n:
-        period = 1 << (j + 1)
-        total += (n // period) * (1 << j) + max(0, n % period - (1 << j))
-        j += 1
-    return total
 
 
 def _ones_below(x) -> int:

@@ -165,16 +165,18 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         in_flight = in_flight * (1 + (p - 1) / (p * v))
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
-    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True)}
+    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True,
+                                    loss=opts.get("loss"))}
 
 
-def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool) -> dict:
+def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
+                 loss: str | None = None) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
     micro = b / (d * m)
     if embeddings and last:
-        parts["logits"] = logits_bytes(micro)
+        parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
     if recompute in ("full", "op") or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
     if data.zero == 3 and data.shard_unit == "layer":
@@ -211,17 +213,72 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                                        opts.get("expert_tp", "tp"))
     activations = per_layer * layers * in_flight(schedule, kind)
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
-            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last")}
+            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last",
+                           loss=opts.get("loss"))}
 
 
-def logits_bytes(micro) -> sp.Expr:
+#: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
+LOSS_KINDS = ("vocab_parallel", "eager", "compiled")
+#: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
+#: F.cross_entropy(pred.flatten(0, 1).float(), labels) (its torch.compile commented out: "compiling loss function
+#: causes CUDA errors"), then ``del pred`` before loss.backward(); torchtitan/components/loss.py@820504e2 and
+#: @e7c0cae9 compile the same function when training.compile is on
+TORCHTITAN_LOSS = ("torchtitan train.py@9dec370a (loss_fn, del pred); torchtitan/components/loss.py@e7c0cae9 "
+                   "(build_cross_entropy_loss: torch.compile(loss_fn) when training.compile)")
+#: what PyTorch's eager autograd keeps and allocates: _log_softmax saves its result and its backward
+#: (_log_softmax_backward_data(grad, result, ...)) writes a new tensor; nll_loss_backward writes a zeroed
+#: tensor of the input's shape (pytorch tools/autograd/derivatives.yaml, aten/src/ATen/native/cuda/Loss.cu);
+#: with t > 1 torch's loss_parallel computes the log-softmax as x − max, exp, x − max − log Σexp and fuses the
+#: two backwards into (zeros + exp(log-probs)) · grad (torch/distributed/tensor/parallel/loss.py,
+#: _log_softmax, _nll_loss_and_log_softmax_backward); a pipeline stage keeps its output until its backward
+#: (torch/distributed/pipelining/stage.py, forward_one_chunk: fwd_cache)
+PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax, nll_loss_forward); "
+                         "torch/distributed/tensor/parallel/loss.py; torch/distributed/pipelining/stage.py")
+
+
+def loss_kind(framework: str, loss: str | None) -> str:
+    """The cross-entropy a run's loss buffers follow: the ``loss`` setting, or as the framework does: FSDP2 runs
+    (torchtitan's) PyTorch's eager F.cross_entropy (torchtitan's training.compile defaults off:
+    config_manager.py), Megatron-LM, Megatron-FSDP and DeepSpeed Megatron-Core's vocab-parallel one."""
+    if loss is not None:
+        return loss
+    return "eager" if framework == "fsdp2" else "vocab_parallel"
+
+
+def loss_bytes_per_logit(loss: str) -> sp.Expr:
+    """Bytes the cross-entropy holds at its peak, per token and vocabulary entry of the GPU's V/t, on the stage
+    holding the LM head (our count from the sources' tensors, 2 bytes per bf16 element, 4 per fp32):
+
+    * vocab_parallel (Megatron-LM megatron/core/tensor_parallel/cross_entropy.py): the LM head's bf16 output (2)
+      and the fp32 copy the loss makes, exponentiates in place and saves for the backward (4): 6.
+    * eager (:data:`TORCHTITAN_LOSS`, :data:`PYTORCH_CROSS_ENTROPY`), t = 1: the forward holds the bf16 logits (2),
+      their fp32 copy (4) and the log-softmax (4): 10; ``del pred`` frees the logits and the copy is saved by no
+      node, so the backward holds the saved log-softmax (4), nll_loss's gradient (4) and the log-softmax
+      backward's output (4): 12, the peak.  t > 1 (loss_parallel): the forward's x − max (4) and its exp (4)
+      beside the logits and the copy: 14; the fused backward's zeros (4), exp(log-probs) (4) and their sum (4)
+      beside the saved log-softmax (4): 16.  With p > 1 the pipeline stage keeps its bf16 output (2) into the
+      backward: 14 and 18.
+    * compiled (torch.compile of the same loss, the upcast fused into its kernels: torchtitan pull request 551,
+      allenai/OLMo-core pull request 77 describe the fusion): the bf16 logits the
+      compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
+      recomputed in registers (an assumption on Inductor's partitioner, not read from a printed run).
+    """
+    if loss == "vocab_parallel":
+        return sp.Integer(6)
+    if loss == "compiled":
+        return sp.Integer(4)
+    if loss == "eager":
+        kept_output = sp.Piecewise((2, sp.Gt(p, 1)), (0, True))
+        return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + kept_output
+    raise ValueError(f"loss kind {loss!r}: one of {LOSS_KINDS}")
+
+
+def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
     """The last stage's logits and loss buffers of one micro-batch (1F1B runs each micro-batch's backward
-    right after its forward on the last stage): the LM head's 16-bit output, tokens·V/t, and the fp32 copy
-    the vocabulary-parallel cross-entropy makes and keeps for the backward (Megatron-LM
-    megatron/core/tensor_parallel/cross_entropy.py: vocab_parallel_logits.float(), exp in place,
-    save_for_backward(exp_logits)): 2 + 4 bytes per token and vocabulary entry of the GPU's V/t."""
+    right after its forward on the last stage): :func:`loss_bytes_per_logit` per token and entry of the GPU's
+    V/t (the LM head is column-parallel), tokens = micro·s/c."""
     tokens = micro * s / c
-    return (2 + 4) * tokens * V / t
+    return loss_bytes_per_logit(loss) * tokens * V / t
 
 
 def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:

@@ -4,8 +4,12 @@ framework's data-parallel schedule holds (every stage); the activations kept for
 (Korthikanti et al. 2022, Table 2, with s → s/c: the first stage, most micro-batches in flight); the
 logits and loss buffers (the last stage); the recompute working set (every stage); the gathered layers
 of per-layer ZeRO-3 (every stage); the data-parallel buckets (every stage).  The busiest GPU is the
-larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1).  Part of the
-step model (:mod:`symcomm.training.steptime`).
+larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1), the logits and loss
+buffers and the recompute working set counted as the larger of the two (never live at once:
+:func:`loss_or_recompute`).  The loss buffers follow the run's cross-entropy (:func:`loss_bytes_per_logit`);
+FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Live bytes: what the CUDA caching allocator
+reserves beyond them (cached, fragmented blocks) is not counted.  Part of the step model
+(:mod:`symcomm.training.steptime`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,20 @@ STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "act
 #: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
 #: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
 DEEPSPEED_BUCKET = 500_000_000
+
+
+#: FSDP2 keeps each sharded parameter in the model's own type (fp32 in torchtitan, whose model is built in fp32:
+#: the optimizer's master copy) and casts it to MixedPrecisionPolicy.param_dtype only as each all-gather's input
+#: (torch/distributed/fsdp/_fully_shard/_fsdp_param.py, FSDPParam.all_gather_inputs: sharded_param_data.to(
+#: param_dtype)); the unsharded 16-bit copies are the gathered layers (:func:`gathered_layers`)
+FSDP2_SHARDS = "torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam.all_gather_inputs)"
+
+
+def sharded_weight_bytes(data) -> int:
+    """Bytes per parameter of the 16-bit weight shard a data-parallel schedule keeps beside the optimizer's fp32
+    master (its 4 of :func:`memory_model`'s 12): 2, but 0 under FSDP2, whose sharded parameter is the fp32 master
+    itself (:data:`FSDP2_SHARDS`)."""
+    return 0 if data.framework == "fsdp2" else 2
 
 
 def scores(micro):
@@ -149,7 +167,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     for held, group in parts:
-        weights += 2 * held if data.full_parameters else 2 * held / group
+        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
@@ -206,7 +224,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     for held, group in parts:
-        weights += 2 * held if data.full_parameters else 2 * held / group
+        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
@@ -320,13 +338,35 @@ def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
     return per_layer * (L / p)
 
 
+def loss_or_recompute(parts: dict) -> sp.Expr:
+    """The larger of the loss buffers (``logits``) and the recompute working set (``recompute``) of a stage: never
+    live at once, as the cross-entropy's backward is done, its buffers freed, before the first layer's backward
+    (and its recompute) begins, and the loss's forward runs after every layer's (torchtitan train.py@9dec370a:
+    loss.backward() from the loss; Megatron-LM megatron/core/pipeline_parallel/schedules.py: a micro-batch's
+    backward from its loss)."""
+    logits, work = parts.get("logits", sp.Integer(0)), parts.get("recompute", sp.Integer(0))
+    if logits == 0 or work == 0:
+        return logits + work
+    return sp.Max(logits, work, evaluate=False)
+
+
+def stage_total(parts: dict) -> sp.Expr:
+    """Bytes one stage's GPU holds at its peak: every part, the loss buffers and the recompute working set as the
+    larger of the two (:func:`loss_or_recompute`)."""
+    rest = sp.Add(*(x for k, x in parts.items() if k not in ("logits", "recompute")))
+    return rest + loss_or_recompute(parts)
+
+
 def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
-    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations)
-    and the last stage's (its own activations and the logits); with p = 1 one stage holds them all."""
-    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every"))
+    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations and
+    the recompute working set) and the last stage's (its own activations and the larger of the logits and the
+    working set: :func:`loss_or_recompute`); with p = 1 one stage holds them all."""
+    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every" and k != "recompute"))
+    work = parts.get("recompute", sp.Integer(0))
     first = parts["activations"]
     logits = parts.get("logits", sp.Integer(0))
     if logits == 0:
-        return every + first
-    last = last_stage_activations(per_layer, schedule) + logits
-    return every + sp.Piecewise((first + logits, sp.Eq(p, 1)), (sp.Max(first, last, evaluate=False), True))
+        return every + first + work
+    peak_end = loss_or_recompute(parts)
+    last = last_stage_activations(per_layer, schedule) + peak_end
+    return every + sp.Piecewise((first + peak_end, sp.Eq(p, 1)), (sp.Max(first + work, last, evaluate=False), True))

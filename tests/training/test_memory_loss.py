@@ -110,3 +110,19 @@ def test_torchtitan_runs_compile_their_loss_only_where_the_commit_does():
     compiled = modern.words(runs["torchtitan-2025-06-h200-llama3.1-8b-fsdp32-compile-fp8-cs-trainy-4n"])
     assert not any(w.startswith("loss=") for w in eager)
     assert "loss=compiled" in compiled
+
+
+def test_eval_says_only_the_larger_of_logits_and_recompute_counts():
+    import subprocess
+    import sys
+
+    words = ["--hardware", "h100", "h=64", "L=4", "a=4", "h_kv=64", "F=256", "V=1000", "s=32", "t=1", "p=1", "d=1",
+             "c=1", "b=2", "m=1", "Phi=1e6", "embeddings=1", "gated=0"]
+
+    def memory_line(recompute):
+        out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *words, f"recompute={recompute}"],
+                             capture_output=True, text=True, check=True).stdout
+        return next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
+    # full recompute: logits (6 × 64 × 1000 = 375 KiB) and the working set (34·32·2·64 = 136 KiB) both shown
+    assert memory_line("full").endswith("; of logits and recompute only the larger counts)")
+    assert "only the larger" not in memory_line("none")      # no working set: nothing to say

@@ -257,7 +257,8 @@ PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax,
 def loss_kind(framework: str, loss: str | None) -> str:
     """The cross-entropy a run's loss buffers follow: the ``loss`` setting, or as the framework does: FSDP2 runs
     (torchtitan's) PyTorch's eager F.cross_entropy (torchtitan's training.compile defaults off:
-    config_manager.py), Megatron-LM, Megatron-FSDP and DeepSpeed Megatron-Core's vocab-parallel one."""
+    config_manager.py); Megatron-LM and Megatron-FSDP Megatron-Core's vocab-parallel one, which DeepSpeed and
+    FSDP runs keep as before (their scripts' loss is not read here)."""
     if loss is not None:
         return loss
     return "eager" if framework == "fsdp2" else "vocab_parallel"
@@ -276,10 +277,11 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       beside the logits and the copy: 14; the fused backward's zeros (4), exp(log-probs) (4) and their sum (4)
       beside the saved log-softmax (4): 16.  With p > 1 the pipeline stage keeps its bf16 output (2) into the
       backward: 14 and 18.
-    * compiled (torch.compile of the same loss, the upcast fused into its kernels: torchtitan pull request 551,
-      allenai/OLMo-core pull request 77 describe the fusion): the bf16 logits the
-      compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
-      recomputed in registers (an assumption on Inductor's partitioner, not read from a printed run).
+    * compiled (torch.compile of the same loss, the upcast fused into its kernels: the reason torchtitan pull
+      request 551 (closed) and allenai/OLMo-core pull request 77 give for compiling the loss): the bf16 logits
+      the compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
+      recomputed inside the fused kernels.  An assumption on Inductor's partitioner (no printed run isolates
+      it), and with t > 1 (loss_parallel traced) taken the same.
     """
     if loss == "vocab_parallel":
         return sp.Integer(6)

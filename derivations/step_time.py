@@ -245,6 +245,7 @@ FSDP_UNITS = Derivation(
 GM, GK, GN = sp.symbols("M_g K_g N_g", positive=True)
 W = sp.Symbol("w", positive=True)                          # a GEMM's width MNK/(MK + KN + MN)
 W_HALF = sp.Symbol("W", positive=True)                     # a positive w_half, where one is needed
+ELEMENT_BYTES = sp.Symbol("bytes", positive=True)         # bytes per element of a GEMM's operands and product
 GEMM = compute.Gemm("a GEMM", GM, GK, GN)
 ROOFLINE = (GEMM.flops + 2 * w_half * GEMM.moved) / (peak * eta)
 EFFICIENCY = compute.efficiency(W)
@@ -263,7 +264,13 @@ GEMM_EFFICIENCY = Derivation(
             Limit(EFFICIENCY, eta, var=W, name="for wide GEMMs it tends to η, the fitted large-shape share"),
             Claim(EFFICIENCY.subs(w_half, W_HALF).subs(W, W_HALF), eta / 2,
                   name="at w = w_half it is half of η"),
-            Claim(EFFICIENCY.subs(w_half, 0), eta, name="with w_half = 0 every GEMM runs at η (today's model)")))
+            Claim(EFFICIENCY.subs(w_half, 0), eta, name="with w_half = 0 every GEMM runs at η (today's model)"),
+            Claim(ROOFLINE.subs({eta: 1, w_half: peak * ELEMENT_BYTES / (2 * hbm)}),
+                  GEMM.flops / peak + ELEMENT_BYTES * GEMM.moved / hbm,
+                  name="at η = 1 and w_half = peak·bytes/(2·B_hbm) it is the additive roofline: the FLOPs at peak plus "
+                       "the operands' and product's bytes at the HBM bandwidth (the roofline value of w_half: 295 on "
+                       "H100 SXM in bf16, 989.4 TFLOP/s and 3.35 TB/s; the same in FP8, twice the rate on half the "
+                       "bytes)", source=WILLIAMS)))
 
 
 def _gemms_forward(gated: bool, moe: bool) -> sp.Expr:

@@ -166,7 +166,9 @@ def fit(system: str) -> dict:
         raise InputError(f"no run marked for fitting on {system} evaluates"
                          + (f" ({len(not_evaluated)} in scope do not: {next(iter(not_evaluated.values()))[:120]})"
                             if not_evaluated else ""))
-    base = dict(published.hardware(system).step_time)
+    hardware = published.hardware(system)
+    # a published fused-attention share is the base eta_attn: where the runs do not determine it, held there
+    base = {**hardware.published_attention(), **dict(hardware.step_time)}
     found = step_fit.fit(runs, base)
     return {**found.constants, "fitted_on": [r.id for r in runs], "mean_error": found.in_sample.mean,
             "max_error": found.in_sample.max, "fit": found, "not_evaluated": not_evaluated}

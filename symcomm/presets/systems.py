@@ -126,7 +126,7 @@ class Hardware:
                                                      "the HBM bandwidth)")
         out = {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
-            out = absent_filled(out)
+            out = absent_filled({**self.published_attention(), **out})
         if attention_kernel == "fa2":
             shares = dict(self.attention_shares)
             if "fa2" not in shares:
@@ -144,6 +144,14 @@ class Hardware:
             raise self.lacks("step_time eta_fp8", f"precision={precision} needs (the share of the FP8 peak its "
                                                   "matmuls reach, fitted on FP8 runs: none is fitted for it yet)")
         return {**out, "peak_fp8": self.peak("fp8", typed.get("peak_fp8"))}
+
+    def published_attention(self) -> dict[str, float]:
+        """{"eta_attn": the fused attention core's published share of the bf16 peak} where the hardware gives
+        one (``attention_shares.fused``, from a kernel benchmark, not fitted), else {}: what a ``step_time`` block
+        without a fitted eta_attn reads (before the older rule, eta_attn = eta), and where the step fit holds it
+        when its runs do not determine it."""
+        shares = dict(self.attention_shares)
+        return {"eta_attn": shares["fused"]} if "fused" in shares else {}
 
     def step_time_error(self) -> dict | None:
         """How far a step time of these constants may be off, as far as their fit measured it: the leave-one-out

@@ -75,6 +75,23 @@ def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
     assert "attention_shares fa2" in run.stderr and "attention_kernel=fused" in run.stderr
 
 
+def test_published_fused_share_is_what_a_block_without_eta_attn_reads():
+    # Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) section 4.1 charts, H100 80GB SXM5, head dim 128, seq 8k:
+    # cuDNN forward 600 TFLOP/s, backward 518; the backward runs 5/2 of the forward's FLOPs (FlashAttention-2,
+    # Algorithm 2), so the core's share of the 989.4 TFLOP/s peak is 3.5 / (1/600 + 2.5/518) / 989.4 = 0.5448
+    from dataclasses import replace
+    from symcomm import presets
+    by_hand = 3.5 / (1 / 600 + 2.5 / 518) / 989.4
+    h100 = presets.hardware("h100")
+    assert dict(h100.attention_shares)["fused"] == pytest.approx(by_hand, abs=5e-4)
+    block = {k: v for k, v in h100.step_time if k != "eta_attn"}
+    unfitted = replace(h100, step_time=tuple(block.items()))
+    assert unfitted.compute_values("bf16")["eta_attn"] == dict(h100.attention_shares)["fused"]
+    # without a published share the older rule stands: eta_attn read as eta
+    bare = replace(unfitted, attention_shares=())
+    assert bare.compute_values("bf16")["eta_attn"] == bare.compute_values("bf16")["eta"]
+
+
 def test_without_flash_attention_the_whole_masked_core_runs():
     # Megatron-LM 2021-22 (flash=0) computed the full s × s scores, masked: all 4·B·s²·h of the core
     bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)

@@ -41,8 +41,9 @@ EXPERT_TP = ("tp", "1")
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
 #: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
-#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales)
-PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block")
+#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales); torchao float8
+#: rowwise (one fp32 scale per row of the input, weight and output gradient, all three GEMMs in FP8)
+PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise")
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
 #: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
 ATTENTION_KERNELS = ("fused", "fa2")
@@ -202,7 +203,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("precision", "bf16", PRECISIONS,
            "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
            "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
-           "(1×128 activation, 128×128 weight blocks); the attention core, norms, softmax and LM head stay bf16"),
+           "(1×128 activation, 128×128 weight blocks); fp8_rowwise (torchao float8 rowwise: per-row scales, its casts and "
+           "the backward's rescale as torchao runs them); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)

@@ -131,6 +131,35 @@ def test_fp8_small_shape_by_hand(precision):
     assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100)
 
 
+# torchao float8 rowwise, bytes per element by torchao's own roofline (pytorch/ao torchao/testing/float8/
+# roofline_utils.py at 6243040, "rowwise"): X and dY two kernels, bf16 read 2 + FP8 write 1 + transposed bf16
+# write 2, then read 2 + write 1 (5 + 3); the weight 2 + 1, 2·2, 2 + 1 (3 + 7), every micro-batch; and the
+# backward's GEMMs rescale their bf16 outputs dX, dW afterwards (float8_ops.py addmm_float8_unwrapped): 2 + 2
+def test_fp8_rowwise_casts_of_one_gemm_by_hand():
+    gemm = compute.Gemm("g", 2, 4, 8)                  # X 2×4 = 8, W 4×8 = 32, dY 2×8 = 16 elements
+    x, w, back = compute.cast_bytes([(gemm, 1)], "fp8_rowwise")
+    assert (x, w) == (8 * 5, 32 * 3)                   # the forward: no 1/m on the weight (cast in every forward)
+    assert back == 8 * 3 + 32 * 7 + 16 * (5 + 3) + 4 * (8 + 32)
+    # and three such GEMMs count three times
+    assert compute.cast_bytes([(gemm, 3)], "fp8_rowwise") == (3 * x, 3 * w, 3 * back)
+
+
+def test_fp8_rowwise_small_shape_by_hand():
+    """All three GEMMs of each linear in FP8 (torchao ROWWISE: input, weight and output gradient cast axiswise,
+    torchao/float8/config.py at 6243040), at peak_fp8 · eta_fp8 like fp8_tensor; the casts as above."""
+    fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
+    forward, backward = micro("fp8_rowwise")
+    # X 40, W 128, dY 56 elements (X_ELEMENTS, W_ELEMENTS, DY_ELEMENTS below); hbm = 100 B/s
+    assert forward == fp8 + CORE + sp.Rational(40 * 5 + 128 * 3, 100)
+    assert backward == 2 * fp8 + CORE_BACK + sp.Rational(40 * 3 + 128 * 7 + 56 * 8 + 4 * (40 + 128), 100)
+
+
+def test_fp8_rowwise_refuses_the_float8_all_gather():
+    # torchao: enable_fsdp_float8_all_gather only supports tensorwise scaling (config.py at 6243040)
+    with pytest.raises(InputError, match="fp8_param_gather=1 with precision=fp8_rowwise"):
+        subject("hybrid", framework="fsdp2", zero="3", fp8_param_gather="1", precision="fp8_rowwise").terms
+
+
 def test_fp8_tensor_numbers_by_hand():
     """The same, as plain numbers: fp8 GEMMs (512 FLOPs + 2·w_half·224 elements moved) / 800 = 1.76 s, the causal
     half of the core 32/250 = 0.128 s (its backward 5/2 of it, 0.32 s), casts (40 + 128)·6 bytes / 100 = 10.08 s

@@ -373,6 +373,22 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3)
 
 
+def tp_fused_gemm_seconds(run):
+    """((QKV, FC1), (attention output, FC2)): the forward seconds of one layer's column- and row-parallel GEMMs on
+    one GPU per micro-batch, at the rate the run's precision gives them (bf16: peak·η; FP8: peak_fp8·η_fp8, width
+    factor alike) — the GEMMs async TP fuses with the sequence collectives (symcomm.training.overlap.tp_exposed);
+    None for a layer whose GEMMs are not the dense block's four (moe=1, attention=mla)."""
+    if run.moe or run.attention != "mha":
+        return None
+    qkv, out, fc1, fc2 = layer_gemms(b / (d * m) * s / c, run.gated, False, attention_kind(run))
+    rate = peak * eta if run.precision == "bf16" else peak_fp8 * eta_fp8
+
+    def seconds(g):
+        return (g.flops + 2 * w_half * g.moved) / rate
+
+    return (seconds(qkv), seconds(fc1)), (seconds(out), seconds(fc2))
+
+
 def with_absent_constants(values: dict) -> dict:
     """``values`` with the fitted constants a caller may leave out at their meaning when absent (w_half = 0:
     the shape-independent model; η_attn = η): the one rule, :func:`symcomm.presets.systems.absent_filled`."""

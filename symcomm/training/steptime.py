@@ -43,8 +43,8 @@ from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu
-from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
-                      param_gather_overlap_of)
+from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
+                      p2p_overlap_of, param_gather_overlap_of, tp_exposed)
 from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
@@ -146,8 +146,10 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     for axis in ("tp", "ep", "pp"):
         if hides[axis] and axis in comm:
-            floor = on_path[axis] / t if axis == "tp" else 0
-            on_path[axis], window = hidden_behind(on_path[axis], window, floor)
+            if axis == "tp":
+                on_path[axis], window = tp_exposed(by_axis["tp"], time_of, m, window, async_tp_gemms(run))
+            else:
+                on_path[axis], window = hidden_behind(on_path[axis], window)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot

@@ -146,6 +146,8 @@ def words(run: dict) -> list[str]:
         # torchtitan/models/attention.py at 820504e2 and e7c0cae9: FLASH_ATTENTION first, cuDNN first only on compute
         # capability 10.0 (B200), so on H100 and H200 too)
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32", attention_kernel="fa2")
+        # eager or torch.compile, as the run's recipe says (the benchmark tables name "torch.compile" where it ran)
+        w.update(compile=int("torch.compile" in run.get("recipe", "")))
         if run["p"] > 1:
             # under pipeline parallelism torchtitan keeps each stage's parameters gathered after the forward
             # (parallelize_llama.py: reshard_after_forward False when PP is on, the runs' recipe), and PyTorch's

@@ -156,6 +156,19 @@ ROWWISE_WEIGHT = (sp.Integer(3), sp.Integer(7))
 ROWWISE_RESCALE = sp.Integer(4)
 
 
+#: bytes per element the eager memory-bound ops of torchtitan's Llama block move beyond their fused form (compile=0,
+#: :func:`eager_bytes`), forward, each op reading its inputs and writing its output once (pytorch/torchtitan at
+#: 9dec370a: torchtitan/models/norms.py RMSNorm, the config's norm_type "rmsnorm"; torchtitan/models/llama/model.py
+#: apply_rotary_emb, FeedForward):
+#: RMSNorm over h, eagerly x.float() 2 + 4, pow(2) 4 + 4, mean 4, x·rsqrt 4 + 4, type_as 4 + 2, ·weight 2 + 2 = 36,
+#: fused one read and one write, 2 + 2: 32 more; rotary over the query and key widths, .float() 2 + 4, the complex
+#: product 4 + 4, type_as 4 + 2 = 20, fused 2 + 2: 16 more; SwiGLU over F (gated=1), silu 2 + 2 and the product
+#: 2 + 2 + 2 = 10, fused 2 + 2 + 2 = 6: 4 more.  The repeat_kv copy, the residual adds and the SDPA output's
+#: transpose are counted alike both ways (no difference).  The backward of each eager op is taken as twice its
+#: forward (the convention of κ: forward one third of the passes), a full or op recompute runs the forward again.
+EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Integer(4)
+
+
 @dataclass(frozen=True)
 class Gemm:
     """``count`` matmuls (rows × inner)·(inner × cols) of one layer's forward on one GPU and micro-batch;
@@ -299,6 +312,15 @@ def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, at
     return body + (flops.lm_head_forward(micro, s) if lm_head else 0)
 
 
+def eager_bytes(run, tokens, layers) -> sp.Expr:
+    """The forward's HBM bytes the eager memory-bound ops move beyond their fused form on one GPU (:data:`EAGER_NORM`
+    and its neighbours): two RMSNorms per layer over h on the tokens a GPU holds (T/t with sequence parallelism, T
+    without), rotary over the local query and key widths (h + h_kv)/t, SwiGLU over F/t (gated=1)."""
+    normed = tokens / t if run.sp else tokens
+    swiglu = EAGER_SWIGLU * F / t if run.gated else sp.Integer(0)
+    return layers * (2 * EAGER_NORM * h * normed + tokens * (EAGER_ROTARY * (h + h_kv) / t + swiglu))
+
+
 def _summed(pairs, what) -> sp.Expr:
     return sum((n * getattr(g, what) for g, n in pairs), sp.Integer(0))
 
@@ -370,6 +392,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers
     memory_bound = kappa * touched / hbm
+    if run.eager:
+        # compile=0: the eager ops' extra passes, forward once, backward twice, a full or op recompute once more
+        extra = eager_bytes(run, tokens, layers) / hbm
+        forward += extra
+        backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3)
 
 

@@ -136,6 +136,35 @@ def op_refusal(setting) -> str | None:
     return None
 
 
+#: the frameworks that run eager by default: torchtitan (fsdp2), whose training.compile is false unless asked
+#: (pytorch/torchtitan torchtitan/config_manager.py at 9dec370a: --training.compile store_true; train_configs/
+#: llama3_8b.toml: compile = false)
+EAGER_DEFAULT = ("fsdp2",)
+
+
+def runs_eager(setting) -> bool:
+    """Do the memory-bound ops run eagerly, op by op?  compile=0; or compile=framework with a framework of
+    :data:`EAGER_DEFAULT` and a dense multi-head block (the one whose eager ops are counted: a MoE or MLA block of
+    those frameworks is counted fused, as before the setting)."""
+    if setting.compile is not None:
+        return not setting.compile
+    return setting.framework in EAGER_DEFAULT and not setting.moe and setting.attention == "mha"
+
+
+def compile_refusal(setting) -> str | None:
+    """Why ``setting``'s compile=0 has no meaning, or None: the eager count is torchtitan's dense Llama block's
+    (symcomm.training.compute.EAGER_BYTES)."""
+    if setting.compile is not False:
+        return None
+    if setting.framework not in EAGER_DEFAULT:
+        return (f"compile=0 with framework={setting.framework} is not modelled: the eager op count is torchtitan's "
+                "Llama block (framework=fsdp2); give compile=1")
+    if setting.moe or setting.attention == "mla":
+        return ("compile=0 with moe=1 or attention=mla is not modelled: the eager op count is torchtitan's dense Llama "
+                "block (RMSNorm, rotary, SwiGLU); give compile=1")
+    return None
+
+
 RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "activation recomputation: none; selective (the attention core: no collective runs "
                           "again); full (the forward collectives run again in backward); op (torchtitan's op-level "
@@ -236,6 +265,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "FlashAttention-3 on Hopper: Megatron-Core's TEDotProductAttention; PyTorch SDPA where it picks cuDNN) at "
            "the fitted share eta_attn; fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
            "order where cuDNN is not asked for first) at the hardware's published share eta_fa2"),
+    Option("compile", None, (None, False, True),
+           "1 = the memory-bound kernels (norms, rotary, SwiGLU) run fused, as torch.compile's Inductor or the "
+           "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
+           "op, each op one more HBM pass (fsdp2 only, dense blocks); framework: 0 for fsdp2's dense blocks "
+           "(torchtitan's training.compile is false by default), 1 otherwise"),
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
            "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
@@ -291,13 +325,19 @@ class RunSetting:
     attention_kernel: str = "fused"
     q_width: str = "h"
     precision: str = "bf16"
+    compile: bool | None = None
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
-        refused = op_refusal(self)
+        refused = op_refusal(self) or compile_refusal(self)
         if refused:
             raise InputError(refused)
+
+    @property
+    def eager(self) -> bool:
+        """Do the memory-bound ops run eagerly, op by op (:func:`runs_eager`)?"""
+        return runs_eager(self)
 
     @property
     def forward_reruns(self) -> bool:

@@ -148,6 +148,12 @@ def words(run: dict) -> list[str]:
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32", attention_kernel="fa2")
         # eager or torch.compile, as the run's recipe says (the benchmark tables name "torch.compile" where it ran)
         w.update(compile=int("torch.compile" in run.get("recipe", "")))
+        if run["c"] > 1:
+            # PyTorch's context parallel (torch/distributed/tensor/experimental/_attention.py,
+            # _templated_ring_attention_backward): dK, dV accumulated in fp32 (_cp_options.convert_to_f32, True) and
+            # passed on at every one of the c steps (all-to-all rotater), the last pass bringing them home: the
+            # communication of cp=ring_flash_attn (axes.ring_terms); the forward's K, V all-gathered once per layer
+            w["cp"] = "ring_flash_attn"
         if run["p"] > 1:
             # under pipeline parallelism torchtitan keeps each stage's parameters gathered after the forward
             # (parallelize_llama.py: reshard_after_forward False when PP is on, the runs' recipe), and PyTorch's

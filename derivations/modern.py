@@ -149,8 +149,8 @@ def words(run: dict) -> list[str]:
         # eager or torch.compile, as the run's recipe says (the benchmark tables name "torch.compile" where it ran)
         w.update(compile=int("torch.compile" in run.get("recipe", "")))
         if run["c"] > 1:
-            # PyTorch's context parallel (torch/distributed/tensor/experimental/_attention.py,
-            # _templated_ring_attention_backward): dK, dV accumulated in fp32 (_cp_options.convert_to_f32, True) and
+            # PyTorch's context parallel (pytorch/pytorch torch/distributed/tensor/experimental/_attention.py as read at
+            # 0123248a, _templated_ring_attention_backward; the benchmark ran torch 1963fc8, not read): dK, dV accumulated in fp32 (_cp_options.convert_to_f32, True) and
             # passed on at every one of the c steps (all-to-all rotater), the last pass bringing them home: the
             # communication of cp=ring_flash_attn (axes.ring_terms); the forward's K, V all-gathered once per layer
             w["cp"] = "ring_flash_attn"

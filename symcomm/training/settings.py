@@ -258,7 +258,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            + F.P2P_OVERLAP_SOURCE + ")"),
     flag("tp_overlap", "1 = the tensor-parallel collectives run chunk by chunk behind their GEMMs (Megatron-Core "
                        "--tp-comm-overlap: Transformer Engine userbuffers; PyTorch async TP): one chunk of t "
-                       "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts"),
+                       "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts; with "
+                       "framework=fsdp2 (PyTorch's async TP) each sequence collective hides behind the GEMM it is "
+                       "fused with only"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
     Option("attention_kernel", "fused", ATTENTION_KERNELS,
            "flash=1: the attention core's kernel: fused (Transformer Engine's fused attention, cuDNN or "

@@ -11,8 +11,9 @@ micro-batches per data-parallel replica, then the optimizer step):
   dtype and η the share of it the matmuls reach (fitted, see ``derivations/step_time.py``);
 * **per micro-batch communication on the critical path**: the hybrid strategy's tp, cp, ep
   and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
-  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` (Transformer Engine userbuffers / PyTorch
-  async TP) hides tp behind the micro-batch's compute but one chunk of t, ``a2a_overlap`` the
+  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` hides tp behind the micro-batch's compute but one
+  chunk of t (Transformer Engine userbuffers), or with framework=fsdp2 each sequence collective behind the
+  GEMM it is fused with (PyTorch's async TP, :func:`symcomm.training.overlap.tp_exposed`), ``a2a_overlap`` the
   expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
 * **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
   bubble is (p − 1)/v micro-batch times of the busiest stage);

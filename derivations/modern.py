@@ -161,6 +161,8 @@ def words(run: dict) -> list[str]:
             # gradients accumulating, reduce-scattered once after the last (torch/distributed/pipelining/stage.py,
             # backward_maybe_with_nosync: set_requires_gradient_sync(False), set_reshard_after_backward(False))
             w.update(reshard_after_forward=0, grad_reduce="per_step")
+        if _loss_compiled(run):
+            w["loss"] = "compiled"
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
@@ -179,6 +181,18 @@ def words(run: dict) -> list[str]:
     elif w.get("overlap_param_gather") == 1 and w.get("overlap_grad_reduce") != 1:
         w.pop("overlap_param_gather")            # Megatron-LM refuses it without overlap_grad_reduce: taken as off
     return [f"{key}={value}" for key, value in w.items()]
+
+
+#: torchtitan commits whose loss is compiled when the model is (torchtitan/components/loss.py,
+#: build_cross_entropy_loss: torch.compile(loss_fn) when training.compile); at 9dec370a (the 2024-12 benchmarks)
+#: train.py's loss_fn stays eager, its torch.compile commented out
+LOSS_COMPILED_AT = ("820504e20d1149fbf0b98c567af24c4b0433b22d", "e7c0cae934df78d6e9c2835f42ff1f757dc3fddc")
+
+
+def _loss_compiled(run: dict) -> bool:
+    """Does a torchtitan run compile its loss: torch.compile in its recipe, at a commit of :data:`LOSS_COMPILED_AT`."""
+    commit = run["recipe"].split(":", 1)[0].removeprefix("torchtitan@")
+    return commit in LOSS_COMPILED_AT and "torch.compile" in run["recipe"]
 
 
 def typed_peaks(run: dict, end: str) -> dict:

@@ -245,6 +245,7 @@ FSDP_UNITS = Derivation(
 GM, GK, GN = sp.symbols("M_g K_g N_g", positive=True)
 W = sp.Symbol("w", positive=True)                          # a GEMM's width MNK/(MK + KN + MN)
 W_HALF = sp.Symbol("W", positive=True)                     # a positive w_half, where one is needed
+ELEMENT_BYTES = sp.Symbol("bytes", positive=True)         # bytes per element of a GEMM's operands and product
 GEMM = compute.Gemm("a GEMM", GM, GK, GN)
 ROOFLINE = (GEMM.flops + 2 * w_half * GEMM.moved) / (peak * eta)
 EFFICIENCY = compute.efficiency(W)
@@ -263,7 +264,13 @@ GEMM_EFFICIENCY = Derivation(
             Limit(EFFICIENCY, eta, var=W, name="for wide GEMMs it tends to η, the fitted large-shape share"),
             Claim(EFFICIENCY.subs(w_half, W_HALF).subs(W, W_HALF), eta / 2,
                   name="at w = w_half it is half of η"),
-            Claim(EFFICIENCY.subs(w_half, 0), eta, name="with w_half = 0 every GEMM runs at η (today's model)")))
+            Claim(EFFICIENCY.subs(w_half, 0), eta, name="with w_half = 0 every GEMM runs at η (today's model)"),
+            Claim(ROOFLINE.subs({eta: 1, w_half: peak * ELEMENT_BYTES / (2 * hbm)}),
+                  GEMM.flops / peak + ELEMENT_BYTES * GEMM.moved / hbm,
+                  name="at η = 1 and w_half = peak·bytes/(2·B_hbm) it is the additive roofline: the FLOPs at peak plus "
+                       "the operands' and product's bytes at the HBM bandwidth (the roofline value of w_half: 295 on "
+                       "H100 SXM in bf16, 989.4 TFLOP/s and 3.35 TB/s; the same in FP8, twice the rate on half the "
+                       "bytes)", source=WILLIAMS)))
 
 
 def _gemms_forward(gated: bool, moe: bool) -> sp.Expr:
@@ -522,10 +529,14 @@ def _printed_memory_table() -> Table:
                  caption=("GiB = 2³⁰ bytes. Published: the row's Memory(GiB), torchtitan's logged peak of the bytes "
                           "the CUDA caching allocator reserves (torch.cuda.memory_stats 'reserved_bytes.all.peak', "
                           "torchtitan/metrics.py; the 2024-12 tables take the maximum over GPUs, the H200 table samples the 100th iteration), which includes the allocator's cached and "
-                          "fragmented blocks: a count of live bytes is expected below it. Predicted: memory_per_gpu "
+                          "fragmented blocks: a count of live bytes is expected below it, by an amount the tables "
+                          "do not determine (not modelled, no factor applied). Predicted: memory_per_gpu "
                           "of symcomm eval hybrid for the run's words (weights, gradients, optimizer states, "
-                          "activations, the logits and loss buffers, the recompute working set, FSDP's gathered "
-                          "layers); torchtitan's op-level selective checkpointing is typed recompute=op (each "
+                          "activations, the larger of the loss buffers and the recompute working set, FSDP's "
+                          "gathered layers); the loss as each run's commit runs it: eager at 9dec370a, whose "
+                          "train.py leaves the loss uncompiled even under torch.compile (12 bytes per token and "
+                          "vocabulary entry of the GPU's V/t, 16 under loss parallel), compiled at e7c0cae9 "
+                          "(torchtitan/components/loss.py, 4 bytes); torchtitan's op-level selective checkpointing is typed recompute=op (each "
                           "block's input and the outputs its op list saves: symcomm.training.memory.op_kept_widths), "
                           "counted as eager checkpointing keeps them (torch.compile's partitioner keeps fewer). "
                           "Error: predicted / "
@@ -608,10 +619,17 @@ CHAPTER = Chapter(
      "bandwidth hidden as far as the compute lasts — per-layer units move the same bytes as one whole-model "
      "collective with (L_u − 1)·(N − 1) more α (below); tensor-parallel comm-GEMM overlap (tp_overlap) leaves one "
      "chunk of t exposed; expert all-to-alls (a2a_overlap) and pipeline sends (p2p_overlap) hide behind the "
-     "micro-batch's compute left by the ones before. Memory counts, beside weights, gradients, optimizer and "
-     "activations, the last stage's logits (the 16-bit LM-head output and the fp32 copy Megatron's cross-entropy "
-     "keeps, 6 bytes per token and vocabulary entry over t), one layer's activations while it is recomputed, "
-     "FSDP's two gathered layers and their gradients; the busiest GPU is the larger of the first and last stage. "
+     "micro-batch's compute left by the ones before. Memory counts live bytes: beside weights, gradients, "
+     "optimizer and activations, the last stage's logits and loss buffers as the run's cross-entropy holds them "
+     "at its peak, per token and vocabulary entry over t (loss=: Megatron's vocab-parallel one 6 bytes, the "
+     "16-bit LM-head output and its fp32 copy; PyTorch's eager F.cross_entropy of an fp32 copy, torchtitan "
+     "without a compiled loss, 12, 16 under loss parallel, 2 more under pipeline parallelism, which keeps the "
+     "stage's output; a compiled one 4: symcomm.training.memory.loss_bytes_per_logit), or one layer's "
+     "activations while it is recomputed, whichever is larger (the two are never live at once), and FSDP's two "
+     "gathered layers and their gradients; FSDP2 keeps no 16-bit shard beside the fp32 master; the busiest GPU is "
+     "the larger of the first and last stage. What the CUDA caching allocator reserves beyond the live bytes "
+     "(cached and fragmented blocks), which torchtitan's printed memory includes, is not modelled: a printed "
+     "reserved peak is expected above the prediction, by an amount no run's table determines. "
      "torchtitan's op-level selective checkpointing (recompute=op) keeps per block its input and the outputs its "
      "op list saves — every other matmul (wq, wv, w1, w2 of wq, wk, wv, wo, w1, w3, w2), the SDPA's output and "
      "logsumexp, the sequence-parallel reduce-scatters — and runs again in the backward the other matmuls (wk, wo, "

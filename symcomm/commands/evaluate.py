@@ -49,6 +49,8 @@ def _print_step(payload: dict) -> None:
     stage = payload.get("memory_stage", {})
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
                                                         else "") for k, x in payload["memory"].items())
+    if {"logits", "recompute"} <= set(payload["memory"]):      # memory.loss_or_recompute: never live at once
+        parts += "; of logits and recompute only the larger counts"
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
     need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
     if payload["fits"] is None:

@@ -4,8 +4,12 @@ framework's data-parallel schedule holds (every stage); the activations kept for
 (Korthikanti et al. 2022, Table 2, with s → s/c: the first stage, most micro-batches in flight); the
 logits and loss buffers (the last stage); the recompute working set (every stage); the gathered layers
 of per-layer ZeRO-3 (every stage); the data-parallel buckets (every stage).  The busiest GPU is the
-larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1).  Part of the
-step model (:mod:`symcomm.training.steptime`).
+larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1), the logits and loss
+buffers and the recompute working set counted as the larger of the two (never live at once:
+:func:`loss_or_recompute`).  The loss buffers follow the run's cross-entropy (:func:`loss_bytes_per_logit`);
+FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Live bytes: what the CUDA caching allocator
+reserves beyond them (cached, fragmented blocks) is not counted.  Part of the step model
+(:mod:`symcomm.training.steptime`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,20 @@ STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "act
 #: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
 #: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
 DEEPSPEED_BUCKET = 500_000_000
+
+
+#: FSDP2 keeps each sharded parameter in the model's own type (fp32 in torchtitan, whose model is built in fp32:
+#: the optimizer's master copy) and casts it to MixedPrecisionPolicy.param_dtype only as each all-gather's input
+#: (torch/distributed/fsdp/_fully_shard/_fsdp_param.py, FSDPParam.all_gather_inputs: sharded_param_data.to(
+#: param_dtype)); the unsharded 16-bit copies are the gathered layers (:func:`gathered_layers`)
+FSDP2_SHARDS = "torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam.all_gather_inputs)"
+
+
+def sharded_weight_bytes(data) -> int:
+    """Bytes per parameter of the 16-bit weight shard a data-parallel schedule keeps beside the optimizer's fp32
+    master (its 4 of :func:`memory_model`'s 12): 2, but 0 under FSDP2, whose sharded parameter is the fp32 master
+    itself (:data:`FSDP2_SHARDS`)."""
+    return 0 if data.framework == "fsdp2" else 2
 
 
 def scores(micro):
@@ -149,7 +167,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     for held, group in parts:
-        weights += 2 * held if data.full_parameters else 2 * held / group
+        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
@@ -165,16 +183,18 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         in_flight = in_flight * (1 + (p - 1) / (p * v))
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
-    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True)}
+    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True,
+                                    loss=opts.get("loss"))}
 
 
-def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool) -> dict:
+def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
+                 loss: str | None = None) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
     micro = b / (d * m)
     if embeddings and last:
-        parts["logits"] = logits_bytes(micro)
+        parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
     if recompute in ("full", "op") or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
     if data.zero == 3 and data.shard_unit == "layer":
@@ -204,24 +224,81 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     for held, group in parts:
-        weights += 2 * held if data.full_parameters else 2 * held / group
+        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"))
     activations = per_layer * layers * in_flight(schedule, kind)
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
-            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last")}
+            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last",
+                           loss=opts.get("loss"))}
 
 
-def logits_bytes(micro) -> sp.Expr:
+#: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
+LOSS_KINDS = ("vocab_parallel", "eager", "compiled")
+#: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
+#: F.cross_entropy(pred.flatten(0, 1).float(), labels) (its torch.compile commented out: "compiling loss function
+#: causes CUDA errors"), then ``del pred`` before loss.backward(); torchtitan/components/loss.py@820504e2 and
+#: @e7c0cae9 compile the same function when training.compile is on
+TORCHTITAN_LOSS = ("torchtitan train.py@9dec370a (loss_fn, del pred); torchtitan/components/loss.py@e7c0cae9 "
+                   "(build_cross_entropy_loss: torch.compile(loss_fn) when training.compile)")
+#: what PyTorch's eager autograd keeps and allocates: _log_softmax saves its result and its backward
+#: (_log_softmax_backward_data(grad, result, ...)) writes a new tensor; nll_loss_backward writes a zeroed
+#: tensor of the input's shape (pytorch tools/autograd/derivatives.yaml, aten/src/ATen/native/cuda/Loss.cu);
+#: with t > 1 torch's loss_parallel computes the log-softmax as x − max, exp, x − max − log Σexp and fuses the
+#: two backwards into (zeros + exp(log-probs)) · grad (torch/distributed/tensor/parallel/loss.py,
+#: _log_softmax, _nll_loss_and_log_softmax_backward); a pipeline stage keeps its output until its backward
+#: (torch/distributed/pipelining/stage.py, forward_one_chunk: fwd_cache)
+PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax, nll_loss_forward); "
+                         "torch/distributed/tensor/parallel/loss.py; torch/distributed/pipelining/stage.py")
+
+
+def loss_kind(framework: str, loss: str | None) -> str:
+    """The cross-entropy a run's loss buffers follow: the ``loss`` setting, or as the framework does: FSDP2 runs
+    (torchtitan's) PyTorch's eager F.cross_entropy (torchtitan's training.compile defaults off:
+    config_manager.py); Megatron-LM and Megatron-FSDP Megatron-Core's vocab-parallel one, which DeepSpeed and
+    FSDP runs keep as before (their scripts' loss is not read here)."""
+    if loss is not None:
+        return loss
+    return "eager" if framework == "fsdp2" else "vocab_parallel"
+
+
+def loss_bytes_per_logit(loss: str) -> sp.Expr:
+    """Bytes the cross-entropy holds at its peak, per token and vocabulary entry of the GPU's V/t, on the stage
+    holding the LM head (our count from the sources' tensors, 2 bytes per bf16 element, 4 per fp32):
+
+    * vocab_parallel (Megatron-LM megatron/core/tensor_parallel/cross_entropy.py): the LM head's bf16 output (2)
+      and the fp32 copy the loss makes, exponentiates in place and saves for the backward (4): 6.
+    * eager (:data:`TORCHTITAN_LOSS`, :data:`PYTORCH_CROSS_ENTROPY`), t = 1: the forward holds the bf16 logits (2),
+      their fp32 copy (4) and the log-softmax (4): 10; ``del pred`` frees the logits and the copy is saved by no
+      node, so the backward holds the saved log-softmax (4), nll_loss's gradient (4) and the log-softmax
+      backward's output (4): 12, the peak.  t > 1 (loss_parallel): the forward's x − max (4) and its exp (4)
+      beside the logits and the copy: 14; the fused backward's zeros (4), exp(log-probs) (4) and their sum (4)
+      beside the saved log-softmax (4): 16.  With p > 1 the pipeline stage keeps its bf16 output (2) into the
+      backward: 14 and 18.
+    * compiled (torch.compile of the same loss, the upcast fused into its kernels: the reason torchtitan pull
+      request 551 (closed) and allenai/OLMo-core pull request 77 give for compiling the loss): the bf16 logits
+      the compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
+      recomputed inside the fused kernels.  An assumption on Inductor's partitioner (no printed run isolates
+      it), and with t > 1 (loss_parallel traced) taken the same.
+    """
+    if loss == "vocab_parallel":
+        return sp.Integer(6)
+    if loss == "compiled":
+        return sp.Integer(4)
+    if loss == "eager":
+        kept_output = sp.Piecewise((2, sp.Gt(p, 1)), (0, True))
+        return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + kept_output
+    raise ValueError(f"loss kind {loss!r}: one of {LOSS_KINDS}")
+
+
+def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
     """The last stage's logits and loss buffers of one micro-batch (1F1B runs each micro-batch's backward
-    right after its forward on the last stage): the LM head's 16-bit output, tokens·V/t, and the fp32 copy
-    the vocabulary-parallel cross-entropy makes and keeps for the backward (Megatron-LM
-    megatron/core/tensor_parallel/cross_entropy.py: vocab_parallel_logits.float(), exp in place,
-    save_for_backward(exp_logits)): 2 + 4 bytes per token and vocabulary entry of the GPU's V/t."""
+    right after its forward on the last stage): :func:`loss_bytes_per_logit` per token and entry of the GPU's
+    V/t (the LM head is column-parallel), tokens = micro·s/c."""
     tokens = micro * s / c
-    return (2 + 4) * tokens * V / t
+    return loss_bytes_per_logit(loss) * tokens * V / t
 
 
 def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
@@ -263,13 +340,35 @@ def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
     return per_layer * (L / p)
 
 
+def loss_or_recompute(parts: dict) -> sp.Expr:
+    """The larger of the loss buffers (``logits``) and the recompute working set (``recompute``) of a stage: never
+    live at once, as the cross-entropy's backward is done, its buffers freed, before the first layer's backward
+    (and its recompute) begins, and the loss's forward runs after every layer's (torchtitan train.py@9dec370a:
+    loss.backward() from the loss; Megatron-LM megatron/core/pipeline_parallel/schedules.py: a micro-batch's
+    backward from its loss)."""
+    logits, work = parts.get("logits", sp.Integer(0)), parts.get("recompute", sp.Integer(0))
+    if logits == 0 or work == 0:
+        return logits + work
+    return sp.Max(logits, work, evaluate=False)
+
+
+def stage_total(parts: dict) -> sp.Expr:
+    """Bytes one stage's GPU holds at its peak: every part, the loss buffers and the recompute working set as the
+    larger of the two (:func:`loss_or_recompute`)."""
+    rest = sp.Add(*(x for k, x in parts.items() if k not in ("logits", "recompute")))
+    return rest + loss_or_recompute(parts)
+
+
 def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
-    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations)
-    and the last stage's (its own activations and the logits); with p = 1 one stage holds them all."""
-    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every"))
+    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations and
+    the recompute working set) and the last stage's (its own activations and the larger of the logits and the
+    working set: :func:`loss_or_recompute`); with p = 1 one stage holds them all."""
+    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every" and k != "recompute"))
+    work = parts.get("recompute", sp.Integer(0))
     first = parts["activations"]
     logits = parts.get("logits", sp.Integer(0))
     if logits == 0:
-        return every + first
-    last = last_stage_activations(per_layer, schedule) + logits
-    return every + sp.Piecewise((first + logits, sp.Eq(p, 1)), (sp.Max(first, last, evaluate=False), True))
+        return every + first + work
+    peak_end = loss_or_recompute(parts)
+    last = last_stage_activations(per_layer, schedule) + peak_end
+    return every + sp.Piecewise((first + peak_end, sp.Eq(p, 1)), (sp.Max(first + work, last, evaluate=False), True))

@@ -26,7 +26,7 @@ from . import flops
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
-from .memory import memory_model
+from .memory import memory_model, stage_total
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed)
 from .stages import KINDS, chunks, stage_layers
@@ -56,6 +56,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
     hides = {"tp": run.tp_overlap, "ep": a2a_overlap_of(framework, run.a2a_overlap),
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     opts = run.hybrid_options()
+    opts = {**opts, "loss": run.loss}                          # the memory model's cross-entropy (memory.loss_kind)
     n_chunks = chunks(run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
 
@@ -95,7 +96,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
     axes = [axis for axis in ("tp", "cp", "ep", "pp", "dp") if axis in comm["last"]]
     largest_comm = {axis: _largest({k: comm[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}
     largest_exposed = {axis: _largest({k: exposed[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}
-    totals = {kind: sp.Add(*memory[kind].values()) for kind in KINDS}
+    totals = {kind: stage_total(memory[kind]) for kind in KINDS}      # logits and recompute never at once
     # per stage kind: its slot, its memory and the memory's parts (the report names the busiest and shows its parts)
     per_stage = {}
     for kind in KINDS:

@@ -118,6 +118,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
+    opts = {**opts, "loss": run.loss}                          # the memory model's cross-entropy (memory.loss_kind)
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
     data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,

@@ -1,0 +1,128 @@
+"""The cross-entropy's buffers and FSDP2's shards (symcomm/training/memory.py: loss_bytes_per_logit,
+loss_or_recompute, sharded_weight_bytes), each counted by hand from the tensors the sources allocate."""
+
+import pytest
+
+from symcomm.base.errors import InputError
+from symcomm.derivations import modern
+from symcomm.training import settings, steptime
+
+NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
+# b = 2 sequences of s = 32 tokens on d = m = c = 1: 64 tokens in the micro-batch; V = 1000
+TINY = {**NO_COMM, "h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 10**6, "e": 1, "v": 1,
+        "d": 1, "c": 1, "b": 2, "m": 1, "peak": 1e12, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+PLAIN = {"embeddings": "1", "gqa": "1", "gated": "0", "flash": "1", "grad_dtype": "same"}
+FSDP2 = {**PLAIN, "framework": "fsdp2", "zero": "3"}
+MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
+
+
+@pytest.mark.parametrize("options, t, p, per_logit", [
+    # Megatron-LM megatron/core/tensor_parallel/cross_entropy.py: the bf16 logits (2) and the fp32 copy it
+    # exponentiates in place and saves for the backward (4)
+    (MEGATRON, 2, 1, 6),
+    # torchtitan train.py@9dec370a: F.cross_entropy(pred.float()), del pred, eager.  The backward's peak: the
+    # log-softmax _log_softmax saves (4, derivatives.yaml), the zeroed gradient nll_loss_backward writes (4) and the
+    # new tensor _log_softmax_backward_data writes (4); the forward's 2 + 4 + 4 = 10 is below it
+    (FSDP2, 1, 1, 12),
+    # the setting overrides the framework's own loss
+    ({**MEGATRON, "loss": "eager"}, 1, 1, 12),
+    # t > 1, torch/distributed/tensor/parallel/loss.py: _nll_loss_and_log_softmax_backward holds the saved
+    # log-softmax (4), zeros_like (4), exp(x) (4) and their sum (4) at once
+    (FSDP2, 2, 1, 16),
+    # p > 1: torch/distributed/pipelining/stage.py keeps the stage's bf16 output (2) in fwd_cache to its backward
+    (FSDP2, 1, 2, 14),
+    # torch.compile'd loss: the bf16 logits the graph saves (2) and the bf16 gradient its backward writes (2)
+    ({**FSDP2, "loss": "compiled"}, 1, 1, 4),
+])
+def test_the_loss_buffers_per_token_and_vocabulary_entry(options, t, p, per_logit):
+    values = {**TINY, "t": t, "p": p}
+    if p == 2:
+        values.update(m=2, b=4)      # still 2 sequences a micro-batch: b/(d·m) = 2
+    q = steptime.quantities(values, 2, **options)
+    tokens = 2 * 32                  # the micro-batch's sequences × s/c
+    assert float(q["memory_logits"]) == per_logit * tokens * 1000 / t
+
+
+def test_the_8b_context_parallel_rows_loss_by_hand():
+    # torchtitan's 2024-12 Table 2 (Llama 3.1 8B, local batch 1 of 32,768 tokens a GPU, eager loss, t = 1):
+    # 12 bytes × 32,768 tokens × 128,256 vocabulary entries = 50,432,311,296 bytes (32,768 · 128,256 =
+    # 4,202,692,608), 46.97 GiB, where the Megatron-LM count of 6 bytes gave half
+    values = {**NO_COMM, "h": 4096, "L": 32, "a": 32, "h_kv": 1024, "F": 14336, "V": 128256, "s": 32768,
+              "Phi": 8.03e9, "e": 1, "v": 1, "t": 1, "p": 1, "d": 8, "c": 1, "b": 8, "m": 1, "peak": 1e15,
+              "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    q = steptime.quantities(values, 2, **{**FSDP2, "gated": "1", "recompute": "full"})
+    assert float(q["memory_logits"]) == 50_432_311_296
+    # the recompute working set (one layer as no recompute keeps it: 34·s·h bytes at t = 1, 4.56 GB) is
+    # smaller, and never live with the loss's buffers: the peak counts the logits alone
+    assert float(q["memory_recompute"]) == 34 * 32768 * 4096
+    others = sum(float(x) for k, x in q.items()
+                 if k.startswith("memory_") and k not in ("memory_per_gpu", "memory_logits", "memory_recompute"))
+    assert float(q["memory_per_gpu"]) == pytest.approx(others + 50_432_311_296, rel=1e-12)
+
+
+@pytest.mark.parametrize("vocab, larger", [(1000, "logits"), (100, "recompute")])
+def test_the_peak_holds_the_larger_of_the_loss_buffers_and_the_recompute_working_set(vocab, larger):
+    # full recompute, t = 2, no SP: the working set is one layer as no recompute keeps it, Korthikanti et al.
+    # 2022 Table 2 with flash: s·b·h(10 + 24/t) = 32·2·64·22 = 90,112 bytes; the logits 6 × 64 tokens × V/2:
+    # 192,000 bytes with V = 1000, 19,200 with V = 100
+    q = steptime.quantities({**TINY, "t": 2, "p": 1, "V": vocab}, 2, **{**MEGATRON, "recompute": "full"})
+    assert float(q["memory_recompute"]) == 90_112
+    assert float(q["memory_logits"]) == 6 * 64 * vocab / 2
+    others = sum(float(x) for k, x in q.items()
+                 if k.startswith("memory_") and k not in ("memory_per_gpu", "memory_logits", "memory_recompute"))
+    assert float(q["memory_per_gpu"]) == pytest.approx(others + float(q[f"memory_{larger}"]), rel=1e-12)
+
+
+def test_an_uneven_splits_last_stage_holds_the_larger_too():
+    # p = 2, first_last split with 2 layers each: the last stage's total is its parts with the logits and the
+    # working set as the larger of the two (here the logits: 6 × 64 × 1000/1 = 384,000 > 34·32·2·64 = 139,264)
+    values = {**TINY, "t": 1, "p": 2, "m": 2, "b": 4, "L_first": 2, "L_last": 2}
+    q = steptime.quantities(values, 2, **{**MEGATRON, "zero": "0", "recompute": "full", "pipeline_split": "first_last"})
+    parts = {k[len("stage_bytes_"):-len("_last")]: float(x) for k, x in q.items()
+             if k.startswith("stage_bytes_") and k.endswith("_last") and k != "stage_bytes_last"}
+    assert parts["logits"] == 384_000 and parts["recompute"] == 139_264
+    rest = sum(x for k, x in parts.items() if k not in ("logits", "recompute"))
+    assert float(q["stage_bytes_last"]) == pytest.approx(rest + 384_000, rel=1e-12)
+
+
+def test_fsdp2_keeps_no_16_bit_shard_but_megatron_does():
+    # d = 4, Φ = 10⁶: Megatron's distributed optimizer keeps the bf16 weights whole (2 bytes × 10⁶); FSDP2 keeps
+    # the fp32 sharded parameter as the optimizer's master (Adam's 12 bytes over 4 ranks) and no bf16 shard
+    # (torch/distributed/fsdp/_fully_shard/_fsdp_param.py: all_gather_inputs casts the shard per all-gather)
+    values = {**TINY, "t": 1, "p": 1, "d": 4, "b": 8}
+    fsdp2 = steptime.quantities(values, 2, **{**FSDP2, "embeddings": "0"})
+    megatron = steptime.quantities(values, 2, **{**MEGATRON, "embeddings": "0"})
+    assert float(fsdp2["memory_weights"]) == 0 and float(fsdp2["memory_optimizer"]) == 12 * 10**6 / 4
+    assert float(megatron["memory_weights"]) == 2 * 10**6
+
+
+def test_the_loss_setting_refuses_another_value_naming_its_choices():
+    with pytest.raises(InputError, match=r"loss=fused is not allowed; choose .*eager.*compiled"):
+        settings.parse({"loss": "fused"})
+
+
+def test_torchtitan_runs_compile_their_loss_only_where_the_commit_does():
+    # 9dec370a (the 2024-12 tables): train.py's torch.compile of loss_fn is commented out, so even the
+    # "FSDP + torch.compile" rows run the loss eager; e7c0cae9 (the H200 table): components/loss.py compiles it
+    # with training.compile
+    runs = {r["id"]: r for r in modern.runs("check")}
+    eager = modern.words(runs["torchtitan-2024-12-h100-llama3.1-8b-fsdp-compile-bf16-t1"])
+    compiled = modern.words(runs["torchtitan-2025-06-h200-llama3.1-8b-fsdp32-compile-fp8-cs-trainy-4n"])
+    assert not any(w.startswith("loss=") for w in eager)
+    assert "loss=compiled" in compiled
+
+
+def test_eval_says_only_the_larger_of_logits_and_recompute_counts():
+    import subprocess
+    import sys
+
+    words = ["--hardware", "h100", "h=64", "L=4", "a=4", "h_kv=64", "F=256", "V=1000", "s=32", "t=1", "p=1", "d=1",
+             "c=1", "b=2", "m=1", "Phi=1e6", "embeddings=1", "gated=0"]
+
+    def memory_line(recompute):
+        out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *words, f"recompute={recompute}"],
+                             capture_output=True, text=True, check=True).stdout
+        return next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
+    # full recompute: logits (6 × 64 × 1000 = 375 KiB) and the working set (34·32·2·64 = 136 KiB) both shown
+    assert memory_line("full").endswith("; of logits and recompute only the larger counts)")
+    assert "only the larger" not in memory_line("none")      # no working set: nothing to say

@@ -33,7 +33,7 @@ PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b":
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
 PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_tensor", "fp8-mx": "mxfp8",
-             "fp8-block": "fp8_block", "fp8-rowwise": "fp8_block"}
+             "fp8-block": "fp8_block", "fp8-rowwise": "fp8_rowwise"}
 
 #: the runs' overlap fields → the step model's settings
 OVERLAP = {"grad_reduce": "overlap_grad_reduce", "param_gather": "overlap_param_gather", "tp_comm": "tp_overlap",
@@ -146,6 +146,14 @@ def words(run: dict) -> list[str]:
         # torchtitan/models/attention.py at 820504e2 and e7c0cae9: FLASH_ATTENTION first, cuDNN first only on compute
         # capability 10.0 (B200), so on H100 and H200 too)
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32", attention_kernel="fa2")
+        # eager or torch.compile, as the run's recipe says (the benchmark tables name "torch.compile" where it ran)
+        w.update(compile=int("torch.compile" in run.get("recipe", "")))
+        if run["c"] > 1:
+            # PyTorch's context parallel (pytorch/pytorch torch/distributed/tensor/experimental/_attention.py as read at
+            # 0123248a, _templated_ring_attention_backward; the benchmark ran torch 1963fc8, not read): dK, dV accumulated in fp32 (_cp_options.convert_to_f32, True) and
+            # passed on at every one of the c steps (all-to-all rotater), the last pass bringing them home: the
+            # communication of cp=ring_flash_attn (axes.ring_terms); the forward's K, V all-gathered once per layer
+            w["cp"] = "ring_flash_attn"
         if run["p"] > 1:
             # under pipeline parallelism torchtitan keeps each stage's parameters gathered after the forward
             # (parallelize_llama.py: reshard_after_forward False when PP is on, the runs' recipe), and PyTorch's
@@ -234,7 +242,9 @@ def approximations(run: dict) -> list[str]:
         out.append("op-level checkpointing with async TP: the fused all-gather-matmul and matmul-reduce-scatter ops "
                    "are not on the op list, counted as the plain matmuls and reduce-scatters")
     if run["precision"] == "fp8-rowwise":
-        out.append("torchao float8 rowwise counted as blockwise FP8 (per-row/-block scales)")
+        out.append("torchao float8 rowwise: its casts and rescale counted, its GEMMs at the tensorwise FP8 rate (PyTorch's "
+                   "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "
+                   "50 %: pytorch/pytorch issue 147971; not modelled)")
     dispatcher = (run.get("moe") or {}).get("dispatcher")
     if dispatcher not in (None, "alltoall"):
         out.append(f"the {dispatcher} dispatcher counted as NCCL all-to-alls")

@@ -299,6 +299,21 @@ TODAY_FULL = (3 * (_FWD - _CORE / 2) + (_AGAIN - _CORE / 2)) / (peak * eta) + ka
 FLASH_EXTRA = (_CORE / 2) / 2 / (peak * eta)
 _FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
 _X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
+_ROWWISE = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_rowwise")
+# the FP8 GEMMs' elements, counted from the layer's GEMM list (each linear's input X: M × K, weight W: K × N, output
+# gradient dY: M × N), for torchao's rowwise recipe by its own roofline (compute.ROWWISE): X 5 bytes per element in
+# the forward (again under full recompute) and 3 + 4 (its second cast, the rescale of dX) in the backward; W 3 + 7
+# + 4 in every micro-batch; dY 5 + 3
+# torchtitan eager (compile=0) against compiled, a gated sequence-parallel block under full recompute: two RMSNorms
+# over h on T/t tokens at 32 bytes per element more, rotary over (h + h_kv)/t at 16 more, SwiGLU over F/t at 4 more
+# (compute.EAGER_NORM, its sources), forward once, backward twice and the recompute once: 4 times the forward's
+_EAGER, _COMPILED = (RunSetting(framework="fsdp2", zero=3, gated=True, recompute="full", sp=True, compile=flag)
+                     for flag in (False, True))
+_T = _MB * s / c
+EAGER_EXTRA = 4 * (L / p) * (2 * 32 * h * _T / t + _T * (16 * (h + h_kv) / t + 4 * F / t)) / hbm
+_LINEARS = [(g, n) for g, n in compute.stage_gemms(_MB * s / c, True, False, L / p, True) if g.fp8]
+_X_EL, _W_EL, _DY_EL = (sum(n * g.count * f(g) for g, n in _LINEARS) for f in (
+    lambda g: g.rows * g.inner, lambda g: g.inner * g.cols, lambda g: g.rows * g.cols))
 
 GEMM_CLASSES = Derivation(
     "A layer's GEMMs, one by one",
@@ -319,7 +334,17 @@ GEMM_CLASSES = Derivation(
             Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
                   name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
                        "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "
-                       "parts that add up")))
+                       "parts that add up"),
+            Claim(_micro(_ROWWISE).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL),
+                  ((2 * 5 + 3 + 4) * _X_EL + (3 + 7 + 4) * _W_EL + (5 + 3) * _DY_EL) / hbm,
+                  name="torchao float8 rowwise at the bf16 rate differs from the bf16 run by what torchao's roofline "
+                       "counts for its casts (X 5 bytes per element forward, twice under full recompute, and 3 "
+                       "backward; W 3 + 7 in every micro-batch; dY 5 + 3) and the backward's rescale of dX and dW "
+                       "(2 + 2 bytes per element: torchao float8_ops.py addmm_float8_unwrapped)"),
+            Claim(_micro(_EAGER) - _micro(_COMPILED), EAGER_EXTRA,
+                  name="torchtitan eager (compile=0) differs from compiled by its unfused memory-bound ops alone: "
+                       "RMSNorm 36 bytes per element against 4, rotary 20 against 4, SwiGLU 10 against 6, the "
+                       "forward once, the backward twice and a full recompute once more")))
 
 
 # -- the published runs ------------------------------------------------------------------------

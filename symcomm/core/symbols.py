@@ -157,7 +157,7 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),
         SymbolInfo(kappa, "kappa", "fitted HBM passes over each activation byte (norms, softmax, dropout)", "ratio"),
         SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, "
-                   "fp8_block)", "FLOP/s"),
+                   "fp8_block, fp8_rowwise)", "FLOP/s"),
         SymbolInfo(eta_fp8, "eta_fp8", "fitted share of peak_fp8 the FP8 matmuls reach at large shapes", "ratio"),
         SymbolInfo(w_half, "w_half", "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its "
                    "large-shape share of peak; 0 = shape-independent", "elements"),

@@ -315,7 +315,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         compute = system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
-                      "mxfp8 or fp8_block runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
+                      "mxfp8, fp8_block or fp8_rowwise runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
                       "attention core and LM head in bf16, the casts at the HBM bandwidth)")
         model = (presets.model(args.model) if args.model else
                  presets.model_from_config(args.model_config) if args.model_config else None)

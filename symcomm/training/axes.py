@@ -133,6 +133,12 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
                          "parameter is all-gathered")
     if fp8_param_gather and precision == "bf16":
         raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, mxfp8 or fp8_block")
+    if fp8_param_gather and precision == "fp8_rowwise":
+        # torchao: "enable_fsdp_float8_all_gather only supports tensorwise scaling granularity" (torchao/float8/
+        # config.py at 6243040, Float8LinearConfig.__post_init__); torchtitan asserts it off with a recipe_name
+        # (torchtitan/components/quantization/float8.py at 820504e2)
+        raise InputError("fp8_param_gather=1 with precision=fp8_rowwise is refused: torchao's float8 all-gather takes "
+                         "tensorwise scales only; give fp8_param_gather=0 or precision=fp8_tensor")
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype

@@ -58,6 +58,10 @@ needs the transposed copy for the backward's GEMMs; MXFP8's column-scaled copy d
 one on Blackwell too; per-tensor FP8 on Blackwell shares one layout for both, so there this counts one
 1-byte write per element too many).  Casts fused into a preceding kernel (Transformer Engine's LayerNormLinear writes
 FP8 from the norm) are counted as separate passes: an upper bound, the rest is what κ and η_fp8 absorb.
+torchao's rowwise recipe (``fp8_rowwise``) runs all three GEMMs of a linear in FP8 with per-row scales; its casts
+and the backward's rescale are counted as torchao's own roofline and code run them (:data:`ROWWISE`), the weights
+cast in every micro-batch; its GEMMs at the same peak_fp8·η_fp8 (PyTorch's rowwise CUTLASS kernel is slower on
+some shapes, pytorch/pytorch issue 147971: not modelled).
 
 **Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over
 the activation bytes Korthikanti et al. count.
@@ -127,6 +131,42 @@ CAST = {
 }
 #: bf16 bytes read per element by a cast, and FP8 copies written (rowwise and columnwise)
 CAST_READ, CAST_COPIES = 2, 2
+
+#: torchao float8's rowwise recipe (torchtitan's float8 recipe_name "rowwise"; Float8LinearRecipeName.ROWWISE,
+#: pytorch/ao torchao/float8/config.py at 6243040, the commit torchtitan's 2025-06 async-TP benchmark names): the
+#: input, the weight and the output gradient each scaled per row in e4m3 (ScalingGranularity.AXISWISE), and the
+#: *_for_grad_* casts left unset take the same config (Float8LinearConfig.__post_init__), so all three GEMMs of a
+#: linear run in FP8.  What its casts move, as torchao's own roofline counts them (torchao/testing/float8/
+#: roofline_utils.py at 6243040, get_tensor_memory_traffic_ovhd_s, "rowwise"; a row's amax is read with the row, so
+#: no separate amax pass): an input X or output gradient dY in two kernels, the first reading the bf16 tensor (2)
+#: and writing its dim-0 FP8 copy (1) and a transposed bf16 copy (2), the second reading that copy (2) and writing
+#: the dim-1 FP8 copy (1): 5 + 3 bytes per element; a weight in three, 2 + 1, 2·2 (the transpose), 2 + 1: 3 + 7
+#: bytes, in every forward (torchao casts the weight in each Float8Linear forward, float8_linear.py
+#: matmul_with_hp_or_float8_args: no cache over micro-batches).  Each tensor's first kernel is counted where its
+#: dim-0 copy is used (X and W: forward; dY: backward), the rest in the backward.  The fp32 scale of each row
+#: (4 bytes per row of K elements) is left out.
+ROWWISE = "fp8_rowwise"
+ROWWISE_ACT = (sp.Integer(5), sp.Integer(3))
+ROWWISE_WEIGHT = (sp.Integer(3), sp.Integer(7))
+#: the backward's two GEMMs (grad_input, grad_weight: Float8LinearConfig's gemm_config_grad_input and
+#: gemm_config_grad_weight, use_fast_accum False) run rowwise without fast accumulation, which torchao routes to the
+#: tensorwise cuBLAS kernel with unit scales and rescales the bf16 output after it (torchao/float8/float8_ops.py at
+#: 6243040, addmm_float8_unwrapped: ``output *= post_inverse_scale``): one more read and write of each output
+#: element, 2 + 2 bytes, over dX (M × K) and dW (K × N)
+ROWWISE_RESCALE = sp.Integer(4)
+
+
+#: bytes per element the eager memory-bound ops of torchtitan's Llama block move beyond their fused form (compile=0,
+#: :func:`eager_bytes`), forward, each op reading its inputs and writing its output once (pytorch/torchtitan at
+#: 9dec370a: torchtitan/models/norms.py RMSNorm, the config's norm_type "rmsnorm"; torchtitan/models/llama/model.py
+#: apply_rotary_emb, FeedForward):
+#: RMSNorm over h, eagerly x.float() 2 + 4, pow(2) 4 + 4, mean 4, x·rsqrt 4 + 4, type_as 4 + 2, ·weight 2 + 2 = 36,
+#: fused one read and one write, 2 + 2: 32 more; rotary over the query and key widths, .float() 2 + 4, the complex
+#: product 4 + 4, type_as 4 + 2 = 20, fused 2 + 2: 16 more; SwiGLU over F (gated=1), silu 2 + 2 and the product
+#: 2 + 2 + 2 = 10, fused 2 + 2 + 2 = 6: 4 more.  The repeat_kv copy, the residual adds and the SDPA output's
+#: transpose are counted alike both ways (no difference).  The backward of each eager op is taken as twice its
+#: forward (the convention of κ: forward one third of the passes), a full or op recompute runs the forward again.
+EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Integer(4)
 
 
 @dataclass(frozen=True)
@@ -224,18 +264,25 @@ def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention
 
 
 def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-    """HBM bytes of the FP8 casts of one micro-batch over these (GEMM, times) pairs: (the activations X of the
-    forward, the weights — once per step, so 1/m of them per micro-batch —, the output gradients dY of the
-    backward).  Each cast reads the bf16 tensor (2 bytes, and 2 more for per-tensor current scaling's amax)
-    and writes a rowwise and a columnwise FP8 copy with their scales (:data:`CAST`)."""
+    """HBM bytes of the FP8 casts of one micro-batch over these (GEMM, times) pairs: (the casts of the activations X
+    in the forward, the weights' casts in the forward, the casts of the backward).  Transformer Engine's recipes
+    (:data:`CAST`): each cast reads the bf16 tensor (2 bytes, and 2 more for per-tensor current scaling's amax) and
+    writes a rowwise and a columnwise FP8 copy with their scales, the weights once per step (1/m of them per
+    micro-batch), the backward casting the output gradients dY.  torchao's rowwise recipe (:data:`ROWWISE`): X, W
+    and dY by torchao's roofline, the weights in every micro-batch, and the backward's rescale of dX and dW
+    (:data:`ROWWISE_RESCALE`) with the backward's casts."""
+    fp8 = [(g, n) for g, n in gemms if g.fp8]
+    x_el = sum((n * g.count * g.rows * g.inner for g, n in fp8), sp.Integer(0))
+    w_el = sum((n * g.count * g.inner * g.cols for g, n in fp8), sp.Integer(0))
+    dy_el = sum((n * g.count * g.rows * g.cols for g, n in fp8), sp.Integer(0))
+    if precision == ROWWISE:
+        (x_fwd, x_back), (w_fwd, w_back) = ROWWISE_ACT, ROWWISE_WEIGHT
+        back = x_el * x_back + w_el * w_back + dy_el * sum(ROWWISE_ACT) + ROWWISE_RESCALE * (x_el + w_el)
+        return x_el * x_fwd, w_el * w_fwd, back
     amax, act_scale, weight_scale = CAST[precision]
     per_act = CAST_READ + amax + CAST_COPIES * (1 + act_scale)
     per_weight = CAST_READ + amax + CAST_COPIES * (1 + weight_scale)
-    fp8 = [(g, n) for g, n in gemms if g.fp8]
-    x = sum((n * g.count * g.rows * g.inner for g, n in fp8), sp.Integer(0)) * per_act
-    w = sum((n * g.count * g.inner * g.cols for g, n in fp8), sp.Integer(0)) * per_weight / m
-    dy = sum((n * g.count * g.rows * g.cols for g, n in fp8), sp.Integer(0)) * per_act
-    return x, w, dy
+    return x_el * per_act, w_el * per_weight / m, dy_el * per_act
 
 
 @dataclass(frozen=True)
@@ -263,6 +310,15 @@ def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, at
     else:
         body = layers * flops.layer_forward(micro, s, gated, attention=attention)
     return body + (flops.lm_head_forward(micro, s) if lm_head else 0)
+
+
+def eager_bytes(run, tokens, layers) -> sp.Expr:
+    """The forward's HBM bytes the eager memory-bound ops move beyond their fused form on one GPU (:data:`EAGER_NORM`
+    and its neighbours): two RMSNorms per layer over h on the tokens a GPU holds (T/t with sequence parallelism, T
+    without), rotary over the local query and key widths (h + h_kv)/t, SwiGLU over F/t (gated=1)."""
+    normed = tokens / t if run.sp else tokens
+    swiglu = EAGER_SWIGLU * F / t if run.gated else sp.Integer(0)
+    return layers * (2 * EAGER_NORM * h * normed + tokens * (EAGER_ROTARY * (h + h_kv) / t + swiglu))
 
 
 def _summed(pairs, what) -> sp.Expr:
@@ -336,7 +392,28 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers
     memory_bound = kappa * touched / hbm
+    if run.eager:
+        # compile=0: the eager ops' extra passes, forward once, backward twice, a full or op recompute once more
+        extra = eager_bytes(run, tokens, layers) / hbm
+        forward += extra
+        backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3)
+
+
+def tp_fused_gemm_seconds(run):
+    """((QKV, FC1), (attention output, FC2)): the forward seconds of one layer's column- and row-parallel GEMMs on
+    one GPU per micro-batch, at the rate the run's precision gives them (bf16: peak·η; FP8: peak_fp8·η_fp8, width
+    factor alike) — the GEMMs async TP fuses with the sequence collectives (symcomm.training.overlap.tp_exposed);
+    None for a layer whose GEMMs are not the dense block's four (moe=1, attention=mla)."""
+    if run.moe or run.attention != "mha":
+        return None
+    qkv, out, fc1, fc2 = layer_gemms(b / (d * m) * s / c, run.gated, False, attention_kind(run))
+    rate = peak * eta if run.precision == "bf16" else peak_fp8 * eta_fp8
+
+    def seconds(g):
+        return (g.flops + 2 * w_half * g.moved) / rate
+
+    return (seconds(qkv), seconds(fc1)), (seconds(out), seconds(fc2))
 
 
 def with_absent_constants(values: dict) -> dict:

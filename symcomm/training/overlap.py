@@ -27,7 +27,9 @@ each chunk's communication behind another chunk's GEMM; one chunk of t per colle
 exposed (the pipelined reduce-scatter's last chunk follows the last GEMM chunk; the ring-exchange
 all-gather's chunk has to arrive before the GEMM that uses it), the rest hides as far as the compute
 lasts.  Transformer Engine runs this only inside an NVLink domain (its README's requirement): the
-model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.
+model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.  PyTorch's async TP
+(framework=fsdp2, :data:`ASYNC_TP`) fuses each sequence collective with one GEMM, so each hides behind that GEMM
+alone (:func:`tp_exposed`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import replace
 import sympy as sp
 
 from . import frameworks as F
+from .compute import tp_fused_gemm_seconds
 from ..core import symbols as S
 
 
@@ -46,6 +49,21 @@ TP_OVERLAP = ("Transformer Engine examples/pytorch/comm_gemm_overlap/README.md (
               "NVLink node) and transformer_engine/pytorch/module/base.py (initialize_ub: ring_exchange for the "
               "all-gathers, pipeline with num_splits chunks for the reduce-scatters); Megatron-LM "
               "megatron/core/model_parallel_config.py (tp_comm_overlap: False by default)")
+
+
+#: the frameworks whose tp_overlap=1 is PyTorch's async TP (torchtitan: FSDP2 with the TP plan compiled under
+#: torch._inductor.config._micro_pipeline_tp): each sequence collective of a dense block runs micro-pipelined with the
+#: GEMM it feeds or follows, and hides behind that GEMM alone (:func:`tp_exposed`)
+ASYNC_TP_FRAMEWORKS = ("fsdp2",)
+#: what the async-TP pairing follows
+ASYNC_TP = ("pytorch/torchtitan torchtitan/models/llama3/parallelize_llama.py at 820504e2 (enable_async_tp: "
+            "torch._inductor.config._micro_pipeline_tp = True and symmetric memory on the TP group); pytorch/pytorch "
+            "torch/_inductor/fx_passes/micro_pipeline_tp.py (an all-gather feeding matmuls becomes one "
+            "fused_all_gather_matmul, a matmul feeding a reduce-scatter fused_matmul_reduce_scatter) and "
+            "torch/distributed/_symmetric_memory/__init__.py (_pipelined_multi_all_gather_and_consume: the local "
+            "shard's matmul first, then each remote shard copied and consumed on two alternating streams; "
+            "_pipelined_produce_and_all2all for the reduce-scatter: chunk by chunk, each copied while the next is "
+            "computed)")
 
 
 def max0(x):
@@ -173,3 +191,53 @@ def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_
         edge_bandwidth = edges - latency(edges)
         exposed += floor + edge_bandwidth + max0(total - floor - edge_bandwidth - m * compute.total)
     return exposed
+
+
+#: the sequence collectives of a dense block that async TP fuses with a GEMM (symcomm.training.axes: one all-gather
+#: and one reduce-scatter per attention and per MLP block and pass)
+SEQUENCE_COLLECTIVES = ("sequence all-gather", "sequence reduce-scatter")
+
+
+def tp_exposed(tp_terms, time_of, m, window, fused=None):
+    """(the tensor-parallel communication of one micro-batch left on the critical path under tp_overlap=1, the
+    window of compute left for the next overlapped axis).  Without ``fused`` (Transformer Engine's userbuffers,
+    :data:`TP_OVERLAP`): all of it behind the micro-batch's compute, one chunk of t exposed.  With ``fused`` =
+    ((QKV, FC1), (attention output, FC2)), the forward seconds of one layer's column- and row-parallel GEMMs on one
+    GPU (PyTorch's async TP, :data:`ASYNC_TP`): each sequence collective hides only behind the GEMM it is fused
+    with — in the forward an all-gather feeds the column-parallel GEMMs and a reduce-scatter follows the
+    row-parallel ones; in the backward the roles swap (a column-parallel GEMM's input gradient is reduce-scattered,
+    a row-parallel GEMM's output gradient all-gathered before its input-gradient GEMM, of the forward's FLOPs); the
+    weight-gradient GEMMs are fused with none.  A collective of C seconds fused with a GEMM of G, both in t chunks,
+    leaves max(C/t, C − G·(t − 1)/t) exposed: one chunk's transfer never hides (the reduce-scatter's last, after
+    the last GEMM chunk; the all-gather's local copy and barrier before the first), the other t − 1 hide behind the
+    other GEMM chunks as far as they last.  The other tensor-parallel collectives (embedding, LM head, loss) as
+    without ``fused``."""
+    if fused is None:
+        total = time_of(tp_terms) / m
+        return hidden_behind(total, window, total / S.t)
+    column, row = fused
+    paired = [x for x in tp_terms if x.what in SEQUENCE_COLLECTIVES]
+    rest = [x for x in tp_terms if x.what not in SEQUENCE_COLLECTIVES]
+    exposed, moved = sp.Integer(0), sp.Integer(0)
+    for term in paired:
+        total = time_of([term])
+        one = total / term.count
+        gemms = column if (term.primitive == "all_gather") == (term.phase != "backward") else row
+        # count/2 of each kind per block: one in the attention block, one in the MLP's
+        exposed += term.count / 2 * sum((sp.Max(one / S.t, one - g * (S.t - 1) / S.t, evaluate=False)
+                                         for g in gemms), sp.Integer(0))
+        moved += total
+    exposed, moved = exposed / m, moved / m
+    window = max0(window - (moved - exposed))
+    rest_time = time_of(rest) / m
+    if not rest:
+        return exposed, window
+    rest_exposed, window = hidden_behind(rest_time, window, rest_time / S.t)
+    return exposed + rest_exposed, window
+
+
+def async_tp_gemms(run):
+    """The GEMMs each tensor-parallel collective hides behind under tp_overlap=1: for a framework whose TP overlap is
+    PyTorch's async TP (:data:`ASYNC_TP_FRAMEWORKS`), the dense block's (compute.tp_fused_gemm_seconds); None (the
+    whole micro-batch, Transformer Engine's userbuffers) otherwise."""
+    return tp_fused_gemm_seconds(run) if run.framework in ASYNC_TP_FRAMEWORKS else None

@@ -41,8 +41,9 @@ EXPERT_TP = ("tp", "1")
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
 #: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
-#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales)
-PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block")
+#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales); torchao float8
+#: rowwise (one fp32 scale per row of the input, weight and output gradient, all three GEMMs in FP8)
+PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise")
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
 #: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
 ATTENTION_KERNELS = ("fused", "fa2")
@@ -135,6 +136,35 @@ def op_refusal(setting) -> str | None:
     return None
 
 
+#: the frameworks that run eager by default: torchtitan (fsdp2), whose training.compile is false unless asked
+#: (pytorch/torchtitan torchtitan/config_manager.py at 9dec370a: --training.compile store_true; train_configs/
+#: llama3_8b.toml: compile = false)
+EAGER_DEFAULT = ("fsdp2",)
+
+
+def runs_eager(setting) -> bool:
+    """Do the memory-bound ops run eagerly, op by op?  compile=0; or compile=framework with a framework of
+    :data:`EAGER_DEFAULT` and a dense multi-head block (the one whose eager ops are counted: a MoE or MLA block of
+    those frameworks is counted fused, as before the setting)."""
+    if setting.compile is not None:
+        return not setting.compile
+    return setting.framework in EAGER_DEFAULT and not setting.moe and setting.attention == "mha"
+
+
+def compile_refusal(setting) -> str | None:
+    """Why ``setting``'s compile=0 has no meaning, or None: the eager count is torchtitan's dense Llama block's
+    (symcomm.training.compute.EAGER_BYTES)."""
+    if setting.compile is not False:
+        return None
+    if setting.framework not in EAGER_DEFAULT:
+        return (f"compile=0 with framework={setting.framework} is not modelled: the eager op count is torchtitan's "
+                "Llama block (framework=fsdp2); give compile=1")
+    if setting.moe or setting.attention == "mla":
+        return ("compile=0 with moe=1 or attention=mla is not modelled: the eager op count is torchtitan's dense Llama "
+                "block (RMSNorm, rotary, SwiGLU); give compile=1")
+    return None
+
+
 RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "activation recomputation: none; selective (the attention core: no collective runs "
                           "again); full (the forward collectives run again in backward); op (torchtitan's op-level "
@@ -202,7 +232,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("precision", "bf16", PRECISIONS,
            "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
            "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
-           "(1×128 activation, 128×128 weight blocks); the attention core, norms, softmax and LM head stay bf16"),
+           "(1×128 activation, 128×128 weight blocks); fp8_rowwise (torchao float8 rowwise: per-row scales, its casts and "
+           "the backward's rescale as torchao runs them); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -227,7 +258,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            + F.P2P_OVERLAP_SOURCE + ")"),
     flag("tp_overlap", "1 = the tensor-parallel collectives run chunk by chunk behind their GEMMs (Megatron-Core "
                        "--tp-comm-overlap: Transformer Engine userbuffers; PyTorch async TP): one chunk of t "
-                       "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts"),
+                       "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts; with "
+                       "framework=fsdp2 (PyTorch's async TP) each sequence collective hides behind the GEMM it is "
+                       "fused with only"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
     Option("attention_kernel", "fused", ATTENTION_KERNELS,
            "flash=1: the attention core's kernel: fused (Transformer Engine's fused attention, cuDNN or "
@@ -240,6 +273,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "F.cross_entropy of an fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: "
            "torchtitan without torch.compile of the loss); compiled (the same loss under torch.compile, the "
            "upcast fused); framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),
+    Option("compile", None, (None, False, True),
+           "1 = the memory-bound kernels (norms, rotary, SwiGLU) run fused, as torch.compile's Inductor or the "
+           "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
+           "op, each op one more HBM pass (fsdp2 only, dense blocks); framework: 0 for fsdp2's dense blocks "
+           "(torchtitan's training.compile is false by default), 1 otherwise"),
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
            "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
@@ -296,13 +334,19 @@ class RunSetting:
     q_width: str = "h"
     loss: str | None = None
     precision: str = "bf16"
+    compile: bool | None = None
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
-        refused = op_refusal(self)
+        refused = op_refusal(self) or compile_refusal(self)
         if refused:
             raise InputError(refused)
+
+    @property
+    def eager(self) -> bool:
+        """Do the memory-bound ops run eagerly, op by op (:func:`runs_eager`)?"""
+        return runs_eager(self)
 
     @property
     def forward_reruns(self) -> bool:

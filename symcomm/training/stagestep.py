@@ -27,11 +27,11 @@ from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model, stage_total
-from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
-                      param_gather_overlap_of)
+from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
+                      p2p_overlap_of, param_gather_overlap_of, tp_exposed)
 from .stages import KINDS, chunks, stage_layers
 from .terms import cost_in_bytes_of
-from ..core.symbols import b, hbm, m, p, s, t
+from ..core.symbols import b, hbm, m, p, s
 
 
 def _largest(totals: dict) -> sp.Expr:
@@ -75,8 +75,10 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         window = micro.total                  # the overlapped axes one after another (steptime.step_model)
         for axis in ("tp", "ep", "pp"):
             if hides[axis] and axis in comm[kind]:
-                floor = on_path[axis] / t if axis == "tp" else 0
-                on_path[axis], window = hidden_behind(on_path[axis], window, floor)
+                if axis == "tp":
+                    on_path[axis], window = tp_exposed(by_axis["tp"], time_of, m, window, async_tp_gemms(run))
+                else:
+                    on_path[axis], window = hidden_behind(on_path[axis], window)
         slot[kind] = micro.total + sum(on_path.values())
         compute[kind] = m * micro.total
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}

@@ -11,8 +11,9 @@ micro-batches per data-parallel replica, then the optimizer step):
   dtype and η the share of it the matmuls reach (fitted, see ``derivations/step_time.py``);
 * **per micro-batch communication on the critical path**: the hybrid strategy's tp, cp, ep
   and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
-  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` (Transformer Engine userbuffers / PyTorch
-  async TP) hides tp behind the micro-batch's compute but one chunk of t, ``a2a_overlap`` the
+  (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` hides tp behind the micro-batch's compute but one
+  chunk of t (Transformer Engine userbuffers), or with framework=fsdp2 each sequence collective behind the
+  GEMM it is fused with (PyTorch's async TP, :func:`symcomm.training.overlap.tp_exposed`), ``a2a_overlap`` the
   expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
 * **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
   bubble is (p − 1)/v micro-batch times of the busiest stage);
@@ -43,8 +44,8 @@ from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu
-from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind, p2p_overlap_of,
-                      param_gather_overlap_of)
+from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
+                      p2p_overlap_of, param_gather_overlap_of, tp_exposed)
 from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
@@ -147,8 +148,10 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     for axis in ("tp", "ep", "pp"):
         if hides[axis] and axis in comm:
-            floor = on_path[axis] / t if axis == "tp" else 0
-            on_path[axis], window = hidden_behind(on_path[axis], window, floor)
+            if axis == "tp":
+                on_path[axis], window = tp_exposed(by_axis["tp"], time_of, m, window, async_tp_gemms(run))
+            else:
+                on_path[axis], window = hidden_behind(on_path[axis], window)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot

@@ -148,6 +148,68 @@ def test_fp8_small_shape_by_hand(precision):
     assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100)
 
 
+# torchao float8 rowwise, bytes per element by torchao's own roofline (pytorch/ao torchao/testing/float8/
+# roofline_utils.py at 6243040, "rowwise"): X and dY two kernels, bf16 read 2 + FP8 write 1 + transposed bf16
+# write 2, then read 2 + write 1 (5 + 3); the weight 2 + 1, 2·2, 2 + 1 (3 + 7), every micro-batch; and the
+# backward's GEMMs rescale their bf16 outputs dX, dW afterwards (float8_ops.py addmm_float8_unwrapped): 2 + 2
+def test_fp8_rowwise_casts_of_one_gemm_by_hand():
+    gemm = compute.Gemm("g", 2, 4, 8)                  # X 2×4 = 8, W 4×8 = 32, dY 2×8 = 16 elements
+    x, w, back = compute.cast_bytes([(gemm, 1)], "fp8_rowwise")
+    assert (x, w) == (8 * 5, 32 * 3)                   # the forward: no 1/m on the weight (cast in every forward)
+    assert back == 8 * 3 + 32 * 7 + 16 * (5 + 3) + 4 * (8 + 32)
+    # and three such GEMMs count three times
+    assert compute.cast_bytes([(gemm, 3)], "fp8_rowwise") == (3 * x, 3 * w, 3 * back)
+
+
+def test_fp8_rowwise_small_shape_by_hand():
+    """All three GEMMs of each linear in FP8 (torchao ROWWISE: input, weight and output gradient cast axiswise,
+    torchao/float8/config.py at 6243040), at peak_fp8 · eta_fp8 like fp8_tensor; the casts as above."""
+    fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
+    forward, backward = micro("fp8_rowwise")
+    # X 40, W 128, dY 56 elements (X_ELEMENTS, W_ELEMENTS, DY_ELEMENTS below); hbm = 100 B/s
+    assert forward == fp8 + CORE + sp.Rational(40 * 5 + 128 * 3, 100)
+    assert backward == 2 * fp8 + CORE_BACK + sp.Rational(40 * 3 + 128 * 7 + 56 * 8 + 4 * (40 + 128), 100)
+
+
+def test_fp8_rowwise_refuses_the_float8_all_gather():
+    # torchao: enable_fsdp_float8_all_gather only supports tensorwise scaling (config.py at 6243040)
+    with pytest.raises(InputError, match="fp8_param_gather=1 with precision=fp8_rowwise"):
+        subject("hybrid", framework="fsdp2", zero="3", fp8_param_gather="1", precision="fp8_rowwise").terms
+
+
+def _compute(run, values=None):
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **(values or {})}.items()}
+    return exact(out.forward, at), exact(out.backward, at)
+
+
+@pytest.mark.parametrize("gated, recompute", [(False, "none"), (True, "none"), (True, "full")])
+def test_eager_memory_bound_ops_by_hand(gated, recompute):
+    """compile=0 (torchtitan eager): per layer two RMSNorms over h = 4 on the 2 tokens, 32 bytes per element more
+    than fused (x.float() 2+4, pow 4+4, mean 4, ·rsqrt 4+4, type_as 4+2, ·weight 2+2 = 36 against 2+2), rotary over
+    h + h_kv = 8, 16 more (.float() 2+4, complex product 4+4, type_as 4+2 = 20 against 4), SwiGLU over F = 8, 4 more
+    (silu 2+2, product 2+2+2 against 2+2+2): 2·32·4·2 + 2·16·8 (+ 2·4·8 gated) bytes at 100 B/s, the forward once,
+    the backward twice, a full recompute once more (torchtitan models/norms.py, models/llama/model.py at 9dec370a)."""
+    extra = sp.Rational(2 * 32 * 4 * 2 + 2 * 16 * 8 + (2 * 4 * 8 if gated else 0), 100)
+    common = dict(framework="fsdp2", zero=3, gated=gated, recompute=recompute)
+    eager = _compute(settings.RunSetting(compile=False, **common))
+    fused = _compute(settings.RunSetting(compile=True, **common))
+    assert eager[0] - fused[0] == extra
+    assert eager[1] - fused[1] == (3 if recompute == "full" else 2) * extra
+    # fsdp2's default is eager (torchtitan's training.compile is false); megatron's fused
+    assert _compute(settings.RunSetting(**common)) == eager
+    assert settings.RunSetting(framework="megatron").eager is False
+
+
+def test_compile_0_is_refused_where_the_eager_count_does_not_hold():
+    with pytest.raises(InputError, match="compile=0 with framework=megatron"):
+        settings.parse(["compile=0"])
+    with pytest.raises(InputError, match="compile=0 with moe=1"):
+        settings.parse(["compile=0", "framework=fsdp2", "zero=3", "moe=1"])
+    # a MoE block of fsdp2 by default: counted fused, as before the setting
+    assert settings.parse(["framework=fsdp2", "zero=3", "moe=1"]).eager is False
+
+
 def test_fp8_tensor_numbers_by_hand():
     """The same, as plain numbers: fp8 GEMMs (512 FLOPs + 2·w_half·224 elements moved) / 800 = 1.76 s, the causal
     half of the core 32/250 = 0.128 s (its backward 5/2 of it, 0.32 s), casts (40 + 128)·6 bytes / 100 = 10.08 s

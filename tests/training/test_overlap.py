@@ -116,6 +116,30 @@ def test_tp_overlap_leaves_one_chunk_of_t_exposed():
     assert float(hidden["exposed_comm_time_tp"]) == pytest.approx(tp / 2, rel=1e-12)
 
 
+def test_async_tp_hides_each_collective_behind_its_own_gemm():
+    """PyTorch's async TP (framework=fsdp2, torchtitan): each sequence collective micro-pipelined with the GEMM it is
+    fused with (torch/_inductor/fx_passes/micro_pipeline_tp.py; torch/distributed/_symmetric_memory), exposing
+    max(C/t, C − G·(t − 1)/t).  t = 2, sp=1, 4 layers, 32 tokens: each all-gather or reduce-scatter of M = 32·64
+    elements moves M/2 = 1024 elements, C = 1024 · 4e-4 = 0.4096 s.  The forward GEMMs per layer at 1e6 FLOP/s
+    (w_half = 0): QKV 2·32·64·96 → 0.393216 s, attention output 2·32·32·64 → 0.131072, FC1 2·32·64·128 and FC2
+    2·32·128·64 → 0.524288 each."""
+    values = {**TINY, **NO_COMM, "beta": 4e-4, "t": 2, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
+              "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    base = {**PLAIN, "zero": "3", "framework": "fsdp2", "sp": "1"}
+    C = 0.4096
+    # forward: the all-gathers feed QKV and FC1, the reduce-scatters follow the output and FC2; backward the
+    # reduce-scatters follow QKV's and FC1's input gradients, the all-gathers feed the output's and FC2's
+    qkv, out, fc = (max(C / 2, C - g / 2) for g in (0.393216, 0.131072, 0.524288))
+    assert (qkv, out, fc) == pytest.approx((0.212992, 0.344064, 0.2048), rel=1e-12)
+    per_pass = qkv + out + 2 * fc
+    exposed = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})["exposed_comm_time_tp"]
+    assert float(exposed) == pytest.approx(2 * 4 * per_pass, rel=1e-12)            # forward and backward, 4 layers
+    # not overlapped: all 4 collectives × 2 passes × 4 layers; Transformer Engine's userbuffers (megatron): 1/t of it
+    assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(32 * C, rel=1e-12)
+    megatron = {**base, "zero": "1", "framework": "megatron", "tp_overlap": "1", "sp_regather": "0"}
+    assert float(steptime.quantities(values, 2, **megatron)["exposed_comm_time_tp"]) == pytest.approx(16 * C, rel=1e-12)
+
+
 def test_p2p_overlap_hides_the_pipeline_sends_behind_the_compute():
     values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 2, "d": 1, "c": 1, "b": 4, "m": 4, "v": 2,
               "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}

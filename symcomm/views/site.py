@@ -249,11 +249,12 @@ def step_script(bundles: dict[str, dict], namespace: str = "SYMCOMM_FORMULAS") -
             "})();\n")
 
 
-@lru_cache(maxsize=None)
 def free_symbols(expr: sp.Basic) -> frozenset:
-    """``expr.free_symbols``, walked once per expression in a build (SymPy walks the whole tree on every call,
-    and the page asks of each formula once per symbol)."""
-    return frozenset(expr.free_symbols)
+    """``expr.free_symbols``, walked once per expression in a build and each shared subtree once
+    (:func:`symcomm.core.rewrite.free_symbols`; the page asks of each formula once per symbol)."""
+    from ..core.rewrite import free_symbols as walked
+
+    return walked(expr)
 
 
 def _subject_entry(sub, formulas) -> dict:

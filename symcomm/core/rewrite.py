@@ -43,7 +43,11 @@ def rebuilt(expr: sp.Basic, rule: dict, memo: dict, combine=None) -> sp.Expr:
     return walk(expr)[0]
 
 
-_BASIC_FREE_SYMBOLS = sp.Basic.__dict__["free_symbols"]
+@functools.lru_cache(maxsize=None)
+def _answers_free_symbols(cls) -> bool:
+    """True when ``cls`` (or a class between it and Basic) defines ``free_symbols`` itself.  Read off the MRO's own
+    dicts: ``cls.free_symbols`` of a Function class is its metaclass's property, not the instances'."""
+    return next(k for k in cls.__mro__ if "free_symbols" in k.__dict__) is not sp.Basic
 
 
 # kept per expression (a formula's printers ask of each of its subexpressions); bounded, for a long-lived process
@@ -58,7 +62,7 @@ def free_symbols(expr: sp.Basic) -> frozenset:
     def walk(node):
         found = memo.get(node)
         if found is None:
-            if type(node).free_symbols is not _BASIC_FREE_SYMBOLS:
+            if _answers_free_symbols(type(node)):
                 found = frozenset(node.free_symbols)
             else:
                 found = frozenset().union(*(walk(arg) for arg in node.args))

@@ -1129,125 +1129,6 @@ globalThis.SYMCOMM_CATALOG = {
 "d_v": 128
 },
 "max_value": "1267650600228229401496703205376",
-"shared_texts": [
-"source",
-"convention",
-"summary"
-],
-"texts": [
-"the root sends the whole buffer to each rank in turn",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline",
-"elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
-"the set of ranks holding the data doubles each round (any N: the root sends first to 2^(⌈log₂N⌉−1), each holder r then to r + mask while that rank exists)",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top)",
-"binomial scatter of N blocks, then ring all-gather (van de Geijn)",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p)",
-"binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c",
-"the root sends block r to rank r, one rank at a time",
-"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm)",
-"the root sends half of the blocks, then each holder halves again (any N: the subtree of rank r is the ranks r … min(r + lowbit(r), N) − 1; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
-"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c",
-"each rank sends its block to the root, one at a time",
-"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: linear algorithm)",
-"blocks are merged pairwise up a binomial tree (any N: rank r sends its subtree's min(lowbit(r), N − r) blocks; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
-"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c",
-"each rank sends its buffer to the root, which adds them one by one",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline",
-"partial sums are combined pairwise up a binomial tree (any N: in round j rank r with lowest set bit 2^j sends to r − 2^j)",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1)",
-"reduce-scatter by recursive halving, then binomial gather",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
-"any N: the r = N − 2^⌊log₂N⌋ odd ranks below 2r send their buffer to rank − 1, which adds it; the P = 2^⌊log₂N⌋ others reduce-scatter by recursive halving from distance 1, then gather the blocks to rank 0 down a binomial tree (the upper half of the core sends first, core rank 1 last, with P/2 blocks)",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size)",
-"each rank passes the block it last received to its right neighbour",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ",
-"partners at distance 1, 2, 4... swap all they hold",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ",
-"in round k each rank sends min(2^k, N − 2^k) blocks to rank − 2^k",
-"Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ",
-"flat gather to the root, then flat broadcast (all-gather = gather + broadcast)",
-"the source article's identity All-Gather = Gather + Broadcast, composed here",
-"each rank adds its block to the partial sum it receives and passes it on",
-"Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce)",
-"partners at distance N/2, N/4... exchange and add half of what they hold",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ)",
-"in round i rank r sends block r + i to rank r + i and adds the block from r − i",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ)",
-"ring reduce-scatter then ring all-gather (all-reduce = reduce-scatter + all-gather)",
-"Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce)",
-"flat reduce to the root, then flat broadcast: the naive parameter-server form",
-"the source article's naive All-Reduce = Reduce + Broadcast, composed here",
-"binomial reduce, then binomial broadcast",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default",
-"partners at distance 1, 2, 4... swap and add whole buffers",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ",
-"any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others swap and add whole buffers with partners at distance 1, 2, 4...; the odd ranks below 2r send the result back",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2)",
-"recursive-halving reduce-scatter, then recursive-doubling all-gather",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
-"any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others run Rabenseifner (recursive-halving reduce-scatter from distance 1, recursive-doubling all-gather); the odd ranks below 2r send the result back",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2)",
-"every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); the down-link carries the sum while the up-link still carries inputs, so β counts M once",
-"Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS",
-"ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",
-"Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce)",
-"ring all-gather across the N/G nodes among ranks of the same local index (M/G each), then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
-"two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
-"ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the M/G partial sums across the N/G nodes",
-"two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
-"in round i rank r sends its block for r + i and receives from r − i",
-"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ",
-"in round k each rank forwards the blocks whose index has bit k set",
-"Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N",
-"rank 0 sends M elements to rank 1 in one message",
-"the α-β model itself (Hockney 1994, Parallel Computing 20(3))",
-"pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk as soon as it has it; N + C − 2 rounds of M/C",
-"NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
-"pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it receives and forwards it; N + C − 2 rounds of M/C",
-"NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
-"binomial tree for any N, low bit first: in round i every holder v < 2^i sends the whole buffer to v + 2^i (if that rank exists)",
-"gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
-"gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = ⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in each every rank passes one segment to rank − 1, which adds its own input to it (empty segments are not sent); then every rank sends the part of its chunk inside the buffer to the root. The ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
-"gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root)",
-"ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
-"gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root)",
-"every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
-"reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
-"Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
-"elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches and are reduced once per step; in bytes of B_e bytes per element",
-"reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
-"elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
-"all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
-"Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
-"elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
-"ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
-"Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding)",
-"elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element",
-"per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
-"each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
-"Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
-"elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
-"b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
-"Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
-"elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
-"per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
-"Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
-"elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
-"per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
-"Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1",
-"elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element",
-"K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
-"Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
-"elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
-"each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element"
-],
 "subjects": [
 {
 "ident": "broadcast__flat",
@@ -1257,9 +1138,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, flat",
-"summary": 0,
-"source": 1,
-"convention": 2,
+"summary": "the root sends the whole buffer to each rank in turn",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -1295,9 +1176,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, binomial tree",
-"summary": 3,
-"source": 4,
-"convention": 2,
+"summary": "the set of ranks holding the data doubles each round (any N: the root sends first to 2^(⌈log₂N⌉−1), each holder r then to r + mask while that rank exists)",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -1333,9 +1214,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, scatter allgather",
-"summary": 5,
-"source": 6,
-"convention": 2,
+"summary": "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1373,9 +1254,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, scatter rd allgather",
-"summary": 7,
-"source": 8,
-"convention": 2,
+"summary": "binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1414,9 +1295,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Scatter, flat",
-"summary": 9,
-"source": 10,
-"convention": 2,
+"summary": "the root sends block r to rank r, one rank at a time",
+"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1454,9 +1335,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Scatter, binomial tree",
-"summary": 11,
-"source": 12,
-"convention": 2,
+"summary": "the root sends half of the blocks, then each holder halves again (any N: the subtree of rank r is the ranks r … min(r + lowbit(r), N) − 1; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1494,9 +1375,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Gather, flat",
-"summary": 13,
-"source": 14,
-"convention": 2,
+"summary": "each rank sends its block to the root, one at a time",
+"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: linear algorithm)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1534,9 +1415,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Gather, binomial tree",
-"summary": 15,
-"source": 16,
-"convention": 2,
+"summary": "blocks are merged pairwise up a binomial tree (any N: rank r sends its subtree's min(lowbit(r), N − r) blocks; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1574,9 +1455,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, flat",
-"summary": 17,
-"source": 18,
-"convention": 2,
+"summary": "each rank sends its buffer to the root, which adds them one by one",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -1613,9 +1494,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, binomial tree",
-"summary": 19,
-"source": 20,
-"convention": 2,
+"summary": "partial sums are combined pairwise up a binomial tree (any N: in round j rank r with lowest set bit 2^j sends to r − 2^j)",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -1652,9 +1533,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, rabenseifner",
-"summary": 21,
-"source": 22,
-"convention": 2,
+"summary": "reduce-scatter by recursive halving, then binomial gather",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1694,9 +1575,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, rabenseifner fold",
-"summary": 23,
-"source": 24,
-"convention": 2,
+"summary": "any N: the r = N − 2^⌊log₂N⌋ odd ranks below 2r send their buffer to rank − 1, which adds it; the P = 2^⌊log₂N⌋ others reduce-scatter by recursive halving from distance 1, then gather the blocks to rank 0 down a binomial tree (the upper half of the core sends first, core rank 1 last, with P/2 blocks)",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of 2^⌊log₂N⌋"
 ],
@@ -1735,9 +1616,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, ring",
-"summary": 25,
-"source": 26,
-"convention": 2,
+"summary": "each rank passes the block it last received to its right neighbour",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1775,9 +1656,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, recursive doubling",
-"summary": 27,
-"source": 28,
-"convention": 2,
+"summary": "partners at distance 1, 2, 4... swap all they hold",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1816,9 +1697,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, bruck",
-"summary": 29,
-"source": 30,
-"convention": 2,
+"summary": "in round k each rank sends min(2^k, N − 2^k) blocks to rank − 2^k",
+"source": "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1856,9 +1737,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, gather broadcast",
-"summary": 31,
-"source": 32,
-"convention": 2,
+"summary": "flat gather to the root, then flat broadcast (all-gather = gather + broadcast)",
+"source": "the source article's identity All-Gather = Gather + Broadcast, composed here",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1896,9 +1777,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, ring",
-"summary": 33,
-"source": 34,
-"convention": 2,
+"summary": "each rank adds its block to the partial sum it receives and passes it on",
+"source": "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -1937,9 +1818,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, recursive halving",
-"summary": 35,
-"source": 36,
-"convention": 2,
+"summary": "partners at distance N/2, N/4... exchange and add half of what they hold",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1979,9 +1860,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, pairwise",
-"summary": 37,
-"source": 38,
-"convention": 2,
+"summary": "in round i rank r sends block r + i to rank r + i and adds the block from r − i",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -2020,9 +1901,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, ring",
-"summary": 39,
-"source": 40,
-"convention": 2,
+"summary": "ring reduce-scatter then ring all-gather (all-reduce = reduce-scatter + all-gather)",
+"source": "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -2061,9 +1942,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, flat",
-"summary": 41,
-"source": 42,
-"convention": 2,
+"summary": "flat reduce to the root, then flat broadcast: the naive parameter-server form",
+"source": "the source article's naive All-Reduce = Reduce + Broadcast, composed here",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -2100,9 +1981,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, binomial tree",
-"summary": 43,
-"source": 44,
-"convention": 2,
+"summary": "binomial reduce, then binomial broadcast",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two"
 ],
@@ -2141,9 +2022,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, recursive doubling",
-"summary": 45,
-"source": 46,
-"convention": 2,
+"summary": "partners at distance 1, 2, 4... swap and add whole buffers",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two"
 ],
@@ -2182,9 +2063,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, recursive doubling fold",
-"summary": 47,
-"source": 48,
-"convention": 2,
+"summary": "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others swap and add whole buffers with partners at distance 1, 2, 4...; the odd ranks below 2r send the result back",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -2221,9 +2102,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, rabenseifner",
-"summary": 49,
-"source": 50,
-"convention": 2,
+"summary": "recursive-halving reduce-scatter, then recursive-doubling all-gather",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -2263,9 +2144,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, rabenseifner fold",
-"summary": 51,
-"source": 52,
-"convention": 2,
+"summary": "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others run Rabenseifner (recursive-halving reduce-scatter from distance 1, recursive-doubling all-gather); the odd ranks below 2r send the result back",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of 2^⌊log₂N⌋"
 ],
@@ -2304,9 +2185,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, in network",
-"summary": 53,
-"source": 54,
-"convention": 2,
+"summary": "every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); the down-link carries the sum while the up-link still carries inputs, so β counts M once",
+"source": "Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -2342,9 +2223,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, hierarchical",
-"summary": 55,
-"source": 56,
-"convention": 2,
+"summary": "ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",
+"source": "Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a multiple of G",
 "M a multiple of N"
@@ -2390,9 +2271,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, hierarchical",
-"summary": 57,
-"source": 58,
-"convention": 2,
+"summary": "ring all-gather across the N/G nodes among ranks of the same local index (M/G each), then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
+"source": "two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a multiple of G",
 "M a multiple of N"
@@ -2437,9 +2318,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, hierarchical",
-"summary": 59,
-"source": 60,
-"convention": 2,
+"summary": "ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the M/G partial sums across the N/G nodes",
+"source": "two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a multiple of G",
 "M a multiple of N"
@@ -2485,9 +2366,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-to-All, pairwise",
-"summary": 61,
-"source": 62,
-"convention": 2,
+"summary": "in round i rank r sends its block for r + i and receives from r − i",
+"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -2525,9 +2406,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-to-All, bruck",
-"summary": 63,
-"source": 64,
-"convention": 2,
+"summary": "in round k each rank forwards the blocks whose index has bit k set",
+"source": "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -2566,9 +2447,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Send/Recv, direct",
-"summary": 65,
-"source": 66,
-"convention": 2,
+"summary": "rank 0 sends M elements to rank 1 in one message",
+"source": "the α-β model itself (Hockney 1994, Parallel Computing 20(3))",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "N = 2"
 ],
@@ -2604,9 +2485,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, ring",
-"summary": 67,
-"source": 68,
-"convention": 2,
+"summary": "pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk as soon as it has it; N + C − 2 rounds of M/C",
+"source": "NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of C"
 ],
@@ -2646,9 +2527,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, ring",
-"summary": 69,
-"source": 70,
-"convention": 2,
+"summary": "pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it receives and forwards it; N + C − 2 rounds of M/C",
+"source": "NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of C"
 ],
@@ -2689,9 +2570,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, binomial any",
-"summary": 71,
-"source": 72,
-"convention": 2,
+"summary": "binomial tree for any N, low bit first: in round i every holder v < 2^i sends the whole buffer to v + 2^i (if that rank exists)",
+"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -2727,9 +2608,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, ring segmented",
-"summary": 73,
-"source": 74,
-"convention": 2,
+"summary": "gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = ⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in each every rank passes one segment to rank − 1, which adds its own input to it (empty segments are not sent); then every rank sends the part of its chunk inside the buffer to the root. The ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
+"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "N",
@@ -2768,9 +2649,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, ring gather",
-"summary": 75,
-"source": 76,
-"convention": 2,
+"summary": "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
+"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root)",
+"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
 "requires": [
 "M a multiple of N"
 ],
@@ -2811,9 +2692,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Data parallel",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -2854,9 +2735,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "flat"
 },
 "title": "Data parallel (algorithm=flat)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -2897,9 +2778,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "binomial_tree"
 },
 "title": "Data parallel (algorithm=binomial_tree)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -2940,9 +2821,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling"
 },
 "title": "Data parallel (algorithm=recursive_doubling)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -2983,9 +2864,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling_fold"
 },
 "title": "Data parallel (algorithm=recursive_doubling_fold)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3026,9 +2907,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner"
 },
 "title": "Data parallel (algorithm=rabenseifner)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3069,9 +2950,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner_fold"
 },
 "title": "Data parallel (algorithm=rabenseifner_fold)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3112,9 +2993,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "in_network"
 },
 "title": "Data parallel (algorithm=in_network)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3154,9 +3035,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "hierarchical"
 },
 "title": "Data parallel (algorithm=hierarchical)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3203,9 +3084,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "naive"
 },
 "title": "Data parallel (algorithm=naive)",
-"summary": 77,
-"source": 78,
-"convention": 79,
+"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3242,9 +3123,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "ZeRO stage 1 (optimizer states sharded)",
-"summary": 80,
-"source": 81,
-"convention": 82,
+"summary": "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches and are reduced once per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3284,9 +3165,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "ZeRO stage 2 (optimizer states and gradients sharded)",
-"summary": 83,
-"source": 81,
-"convention": 84,
+"summary": "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3328,9 +3209,9 @@ globalThis.SYMCOMM_CATALOG = {
 "micro_batches": "m"
 },
 "title": "ZeRO stage 2 (optimizer states and gradients sharded) (micro_batches=m)",
-"summary": 83,
-"source": 81,
-"convention": 84,
+"summary": "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3374,9 +3255,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_step"
 },
 "title": "ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step)",
-"summary": 83,
-"source": 81,
-"convention": 84,
+"summary": "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3417,9 +3298,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "ZeRO stage 3 / FSDP (parameters sharded too)",
-"summary": 85,
-"source": 86,
-"convention": 87,
+"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3462,9 +3343,9 @@ globalThis.SYMCOMM_CATALOG = {
 "micro_batches": "m"
 },
 "title": "ZeRO stage 3 / FSDP (parameters sharded too) (micro_batches=m)",
-"summary": 85,
-"source": 86,
-"convention": 87,
+"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3509,9 +3390,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_step"
 },
 "title": "ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step)",
-"summary": 85,
-"source": 86,
-"convention": 87,
+"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3554,9 +3435,9 @@ globalThis.SYMCOMM_CATALOG = {
 "reshard_after_forward": "0"
 },
 "title": "ZeRO stage 3 / FSDP (parameters sharded too) (reshard_after_forward=0)",
-"summary": 85,
-"source": 86,
-"convention": 87,
+"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
+"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3593,9 +3474,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Hybrid sharded data parallel",
-"summary": 88,
-"source": 89,
-"convention": 90,
+"summary": "ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
+"source": "Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding)",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -3641,9 +3522,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Tensor parallel (Megatron)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3691,9 +3572,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "flat"
 },
 "title": "Tensor parallel (Megatron) (algorithm=flat)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3741,9 +3622,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "binomial_tree"
 },
 "title": "Tensor parallel (Megatron) (algorithm=binomial_tree)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3791,9 +3672,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling"
 },
 "title": "Tensor parallel (Megatron) (algorithm=recursive_doubling)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3841,9 +3722,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling_fold"
 },
 "title": "Tensor parallel (Megatron) (algorithm=recursive_doubling_fold)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3891,9 +3772,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner"
 },
 "title": "Tensor parallel (Megatron) (algorithm=rabenseifner)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3941,9 +3822,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner_fold"
 },
 "title": "Tensor parallel (Megatron) (algorithm=rabenseifner_fold)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -3991,9 +3872,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "in_network"
 },
 "title": "Tensor parallel (Megatron) (algorithm=in_network)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4040,9 +3921,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "hierarchical"
 },
 "title": "Tensor parallel (Megatron) (algorithm=hierarchical)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4096,9 +3977,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "selective"
 },
 "title": "Tensor parallel (Megatron) (recompute=selective)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4146,9 +4027,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "full"
 },
 "title": "Tensor parallel (Megatron) (recompute=full)",
-"summary": 91,
-"source": 92,
-"convention": 93,
+"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4194,9 +4075,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Tensor + sequence parallel (Megatron)",
-"summary": 94,
-"source": 95,
-"convention": 96,
+"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4244,9 +4125,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "selective"
 },
 "title": "Tensor + sequence parallel (Megatron) (recompute=selective)",
-"summary": 94,
-"source": 95,
-"convention": 96,
+"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4294,9 +4175,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "full"
 },
 "title": "Tensor + sequence parallel (Megatron) (recompute=full)",
-"summary": 94,
-"source": 95,
-"convention": 96,
+"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4344,9 +4225,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "op"
 },
 "title": "Tensor + sequence parallel (Megatron) (recompute=op)",
-"summary": 94,
-"source": 95,
-"convention": 96,
+"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4394,9 +4275,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "1"
 },
 "title": "Tensor + sequence parallel (Megatron) (sp_regather=1)",
-"summary": 94,
-"source": 95,
-"convention": 96,
+"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
+"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4441,9 +4322,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Pipeline parallel",
-"summary": 97,
-"source": 98,
-"convention": 99,
+"summary": "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
+"source": "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
+"convention": "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4491,9 +4372,9 @@ globalThis.SYMCOMM_CATALOG = {
 "schedule": "gpipe"
 },
 "title": "Pipeline parallel (schedule=gpipe)",
-"summary": 97,
-"source": 98,
-"convention": 99,
+"summary": "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
+"source": "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
+"convention": "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4541,9 +4422,9 @@ globalThis.SYMCOMM_CATALOG = {
 "schedule": "interleaved"
 },
 "title": "Pipeline parallel (schedule=interleaved)",
-"summary": 97,
-"source": 98,
-"convention": 99,
+"summary": "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
+"source": "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
+"convention": "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4592,9 +4473,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Expert parallel (MoE)",
-"summary": 100,
-"source": 101,
-"convention": 102,
+"summary": "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
+"source": "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
+"convention": "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4643,9 +4524,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "bruck"
 },
 "title": "Expert parallel (MoE) (algorithm=bruck)",
-"summary": 100,
-"source": 101,
-"convention": 102,
+"summary": "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
+"source": "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
+"convention": "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4694,9 +4575,9 @@ globalThis.SYMCOMM_CATALOG = {
 "capacity": "padded"
 },
 "title": "Expert parallel (MoE) (capacity=padded)",
-"summary": 100,
-"source": 101,
-"convention": 102,
+"summary": "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
+"source": "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
+"convention": "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4743,9 +4624,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Context parallel, DeepSpeed-Ulysses",
-"summary": 103,
-"source": 104,
-"convention": 105,
+"summary": "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
+"source": "Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1",
+"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4791,9 +4672,9 @@ globalThis.SYMCOMM_CATALOG = {
 "gqa": "1"
 },
 "title": "Context parallel, DeepSpeed-Ulysses (gqa=1)",
-"summary": 103,
-"source": 104,
-"convention": 105,
+"summary": "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
+"source": "Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1",
+"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4840,9 +4721,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Context parallel, ring attention",
-"summary": 106,
-"source": 107,
-"convention": 108,
+"summary": "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
+"source": "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
+"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4890,9 +4771,9 @@ globalThis.SYMCOMM_CATALOG = {
 "gqa": "1"
 },
 "title": "Context parallel, ring attention (gqa=1)",
-"summary": 106,
-"source": 107,
-"convention": 108,
+"summary": "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
+"source": "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
+"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -4940,9 +4821,9 @@ globalThis.SYMCOMM_CATALOG = {
 "backward": "ring_flash_attn"
 },
 "title": "Context parallel, ring attention (backward=ring_flash_attn)",
-"summary": 106,
-"source": 107,
-"convention": 108,
+"summary": "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
+"source": "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
+"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "b",
@@ -5006,9 +4887,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5142,9 +5023,9 @@ globalThis.SYMCOMM_CATALOG = {
 "zero": "0"
 },
 "title": "Hybrid layout (d, t, p, c, e) (zero=0)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5277,9 +5158,9 @@ globalThis.SYMCOMM_CATALOG = {
 "framework": "deepspeed"
 },
 "title": "Hybrid layout (d, t, p, c, e) (framework=deepspeed)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5413,9 +5294,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_step"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_reduce=per_step)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5549,9 +5430,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_micro_batch"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_reduce=per_micro_batch)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5685,9 +5566,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_dtype": "fp32"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_dtype=fp32)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5821,9 +5702,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_dtype": "same"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_dtype=same)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -5957,9 +5838,9 @@ globalThis.SYMCOMM_CATALOG = {
 "reshard_after_forward": "0"
 },
 "title": "Hybrid layout (d, t, p, c, e) (reshard_after_forward=0)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6093,9 +5974,9 @@ globalThis.SYMCOMM_CATALOG = {
 "reshard_after_forward": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (reshard_after_forward=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6229,9 +6110,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (sp=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6365,9 +6246,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "0"
 },
 "title": "Hybrid layout (d, t, p, c, e) (sp_regather=0)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6501,9 +6382,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (sp_regather=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6637,9 +6518,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "selective"
 },
 "title": "Hybrid layout (d, t, p, c, e) (recompute=selective)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6773,9 +6654,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "full"
 },
 "title": "Hybrid layout (d, t, p, c, e) (recompute=full)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -6910,9 +6791,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "op"
 },
 "title": "Hybrid layout (d, t, p, c, e) (recompute=op)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7051,9 +6932,9 @@ globalThis.SYMCOMM_CATALOG = {
 "schedule": "gpipe"
 },
 "title": "Hybrid layout (d, t, p, c, e) (schedule=gpipe)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7188,9 +7069,9 @@ globalThis.SYMCOMM_CATALOG = {
 "pipeline_split": "first_last"
 },
 "title": "Hybrid layout (d, t, p, c, e) (schedule=interleaved) (pipeline_split=first_last)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7351,9 +7232,9 @@ globalThis.SYMCOMM_CATALOG = {
 "pipeline_split": "first_last"
 },
 "title": "Hybrid layout (d, t, p, c, e) (pipeline_split=first_last)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7512,9 +7393,9 @@ globalThis.SYMCOMM_CATALOG = {
 "scatter_gather": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (scatter_gather=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7648,9 +7529,9 @@ globalThis.SYMCOMM_CATALOG = {
 "cp": "ulysses"
 },
 "title": "Hybrid layout (d, t, p, c, e) (cp=ulysses)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7784,9 +7665,9 @@ globalThis.SYMCOMM_CATALOG = {
 "cp": "ring_flash_attn"
 },
 "title": "Hybrid layout (d, t, p, c, e) (cp=ring_flash_attn)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -7920,9 +7801,9 @@ globalThis.SYMCOMM_CATALOG = {
 "gqa": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (gqa=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8056,9 +7937,9 @@ globalThis.SYMCOMM_CATALOG = {
 "attention": "mla"
 },
 "title": "Hybrid layout (d, t, p, c, e) (attention=mla)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8202,9 +8083,9 @@ globalThis.SYMCOMM_CATALOG = {
 "moe": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (moe=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8356,9 +8237,9 @@ globalThis.SYMCOMM_CATALOG = {
 "expert_tp": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (expert_tp=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8492,9 +8373,9 @@ globalThis.SYMCOMM_CATALOG = {
 "embeddings": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (embeddings=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8629,9 +8510,9 @@ globalThis.SYMCOMM_CATALOG = {
 "tied": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (tied=1)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8765,9 +8646,9 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_tensor"
 },
 "title": "Hybrid layout (d, t, p, c, e) (precision=fp8_tensor)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -8901,9 +8782,9 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "mxfp8"
 },
 "title": "Hybrid layout (d, t, p, c, e) (precision=mxfp8)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",
@@ -9037,9 +8918,9 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_block"
 },
 "title": "Hybrid layout (d, t, p, c, e) (precision=fp8_block)",
-"summary": 109,
-"source": 110,
-"convention": 111,
+"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
 "requires": [],
 "params": [
 "Phi",

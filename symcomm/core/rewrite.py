@@ -1,10 +1,13 @@
-"""One tree rewrite for the symbolic core: ``xreplace`` with each distinct subtree rebuilt once.
+"""Tree walks for the symbolic core, each distinct subtree visited once: ``xreplace`` (:func:`rebuilt`) and the
+free symbols (:func:`free_symbols`).
 
 A cost's substitution (:mod:`symcomm.core.cost`) and the prover's rewrite of a claim's integer symbols
 (:mod:`symcomm.core.proof`) walk the same way; the prover only builds a changed Min or Max its own way.
 """
 
 from __future__ import annotations
+
+import functools
 
 import sympy as sp
 
@@ -38,3 +41,32 @@ def rebuilt(expr: sp.Basic, rule: dict, memo: dict, combine=None) -> sp.Expr:
         return out
 
     return walk(expr)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _answers_free_symbols(cls) -> bool:
+    """True when ``cls`` (or a class between it and Basic) defines ``free_symbols`` itself.  Read off the MRO's own
+    dicts: ``cls.free_symbols`` of a Function class is its metaclass's property, not the instances'."""
+    return next(k for k in cls.__mro__ if "free_symbols" in k.__dict__) is not sp.Basic
+
+
+# kept per expression (a formula's printers ask of each of its subexpressions); bounded, for a long-lived process
+@functools.lru_cache(maxsize=16384)
+def free_symbols(expr: sp.Basic) -> frozenset:
+    """``expr.free_symbols`` with each distinct subtree walked once.  SymPy's own walks the tree, every shared
+    subtree as often as it is reached: a step model's Max and Min repeat their arguments, so its tree is many times
+    its distinct nodes (most of the docs build's JavaScript export went there).  A node whose class defines
+    ``free_symbols`` itself (a Symbol; a Lambda, an Integral, whose bound variables are not free) answers it."""
+    memo: dict = {}
+
+    def walk(node):
+        found = memo.get(node)
+        if found is None:
+            if _answers_free_symbols(type(node)):
+                found = frozenset(node.free_symbols)
+            else:
+                found = frozenset().union(*(walk(arg) for arg in node.args))
+            memo[node] = found
+        return found
+
+    return walk(expr)

@@ -8,6 +8,7 @@ placement helpers (Megatron's rank order, whether a group spans nodes).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import sympy as sp
@@ -40,6 +41,9 @@ def _whole(x):
     return sp.Eq(sp.floor(x), x)
 
 
+# the same few (group, inner, blocks) recur in every hybrid variant and stage kind; the Piecewise costs SymPy ~10 ms
+# to build (its conditions are simplified on construction), and the result is an immutable expression
+@functools.lru_cache(maxsize=256)
 def ranks_per_node(group, inner, blocks):
     """k: the fewest ranks a node holds of a group of ``group`` ranks standing ``inner`` apart (the product of
     the axes inside it in :data:`RANK_ORDER`: 1 for t, t for c and d), once it spans nodes of G GPUs.  The

@@ -36,6 +36,7 @@ from typing import Callable, Mapping
 import sympy as sp
 
 from ..core import symbols as S
+from ..base import memo
 from ..core import rules
 from ..collectives.algorithms import SOURCE_ARTICLE, algorithms_of
 from ..core.cost import Cost
@@ -142,7 +143,16 @@ class Strategy:
         return {name: Option.text(value) for name, value in self.settings(**options).items()}
 
     def terms(self, **options) -> tuple[Term, ...]:
-        return tuple(self.build(**self.settings(**options)))
+        return self._built(self.settings(**options))
+
+    def _built(self, settings: dict) -> tuple[Term, ...]:
+        """``build`` of these settings, once per strategy and option set (the terms are immutable): a subject asks
+        for them twice (its terms, its rules), the step model and the docs build again for every variant."""
+        built = memo.table(self, "_terms_by_settings")
+        key = tuple(settings.items())
+        if key not in built:
+            built[key] = tuple(self.build(**settings))
+        return built[key]
 
     def cost(self, **options) -> Cost:
         """Σ of the terms' costs: send of the busiest GPU per step, total over all GPUs."""
@@ -184,7 +194,7 @@ class Strategy:
         :class:`~symcomm.core.rules.When` resolved), then a power-of-two group for each term whose
         algorithm needs one."""
         settings = self.settings(**options)
-        groups = (power_of_two_rule(term) for term in self.build(**settings))
+        groups = (power_of_two_rule(term) for term in self._built(settings))
         return rules.in_force(self.checks, settings) + tuple(rule for rule in groups if rule is not None)
 
 

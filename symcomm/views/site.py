@@ -249,11 +249,12 @@ def step_script(bundles: dict[str, dict], namespace: str = "SYMCOMM_FORMULAS") -
             "})();\n")
 
 
-@lru_cache(maxsize=None)
 def free_symbols(expr: sp.Basic) -> frozenset:
-    """``expr.free_symbols``, walked once per expression in a build (SymPy walks the whole tree on every call,
-    and the page asks of each formula once per symbol)."""
-    return frozenset(expr.free_symbols)
+    """``expr.free_symbols``, walked once per expression in a build and each shared subtree once
+    (:func:`symcomm.core.rewrite.free_symbols`; the page asks of each formula once per symbol)."""
+    from ..core.rewrite import free_symbols as walked
+
+    return walked(expr)
 
 
 def _subject_entry(sub, formulas) -> dict:
@@ -352,6 +353,23 @@ def _presets() -> tuple[dict, dict]:
     return hardware, models
 
 
+#: the subjects' long texts that many share (the 30 hybrid variants one source of ~6 KB, every collective one
+#: convention): written once in the catalog's "texts", each entry holding the index of its own, which app.js reads
+#: back before anything else (catalog.js, loaded before every first render, was two thirds repeated sources)
+SHARED_TEXTS = ("source", "convention", "summary")
+
+
+def shared_texts(entries: list[dict]) -> tuple[list[str], list[dict]]:
+    """(the distinct texts of :data:`SHARED_TEXTS` in order of first use, the entries with each such text replaced
+    by its index in that list); the entries given are left as they are."""
+    index: dict[str, int] = {}
+    out = []
+    for entry in entries:
+        out.append({key: index.setdefault(value, len(index)) if key in SHARED_TEXTS else value
+                    for key, value in entry.items()})
+    return list(index), out
+
+
 def catalog(entries: list[dict]) -> dict:
     from .export import QUANTITIES
     from ..base.inputs import MAX_VALUE, grammar
@@ -360,8 +378,10 @@ def catalog(entries: list[dict]) -> dict:
     hardware, models = _presets()
     symbols = {info.cli_name: {"meaning": info.meaning, "unit": info.unit, "integer": bool(info.symbol.is_integer)}
                for info in S.SYMBOLS.values()}
+    texts, subjects_ = shared_texts(entries)
     return {"symbols": symbols, "dtypes": DTYPES, "hardware": hardware, "models": models,
-            "units": UNITS, "start": START, "max_value": str(MAX_VALUE), "subjects": entries,
+            "units": UNITS, "start": START, "max_value": str(MAX_VALUE),
+            "shared_texts": list(SHARED_TEXTS), "texts": texts, "subjects": subjects_,
             # the command line's number grammar, which numbers.js reads: the page accepts what eval accepts
             "grammar": grammar(),
             # the export's words, counted in bytes as the page counts

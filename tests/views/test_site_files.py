@@ -57,6 +57,32 @@ def test_an_unknown_view_is_refused_with_the_choices():
         site.first_view_files(SITE, "nonesuch")
 
 
+def test_shared_texts_are_written_once_and_each_entry_holds_its_index():
+    # by hand: two variants sharing a source and a convention, each its own summary; other fields untouched
+    entries = [{"ident": "a", "source": "S", "convention": "C", "summary": "x", "title": "S"},
+               {"ident": "b", "source": "S", "convention": "C", "summary": "y", "title": "T"}]
+    texts, out = site.shared_texts(entries)
+    assert texts == ["S", "C", "x", "y"]
+    assert out == [{"ident": "a", "source": 0, "convention": 1, "summary": 2, "title": "S"},
+                   {"ident": "b", "source": 0, "convention": 1, "summary": 3, "title": "T"}]
+    assert entries[0]["source"] == "S"          # the caller's entries are left as they are
+
+
+def test_the_catalog_read_back_as_app_js_reads_it_gives_each_subject_its_own_texts():
+    catalog = _catalog()
+    assert catalog["shared_texts"] == ["source", "convention", "summary"]
+    assert len(set(catalog["texts"])) == len(catalog["texts"])      # each text once
+    # app.js: sub[key] = CAT.texts[sub[key]] for every key of CAT.shared_texts
+    read = {e["ident"]: {k: catalog["texts"][e[k]] for k in catalog["shared_texts"]} for e in catalog["subjects"]}
+    from symcomm.collectives.algorithms import algorithm
+    from symcomm.training.strategies import STRATEGIES
+
+    ring = algorithm("all_reduce", "ring")
+    assert read["all_reduce__ring"]["source"] == ring.source and read["all_reduce__ring"]["summary"] == ring.summary
+    assert read["hybrid"]["source"] == STRATEGIES["hybrid"].source
+    assert "M = the full unsharded buffer" in read["all_reduce__ring"]["convention"]
+
+
 def test_the_helpers_are_written_once_and_index_html_loads_them_before_app_js():
     scripts = sorted((SITE / "formulas").glob("*.js"))
     helpers = SITE / "formulas" / "helpers.js"

@@ -66,6 +66,7 @@ import sympy as sp
 from ...core import symbols as S
 from ...base.files import check_output, write_file
 from ...core.printing import render
+from ...core.rewrite import free_symbols
 from ...training.subjects import COLLECTIVE_TIME_CONVENTION
 from ...templates import FOLDER as TEMPLATE_FOLDER
 
@@ -134,7 +135,7 @@ class Formula:
     @property
     def parameters(self) -> tuple[S.SymbolInfo, ...]:
         """The symbols the formula uses, in the order of :data:`symcomm.core.symbols.SYMBOLS`."""
-        free = self.expr.free_symbols
+        free = free_symbols(self.expr)          # each shared subtree walked once, once per expression
         return tuple(info for info in S.SYMBOLS.values() if info.symbol in free)
 
     @cached_property

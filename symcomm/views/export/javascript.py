@@ -60,6 +60,7 @@ from sympy.printing.jscode import JavascriptCodePrinter
 from ...base import inputs as _inputs
 from ...core import rules as _rules
 from ...core import symbols as S
+from ...core.rewrite import free_symbols
 from ...training.subjects import COLLECTIVE_TIME_CONVENTION
 from . import QUANTITIES, Format, Formula
 
@@ -72,7 +73,7 @@ FLOAT_SYMBOLS = frozenset(S.TIME_SYMBOLS) | frozenset(
 
 def is_time(f: Formula) -> bool:
     """True when ``f`` is computed in floats (it has a time symbol), False for an exact count."""
-    return bool(f.expr.free_symbols & FLOAT_SYMBOLS)
+    return bool(free_symbols(f.expr) & FLOAT_SYMBOLS)
 
 
 def _piecewise(printer, expr) -> str:
@@ -163,7 +164,7 @@ class FloatJavascriptPrinter(JavascriptCodePrinter):
         self.exact = exact
 
     def _print(self, expr, **kwargs):
-        if isinstance(expr, sp.Basic) and not (expr.free_symbols & FLOAT_SYMBOLS):
+        if isinstance(expr, sp.Basic) and not (free_symbols(expr) & FLOAT_SYMBOLS):
             if not isinstance(expr, sp.Expr):
                 return self.exact._print(expr)           # a condition: an exact comparison
             if expr.is_Integer and abs(expr.p) < 2 ** 53:
@@ -172,8 +173,8 @@ class FloatJavascriptPrinter(JavascriptCodePrinter):
         return super()._print(expr, **kwargs)
 
     def _split(self, args):
-        free = [a for a in args if not (a.free_symbols & FLOAT_SYMBOLS)]
-        timed = [a for a in args if a.free_symbols & FLOAT_SYMBOLS]
+        free = [a for a in args if not (free_symbols(a) & FLOAT_SYMBOLS)]
+        timed = [a for a in args if free_symbols(a) & FLOAT_SYMBOLS]
         return free, timed
 
     def _print_Add(self, expr, order=None):

@@ -83,3 +83,23 @@ def test_a_bundle_of_formulas_compiled_into_one_function_gives_each_formulas_own
     assert bundled > len(subjects) // 2
     n = sp.Symbol("N", integer=True, positive=True)
     assert exactcode.at_many((2 * (n - 1) / n, n - 1), {n: 3}) == (Fraction(4, 3), 2)      # 2·2/3 and 3 − 1, by hand
+
+
+def test_a_bundle_computes_a_shared_quotient_once_and_a_branch_not_taken_never_refuses():
+    """compiled_many computes the bundle's common subexpressions once (issue 25: a hybrid sheet's 2,802
+    operations become a few hundred); one hoisted out of a Piecewise branch is computed whatever the branch,
+    so at p = 1 the quotient M/(p − 1) has no value, yet the branch that reads it is not taken: the bundle
+    gives the untaken branch's own numbers, and refuses only where a taken branch reads it (as `at` does)."""
+    M, p = sp.Symbol("M", integer=True, positive=True), sp.Symbol("p", integer=True, positive=True)
+    shared = M / (p - 1)
+    exprs = (sp.Piecewise((shared, p > 1), (0, True)), sp.Piecewise((3 * shared + 1, p > 1), (M, True)))
+    function, _ = exactcode.compiled_many(exprs)
+    assert any(name.startswith("_t") for name in function.__code__.co_varnames)      # hoisted, shared
+    # by hand: p = 1 takes the second branches (0 and M); p = 3: M/2 = 6 and 3·6 + 1 = 19
+    assert exactcode.at_many(exprs, {M: 12, p: 1}) == (0, 12)
+    assert exactcode.at_many(exprs, {M: 12, p: 3}) == (6, 19)
+    assert exactcode.at_many(exprs, {M: 5, p: 3}) == (Fraction(5, 2), Fraction(17, 2))   # 5/2, 15/2 + 1
+    with pytest.raises(exactcode.NotExact):        # read where it has no value: refused, as `at` refuses
+        exactcode.at_many((shared, M), {M: 12, p: 1})
+    with pytest.raises(exactcode.NotExact):
+        exactcode.at(shared, {M: 12, p: 1})

@@ -18,7 +18,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import memo, notes
 from ..base.errors import InputError
-from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, plain, python_numbers
+from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, plain
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -45,16 +45,7 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
 def _numbers(values: dict) -> dict | None:
     """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
     converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
-    held = _CONVERTED.get(id(values))
-    if held is None or held[0] is not values:
-        if len(_CONVERTED) >= 4:
-            _CONVERTED.clear()
-        held = _CONVERTED[id(values)] = (values, python_numbers(values))   # holding it keeps its id unique
-    return held[1]
-
-
-#: id → (the bound dict, its Python numbers): an answer's values and times, converted once each
-_CONVERTED: dict = {}
+    return held_numbers(values)
 
 
 def _exact(expr, numbers: dict | None, values: dict):
@@ -141,10 +132,11 @@ def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) 
             "axis": axis,
             "collective": primitive,
             "algorithm": algorithm,
-            "group": plain(group),
-            "message": plain(message * own),
-            "count": plain(count),
-            "send": plain(send * own),
+            # whole counts (the common case) as they are; plain() words a Fraction (or SymPy's number)
+            "group": group if type(group) is int else plain(group),
+            "message": message * own if type(message) is int else plain(message * own),
+            "count": count if type(count) is int else plain(count),
+            "send": send * own if type(send) is int else plain(send * own),
             **dtype,
         })
     return rows

@@ -174,15 +174,21 @@ def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
 def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
     """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on;
     ``got``: each axis's send and (with times) its time's counts at the values (:func:`_sheet`)."""
-    from .terms import busiest_stage
-
     stages = values.get(S.p)
     stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
     numbers = _numbers(values)
     at = 0
-    for axis, terms, cost in _axis_parts(target, scale, in_bytes):
-        row = {"send": plain(got[at] * scale), "stage": busiest_stage(terms, stages)}
+    # which stage each axis's busiest GPU is on: a function of its terms and p alone, worded once per p
+    words = memo.table(target, "_answers_axis_stages")
+    where = words.get((scale, in_bytes, stages))
+    if where is None:
+        from .terms import busiest_stage
+
+        where = words[scale, in_bytes, stages] = tuple(busiest_stage(terms, stages)
+                                                       for _, terms, _ in _axis_parts(target, scale, in_bytes))
+    for (axis, terms, cost), stage in zip(_axis_parts(target, scale, in_bytes), where):
+        row = {"send": plain(got[at] * scale), "stage": stage}
         at += 1
         if times:
             counts = got[at: at + len(cost.coefficients)]
@@ -245,12 +251,12 @@ def _input_rows(model, model_config, hardware, dtype_typed: bool, dtype, typed: 
                 value_symbols: tuple, time_symbols: tuple) -> _Rows:
     """Each input's name, unit and source: a function of the names given and the presets alone, worded once
     per process for the shipped presets (a file is read again each time: it may have changed)."""
-    from ..presets.systems import _is_path
-
     key = (model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols, time_symbols)
     held = _INPUT_ROWS.get(key)
     if held is not None:
         return held
+    from ..presets.systems import _is_path
+
     rows = _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, dict(derived),
                              value_symbols, time_symbols)
     if not model_config and not (hardware and _is_path(str(hardware))) and not (model and _is_path(str(model))):
@@ -283,10 +289,17 @@ def _units(result: dict, extras: dict, unit: str) -> dict:
 
 
 def _steptime():
-    # imported on first use: only `eval hybrid` needs the step model
-    from . import steptime
+    # imported on first use: only `eval hybrid` needs the step model (then kept: an import statement per call
+    # costs its lookups on every answer)
+    global _STEPTIME
+    if _STEPTIME is None:
+        from . import steptime
 
-    return steptime
+        _STEPTIME = steptime
+    return _STEPTIME
+
+
+_STEPTIME = None
 
 
 def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict,

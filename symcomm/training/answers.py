@@ -62,11 +62,17 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    if all(type(count) is int for count in counts):
-        # whole counts (the common case): Σ count × weight over the constants' one common denominator,
-        # the weights worked out once per answer's constants and scale (a bigint product a term, one gcd)
-        weights, den = _weights(exact_times, scale)
-        num = sum(count * weights[sym] for (sym, _), count in zip(coefficients, counts))
+    # whole counts (the common case): Σ count × weight over the constants' one common denominator, the
+    # weights worked out once per answer's constants and scale (a bigint product a term, one gcd), looked up
+    # by the symbol's identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
+    weights, den, by_id = _weights(exact_times, scale)
+    num = 0
+    for (sym, _), count in zip(coefficients, counts):
+        if type(count) is not int:
+            break
+        weight = by_id.get(id(sym))
+        num += count * (weights[sym] if weight is None else weight)
+    else:
         return num // den if num % den == 0 else Fraction(num, den)
     # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
     # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
@@ -87,9 +93,10 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     return num if den == 1 else Fraction(num, den)
 
 
-def _weights(exact_times: dict, scale: int) -> tuple[dict, int]:
+def _weights(exact_times: dict, scale: int) -> tuple[dict, int, dict]:
     """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
-    per-message α), that lcm): the sum Σ count × constant is then Σ count × weight / lcm, exactly."""
+    per-message α), that lcm, the same weights by the symbol's id): the sum Σ count × constant is then
+    Σ count × weight / lcm, exactly."""
     key = (id(exact_times), scale)
     held = _WEIGHTS.get(key)
     if held is None or held[0] is not exact_times:
@@ -98,7 +105,8 @@ def _weights(exact_times: dict, scale: int) -> tuple[dict, int]:
         den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
         weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
-        held = _WEIGHTS[key] = (exact_times, (weights, den))     # holding it keeps its id unique
+        by_id = {id(sym): weight for sym, weight in weights.items()}     # its symbols held: their ids unique
+        held = _WEIGHTS[key] = (exact_times, (weights, den, by_id))     # holding it keeps its id unique
     return held[1]
 
 
@@ -393,8 +401,7 @@ def _bound_words(args):
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
     model's own options)."""
     stepping = args.name == "hybrid"
-    known = set(option_names(args.name)) | (set(_steptime().STEP_KEYS) if stepping else set())
-    texts, option_texts = split_assignments(args.assignments, known)
+    texts, option_texts = split_assignments(args.assignments, _option_words(args.name, stepping))
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
         try:
@@ -409,11 +416,21 @@ def _bound_words(args):
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
     # (and a typed peak, peak_fp8: they win over the hardware's, as every typed value does; Hardware.peak)
-    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v", "h_q",
-                            "peak", "peak_fp8")) if stepping and args.hardware else frozenset()
+    step_names = _STEP_NAMES if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
     return target, values, times, dtype, typed, derived, step_texts
+
+
+#: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
+_STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
+                         "h_q", "peak", "peak_fp8"))
+
+
+@functools.lru_cache(maxsize=64)
+def _option_words(name: str, stepping: bool) -> frozenset:
+    # the option words a subject takes (and the step model's, for hybrid): a function of its name alone
+    return frozenset(option_names(name)) | (frozenset(_steptime().STEP_KEYS) if stepping else frozenset())
 
 
 @dataclass(frozen=True)

@@ -337,7 +337,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
     numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
-        numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
+        shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
+        numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
         step_texts = {"gated": bool(model.gated), **step_texts}
         if "q_width" in model.settings() and "q_width" not in step_texts:
             notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "

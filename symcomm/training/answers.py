@@ -62,18 +62,26 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    # whole counts (the common case): Σ count × weight over the constants' one common denominator, the
-    # weights worked out once per answer's constants and scale (a bigint product a term, one gcd), looked up
-    # by the symbol's identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
+    # counts that are ints or Fractions (the compiled code's): Σ count × weight over the constants' one common
+    # denominator, kept as one numerator over one denominator in Python ints (one reduction at the end, not a
+    # gcd per term); the weights worked out once per answer's constants and scale, looked up by the symbol's
+    # identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
     weights, den, by_id = _weights(exact_times, scale)
-    num = 0
+    num, bottom = 0, 1
     for (sym, _), count in zip(coefficients, counts):
-        if type(count) is not int:
-            break
         weight = by_id.get(id(sym))
-        num += count * (weights[sym] if weight is None else weight)
+        if weight is None:
+            weight = weights[sym]
+        if type(count) is int:
+            num += count * weight * bottom
+        elif type(count) is Fraction:
+            num = num * count.denominator + count.numerator * weight * bottom
+            bottom *= count.denominator
+        else:
+            break               # SymPy's numbers (or not a number): the sums below
     else:
-        return num // den if num % den == 0 else Fraction(num, den)
+        bottom *= den
+        return num // bottom if num % bottom == 0 else Fraction(num, bottom)
     # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
     # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
     if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):

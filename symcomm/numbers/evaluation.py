@@ -59,6 +59,21 @@ def python_numbers(values: dict) -> dict | None:
     return out
 
 
+def held_numbers(values: dict) -> dict | None:
+    """:func:`python_numbers` of ``values``, converted once per bound dict: the binding's requirement checks
+    and the answer built from the same values (never changed after binding) share one conversion."""
+    held = _CONVERTED.get(id(values))
+    if held is None or held[0] is not values:
+        if len(_CONVERTED) >= 4:
+            _CONVERTED.clear()
+        held = _CONVERTED[id(values)] = (values, python_numbers(values))   # holding it keeps its id unique
+    return held[1]
+
+
+#: id → (a bound dict, its Python numbers): an answer's values and times, converted once each
+_CONVERTED: dict = {}
+
+
 #: SymPy's whole-number classes (Integer and its singletons)
 _SYMPY_WHOLE = frozenset({sp.Integer, type(sp.S.One), type(sp.S.Zero), type(sp.S.NegativeOne)})
 

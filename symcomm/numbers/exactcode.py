@@ -12,6 +12,7 @@ SymPy expressions of the project (never from text a user gave) and run with the 
 from __future__ import annotations
 
 import functools
+import itertools
 from fractions import Fraction
 
 import sympy as sp
@@ -88,6 +89,8 @@ class _ExactPrinter(PythonCodePrinter):
     def _print_Function(self, expr):
         if expr.func.__name__ == "_log2":
             return f"_log2({self._print(expr.args[0])})"
+        if expr.func.__name__ == "_q":           # compiled_many's opaque quotient (_quotients)
+            return f"_div({self._print(expr.args[0])}, {self._print(expr.args[1])})"
         raise NotExact(f"no exact code for {expr.func.__name__}")
 
     def _print_floor(self, expr):
@@ -117,16 +120,74 @@ _LOG2 = sp.Function("_log2")
 def _printed(expr: sp.Expr, slot: dict) -> str:
     """``expr`` as exact Python over the parameters ``slot`` names (symbol → parameter name); NotExact when
     it has no exact code."""
+    return _ExactPrinter().doprint(_renamed(expr, slot))
+
+
+def _renamed(expr: sp.Expr, slot: dict) -> sp.Expr:
+    """``expr`` over the parameters ``slot`` names, its logarithms as log₂ (what the printer prints)."""
     # log₂ is log(x)/log(2) in SymPy: each log(x) becomes _log2(x), so log(2) becomes _log2(2) = 1
     logs = {node: _LOG2(node.args[0]) for node in expr.atoms(sp.log) if len(node.args) == 1}
     body = expr.xreplace(logs) if logs else expr
-    body = body.xreplace({sym: sp.Symbol(name) for sym, name in slot.items() if sym in body.free_symbols})
-    return _ExactPrinter().doprint(body)
+    return body.xreplace({sym: sp.Symbol(name) for sym, name in slot.items() if sym in body.free_symbols})
 
 
-def _function(result: str, params: list):
-    source = f"def _exact({', '.join(params)}):\n    return {result}\n"
-    namespace = dict(_HELPERS)
+_QUOTIENT = sp.Function("_q")
+
+
+def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
+    """``expr`` with each quotient as one opaque ``_q(numerator, denominator)``, the printer's ``_div`` of a
+    product's whole top by its whole bottom: a common subexpression is then never a lone reciprocal 1/x (a
+    Fraction where the quotient itself is whole, and Fraction arithmetic after it)."""
+    if not expr.args:
+        return expr
+    held = seen.get(expr)
+    if held is not None:
+        return held
+    out = None
+    if expr.is_Mul or (expr.is_Pow and expr.exp.is_Integer and expr.exp < 0):
+        coef, factors = expr.as_coeff_mul()
+        if coef.is_Rational:
+            top, bottom = [], []
+            for f in factors:
+                if f.is_Pow and f.exp.is_Integer and f.exp < 0:
+                    bottom.append(sp.Pow(_quotients(f.base, seen), -f.exp))
+                else:
+                    top.append(_quotients(f, seen))
+            if bottom or coef.q != 1:
+                out = _QUOTIENT(sp.Mul(sp.Integer(coef.p), *top), sp.Mul(sp.Integer(coef.q), *bottom))
+            else:
+                out = sp.Mul(coef, *top)
+    if out is None:
+        out = expr.func(*[_quotients(arg, seen) for arg in expr.args])
+    seen[expr] = out
+    return out
+
+
+class _Unusable:
+    """A common subexpression with no exact value at this point (kept, not raised: its branch may not be
+    taken); any use of it raises :class:`NotExact`, as computing it inside its branch would have."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: BaseException):
+        self.why = why
+
+    def _refuse(self, *_):
+        raise NotExact(f"no exact value: {self.why}")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _refuse
+    __abs__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __bool__ = __index__ = __int__ = _refuse
+    __float__ = __hash__ = _refuse
+
+
+#: what computing a hoisted subexpression may raise where the expression alone would (at_many's refusals)
+_CANNOT = (ArithmeticError, TypeError, ValueError, NameError)
+
+
+def _function(result: str, params: list, body: str = ""):
+    source = f"def _exact({', '.join(params)}):\n{body}    return {result}\n"
+    namespace = {**_HELPERS, "_Unusable": _Unusable, "_CANNOT": _CANNOT}
     exec(compile(source, "<symcomm.numbers.exactcode>", "exec"), namespace)   # printed from SymPy above
     return namespace["_exact"]
 
@@ -147,15 +208,30 @@ def compiled(expr: sp.Expr):
 @functools.lru_cache(maxsize=512)
 def compiled_many(exprs: tuple):
     """(the function, its argument symbols) computing every expression of ``exprs`` exactly in one call of
-    one function (a tuple), or None when one of them cannot be printed exactly."""
+    one function (a tuple), or None when one of them cannot be printed exactly.
+
+    Their common subexpressions are computed once (an answer's sheet of a strategy's formulas repeats its
+    quotients and Piecewise conditions: 2,802 operations become 241 for a hybrid layout's).  A subexpression
+    hoisted out of a Piecewise branch is computed whether or not its branch is taken, so one that has no exact
+    value here (a division by zero, log₂ of a value that is not a power of two) is kept as an
+    :class:`_Unusable` that raises :class:`NotExact` on any use: a branch not taken never touches it, and a
+    branch taken refuses as the expression alone would."""
     symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
     params = [f"_a{i}" for i in range(len(symbols))]
     slot = dict(zip(symbols, params))
     try:
-        texts = [_printed(e, slot) for e in exprs]
+        bodies = [_quotients(_renamed(e, slot), {}) for e in exprs]
+        taken = set(params)
+        temps = (sp.Symbol(f"_t{i}") for i in itertools.count() if f"_t{i}" not in taken)
+        replacements, reduced = sp.cse(bodies, symbols=temps, optimizations=None, order="none")
+        printer = _ExactPrinter()
+        lines = [f"    try:\n        {temp} = {printer.doprint(value)}\n"
+                 f"    except _CANNOT as _err:\n        {temp} = _Unusable(_err)\n" for temp, value in replacements]
+        texts = [printer.doprint(r) for r in reduced]
     except NotExact:
         return None
-    return _function("(" + "".join(f"{text}, " for text in texts) + ")", params), symbols
+    result = "(" + "".join(f"{text}, " for text in texts) + ")"
+    return _function(result, params, "".join(lines)), symbols
 
 
 def at_many(exprs: tuple, numbers: dict) -> tuple:

@@ -86,7 +86,8 @@ class Evaluator:
     computed in float64 unless ``exact=True``.
     """
 
-    __slots__ = ("expr", "names", "_symbols", "_params", "_scalar", "_arrays", "_exact", "_known", "_exprs")
+    __slots__ = ("expr", "names", "_symbols", "_params", "_scalar", "_arrays", "_exact", "_known", "_exprs",
+                 "_checked_names")
 
     def __init__(self, expr: sp.Expr, symbols: tuple, exprs: tuple | None = None):
         self.expr = expr
@@ -95,6 +96,8 @@ class Evaluator:
         self.names = tuple(_cli_name(x) for x in symbols)
         self._params = tuple(_param(n, i) for i, n in enumerate(self.names))
         self._known = frozenset(self.names)
+        #: the argument names (in order) a call gave that were checked once: every name known, none missing
+        self._checked_names: set = set()
         self._scalar = None
         self._arrays: dict = {}
         self._exact = _Exact(expr, symbols)
@@ -118,7 +121,14 @@ class Evaluator:
         """The float64 arithmetic, whatever the inputs: a Python float for scalar arguments, a
         numpy array when any argument is an array."""
         if len(values) != len(self.names):
-            self._arguments(values)                      # names what is missing or unknown
+            # more names than it reads (one dict feeding several evaluators, the step model's constants): the
+            # same names, in the same order, checked once (_arguments names what is missing or unknown)
+            given = tuple(values)
+            if given not in self._checked_names:
+                self._arguments(values)
+                if len(self._checked_names) >= 64:
+                    self._checked_names.clear()
+                self._checked_names.add(given)
         try:
             args = [values[name] for name in self.names]
         except KeyError:

@@ -18,7 +18,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import memo, notes
 from ..base.errors import InputError
-from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, plain, python_numbers
+from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, plain
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
@@ -45,16 +45,7 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
 def _numbers(values: dict) -> dict | None:
     """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
     converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
-    held = _CONVERTED.get(id(values))
-    if held is None or held[0] is not values:
-        if len(_CONVERTED) >= 4:
-            _CONVERTED.clear()
-        held = _CONVERTED[id(values)] = (values, python_numbers(values))   # holding it keeps its id unique
-    return held[1]
-
-
-#: id → (the bound dict, its Python numbers): an answer's values and times, converted once each
-_CONVERTED: dict = {}
+    return held_numbers(values)
 
 
 def _exact(expr, numbers: dict | None, values: dict):
@@ -71,12 +62,26 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
                     for sym, coef in coefficients), sp.Integer(0))
     if counts is None:
         counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    if all(type(count) is int for count in counts):
-        # whole counts (the common case): Σ count × weight over the constants' one common denominator,
-        # the weights worked out once per answer's constants and scale (a bigint product a term, one gcd)
-        weights, den = _weights(exact_times, scale)
-        num = sum(count * weights[sym] for (sym, _), count in zip(coefficients, counts))
-        return num // den if num % den == 0 else Fraction(num, den)
+    # counts that are ints or Fractions (the compiled code's): Σ count × weight over the constants' one common
+    # denominator, kept as one numerator over one denominator in Python ints (one reduction at the end, not a
+    # gcd per term); the weights worked out once per answer's constants and scale, looked up by the symbol's
+    # identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
+    weights, den, by_id = _weights(exact_times, scale)
+    num, bottom = 0, 1
+    for (sym, _), count in zip(coefficients, counts):
+        weight = by_id.get(id(sym))
+        if weight is None:
+            weight = weights[sym]
+        if type(count) is int:
+            num += count * weight * bottom
+        elif type(count) is Fraction:
+            num = num * count.denominator + count.numerator * weight * bottom
+            bottom *= count.denominator
+        else:
+            break               # SymPy's numbers (or not a number): the sums below
+    else:
+        bottom *= den
+        return num // bottom if num % bottom == 0 else Fraction(num, bottom)
     # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
     # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
     if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
@@ -96,9 +101,10 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     return num if den == 1 else Fraction(num, den)
 
 
-def _weights(exact_times: dict, scale: int) -> tuple[dict, int]:
+def _weights(exact_times: dict, scale: int) -> tuple[dict, int, dict]:
     """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
-    per-message α), that lcm): the sum Σ count × constant is then Σ count × weight / lcm, exactly."""
+    per-message α), that lcm, the same weights by the symbol's id): the sum Σ count × constant is then
+    Σ count × weight / lcm, exactly."""
     key = (id(exact_times), scale)
     held = _WEIGHTS.get(key)
     if held is None or held[0] is not exact_times:
@@ -107,7 +113,8 @@ def _weights(exact_times: dict, scale: int) -> tuple[dict, int]:
         den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
         weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
-        held = _WEIGHTS[key] = (exact_times, (weights, den))     # holding it keeps its id unique
+        by_id = {id(sym): weight for sym, weight in weights.items()}     # its symbols held: their ids unique
+        held = _WEIGHTS[key] = (exact_times, (weights, den, by_id))     # holding it keeps its id unique
     return held[1]
 
 
@@ -141,10 +148,11 @@ def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) 
             "axis": axis,
             "collective": primitive,
             "algorithm": algorithm,
-            "group": plain(group),
-            "message": plain(message * own),
-            "count": plain(count),
-            "send": plain(send * own),
+            # whole counts (the common case) as they are; plain() words a Fraction (or SymPy's number)
+            "group": group if type(group) is int else plain(group),
+            "message": message * own if type(message) is int else plain(message * own),
+            "count": count if type(count) is int else plain(count),
+            "send": send * own if type(send) is int else plain(send * own),
             **dtype,
         })
     return rows
@@ -182,15 +190,21 @@ def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
 def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
     """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on;
     ``got``: each axis's send and (with times) its time's counts at the values (:func:`_sheet`)."""
-    from .terms import busiest_stage
-
     stages = values.get(S.p)
     stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
     out = {}
     numbers = _numbers(values)
     at = 0
-    for axis, terms, cost in _axis_parts(target, scale, in_bytes):
-        row = {"send": plain(got[at] * scale), "stage": busiest_stage(terms, stages)}
+    # which stage each axis's busiest GPU is on: a function of its terms and p alone, worded once per p
+    words = memo.table(target, "_answers_axis_stages")
+    where = words.get((scale, in_bytes, stages))
+    if where is None:
+        from .terms import busiest_stage
+
+        where = words[scale, in_bytes, stages] = tuple(busiest_stage(terms, stages)
+                                                       for _, terms, _ in _axis_parts(target, scale, in_bytes))
+    for (axis, terms, cost), stage in zip(_axis_parts(target, scale, in_bytes), where):
+        row = {"send": plain(got[at] * scale), "stage": stage}
         at += 1
         if times:
             counts = got[at: at + len(cost.coefficients)]
@@ -253,12 +267,12 @@ def _input_rows(model, model_config, hardware, dtype_typed: bool, dtype, typed: 
                 value_symbols: tuple, time_symbols: tuple) -> _Rows:
     """Each input's name, unit and source: a function of the names given and the presets alone, worded once
     per process for the shipped presets (a file is read again each time: it may have changed)."""
-    from ..presets.systems import _is_path
-
     key = (model, model_config, hardware, dtype_typed, dtype, typed, derived, value_symbols, time_symbols)
     held = _INPUT_ROWS.get(key)
     if held is not None:
         return held
+    from ..presets.systems import _is_path
+
     rows = _input_rows_built(model, model_config, hardware, dtype_typed, dtype, typed, dict(derived),
                              value_symbols, time_symbols)
     if not model_config and not (hardware and _is_path(str(hardware))) and not (model and _is_path(str(model))):
@@ -291,10 +305,17 @@ def _units(result: dict, extras: dict, unit: str) -> dict:
 
 
 def _steptime():
-    # imported on first use: only `eval hybrid` needs the step model
-    from . import steptime
+    # imported on first use: only `eval hybrid` needs the step model (then kept: an import statement per call
+    # costs its lookups on every answer)
+    global _STEPTIME
+    if _STEPTIME is None:
+        from . import steptime
 
-    return steptime
+        _STEPTIME = steptime
+    return _STEPTIME
+
+
+_STEPTIME = None
 
 
 def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict,
@@ -324,7 +345,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
     numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
-        numbers = {**{k: float(x) for k, x in model.values().items() if k not in numbers}, **numbers}
+        shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
+        numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
         step_texts = {"gated": bool(model.gated), **step_texts}
         if "q_width" in model.settings() and "q_width" not in step_texts:
             notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "
@@ -388,8 +410,7 @@ def _bound_words(args):
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
     model's own options)."""
     stepping = args.name == "hybrid"
-    known = set(option_names(args.name)) | (set(_steptime().STEP_KEYS) if stepping else set())
-    texts, option_texts = split_assignments(args.assignments, known)
+    texts, option_texts = split_assignments(args.assignments, _option_words(args.name, stepping))
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
         try:
@@ -404,11 +425,21 @@ def _bound_words(args):
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
     # (and a typed peak, peak_fp8: they win over the hardware's, as every typed value does; Hardware.peak)
-    step_names = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v", "h_q",
-                            "peak", "peak_fp8")) if stepping and args.hardware else frozenset()
+    step_names = _STEP_NAMES if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
     return target, values, times, dtype, typed, derived, step_texts
+
+
+#: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
+_STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
+                         "h_q", "peak", "peak_fp8"))
+
+
+@functools.lru_cache(maxsize=64)
+def _option_words(name: str, stepping: bool) -> frozenset:
+    # the option words a subject takes (and the step model's, for hybrid): a function of its name alone
+    return frozenset(option_names(name)) | (frozenset(_steptime().STEP_KEYS) if stepping else frozenset())
 
 
 @dataclass(frozen=True)

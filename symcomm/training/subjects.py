@@ -28,7 +28,7 @@ from ..base import memo
 from ..base.errors import InputError
 from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
-from ..numbers.evaluation import Formulas, exact_numbers, python_numbers
+from ..numbers.evaluation import Formulas, exact_numbers, held_numbers, python_numbers
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -161,9 +161,12 @@ class Subject:
     def problems(self, values: Mapping[sp.Symbol, object]) -> list[str]:
         """One line per value this subject cannot take (a power-of-two group, divisibility...), in
         the order of :attr:`rules`; a rule whose symbols are not all given is not checked."""
-        values = {sym: val if isinstance(val, sp.Basic) else sp.sympify(val, strict=True)
-                  for sym, val in values.items()}
-        numbers = python_numbers(values)
+        if all(isinstance(val, sp.Basic) for val in values.values()):
+            numbers = held_numbers(values)    # bound values (SymPy's numbers): converted once, shared with the answer
+        else:
+            values = {sym: val if isinstance(val, sp.Basic) else sp.sympify(val, strict=True)
+                      for sym, val in values.items()}
+            numbers = python_numbers(values)
         if numbers is None:
             return problems(self.rules, values)
         checked, exprs = self._rule_exprs(frozenset(numbers))

@@ -4,6 +4,7 @@ formula of every algorithm and of the hybrid strategy, at whole and fractional p
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings, strategies as st
 import sympy as sp
 
 from symcomm.collectives.algorithms import algorithms_of
@@ -83,3 +84,55 @@ def test_a_bundle_of_formulas_compiled_into_one_function_gives_each_formulas_own
     assert bundled > len(subjects) // 2
     n = sp.Symbol("N", integer=True, positive=True)
     assert exactcode.at_many((2 * (n - 1) / n, n - 1), {n: 3}) == (Fraction(4, 3), 2)      # 2·2/3 and 3 − 1, by hand
+
+
+def test_a_bundle_computes_a_shared_quotient_once_and_a_branch_not_taken_never_refuses():
+    """compiled_many computes the bundle's common subexpressions once (issue 25: a hybrid sheet's 2,802
+    operations become a few hundred); one hoisted out of a Piecewise branch is computed whatever the branch,
+    so at p = 1 the quotient M/(p − 1) has no value, yet the branch that reads it is not taken: the bundle
+    gives the untaken branch's own numbers, and refuses only where a taken branch reads it (as `at` does)."""
+    M, p = sp.Symbol("M", integer=True, positive=True), sp.Symbol("p", integer=True, positive=True)
+    shared = M / (p - 1)
+    exprs = (sp.Piecewise((shared, p > 1), (0, True)), sp.Piecewise((3 * shared + 1, p > 1), (M, True)))
+    function, _ = exactcode.compiled_many(exprs)
+    assert any(name.startswith("_t") for name in function.__code__.co_varnames)      # hoisted, shared
+    # by hand: p = 1 takes the second branches (0 and M); p = 3: M/2 = 6 and 3·6 + 1 = 19
+    assert exactcode.at_many(exprs, {M: 12, p: 1}) == (0, 12)
+    assert exactcode.at_many(exprs, {M: 12, p: 3}) == (6, 19)
+    assert exactcode.at_many(exprs, {M: 5, p: 3}) == (Fraction(5, 2), Fraction(17, 2))   # 5/2, 15/2 + 1
+    with pytest.raises(exactcode.NotExact):        # read where it has no value: refused, as `at` refuses
+        exactcode.at_many((shared, M), {M: 12, p: 1})
+    with pytest.raises(exactcode.NotExact):
+        exactcode.at(shared, {M: 12, p: 1})
+
+
+#: hybrid option sets whose sheets (what eval reads in one call) differ in their Piecewise guards and quotients
+_SHEET_OPTIONS = ({}, {"sp": "1", "recompute": "full"}, {"zero": "3", "framework": "fsdp2"},
+                  {"moe": "1", "sp": "1", "schedule": "interleaved"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(which=st.integers(0, len(_SHEET_OPTIONS) - 1), data=st.data())
+def test_an_answers_sheet_bundled_gives_each_formulas_own_number_at_any_point(which, data):
+    """The whole sheet of formulas `eval hybrid` evaluates in one call (answers._sheet: the cost, its time's
+    counts, the extras, every term's row, every axis), its common subexpressions computed once, gives at any
+    point (p = 1 and groups that do not divide among them: the branches and quotients the hoisting reads) the
+    very number `at` gives for each formula alone, and refuses only where one of them has no exact value."""
+    from symcomm.training.answers import _sheet
+
+    exprs = _sheet(subject("hybrid", **_SHEET_OPTIONS[which]), 2, True, True)[0]
+    symbols = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    numbers = {s: data.draw(st.integers(1, 12) if s.is_integer else
+                            st.fractions(Fraction(1, 8), 64, max_denominator=8), label=str(s)) for s in symbols}
+    alone = []
+    for expr in exprs:
+        try:
+            alone.append(exactcode.at(expr, numbers))
+        except exactcode.NotExact:
+            alone.append(None)
+    try:
+        together = exactcode.at_many(exprs, numbers)
+    except exactcode.NotExact:
+        assert None in alone
+        return
+    assert list(together) == alone

@@ -282,8 +282,8 @@ GROUPED_GEMM = Derivation(
                   name="with w_half_expert = w_half an expert's GEMM is timed as a dense GEMM of its shape (the "
                        "model before it)"),
             AtLeast(sp.diff(GROUPED, _S.w_half_expert), 0, name="a larger w_half_expert never makes it faster"),
-            Claim(sp.diff(_micro(RunSetting(embeddings=True, gated=True, recompute="full", sp=True)),
-                          _S.w_half_expert), 0,
+            Claim(sp.diff(compute.micro_batch_compute(RunSetting(embeddings=True, gated=True, recompute="full",
+                                                                 sp=True)).total, _S.w_half_expert), 0,
                   name="a dense model's compute does not depend on w_half_expert")))
 
 

@@ -157,6 +157,17 @@ def fitting_runs(system: str) -> tuple[list, dict]:
     return runs, not_evaluated
 
 
+#: w_half is not fitted: it is held at the additive roofline's value from the datasheet (peak and HBM bandwidth).
+#: Fitted free, it pairs with eta_fp8 on the dense FP8 fitting runs (eta_fp8 ~ 1 with w_half ~ 2,000 fits them as
+#: well as eta_fp8 ~ 0.6 with the roofline's 295 on H100): the runs do not determine it, and the large value
+#: halves every dense bf16 GEMM of width ~1,300, 20-45 % too slow on Megatron-LM's H100 table.  The experts'
+#: grouped GEMMs keep their own fitted half-width (w_half_expert).
+def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes: int = 2) -> float:
+    """w_half of the additive roofline, peak·bytes/(2·B_hbm) (Williams et al. 2009; the step-time chapter's claim):
+    295 on H100 SXM in bf16 (989.4 TFLOP/s, 3.35 TB/s), the same in FP8 (twice the rate, half the bytes)."""
+    return peak_bf16 * element_bytes / (2 * hbm_bytes_per_second)
+
+
 def fit(system: str) -> dict:
     """The fit of one hardware preset: its constants by name, ``fitted_on`` (the run ids), the in-sample
     ``mean_error`` and ``max_error`` (ratios), ``fit`` (the :class:`step_fit.StepFit`) and ``not_evaluated``
@@ -166,10 +177,16 @@ def fit(system: str) -> dict:
         raise InputError(f"no run marked for fitting on {system} evaluates"
                          + (f" ({len(not_evaluated)} in scope do not: {next(iter(not_evaluated.values()))[:120]})"
                             if not_evaluated else ""))
-    hardware = published.hardware(system)
+    hw = published.hardware(system)
     # a published fused-attention share is the base eta_attn: where the runs do not determine it, held there
-    base = {**hardware.published_attention(), **dict(hardware.step_time)}
-    found = step_fit.fit(runs, base)
+    base = {**hw.published_attention(), **dict(hw.step_time)}
+    hold = ()
+    if hw.hbm_bytes_per_second:
+        base["w_half"], hold = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second), ("w_half",)
+    found = step_fit.fit(runs, base, hold)
+    if hold:        # held dict of a frozen fit: the why said as it is, not as a base value
+        found.held["w_half"] = (f"held at the additive roofline's value peak x 2 bytes / (2 x HBM bandwidth) = "
+                                f"{base['w_half']:g}, not fitted (the runs pair it with eta_fp8: not determined)")
     return {**found.constants, "fitted_on": [r.id for r in runs], "mean_error": found.in_sample.mean,
             "max_error": found.in_sample.max, "fit": found, "not_evaluated": not_evaluated}
 

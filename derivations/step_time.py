@@ -272,6 +272,27 @@ GEMM_EFFICIENCY = Derivation(
                        "H100 SXM in bf16, 989.4 TFLOP/s and 3.35 TB/s; the same in FP8, twice the rate on half the "
                        "bytes)", source=WILLIAMS)))
 
+# the routed experts' GEMMs: Megatron-Core runs a rank's local experts as one grouped GEMM (TEGroupedMLP, Transformer
+# Engine's GroupedLinear split by tokens_per_expert: NVIDIA/Megatron-LM megatron/core/transformer/moe/experts.py,
+# commit d98e8a64), each expert's M its own few hundred routed tokens; their width curve has its own half-width
+EXPERT_GEMM = compute.Gemm("an expert's GEMM", GM, GK, GN, grouped=True)
+GROUPED = (EXPERT_GEMM.flops + 2 * EXPERT_GEMM.half_width * EXPERT_GEMM.moved) / (peak * eta)
+MEGATRON_GROUPED = "NVIDIA/Megatron-LM megatron/core/transformer/moe/experts.py (TEGroupedMLP), commit d98e8a64"
+
+GROUPED_GEMM = Derivation(
+    "The experts' grouped GEMMs on their own width curve",
+    (Step(GROUPED, "an expert's GEMM (M tokens routed to it × K)·(K × N): 2MNK FLOPs at peak·η and w_half_expert "
+                   "FLOP-times per FLOP per element moved"),),
+    "seconds per expert GEMM (η_fp8 at peak_fp8 under an FP8 recipe); absent w_half_expert: w_half",
+    MEGATRON_GROUPED + "; symcomm/training/compute.py", lhs="expert GEMM time",
+    claims=(Claim(GROUPED.subs(_S.w_half_expert, w_half), ROOFLINE,
+                  name="with w_half_expert = w_half an expert's GEMM is timed as a dense GEMM of its shape (the "
+                       "model before it)"),
+            AtLeast(sp.diff(GROUPED, _S.w_half_expert), 0, name="a larger w_half_expert never makes it faster"),
+            Claim(sp.diff(compute.micro_batch_compute(RunSetting(embeddings=True, gated=True, recompute="full",
+                                                                 sp=True)).total, _S.w_half_expert), 0,
+                  name="a dense model's compute does not depend on w_half_expert")))
+
 
 def _gemms_forward(gated: bool, moe: bool) -> sp.Expr:
     """FLOPs of one layer's GEMMs on one of its t GPUs (compute.layer_gemms) and its share of the attention
@@ -651,7 +672,7 @@ CHAPTER = Chapter(
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
      "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
-                 GEMM_EFFICIENCY, GEMM_CLASSES),
+                 GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),
                          _printed_memory_table(), _scope_table(), _memory_table()),

@@ -97,6 +97,7 @@ kappa = _nonneg("kappa")       # fitted: HBM passes over each activation byte (t
 peak_fp8 = _real("peak_fp8")   # dense FP8 matmul FLOP/s of one GPU (datasheet), for precision=fp8_* runs
 eta_fp8 = _real("eta_fp8")     # fitted: the share of peak_fp8 the FP8 matmuls reach at large shapes
 w_half = _nonneg("w_half")     # fitted: the GEMM width at which a matmul reaches half its large-shape share
+w_half_expert = _nonneg("w_half_expert")   # fitted: the same for the MoE experts' grouped GEMMs (absent: w_half)
 eta_attn = _real("eta_attn")   # fitted: the share of peak (bf16) the flash-attention core reaches
 eta_fa2 = _real("eta_fa2")     # published: the share of peak (bf16) FlashAttention-2 reaches (attention_kernel=fa2)
 
@@ -161,6 +162,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(eta_fp8, "eta_fp8", "fitted share of peak_fp8 the FP8 matmuls reach at large shapes", "ratio"),
         SymbolInfo(w_half, "w_half", "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its "
                    "large-shape share of peak; 0 = shape-independent", "elements"),
+        SymbolInfo(w_half_expert, "w_half_expert", "fitted GEMM width at which an MoE expert's grouped GEMM reaches "
+                   "half its large-shape share of peak; absent = w_half", "elements"),
         SymbolInfo(eta_attn, "eta_attn", "fitted share of the bf16 peak the flash-attention core reaches "
                    "(forward and backward)", "ratio"),
         SymbolInfo(eta_fa2, "eta_fa2", "published share of the bf16 peak FlashAttention-2 reaches "

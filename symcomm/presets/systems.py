@@ -305,13 +305,14 @@ def _is_path(value: str) -> bool:
 
 
 #: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
-STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn")
+STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert")
 #: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
 #: shape-independent matmul efficiency every block without it was fitted with
 STEP_TIME_ABSENT = {"w_half": 0.0}
 #: the fitted constants whose absence means another's value: η_attn = η, the attention core at the matmuls'
-#: share, as every block without it was fitted with
-STEP_TIME_ABSENT_AS = {"eta_attn": "eta"}
+#: share, and w_half_expert = w_half, the experts' grouped GEMMs on the dense GEMMs' width curve, as every
+#: block without them was fitted with
+STEP_TIME_ABSENT_AS = {"eta_attn": "eta", "w_half_expert": "w_half"}
 
 
 def absent_filled(values: dict) -> dict:

@@ -84,7 +84,8 @@ import sympy as sp
 from . import flops
 from .memory import layer_activation_bytes, scores
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
-                            eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half)
+                            eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
+                            w_half_expert)
 from ..presets.systems import absent_filled
 
 
@@ -109,6 +110,8 @@ FITTED = {f.name: f for f in (
     Fitted("kappa", "HBM passes over each activation byte by the memory-bound kernels (forward + backward)", 0.0, 20.0),
     Fitted("eta_attn", "share of the datasheet bf16 peak the flash-attention core reaches (its forward and its "
                        "backward, the FLOPs it runs)", 0.10, 1.00),
+    Fitted("w_half_expert", "GEMM width at which an MoE expert's grouped GEMM reaches half its large-shape share "
+                            "(absent: w_half, the dense GEMMs' curve)", 0.0, 4096.0),
 )}
 #: the flash-attention core's backward FLOPs over its forward's: five s × s GEMMs (S = QKᵀ recomputed, dV, dP,
 #: dQ, dK) to two (S, P·V): Dao 2023, FlashAttention-2, Algorithm 2
@@ -172,13 +175,20 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 @dataclass(frozen=True)
 class Gemm:
     """``count`` matmuls (rows × inner)·(inner × cols) of one layer's forward on one GPU and micro-batch;
-    ``fp8``: a linear layer's GEMM, run in FP8 under an FP8 recipe (the LM head is not)."""
+    ``fp8``: a linear layer's GEMM, run in FP8 under an FP8 recipe (the LM head is not); ``grouped``: the routed
+    experts' GEMMs, one grouped GEMM over the local experts, on their own width curve (w_half_expert)."""
     name: str
     rows: sp.Expr
     inner: sp.Expr
     cols: sp.Expr
     count: sp.Expr = sp.Integer(1)
     fp8: bool = True
+    grouped: bool = False
+
+    @property
+    def half_width(self) -> sp.Symbol:
+        """The width at which this GEMM reaches half its large-shape share: w_half, w_half_expert if grouped."""
+        return w_half_expert if self.grouped else w_half
 
     @property
     def flops(self) -> sp.Expr:
@@ -230,8 +240,8 @@ def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_t
         return tuple(out + [Gemm("FC1", tokens, h, up * F / t), Gemm("FC2", tokens, F / t, h)])
     split = t if expert_tp == "tp" else 1
     per_expert = tokens * k * e / E if expert_tp == "tp" else tokens * k * e / (E * t)
-    return tuple(out + [Gemm("expert FC1", per_expert, h, up * F_e / split, E / e),
-                        Gemm("expert FC2", per_expert, F_e / split, h, E / e),
+    return tuple(out + [Gemm("expert FC1", per_expert, h, up * F_e / split, E / e, grouped=True),
+                        Gemm("expert FC2", per_expert, F_e / split, h, E / e, grouped=True),
                         Gemm("shared expert FC1", tokens, h, up * F_e / t, E_s),
                         Gemm("shared expert FC2", tokens, F_e / t, h, E_s)])
 
@@ -325,6 +335,12 @@ def _summed(pairs, what) -> sp.Expr:
     return sum((n * getattr(g, what) for g, n in pairs), sp.Integer(0))
 
 
+def _width_term(pairs) -> sp.Expr:
+    """Σ 2 · half-width · elements moved over (GEMM, times) pairs: the FLOPs the width term adds (exactly 0
+    when every half-width is 0)."""
+    return sum((2 * n * g.half_width * g.moved for g, n in pairs), sp.Integer(0))
+
+
 def attention_kind(run) -> str:
     """The attention the FLOP counts take for ``run``: its ``attention``, with q_width=heads multi-head
     attention's heads a·head_dim = h_q wide ("mha_q", symcomm.training.flops.query_width)."""
@@ -365,18 +381,17 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
                  "full": core_time + (rest - (flops.lm_head_forward(micro, s) / (t * c) if lm_head else 0)) / rate,
                  "op": _summed(op_pairs, "flops") / rate,
                  "none": sp.Integer(0)}[run.recompute]
-        moved_again = {"full": _summed(layer_pairs, "moved"), "op": _summed(op_pairs, "moved")}.get(
-            run.recompute, sp.Integer(0))
-        moved = _summed(gemms, "moved")
-        forward = rest / rate + core_time + 2 * w_half * moved / rate
-        backward = 2 * rest / rate + core_back * core_time + again + 2 * w_half * (2 * moved + moved_again) / rate
+        extra_again = {"full": _width_term(layer_pairs), "op": _width_term(op_pairs)}.get(run.recompute, sp.Integer(0))
+        extra = _width_term(gemms)
+        forward = rest / rate + core_time + extra / rate
+        backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate
     else:
         rate8 = peak_fp8 * eta_fp8
         low = [(g, n) for g, n in gemms if g.fp8]
         high = [(g, n) for g, n in gemms if not g.fp8]
 
         def matmul_time(pairs, at):
-            return (_summed(pairs, "flops") + 2 * w_half * _summed(pairs, "moved")) / at
+            return (_summed(pairs, "flops") + _width_term(pairs)) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
         forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm

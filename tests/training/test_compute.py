@@ -32,10 +32,11 @@ CORE = sp.Rational(CORE_FLOPS, 250)
 CORE_BACK = sp.Rational(5, 2) * CORE
 
 
-def gemm_seconds(M, K, N, peak, eta):
-    """2MNK FLOPs at peak × η·w/(w + w_half), w = MNK/(MK + KN + MN): the efficiency's definition."""
+def gemm_seconds(M, K, N, peak, eta, half=RATES["w_half"]):
+    """2MNK FLOPs at peak × η·w/(w + w_half), w = MNK/(MK + KN + MN): the efficiency's definition (``half``: the
+    GEMM's half-width, w_half; w_half_expert for the experts' grouped GEMMs)."""
     w = sp.Rational(M * K * N, M * K + K * N + M * N)
-    return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + RATES["w_half"]))
+    return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + half))
 
 
 def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True, kernel="fused"):
@@ -111,12 +112,15 @@ def test_bf16_lm_head_and_full_recompute_by_hand():
 def test_moe_grouped_gemms_by_hand():
     """Every layer MoE, E = 4 experts over e = 2 GPUs, top-2, expert width 8, no shared expert: the two GPUs' 2·T·k
     = 8 routed tokens spread evenly put 2 tokens on each expert, and each GPU holds 2 experts, each running FC1
-    (2 × 4 · 4 × 8) and FC2 (2 × 8 · 8 × 4)."""
-    moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0}
+    (2 × 4 · 4 × 8) and FC2 (2 × 8 · 8 × 4).  The experts' grouped GEMMs on their own half-width w_half_expert = 6,
+    the attention's on w_half = 2."""
+    moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0, "w_half_expert": 6}
     run = settings.RunSetting(moe=True)
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
-    experts = 2 * (gemm_seconds(2, 4, 8, 1000, sp.Rational(1, 2)) + gemm_seconds(2, 8, 4, 1000, sp.Rational(1, 2)))
+    # FC1: w = 64/(8 + 32 + 16) = 8/7, 128 FLOPs at 1000 · ½ · (8/7)/(8/7 + 6) = 80 FLOP/s: 1.6 s
+    experts = 2 * (gemm_seconds(2, 4, 8, 1000, sp.Rational(1, 2), 6) + gemm_seconds(2, 8, 4, 1000, sp.Rational(1, 2), 6))
+    assert gemm_seconds(2, 4, 8, 1000, sp.Rational(1, 2), 6) == sp.Rational(8, 5)
     attention = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR[:2])
     assert exact(out.forward, at) == experts + attention + CORE
     assert exact(out.backward, at) == 2 * (experts + attention) + CORE_BACK

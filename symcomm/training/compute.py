@@ -22,9 +22,10 @@ at w = w_half (proved in ``derivations/step_time.py``).  Why w and not one dimen
 and weight gradient GEMMs of the backward have the same three dimensions in other roles, so one width
 serves forward and backward (backward = 2 × forward, the papers' convention), and a roofline with HBM
 bandwidth B_hbm gives exactly this form with w_half = peak·bytes/(2·B_hbm) (Williams et al. 2009, Roofline,
-CACM 52(4)); w_half is fitted instead, as tails, wave quantisation and launch gaps add to the HBM term.
+CACM 52(4)).  The presets hold w_half at that roofline value (derivations/fit_step_time.py): fitted free on
+the named runs it paired with η_fp8 (not determined by them); ``calibrate-step`` may fit it on a user's runs.
 With 1-byte FP8 operands at twice the rate the roofline's w_half is the same, so one w_half serves both
-dtypes.  w_half = 0 is today's shape-independent model: every matmul at η (the added term is exactly 0).
+dtypes.  The routed experts' grouped GEMMs have their own fitted half-width, w_half_expert (absent: w_half).  w_half = 0 is today's shape-independent model: every matmul at η (the added term is exactly 0).
 **The attention core** (QKᵀ and the scores times V) is no GEMM of the list: with flash attention (``flash``=1,
 the default) it runs in one fused kernel at its own fitted share of the bf16 peak, η_attn, shape-independent
 (the kernel keeps the scores on chip; its share is set by the softmax's exponentials and the tiles'

@@ -5,6 +5,8 @@
   "use strict";
 
   const CAT = globalThis.SYMCOMM_CATALOG;
+  // the long texts many subjects share are written once (site.SHARED_TEXTS): each subject holds their index
+  for (const sub of CAT.subjects) for (const key of CAT.shared_texts) sub[key] = CAT.texts[sub[key]];
   const BY_IDENT = new Map(CAT.subjects.map((s) => [s.ident, s]));
   const TIME_NAMES = ["alpha", "beta", "gamma", "alpha_inter", "beta_inter"];
   const GREEK = { Phi: "Φ", Phi_E: "Φ_E", alpha: "α", beta: "β", gamma: "γ", alpha_inter: "α_inter",

@@ -227,7 +227,7 @@ globalThis.SYMCOMM_CATALOG = {
 "integer": false
 },
 "peak_fp8": {
-"meaning": "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, fp8_block)",
+"meaning": "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, fp8_block, fp8_rowwise)",
 "unit": "FLOP/s",
 "integer": false
 },
@@ -238,6 +238,11 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "w_half": {
 "meaning": "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its large-shape share of peak; 0 = shape-independent",
+"unit": "elements",
+"integer": false
+},
+"w_half_expert": {
+"meaning": "fitted GEMM width at which an MoE expert's grouped GEMM reaches half its large-shape share of peak; absent = w_half",
 "unit": "elements",
 "integer": false
 },
@@ -270,28 +275,31 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 266.24,
+"w_half": 153.01618440411966,
 "peak": 19500000000000.0,
 "hbm": 2039000000000.0,
-"eta": 0.865,
-"kappa": 8.5,
-"eta_attn": 0.865
+"eta": 0.8,
+"kappa": 8.25,
+"eta_attn": 0.8,
+"w_half_expert": 153.01618440411966
 },
 "bf16": {
-"w_half": 266.24,
+"w_half": 153.01618440411966,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
-"eta": 0.865,
-"kappa": 8.5,
-"eta_attn": 0.865
+"eta": 0.8,
+"kappa": 8.25,
+"eta_attn": 0.8,
+"w_half_expert": 153.01618440411966
 },
 "fp16": {
-"w_half": 266.24,
+"w_half": 153.01618440411966,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
-"eta": 0.865,
-"kappa": 8.5,
-"eta_attn": 0.865
+"eta": 0.8,
+"kappa": 8.25,
+"eta_attn": 0.8,
+"w_half_expert": 153.01618440411966
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
@@ -309,6 +317,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "error": "precision=fp8_block: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"fp8_rowwise": {
+"error": "precision=fp8_rowwise: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
 }
 }
 },
@@ -322,36 +333,40 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"w_half_expert": 1822.72
 },
 "bf16": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"w_half_expert": 1822.72
 },
 "fp16": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"w_half_expert": 1822.72
 },
 "fp8": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"w_half_expert": 1822.72
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -359,33 +374,47 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
-"eta_fp8": 0.986,
+"eta": 0.825,
+"eta_fp8": 0.657,
 "kappa": 8.5,
-"eta_attn": 0.995,
+"w_half_expert": 1822.72,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
-"eta_fp8": 0.986,
+"eta": 0.825,
+"eta_fp8": 0.657,
 "kappa": 8.5,
-"eta_attn": 0.995,
+"w_half_expert": 1822.72,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.995,
-"eta_fp8": 0.986,
+"eta": 0.825,
+"eta_fp8": 0.657,
 "kappa": 8.5,
-"eta_attn": 0.995,
+"w_half_expert": 1822.72,
+"peak_fp8": 1978900000000000.0
+},
+"fp8_rowwise": {
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.825,
+"eta_fp8": 0.657,
+"kappa": 8.5,
+"w_half_expert": 1822.72,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -424,6 +453,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
+},
+"fp8_rowwise": {
+"error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
 }
 }
 },
@@ -440,28 +472,31 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware h200; choose bf16, fp16, fp8"
 },
 "bf16": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"eta_attn": 0.545,
+"w_half_expert": 1822.72
 },
 "fp16": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"eta_attn": 0.545,
+"w_half_expert": 1822.72
 },
 "fp8": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.995,
+"eta": 0.825,
 "kappa": 8.5,
-"eta_attn": 0.995
+"eta_attn": 0.545,
+"w_half_expert": 1822.72
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -469,33 +504,47 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.995,
-"eta_fp8": 0.986,
+"eta": 0.825,
+"eta_fp8": 0.657,
 "kappa": 8.5,
-"eta_attn": 0.995,
+"eta_attn": 0.545,
+"w_half_expert": 1822.72,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.995,
-"eta_fp8": 0.986,
+"eta": 0.825,
+"eta_fp8": 0.657,
 "kappa": 8.5,
-"eta_attn": 0.995,
+"eta_attn": 0.545,
+"w_half_expert": 1822.72,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
-"w_half": 1945.6,
+"w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.995,
-"eta_fp8": 0.986,
+"eta": 0.825,
+"eta_fp8": 0.657,
 "kappa": 8.5,
-"eta_attn": 0.995,
+"eta_attn": 0.545,
+"w_half_expert": 1822.72,
+"peak_fp8": 1978900000000000.0
+},
+"fp8_rowwise": {
+"w_half": 295.34328358208955,
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.825,
+"eta_fp8": 0.657,
+"kappa": 8.5,
+"eta_attn": 0.545,
+"w_half_expert": 1822.72,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -513,28 +562,31 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp8"
 },
 "bf16": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"kappa": 15.25,
-"eta_attn": 0.895
+"eta": 0.515,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68
 },
 "fp16": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"kappa": 15.25,
-"eta_attn": 0.895
+"eta": 0.515,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68
 },
 "fp8": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"kappa": 15.25,
-"eta_attn": 0.895
+"eta": 0.515,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
@@ -542,33 +594,47 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"eta_fp8": 1.0,
-"kappa": 15.25,
-"eta_attn": 0.895,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"eta_fp8": 1.0,
-"kappa": 15.25,
-"eta_attn": 0.895,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"eta_fp8": 1.0,
-"kappa": 15.25,
-"eta_attn": 0.895,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
+"peak_fp8": 4500000000000000.0
+},
+"fp8_rowwise": {
+"w_half": 281.25,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -586,28 +652,31 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
 },
 "bf16": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"kappa": 15.25,
-"eta_attn": 0.895
+"eta": 0.515,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68
 },
 "fp16": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"kappa": 15.25,
-"eta_attn": 0.895
+"eta": 0.515,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68
 },
 "fp8": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"kappa": 15.25,
-"eta_attn": 0.895
+"eta": 0.515,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
@@ -615,33 +684,47 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"eta_fp8": 1.0,
-"kappa": 15.25,
-"eta_attn": 0.895,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"eta_fp8": 1.0,
-"kappa": 15.25,
-"eta_attn": 0.895,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
-"w_half": 3215.36,
+"w_half": 281.25,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.895,
-"eta_fp8": 1.0,
-"kappa": 15.25,
-"eta_attn": 0.895,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
+"peak_fp8": 4500000000000000.0
+},
+"fp8_rowwise": {
+"w_half": 281.25,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.515,
+"eta_fp8": 0.461,
+"kappa": 2.0,
+"eta_attn": 0.6805,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -659,28 +742,31 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp8"
 },
 "bf16": {
-"w_half": 655.36,
+"w_half": 312.5,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.77,
-"kappa": 17.25,
-"eta_attn": 0.946
+"eta": 0.755,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16
 },
 "fp16": {
-"w_half": 655.36,
+"w_half": 312.5,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.77,
-"kappa": 17.25,
-"eta_attn": 0.946
+"eta": 0.755,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16
 },
 "fp8": {
-"w_half": 655.36,
+"w_half": 312.5,
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.77,
-"kappa": 17.25,
-"eta_attn": 0.946
+"eta": 0.755,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp8"
@@ -688,33 +774,47 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"w_half": 655.36,
+"w_half": 312.5,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.77,
-"eta_fp8": 0.5905,
-"kappa": 17.25,
-"eta_attn": 0.946,
+"eta": 0.755,
+"eta_fp8": 0.5415,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
-"w_half": 655.36,
+"w_half": 312.5,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.77,
-"eta_fp8": 0.5905,
-"kappa": 17.25,
-"eta_attn": 0.946,
+"eta": 0.755,
+"eta_fp8": 0.5415,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
-"w_half": 655.36,
+"w_half": 312.5,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.77,
-"eta_fp8": 0.5905,
-"kappa": 17.25,
-"eta_attn": 0.946,
+"eta": 0.755,
+"eta_fp8": 0.5415,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16,
+"peak_fp8": 5000000000000000.0
+},
+"fp8_rowwise": {
+"w_half": 312.5,
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.755,
+"eta_fp8": 0.5415,
+"kappa": 8.5,
+"eta_attn": 0.3565,
+"w_half_expert": 1372.16,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -734,7 +834,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "bf16": {
 "w_half": 0.0,
@@ -742,7 +843,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "fp16": {
 "w_half": 0.0,
@@ -750,7 +852,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "fp8": {
 "w_half": 0.0,
@@ -758,7 +861,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8, tf32"
@@ -773,6 +877,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_rowwise": {
+"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 },
@@ -786,28 +893,31 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 266.24,
+"w_half": 153.01618440411966,
 "peak": 19500000000000.0,
 "hbm": 1935000000000.0,
-"eta": 0.865,
-"kappa": 8.5,
-"eta_attn": 0.865
+"eta": 0.8,
+"kappa": 8.25,
+"eta_attn": 0.8,
+"w_half_expert": 153.01618440411966
 },
 "bf16": {
-"w_half": 266.24,
+"w_half": 153.01618440411966,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
-"eta": 0.865,
-"kappa": 8.5,
-"eta_attn": 0.865
+"eta": 0.8,
+"kappa": 8.25,
+"eta_attn": 0.8,
+"w_half_expert": 153.01618440411966
 },
 "fp16": {
-"w_half": 266.24,
+"w_half": 153.01618440411966,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
-"eta": 0.865,
-"kappa": 8.5,
-"eta_attn": 0.865
+"eta": 0.8,
+"kappa": 8.25,
+"eta_attn": 0.8,
+"w_half_expert": 153.01618440411966
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
@@ -825,6 +935,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "error": "precision=fp8_block: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"fp8_rowwise": {
+"error": "precision=fp8_rowwise: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
 }
 }
 },
@@ -843,7 +956,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "bf16": {
 "w_half": 0.0,
@@ -851,7 +965,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "fp16": {
 "w_half": 0.0,
@@ -859,7 +974,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "fp8": {
 "w_half": 0.0,
@@ -867,7 +983,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
-"eta_attn": 0.68
+"eta_attn": 0.68,
+"w_half_expert": 0.0
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8, tf32"
@@ -882,6 +999,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_rowwise": {
+"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 }
@@ -1129,6 +1249,125 @@ globalThis.SYMCOMM_CATALOG = {
 "d_v": 128
 },
 "max_value": "1267650600228229401496703205376",
+"shared_texts": [
+"source",
+"convention",
+"summary"
+],
+"texts": [
+"the root sends the whole buffer to each rank in turn",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline",
+"elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"the set of ranks holding the data doubles each round (any N: the root sends first to 2^(⌈log₂N⌉−1), each holder r then to r + mask while that rank exists)",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top)",
+"binomial scatter of N blocks, then ring all-gather (van de Geijn)",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p)",
+"binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c",
+"the root sends block r to rank r, one rank at a time",
+"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm)",
+"the root sends half of the blocks, then each holder halves again (any N: the subtree of rank r is the ranks r … min(r + lowbit(r), N) − 1; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c",
+"each rank sends its block to the root, one at a time",
+"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: linear algorithm)",
+"blocks are merged pairwise up a binomial tree (any N: rank r sends its subtree's min(lowbit(r), N − r) blocks; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
+"Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c",
+"each rank sends its buffer to the root, which adds them one by one",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline",
+"partial sums are combined pairwise up a binomial tree (any N: in round j rank r with lowest set bit 2^j sends to r − 2^j)",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1)",
+"reduce-scatter by recursive halving, then binomial gather",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
+"any N: the r = N − 2^⌊log₂N⌋ odd ranks below 2r send their buffer to rank − 1, which adds it; the P = 2^⌊log₂N⌋ others reduce-scatter by recursive halving from distance 1, then gather the blocks to rank 0 down a binomial tree (the upper half of the core sends first, core rank 1 last, with P/2 blocks)",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size)",
+"each rank passes the block it last received to its right neighbour",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ",
+"partners at distance 1, 2, 4... swap all they hold",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ",
+"in round k each rank sends min(2^k, N − 2^k) blocks to rank − 2^k",
+"Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ",
+"flat gather to the root, then flat broadcast (all-gather = gather + broadcast)",
+"the source article's identity All-Gather = Gather + Broadcast, composed here",
+"each rank adds its block to the partial sum it receives and passes it on",
+"Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce)",
+"partners at distance N/2, N/4... exchange and add half of what they hold",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ)",
+"in round i rank r sends block r + i to rank r + i and adds the block from r − i",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ)",
+"ring reduce-scatter then ring all-gather (all-reduce = reduce-scatter + all-gather)",
+"Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce)",
+"flat reduce to the root, then flat broadcast: the naive parameter-server form",
+"the source article's naive All-Reduce = Reduce + Broadcast, composed here",
+"binomial reduce, then binomial broadcast",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default",
+"partners at distance 1, 2, 4... swap and add whole buffers",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ",
+"any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others swap and add whole buffers with partners at distance 1, 2, 4...; the odd ranks below 2r send the result back",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2)",
+"recursive-halving reduce-scatter, then recursive-doubling all-gather",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
+"any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others run Rabenseifner (recursive-halving reduce-scatter from distance 1, recursive-doubling all-gather); the odd ranks below 2r send the result back",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2)",
+"every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); the down-link carries the sum while the up-link still carries inputs, so β counts M once",
+"Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS",
+"ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",
+"Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce)",
+"ring all-gather across the N/G nodes among ranks of the same local index (M/G each), then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
+"two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+"ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the M/G partial sums across the N/G nodes",
+"two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+"in round i rank r sends its block for r + i and receives from r − i",
+"Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ",
+"in round k each rank forwards the blocks whose index has bit k set",
+"Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N",
+"rank 0 sends M elements to rank 1 in one message",
+"the α-β model itself (Hockney 1994, Parallel Computing 20(3))",
+"pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk as soon as it has it; N + C − 2 rounds of M/C",
+"NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
+"pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it receives and forwards it; N + C − 2 rounds of M/C",
+"NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
+"binomial tree for any N, low bit first: in round i every holder v < 2^i sends the whole buffer to v + 2^i (if that rank exists)",
+"gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
+"gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = ⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in each every rank passes one segment to rank − 1, which adds its own input to it (empty segments are not sent); then every rank sends the part of its chunk inside the buffer to the root. The ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
+"gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root)",
+"ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
+"gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root)",
+"every GPU holds the whole model; the Φ gradients are all-reduced once per step",
+"the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
+"elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
+"Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
+"elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches and are reduced once per step; in bytes of B_e bytes per element",
+"reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
+"elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
+"Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
+"elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
+"Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding)",
+"elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element",
+"per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
+"Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
+"elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
+"Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
+"elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
+"b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
+"Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
+"elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
+"per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
+"Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
+"elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
+"per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
+"Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1",
+"elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element",
+"K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
+"Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
+"elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
+"each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
+"Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
+"elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element"
+],
 "subjects": [
 {
 "ident": "broadcast__flat",
@@ -1138,9 +1377,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, flat",
-"summary": "the root sends the whole buffer to each rank in turn",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 0,
+"source": 1,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -1176,9 +1415,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, binomial tree",
-"summary": "the set of ranks holding the data doubles each round (any N: the root sends first to 2^(⌈log₂N⌉−1), each holder r then to r + mask while that rank exists)",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 3,
+"source": 4,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -1214,9 +1453,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, scatter allgather",
-"summary": "binomial scatter of N blocks, then ring all-gather (van de Geijn)",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 5,
+"source": 6,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1254,9 +1493,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, scatter rd allgather",
-"summary": "binomial scatter of N blocks, then recursive-doubling all-gather (MPICH's medium-message broadcast)",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 7,
+"source": 8,
+"convention": 2,
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1295,9 +1534,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Scatter, flat",
-"summary": "the root sends block r to rank r, one rank at a time",
-"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 9,
+"source": 10,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1335,9 +1574,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Scatter, binomial tree",
-"summary": "the root sends half of the blocks, then each holder halves again (any N: the subtree of rank r is the ranks r … min(r + lowbit(r), N) − 1; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
-"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 11,
+"source": 12,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1375,9 +1614,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Gather, flat",
-"summary": "each rank sends its block to the root, one at a time",
-"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: linear algorithm)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 13,
+"source": 14,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1415,9 +1654,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Gather, binomial tree",
-"summary": "blocks are merged pairwise up a binomial tree (any N: rank r sends its subtree's min(lowbit(r), N − r) blocks; ones(N) = Σ_{b<N} popcount(b) blocks travel one link per set bit)",
-"source": "Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (gather: minimum-spanning-tree algorithm); MPICH src/mpi/coll/gather/gather_intra_binomial.c",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 15,
+"source": 16,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1455,9 +1694,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, flat",
-"summary": "each rank sends its buffer to the root, which adds them one by one",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 17,
+"source": 18,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -1494,9 +1733,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, binomial tree",
-"summary": "partial sums are combined pairwise up a binomial tree (any N: in round j rank r with lowest set bit 2^j sends to r − 2^j)",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 19,
+"source": 20,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -1533,9 +1772,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, rabenseifner",
-"summary": "reduce-scatter by recursive halving, then binomial gather",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 21,
+"source": 22,
+"convention": 2,
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1575,9 +1814,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, rabenseifner fold",
-"summary": "any N: the r = N − 2^⌊log₂N⌋ odd ranks below 2r send their buffer to rank − 1, which adds it; the P = 2^⌊log₂N⌋ others reduce-scatter by recursive halving from distance 1, then gather the blocks to rank 0 down a binomial tree (the upper half of the core sends first, core rank 1 last, with P/2 blocks)",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 23,
+"source": 24,
+"convention": 2,
 "requires": [
 "M a multiple of 2^⌊log₂N⌋"
 ],
@@ -1616,9 +1855,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, ring",
-"summary": "each rank passes the block it last received to its right neighbour",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 25,
+"source": 26,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1656,9 +1895,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, recursive doubling",
-"summary": "partners at distance 1, 2, 4... swap all they hold",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 27,
+"source": 28,
+"convention": 2,
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1697,9 +1936,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, bruck",
-"summary": "in round k each rank sends min(2^k, N − 2^k) blocks to rank − 2^k",
-"source": "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 29,
+"source": 30,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1737,9 +1976,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, gather broadcast",
-"summary": "flat gather to the root, then flat broadcast (all-gather = gather + broadcast)",
-"source": "the source article's identity All-Gather = Gather + Broadcast, composed here",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 31,
+"source": 32,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1777,9 +2016,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, ring",
-"summary": "each rank adds its block to the partial sum it receives and passes it on",
-"source": "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 33,
+"source": 34,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1818,9 +2057,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, recursive halving",
-"summary": "partners at distance N/2, N/4... exchange and add half of what they hold",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 35,
+"source": 36,
+"convention": 2,
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -1860,9 +2099,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, pairwise",
-"summary": "in round i rank r sends block r + i to rank r + i and adds the block from r − i",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 37,
+"source": 38,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1901,9 +2140,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, ring",
-"summary": "ring reduce-scatter then ring all-gather (all-reduce = reduce-scatter + all-gather)",
-"source": "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 39,
+"source": 40,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -1942,9 +2181,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, flat",
-"summary": "flat reduce to the root, then flat broadcast: the naive parameter-server form",
-"source": "the source article's naive All-Reduce = Reduce + Broadcast, composed here",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 41,
+"source": 42,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -1981,9 +2220,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, binomial tree",
-"summary": "binomial reduce, then binomial broadcast",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 43,
+"source": 44,
+"convention": 2,
 "requires": [
 "N a power of two"
 ],
@@ -2022,9 +2261,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, recursive doubling",
-"summary": "partners at distance 1, 2, 4... swap and add whole buffers",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 45,
+"source": 46,
+"convention": 2,
 "requires": [
 "N a power of two"
 ],
@@ -2063,9 +2302,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, recursive doubling fold",
-"summary": "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others swap and add whole buffers with partners at distance 1, 2, 4...; the odd ranks below 2r send the result back",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 47,
+"source": 48,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -2102,9 +2341,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, rabenseifner",
-"summary": "recursive-halving reduce-scatter, then recursive-doubling all-gather",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 49,
+"source": 50,
+"convention": 2,
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -2144,9 +2383,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, rabenseifner fold",
-"summary": "any N: the r = N − 2^⌊log₂N⌋ even ranks below 2r send their buffer to rank + 1 and wait; the 2^⌊log₂N⌋ others run Rabenseifner (recursive-halving reduce-scatter from distance 1, recursive-doubling all-gather); the odd ranks below 2r send the result back",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 51,
+"source": 52,
+"convention": 2,
 "requires": [
 "M a multiple of 2^⌊log₂N⌋"
 ],
@@ -2185,9 +2424,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, in network",
-"summary": "every rank sends M up to the switch, which adds and multicasts the sum back (NVLink SHARP, IB SHARP); the down-link carries the sum while the up-link still carries inputs, so β counts M once",
-"source": "Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 53,
+"source": 54,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -2223,9 +2462,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Reduce, hierarchical",
-"summary": "ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",
-"source": "Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 55,
+"source": 56,
+"convention": 2,
 "requires": [
 "N a multiple of G",
 "M a multiple of N"
@@ -2271,9 +2510,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-Gather, hierarchical",
-"summary": "ring all-gather across the N/G nodes among ranks of the same local index (M/G each), then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
-"source": "two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 57,
+"source": 58,
+"convention": 2,
 "requires": [
 "N a multiple of G",
 "M a multiple of N"
@@ -2318,9 +2557,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce-Scatter, hierarchical",
-"summary": "ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the M/G partial sums across the N/G nodes",
-"source": "two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 59,
+"source": 60,
+"convention": 2,
 "requires": [
 "N a multiple of G",
 "M a multiple of N"
@@ -2366,9 +2605,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-to-All, pairwise",
-"summary": "in round i rank r sends its block for r + i and receives from r − i",
-"source": "Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 61,
+"source": 62,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -2406,9 +2645,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "All-to-All, bruck",
-"summary": "in round k each rank forwards the blocks whose index has bit k set",
-"source": "Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 63,
+"source": 64,
+"convention": 2,
 "requires": [
 "N a power of two",
 "M a multiple of N"
@@ -2447,9 +2686,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Send/Recv, direct",
-"summary": "rank 0 sends M elements to rank 1 in one message",
-"source": "the α-β model itself (Hockney 1994, Parallel Computing 20(3))",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 65,
+"source": 66,
+"convention": 2,
 "requires": [
 "N = 2"
 ],
@@ -2485,9 +2724,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, ring",
-"summary": "pipelined chain 0 → 1 → … → N−1: the buffer goes in C chunks, each rank forwards a chunk as soon as it has it; N + C − 2 rounds of M/C",
-"source": "NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 67,
+"source": 68,
+"convention": 2,
 "requires": [
 "M a multiple of C"
 ],
@@ -2527,9 +2766,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, ring",
-"summary": "pipelined chain N−1 → … → 1 → 0: each rank adds its own chunk to the partial sum it receives and forwards it; N + C − 2 rounds of M/C",
-"source": "NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 69,
+"source": 70,
+"convention": 2,
 "requires": [
 "M a multiple of C"
 ],
@@ -2570,9 +2809,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Broadcast, binomial any",
-"summary": "binomial tree for any N, low bit first: in round i every holder v < 2^i sends the whole buffer to v + 2^i (if that rank exists)",
-"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 71,
+"source": 72,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -2608,9 +2847,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, ring segmented",
-"summary": "gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = ⌈max(⌈M/S⌉, 2N)/N⌉ per rank's chunk (chunk r = segments rP … rP + P − 1); N·P − 2 ring rounds, in each every rank passes one segment to rank − 1, which adds its own input to it (empty segments are not sent); then every rank sends the part of its chunk inside the buffer to the root. The ring needs (N − 1)P rounds: for P > 2 the loop sends P − 2 segments more",
-"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 73,
+"source": 74,
+"convention": 2,
 "requires": [],
 "params": [
 "N",
@@ -2649,9 +2888,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Reduce, ring gather",
-"summary": "ring reduce-scatter (block r ends on rank r), then every rank sends its reduced block to the root",
-"source": "gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root)",
-"convention": "elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element",
+"summary": 75,
+"source": 76,
+"convention": 2,
 "requires": [
 "M a multiple of N"
 ],
@@ -2692,9 +2931,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Data parallel",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2735,9 +2974,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "flat"
 },
 "title": "Data parallel (algorithm=flat)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2778,9 +3017,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "binomial_tree"
 },
 "title": "Data parallel (algorithm=binomial_tree)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2821,9 +3060,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling"
 },
 "title": "Data parallel (algorithm=recursive_doubling)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2864,9 +3103,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling_fold"
 },
 "title": "Data parallel (algorithm=recursive_doubling_fold)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2907,9 +3146,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner"
 },
 "title": "Data parallel (algorithm=rabenseifner)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2950,9 +3189,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner_fold"
 },
 "title": "Data parallel (algorithm=rabenseifner_fold)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -2993,9 +3232,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "in_network"
 },
 "title": "Data parallel (algorithm=in_network)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -3035,9 +3274,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "hierarchical"
 },
 "title": "Data parallel (algorithm=hierarchical)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -3084,9 +3323,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "naive"
 },
 "title": "Data parallel (algorithm=naive)",
-"summary": "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
-"source": "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
+"summary": 77,
+"source": 78,
+"convention": 79,
 "requires": [],
 "params": [
 "Phi",
@@ -3123,9 +3362,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "ZeRO stage 1 (optimizer states sharded)",
-"summary": "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches and are reduced once per step; in bytes of B_e bytes per element",
+"summary": 80,
+"source": 81,
+"convention": 82,
 "requires": [],
 "params": [
 "Phi",
@@ -3165,9 +3404,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "ZeRO stage 2 (optimizer states and gradients sharded)",
-"summary": "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 83,
+"source": 81,
+"convention": 84,
 "requires": [],
 "params": [
 "Phi",
@@ -3209,9 +3448,9 @@ globalThis.SYMCOMM_CATALOG = {
 "micro_batches": "m"
 },
 "title": "ZeRO stage 2 (optimizer states and gradients sharded) (micro_batches=m)",
-"summary": "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 83,
+"source": 81,
+"convention": 84,
 "requires": [],
 "params": [
 "Phi",
@@ -3255,9 +3494,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_step"
 },
 "title": "ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step)",
-"summary": "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 83,
+"source": 81,
+"convention": 84,
 "requires": [],
 "params": [
 "Phi",
@@ -3298,9 +3537,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "ZeRO stage 3 / FSDP (parameters sharded too)",
-"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 85,
+"source": 86,
+"convention": 87,
 "requires": [],
 "params": [
 "Phi",
@@ -3343,9 +3582,9 @@ globalThis.SYMCOMM_CATALOG = {
 "micro_batches": "m"
 },
 "title": "ZeRO stage 3 / FSDP (parameters sharded too) (micro_batches=m)",
-"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 85,
+"source": 86,
+"convention": 87,
 "requires": [],
 "params": [
 "Phi",
@@ -3390,9 +3629,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_step"
 },
 "title": "ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step)",
-"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 85,
+"source": 86,
+"convention": 87,
 "requires": [],
 "params": [
 "Phi",
@@ -3435,9 +3674,9 @@ globalThis.SYMCOMM_CATALOG = {
 "reshard_after_forward": "0"
 },
 "title": "ZeRO stage 3 / FSDP (parameters sharded too) (reshard_after_forward=0)",
-"summary": "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
-"source": "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
+"summary": 85,
+"source": 86,
+"convention": 87,
 "requires": [],
 "params": [
 "Phi",
@@ -3474,9 +3713,9 @@ globalThis.SYMCOMM_CATALOG = {
 "options": {},
 "changed": {},
 "title": "Hybrid sharded data parallel",
-"summary": "ZeRO-3 inside each node of G GPUs; the Φ/G shard gradients all-reduced across the N/G replicas",
-"source": "Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding)",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element",
+"summary": 88,
+"source": 89,
+"convention": 90,
 "requires": [],
 "params": [
 "Phi",
@@ -3522,9 +3761,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Tensor parallel (Megatron)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3572,9 +3811,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "flat"
 },
 "title": "Tensor parallel (Megatron) (algorithm=flat)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3622,9 +3861,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "binomial_tree"
 },
 "title": "Tensor parallel (Megatron) (algorithm=binomial_tree)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3672,9 +3911,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling"
 },
 "title": "Tensor parallel (Megatron) (algorithm=recursive_doubling)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3722,9 +3961,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "recursive_doubling_fold"
 },
 "title": "Tensor parallel (Megatron) (algorithm=recursive_doubling_fold)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3772,9 +4011,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner"
 },
 "title": "Tensor parallel (Megatron) (algorithm=rabenseifner)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3822,9 +4061,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "rabenseifner_fold"
 },
 "title": "Tensor parallel (Megatron) (algorithm=rabenseifner_fold)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3872,9 +4111,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "in_network"
 },
 "title": "Tensor parallel (Megatron) (algorithm=in_network)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3921,9 +4160,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "hierarchical"
 },
 "title": "Tensor parallel (Megatron) (algorithm=hierarchical)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -3977,9 +4216,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "selective"
 },
 "title": "Tensor parallel (Megatron) (recompute=selective)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -4027,9 +4266,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "full"
 },
 "title": "Tensor parallel (Megatron) (recompute=full)",
-"summary": "per layer, 2 all-reduces of b·s·h in the forward (attention and MLP outputs) and 2 in the backward",
-"source": "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element",
+"summary": 91,
+"source": 92,
+"convention": 93,
 "requires": [],
 "params": [
 "b",
@@ -4075,9 +4314,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Tensor + sequence parallel (Megatron)",
-"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
-"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
+"summary": 94,
+"source": 95,
+"convention": 96,
 "requires": [],
 "params": [
 "b",
@@ -4125,9 +4364,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "selective"
 },
 "title": "Tensor + sequence parallel (Megatron) (recompute=selective)",
-"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
-"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
+"summary": 94,
+"source": 95,
+"convention": 96,
 "requires": [],
 "params": [
 "b",
@@ -4175,9 +4414,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "full"
 },
 "title": "Tensor + sequence parallel (Megatron) (recompute=full)",
-"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
-"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
+"summary": 94,
+"source": 95,
+"convention": 96,
 "requires": [],
 "params": [
 "b",
@@ -4225,9 +4464,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "op"
 },
 "title": "Tensor + sequence parallel (Megatron) (recompute=op)",
-"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
-"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
+"summary": 94,
+"source": 95,
+"convention": 96,
 "requires": [],
 "params": [
 "b",
@@ -4275,9 +4514,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "1"
 },
 "title": "Tensor + sequence parallel (Megatron) (sp_regather=1)",
-"summary": "each TP all-reduce becomes an all-gather + a reduce-scatter of b·s·h; sp_regather=1 adds the backward re-all-gather of the 2 column-parallel inputs (Megatron-LM)",
-"source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd",
-"convention": "elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element",
+"summary": 94,
+"source": 95,
+"convention": 96,
 "requires": [],
 "params": [
 "b",
@@ -4322,9 +4561,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Pipeline parallel",
-"summary": "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
-"source": "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
-"convention": "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
+"summary": 97,
+"source": 98,
+"convention": 99,
 "requires": [],
 "params": [
 "b",
@@ -4372,9 +4611,9 @@ globalThis.SYMCOMM_CATALOG = {
 "schedule": "gpipe"
 },
 "title": "Pipeline parallel (schedule=gpipe)",
-"summary": "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
-"source": "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
-"convention": "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
+"summary": 97,
+"source": 98,
+"convention": 99,
 "requires": [],
 "params": [
 "b",
@@ -4422,9 +4661,9 @@ globalThis.SYMCOMM_CATALOG = {
 "schedule": "interleaved"
 },
 "title": "Pipeline parallel (schedule=interleaved)",
-"summary": "b·s·h activations cross each stage boundary forward, their gradients backward, in m micro-batches",
-"source": "Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2",
-"convention": "elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element",
+"summary": 97,
+"source": 98,
+"convention": 99,
 "requires": [],
 "params": [
 "b",
@@ -4473,9 +4712,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Expert parallel (MoE)",
-"summary": "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
-"source": "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
-"convention": "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
+"summary": 100,
+"source": 101,
+"convention": 102,
 "requires": [],
 "params": [
 "b",
@@ -4524,9 +4763,9 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "bruck"
 },
 "title": "Expert parallel (MoE) (algorithm=bruck)",
-"summary": "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
-"source": "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
-"convention": "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
+"summary": 100,
+"source": 101,
+"convention": 102,
 "requires": [],
 "params": [
 "b",
@@ -4575,9 +4814,9 @@ globalThis.SYMCOMM_CATALOG = {
 "capacity": "padded"
 },
 "title": "Expert parallel (MoE) (capacity=padded)",
-"summary": "per MoE layer, all-to-all dispatch of k·b·s·h routed token copies and the combine back, forward and backward",
-"source": "Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1",
-"convention": "elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element",
+"summary": 100,
+"source": 101,
+"convention": 102,
 "requires": [],
 "params": [
 "b",
@@ -4624,9 +4863,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Context parallel, DeepSpeed-Ulysses",
-"summary": "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
-"source": "Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1",
-"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element",
+"summary": 103,
+"source": 104,
+"convention": 105,
 "requires": [],
 "params": [
 "b",
@@ -4672,9 +4911,9 @@ globalThis.SYMCOMM_CATALOG = {
 "gqa": "1"
 },
 "title": "Context parallel, DeepSpeed-Ulysses (gqa=1)",
-"summary": "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
-"source": "Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1",
-"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element",
+"summary": 103,
+"source": 104,
+"convention": 105,
 "requires": [],
 "params": [
 "b",
@@ -4721,9 +4960,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Context parallel, ring attention",
-"summary": "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
-"source": "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
-"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
+"summary": 106,
+"source": 107,
+"convention": 108,
 "requires": [],
 "params": [
 "b",
@@ -4771,9 +5010,9 @@ globalThis.SYMCOMM_CATALOG = {
 "gqa": "1"
 },
 "title": "Context parallel, ring attention (gqa=1)",
-"summary": "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
-"source": "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
-"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
+"summary": 106,
+"source": 107,
+"convention": 108,
 "requires": [],
 "params": [
 "b",
@@ -4821,9 +5060,9 @@ globalThis.SYMCOMM_CATALOG = {
 "backward": "ring_flash_attn"
 },
 "title": "Context parallel, ring attention (backward=ring_flash_attn)",
-"summary": "K and V blocks travel round the ring once per layer forward; K, V again and dK, dV backward",
-"source": "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
-"convention": "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element",
+"summary": 106,
+"source": 107,
+"convention": 108,
 "requires": [],
 "params": [
 "b",
@@ -4887,9 +5126,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -4958,6 +5197,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5023,9 +5263,9 @@ globalThis.SYMCOMM_CATALOG = {
 "zero": "0"
 },
 "title": "Hybrid layout (d, t, p, c, e) (zero=0)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5094,6 +5334,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5158,9 +5399,9 @@ globalThis.SYMCOMM_CATALOG = {
 "framework": "deepspeed"
 },
 "title": "Hybrid layout (d, t, p, c, e) (framework=deepspeed)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5229,6 +5470,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5294,9 +5536,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_step"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_reduce=per_step)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5365,6 +5607,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5430,9 +5673,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_reduce": "per_micro_batch"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_reduce=per_micro_batch)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5501,6 +5744,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5566,9 +5810,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_dtype": "fp32"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_dtype=fp32)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5637,6 +5881,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5702,9 +5947,9 @@ globalThis.SYMCOMM_CATALOG = {
 "grad_dtype": "same"
 },
 "title": "Hybrid layout (d, t, p, c, e) (grad_dtype=same)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5773,6 +6018,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5838,9 +6084,9 @@ globalThis.SYMCOMM_CATALOG = {
 "reshard_after_forward": "0"
 },
 "title": "Hybrid layout (d, t, p, c, e) (reshard_after_forward=0)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -5909,6 +6155,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -5974,9 +6221,9 @@ globalThis.SYMCOMM_CATALOG = {
 "reshard_after_forward": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (reshard_after_forward=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6045,6 +6292,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6110,9 +6358,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (sp=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6181,6 +6429,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6246,9 +6495,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "0"
 },
 "title": "Hybrid layout (d, t, p, c, e) (sp_regather=0)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6317,6 +6566,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6382,9 +6632,9 @@ globalThis.SYMCOMM_CATALOG = {
 "sp_regather": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (sp_regather=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6453,6 +6703,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6518,9 +6769,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "selective"
 },
 "title": "Hybrid layout (d, t, p, c, e) (recompute=selective)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6589,6 +6840,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6654,9 +6906,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "full"
 },
 "title": "Hybrid layout (d, t, p, c, e) (recompute=full)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6725,6 +6977,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6791,9 +7044,9 @@ globalThis.SYMCOMM_CATALOG = {
 "recompute": "op"
 },
 "title": "Hybrid layout (d, t, p, c, e) (recompute=op)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -6866,6 +7119,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -6932,9 +7186,9 @@ globalThis.SYMCOMM_CATALOG = {
 "schedule": "gpipe"
 },
 "title": "Hybrid layout (d, t, p, c, e) (schedule=gpipe)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7003,6 +7257,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7069,9 +7324,9 @@ globalThis.SYMCOMM_CATALOG = {
 "pipeline_split": "first_last"
 },
 "title": "Hybrid layout (d, t, p, c, e) (schedule=interleaved) (pipeline_split=first_last)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7151,6 +7406,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7232,9 +7488,9 @@ globalThis.SYMCOMM_CATALOG = {
 "pipeline_split": "first_last"
 },
 "title": "Hybrid layout (d, t, p, c, e) (pipeline_split=first_last)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7312,6 +7568,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7393,9 +7650,9 @@ globalThis.SYMCOMM_CATALOG = {
 "scatter_gather": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (scatter_gather=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7464,6 +7721,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7529,9 +7787,9 @@ globalThis.SYMCOMM_CATALOG = {
 "cp": "ulysses"
 },
 "title": "Hybrid layout (d, t, p, c, e) (cp=ulysses)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7600,6 +7858,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7665,9 +7924,9 @@ globalThis.SYMCOMM_CATALOG = {
 "cp": "ring_flash_attn"
 },
 "title": "Hybrid layout (d, t, p, c, e) (cp=ring_flash_attn)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7736,6 +7995,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7801,9 +8061,9 @@ globalThis.SYMCOMM_CATALOG = {
 "gqa": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (gqa=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -7872,6 +8132,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -7937,9 +8198,9 @@ globalThis.SYMCOMM_CATALOG = {
 "attention": "mla"
 },
 "title": "Hybrid layout (d, t, p, c, e) (attention=mla)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8018,6 +8279,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8083,9 +8345,9 @@ globalThis.SYMCOMM_CATALOG = {
 "moe": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (moe=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8170,6 +8432,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8237,9 +8500,9 @@ globalThis.SYMCOMM_CATALOG = {
 "expert_tp": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (expert_tp=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8308,6 +8571,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8373,9 +8637,9 @@ globalThis.SYMCOMM_CATALOG = {
 "embeddings": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (embeddings=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8444,6 +8708,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8510,9 +8775,9 @@ globalThis.SYMCOMM_CATALOG = {
 "tied": "1"
 },
 "title": "Hybrid layout (d, t, p, c, e) (tied=1)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8581,6 +8846,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8646,9 +8912,9 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_tensor"
 },
 "title": "Hybrid layout (d, t, p, c, e) (precision=fp8_tensor)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8717,6 +8983,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8782,9 +9049,9 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "mxfp8"
 },
 "title": "Hybrid layout (d, t, p, c, e) (precision=mxfp8)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8853,6 +9120,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],
@@ -8918,9 +9186,9 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_block"
 },
 "title": "Hybrid layout (d, t, p, c, e) (precision=fp8_block)",
-"summary": "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"source": "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)",
-"convention": "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element",
+"summary": 109,
+"source": 110,
+"convention": 111,
 "requires": [],
 "params": [
 "Phi",
@@ -8989,6 +9257,144 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8",
 "eta_fp8",
 "w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
+"ident": "hybrid__precision_fp8_rowwise",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"precision": "fp8_rowwise"
+},
+"changed": {
+"precision": "fp8_rowwise"
+},
+"title": "Hybrid layout (d, t, p, c, e) (precision=fp8_rowwise)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__precision_fp8_rowwise.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half",
+"w_half_expert",
 "eta_attn",
 "eta_fa2"
 ],

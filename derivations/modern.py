@@ -245,9 +245,22 @@ def approximations(run: dict) -> list[str]:
         out.append("torchao float8 rowwise: its casts and rescale counted, its GEMMs at the tensorwise FP8 rate (PyTorch's "
                    "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "
                    "50 %: pytorch/pytorch issue 147971; not modelled)")
-    dispatcher = (run.get("moe") or {}).get("dispatcher")
+    moe = run.get("moe") or {}
+    dispatcher = moe.get("dispatcher")
     if dispatcher not in (None, "alltoall"):
         out.append(f"the {dispatcher} dispatcher counted as NCCL all-to-alls")
+    if dispatcher in ("hybridep", "deepep") and run["e"] > run["nvlink_domain"]:
+        # DeepEP's internode dispatch (deepseek-ai/DeepEP csrc/kernels/internode.cu, one RDMA copy per destination
+        # node with a mask of its NVLink ranks; DeepSeek-V3 report arXiv:2412.19437 §3.2.2); HybridEP is its branch
+        # Megatron-Core's flex dispatcher runs (NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md)
+        out.append(f"the {dispatcher} dispatcher sends a token across the network once per destination node and "
+                   "forwards it over NVLink; counted as an all-to-all sending each top-k copy at the inter-node rate")
+    if dispatcher == "alltoall" and run["e"] > 1 and "tokendrop" not in (moe.get("balance") or ""):
+        # dropless: the split sizes reach the host before each MoE layer's expert all-to-all (NVIDIA/Megatron-LM
+        # megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher.preprocess, sync point
+        # before_ep_alltoall); padded to capacity (tokendrop) the splits are constant and nothing waits
+        out.append("the alltoall dispatcher's dropless host synchronisation before every MoE layer's expert "
+                   "all-to-all (and the kernel launches it leaves exposed) is not modelled")
     if model.get("window"):
         out.append("sliding-window layers' attention counted over the full sequence")
     return out

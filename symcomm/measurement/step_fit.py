@@ -15,9 +15,12 @@ neighbours of all at once) until nothing improves.  Ties go to the smaller value
 constant, then of the next (the first minimum in lattice order).  No randomness: the same numbers on every
 machine.
 
-What it reports: the constants, which were fitted and which held at the base hardware's value and why (no
-run's predicted step time depends on it — e.g. an FP8 constant without an FP8 run; or a free fit ends at its
-range's edge, so the runs do not determine it: never written as a confident value); the in-sample and
+What it reports: the constants, which were fitted and which held and why: at the base hardware's value when no
+run's predicted step time depends on it (e.g. an FP8 constant without an FP8 run), or when a free fit ends at its
+range's edge and the fit with it at the base's value is as good (the runs do not determine it); at that edge when
+the fit with it at the base's value is worse (the runs want it past its range: the model misses something they
+have; the others keep their values beside it, so one edge does not push the rest to theirs) — never written as
+a fitted value (:func:`_edges_held`); the in-sample and
 leave-one-out (refit without each run, predict it: a whole lattice searched again, a larger one polished on
 the lattice from the fit of all runs) mean, max and signed mean error; one row per run.
 Errors are predicted / measured − 1: positive = the model is slower than the run (pessimistic).
@@ -44,6 +47,10 @@ EXHAUSTIVE_POINTS = 20_000
 COARSE_POINTS = 4_096
 #: a constant moving the predicted step time of no run by more than this (relative) is not determined
 SENSITIVITY = 1e-9
+#: an edge constant held at the base's value costs the fit at most this much mean |error| (a ratio: 0.5 percentage
+#: point, the spread of one layout printed by two releases of one table, e.g. Megatron-Bridge's 26.04 and
+#: 26.04.01 Qwen3-30B-A3B rows, 26032 and 26112 tokens/s/GPU, 0.3 %): the runs do not determine it
+NOT_DETERMINED = 0.005
 #: polishing sweeps at most (each strictly improves, so the search ends well before)
 MAX_SWEEPS = 200
 
@@ -309,6 +316,71 @@ def _nelder_mead(score, start: np.ndarray, step: float, tolerance: float, iterat
     return simplex[int(np.argmin(values))]
 
 
+def _span(name: str, value: float) -> str:
+    return f"{value:g} of [{FITTED[name].low:g}, {FITTED[name].high:g}]"
+
+
+def _mean_error(search: "_Search", index: np.ndarray) -> float:
+    return float(np.abs(search.errors(index[None, :]))[:, 0].mean())
+
+
+def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict) -> tuple:
+    """The free fit of ``names`` (the others at ``fixed``), with the rule for a constant it leaves at its range's
+    edge; ``names``, ``fixed`` and ``held`` are updated in place.  Returns the last (search, lattice index).
+
+    An edge says the runs' optimum lies at or past the range, for one of two reasons, told apart by refitting
+    the others with that constant at the base hardware's value (the profile of the fit along it):
+    - the fit barely moves (its mean |error| rises by at most :data:`NOT_DETERMINED`): the runs do not
+      determine it (it trades with another constant along a valley, or nothing prices it enough); it is held at
+      the base's value and said so, and the rest refitted.  One such constant per round, the one whose hold costs
+      least: of a degenerate pair, holding one determines the other, which is then fitted, not held too;
+    - the fit worsens: the runs do determine it, past its range (the model misses something they have); it is
+      held at that edge, where the free fit put it, and said so.  The others keep the values they had beside it,
+      so holding it cannot push them to edges in turn (holding it at the base's value would: the cascade).
+    """
+    search = best = None
+    while names:
+        search = _Search(runs, names, dict(fixed))
+        best = search.best(np.ones(len(runs), dtype=bool))
+        found = search.values(best)
+        edge = [n for n in names if found[n] in (lattice(n)[0], lattice(n)[-1])]
+        if not edge:
+            return search, best
+        free = _mean_error(search, best)
+        costs = {}
+        for n in edge:
+            if n not in base and n not in STEP_TIME_ABSENT_AS:
+                continue        # no base value to hold it at: only its edge
+            rest = [m for m in names if m != n]
+            at_base = {**fixed, **({n: base[n]} if n in base else {})}
+            if rest:
+                profile = _Search(runs, rest, at_base)
+                costs[n] = _mean_error(profile, profile.best(np.ones(len(runs), dtype=bool))) - free
+            else:
+                costs[n] = float(np.abs(_relative_errors(runs, at_base, 1))[:, 0].mean()) - free
+        cheapest = min(costs, key=lambda n: (costs[n], list(FITTED).index(n))) if costs else None
+        if cheapest is not None and costs[cheapest] <= NOT_DETERMINED:
+            n = cheapest
+            if n in base:
+                fixed[n] = base[n]
+            kept = ("held at the base hardware's value" if n in base
+                    else f"left out, read as {STEP_TIME_ABSENT_AS[n]}")
+            held[n] = (f"a free fit ends at its range's edge ({_span(n, found[n])}), and the fit with it at the "
+                       f"base's value is as good (mean |error| {100 * costs[n]:+.2f} points): these runs do not "
+                       f"determine it; {kept}")
+            names.remove(n)
+            continue
+        for n in edge:          # determined past the range: held where the free fit put it
+            fixed[n] = found[n]
+            worse = (f"; at the base's value the fit's mean |error| would rise by {100 * costs[n]:.2f} points"
+                     if n in costs else "; the base hardware gives no value to hold it at instead")
+            held[n] = (f"a free fit ends at its range's edge ({_span(n, found[n])}): these runs want it past its "
+                       f"range (the model misses something they have), so it is held at that edge, not "
+                       f"fitted{worse}")
+            names.remove(n)
+    return search, best
+
+
 def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
     """Fit :data:`FITTED`'s constants to ``runs`` (:class:`MeasuredRun`), starting from ``base`` (the base
     hardware's values by name: the held constants keep them); the constants named in ``hold`` are held at
@@ -334,26 +406,9 @@ def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
                          f"{len(names) + 2} runs (fitted constants + 2, so that each left-out run is predicted "
                          "by a fit that is still determined)")
     everyone = np.ones(len(runs), dtype=bool)
-    search = best = None
-    while names:      # a constant a free fit leaves at its range's edge is held, and the rest refitted
-        search = _Search(runs, names, {k: v for k, v in base.items() if k not in names})
-        best = search.best(everyone)
-        found = search.values(best)
-        edge = [n for n in names if found[n] in (lattice(n)[0], lattice(n)[-1])]
-        if not edge:
-            break
-        for n in edge:
-            if n in base:
-                keep = "held at the base hardware's value"
-            elif n in STEP_TIME_ABSENT_AS:      # its absence has a meaning: left out, read as that
-                keep = f"left out, read as {STEP_TIME_ABSENT_AS[n]}"
-            else:           # the runs need a value and the base has none: the edge, said to be no fit
-                base[n] = found[n]
-                keep = "held at that edge, which the base hardware gives no value to replace"
-            held[n] = (f"a free fit ends at its range's edge ({found[n]:g} of [{FITTED[n].low:g}, "
-                       f"{FITTED[n].high:g}]): these runs do not determine it; {keep}")
-        names = [n for n in names if n not in edge]
-    constants = {k: v for k, v in base.items() if k not in names}
+    fixed = {k: v for k, v in base.items() if k not in names}
+    search, best = _edges_held(runs, names, base, fixed, held)
+    constants = dict(fixed)
     if names:
         constants.update(search.values(best))
         in_sample = search.errors(best[None, :])[:, 0]

@@ -8,7 +8,6 @@ placement helpers (Megatron's rank order, whether a group spans nodes).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 
 import sympy as sp
@@ -41,7 +40,6 @@ def _whole(x):
     return sp.Eq(sp.floor(x), x)
 
 
-@functools.lru_cache(maxsize=1024)   # the same few groups of every hybrid subject: its Piecewise built once
 def ranks_per_node(group, inner, blocks):
     """k: the fewest ranks a node holds of a group of ``group`` ranks standing ``inner`` apart (the product of
     the axes inside it in :data:`RANK_ORDER`: 1 for t, t for c and d), once it spans nodes of G GPUs.  The

@@ -127,8 +127,15 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
     words += [f"peak={req.peak!r}"] if req.peak is not None else []      # a typed peak, as plan was given it
     if layout.get("L_first") is not None:                  # an uneven split (symcomm.training.stages)
         words += [f"L_first={layout['L_first']}", f"L_last={layout['L_last']}"]
-    words += settings.format(settings.RunSetting.from_key(block.options), [k for k, _ in block.options])
+    words += _setting_words(block.options)
     return words
+
+
+@functools.lru_cache(maxsize=None)
+def _setting_words(options: tuple) -> tuple[str, ...]:
+    """The KEY=VALUE words of one option combination: read and checked once per combination, not once per row
+    (a plan of every layout reads a few dozen combinations tens of thousands of times)."""
+    return settings.format(settings.RunSetting.from_key(options), [k for k, _ in options])
 
 
 @functools.lru_cache(maxsize=None)

@@ -48,22 +48,34 @@ def test_committed_kernels_equal_a_fresh_generation(kind):
         f"symcomm/planner/kerneldata/{name} is stale: run python -m symcomm.tools.codegen"
 
 
+#: a sample of the MoE family's combinations, as graph text: in this process and, by this code, in a fresh one
+_SAMPLE = ("kind = (True, False, True); combos = codegen.combinations(kind)[::17]; "
+           "family = {'run_bytes': 2, **dict(codegen.kernel_setting(kind).key(codegen.FAMILY_SETTINGS))}; "
+           "text = codegen.dumps(kernelbuild.graph_data(family, [(o, 2) for o in combos]))")
+
+
+def _sample_text() -> str:
+    kind = (True, False, True)
+    combos = codegen.combinations(kind)[::17]
+    family = {"run_bytes": 2, **dict(codegen.kernel_setting(kind).key(codegen.FAMILY_SETTINGS))}
+    return codegen.dumps(kernelbuild.graph_data(family, [(o, 2) for o in combos]))
+
+
 @pytest.mark.slow
 def test_the_graphs_do_not_depend_on_the_hash_seed():
     # SymPy's own cse iterated over sets (its output followed PYTHONHASHSEED); the graph walk follows SymPy's
-    # canonical argument order, so two seeds give the same text (a sample of the MoE family's combinations)
-    code = ("import sys; from symcomm.tools import codegen; from symcomm.planner.kernelbuild import graph_data; "
-            "kind = (True, False, True); combos = codegen.combinations(kind)[::17]; "
-            "family = {'run_bytes': 2, **dict(codegen.kernel_setting(kind).key(codegen.FAMILY_SETTINGS))}; "
-            "sys.stdout.write(codegen.dumps(graph_data(family, [(o, 2) for o in combos])))")
-    texts = []
-    for seed in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed})
-        assert out.returncode == 0, out.stderr
-        texts.append(out.stdout)
-    assert texts[0] == texts[1] and texts[0].count("\n") > 100
-
+    # canonical argument order, so two seeds give the same text.  One seed is this process's own (its step models
+    # are already built: the freshness test above read them), the other a fixed one that differs from it, in a
+    # fresh process: one SymPy build of the sample instead of two (two fresh processes, seeds 1 and 2)
+    code = ("import sys; from symcomm.tools import codegen; from symcomm.planner import kernelbuild; "
+            + _SAMPLE + "; sys.stdout.write(text)")
+    mine = os.environ.get("PYTHONHASHSEED", "random")            # unset: a random seed, drawn at start-up
+    other = "2" if mine == "1" else "1"
+    here = _sample_text()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": other})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == here and here.count("\n") > 100, f"PYTHONHASHSEED {mine} and {other} differ"
 
 
 def test_the_planner_searches_what_the_step_model_offers():

@@ -91,7 +91,7 @@ def test_export_every_format(installed, exported, fmt):
     assert (home / f"formulas.{fmt}").stat().st_size > 1000
 
 
-@pytest.mark.parametrize("argv", [
+SUBCOMMANDS = [
     ["list", "--json"],
     ["show", "all_reduce", "--algorithm", "ring", "--format", "latex"],
     ["eval", "all_reduce", "N=8", "M=2**30", "--json"],
@@ -103,18 +103,41 @@ def test_export_every_format(installed, exported, fmt):
     ["calibrate-step", "RUNS", "--hardware", "h100", "--json"],
     ["nccl-tests", "all_reduce", "--hardware", "a100", "--ranks", "8", "-b", "8", "-e", "1M"],
     ["presets", "--json"],
-])
-def test_every_subcommand(installed, argv):
+]
+
+
+@pytest.fixture(scope="module")
+def subcommands(installed):
+    """Every argv of :data:`SUBCOMMANDS` run by the installed command's main, in one process (one start of Python,
+    SymPy and the package instead of eleven): each call's exit code, stdout and stderr (a traceback that escapes
+    main is caught and kept as its stderr, exit code None), in order."""
     _, python, home = installed
     data = ROOT / "derivations" / "data" / "gloo_measurements.json"
     log = ROOT / "derivations" / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
     runs = ROOT / "derivations" / "data" / "step_runs_example.json"
-    argv = [str(data) if word == "DATA" else str(log) if word == "LOG" else str(runs) if word == "RUNS" else word
-            for word in argv]
-    got = _run(python, home, "-m", "symcomm.commands.main", *argv)
+    calls = [[str(data) if word == "DATA" else str(log) if word == "LOG" else str(runs) if word == "RUNS" else word
+              for word in argv] for argv in SUBCOMMANDS]
+    code = ("import contextlib, io, json, sys, traceback; from symcomm.commands.main import main; out = []\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    so, se = io.StringIO(), io.StringIO()\n"
+            "    with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):\n"
+            "        try:\n"
+            "            rc = main(argv)\n"
+            "        except BaseException:\n"
+            "            rc = None; traceback.print_exc()\n"
+            "    out.append([rc, so.getvalue(), se.getvalue()])\n"
+            "sys.stdout.write(json.dumps(out))\n")
+    got = _run(python, home, "-c", code, json.dumps(calls))
     assert got.returncode == 0, got.stderr
+    return dict(zip(map(tuple, SUBCOMMANDS), json.loads(got.stdout)))
+
+
+@pytest.mark.parametrize("argv", SUBCOMMANDS)
+def test_every_subcommand(subcommands, argv):
+    code, stdout, stderr = subcommands[tuple(argv)]
+    assert code == 0, stderr
     if argv[0] == "list":
-        assert json.loads(got.stdout)["primitives"]
+        assert json.loads(stdout)["primitives"]
 
 
 def test_build_docs_against_the_wheel(installed):

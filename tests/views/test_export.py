@@ -7,6 +7,7 @@ under test; a few values are also checked against hand counts and published form
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import math
@@ -100,14 +101,23 @@ def _broken(formula, values) -> str | None:
     """The first requirement ``values`` break, in the command line's words (the subject's own
     rules, :meth:`symcomm.training.subjects.Subject.problems`), among the rules whose symbols the formula takes."""
     from symcomm.core.rules import problems
-    from symcomm.training.subjects import subject
 
-    sub = subject(formula.owner, formula.algorithm, **dict(formula.options)) if formula.kind == "strategy" \
-        else subject(formula.owner, formula.algorithm)
     taken = {info.symbol for info in formula.parameters}
     exact = {sym: sp.sympify(v, strict=True) for sym, v in values.items() if sym in taken}
-    found = problems([rule for rule in sub.rules if rule.symbols <= taken], exact)
+    found = problems([rule for rule in _subject_rules(formula.kind, formula.owner, formula.algorithm, formula.options)
+                      if rule.symbols <= taken], exact)
     return found[0] if found else None
+
+
+@functools.lru_cache(maxsize=None)
+def _subject_rules(kind: str, owner: str, algorithm: str | None, options: tuple) -> tuple:
+    """The rules of a formula's subject, built once per subject: a strategy's subject builds all its terms
+    with SymPy (a fifth of a second for the hybrid strategy), and the sweeps here ask the rules of the same
+    few dozen subjects thousands of times (the subject is immutable: the same rules each time)."""
+    from symcomm.training.subjects import subject
+
+    sub = subject(owner, algorithm, **dict(options)) if kind == "strategy" else subject(owner, algorithm)
+    return tuple(sub.rules)
 
 
 def assert_exact(module, formula, values):

@@ -8,7 +8,9 @@ prices the last stage of an even split, and the busiest found by the model.
   of the steady state and the length of each bubble slot (Narayanan et al. 2021 §2.2, whose bubble
   (p − 1)/v slots assumes balanced stages: with unbalanced ones the slowest stage's time is the slot);
 * **after the pipeline** (exposed data-parallel communication + the optimizer step) = the max over the kinds:
-  the step ends when the last GPU finishes its optimizer step;
+  the step ends when the last GPU finishes its optimizer step; where the pipeline reduces a stage's gradients
+  after its last backward (symcomm.training.overlap.PIPELINED_POST_BACKWARD), the first stage's are exposed in
+  full (its last backward is the step's last work) and the other kinds' hide as before;
 * **memory** = the stage holding the most bytes (its layers' parameters and activations, the micro-batches
   it holds in flight: stages.in_flight).
 
@@ -83,7 +85,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         compute[kind] = m * micro.total
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
         exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
-                                                    grad_overlap=grad_overlap, param_overlap=param_overlap)
+                                                    grad_overlap=grad_overlap, param_overlap=param_overlap,
+                                                    pipeline_chunks=n_chunks if kind == "first" else None)
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
                                     kind=kind)
         optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm

@@ -162,7 +162,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
     _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
     exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
-                                       grad_overlap=grad_overlap, param_overlap=param_overlap)
+                                       grad_overlap=grad_overlap, param_overlap=param_overlap,
+                                       pipeline_chunks=chunks)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}

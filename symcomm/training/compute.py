@@ -332,6 +332,42 @@ def eager_bytes(run, tokens, layers) -> sp.Expr:
     return layers * (2 * EAGER_NORM * h * normed + tokens * (EAGER_ROTARY * (h + h_kv) / t + swiglu))
 
 
+#: PyTorch's context parallel (framework fsdp2): what its ring moves through HBM beside the flash-attention calls, in
+#: bytes per element of the local query width (Q) and of the local K, V width (KV), on the GPU of the last CP rank
+#: (with the round-robin load balance, on by default, it runs every step on its whole query: the busiest).  Read in
+#: pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (as stored, the mesh/seq_dim version of late
+#: 2024; the benchmark's torch 1963fc8 not read), run eagerly in the DTensor dispatcher, each op one HBM pass:
+#: forward (_templated_ring_attention, _SDPAMerger with convert_to_f32 True): a step's output upcast to fp32 (read 2,
+#: write 4: 6 Q), merged at every step after the first (out − block_out, times the sigmoid of the lse difference,
+#: subtracted from out: 3 fp32 ops, read 8 + 4 + 8, write 4 + 4 + 4: 32 Q), the result cast back once (6 Q), and the
+#: K, V concatenated for the rotater before every step but the last (torch.cat of K and V, read 2, write 2: 8 KV);
+#: backward (_templated_ring_attention_backward): fp32 zeros for dQ, dK, dV (4 Q + 8 KV), dQ accumulated at every
+#: step (fp32 += bf16: read 6, write 4: 10 Q), dK, dV accumulated at the first step (20 KV) and, at the others, into
+#: their first half and concatenated back (_partial_update: 5 + 8 per element, 26 KV), concatenated for the
+#: all-to-all at every step (16 KV), K, V concatenated as in the forward (8 KV, all steps but the last), dQ and the
+#: returned dK, dV cast back (6 Q + 12 KV).  The lse tensors (one number per head and token, 1/128 of a head's
+#: width) are left out.  Per layer, over c steps: forward (38c − 26)·Q + 8(c − 1)·KV; backward (10c + 10)·Q +
+#: (50c + 6)·KV.
+CP_RING_FORWARD = ((38, -26), (8, -8))
+CP_RING_BACKWARD = ((10, 10), (50, 6))
+
+
+def cp_ring_bytes(run, tokens, layers) -> tuple[sp.Expr, sp.Expr]:
+    """(forward, backward) HBM bytes PyTorch's context-parallel ring moves beside its attention calls on one GPU for
+    ``layers`` layers of ``tokens`` local tokens (:data:`CP_RING_FORWARD`): framework fsdp2 with a ring (cp other
+    than ulysses) when c ≥ 2, else 0 (without context parallelism the plain SDPA call runs)."""
+    if run.framework != "fsdp2" or run.cp == "ulysses":
+        return sp.Integer(0), sp.Integer(0)
+    query, kv = tokens * h / t, tokens * (h_kv if run.gqa else h) / t
+
+    def count(per):
+        (q_per_c, q_fixed), (kv_per_c, kv_fixed) = per
+        total = layers * (query * (q_per_c * c + q_fixed) + kv * (kv_per_c * c + kv_fixed))
+        return sp.Piecewise((total, sp.Ge(c, 2, evaluate=False)), (0, sp.true), evaluate=False)
+
+    return count(CP_RING_FORWARD), count(CP_RING_BACKWARD)
+
+
 def _summed(pairs, what) -> sp.Expr:
     return sum((n * getattr(g, what) for g, n in pairs), sp.Integer(0))
 
@@ -408,6 +444,10 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers
     memory_bound = kappa * touched / hbm
+    ring_forward, ring_backward = cp_ring_bytes(run, tokens, layers)
+    # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
+    forward += ring_forward / hbm
+    backward += (ring_backward + (ring_forward if run.recompute in ("full", "selective") else 0)) / hbm
     if run.eager:
         # compile=0: the eager ops' extra passes, forward once, backward twice, a full or op recompute once more
         extra = eager_bytes(run, tokens, layers) / hbm

@@ -332,6 +332,14 @@ def eager_bytes(run, tokens, layers) -> sp.Expr:
     return layers * (2 * EAGER_NORM * h * normed + tokens * (EAGER_ROTARY * (h + h_kv) / t + swiglu))
 
 
+#: the frameworks whose FP8 linears are torchao's Float8Linear (torchtitan: framework fsdp2)
+TORCHAO_FRAMEWORKS = ("fsdp2",)
+#: why their weights are cast in every micro-batch: Float8Linear.forward_fp8_matmul calls get_weight_scale and
+#: cast_weight_to_float8_t on the bf16 weight at every forward call, with no cache over micro-batches (pytorch/ao
+#: torchao/float8/float8_linear.py at 4f8021f2, Dec 2024; Transformer Engine's is_first_microbatch cache has no
+#: counterpart there), so under a pipeline's m micro-batches m times, and once more in a full recompute's forward
+TORCHAO_WEIGHT_CAST = "pytorch/ao torchao/float8/float8_linear.py at 4f8021f2 (forward_fp8_matmul)"
+
 #: PyTorch's context parallel (framework fsdp2): what its ring moves through HBM beside the flash-attention calls, in
 #: bytes per element of the local query width (Q) and of the local K, V width (KV), on the GPU of the last CP rank
 #: (with the round-robin load balance, on by default, it runs every step on its whole query: the busiest).  Read in
@@ -431,8 +439,13 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
             return (_summed(pairs, "flops") + _width_term(pairs)) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
+        recast = sp.Integer(0)
+        if run.framework in TORCHAO_FRAMEWORKS:
+            # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
+            w = w if run.precision == ROWWISE else w * m
+            recast = w
         forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm
-        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + x / hbm,
+        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + (x + recast) / hbm,
                  "op": matmul_time(op_pairs, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again

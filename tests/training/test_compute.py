@@ -421,3 +421,24 @@ def test_without_context_parallelism_the_ring_moves_nothing():
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "hbm": 1}.items()}
     run = settings.RunSetting(framework="fsdp2", zero=3, cp="ring_flash_attn", embeddings=False, compile=True)
     assert [exact(x, at) for x in compute.cp_ring_bytes(run, S.SYMBOLS["s"].symbol, 1)] == [0, 0]
+
+
+@pytest.mark.parametrize("recompute, recasts", [("none", 0), ("full", 1)])
+def test_torchao_casts_the_weights_in_every_micro_batch_and_recompute(recompute, recasts):
+    # pytorch/ao torchao/float8/float8_linear.py at 4f8021f2: forward_fp8_matmul casts the bf16 weight (its amax, then
+    # the cast) at every forward call, so each of m = 4 micro-batches pays the whole weights' cast, and a full
+    # recompute's forward pays it again; Transformer Engine caches the FP8 weight over the micro-batches
+    # (is_first_microbatch: 1/m of it per micro-batch) and its recompute does not recast.  Per-tensor current
+    # scaling: 2 + 2 + 2·1 bytes per weight element, W = 128 elements (the four GEMMs above), HBM at 100 B/s.
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "m": 4, "b": 4}.items()}
+
+    def seconds(framework):
+        run = settings.RunSetting(framework=framework, zero=3, precision="fp8_tensor", recompute=recompute,
+                                  embeddings=False, compile=True)
+        out = compute.micro_batch_compute(run)
+        return exact(out.forward, at), exact(out.backward, at)
+
+    torchao, te = seconds("fsdp2"), seconds("megatron_fsdp")
+    cast = sp.Rational(W_ELEMENTS * (2 + 2 + 2 * 1), 100)
+    assert torchao[0] - te[0] == cast - cast / 4
+    assert torchao[1] - te[1] == recasts * cast

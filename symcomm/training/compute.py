@@ -337,7 +337,8 @@ TORCHAO_FRAMEWORKS = ("fsdp2",)
 #: why their weights are cast in every micro-batch: Float8Linear.forward_fp8_matmul calls get_weight_scale and
 #: cast_weight_to_float8_t on the bf16 weight at every forward call, with no cache over micro-batches (pytorch/ao
 #: torchao/float8/float8_linear.py at 4f8021f2, Dec 2024; Transformer Engine's is_first_microbatch cache has no
-#: counterpart there), so under a pipeline's m micro-batches m times, and once more in a full recompute's forward
+#: counterpart there), so under a pipeline's m micro-batches m times, and once more in a full recompute's forward;
+#: with fp8_param_gather the FSDP all-gather hands it FP8 weights (the shard cast before each gather), counted as before
 TORCHAO_WEIGHT_CAST = "pytorch/ao torchao/float8/float8_linear.py at 4f8021f2 (forward_fp8_matmul)"
 
 #: PyTorch's context parallel (framework fsdp2): what its ring moves through HBM beside the flash-attention calls, in
@@ -440,7 +441,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
 
         x, w, dy = cast_bytes(gemms, run.precision)
         recast = sp.Integer(0)
-        if run.framework in TORCHAO_FRAMEWORKS:
+        if run.framework in TORCHAO_FRAMEWORKS and not run.fp8_param_gather:
             # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
             w = w if run.precision == ROWWISE else w * m
             recast = w

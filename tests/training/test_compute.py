@@ -442,3 +442,17 @@ def test_torchao_casts_the_weights_in_every_micro_batch_and_recompute(recompute,
     cast = sp.Rational(W_ELEMENTS * (2 + 2 + 2 * 1), 100)
     assert torchao[0] - te[0] == cast - cast / 4
     assert torchao[1] - te[1] == recasts * cast
+
+
+def test_with_fp8_all_gather_torchao_receives_fp8_weights():
+    # torchao float8_linear.py at 4f8021f2: cast_weight_to_float8_t returns a weight the FSDP all-gather already cast
+    # (fsdp_utils.py fsdp_pre_all_gather casts the shard): no per-micro-batch cast, the count Transformer Engine's has
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "m": 4, "b": 4}.items()}
+
+    def seconds(framework):
+        run = settings.RunSetting(framework=framework, zero=3, precision="fp8_tensor", recompute="full",
+                                  embeddings=False, compile=True, fp8_param_gather=True)
+        out = compute.micro_batch_compute(run)
+        return exact(out.forward, at), exact(out.backward, at)
+
+    assert seconds("fsdp2") == seconds("megatron_fsdp")

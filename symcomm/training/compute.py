@@ -299,9 +299,12 @@ def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
 @dataclass(frozen=True)
 class MicroBatchCompute:
     """One micro-batch on one GPU of a stage: forward and backward seconds (recompute included in
-    the backward)."""
+    the backward) and, within them, the attention core's forward and backward seconds (what context parallel's
+    ring transfers hide behind)."""
     forward: sp.Expr
     backward: sp.Expr
+    core_forward: sp.Expr = sp.Integer(0)
+    core_backward: sp.Expr = sp.Integer(0)
 
     @property
     def total(self) -> sp.Expr:
@@ -467,7 +470,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         extra = eager_bytes(run, tokens, layers) / hbm
         forward += extra
         backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
-    return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3)
+    return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
+                             core_back * core_time)
 
 
 def tp_fused_gemm_seconds(run):

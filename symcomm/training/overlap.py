@@ -233,6 +233,34 @@ def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_
     return exposed
 
 
+#: the frameworks whose context parallel is PyTorch's ring (torch.distributed.tensor.experimental, torchtitan)
+TORCH_CP_FRAMEWORKS = ("fsdp2",)
+#: what its overlap follows
+TORCH_CP_OVERLAP = ("pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024): "
+                    "_templated_ring_attention issues the K, V all-gather (_AllGatherRotater, rotate_method allgather, "
+                    "torchtitan's default) before step 0's SDPA on the local causal block and waits on it at step 1; "
+                    "_templated_ring_attention_backward likewise, and sends each step's dK, dV (all-to-all rotater) after "
+                    "its SDPA backward, waiting on it after the next step's, the last one after the loop")
+
+
+def torch_cp_exposed(cp_terms, time_of, m, compute):
+    """The context-parallel communication of one micro-batch left on the critical path by PyTorch's ring
+    (:data:`TORCH_CP_OVERLAP`), over the stage's layers: each K, V all-gather (forward, its recompute, backward)
+    hides behind the first step's block, 1/c of the attention core's forward (backward) time with the load balance;
+    the dK, dV reduction's c − 1 transfers behind the c − 1 later steps' backward, (c − 1)/c of it; the last transfer,
+    dK, dV home to their owner, waited on after the loop: exposed in full."""
+    def per_micro(phase, what):
+        return time_of([x for x in cp_terms if x.phase == phase and x.what == what]) / m
+
+    exposed = sp.Integer(0)
+    for phase, window in (("forward", compute.core_forward), ("forward recompute", compute.core_forward),
+                          ("backward", compute.core_backward)):
+        exposed += max0(per_micro(phase, "K, V ring pass") - window / S.c)
+    exposed += max0(per_micro("backward", "dK, dV ring reduction") - compute.core_backward * (S.c - 1) / S.c)
+    known = ("K, V ring pass", "dK, dV ring reduction")
+    return exposed + time_of([x for x in cp_terms if x.what not in known]) / m
+
+
 #: the sequence collectives of a dense block that async TP fuses with a GEMM (symcomm.training.axes: one all-gather
 #: and one reduce-scatter per attention and per MLP block and pass)
 SEQUENCE_COLLECTIVES = ("sequence all-gather", "sequence reduce-scatter")

@@ -30,7 +30,8 @@ from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model, stage_total
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
-                      p2p_overlap_of, param_gather_overlap_of, tp_exposed)
+                      p2p_overlap_of, param_gather_overlap_of, tp_exposed,
+                      TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .stages import KINDS, chunks, stage_layers
 from .terms import cost_in_bytes_of
 from ..core.symbols import b, hbm, m, p, s
@@ -74,6 +75,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         layers = stage_layers(run.pipeline_split, run.schedule, kind)
         micro = micro_batch_compute(run, layers=layers, lm_head=run.embeddings and kind == "last")
         on_path = {axis: comm[kind].get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
+        if framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
+            on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, micro)
         window = micro.total                  # the overlapped axes one after another (steptime.step_model)
         for axis in ("tp", "ep", "pp"):
             if hides[axis] and axis in comm[kind]:

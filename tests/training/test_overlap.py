@@ -266,3 +266,29 @@ def test_without_a_pipeline_the_per_step_reductions_hide_behind_the_last_backwar
     latency, bandwidth = 3e-5, 0.75e-3
     # L = 4 layers on the one stage: 4 gathers (once per step) + 4 reduce-scatters (once per step)
     assert float(q["exposed_comm_time_dp"]) == pytest.approx(8 * latency + 2 * bandwidth, rel=1e-12)
+
+
+# -- PyTorch's context parallel: the ring's transfers behind its own steps ------------------------------------------
+
+CP_VALUES = {**FSDP_VALUES, "d": 1, "c": 2, "b": 1, "eta_attn": 1.0}
+TORCH_CP = {**PLAIN, "zero": "3", "framework": "fsdp2", "cp": "ring_flash_attn", "compile": "1"}
+
+
+def test_pytorch_context_parallel_hides_its_ring_but_the_last_transfer():
+    # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024): the K, V all-gather is issued
+    # before step 0's SDPA and awaited at step 1; each step's dK, dV goes out after its SDPA backward and is awaited
+    # after the next one's; the last, dK, dV home to their owner, after the loop.  c = 2, L = 4, one sequence of
+    # s = 32 tokens, K and V each M = 32·64 = 2048 elements: per pass 2L = 8 ring all-gathers of (α + M/2·β); the
+    # reduction 8 × (α + M/2 fp32 = 2048 two-byte elements·β); the return 8 × (α + 1024 fp32·β) = 8 × (α + 2048 β)
+    alpha, beta = 1e-5, 1e-9
+    gathers = 2 * 8 * (alpha + 1024 * beta)                 # forward and backward (recompute none)
+    reduction = 8 * (alpha + 2048 * beta)
+    home = 8 * (alpha + 2048 * beta)
+    slow = steptime.quantities({**CP_VALUES, "peak": 1e3}, 2, **TORCH_CP)       # compute far longer than the ring
+    assert float(slow["comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
+    assert float(slow["exposed_comm_time_cp"]) == pytest.approx(home, rel=1e-12)
+    fast = steptime.quantities({**CP_VALUES, "peak": 1e30}, 2, **TORCH_CP)      # no compute to hide behind
+    assert float(fast["exposed_comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
+    # Megatron's context parallel (Transformer Engine) keeps the model's whole-ring exposure
+    megatron = steptime.quantities({**CP_VALUES, "peak": 1e3}, 2, **{**TORCH_CP, "framework": "megatron_fsdp"})
+    assert float(megatron["exposed_comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)

@@ -692,8 +692,10 @@ CHAPTER = Chapter(
      "reduce-scatters a stage's gradients only after its last micro-batch's backward, so the first stage's are "
      "exposed in full (one chunk of v); torchao's Float8Linear casts the weights in every micro-batch and again in a "
      "full recompute; context parallel's ring merges each step's output in fp32, accumulates dQ, dK, dV in fp32 and "
-     "concatenates K, V and their gradients for every transfer, memory-bound passes counted op by op (below), and "
-     "at torchtitan 9dec370a moves K, V repeated to every query head (gqa=0)."),
+     "concatenates K, V and their gradients for every transfer, memory-bound passes counted op by op (below), "
+     "hides its K, V all-gather behind the first step's block and each dK, dV transfer behind the next step's "
+     "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
+     "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),

@@ -154,6 +154,13 @@ def words(run: dict) -> list[str]:
             # passed on at every one of the c steps (all-to-all rotater), the last pass bringing them home: the
             # communication of cp=ring_flash_attn (axes.ring_terms); the forward's K, V all-gathered once per layer
             w["cp"] = "ring_flash_attn"
+            if "9dec370a" in run.get("recipe", ""):
+                # K, V at the full width h: torchtitan's Attention repeats the K, V heads to every query head
+                # (repeat_kv) before F.scaled_dot_product_attention (torchtitan/models/llama/model.py at 9dec370a),
+                # and context parallel replaces that SDPA call, so its ring moves the repeated K, V and returns
+                # their fp32 gradients at that width (pytorch/pytorch _attention.py _templated_ring_attention:
+                # torch.cat of key and value, the rotater's buffer)
+                w["gqa"] = 0
         if run["p"] > 1:
             # under pipeline parallelism torchtitan keeps each stage's parameters gathered after the forward
             # (parallelize_llama.py: reshard_after_forward False when PP is on, the runs' recipe), and PyTorch's

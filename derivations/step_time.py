@@ -107,6 +107,23 @@ SIX_N = Claim(3 * (flops.layer_forward(1, 1, gated=True) - flops.attention_core(
               name="outside the attention core, a gated (SwiGLU), grouped-query layer costs 6 FLOPs per weight "
                    "and token, forward + backward", source=KAPLAN)
 
+# -- PyTorch's context parallel: the ring's memory-bound passes (symcomm.training.compute.CP_RING_FORWARD) ----------
+# s local tokens on the GPU at every c (as torchtitan's CP rows hold 32,768 per GPU), K, V repeated to h (gqa=0)
+_RING = compute.cp_ring_bytes(RunSetting(framework="fsdp2", zero=3, cp="ring_flash_attn"), s, 1)
+_TORCH_CP_SOURCE = "pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024)"
+CP_RING_GROWS = Claim(_RING[0].subs(c, 3) - _RING[0].subs(c, 2), s * (38 + 8) * h / t,
+                      name="each further CP rank adds to a layer's forward one merge of the fp32 output (upcast 6 and "
+                           "three fp32 ops 32 bytes per query element) and one K, V concatenation (8 bytes per K, V "
+                           "element): the ring's memory-bound bytes grow linearly in c at fixed tokens per GPU",
+                      source=_TORCH_CP_SOURCE)
+CP_RING_GROWS_BACKWARD = Claim(_RING[1].subs(c, 3) - _RING[1].subs(c, 2), s * (10 + 50) * h / t,
+                               name="and to its backward one dQ accumulation (10 bytes per query element) and one "
+                                    "dK, dV accumulation, all-to-all concatenation and K, V concatenation (26 + 16 + 8 "
+                                    "bytes per K, V element)", source=_TORCH_CP_SOURCE)
+CP_RING_OFF = Claim(_RING[0].subs(c, 1) + _RING[1].subs(c, 1), 0,
+                    name="without context parallelism (c = 1) the plain SDPA call runs: no ring bytes",
+                    source=_TORCH_CP_SOURCE)
+
 # -- mixtures of experts and multi-head latent attention -------------------------------------------
 MLA_V3 = {h: 7168, _S.a: 128, _S.q_lora: 1536, _S.kv_lora: 512, _S.d_nope: 128, _S.d_rope: 64, _S.d_v: 128}
 MLA_CORE = Derivation(
@@ -670,10 +687,18 @@ CHAPTER = Chapter(
      "its activations by its own tensors (symcomm.training.memory.mla_attention_widths, derived here), its "
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
-     "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide."),
+     "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide. "
+     "torchtitan (framework=fsdp2) as PyTorch runs it: under pipeline parallelism torch.distributed.pipelining "
+     "reduce-scatters a stage's gradients only after its last micro-batch's backward, so the first stage's are "
+     "exposed in full (one chunk of v); torchao's Float8Linear casts the weights in every micro-batch and again in a "
+     "full recompute; context parallel's ring merges each step's output in fp32, accumulates dQ, dK, dV in fp32 and "
+     "concatenates K, V and their gradients for every transfer, memory-bound passes counted op by op (below), "
+     "hides its K, V all-gather behind the first step's block and each dK, dV transfer behind the next step's "
+     "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
+     "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
-    claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS),
+    claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),
                          _printed_memory_table(), _scope_table(), _memory_table()),
 )

@@ -299,9 +299,12 @@ def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
 @dataclass(frozen=True)
 class MicroBatchCompute:
     """One micro-batch on one GPU of a stage: forward and backward seconds (recompute included in
-    the backward)."""
+    the backward) and, within them, the attention core's forward and backward seconds (what context parallel's
+    ring transfers hide behind)."""
     forward: sp.Expr
     backward: sp.Expr
+    core_forward: sp.Expr = sp.Integer(0)
+    core_backward: sp.Expr = sp.Integer(0)
 
     @property
     def total(self) -> sp.Expr:
@@ -330,6 +333,51 @@ def eager_bytes(run, tokens, layers) -> sp.Expr:
     normed = tokens / t if run.sp else tokens
     swiglu = EAGER_SWIGLU * F / t if run.gated else sp.Integer(0)
     return layers * (2 * EAGER_NORM * h * normed + tokens * (EAGER_ROTARY * (h + h_kv) / t + swiglu))
+
+
+#: the frameworks whose FP8 linears are torchao's Float8Linear (torchtitan: framework fsdp2)
+TORCHAO_FRAMEWORKS = ("fsdp2",)
+#: why their weights are cast in every micro-batch: Float8Linear.forward_fp8_matmul calls get_weight_scale and
+#: cast_weight_to_float8_t on the bf16 weight at every forward call, with no cache over micro-batches (pytorch/ao
+#: torchao/float8/float8_linear.py at 4f8021f2, Dec 2024; Transformer Engine's is_first_microbatch cache has no
+#: counterpart there), so under a pipeline's m micro-batches m times, and once more in a full recompute's forward;
+#: with fp8_param_gather the FSDP all-gather hands it FP8 weights (the shard cast before each gather), counted as before
+TORCHAO_WEIGHT_CAST = "pytorch/ao torchao/float8/float8_linear.py at 4f8021f2 (forward_fp8_matmul)"
+
+#: PyTorch's context parallel (framework fsdp2): what its ring moves through HBM beside the flash-attention calls, in
+#: bytes per element of the local query width (Q) and of the local K, V width (KV), on the GPU of the last CP rank
+#: (with the round-robin load balance, on by default, it runs every step on its whole query: the busiest).  Read in
+#: pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (as stored, the mesh/seq_dim version of late
+#: 2024; the benchmark's torch 1963fc8 not read), run eagerly in the DTensor dispatcher, each op one HBM pass:
+#: forward (_templated_ring_attention, _SDPAMerger with convert_to_f32 True): a step's output upcast to fp32 (read 2,
+#: write 4: 6 Q), merged at every step after the first (out − block_out, times the sigmoid of the lse difference,
+#: subtracted from out: 3 fp32 ops, read 8 + 4 + 8, write 4 + 4 + 4: 32 Q), the result cast back once (6 Q), and the
+#: K, V concatenated for the rotater before every step but the last (torch.cat of K and V, read 2, write 2: 8 KV);
+#: backward (_templated_ring_attention_backward): fp32 zeros for dQ, dK, dV (4 Q + 8 KV), dQ accumulated at every
+#: step (fp32 += bf16: read 6, write 4: 10 Q), dK, dV accumulated at the first step (20 KV) and, at the others, into
+#: their first half and concatenated back (_partial_update: 5 + 8 per element, 26 KV), concatenated for the
+#: all-to-all at every step (16 KV), K, V concatenated as in the forward (8 KV, all steps but the last), dQ and the
+#: returned dK, dV cast back (6 Q + 12 KV).  The lse tensors (one number per head and token, 1/128 of a head's
+#: width) are left out.  Per layer, over c steps: forward (38c − 26)·Q + 8(c − 1)·KV; backward (10c + 10)·Q +
+#: (50c + 6)·KV.
+CP_RING_FORWARD = ((38, -26), (8, -8))
+CP_RING_BACKWARD = ((10, 10), (50, 6))
+
+
+def cp_ring_bytes(run, tokens, layers) -> tuple[sp.Expr, sp.Expr]:
+    """(forward, backward) HBM bytes PyTorch's context-parallel ring moves beside its attention calls on one GPU for
+    ``layers`` layers of ``tokens`` local tokens (:data:`CP_RING_FORWARD`): framework fsdp2 with a ring (cp other
+    than ulysses) when c ≥ 2, else 0 (without context parallelism the plain SDPA call runs)."""
+    if run.framework != "fsdp2" or run.cp == "ulysses":
+        return sp.Integer(0), sp.Integer(0)
+    query, kv = tokens * h / t, tokens * (h_kv if run.gqa else h) / t
+
+    def count(per):
+        (q_per_c, q_fixed), (kv_per_c, kv_fixed) = per
+        total = layers * (query * (q_per_c * c + q_fixed) + kv * (kv_per_c * c + kv_fixed))
+        return sp.Piecewise((total, sp.Ge(c, 2, evaluate=False)), (0, sp.true), evaluate=False)
+
+    return count(CP_RING_FORWARD), count(CP_RING_BACKWARD)
 
 
 def _summed(pairs, what) -> sp.Expr:
@@ -395,8 +443,13 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
             return (_summed(pairs, "flops") + _width_term(pairs)) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
+        recast = sp.Integer(0)
+        if run.framework in TORCHAO_FRAMEWORKS and not run.fp8_param_gather:
+            # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
+            w = w if run.precision == ROWWISE else w * m
+            recast = w
         forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm
-        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + x / hbm,
+        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + (x + recast) / hbm,
                  "op": matmul_time(op_pairs, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
@@ -408,12 +461,17 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers
     memory_bound = kappa * touched / hbm
+    ring_forward, ring_backward = cp_ring_bytes(run, tokens, layers)
+    # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
+    forward += ring_forward / hbm
+    backward += (ring_backward + (ring_forward if run.recompute in ("full", "selective") else 0)) / hbm
     if run.eager:
         # compile=0: the eager ops' extra passes, forward once, backward twice, a full or op recompute once more
         extra = eager_bytes(run, tokens, layers) / hbm
         forward += extra
         backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
-    return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3)
+    return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
+                             core_back * core_time)
 
 
 def tp_fused_gemm_seconds(run):

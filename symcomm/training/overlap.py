@@ -18,6 +18,13 @@ Data parallel (:func:`exposed_data_parallel`):
   event before its layer computes) and hides its bandwidth part behind the step's compute as far as
   it lasts; ZeRO-3 of a whole-model unit (DeepSpeed, FSDP as symcomm counts them): gathers hidden
   behind the forwards and backwards, exposed = max(0, gathers − window);
+* ZeRO-3 per layer under PyTorch's pipelining (framework fsdp2, p ≥ 2, gradients reduced once per step,
+  :data:`PIPELINED_POST_BACKWARD`): the stage runs every micro-batch's backward with gradient sync off and,
+  after the last one has finished, FSDP's post-backward of every layer of the chunk: those reduce-scatters
+  follow the whole backward, none of it left to hide them.  On the first stage's GPU that backward is the
+  step's last work (1F1B; under the interleaved schedule the last p backwards are its first chunk's), so one
+  chunk's reductions (1/v of the stage's) are exposed in full; a later chunk's hide behind the first chunk's
+  remaining backwards, and the other stages' behind their cooldown (the first stage's tail is the step's);
 * the rest (the tied-embedding all-reduce) exposed.
 
 Per micro-batch (:func:`hidden_behind`): a communication overlapped with compute hides behind the
@@ -103,6 +110,29 @@ def a2a_overlap_of(framework_name: str, given: bool | None = None) -> bool:
     return F.framework(framework_name).a2a_overlap if given is None else bool(given)
 
 
+#: the frameworks whose pipeline is PyTorch's torch.distributed.pipelining, which reduces an FSDP2 stage's gradients
+#: only after the stage's last micro-batch's backward (:data:`PIPELINED_POST_BACKWARD`)
+PIPELINED_POST_BACKWARD_FRAMEWORKS = ("fsdp2",)
+#: what the pipelined post-backward follows
+PIPELINED_POST_BACKWARD = (
+    "pytorch/pytorch torch/distributed/pipelining/stage.py (as stored at 88fa1e71; the benchmark's torch 1963fc8 not "
+    "read), _PipelineStageBase.backward_maybe_with_nosync: for an FSDPModule every micro-batch's backward runs under "
+    "set_requires_gradient_sync(False) and set_reshard_after_backward(False); when last_backward, run_post_backward "
+    "then calls post_backward() on every FSDP parameter group of the stage (their reduce-scatters) and "
+    "_root_post_backward_final_callback() (the default stream waits on them); "
+    "torch/distributed/pipelining/schedules.py: backward_one_chunk(..., last_backward=True) only for a stage's "
+    "micro-batch n_microbatches − 1; pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py at 9dec370a "
+    "(apply_fsdp: fully_shard on every transformer block and the stage's root, reshard_after_forward False under PP)")
+
+
+def pipelined_post_backward(data, grad_overlap: bool) -> bool:
+    """True when the per-step gradient reduce-scatters of a pipeline stage run after its last backward
+    (:data:`PIPELINED_POST_BACKWARD`): ZeRO-3 per layer of a framework in
+    :data:`PIPELINED_POST_BACKWARD_FRAMEWORKS`, reduced once per step, overlapped when it can be."""
+    return (data.zero == 3 and data.shard_unit == "layer" and data.grad_reduce == "per_step" and grad_overlap
+            and data.framework in PIPELINED_POST_BACKWARD_FRAMEWORKS)
+
+
 def latency(x: sp.Expr) -> sp.Expr:
     """The a·α part of a time: what a collective pays however small its message (β, γ set to 0).  Strict:
     a time is an expression or a number, never text."""
@@ -122,13 +152,23 @@ def _bucketed(terms, bucket):
 
 
 def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
-                          param_overlap: bool) -> sp.Expr:
+                          param_overlap: bool, pipeline_chunks=None) -> sp.Expr:
     """The exposed time of the data-parallel ``dp_terms`` (``time_of`` prices a list of terms) with
     ``m`` micro-batches of ``compute`` (a MicroBatchCompute) each, under the framework's ``data``
     schedule; ``grad_overlap``: the gradient reductions hide behind the backward (overlap_grad_reduce);
-    ``param_overlap``: the parameter all-gathers hide behind the compute (overlap_param_gather)."""
+    ``param_overlap``: the parameter all-gathers hide behind the compute (overlap_param_gather);
+    ``pipeline_chunks`` (the chunks a GPU of the first pipeline stage holds, None for a stage whose reductions
+    end no step): where the pipeline's post-backward runs them after the last backward
+    (:func:`pipelined_post_backward`), one chunk's reductions exposed in full when p ≥ 2."""
     if data.zero == 3 and data.shard_unit == "layer":
-        return _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap)
+        overlapped = _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap)
+        if pipeline_chunks is None or not pipelined_post_backward(data, grad_overlap):
+            return overlapped
+        reductions = [x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"]
+        others = [x for x in dp_terms if x not in reductions]
+        after = (_per_layer_exposed(others, time_of, data, m, compute, grad_overlap, param_overlap)
+                 + time_of(reductions) / pipeline_chunks)
+        return sp.Piecewise((after, sp.Ge(S.p, 2, evaluate=False)), (overlapped, sp.true), evaluate=False)
     bucket = BUCKETS[data.framework]() if data.framework in BUCKETS else None
     reductions = [x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"]
     reduce_t = time_of(reductions)
@@ -191,6 +231,34 @@ def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_
         edge_bandwidth = edges - latency(edges)
         exposed += floor + edge_bandwidth + max0(total - floor - edge_bandwidth - m * compute.total)
     return exposed
+
+
+#: the frameworks whose context parallel is PyTorch's ring (torch.distributed.tensor.experimental, torchtitan)
+TORCH_CP_FRAMEWORKS = ("fsdp2",)
+#: what its overlap follows
+TORCH_CP_OVERLAP = ("pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024): "
+                    "_templated_ring_attention issues the K, V all-gather (_AllGatherRotater, rotate_method allgather, "
+                    "torchtitan's default) before step 0's SDPA on the local causal block and waits on it at step 1; "
+                    "_templated_ring_attention_backward likewise, and sends each step's dK, dV (all-to-all rotater) after "
+                    "its SDPA backward, waiting on it after the next step's, the last one after the loop")
+
+
+def torch_cp_exposed(cp_terms, time_of, m, compute):
+    """The context-parallel communication of one micro-batch left on the critical path by PyTorch's ring
+    (:data:`TORCH_CP_OVERLAP`), over the stage's layers: each K, V all-gather (forward, its recompute, backward)
+    hides behind the first step's block, 1/c of the attention core's forward (backward) time with the load balance;
+    the dK, dV reduction's c − 1 transfers behind the c − 1 later steps' backward, (c − 1)/c of it; the last transfer,
+    dK, dV home to their owner, waited on after the loop: exposed in full."""
+    def per_micro(phase, what):
+        return time_of([x for x in cp_terms if x.phase == phase and x.what == what]) / m
+
+    exposed = sp.Integer(0)
+    for phase, window in (("forward", compute.core_forward), ("forward recompute", compute.core_forward),
+                          ("backward", compute.core_backward)):
+        exposed += max0(per_micro(phase, "K, V ring pass") - window / S.c)
+    exposed += max0(per_micro("backward", "dK, dV ring reduction") - compute.core_backward * (S.c - 1) / S.c)
+    known = ("K, V ring pass", "dK, dV ring reduction")
+    return exposed + time_of([x for x in cp_terms if x.what not in known]) / m
 
 
 #: the sequence collectives of a dense block that async TP fuses with a GEMM (symcomm.training.axes: one all-gather

@@ -8,7 +8,9 @@ prices the last stage of an even split, and the busiest found by the model.
   of the steady state and the length of each bubble slot (Narayanan et al. 2021 §2.2, whose bubble
   (p − 1)/v slots assumes balanced stages: with unbalanced ones the slowest stage's time is the slot);
 * **after the pipeline** (exposed data-parallel communication + the optimizer step) = the max over the kinds:
-  the step ends when the last GPU finishes its optimizer step;
+  the step ends when the last GPU finishes its optimizer step; where the pipeline reduces a stage's gradients
+  after its last backward (symcomm.training.overlap.PIPELINED_POST_BACKWARD), the first stage's are exposed in
+  full (its last backward is the step's last work) and the other kinds' hide as before;
 * **memory** = the stage holding the most bytes (its layers' parameters and activations, the micro-batches
   it holds in flight: stages.in_flight).
 
@@ -28,7 +30,8 @@ from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model, stage_total
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
-                      p2p_overlap_of, param_gather_overlap_of, tp_exposed)
+                      p2p_overlap_of, param_gather_overlap_of, tp_exposed,
+                      TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .stages import KINDS, chunks, stage_layers
 from .terms import cost_in_bytes_of
 from ..core.symbols import b, hbm, m, p, s
@@ -72,6 +75,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         layers = stage_layers(run.pipeline_split, run.schedule, kind)
         micro = micro_batch_compute(run, layers=layers, lm_head=run.embeddings and kind == "last")
         on_path = {axis: comm[kind].get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
+        if framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
+            on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, micro)
         window = micro.total                  # the overlapped axes one after another (steptime.step_model)
         for axis in ("tp", "ep", "pp"):
             if hides[axis] and axis in comm[kind]:
@@ -83,7 +88,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         compute[kind] = m * micro.total
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
         exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
-                                                    grad_overlap=grad_overlap, param_overlap=param_overlap)
+                                                    grad_overlap=grad_overlap, param_overlap=param_overlap,
+                                                    pipeline_chunks=n_chunks if kind == "first" else None)
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
                                     kind=kind)
         optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm

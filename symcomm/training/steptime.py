@@ -45,7 +45,8 @@ from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
-                      p2p_overlap_of, param_gather_overlap_of, tp_exposed)
+                      p2p_overlap_of, param_gather_overlap_of, tp_exposed,
+                      TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .terms import cost_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
@@ -142,6 +143,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     # previous ones left (overlap.hidden_behind): tp chunk by chunk behind its GEMMs, one chunk of t
     # exposed (TP_OVERLAP); ep behind another micro-batch's compute (a2a_overlap); pp sends behind the
     # chunks' compute (p2p_overlap)
+    if framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
+        on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, compute_micro)
     window = compute_micro.total
     hides = {"tp": run.tp_overlap,
              "ep": a2a_overlap_of(framework, run.a2a_overlap),
@@ -162,7 +165,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
     _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
     exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
-                                       grad_overlap=grad_overlap, param_overlap=param_overlap)
+                                       grad_overlap=grad_overlap, param_overlap=param_overlap,
+                                       pipeline_chunks=chunks)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}

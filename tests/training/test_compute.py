@@ -387,3 +387,72 @@ def test_op_recompute_costs_less_than_full_and_more_than_none():
     for gated in (False, True):
         backs = {r: _op_micro(gated, recompute=r)[1] for r in ("none", "op", "full")}
         assert backs["none"] < backs["op"] < backs["full"]
+
+
+# -- PyTorch's context parallel: the ring's memory-bound passes ----------------------------------------------------
+
+@pytest.mark.parametrize("recompute, forwards", [("none", 1), ("full", 2), ("op", 1)])
+def test_pytorch_context_parallel_ring_moves_these_bytes_by_hand(recompute, forwards):
+    # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024), every op one HBM pass, on the
+    # last CP rank (load balance on: every step on its whole query).  c = 2, one layer, T = s/c = 1 local token,
+    # h = 4: Q = KV = 4 elements (gqa=0: K, V at h).  Forward, op by op: step 0 upcasts its output (read 2, write 4:
+    # 6 B/el) and concatenates K, V for the all-gather (read 2 + write 2 each: 8 B/el of KV); step 1 upcasts (6) and
+    # merges in three fp32 ops (out − block, × sigmoid, out − that: 12 + 8 + 12 = 32); the result cast back (6)
+    forward = (6 + 6 + 32 + 6) * 4 + 8 * 4
+    # backward: fp32 zeros for dQ, dK, dV (4 + 8); step 0: dQ += (10), dK, dV += (20), K, V cat (8), dK, dV cat for
+    # the all-to-all (16); step 1: dQ += (10), dK, dV into their first half (5 + 5) then cat back (8 + 8), dK, dV
+    # cat (16); the end: dQ and dK, dV cast to bf16 (6 + 12)
+    backward = (4 + 10 + 10 + 6) * 4 + (8 + 20 + 8 + 16 + 26 + 16 + 12) * 4
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "c": 2, "hbm": 1}.items()}
+
+    def seconds(framework):
+        run = settings.RunSetting(framework=framework, zero=3, cp="ring_flash_attn", recompute=recompute,
+                                  embeddings=False, compile=True)
+        out = compute.micro_batch_compute(run)
+        return exact(out.forward, at), exact(out.backward, at)
+
+    ring, without = seconds("fsdp2"), seconds("megatron_fsdp")      # Megatron runs Transformer Engine's ring
+    assert ring[0] - without[0] == forward
+    # a full recompute reruns the attention's forward, ring and all; op's saves the SDPA's outputs
+    assert ring[1] - without[1] == backward + (forwards - 1) * forward
+
+
+def test_without_context_parallelism_the_ring_moves_nothing():
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "hbm": 1}.items()}
+    run = settings.RunSetting(framework="fsdp2", zero=3, cp="ring_flash_attn", embeddings=False, compile=True)
+    assert [exact(x, at) for x in compute.cp_ring_bytes(run, S.SYMBOLS["s"].symbol, 1)] == [0, 0]
+
+
+@pytest.mark.parametrize("recompute, recasts", [("none", 0), ("full", 1)])
+def test_torchao_casts_the_weights_in_every_micro_batch_and_recompute(recompute, recasts):
+    # pytorch/ao torchao/float8/float8_linear.py at 4f8021f2: forward_fp8_matmul casts the bf16 weight (its amax, then
+    # the cast) at every forward call, so each of m = 4 micro-batches pays the whole weights' cast, and a full
+    # recompute's forward pays it again; Transformer Engine caches the FP8 weight over the micro-batches
+    # (is_first_microbatch: 1/m of it per micro-batch) and its recompute does not recast.  Per-tensor current
+    # scaling: 2 + 2 + 2·1 bytes per weight element, W = 128 elements (the four GEMMs above), HBM at 100 B/s.
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "m": 4, "b": 4}.items()}
+
+    def seconds(framework):
+        run = settings.RunSetting(framework=framework, zero=3, precision="fp8_tensor", recompute=recompute,
+                                  embeddings=False, compile=True)
+        out = compute.micro_batch_compute(run)
+        return exact(out.forward, at), exact(out.backward, at)
+
+    torchao, te = seconds("fsdp2"), seconds("megatron_fsdp")
+    cast = sp.Rational(W_ELEMENTS * (2 + 2 + 2 * 1), 100)
+    assert torchao[0] - te[0] == cast - cast / 4
+    assert torchao[1] - te[1] == recasts * cast
+
+
+def test_with_fp8_all_gather_torchao_receives_fp8_weights():
+    # torchao float8_linear.py at 4f8021f2: cast_weight_to_float8_t returns a weight the FSDP all-gather already cast
+    # (fsdp_utils.py fsdp_pre_all_gather casts the shard): no per-micro-batch cast, the count Transformer Engine's has
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "m": 4, "b": 4}.items()}
+
+    def seconds(framework):
+        run = settings.RunSetting(framework=framework, zero=3, precision="fp8_tensor", recompute="full",
+                                  embeddings=False, compile=True, fp8_param_gather=True)
+        out = compute.micro_batch_compute(run)
+        return exact(out.forward, at), exact(out.backward, at)
+
+    assert seconds("fsdp2") == seconds("megatron_fsdp")

@@ -232,3 +232,63 @@ def test_fsdp2_wraps_the_embedding_as_one_more_unit():
     values = {**FSDP_VALUES, "beta": 0.0}
     q = steptime.quantities(values, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2", "embeddings": "1"})
     assert float(q["comm_time_dp"]) == pytest.approx(5 * 3 * 3 * 1e-5, rel=1e-12)
+
+
+# -- FSDP2 under PyTorch's pipelining: the stage's reduce-scatters after its last backward --------------------
+
+PIPELINED = {**FSDP_VALUES, "p": 2, "b": 8, "m": 2}
+PER_STEP = {**PLAIN, "zero": "3", "framework": "fsdp2", "reshard_after_forward": "0", "grad_reduce": "per_step"}
+
+
+@pytest.mark.parametrize("schedule, v, exposed_reductions", [("1f1b", 1, 2), ("interleaved", 2, 1)])
+def test_pytorch_pipelining_reduces_the_first_stages_gradients_after_its_last_backward(schedule, v,
+                                                                                       exposed_reductions):
+    # pytorch/pytorch torch/distributed/pipelining/stage.py backward_maybe_with_nosync (run_post_backward after
+    # the last micro-batch's backward) with torchtitan's fully_shard per block, reshard_after_forward False under
+    # PP.  L = 4 layers of 10⁶ parameters, p = 2: a stage holds 2 layers (1f1b: one chunk of 2; interleaved v = 2:
+    # two chunks of 1).  Ring over d = 4: 3α + (3/4)·10⁶·β per collective.  Per step: 2 forward all-gathers (kept
+    # gathered: none in the backward) and 2 reduce-scatters.  The gathers hide behind the forward but their
+    # latency and the first one's bandwidth; the reduce-scatters of the chunk the first stage runs last (1f1b:
+    # both; interleaved: its first chunk's one) follow its last backward with nothing to hide them: in full.
+    latency, bandwidth = 3e-5, 0.75e-3
+    q = steptime.quantities({**PIPELINED, "v": v}, 2, **{**PER_STEP, "schedule": schedule})
+    assert float(q["comm_time_dp"]) == pytest.approx(4 * (latency + bandwidth), rel=1e-12)
+    expected = 2 * latency + bandwidth + exposed_reductions * (latency + bandwidth)
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_without_a_pipeline_the_per_step_reductions_hide_behind_the_last_backward():
+    # p = 1: no pipelining stage; FSDP2's own post-backward hooks reduce each layer as its backward ends
+    # (the last micro-batch's backward runs with gradient sync on): every latency, the first gather's and the
+    # last reduce-scatter's bandwidth, as test_fsdp2_exposes_the_first_gather_the_last_reduce_scatter... counts
+    values = {**FSDP_VALUES, "b": 8, "m": 2}
+    q = steptime.quantities(values, 2, **PER_STEP)
+    latency, bandwidth = 3e-5, 0.75e-3
+    # L = 4 layers on the one stage: 4 gathers (once per step) + 4 reduce-scatters (once per step)
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(8 * latency + 2 * bandwidth, rel=1e-12)
+
+
+# -- PyTorch's context parallel: the ring's transfers behind its own steps ------------------------------------------
+
+CP_VALUES = {**FSDP_VALUES, "d": 1, "c": 2, "b": 1, "eta_attn": 1.0}
+TORCH_CP = {**PLAIN, "zero": "3", "framework": "fsdp2", "cp": "ring_flash_attn", "compile": "1"}
+
+
+def test_pytorch_context_parallel_hides_its_ring_but_the_last_transfer():
+    # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024): the K, V all-gather is issued
+    # before step 0's SDPA and awaited at step 1; each step's dK, dV goes out after its SDPA backward and is awaited
+    # after the next one's; the last, dK, dV home to their owner, after the loop.  c = 2, L = 4, one sequence of
+    # s = 32 tokens, K and V each M = 32·64 = 2048 elements: per pass 2L = 8 ring all-gathers of (α + M/2·β); the
+    # reduction 8 × (α + M/2 fp32 = 2048 two-byte elements·β); the return 8 × (α + 1024 fp32·β) = 8 × (α + 2048 β)
+    alpha, beta = 1e-5, 1e-9
+    gathers = 2 * 8 * (alpha + 1024 * beta)                 # forward and backward (recompute none)
+    reduction = 8 * (alpha + 2048 * beta)
+    home = 8 * (alpha + 2048 * beta)
+    slow = steptime.quantities({**CP_VALUES, "peak": 1e3}, 2, **TORCH_CP)       # compute far longer than the ring
+    assert float(slow["comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
+    assert float(slow["exposed_comm_time_cp"]) == pytest.approx(home, rel=1e-12)
+    fast = steptime.quantities({**CP_VALUES, "peak": 1e30}, 2, **TORCH_CP)      # no compute to hide behind
+    assert float(fast["exposed_comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
+    # Megatron's context parallel (Transformer Engine) keeps the model's whole-ring exposure
+    megatron = steptime.quantities({**CP_VALUES, "peak": 1e3}, 2, **{**TORCH_CP, "framework": "megatron_fsdp"})
+    assert float(megatron["exposed_comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)

@@ -40,6 +40,30 @@ def test_limit():
         prove(Limit(ring.send, M))
 
 
+def test_limit_in_an_unsimplified_form_proves_and_a_wrong_value_fails_with_the_simplified_limit():
+    # busbw of the ring all-gather, M/(α + (N−1)/N·M·β) · (N−1)/N (nccl-tests' factor), tends to 1/β as M → ∞;
+    # SymPy's limit comes back as (N − 1)/(Nβ − β), equal to 1/β only once cancelled
+    beta = sp.Symbol("beta", positive=True)
+    alpha = sp.Symbol("alpha", positive=True)
+    busbw = M / (alpha + (N - 1) * M * beta / N) * (N - 1) / N
+    assert sp.limit(busbw, M, sp.oo) != 1 / beta     # the case this test is about
+    assert prove(Limit(busbw, 1 / beta, var=M))
+    proof = check(Limit(busbw, 2 / beta, var=M))
+    assert not proof and proof.detail.endswith("= 1/beta, not 2/beta")
+
+
+def test_a_limit_proof_does_not_load_sympy_physics():
+    # sp.simplify imports sympy.physics.units (a third of `symcomm prove`'s second) on every call; a limit
+    # that equals its value outright or once cancelled needs no simplify
+    import subprocess
+    import sys
+    code = ("import sys, sympy as sp; from symcomm import Limit, prove; from symcomm.core.symbols import M, N; "
+            "b = sp.Symbol('b', positive=True); prove(Limit(M / (1 + (N - 1) * M * b / N) * (N - 1) / N, 1 / b, var=M)); "
+            "print('sympy.physics.units' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_induction_proves_exponential_beats_linear():
     j = sp.Symbol("j", integer=True, positive=True)
     assert prove(AtLeast(2 ** j, j + 1, domain=POWER_OF_TWO))

@@ -43,6 +43,17 @@ def rebuilt(expr: sp.Basic, rule: dict, memo: dict, combine=None) -> sp.Expr:
     return walk(expr)[0]
 
 
+def at(expr, values) -> sp.Expr:
+    """``expr.subs(values)`` for ``values`` mapping symbols to numbers: one simultaneous :func:`rebuilt`, each distinct
+    subtree rebuilt once (SymPy's ``subs`` substitutes one symbol after another, re-evaluating every Min, Max and
+    ceiling on the way to a number as often as the symbols).  Numbers only: then sequential and simultaneous
+    substitution agree, and so do their results."""
+    rule = {sp.sympify(key, strict=True): sp.sympify(value, strict=True) for key, value in dict(values).items()}
+    if not all(key.is_Symbol and value.is_number for key, value in rule.items()):
+        raise TypeError("at() substitutes numbers for symbols; use subs for anything else")
+    return rebuilt(sp.sympify(expr, strict=True), rule, {})
+
+
 @functools.lru_cache(maxsize=None)
 def _answers_free_symbols(cls) -> bool:
     """True when ``cls`` (or a class between it and Basic) defines ``free_symbols`` itself.  Read off the MRO's own

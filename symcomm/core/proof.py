@@ -98,12 +98,25 @@ class Limit:
 
 @dataclass(frozen=True)
 class Proof:
+    """A verdict on ``claim`` and what was found (``detail``).  ``said`` is that text, or a function writing it: a
+    proof that holds states its claim, and printing a step model's two sides costs more than proving them (most of
+    ``symcomm prove``'s proving time went there), for a text that is read only when asked."""
+
     claim: object
     holds: bool
-    detail: str
+    said: object                 # str, or a function of no arguments returning it
+
+    @property
+    def detail(self) -> str:
+        return self.said() if callable(self.said) else self.said
 
     def __bool__(self) -> bool:
         return self.holds
+
+
+def _stated(claim):
+    """A holding claim's detail, written when read: its sides and its relation."""
+    return lambda: f"{claim.lhs} {claim.relation} {claim.rhs}"
 
 
 class ClaimFailed(AssertionError):
@@ -124,7 +137,7 @@ def check(claim) -> Proof:
     except TypeError:            # a side that is no SymPy value (a list): nothing to share, prove it here
         return _checked.__wrapped__(claim)
     verdict = _checked(content)
-    return verdict if verdict.claim is claim else Proof(claim, verdict.holds, verdict.detail)
+    return verdict if verdict.claim is claim else Proof(claim, verdict.holds, verdict.said)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -139,17 +152,16 @@ def _checked(claim) -> Proof:
         if not ok:
             got = sp.simplify(got)
             ok = got == want or (got.is_finite is not False and sp.simplify(got - want) == 0)
-        detail = (f"lim {claim.var}→{claim.point} of {claim.expr} = {got}"
-                  + ("" if ok else f", not {claim.value}"))
-        return Proof(claim, ok, detail)
+        return Proof(claim, ok, lambda: (f"lim {claim.var}→{claim.point} of {claim.expr} = {got}"
+                                         + ("" if ok else f", not {claim.value}")))
     diff = sp.sympify(claim.lhs, strict=True) - sp.sympify(claim.rhs, strict=True)
     if isinstance(claim, Claim):
         if diff.is_Number:  # a measured or worked-out figure: nothing to rewrite
             if diff == 0:
-                return Proof(claim, True, f"{claim.lhs} = {claim.rhs}")
+                return Proof(claim, True, _stated(claim))
             return Proof(claim, False, f"lhs − rhs = {diff}, not 0")
         if sp.expand(diff) == 0:  # most identities: the terms cancel outright
-            return Proof(claim, True, f"{claim.lhs} = {claim.rhs}")
+            return Proof(claim, True, _stated(claim))
         reduced, _ = _in_domain(diff, claim.domain)
         # rational identities cancel to 0; simplify only what remains
         if sp.cancel(reduced) != 0:
@@ -157,11 +169,11 @@ def _checked(claim) -> Proof:
         else:
             reduced = sp.Integer(0)
         if reduced == 0:
-            return Proof(claim, True, f"{claim.lhs} = {claim.rhs}")
+            return Proof(claim, True, _stated(claim))
         return Proof(claim, False, f"lhs − rhs simplifies to {sp.factor(sp.simplify(diff))}, not 0")
     if isinstance(claim, AtLeast):
         if is_nonnegative(diff, claim.domain):
-            return Proof(claim, True, f"{claim.lhs} ≥ {claim.rhs}")
+            return Proof(claim, True, _stated(claim))
         witness = counterexample(diff, claim.domain)
         where = f"; it is negative at {witness}" if witness else " (no counterexample found)"
         return Proof(claim, False,

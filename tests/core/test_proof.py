@@ -15,6 +15,13 @@ def test_true_identity_proves():
     assert prove(Claim(ring.send, 2 * (N - 1) * M / N))
 
 
+def test_a_holding_proof_states_its_claim_when_asked():
+    # the detail of a proof that holds is written when read (printing the sides costs more than proving them)
+    proof = check(Claim(ring.send, 2 * (N - 1) * M / N))
+    assert proof and proof.detail == f"{ring.send} = {2 * (N - 1) * M / N}"
+    assert check(AtLeast(N - 1, log2_ceil(N))).detail == f"{N - 1} ≥ {log2_ceil(N)}"
+
+
 def test_false_identity_shows_the_simplified_difference():
     with pytest.raises(ClaimFailed) as err:
         prove(Claim(ring.send, 2 * M, name="ring is 2M"))

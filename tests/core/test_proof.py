@@ -71,6 +71,16 @@ def test_a_limit_proof_does_not_load_sympy_physics():
     assert out.strip() == "False"
 
 
+def test_a_max_that_only_expansion_settles_is_still_proved():
+    # (N + 1)² = N² + 2N + 1 inside a Max against M, which no domain orders: the two Max differ as written and
+    # agree once expanded (a difference holding a Min or Max is tried in the domain first, then expanded)
+    assert prove(Claim(sp.Max((N + 1) ** 2, M), sp.Max(N ** 2 + 2 * N + 1, M)))
+    assert not check(Claim(sp.Max((N + 1) ** 2, M), sp.Max(N ** 2 + 2 * N, M)))
+    # x ≥ 1 only: the domain's rewrite of ⌈log₂x⌉ refuses it (it needs x ≥ 2); the expansion proves it still
+    x = sp.Symbol("x", integer=True, positive=True)
+    assert prove(Claim(sp.Max(log2_ceil(x) * (x + 1), M), sp.Max(log2_ceil(x) * x + log2_ceil(x), M)))
+
+
 def test_induction_proves_exponential_beats_linear():
     j = sp.Symbol("j", integer=True, positive=True)
     assert prove(AtLeast(2 ** j, j + 1, domain=POWER_OF_TWO))

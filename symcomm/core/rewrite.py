@@ -1,8 +1,9 @@
 """Tree walks for the symbolic core, each distinct subtree visited once: ``xreplace`` (:func:`rebuilt`) and the
 free symbols (:func:`free_symbols`).
 
-A cost's substitution (:mod:`symcomm.core.cost`) and the prover's rewrite of a claim's integer symbols
-(:mod:`symcomm.core.proof`) walk the same way; the prover only builds a changed Min or Max its own way.
+A cost's substitution (:mod:`symcomm.core.cost`), the prover's rewrite of a claim's integer symbols
+(:mod:`symcomm.core.proof`) and a formula at numbers (:func:`at`, the chapters' worked examples) walk the same way;
+the prover only builds a changed Min or Max its own way.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from symcomm.core import symbols as S
 from symcomm.collectives.algorithms import SOURCE_ARTICLE, ALGORITHMS, CHAN, POW2, G_DIVIDES_N, THAKUR, PATARASUK, algorithm
 from symcomm.collectives.bounds import LOWER_BOUNDS
 from symcomm.core.chapters import Chapter, Derivation, Step
+from symcomm.core.rewrite import rebuilt
 from symcomm.core.proof import AtLeast, Claim, DEFAULT, Domain, Limit, POWER_OF_TWO
 from symcomm.training.subjects import COLLECTIVE_CONVENTION
 
@@ -48,7 +49,8 @@ def optimality_claims(alg) -> list:
             continue
         if POW2 in alg.requires:  # ⌈log₂N⌉ = log₂N when N is a power of two
             want = want.subs(S.log2_ceil(N), S.log2(N))
-        excess = sp.factor(sp.cancel(got - want))
+        # the same expression attains the bound outright (factor(cancel(0)) is 0, without the rational algebra)
+        excess = sp.Integer(0) if got == want else sp.factor(sp.cancel(got - want))
         label = f"{alg.primitive}/{alg.name}: {word} term"
         if alg.name == "in_network":
             # the point-to-point bounds do not bind a switch that adds; only β is compared
@@ -370,11 +372,16 @@ _GLOO_REDUCE = _GLOO_SOURCE + ", gloo/reduce.cc"
 _SEGMENT = sp.Min(S.K, sp.ceiling(M / (2 * N)))
 
 
+_FILL = {_SEGMENT: S.K, M: _filled_M}
+_FILLED_MEMO: dict = {}     # the rebuilt subtrees, shared by every field and role: they repeat one segment's Min
+
+
 def _filled(expr):
     """``expr`` where the segments of K fill the buffer: a segment is K (M ≥ 2NK), and M = P·N·K.  One pass
-    (xreplace replaces the segment's Min whole before it reaches the M inside it): each Min, Max and ceiling is
-    rebuilt once, on its final arguments, where two passes rebuilt it twice (the same trees, in less time)."""
-    return expr.xreplace({_SEGMENT: S.K, M: _filled_M})
+    (the segment's Min is replaced whole before the walk reaches the M inside it): each Min, Max and ceiling is
+    rebuilt once, on its final arguments, and once for all the fields (``rebuilt`` is ``xreplace`` with each
+    distinct subtree rebuilt once: the same trees, in a quarter of the time)."""
+    return rebuilt(sp.sympify(expr, strict=True), _FILL, _FILLED_MEMO)
 
 
 def _by_role(cost):

@@ -19,6 +19,7 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Domain
+from symcomm.core.rewrite import at
 from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
 from symcomm.training.terms import cost_in_bytes_of
 from symcomm.core.symbols import G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
@@ -178,7 +179,7 @@ def _example(title, source, values, expected, options, note=""):
     for axis, hand in expected.items():
         out.append(Derivation(
             f"{title}: {axis.upper()} elements per GPU per step",
-            (Step(got[axis].send.subs(values), "the composed per-axis send at this layout"),
+            (Step(at(got[axis].send, values), "the composed per-axis send at this layout"),
              Step(hand, "the closed form, by hand")),
             "elements, per GPU per step, forward + backward" + (f"; {note}" if note else ""),
             source, lhs=f"per-GPU send, {axis.upper()}"))
@@ -232,20 +233,20 @@ EXAMPLES = (
 _llama2 = HYBRID.by_axis(zero=1)
 _dsv3 = HYBRID.by_axis(zero=1, moe=1)
 CLAIMS += [
-    Claim(_llama2["tp"].send.subs(LLAMA2) * BYTES, 300_647_710_720,
+    Claim(at(_llama2["tp"].send, LLAMA2) * BYTES, 300_647_710_720,
           name="Llama-2-70B-like: TP sends 300,647,710,720 bytes (≈ 300.6 GB) per GPU per step in bf16",
           source=LLAMA2_SOURCE),
-    Claim(_llama2["pp"].send.subs(LLAMA2) * BYTES, 4_294_967_296,
+    Claim(at(_llama2["pp"].send, LLAMA2) * BYTES, 4_294_967_296,
           name="Llama-2-70B-like: PP sends 4,294,967,296 bytes (≈ 4.29 GB) per GPU per step in bf16",
           source=LLAMA2_SOURCE),
-    Claim(_llama2["tp"].coefficient(beta_inter).subs(LLAMA2), 0,
+    Claim(at(_llama2["tp"].coefficient(beta_inter), LLAMA2), 0,
           name="Llama-2-70B-like: the TP group (t = 8 = G) stays inside a node", source=LLAMA2_SOURCE),
-    Claim(axes_sg["pp"].coefficient(beta_inter).subs(LLAMA2), _llama2["pp"].coefficient(beta_inter).subs(LLAMA2) / 8,
+    Claim(at(axes_sg["pp"].coefficient(beta_inter), LLAMA2), at(_llama2["pp"].coefficient(beta_inter), LLAMA2) / 8,
           name="Llama-2-70B-like: scatter-gather cuts the inter-node pipeline traffic by t = 8",
           source=NARAYANAN + ", §4.1"),
-    Claim(_llama2["pp"].coefficient(beta).subs(LLAMA2), 0,
+    Claim(at(_llama2["pp"].coefficient(beta), LLAMA2), 0,
           name="Llama-2-70B-like: pipeline boundaries cross nodes", source=LLAMA2_SOURCE),
-    Claim(_dsv3["ep"].time.subs(DSV3).subs(DSV3_HARDWARE), DSV3_EP * sp.Rational(2, 50 * 10**9),
+    Claim(at(at(_dsv3["ep"].time, DSV3), DSV3_HARDWARE), DSV3_EP * sp.Rational(2, 50 * 10**9),
           name="DeepSeek-V3-like: EP (t·e = 64 > G = 8) runs at the inter-node β: time = volume × β_inter",
           source=DSV3_SOURCE),
 ]
@@ -283,13 +284,13 @@ CLAIMS += [
           name="a flat ring across nodes with one rank per node (k = 1): all of β on β_inter, as before"),
     Claim(_ring.across_nodes(1).coefficient(beta), 0,
           name="a flat ring across nodes with one rank per node (k = 1): nothing left on β"),
-    Claim(_llama2["dp"].coefficient(beta_inter).subs(LLAMA2), _llama2["dp"].send.subs(LLAMA2),
+    Claim(at(_llama2["dp"].coefficient(beta_inter), LLAMA2), at(_llama2["dp"].send, LLAMA2),
           name="Llama-2-70B-like: the data-parallel group strided by t = 8 = G has one rank per node (k = 1): all "
                "its elements cross nodes", source=LLAMA2_SOURCE),
-    Claim(_t2["dp"].coefficient(beta_inter).subs(_LAYOUT_T2), _t2["dp"].send.subs(_LAYOUT_T2) / 4,
+    Claim(at(_t2["dp"].coefficient(beta_inter), _LAYOUT_T2), at(_t2["dp"].send, _LAYOUT_T2) / 4,
           name="Llama-2-70B-like at t = 2, d = 16: the data-parallel group has G/t = 4 ranks on each node, each "
                "sending 1/4 of its elements across nodes", source=LLAMA2_SOURCE),
-    Claim(_t2["dp"].coefficient(beta).subs(_LAYOUT_T2), _t2["dp"].send.subs(_LAYOUT_T2) * sp.Rational(3, 4),
+    Claim(at(_t2["dp"].coefficient(beta), _LAYOUT_T2), at(_t2["dp"].send, _LAYOUT_T2) * sp.Rational(3, 4),
           name="Llama-2-70B-like at t = 2, d = 16: the other 3/4 of the data-parallel elements stay on the node's "
                "links", source=LLAMA2_SOURCE),
 ]

@@ -18,6 +18,7 @@ from symcomm.presets import (E_s, F, F_e, V, attention_gqa, attention_mla, d_nop
                              model, n_kv, parameter_formula, phi_deepseek, phi_experts, phi_gpt, phi_llama,
                              q_r)
 from symcomm.core.proof import AtLeast, Claim, Limit
+from symcomm.core.rewrite import at
 from symcomm.training.strategies import NARAYANAN as _NARAYANAN
 from symcomm.core.symbols import E, L, L_moe, a, h, s
 
@@ -110,7 +111,7 @@ HAND = {
 for _name, _count in HAND.items():
     _m = model(_name)
     _formula = parameter_formula(_m.family, **_m.formula_options())
-    _phi = _formula.subs(_m.architecture())
+    _phi = at(_formula, _m.architecture())
     _published = sp.Integer(int(_m.published_parameters))
     CLAIMS.append(Claim(_phi, _count, name=f"{_m.title}: Φ = {_count:,} by the formula and by hand",
                         source=_m.source))

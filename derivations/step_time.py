@@ -221,7 +221,7 @@ HIDING = Derivation(
     "The micro-batch that hides the data-parallel gradient reduce",
     (Step(B_HIDDEN.subs(alpha, 0), "ring all-reduce of the stage's 12Lh²/(t·p) gradients over d replicas ÷ the "
                                    "backward time of one sequence on the stage"),
-     Step(sp.simplify(B_HIDDEN.subs(alpha, 0)), "t and p cancel: a wider tensor or pipeline split shrinks the "
+     Step(sp.factor(B_HIDDEN.subs(alpha, 0)), "t and p cancel: a wider tensor or pipeline split shrinks the "
                                                "gradient and the backward alike")),
     "sequences per micro-batch; transformer-layer parameters 12Lh² (GPT); β per gradient element; latency α "
     "left out (large buckets)",

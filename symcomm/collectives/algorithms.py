@@ -25,6 +25,14 @@ from .primitives import PRIMITIVES
 from ..core.rules import Rule
 
 N, M, G, C, K = S.N, S.M, S.G, S.C, S.K
+
+
+def _kept(func, *args):
+    """``func(*args)`` (a Min or a Max) built without SymPy's evaluation, for the forms below that it leaves as they
+    are: SymPy compares every pair of arguments again (two thirds of this module's import) to change nothing.
+    tests/collectives/test_algorithms.py holds every Min and Max of the catalog equal to its own evaluation."""
+    return func(*args, evaluate=False)
+
 log2N = S.log2(N)             # power-of-two algorithms only
 ceil_log2N = S.log2_ceil(N)   # general N
 floor_log2N = S.log2_floor(N)  # general N: the power-of-two core of a fold
@@ -82,11 +90,11 @@ _FOLDED = ceil_log2N - floor_log2N
 _CORE = 2 ** floor_log2N
 # 1 when at least two extra ranks fold (N − 2^⌊log₂N⌋ ≥ 2), else 0: then a core rank other than 0
 # (core rank 1) also receives a folded buffer
-_FOLDED_TWO = sp.Min(sp.Max(N - _CORE - 1, 0), 1)
+_FOLDED_TWO = _kept(sp.Min, _kept(sp.Max, N - _CORE - 1, 0), 1)
 # blocks in the largest subtree below the root of a binomial tree on any N: rank 2^(K−1) holds
 # N − 2^(K−1), rank 2^(K−2) holds 2^(K−2); at N = 2^k both are N/2 or less and the first is N/2
-_SUBTREE = sp.Max(N - 2 ** (ceil_log2N - 1), 2 ** (ceil_log2N - 1) / 2)
-_BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
+_SUBTREE = _kept(sp.Max, N - 2 ** (ceil_log2N - 1), 2 ** (ceil_log2N - 1) / 2)
+_BINOMIAL_INNER = _kept(sp.Max, ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
 
 
 # gloo's segmented ring reduce (gloo/reduce.cc) on any N and M, segments of at most K elements:
@@ -95,9 +103,9 @@ _BINOMIAL_INNER = sp.Max(ceil_log2N - 2, S.log2_ceil(N - 2 ** (ceil_log2N - 1)))
 # at least 2N), so chunk r holds x_r = min(max(M − r·P·S, 0), P·S) elements.  The ring loop sends
 # every segment but the last two of the sender's own chunk: rank r sends M − t(x_r), where
 # t(x) = max(x − (P − 2)S, 0) is what the last two segments of a chunk of x elements hold.
-_SEG = sp.Min(sp.ceiling(M / (2 * N)), K)
+_SEG = _kept(sp.Min, sp.ceiling(M / (2 * N)), K)
 _FILLED = sp.ceiling(M / _SEG)
-_PER = sp.ceiling(sp.Max(_FILLED, 2 * N) / N)
+_PER = sp.ceiling(_kept(sp.Max, _FILLED, 2 * N) / N)
 _CHUNK = _PER * _SEG
 
 
@@ -108,7 +116,7 @@ def _chunk_holds(r):
 
 def _last_two(x):
     """t(x): what the last two segments of a chunk holding x elements hold."""
-    return sp.Max(x - (_PER - 2) * _SEG, 0)
+    return _kept(sp.Max, x - (_PER - 2) * _SEG, 0)
 
 
 _FULL_CHUNKS = sp.floor(M / _CHUNK)
@@ -390,7 +398,7 @@ _ENTRIES = [
               GLOO + ", gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i)",
               closed_form=Cost.of(root_send=ceil_log2N * M, root_recv=0,
                                   # the busiest non-root is vrank 1: it sends in rounds i ≥ 1 with 1 + 2^i < N
-                                  send=(sp.Max(S.log2_ceil(N - 1), 1) - 1) * M, recv=M,
+                                  send=(_kept(sp.Max, S.log2_ceil(N - 1), 1) - 1) * M, recv=M,
                                   total=(N - 1) * M, alpha=ceil_log2N, beta=ceil_log2N * M)),
     Algorithm("reduce", "ring_segmented",
               "gloo's reduce: segments of S = min(⌈M/2N⌉, K) elements (the last partial or empty), P = "
@@ -406,14 +414,14 @@ _ENTRIES = [
                   root_send=M - _last_two(_chunk_holds(0)),
                   root_recv=M - _last_two(_chunk_holds(1)) + M - _chunk_holds(0),
                   # the busiest non-root is rank 1 (chunks shrink with r): M − t(x₁) + x₁
-                  send=M + sp.Min(sp.Max(M - _CHUNK, 0), (_PER - 2) * _SEG),
+                  send=M + _kept(sp.Min, _kept(sp.Max, M - _CHUNK, 0), (_PER - 2) * _SEG),
                   # rank r receives what rank r + 1 sends; for N = 2 rank 1's sender is the root
                   recv=sp.Piecewise((M - _last_two(_chunk_holds(0)), sp.Eq(N, 2)),
                                     (M - _last_two(_chunk_holds(N - 1)), True)),
                   total=N * M - 2 * _SEG * _FULL_CHUNKS - _last_two(M - _CHUNK * _FULL_CHUNKS) + M - _chunk_holds(0),
                   # round i carries offset i mod P of every chunk, chunk 0 (the fullest) its largest; the
                   # gather is one round per non-root chunk holding data
-                  alpha=N * sp.Min(_FILLED, _PER) - sp.Min(sp.Max(_FILLED - _PER + 2, 0), 2)
+                  alpha=N * _kept(sp.Min, _FILLED, _PER) - _kept(sp.Min, _kept(sp.Max, _FILLED - _PER + 2, 0), 2)
                   + sp.ceiling(M / _CHUNK) - 1,
                   beta=N * _chunk_holds(0) - _last_two(_chunk_holds(0)) + M - _chunk_holds(0),
                   gamma=N * _chunk_holds(0) - _last_two(_chunk_holds(0)))),

@@ -486,7 +486,14 @@ def profile(name: str) -> Profile:
 # -- strategies under a profile ------------------------------------------------------------------
 
 def _number(expr, values):
-    value = sp.sympify(expr, strict=True).subs(values)
+    expr = sp.sympify(expr, strict=True)
+    # a bare symbol (a group N, a message M: most terms) is looked up, not substituted: subs sorts and sympifies
+    # the whole mapping on every call (a tenth of symcomm prove's model-vs-reality chapter)
+    value = values.get(expr) if expr.is_Symbol and isinstance(values, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = sp.Integer(value)
+    if not (isinstance(value, sp.Basic) and value.is_number):   # anything but a number for the symbol: subs, as before
+        value = expr.subs(values)
     return int(value) if value.is_number and value.is_integer else None
 
 

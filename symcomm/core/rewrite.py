@@ -1,8 +1,9 @@
 """Tree walks for the symbolic core, each distinct subtree visited once: ``xreplace`` (:func:`rebuilt`) and the
 free symbols (:func:`free_symbols`).
 
-A cost's substitution (:mod:`symcomm.core.cost`) and the prover's rewrite of a claim's integer symbols
-(:mod:`symcomm.core.proof`) walk the same way; the prover only builds a changed Min or Max its own way.
+A cost's substitution (:mod:`symcomm.core.cost`), the prover's rewrite of a claim's integer symbols
+(:mod:`symcomm.core.proof`) and a formula at numbers (:func:`at`, the chapters' worked examples) walk the same way;
+the prover only builds a changed Min or Max its own way.
 """
 
 from __future__ import annotations
@@ -41,6 +42,17 @@ def rebuilt(expr: sp.Basic, rule: dict, memo: dict, combine=None) -> sp.Expr:
         return out
 
     return walk(expr)[0]
+
+
+def at(expr, values) -> sp.Expr:
+    """``expr.subs(values)`` for ``values`` mapping symbols to numbers: one simultaneous :func:`rebuilt`, each distinct
+    subtree rebuilt once (SymPy's ``subs`` substitutes one symbol after another, re-evaluating every Min, Max and
+    ceiling on the way to a number as often as the symbols).  Numbers only: then sequential and simultaneous
+    substitution agree, and so do their results."""
+    rule = {sp.sympify(key, strict=True): sp.sympify(value, strict=True) for key, value in dict(values).items()}
+    if not all(key.is_Symbol and value.is_number for key, value in rule.items()):
+        raise TypeError("at() substitutes numbers for symbols; use subs for anything else")
+    return rebuilt(sp.sympify(expr, strict=True), rule, {})
 
 
 @functools.lru_cache(maxsize=None)

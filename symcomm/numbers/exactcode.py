@@ -20,6 +20,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from .exactops import HELPERS as _HELPERS, NotExact  # the operations the printed code calls (SymPy-free)
 from .rational import _cli_name
+from ..core.rewrite import rebuilt
 
 
 class _ExactPrinter(PythonCodePrinter):
@@ -127,8 +128,9 @@ def _renamed(expr: sp.Expr, slot: dict) -> sp.Expr:
     """``expr`` over the parameters ``slot`` names, its logarithms as log₂ (what the printer prints)."""
     # log₂ is log(x)/log(2) in SymPy: each log(x) becomes _log2(x), so log(2) becomes _log2(2) = 1
     logs = {node: _LOG2(node.args[0]) for node in expr.atoms(sp.log) if len(node.args) == 1}
-    body = expr.xreplace(logs) if logs else expr
-    return body.xreplace({sym: sp.Symbol(name) for sym, name in slot.items() if sym in body.free_symbols})
+    body = rebuilt(expr, logs, {}) if logs else expr
+    # xreplace, each distinct subtree rebuilt once: a segmented ring's cost repeats its Min and ceilings
+    return rebuilt(body, {sym: sp.Symbol(name) for sym, name in slot.items() if sym in body.free_symbols}, {})
 
 
 _QUOTIENT = sp.Function("_q")

@@ -163,11 +163,17 @@ class Strategy:
         return Cost.sum(term.cost for term in self.terms(**options) if keep(term))
 
     def by_axis(self, **options) -> dict[str, Cost]:
-        """The cost split by parallel dimension (tp, dp, pp, cp, ep), in term order."""
-        costs: dict[str, list[Cost]] = {}
-        for term in self.terms(**options):
-            costs.setdefault(term.axis, []).append(term.cost)
-        return {axis: Cost.sum(parts) for axis, parts in costs.items()}
+        """The cost split by parallel dimension (tp, dp, pp, cp, ep), in term order: summed once per option set (the
+        costs are immutable; the docs' chapters ask for the same layouts again), a new dict each call."""
+        settings = self.settings(**options)
+        summed = memo.table(self, "_by_axis_by_settings")
+        key = tuple(settings.items())
+        if key not in summed:
+            costs: dict[str, list[Cost]] = {}
+            for term in self._built(settings):
+                costs.setdefault(term.axis, []).append(term.cost)
+            summed[key] = tuple((axis, Cost.sum(parts)) for axis, parts in costs.items())
+        return dict(summed[key])
 
     def extras(self, **options) -> dict[str, sp.Expr]:
         """Quantities beside the traffic, e.g. the pipeline bubble fraction."""

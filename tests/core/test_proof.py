@@ -15,6 +15,13 @@ def test_true_identity_proves():
     assert prove(Claim(ring.send, 2 * (N - 1) * M / N))
 
 
+def test_a_holding_proof_states_its_claim_when_asked():
+    # the detail of a proof that holds is written when read (printing the sides costs more than proving them)
+    proof = check(Claim(ring.send, 2 * (N - 1) * M / N))
+    assert proof and proof.detail == f"{ring.send} = {2 * (N - 1) * M / N}"
+    assert check(AtLeast(N - 1, log2_ceil(N))).detail == f"{N - 1} ≥ {log2_ceil(N)}"
+
+
 def test_false_identity_shows_the_simplified_difference():
     with pytest.raises(ClaimFailed) as err:
         prove(Claim(ring.send, 2 * M, name="ring is 2M"))
@@ -38,6 +45,40 @@ def test_limit():
     assert prove(Limit(ring.send, 2 * M))
     with pytest.raises(ClaimFailed):
         prove(Limit(ring.send, M))
+
+
+def test_limit_in_an_unsimplified_form_proves_and_a_wrong_value_fails_with_the_simplified_limit():
+    # busbw of the ring all-gather, M/(α + (N−1)/N·M·β) · (N−1)/N (nccl-tests' factor), tends to 1/β as M → ∞;
+    # SymPy's limit comes back as (N − 1)/(Nβ − β), equal to 1/β only once cancelled
+    beta = sp.Symbol("beta", positive=True)
+    alpha = sp.Symbol("alpha", positive=True)
+    busbw = M / (alpha + (N - 1) * M * beta / N) * (N - 1) / N
+    assert sp.limit(busbw, M, sp.oo) != 1 / beta     # the case this test is about
+    assert prove(Limit(busbw, 1 / beta, var=M))
+    proof = check(Limit(busbw, 2 / beta, var=M))
+    assert not proof and proof.detail.endswith("= 1/beta, not 2/beta")
+
+
+def test_a_limit_proof_does_not_load_sympy_physics():
+    # sp.simplify imports sympy.physics.units (a third of `symcomm prove`'s second) on every call; a limit
+    # that equals its value outright or once cancelled needs no simplify
+    import subprocess
+    import sys
+    code = ("import sys, sympy as sp; from symcomm import Limit, prove; from symcomm.core.symbols import M, N; "
+            "b = sp.Symbol('b', positive=True); prove(Limit(M / (1 + (N - 1) * M * b / N) * (N - 1) / N, 1 / b, var=M)); "
+            "print('sympy.physics.units' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_a_max_that_only_expansion_settles_is_still_proved():
+    # (N + 1)² = N² + 2N + 1 inside a Max against M, which no domain orders: the two Max differ as written and
+    # agree once expanded (a difference holding a Min or Max is tried in the domain first, then expanded)
+    assert prove(Claim(sp.Max((N + 1) ** 2, M), sp.Max(N ** 2 + 2 * N + 1, M)))
+    assert not check(Claim(sp.Max((N + 1) ** 2, M), sp.Max(N ** 2 + 2 * N, M)))
+    # x ≥ 1 only: the domain's rewrite of ⌈log₂x⌉ refuses it (it needs x ≥ 2); the expansion proves it still
+    x = sp.Symbol("x", integer=True, positive=True)
+    assert prove(Claim(sp.Max(log2_ceil(x) * (x + 1), M), sp.Max(log2_ceil(x) * x + log2_ceil(x), M)))
 
 
 def test_induction_proves_exponential_beats_linear():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 import sympy as sp
 
-from symcomm.core.rewrite import free_symbols
+from symcomm.core.rewrite import at, free_symbols
 
 
 def test_free_symbols_of_a_shared_tree_are_sympys():
@@ -26,3 +27,20 @@ def test_a_bound_variable_is_not_free():
     assert free_symbols(sp.Integral(x * y, (x, 0, 1)) + 1) == {y}
     assert free_symbols(sp.Lambda(x, x + y)) == {y}
     assert free_symbols(sp.Integer(3)) == frozenset()
+
+
+def test_at_is_subs_with_numbers_and_refuses_anything_else():
+    # gloo's segment min(⌈M/(2N)⌉, K) and the segments per rank ⌈max(⌈M/segment⌉, 2N)/N⌉ (gloo/reduce.cc), by hand
+    # at M = 1000, N = 4, K = 50: segment min(125, 50) = 50, ⌈max(20, 8)/4⌉ = 5, and 5·50 = 250
+    n, m, k = sp.symbols("N M K", integer=True, positive=True)
+    segment = sp.Min(sp.ceiling(m / (2 * n)), k)
+    per_rank = sp.ceiling(sp.Max(sp.ceiling(m / segment), 2 * n) / n)
+    values = {n: 4, m: 1000, k: 50}
+    assert at(per_rank * segment, values) == 250 == (per_rank * segment).subs(values)
+    # part of the symbols: what is left is SymPy's own subs result, tree for tree
+    partial = {n: 4, k: 50}
+    assert sp.srepr(at(per_rank * segment, partial)) == sp.srepr((per_rank * segment).subs(partial))
+    with pytest.raises(TypeError):
+        at(segment, {n: k})              # a symbol for a symbol: sequential and simultaneous may differ
+    with pytest.raises(TypeError):
+        at(segment, {m / n: 3})          # not a symbol

@@ -11,6 +11,7 @@ import sympy as sp
 from hypothesis import given, settings, strategies as st
 
 from symcomm.core import symbols as S
+from symcomm.core.cost import Cost
 from symcomm.training.strategies import STRATEGIES, strategy
 from symcomm.training.terms import Term, forward
 
@@ -441,3 +442,15 @@ def test_gradient_reductions_in_their_own_element_type():
     assert all(term.dtype == "" for term in hybrid.terms(zero=2, framework="deepspeed"))
     # an fp32 run: 4 bytes everywhere, nothing widened
     assert exact(cost_in_bytes_of(dp_terms, 4).send, LAYOUT) * 4 == 2 * Fraction(7, 8) * shard * 4
+
+
+def test_by_axis_is_summed_once_per_option_set_and_handed_out_fresh():
+    # the sums are kept per option set (chapters ask for the same layout again); a caller's dict is its own
+    hybrid = STRATEGIES["hybrid"]
+    first = hybrid.by_axis(zero=1)
+    first.pop("tp")
+    again = hybrid.by_axis(zero="1")              # the same settings typed as text: the same kept sums
+    assert "tp" in again and again["dp"] is first["dp"]
+    # each axis is the sum of its terms' costs, in term order (Cost.sum of the term costs, by definition)
+    terms = hybrid.terms(zero=1)
+    assert again["tp"] == Cost.sum(term.cost for term in terms if term.axis == "tp")

@@ -1,0 +1,33 @@
+"""The catalog's closed forms as SymPy holds them (symcomm.collectives.algorithms)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symcomm.collectives.algorithms import ALGORITHMS
+
+
+def _parts(cost):
+    parts = [cost.others.send, cost.others.recv, cost.total] + [coef for _, coef in cost.coefficients]
+    if cost.root is not None:
+        parts += [cost.root.send, cost.root.recv]
+    return parts
+
+
+def test_every_min_and_max_of_the_catalog_is_its_own_evaluation():
+    # some are built without SymPy's evaluation (algorithms._kept: it compares every pair of arguments again, to
+    # change nothing); each must be exactly what SymPy's evaluation makes of its arguments, tree for tree, so that
+    # every formula, claim and page is the one an evaluated construction gives
+    seen = {}
+    for alg in ALGORITHMS.values():
+        if alg.closed_form is None:
+            continue
+        for part in _parts(alg.closed_form):
+            for node in sp.preorder_traversal(sp.sympify(part)):
+                if isinstance(node, (sp.Min, sp.Max)):
+                    seen.setdefault(node, alg.key)
+    # gloo's segmented ring reduce alone has its segment's Min, the per-rank Max and the chunks' Min and Max
+    assert sum(key == ("reduce", "ring_segmented") for key in seen.values()) >= 5
+    for node, key in seen.items():
+        evaluated = node.func(*node.args)
+        assert sp.srepr(evaluated) == sp.srepr(node), f"{key}: {node} evaluates to {evaluated}"

@@ -89,8 +89,9 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     else:
         # Ulysses moves Q (as wide as K) and O (as wide as V) too
         width = (a * (S.d_nope + S.d_rope) + a * S.d_v) / 2 if mla else h
-        terms += ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
-                               spans(t * c, G), m, recompute=recompute)
+        # pairwise all-to-alls: k − 1 of a rank's c − 1 peers share its node (base.crossing.PEERS), as the ring's
+        terms += spread_over_nics(ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
+                                                spans(t * c, G), m, recompute=recompute), t, d * p)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
     # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group);

@@ -246,9 +246,12 @@ CLAIMS += [
           source=NARAYANAN + ", §4.1"),
     Claim(at(_llama2["pp"].coefficient(beta), LLAMA2), 0,
           name="Llama-2-70B-like: pipeline boundaries cross nodes", source=LLAMA2_SOURCE),
-    Claim(at(at(_dsv3["ep"].time, DSV3), DSV3_HARDWARE), DSV3_EP * sp.Rational(2, 50 * 10**9),
-          name="DeepSeek-V3-like: EP (t·e = 64 > G = 8) runs at the inter-node β: time = volume × β_inter",
-          source=DSV3_SOURCE),
+    # the 64 consecutive ranks of an EP group fill 8 nodes of 8: a rank's pairwise all-to-all sends 7 of its 63
+    # blocks over NVLink and 56 across (base.crossing.PEERS; uniform routing, not V3's node-limited one)
+    Claim(at(at(_dsv3["ep"].time, DSV3), DSV3_HARDWARE),
+          DSV3_EP * (sp.Rational(7, 63) * sp.Rational(2, 400 * 10**9) + sp.Rational(56, 63) * sp.Rational(2, 50 * 10**9)),
+          name="DeepSeek-V3-like: EP (t·e = 64 > G = 8, 8 of the group on each node) sends 56/63 of its volume at "
+               "the inter-node β and 7/63 at NVLink's", source=DSV3_SOURCE),
 ]
 
 CHAPTER = Chapter(

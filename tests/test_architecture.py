@@ -166,7 +166,7 @@ def test_nothing_imports_the_command_layer():
 #: modules that must start without SymPy: the ground floor (anything may import it), and `symcomm plan`
 #: (the planner and the interpreter of its kernels run the shipped kernels with numpy alone; the run setting
 #: and the frameworks' rows, which the planner reads)
-SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.bits", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.memo",
+SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.bits", "symcomm.base.crossing", "symcomm.base.notes", "symcomm.base.units", "symcomm.base.memo",
               "symcomm.base.inputs", "symcomm.base.files", "symcomm.commands.runner", "symcomm.numbers", "symcomm.numbers.kernels",
               "symcomm.planner", "symcomm.planner.request", "symcomm.planner.layouts", "symcomm.planner.kernels",
               "symcomm.planner.search", "symcomm.planner.fold", "symcomm.planner.report",

@@ -18,6 +18,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..base.crossing import CROSSING, RING
 from ..core import rules
 from ..core import symbols as S
 from ..core.cost import Cost
@@ -482,6 +483,7 @@ DEFAULT_ALGORITHM = {
 #: (NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet at commit 5067397; a ring channel is "NET n ->
 #: GPU a -> .. -> GPU x -> NET n", the GPUs beside the NIC entering and leaving the node).  With k ranks of
 #: the group on a node each is the node's exit for 1/k of the crossings (``Cost.across_nodes``).  The
-#: other flat forms (trees, recursive doubling, a point-to-point send, pairwise all-to-all) keep one
-#: rank's NIC for all they send across nodes.
-SPREADS_OVER_NICS = frozenset({("all_reduce", "ring"), ("all_gather", "ring"), ("reduce_scatter", "ring")})
+#: pairwise all-to-all has a rule of its own (k − 1 of its N − 1 peers on its node: ``base.crossing.PEERS``);
+#: the other flat forms (trees, recursive doubling, a point-to-point send, Bruck) keep one rank's NIC for all
+#: they send across nodes.  The rules' one table: ``base.crossing.CROSSING``.
+SPREADS_OVER_NICS = frozenset(pair for pair, rule in CROSSING.items() if rule == RING)

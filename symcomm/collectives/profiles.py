@@ -42,7 +42,8 @@ from typing import Callable
 import sympy as sp
 
 from ..core import symbols as S
-from .algorithms import ALONE, ALONE_NAME, CHAN, GLOO, GRAHAM, SPREADS_OVER_NICS, THAKUR, Algorithm, algorithm
+from ..base.crossing import ONE_NIC, crossing_of
+from .algorithms import ALONE, ALONE_NAME, CHAN, GLOO, GRAHAM, THAKUR, Algorithm, algorithm
 from ..core.cost import Cost
 from ..base.units import bytes_per_element
 
@@ -514,9 +515,11 @@ def strategy_terms(strategy, backend: str | Profile, values: dict | None = None,
         item = bytes_per_element(term.dtype) if term.dtype else itemsize
         rule = prof.rule(term.primitive, n, None if size is None else size * item)
         impl = rule.implementation
-        # what the backend runs keeps the ring's spread over the NICs only if it is such a ring itself; any
-        # other algorithm crosses through one rank's NIC (k = 1: the one-NIC pricing, an upper bound)
-        spread = term.ranks_per_node if (impl.primitive, impl.name) in SPREADS_OVER_NICS else 1
+        # what the backend runs keeps the term's crossing split (a ring's spread over the NICs, a pairwise
+        # all-to-all's peers on its node) only if it crosses by the same rule (base.crossing); any other
+        # algorithm crosses through one rank's NIC (k = 1: the one-NIC pricing, an upper bound)
+        rule = crossing_of(impl.primitive, impl.name)
+        spread = term.ranks_per_node if rule != ONE_NIC and rule == crossing_of(term.primitive, term.algorithm) else 1
         out.append(replace(term, primitive=impl.primitive, algorithm=impl.name, ranks_per_node=spread))
     return tuple(out)
 

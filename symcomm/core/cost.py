@@ -20,6 +20,7 @@ from typing import Mapping
 
 import sympy as sp
 
+from ..base import crossing
 from . import symbols as S
 from .rewrite import rebuilt
 
@@ -179,24 +180,33 @@ class Cost:
                     _frozen({sym: _subs(coef, mapping, memo) for sym, coef in self.coefficients}),
                     None if self.root is None else self.root.subs(mapping, memo))
 
-    def across_nodes(self, ranks_per_node=1) -> "Cost":
-        """The same operation on a group spanning nodes: α → α_inter (a step waits for its slowest hop,
-        the one crossing the network), and of the β coefficient b a share b/k → β_inter, (k − 1)·b/k
-        staying on β, with k = ``ranks_per_node`` ranks of the group on each node that each exit the
-        node through their own NIC for 1/k of the crossings (a multi-channel ring: the channels'
-        crossings rotate over the node's NICs, NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet).
-        k = 1 (one rank of the group per node) is the whole β on β_inter.  α-β, one-port ranks: a
+    def across_nodes(self, ranks_per_node=1, rule=crossing.RING, group=None) -> "Cost":
+        """The same operation on a group of ``group`` ranks spanning nodes, ``ranks_per_node`` (k) of them on
+        each node, its α and β coefficients split between the node's links and the network by the
+        algorithm's crossing ``rule`` (``base.crossing.inter_shares``, the one rule ``presets.link_values``
+        reads too).  A ring (the default): α → α_inter (a step waits for its slowest hop, the one crossing the
+        network), b/k of β → β_inter and (k − 1)·b/k staying on β (a multi-channel ring's crossings rotate
+        over the node's NICs, NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet).  A pairwise all-to-all
+        (``PEERS``): (N − k)/(N − 1) of both α and β cross, the rest stays (k − 1 of its N − 1 peers share its
+        node).  k = 1 is the whole of α, β on α_inter, β_inter for every rule.  α-β, one-port ranks: a
         rank's intra-node and network sends add up."""
         k = sp.sympify(ranks_per_node, strict=True)
+        n = None if group is None else sp.sympify(group, strict=True)
+        if rule == crossing.PEERS and n is None:
+            raise ValueError("a pairwise all-to-all's crossing share needs its group size")
+        alpha_split, beta_split = crossing.inter_shares(rule, n, k)
         coeffs: dict = {}
 
         def add(sym, value):
             coeffs[sym] = coeffs.get(sym, 0) + value
 
         for sym, coef in self.coefficients:
-            if sym == S.beta and k != 1:
-                add(S.beta_inter, coef / k)
-                add(S.beta, coef * (k - 1) / k)
+            if sym in (S.alpha, S.beta):
+                across, stays = alpha_split if sym == S.alpha else beta_split
+                if across != 0:
+                    add(S.INTER_NODE[sym], coef * across)
+                if stays != 0:
+                    add(sym, coef * stays)
             else:
                 add(S.INTER_NODE.get(sym, sym), coef)
         return Cost(self.others, self.total, _frozen(coeffs), self.root)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..collectives.algorithms import DEFAULT_ALGORITHM, SPREADS_OVER_NICS, algorithms_of
+from ..base.crossing import crossing_of
+from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
 from ..base.errors import InputError
 from . import nccl_prediction
 from .calibrate import Fit, held_gamma
@@ -177,7 +178,7 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")
     two_level = any(str(sym) in ("alpha_inter", "beta_inter")
                     for sym, _ in catalog_algorithm(coll.primitive, name).cost.coefficients)
-    values, why = link_values(hardware, ranks, two_level, g, spread=(coll.primitive, name) in SPREADS_OVER_NICS)
+    values, why = link_values(hardware, ranks, two_level, g, crossing=crossing_of(coll.primitive, name))
     notes.append(f"no calibration of {coll.name}{' at this level' if named else ''} in --hardware {hardware.name}: "
                  f"the catalog's {name} formula at its links")
     if two_level and spans:

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, inter_shares
 from ..base.errors import InputError
 from ..base import memo, notes
 from .models import _load, model, model_from_config
@@ -536,9 +537,9 @@ def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
                 flat.latency_source)
 
 
-#: the ring collectives whose crossings spread over a node's NICs (collectives.algorithms.SPREADS_OVER_NICS,
-#: which this wing, on the same floor, may not import; tests/presets checks the two are equal)
-_RINGS = frozenset({("all_reduce", "ring"), ("all_gather", "ring"), ("reduce_scatter", "ring")})
+#: the ring collectives whose crossings spread over a node's NICs (collectives.algorithms.SPREADS_OVER_NICS:
+#: both read base.crossing's one table; tests/presets checks the two are equal)
+_RINGS = frozenset(pair for pair, rule in CROSSING.items() if rule == RING)
 
 
 def describe_hardware(system: Hardware) -> dict:
@@ -584,7 +585,8 @@ def spread_beta(beta: float, beta_inter: float, k: int) -> float:
 
 
 def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
-                bytes_per_element: int = 1, spread: bool = False) -> tuple[dict[str, float | int], str]:
+                bytes_per_element: int = 1, spread: bool = False,
+                crossing: str | None = None) -> tuple[dict[str, float | int], str]:
     """The time constants a group of ``ranks`` ranks uses on ``system``, its nodes holding
     ``gpus_per_node`` GPUs (default: the system's), and a note saying why ("" when there is nothing
     to say).
@@ -594,7 +596,11 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     the intra-node one; once the group spans nodes it is as fast as its slowest link, the
     network: its α is α_inter, and its β the inter-node value, or for a ring collective (``spread``:
     ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs) the
-    split :func:`spread_beta` at k = :func:`nic_sharers` ranks per node.
+    split :func:`spread_beta` at k = :func:`nic_sharers` ranks per node.  ``crossing`` names the algorithm's
+    rule (``base.crossing``: RING is ``spread``; PEERS, a pairwise all-to-all, sends to k − 1 peers on its
+    node and N − k across, one-port, so its per-step α and β are the mix (k − 1)/(N − 1) of the intra-node
+    value + (N − k)/(N − 1) of the inter-node one, ``base.crossing.inter_shares``, the same shares the
+    strategies' terms split by); None: RING if ``spread`` else ONE_NIC.
 
     The inter-node link has two meanings, equal for a physical link (a preset) but not for a
     fitted one: the per-step α, β of a flat algorithm spanning nodes (``inter``: a flat ring of N
@@ -616,7 +622,17 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
         return values, ""
     if ranks is None or not spans_nodes(ranks, g):
         return values, ""
-    if spread:
+    rule = crossing or (RING if spread else ONE_NIC)
+    if rule == PEERS:
+        k = nic_sharers(ranks, g)
+        (a_across, a_stays), (b_across, b_stays) = inter_shares(PEERS, ranks, k)
+        values["alpha"] = a_stays * values["alpha"] + a_across * values["alpha_inter"]
+        values["beta"] = b_stays * values["beta"] + b_across * values["beta_inter"]
+        return values, (f"N={ranks} spans nodes of {g} GPUs: a pairwise all-to-all sends to {k - 1} of its "
+                        f"{ranks - 1} peers on its node and {ranks - k} across (k={k}, the fewest ranks any node "
+                        f"holds): alpha = {k - 1}/{ranks - 1} of the intra-node alpha + {ranks - k}/{ranks - 1} of "
+                        f"alpha_inter, beta likewise per element sent")
+    if rule == RING:
         k = nic_sharers(ranks, g)
         values["alpha"], values["beta"] = values["alpha_inter"], spread_beta(values["beta"], values["beta_inter"], k)
         return values, (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
@@ -681,7 +697,8 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             group = texts.get("N", filled.get("N"))
             ranks = parse_whole("N", str(group)) if group is not None else None
             g = parse_whole("G (gpus_per_node)", str(gpus_per_node)) if gpus_per_node else None
-            preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False))
+            preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False),
+                                      crossing=getattr(target, "crossing", None))
             if why:
                 notes.add(why, restates_default=True)
             for key, value in preset.items():

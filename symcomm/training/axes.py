@@ -16,7 +16,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..base.errors import InputError
 from .frameworks import check_stage, framework
-from ..collectives.algorithms import SPREADS_OVER_NICS
+from ..base.crossing import ONE_NIC, crossing_of
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -60,11 +60,12 @@ def ranks_per_node(group, inner, blocks):
 
 
 def spread_over_nics(terms, inner, blocks) -> tuple[Term, ...]:
-    """``terms`` with :attr:`Term.ranks_per_node` set for each ring collective that may cross nodes (its
-    group ``inner`` ranks apart, ``blocks`` such spans one after another): the node's crossings spread over
-    its k ranks' NICs (:func:`ranks_per_node`); the others as given."""
+    """``terms`` with :attr:`Term.ranks_per_node` set for each ring collective and pairwise all-to-all that may
+    cross nodes (its group ``inner`` ranks apart, ``blocks`` such spans one after another): a ring's crossings
+    spread over its k ranks' NICs, k − 1 of a pairwise all-to-all's peers share its node
+    (:func:`ranks_per_node`, ``base.crossing``); the others as given (one NIC, an upper bound)."""
     return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner, blocks))
-                 if term.across_nodes is not False and (term.primitive, term.algorithm) in SPREADS_OVER_NICS
+                 if term.across_nodes is not False and crossing_of(term.primitive, term.algorithm) != ONE_NIC
                  else term for term in terms)
 
 

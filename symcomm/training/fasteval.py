@@ -24,6 +24,7 @@ import math
 from fractions import Fraction
 
 from ..base import notes
+from ..base.crossing import crossing_of
 from ..base.inputs import parse_fraction
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
@@ -256,3 +257,5 @@ class _Preset:
         self.two_level = "alpha_inter" in entry["coefficients"] or "beta_inter" in entry["coefficients"]
         # whether its crossings spread over a node's NICs (Subject.spreads_over_nics, once the catalog has it)
         self.spreads_over_nics = entry.get("spreads_over_nics", False)
+        # its crossing rule (Subject.crossing: base.crossing's one table, read by presets.link_values)
+        self.crossing = crossing_of(entry["label"].split(" / ")[0], entry["algorithm"])

@@ -89,8 +89,9 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     else:
         # Ulysses moves Q (as wide as K) and O (as wide as V) too
         width = (a * (S.d_nope + S.d_rope) + a * S.d_v) / 2 if mla else h
-        terms += ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
-                               spans(t * c, G), m, recompute=recompute)
+        # pairwise all-to-alls: k − 1 of a rank's c − 1 peers share its node (base.crossing.PEERS), as the ring's
+        terms += spread_over_nics(ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
+                                                spans(t * c, G), m, recompute=recompute), t, d * p)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
     # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group);
@@ -99,8 +100,12 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     whole_experts = run.expert_tp == "1"
     if moe:
         tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
-        terms += ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
-                          across=spans(e if whole_experts else t * e, G), micro=m, recompute=recompute)
+        # spanning nodes, k − 1 of a rank's e − 1 peers share its node (base.crossing.PEERS), its k the fewest
+        # ranks of the EP group a node holds, the group's ranks 1 apart (expert_tp=1) or t apart
+        ep_inner = 1 if whole_experts else t
+        terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
+                                           across=spans(e * ep_inner, G), micro=m, recompute=recompute),
+                                  ep_inner, n_gpus / (e * ep_inner))
         if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * h
             terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t,

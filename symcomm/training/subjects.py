@@ -22,7 +22,8 @@ from typing import Callable, Iterator, Mapping
 import sympy as sp
 
 from ..core import symbols as S
-from ..collectives.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, SPREADS_OVER_NICS, Algorithm, algorithm
+from ..base.crossing import ONE_NIC, RING, crossing_of
+from ..collectives.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm
 from ..core.cost import Cost
 from ..base import memo
 from ..base.errors import InputError
@@ -123,12 +124,20 @@ class Subject:
         return self.base_cost if self.base_cost is not None else Cost.sum(term.cost for term in self.terms)
 
     @cached_property
+    def crossing(self) -> str:
+        """How the subject's cost splits between a node's links and the network once its group spans nodes
+        (``base.crossing``, read by ``presets.link_values``): its algorithm's rule, or for a strategy the rule
+        all its collectives share; collectives of mixed rules take ONE_NIC, the upper bound."""
+        if self.kind == "primitive":
+            return crossing_of(self.name, self.algorithm)
+        rules_of = {crossing_of(term.primitive, term.algorithm) for term in self.terms}
+        return rules_of.pop() if len(rules_of) == 1 else ONE_NIC
+
+    @cached_property
     def spreads_over_nics(self) -> bool:
         """True when every collective of the subject is a ring (``SPREADS_OVER_NICS``): spanning nodes, its
         crossings spread over the NICs of a node's ranks (``presets.link_values``)."""
-        if self.kind == "primitive":
-            return (self.name, self.algorithm) in SPREADS_OVER_NICS
-        return bool(self.terms) and all((term.primitive, term.algorithm) in SPREADS_OVER_NICS for term in self.terms)
+        return self.crossing == RING
 
     def cost_in(self, run_bytes) -> Cost:
         """The cost counted in elements of ``run_bytes`` bytes (the run's --dtype, or a symbol for it):

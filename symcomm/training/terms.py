@@ -13,7 +13,8 @@ import sympy as sp
 
 from ..core import symbols as S
 from ..core import rules
-from ..collectives.algorithms import SPREADS_OVER_NICS, algorithm
+from ..base.crossing import ONE_NIC, RING, crossing_of
+from ..collectives.algorithms import algorithm
 from ..core.cost import Cost
 from ..core.rules import Rule
 
@@ -38,8 +39,9 @@ class Term:
     is True, False, or a relation such as ``t*c > G`` deciding the level once values are
     known: α lands on α_inter where it holds, and β on β_inter for 1/``ranks_per_node`` of it, the rest
     staying on β (:meth:`Cost.across_nodes`).  ``ranks_per_node`` (k) is how many of the group's ranks
-    one node holds, each the node's exit for 1/k of a ring's crossings: 1 (the default) puts all of β on
-    β_inter; only a ring-family term (``SPREADS_OVER_NICS``) may have another.  ``what`` names the collective in
+    one node holds, each the node's exit for 1/k of a ring's crossings, or k − 1 of a pairwise all-to-all's
+    N − 1 peers on its node (``base.crossing``): 1 (the default) puts all of α, β on α_inter, β_inter; only
+    a ring or a pairwise all-to-all term may have another.  ``what`` names the collective in
     words and ``phase`` the pass it runs in (one of :data:`PASSES`, or "" for none); the
     :attr:`label` printed everywhere is "what (phase)".
     """
@@ -70,9 +72,9 @@ class Term:
     def __post_init__(self):
         if self.phase and self.phase not in PASSES:
             raise ValueError(f"unknown pass {self.phase!r} for a term; choose one of: {', '.join(PASSES)}")
-        if self.ranks_per_node != 1 and (self.primitive, self.algorithm) not in SPREADS_OVER_NICS:
-            raise ValueError(f"ranks_per_node is for ring collectives only; {self.algorithm} {self.primitive} "
-                             "sends its crossings through one rank's NIC")
+        if self.ranks_per_node != 1 and crossing_of(self.primitive, self.algorithm) == ONE_NIC:
+            raise ValueError(f"ranks_per_node is for ring collectives and the pairwise all-to-all only; "
+                             f"{self.algorithm} {self.primitive} is priced with its crossings through one rank's NIC")
 
     @property
     def label(self) -> str:
@@ -91,7 +93,8 @@ def _term_cost(term: Term) -> Cost:
     part = base.subs({N: sp.sympify(term.group, strict=True), S.M: sp.sympify(term.message, strict=True)}).times(term.count)
     total = part.total * sp.sympify(term.groups, strict=True)
     part = replace(part.times(term.busiest), total=total)
-    return _on_level(part, term.across_nodes, term.ranks_per_node)
+    return _on_level(part, term.across_nodes, term.ranks_per_node, crossing_of(term.primitive, term.algorithm),
+                     term.group)
 
 
 def cost_in_bytes_of(terms, run_bytes) -> Cost:
@@ -108,15 +111,16 @@ def cost_in_bytes_of(terms, run_bytes) -> Cost:
     return Cost.sum(one(term) for term in terms)
 
 
-def _on_level(cost: Cost, across, ranks_per_node=1) -> Cost:
-    """The cost on the level ``across`` decides (:attr:`Term.across_nodes`): across nodes α → α_inter and β
-    split by ``ranks_per_node`` (:meth:`Cost.across_nodes`), both levels in a Piecewise for a relation."""
+def _on_level(cost: Cost, across, ranks_per_node=1, rule=RING, group=None) -> Cost:
+    """The cost on the level ``across`` decides (:attr:`Term.across_nodes`): across nodes α, β split between
+    the levels by the algorithm's crossing ``rule`` at ``ranks_per_node`` of its ``group`` on a node
+    (:meth:`Cost.across_nodes`), both levels in a Piecewise for a relation."""
     if across is True or across is sp.true:
-        return cost.across_nodes(ranks_per_node)
+        return cost.across_nodes(ranks_per_node, rule, group)
     if across is False or across is sp.false:
         return cost
     # a relation: keep both levels and let the values decide
-    inter = cost.across_nodes(ranks_per_node)
+    inter = cost.across_nodes(ranks_per_node, rule, group)
     coeffs = []
     for sym in _TIME:
         both = sp.Piecewise((inter.coefficient(sym), across), (cost.coefficient(sym), True))

@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..base.crossing import PEERS
 from ..core import symbols as S
 from ..templates import FOLDER as TEMPLATE_FOLDER
 
@@ -272,6 +273,8 @@ def _subject_entry(sub, formulas) -> dict:
         "two_level": any(sym in (S.alpha_inter, S.beta_inter) for sym, _ in sub.cost.coefficients),
         # a flat ring spanning nodes spreads its crossings over the NICs of its ranks on a node (presets.link_values)
         "spreads": bool(sub.spreads_over_nics),
+        # a pairwise all-to-all spanning nodes sends to k − 1 peers on its node, N − k across (base.crossing.PEERS)
+        "peers": sub.crossing == PEERS,
         "quantities": [f.quantity for f in formulas],
     }
 

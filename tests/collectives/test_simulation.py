@@ -289,3 +289,53 @@ def test_a_multi_channel_flat_ring_crosses_nodes_at_every_rank_for_1_over_k(node
     # one channel: the one-NIC pricing, all of the exit rank's elements across nodes
     one = run_channels(inputs, k, channels=1)
     assert max(one.sent_inter) == flat and sorted(one.sent_inter)[-nodes - 1] == 0
+
+
+@pytest.mark.parametrize("n, g, fewest", [(16, 8, 8), (12, 8, 4), (32, 8, 8)])
+def test_a_pairwise_all_to_all_across_nodes_sends_n_minus_k_of_its_n_minus_1_blocks_across(n, g, fewest):
+    # Hand count: in a pairwise all-to-all of M per rank over n ranks, a rank sends one block of M/n to each of
+    # its n − 1 peers, one peer per step.  With nodes of g consecutive ranks, a rank on a node holding k of the
+    # group has k − 1 peers beside it and n − k across: n = 16, g = 8 gives k = 8 on both nodes, 8 of its 15
+    # blocks (8/15 of what it sends) and 8 of its 15 steps across; n = 12 gives the second node k = 4, its
+    # ranks sending 8 of 11 blocks across (the first node's: 4 of 11); n = 32, k = 8: 24 of 31.
+    from symcomm.base.crossing import PEERS
+    from symcomm.collectives.network import Network
+
+    m = n * 6
+    rng = np.random.default_rng(n)
+    inputs = [rng.integers(0, 100, m).astype(float) for _ in range(n)]
+    # the rounds mix levels (a rank's peer this step may be beside it or across): counted per rank and level
+    net = Network(n, g, mixed_levels=True)
+    out = EXECUTIONS[("all_to_all", "pairwise")](net, dict(enumerate(inputs)))
+    result = net.finish([out[r] for r in range(n)])
+    assert all(np.array_equal(a, b) for a, b in zip(result.outputs, expected("all_to_all", inputs)))
+    block = m // n
+    assert result.sent == tuple([(n - 1) * block] * n)
+    steps_across = [result.sent_inter[r] // block for r in range(n)]
+    assert steps_across == [n - min(g, n - node * g) for node in range(-(-n // g)) for _ in range(min(g, n - node * g))]
+    if (n, g) == (16, 8):
+        assert steps_across == [8] * 16 and result.sent_inter[0] * 15 == result.sent[0] * 8     # 8/15 crosses
+    # where the execution meets the formula: the busiest rank (on the node with the fewest, k) against the
+    # catalog's pairwise all-to-all moved across nodes by the PEERS rule (Cost.across_nodes)
+    busiest = max(range(n), key=lambda r: result.sent_inter[r])
+    cost = ALGORITHMS[("all_to_all", "pairwise")].cost.subs({S.N: n, S.M: m}).across_nodes(fewest, PEERS, n)
+    assert cost.coefficient(S.beta_inter) == result.sent_inter[busiest]
+    assert cost.coefficient(S.beta) == result.sent[busiest] - result.sent_inter[busiest]
+    assert cost.coefficient(S.alpha_inter) == steps_across[busiest] and cost.coefficient(S.alpha) == n - 1 - steps_across[busiest]
+
+
+def test_a_bruck_all_to_all_across_nodes_crosses_in_every_round_at_a_nodes_last_rank():
+    # Why Bruck keeps the one-NIC pricing (base.crossing.ONE_NIC, k = 1): in round j a rank sends to the rank
+    # 2^j ahead, and a node's last rank has its next 2^j ≥ 1 ranks on the next node, so every one of its rounds
+    # crosses: all it sends goes across, as the k = 1 split counts (hand count, 16 ranks on nodes of 8).
+    from symcomm.collectives.network import Network
+
+    n, g, m = 16, 8, 16 * 4
+    rng = np.random.default_rng(7)
+    inputs = [rng.integers(0, 100, m).astype(float) for _ in range(n)]
+    net = Network(n, g, mixed_levels=True)
+    out = EXECUTIONS[("all_to_all", "bruck")](net, dict(enumerate(inputs)))
+    result = net.finish([out[r] for r in range(n)])
+    assert all(np.array_equal(a, b) for a, b in zip(result.outputs, expected("all_to_all", inputs)))
+    assert result.sent_inter[g - 1] == result.sent[g - 1] > 0
+    assert result.sent_inter[0] < result.sent[0]          # the first rank's short hops stay on its node

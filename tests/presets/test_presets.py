@@ -172,7 +172,6 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
     # spreads the ring's crossings over the 8 NICs of a node (k = 8 ranks per node): of the elements a rank
     # sends 1/8 cross at its NIC (β_inter) and 7/8 stay on NVLink (β), a note says so
     import json as _json
-    from symcomm.commands.main import main
     from symcomm.presets import hardware, model
 
     assert main(["eval", "dp", "N=64", "--model", "llama3-8b", "--hardware", "h100", "--json", "--verbose"]) == 0
@@ -196,13 +195,38 @@ def test_only_a_ring_spreads_its_crossings_and_the_fewest_ranks_on_a_node_set_k(
     ring, why = link_values(h100, 12, False, spread=True)
     assert ring["alpha"] == 9.6e-6 and ring["beta"] == pytest.approx(3 / 4 / 450e9 + 1 / 4 / 50e9, rel=1e-12)
     assert "4 ranks on a node" in why
-    # a pairwise all-to-all or a pipeline send is not a ring: each rank's crossings leave through its own NIC
-    # at the full inter-node β (50 GB/s), as before
+    # an algorithm of neither rule (a pipeline send, a tree) keeps each rank's crossings on its own NIC at the
+    # full inter-node β (50 GB/s), as before
     other, why = link_values(h100, 12, False)
     assert other["beta"] == 1 / 50e9 and "not a ring" in why
     # inside a node nothing changes: NVLink's α, β
     inside, why = link_values(h100, 8, False, spread=True)
     assert (inside["alpha"], inside["beta"], why) == (3.4e-6, 1 / 450e9, "")
+
+
+def test_a_pairwise_all_to_all_spanning_nodes_mixes_the_levels_by_its_peers_on_the_node(capsys):
+    # by hand on the H100 preset (NVLink 450 GB/s, 3.4 µs; IB NDR 50 GB/s per GPU, 9.6 µs): a pairwise
+    # all-to-all of 16 ranks on nodes of 8 sends to 7 of its 15 peers over NVLink and to 8 across (one-port: the
+    # two add), so per step α = 7/15·3.4 µs + 8/15·9.6 µs and β = 7/15/450e9 + 8/15/50e9 s/byte; 12 ranks: the
+    # node of 4 is the busiest, 3 of 11 peers beside it and 8 across
+    from symcomm.presets import hardware, link_values
+
+    h100 = hardware("h100")
+    got, why = link_values(h100, 16, False, crossing="peers")
+    assert got["alpha"] == pytest.approx(7 / 15 * 3.4e-6 + 8 / 15 * 9.6e-6, rel=1e-12)
+    assert got["beta"] == pytest.approx(7 / 15 / 450e9 + 8 / 15 / 50e9, rel=1e-12)
+    assert "7 of its 15 peers on its node and 8 across" in why
+    twelve, _ = link_values(h100, 12, False, crossing="peers")
+    assert twelve["beta"] == pytest.approx(3 / 11 / 450e9 + 8 / 11 / 50e9, rel=1e-12)
+    # eval of the primitive (its SymPy-free path) prices it so: 1 GiB of bf16 per rank, M = 2^29 elements,
+    # 15 blocks of 2^25 elements = 15·2^26 bytes sent: T = 15·α + 15·2^26·β with the mixed α, β above
+    # (before the split: every byte at 50 GB/s, 15·9.6 µs + 15·2^26/50e9 = 20.28 ms)
+
+    assert main(["eval", "all_to_all", "--algorithm", "pairwise", "N=16", "M=1GiB", "--hardware", "h100",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    hand = 15 * (7 / 15 * 3.4e-6 + 8 / 15 * 9.6e-6) + 15 * 2 ** 26 * (7 / 15 / 450e9 + 8 / 15 / 50e9)
+    assert out["time"] == pytest.approx(hand, rel=1e-9) and out["time"] == pytest.approx(11.88e-3, rel=1e-3)
 
 
 def _shapes():

@@ -191,9 +191,42 @@ def test_a_ring_term_across_nodes_splits_its_elements_over_the_nics_of_its_ranks
     # inside a node k changes nothing: 2·3/4·1024 = 1536 on β
     inside = {S.t: 4, S.G: 8, S.M: 1024}
     assert term.cost.coefficient(S.beta).subs(inside) == 1536 and term.cost.coefficient(S.beta_inter).subs(inside) == 0
-    # a point-to-point send or an all-to-all has no channels to spread: refused
-    with pytest.raises(ValueError, match="ring collectives only"):
-        Term("all_to_all", "pairwise", S.t, S.M, 1, "x", across_nodes=True, ranks_per_node=4)
+    # a point-to-point send or a Bruck all-to-all has no channels to spread and no peers to count: refused
+    with pytest.raises(ValueError, match="ring collectives and the pairwise all-to-all only"):
+        Term("all_to_all", "bruck", S.t, S.M, 1, "x", across_nodes=True, ranks_per_node=4)
+    with pytest.raises(ValueError, match="ring collectives and the pairwise all-to-all only"):
+        Term("send_recv", "direct", 2, S.M, 1, "x", across_nodes=True, ranks_per_node=4)
+
+
+def test_a_pairwise_all_to_all_term_across_nodes_prices_its_peers_on_the_node_at_the_node_links():
+    # hand count: a pairwise all-to-all of M = 1600 per rank over e = 16 ranks, k = 8 of them on each node of 8:
+    # a rank sends 15 blocks of 1600/16 = 100, 7 to peers on its node (α, β: 7 messages, 700 elements) and 8
+    # across (α_inter, β_inter: 8 messages, 800 elements), one-port, so they add; k = 1: all 15 and 1500 across
+    term = Term("all_to_all", "pairwise", S.e, S.M, 1, "x", across_nodes=S.e > S.G, ranks_per_node=S.G)
+    across = {S.e: 16, S.G: 8, S.M: 1600}
+    got = {sym: term.cost.coefficient(sym).subs(across) for sym in (S.alpha, S.beta, S.alpha_inter, S.beta_inter)}
+    assert got == {S.alpha: 7, S.beta: 700, S.alpha_inter: 8, S.beta_inter: 800}
+    one = Term("all_to_all", "pairwise", 16, 1600, 1, "x", across_nodes=True)
+    assert (one.cost.coefficient(S.alpha_inter), one.cost.coefficient(S.beta_inter), one.cost.alpha, one.cost.beta) \
+        == (15, 1500, 0, 0)
+    # inside a node (e = 8 ≤ G): 7 messages, 700 elements, all on the node's links
+    inside = {S.e: 8, S.G: 8, S.M: 800}
+    assert (term.cost.coefficient(S.beta).subs(inside), term.cost.coefficient(S.beta_inter).subs(inside)) == (700, 0)
+
+
+def test_the_hybrids_expert_parallel_all_to_alls_carry_the_ranks_an_ep_group_has_on_a_node():
+    # Megatron's expert grid with expert_tp=1 puts an EP group's e ranks consecutively (parallel_state.py): e = 16
+    # on nodes of 8 is 8 + 8, k = 8; with the expert TP group = the TP group (t = 2), the EP group's ranks stand t
+    # apart: its 16 ranks span 32 GPUs, 4 nodes holding 8/2 = 4 of them each
+    from symcomm.training.strategies import STRATEGIES
+
+    def ep_ks(**values):
+        terms = STRATEGIES["hybrid"].terms(moe=1, **({"expert_tp": "1"} if values.pop("whole") else {}))
+        at = {getattr(S, name): value for name, value in values.items()}
+        return {sp.sympify(term.ranks_per_node).subs(at) for term in terms if term.axis == "ep"}
+
+    assert ep_ks(whole=True, t=1, e=16, G=8, c=1, d=16, p=1) == {8}
+    assert ep_ks(whole=False, t=2, e=16, G=8, c=1, d=16, p=1) == {4}
 
 
 @pytest.mark.parametrize("group, inner, blocks, g, want", [

@@ -146,6 +146,18 @@
                `ranks on a node: α = α_inter, β = ${k - 1}/${k} β + 1/${k} β_inter of ${state.hardware}`;
         continue;
       }
+      if (wide && sub.peers && (name === "alpha" || name === "beta")) {
+        // a pairwise all-to-all sends to k − 1 of its N − 1 peers on its node and N − k across, one-port (as eval:
+        // presets.link_values with base.crossing.inter_shares, in the same order of operations)
+        const g = BigInt(hw.G), rest = values.N % g;
+        const k = Number(rest === 0n ? g : rest), n = Number(values.N);
+        out[name] = [String((k - 1) / (n - 1) * hw[name] + (n - k) / (n - 1) * hw[name + "_inter"]),
+                     `hardware ${state.hardware} (${k - 1}/${n - 1} ${name} + ${n - k}/${n - 1} ${name}_inter)`];
+        note = `N=${values.N} spans nodes of ${hw.G} GPUs: a pairwise all-to-all sends to ${k - 1} of its ${n - 1} ` +
+               `peers on its node and ${n - k} across: α, β = ${k - 1}/${n - 1} of the node's + ${n - k}/${n - 1} ` +
+               `of the inter-node values of ${state.hardware}`;
+        continue;
+      }
       if (wide && (name === "alpha" || name === "beta")) {
         key = name + "_inter";
         if (!sub.spreads) note = `N=${values.N} spans nodes of ${hw.G} GPUs: α, β are the inter-node values of ${state.hardware}`;

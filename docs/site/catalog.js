@@ -337,36 +337,36 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
-"w_half_expert": 1822.72
+"eta": 0.89,
+"kappa": 1.75,
+"w_half_expert": 2478.08
 },
 "bf16": {
 "w_half": 295.34328358208955,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
-"w_half_expert": 1822.72
+"eta": 0.89,
+"kappa": 1.75,
+"w_half_expert": 2478.08
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
-"w_half_expert": 1822.72
+"eta": 0.89,
+"kappa": 1.75,
+"w_half_expert": 2478.08
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "eta_attn": 0.545,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
-"w_half_expert": 1822.72
+"eta": 0.89,
+"kappa": 1.75,
+"w_half_expert": 2478.08
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -378,10 +378,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
-"w_half_expert": 1822.72,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -389,10 +389,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
-"w_half_expert": 1822.72,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -400,10 +400,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
-"w_half_expert": 1822.72,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -411,10 +411,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
-"w_half_expert": 1822.72,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -475,28 +475,28 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
+"eta": 0.89,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72
+"w_half_expert": 2478.08
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
+"eta": 0.89,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72
+"w_half_expert": 2478.08
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"kappa": 8.5,
+"eta": 0.89,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72
+"w_half_expert": 2478.08
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -507,44 +507,44 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.825,
-"eta_fp8": 0.657,
-"kappa": 8.5,
+"eta": 0.89,
+"eta_fp8": 0.5765,
+"kappa": 1.75,
 "eta_attn": 0.545,
-"w_half_expert": 1822.72,
+"w_half_expert": 2478.08,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -1396,6 +1396,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1434,6 +1435,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1474,6 +1476,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1515,6 +1518,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1555,6 +1559,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1595,6 +1600,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1635,6 +1641,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1675,6 +1682,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1714,6 +1722,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1753,6 +1762,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1795,6 +1805,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1836,6 +1847,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1876,6 +1888,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1917,6 +1930,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1957,6 +1971,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -1997,6 +2012,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2038,6 +2054,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2080,6 +2097,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2121,6 +2139,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2162,6 +2181,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2201,6 +2221,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2242,6 +2263,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2283,6 +2305,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2322,6 +2345,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2364,6 +2388,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2405,6 +2430,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2443,6 +2469,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2489,6 +2516,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2536,6 +2564,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2584,6 +2613,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2626,6 +2656,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": true,
 "quantities": [
 "send",
 "recv",
@@ -2667,6 +2698,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2705,6 +2737,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2747,6 +2780,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2790,6 +2824,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2828,6 +2863,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2869,6 +2905,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2910,6 +2947,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2951,6 +2989,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -2994,6 +3033,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3037,6 +3077,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3080,6 +3121,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3123,6 +3165,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3166,6 +3209,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3209,6 +3253,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3251,6 +3296,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3298,6 +3344,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3343,6 +3390,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3382,6 +3430,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3424,6 +3473,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3470,6 +3520,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3514,6 +3565,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3557,6 +3609,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3604,6 +3657,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3649,6 +3703,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3694,6 +3749,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3737,6 +3793,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3787,6 +3844,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3837,6 +3895,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3887,6 +3946,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3937,6 +3997,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -3987,6 +4048,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4037,6 +4099,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4087,6 +4150,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4136,6 +4200,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4190,6 +4255,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4242,6 +4308,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4292,6 +4359,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4340,6 +4408,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4390,6 +4459,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4440,6 +4510,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4490,6 +4561,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4540,6 +4612,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4586,6 +4659,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4636,6 +4710,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4688,6 +4763,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4739,6 +4815,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": true,
 "quantities": [
 "send",
 "recv",
@@ -4790,6 +4867,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -4842,6 +4920,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": true,
 "quantities": [
 "send",
 "recv",
@@ -4888,6 +4967,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": true,
 "quantities": [
 "send",
 "recv",
@@ -4938,6 +5018,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": true,
 "quantities": [
 "send",
 "recv",
@@ -4986,6 +5067,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5036,6 +5118,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": true,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5086,6 +5169,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": false,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5169,6 +5253,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5306,6 +5391,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5442,6 +5528,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5579,6 +5666,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5716,6 +5804,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5853,6 +5942,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -5990,6 +6080,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6127,6 +6218,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6264,6 +6356,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6401,6 +6494,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6538,6 +6632,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6675,6 +6770,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6812,6 +6908,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -6949,6 +7046,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7090,6 +7188,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7229,6 +7328,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7375,6 +7475,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7537,6 +7638,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7693,6 +7795,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7830,6 +7933,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -7967,6 +8071,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8105,6 +8210,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8250,6 +8356,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8401,6 +8508,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8543,6 +8651,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8681,6 +8790,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8818,6 +8928,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -8955,6 +9066,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -9092,6 +9204,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -9229,6 +9342,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",
@@ -9366,6 +9480,7 @@ globalThis.SYMCOMM_CATALOG = {
 "start": {},
 "two_level": true,
 "spreads": false,
+"peers": false,
 "quantities": [
 "send",
 "recv",

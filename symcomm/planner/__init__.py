@@ -17,8 +17,8 @@ kernel (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
 by the same interpreter.  Layout sizes (t, p, v, c, e, d, m, the micro-batch) are values, not options, so they never
 add a kernel.
 
-Pruning, cheapest first: divisibility; a memory floor no setting can go below (16 bytes per
-parameter fully sharded, 16Φ/GPUs, plus the activations of full recompute with SP); then the
+Pruning, cheapest first: divisibility; a memory floor no setting can go below (14 bytes per
+parameter fully sharded, 14Φ/GPUs, plus the activations of full recompute with SP); then the
 step model's own memory per GPU; then the step time only where it can matter: the step is at
 least compute · (1 + bubble fraction) + optimizer (the step model's pipeline is (m + (p − 1)/v)
 slots of at least one micro-batch's compute each), so an option combination whose every

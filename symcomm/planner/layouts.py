@@ -57,15 +57,16 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
 
 
 def memory_floor(req: Request, layouts: dict) -> np.ndarray:
-    """Bytes no setting can go below: 16 bytes per parameter sharded over all the GPUs (fp16
-    weights and gradients, fp32 Adam states, every one sharded: ZeRO-3), and the activations of
+    """Bytes no setting can go below: 14 bytes per parameter sharded over all the GPUs (fp32 master
+    weights and Adam states, 16-bit gradients, every one sharded, and no 16-bit weight shard: FSDP2,
+    whose sharded parameter is the fp32 master), and the activations of
     full recomputation with sequence parallel, 2·(s/c)·mb·h/t bytes per layer, of min(p, m)
     micro-batches of L/p layers (symcomm.training.memory.memory_model holds at least these on the first stage).
-    Under an uneven split the busiest stage holds at least the most states of any stage (≥ their mean, 16Φ/GPUs)
+    Under an uneven split the busiest stage holds at least the most states of any stage (≥ their mean, 14Φ/GPUs)
     plus the fewest activations of any: one micro-batch of the lightest stage's layers (the last stage of 1F1B
     holds one in flight)."""
     t, p, v, c, d, m, mb = (layouts[k].astype(np.float64) for k in ("t", "p", "v", "c", "d", "m", "mb"))
-    states = 16.0 * req.model.parameters / req.gpus
+    states = 14.0 * req.model.parameters / req.gpus
     middle = (req.model.layers - layouts["L_first"] - layouts["L_last"]) / np.maximum(p * v - 2, 1)
     lightest = np.minimum(np.minimum(layouts["L_first"], layouts["L_last"]) + (v - 1) * middle,
                           np.where(p >= 3, v * middle, np.inf))

@@ -56,7 +56,7 @@ MEMORY_ASSUMPTION = (
     "cross-entropy copy); one layer's activations while recomputed; FSDP2's and Megatron-FSDP's two gathered "
     "layers; DeepSpeed ZeRO-1/2's gradient bucket; no allowance for fragmentation.  Dropped before any "
     "evaluation: layouts whose floor "
-    "(16Φ/GPUs + the activations of full recompute with SP) exceeds it")
+    "(14Φ/GPUs + the activations of full recompute with SP) exceeds it")
 
 
 UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",

@@ -56,6 +56,21 @@ def test_a_quotient_stays_exact_and_a_float_in_a_formula_is_refused():
     assert exactcode.compiled(sp.Float(0.5) * n) is None
 
 
+def _alone_and_together(exprs, numbers):
+    """(each formula's exact number by `at` alone, None where it has none; the bundle's tuple by `at_many`, None
+    where it refuses)."""
+    alone = []
+    for expr in exprs:
+        try:
+            alone.append(exactcode.at(expr, numbers))
+        except exactcode.NotExact:
+            alone.append(None)
+    try:
+        return alone, exactcode.at_many(exprs, numbers)
+    except exactcode.NotExact:
+        return alone, None
+
+
 @pytest.mark.parametrize("point", [6, 8], ids=lambda n: f"N{n}")
 def test_a_bundle_of_formulas_compiled_into_one_function_gives_each_formulas_own_number(point):
     """at_many prints a subject's formulas into one function returning their tuple (issue 25: one call per
@@ -68,15 +83,8 @@ def test_a_bundle_of_formulas_compiled_into_one_function_gives_each_formulas_own
     for target in subjects:
         exprs = Formulas(sp.sympify(e) for e in target.quantities().values())
         numbers = {s: point if s.is_integer else Fraction(3, 4) for e in exprs for s in e.free_symbols}
-        alone = []
-        for expr in exprs:
-            try:
-                alone.append(exactcode.at(expr, numbers))
-            except exactcode.NotExact:
-                alone.append(None)
-        try:
-            together = exactcode.at_many(exprs, numbers)
-        except exactcode.NotExact:
+        alone, together = _alone_and_together(exprs, numbers)
+        if together is None:
             assert None in alone, target.label
             continue
         assert list(together) == alone and all(type(x) in (int, Fraction) for x in together), target.label
@@ -124,15 +132,8 @@ def test_an_answers_sheet_bundled_gives_each_formulas_own_number_at_any_point(wh
     symbols = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
     numbers = {s: data.draw(st.integers(1, 12) if s.is_integer else
                             st.fractions(Fraction(1, 8), 64, max_denominator=8), label=str(s)) for s in symbols}
-    alone = []
-    for expr in exprs:
-        try:
-            alone.append(exactcode.at(expr, numbers))
-        except exactcode.NotExact:
-            alone.append(None)
-    try:
-        together = exactcode.at_many(exprs, numbers)
-    except exactcode.NotExact:
+    alone, together = _alone_and_together(exprs, numbers)
+    if together is None:
         assert None in alone
         return
     assert list(together) == alone

@@ -110,7 +110,7 @@ class Hardware:
                        attention_kernel: str = "fused", typed: dict | None = None) -> dict[str, float]:
         """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError
         naming the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
-        absence means 0, the shape-independent model, and eta_attn, whose absence means eta: :func:`absent_filled`).
+        absence means 0, the shape-independent model, and eta_attn, whose absence means the hardware's published fused share (:meth:`published_attention`), else eta: :func:`absent_filled`).
         ``peak`` is the datasheet rate at ``dtype`` (the run's 16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
         which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls.
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it

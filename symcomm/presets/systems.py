@@ -577,13 +577,6 @@ def nic_sharers(ranks: int, gpus_per_node: int) -> int:
     return min(ranks, gpus_per_node) if rest == 0 or ranks < gpus_per_node else rest
 
 
-def spread_beta(beta: float, beta_inter: float, k: int) -> float:
-    """The β of a flat ring spanning nodes with k ranks on a node (α-β, one-port ranks): of what a rank
-    sends, 1/k crosses at its own NIC (β_inter) and (k − 1)/k stays on the node's links (β), the per-element
-    form of ``core.cost.Cost.across_nodes``; k = 1 is β_inter."""
-    return (k - 1) / k * beta + beta_inter / k
-
-
 def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
                 bytes_per_element: int = 1, spread: bool = False,
                 crossing: str | None = None) -> tuple[dict[str, float | int], str]:
@@ -595,8 +588,8 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
     the intra-node one; once the group spans nodes it is as fast as its slowest link, the
     network: its α is α_inter, and its β the inter-node value, or for a ring collective (``spread``:
-    ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs) the
-    split :func:`spread_beta` at k = :func:`nic_sharers` ranks per node.  ``crossing`` names the algorithm's
+    ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs)
+    (k − 1)/k of β + 1/k of β_inter at k = :func:`nic_sharers` ranks per node.  ``crossing`` names the algorithm's
     rule (``base.crossing``: RING is ``spread``; PEERS, a pairwise all-to-all, sends to k − 1 peers on its
     node and N − k across, one-port, so its per-step α and β are the mix (k − 1)/(N − 1) of the intra-node
     value + (N − k)/(N − 1) of the inter-node one, ``base.crossing.inter_shares``, the same shares the
@@ -623,24 +616,28 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     if ranks is None or not spans_nodes(ranks, g):
         return values, ""
     rule = crossing or (RING if spread else ONE_NIC)
+    k = nic_sharers(ranks, g)
+    # one mix for every rule, the shares of base.crossing (a share of 0 leaves the intra-node value unread)
+    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k)
+    for name, stays, across in (("alpha", a_stays, a_across), ("beta", b_stays, b_across)):
+        inter = across * values[name + "_inter"]
+        values[name] = inter if stays == 0 else stays * values[name] + inter
+    return values, _crossing_note(rule, ranks, g, k)
+
+
+def _crossing_note(rule: str, ranks: int, g: int, k: int) -> str:
+    """Why a flat group of ``ranks`` on nodes of ``g`` GPUs uses the link values it does (``link_values``)."""
     if rule == PEERS:
-        k = nic_sharers(ranks, g)
-        (a_across, a_stays), (b_across, b_stays) = inter_shares(PEERS, ranks, k)
-        values["alpha"] = a_stays * values["alpha"] + a_across * values["alpha_inter"]
-        values["beta"] = b_stays * values["beta"] + b_across * values["beta_inter"]
-        return values, (f"N={ranks} spans nodes of {g} GPUs: a pairwise all-to-all sends to {k - 1} of its "
-                        f"{ranks - 1} peers on its node and {ranks - k} across (k={k}, the fewest ranks any node "
-                        f"holds): alpha = {k - 1}/{ranks - 1} of the intra-node alpha + {ranks - k}/{ranks - 1} of "
-                        f"alpha_inter, beta likewise per element sent")
+        return (f"N={ranks} spans nodes of {g} GPUs: a pairwise all-to-all sends to {k - 1} of its "
+                f"{ranks - 1} peers on its node and {ranks - k} across (k={k}, the fewest ranks any node "
+                f"holds): alpha = {k - 1}/{ranks - 1} of the intra-node alpha + {ranks - k}/{ranks - 1} of "
+                f"alpha_inter, beta likewise per element sent")
     if rule == RING:
-        k = nic_sharers(ranks, g)
-        values["alpha"], values["beta"] = values["alpha_inter"], spread_beta(values["beta"], values["beta_inter"], k)
-        return values, (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
-                        f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
-                        f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent")
-    values["alpha"], values["beta"] = values["alpha_inter"], values["beta_inter"]
-    return values, (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
-                    "inter-node values (not a ring: its crossings leave through one rank's NIC)")
+        return (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
+                f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
+                f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent")
+    return (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
+            "inter-node values (not a ring: its crossings leave through one rank's NIC)")
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------

@@ -183,18 +183,15 @@ def fit(system: str) -> dict:
     # named runs leave it at its range's edge, 1.0 of peak on H100: a kernel benchmark beats a degenerate fit)
     published_attention = hw.published_attention()
     base = {**dict(hw.step_time), **published_attention}
-    hold, why = (), {}
+    hold = {}         # held constant → why
     if hw.hbm_bytes_per_second:
         base["w_half"] = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second)
-        hold += ("w_half",)
-        why["w_half"] = (f"held at the additive roofline's value peak x 2 bytes / (2 x HBM bandwidth) = "
-                         f"{base['w_half']:g}, not fitted (the runs pair it with eta_fp8: not determined)")
+        hold["w_half"] = (f"held at the additive roofline's value peak x 2 bytes / (2 x HBM bandwidth) = "
+                          f"{base['w_half']:g}, not fitted (the runs pair it with eta_fp8: not determined)")
     if published_attention:
-        hold += ("eta_attn",)
-        why["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
-                           "(attention_source), not fitted")
+        hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
+                            "(attention_source), not fitted")
     found = step_fit.fit(runs, base, hold)
-    found.held.update({name: text for name, text in why.items() if name in found.held})
     return {**found.constants, "fitted_on": [r.id for r in runs], "mean_error": found.in_sample.mean,
             "max_error": found.in_sample.max, "fit": found, "not_evaluated": not_evaluated}
 

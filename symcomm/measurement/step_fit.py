@@ -381,10 +381,11 @@ def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict) ->
     return search, best
 
 
-def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
+def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
     """Fit :data:`FITTED`'s constants to ``runs`` (:class:`MeasuredRun`), starting from ``base`` (the base
     hardware's values by name: the held constants keep them); the constants named in ``hold`` are held at
-    their base values whatever the runs determine.  InputError for fewer runs than fitted constants + 2, a
+    their base values whatever the runs determine (a mapping gives each the reason it is held, said in
+    ``held`` in place of "as asked").  InputError for fewer runs than fitted constants + 2, a
     run given twice, a measurement that is not a positive finite number, a held constant the base lacks."""
     runs = list(runs)
     _check_runs(runs)
@@ -401,6 +402,8 @@ def fit(runs: list, base: dict, hold: tuple = ()) -> StepFit:
             names.remove(name)
             held[name] = ("held at the base hardware's value, as asked" if name in base else
                           f"left out, read as {STEP_TIME_ABSENT_AS[name]}, as asked")
+    if isinstance(hold, dict):
+        held.update({name: why for name, why in hold.items() if name in held})
     if len(runs) < len(names) + 2:
         raise InputError(f"{len(runs)} runs cannot fit {len(names)} constants ({', '.join(names)}): give at least "
                          f"{len(names) + 2} runs (fitted constants + 2, so that each left-out run is predicted "

@@ -52,6 +52,68 @@ class _MathPrinter(PythonCodePrinter):
         return _nested_cases(self, expr, "nan", lambda value, cond, rest: f"({value} if {cond} else {rest})")
 
 
+class _NamedMathPrinter(_MathPrinter):
+    """:class:`_MathPrinter` over names given in place of subexpressions: each symbol as its parameter, each
+    shared subexpression as its temporary once it has one.  The expression is printed as built: renaming its
+    symbols (``xreplace``) or rebuilding it around temporaries (SymPy's ``cse``) builds every Min, Max and
+    relation again, which re-evaluates it — most of a cold ``eval hybrid``'s time went there."""
+
+    def __init__(self, names: dict):
+        super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                          "order": "none"})
+        self.names = names
+
+    def _print(self, expr, **kwargs):
+        name = self.names.get(expr)
+        return name if name is not None else super()._print(expr, **kwargs)
+
+    def _handle_UnevaluatedExpr(self, expr):
+        # CodePrinter.doprint's pass for re(UnevaluatedExpr) walks the whole tree (every shared subtree as often
+        # as it is reached) on each call; the project's expressions hold neither
+        return expr
+
+
+def _shared(exprs) -> list:
+    """The distinct compound expressions reached more than once from ``exprs``, children before parents (each
+    distinct subtree walked once: a step model's Max and Min repeat their arguments)."""
+    seen: dict = {}
+    order: list = []
+
+    def walk(node):
+        if node in seen:
+            seen[node] += 1
+            return
+        seen[node] = 1
+        for arg in node.args:
+            if isinstance(arg, sp.Basic) and not arg.is_Atom:
+                walk(arg)
+        order.append(node)
+
+    for expr in exprs:
+        if not expr.is_Atom:
+            walk(expr)
+    # only values (a relation or a Piecewise's (value, condition) pair is not assigned on its own)
+    return [node for node in order if seen[node] > 1 and isinstance(node, sp.Expr)]
+
+
+def _scalar_source(name: str, exprs: list, symbols: tuple, params: tuple) -> str:
+    """:func:`function_source` for ``target="math"``: each shared subexpression assigned once, in the order
+    its uses need, printed over the symbols' parameter names."""
+    printer = _NamedMathPrinter({sym: str(param) for sym, param in zip(symbols, params)})
+    taken = {str(p) for p in params}
+    temps = (f"x{i}" for i in itertools.count() if f"x{i}" not in taken)
+    assigned = []
+    for node in _shared(exprs):
+        text = printer.doprint(node)        # before the node is named: its own value, over its children's names
+        printer.names[node] = temp = next(temps)
+        assigned.append([temp, text])
+    values = [printer.doprint(e) for e in exprs]
+    assigned, values = _inline_single_uses(assigned, values)
+    lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
+    lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
+    return "\n".join(lines) + "\n"
+
+
 class _ArrayPrinter(NumPyPrinter):
     """numpy code for arrays.  Piecewise is nested ``numpy.where``, Max/Min nested ``numpy.maximum``/
     ``numpy.minimum``.  When ``arrays`` (the symbols that hold arrays) is known, every product puts its
@@ -249,6 +311,8 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     (a set of symbols, None = any) tells which inputs are arrays, so that scalar work is done once.
     The code uses ``math``, ``numpy``, ``nan`` and the helpers of :data:`_HELPERS` only."""
     exprs = [sp.sympify(e, strict=True) for e in exprs]
+    if target == "math":
+        return _scalar_source(name, exprs, symbols, params)
     if arrange and target == "numpy":
         exprs = [_arrange(e) for e in exprs]
     if target == "numpy" and arrays:
@@ -288,6 +352,10 @@ def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
         for text in [t for _, t in assigned] + values:
             for word in words.findall(text):
                 uses[word] = uses.get(word, 0) + 1
+        unread = [i for i, (temp, _) in enumerate(assigned) if uses.get(temp, 0) == 0]
+        if unread:      # a shared subexpression the printer printed through its parts (a quotient's 1/x)
+            assigned = [a for i, a in enumerate(assigned) if i not in set(unread)]
+            continue
         single = next((i for i, (temp, _) in enumerate(assigned) if uses.get(temp, 0) == 1), None)
         if single is None:
             return assigned, values

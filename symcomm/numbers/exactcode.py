@@ -20,7 +20,6 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from .exactops import HELPERS as _HELPERS, NotExact  # the operations the printed code calls (SymPy-free)
 from .rational import _cli_name
-from ..core.rewrite import rebuilt
 
 
 class _ExactPrinter(PythonCodePrinter):
@@ -29,9 +28,20 @@ class _ExactPrinter(PythonCodePrinter):
     # the symbols' own float printing (CeilLog2._pythoncode) is not exact: only this class's methods print
     printmethod = "_symcomm_exactcode"
 
-    def __init__(self):
+    def __init__(self, slot: dict | None = None):
         super().__init__({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": False,
                           "order": "none"})
+        # each symbol printed as its parameter's name: the expression is printed as built, never rebuilt over
+        # renamed symbols (rebuilding re-evaluates every Min, Max and relation: most of a cold eval's time)
+        self._slot = slot or {}
+
+    def _print_Symbol(self, expr):
+        return self._slot.get(expr) or super()._print_Symbol(expr)
+
+    def _handle_UnevaluatedExpr(self, expr):
+        # CodePrinter.doprint's pass for re(UnevaluatedExpr) walks the whole tree on each call; the project's
+        # expressions hold neither
+        return expr
 
     def _print_Float(self, expr):
         raise NotExact("a float in the expression")
@@ -107,7 +117,10 @@ class _ExactPrinter(PythonCodePrinter):
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_log(self, expr):
-        raise NotExact("a logarithm that is not log2")
+        # log₂ is log(x)/log(2) in SymPy: each log(x) prints as _log2(x), so log(2) is _log2(2) = 1
+        if len(expr.args) != 1:
+            raise NotExact("a logarithm that is not log2")
+        return f"_log2({self._print(expr.args[0])})"
 
     def _print_NaN(self, expr):
         raise NotExact("nan")
@@ -115,22 +128,10 @@ class _ExactPrinter(PythonCodePrinter):
     _print_Infinity = _print_NegativeInfinity = _print_ComplexInfinity = _print_NaN
 
 
-_LOG2 = sp.Function("_log2")
-
-
 def _printed(expr: sp.Expr, slot: dict) -> str:
     """``expr`` as exact Python over the parameters ``slot`` names (symbol → parameter name); NotExact when
     it has no exact code."""
-    return _ExactPrinter().doprint(_renamed(expr, slot))
-
-
-def _renamed(expr: sp.Expr, slot: dict) -> sp.Expr:
-    """``expr`` over the parameters ``slot`` names, its logarithms as log₂ (what the printer prints)."""
-    # log₂ is log(x)/log(2) in SymPy: each log(x) becomes _log2(x), so log(2) becomes _log2(2) = 1
-    logs = {node: _LOG2(node.args[0]) for node in expr.atoms(sp.log) if len(node.args) == 1}
-    body = rebuilt(expr, logs, {}) if logs else expr
-    # xreplace, each distinct subtree rebuilt once: a segmented ring's cost repeats its Min and ceilings
-    return rebuilt(body, {sym: sp.Symbol(name) for sym, name in slot.items() if sym in body.free_symbols}, {})
+    return _ExactPrinter(slot).doprint(expr)
 
 
 _QUOTIENT = sp.Function("_q")
@@ -160,7 +161,9 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
             else:
                 out = sp.Mul(coef, *top)
     if out is None:
-        out = expr.func(*[_quotients(arg, seen) for arg in expr.args])
+        args = [_quotients(arg, seen) for arg in expr.args]
+        # rebuilt only where an argument changed: building a Min, Max or relation again re-evaluates it
+        out = expr if all(new is old for new, old in zip(args, expr.args)) else expr.func(*args)
     seen[expr] = out
     return out
 
@@ -222,11 +225,11 @@ def compiled_many(exprs: tuple):
     params = [f"_a{i}" for i in range(len(symbols))]
     slot = dict(zip(symbols, params))
     try:
-        bodies = [_quotients(_renamed(e, slot), {}) for e in exprs]
+        bodies = [_quotients(e, {}) for e in exprs]
         taken = set(params)
         temps = (sp.Symbol(f"_t{i}") for i in itertools.count() if f"_t{i}" not in taken)
         replacements, reduced = sp.cse(bodies, symbols=temps, optimizations=None, order="none")
-        printer = _ExactPrinter()
+        printer = _ExactPrinter(slot)
         lines = [f"    try:\n        {temp} = {printer.doprint(value)}\n"
                  f"    except _CANNOT as _err:\n        {temp} = _Unusable(_err)\n" for temp, value in replacements]
         texts = [printer.doprint(r) for r in reduced]

@@ -142,7 +142,7 @@ def _all_gather__bruck_checks(M, N):
 
 
 def _all_gather__gather_broadcast_cost(M, N):
-    return ((M*(-1 + N)), M, _div(M*(1 + N)*(-1 + N), N), -2 + (2*N), _div(M*(1 + N)*(-1 + N), N), 0, -2 + (2*N), _div(M*(1 + N)*(-1 + N), N), )
+    return ((M*(-1 + N)), M, _div(M*(1 + N)*(-1 + N), N), (2*(-1 + N)), _div(M*(1 + N)*(-1 + N), N), 0, (2*(-1 + N)), _div(M*(1 + N)*(-1 + N), N), )
 
 
 def _all_gather__gather_broadcast_checks(M, N):
@@ -174,7 +174,7 @@ def _reduce_scatter__pairwise_checks(M, N):
 
 
 def _all_reduce__ring_cost(M, N):
-    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), -2 + (2*N), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), -2 + (2*N), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
+    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
 
 
 def _all_reduce__ring_checks(M, N):
@@ -182,7 +182,7 @@ def _all_reduce__ring_checks(M, N):
 
 
 def _all_reduce__flat_cost(M, N):
-    return ((M*(-1 + N)), (M*(-1 + N)), (2*M*(-1 + N)), -2 + (2*N), (2*M*(-1 + N)), (M*(-1 + N)), -2 + (2*N), (2*M*(-1 + N)), (M*(-1 + N)), )
+    return ((M*(-1 + N)), (M*(-1 + N)), (2*M*(-1 + N)), (2*(-1 + N)), (2*M*(-1 + N)), (M*(-1 + N)), (2*(-1 + N)), (2*M*(-1 + N)), (M*(-1 + N)), )
 
 
 def _all_reduce__flat_checks(M, N):
@@ -238,7 +238,7 @@ def _all_reduce__in_network_checks(M, N):
 
 
 def _all_reduce__hierarchical_cost(G, M, N):
-    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), -2 + (2*G), _div(2*M*(-1 + G), G), _div(M*(-1 + N), N), _div(-2*(G + (-1*N)), G), _div(-2*M*(G + (-1*N)), G*N), -2 + (2*G), _div(2*M*(-1 + G), G), _div(M*(-1 + N), N), _div(-2*(G + (-1*N)), G), _div(-2*M*(G + (-1*N)), G*N), )
+    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), (2*(-1 + G)), _div(2*M*(-1 + G), G), _div(M*(-1 + N), N), _div(-2*(G + (-1*N)), G), _div(-2*M*(G + (-1*N)), G*N), (2*(-1 + G)), _div(2*M*(-1 + G), G), _div(M*(-1 + N), N), _div(-2*(G + (-1*N)), G), _div(-2*M*(G + (-1*N)), G*N), )
 
 
 def _all_reduce__hierarchical_checks(G, M, N):
@@ -318,7 +318,7 @@ def _reduce__ring_segmented_checks(K, M, N):
 
 
 def _reduce__ring_gather_cost(M, N):
-    return (M, _div(2*M*(-1 + N), N), _div(M*(1 + N)*(-1 + N), N), -2 + (2*N), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), -2 + (2*N), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
+    return (M, _div(2*M*(-1 + N), N), _div(M*(1 + N)*(-1 + N), N), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
 
 
 def _reduce__ring_gather_checks(M, N):

@@ -632,7 +632,7 @@ CHAPTER = Chapter(
      "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 and their "
      "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
      "core at its own fitted share eta_attn of the bf16 peak (attention_kernel=fa2: FlashAttention-2, PyTorch SDPA's "
-     "flash backend, at the hardware's published share eta_fa2, 35 % on H100), its backward 5/2 of its forward (it "
+     "flash backend, at the hardware's published share eta_fa2, 0.326 on H100), its backward 5/2 of its forward (it "
      "recomputes the scores); the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "

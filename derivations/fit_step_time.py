@@ -13,7 +13,9 @@ predicted step time: the fitting core of ``symcomm calibrate-step`` (:func:`symc
 a lattice search: eta in steps of 0.005 over [0.30, 1.00], kappa in steps of 0.25 over [0, 20], searched
 whole; ties towards the smaller eta, then the smaller kappa), on each run's step-model inputs
 (:func:`published.inputs_of`).  It prints the in-sample and the leave-one-out error (each run predicted by
-the constants fitted without it) per hardware preset, per source and per framework.
+the constants fitted without it) per hardware preset, per source and per framework.  Constants a published figure
+gives are held, not fitted (each with its reason): w_half at the additive roofline, eta where a large GEMM's
+throughput is published (:data:`PUBLISHED_GEMMS`), eta_attn where the hardware publishes its fused-attention share.
 """
 
 from __future__ import annotations

@@ -13,18 +13,25 @@ predicted step time: the fitting core of ``symcomm calibrate-step`` (:func:`symc
 a lattice search: eta in steps of 0.005 over [0.30, 1.00], kappa in steps of 0.25 over [0, 20], searched
 whole; ties towards the smaller eta, then the smaller kappa), on each run's step-model inputs
 (:func:`published.inputs_of`).  It prints the in-sample and the leave-one-out error (each run predicted by
-the constants fitted without it) per hardware preset, per source and per framework.
+the constants fitted without it) per hardware preset, per source and per framework.  Constants a published figure
+gives are held, not fitted (each with its reason): w_half at the additive roofline, eta where a large GEMM's
+throughput is published (:data:`PUBLISHED_GEMMS`), eta_attn where the hardware publishes its fused-attention share.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
+
+import sympy as sp
 
 from symcomm.base import files
 from symcomm.base.errors import InputError
+from symcomm.core import symbols
 from symcomm.measurement import step_fit
+from symcomm.training import compute
 
 from . import modern, published
 
@@ -168,6 +175,43 @@ def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes
     return peak_bf16 * element_bytes / (2 * hbm_bytes_per_second)
 
 
+@dataclass(frozen=True)
+class PublishedGemm:
+    """A published throughput of one large GEMM on a preset's part: what holds a matmul share (``constant``: eta, or
+    eta_fp8) where the named fitting runs do not determine it.  ``tflops`` as printed, for the (M × K)·(K × N) GEMM
+    of ``m``, ``n``, ``k``, against the datasheet peak of ``dtype``; ``source`` says where it is printed."""
+    constant: str
+    dtype: str
+    tflops: float
+    m: int
+    n: int
+    k: int
+    source: str
+
+
+#: the published large-GEMM throughputs, by hardware preset: each held (:func:`published_eta`), not fitted.  H100: the
+#: only bf16 fitting runs are GPT-OSS-120B's (Megatron-Bridge 25.11, 26.04.01), an MoE whose dense bf16 GEMMs are a
+#: small part of its step, so the fit barely determines eta (its profile, the others refitted with eta held: mean
+#: |error| 16.3 % at 0.6, 15.6 % at 0.7, 15.1 % at 0.8, 14.9 % at 0.89 over the 16 runs); a kernel benchmark of one
+#: large bf16 GEMM does.  The README names the part, not its power limit (the SXM part's default is 700 W).
+PUBLISHED_GEMMS = {
+    "h100": (PublishedGemm(
+        "eta", "bf16", 797.8, 8192, 8192, 8192,
+        "pranjalssh/fast.cu README.md (commit a1bb7b21), section Benchmarks, 'Run on H100 SXM': KERNEL 0, 'Simple "
+        "cuBLAS call', bf16 operands with fp32 accumulators, M = N = K = 8192: 797.8 TFLOPS (the same page: 741.1 at "
+        "6144, eta 0.857 by the same curve)"),),
+}
+
+
+def published_eta(gemm: PublishedGemm, peak: float, half_width: float) -> float:
+    """The large-shape share ``gemm.constant`` its published throughput gives through the step model's own curve
+    (symcomm.training.compute.efficiency: share of peak = eta * w/(w + w_half), w = MNK/(MK + KN + MN)):
+    eta = (measured/peak) * (w + w_half)/w, with w_half the held roofline value."""
+    width = compute.Gemm("published", sp.Integer(gemm.m), sp.Integer(gemm.k), sp.Integer(gemm.n)).width
+    curve = compute.efficiency(width, sp.Integer(1)).subs(symbols.w_half, half_width)
+    return gemm.tflops * 1e12 / peak / float(curve)
+
+
 def fit(system: str) -> dict:
     """The fit of one hardware preset: its constants by name, ``fitted_on`` (the run ids), the in-sample
     ``mean_error`` and ``max_error`` (ratios), ``fit`` (the :class:`step_fit.StepFit`) and ``not_evaluated``
@@ -178,9 +222,10 @@ def fit(system: str) -> dict:
                          + (f" ({len(not_evaluated)} in scope do not: {next(iter(not_evaluated.values()))[:120]})"
                             if not_evaluated else ""))
     hw = published.hardware(system)
-    # two constants are not fitted where a published figure gives them: w_half (the additive roofline from the
-    # datasheet's peak and HBM bandwidth) and eta_attn where the hardware publishes its fused-attention share (the
-    # named runs leave it at its range's edge, 1.0 of peak on H100: a kernel benchmark beats a degenerate fit)
+    # constants not fitted where a published figure gives them: w_half (the additive roofline from the datasheet's
+    # peak and HBM bandwidth), eta (or eta_fp8) where a large GEMM's throughput is published (PUBLISHED_GEMMS) and
+    # eta_attn where the hardware publishes its fused-attention share (the named runs leave it at its range's edge,
+    # 1.0 of peak on H100: a kernel benchmark beats a degenerate fit)
     published_attention = hw.published_attention()
     base = {**dict(hw.step_time), **published_attention}
     hold = {}         # held constant → why
@@ -188,6 +233,12 @@ def fit(system: str) -> dict:
         base["w_half"] = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second)
         hold["w_half"] = (f"held at the additive roofline's value peak x 2 bytes / (2 x HBM bandwidth) = "
                           f"{base['w_half']:g}, not fitted (the runs pair it with eta_fp8: not determined)")
+    for gemm in PUBLISHED_GEMMS.get(system, ()):
+        base[gemm.constant] = round(published_eta(gemm, hw.peak(gemm.dtype), base.get("w_half", 0.0)), 4)
+        hold[gemm.constant] = (f"held at {base[gemm.constant]:g}, a published large-GEMM throughput through the "
+                               f"model's own curve, not fitted: {gemm.tflops:g} TFLOP/s at M = {gemm.m}, N = "
+                               f"{gemm.n}, K = {gemm.k} ({gemm.source}) over the {hw.peak(gemm.dtype) / 1e12:g} "
+                               f"TFLOP/s peak, divided by w/(w + w_half) at w_half = {base.get('w_half', 0.0):g}")
     if published_attention:
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")

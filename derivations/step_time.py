@@ -467,7 +467,9 @@ def _constants_table() -> Table:
         hw = hardware(system)
         constants = dict(hw.step_time)
         runs = len(fitted[system].get("runs", []))
-        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}",
+        # eta held at a published GEMM throughput (fit_step_time.PUBLISHED_GEMMS) is said, as eta_attn's hold is
+        held_eta = " (held)" if "eta" in fitted[system].get("held", {}) else ""
+        rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}{held_eta}",
                      f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants.get('w_half', 0):g}",
                      f"{constants['kappa']:g}",
                      _attention_cell(fitted[system], constants), runs or "not refitted"))
@@ -482,7 +484,9 @@ def _constants_table() -> Table:
                           "it, or a free fit ends at its range's edge). Fitted by python -m "
                           "symcomm.derivations.fit_step_time (the fitting core of symcomm calibrate-step: least mean "
                           "|relative error| of the step time); a constant the runs leave at its range's edge is held "
-                          "and said (derivations/data/step_fit.json, 'held'). Presets without runs of their own "
+                          "and said, as is one held at a published figure (w_half: the roofline; eta on h100: a "
+                          "cuBLAS GEMM's throughput; eta_attn: a fused-attention benchmark) "
+                          "(derivations/data/step_fit.json, 'held'). Presets without runs of their own "
                           "borrow another's constants (symcomm/presets/hardware.json)."),
                  source="symcomm/presets/hardware.json; derivations/data/step_fit.json")
 
@@ -632,7 +636,7 @@ CHAPTER = Chapter(
      "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 and their "
      "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
      "core at its own fitted share eta_attn of the bf16 peak (attention_kernel=fa2: FlashAttention-2, PyTorch SDPA's "
-     "flash backend, at the hardware's published share eta_fa2, 35 % on H100), its backward 5/2 of its forward (it "
+     "flash backend, at the hardware's published share eta_fa2, 0.326 on H100), its backward 5/2 of its forward (it "
      "recomputes the scores); the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "

@@ -38,7 +38,9 @@ the usual backward of 2 forwards.  A hardware block without η_attn reads it as 
 :func:`symcomm.presets.systems.absent_filled`).  η_attn is fitted on the runs of frameworks whose core is a
 fused kernel (Transformer Engine: cuDNN, FlashAttention-3 on Hopper); with ``attention_kernel=fa2``
 (FlashAttention-2, PyTorch SDPA's flash backend) the core runs at the hardware's published FlashAttention-2
-share η_fa2 instead (H100: 35 %, Shah et al. 2024, abstract), not fitted.
+share η_fa2 instead, not fitted (H100: 0.326, its forward with the causal mask and its backward at head dimension
+128, sequence length 8k, combined at the backward's 5/2 of the FLOPs: Shah et al. 2024, section 4.1, charts;
+hardware.json attention_source).
 
 **Precision** (``precision``, :data:`symcomm.training.settings.PRECISIONS`).  Under an FP8 recipe the layers'
 linear GEMMs (QKV, output, MLP, experts) run at peak_fp8·η_fp8 (same width factor); the attention core (at

@@ -56,3 +56,32 @@ def test_a_preset_whose_runs_do_not_evaluate_is_not_fitted(monkeypatch):
     monkeypatch.setattr(modern, "inputs", lambda run, fitting=True: (_ for _ in ()).throw(InputError("unknown parameter 'x'")))
     with pytest.raises(InputError, match="no run marked for fitting on h100 evaluates .*unknown parameter 'x'"):
         fit_step_time.fit("h100")
+
+
+def test_a_published_gemm_gives_eta_through_the_models_own_curve():
+    # a (1000 × 4000)·(4000 × 2000) GEMM, by hand: w = MNK/(MK + KN + MN) = 8e9/(4e6 + 8e6 + 2e6) = 4000/7; at 500 of
+    # a 1000 TFLOP/s peak its share is 1/2, which the curve eta·w/(w + w_half) gives with eta = 1/2 at w_half = 0 and
+    # with eta = 1 at w_half = w (half of eta at w = w_half)
+    gemm = fit_step_time.PublishedGemm("eta", "bf16", 500.0, 1000, 2000, 4000, "a test")
+    assert fit_step_time.published_eta(gemm, 1000e12, 0.0) == pytest.approx(0.5, rel=1e-12)
+    assert fit_step_time.published_eta(gemm, 1000e12, 4000 / 7) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_h100_holds_eta_at_the_published_cublas_throughput(monkeypatch):
+    # pranjalssh/fast.cu README.md (a1bb7b21), "Run on H100 SXM", KERNEL 0 (a cuBLAS call), bf16, M = N = K = 8192:
+    # 797.8 TFLOPS.  By hand: a cube's width is n³/(3n²) = 8192/3 = 2730.67; the roofline's w_half on H100 SXM is
+    # 989.4e12 · 2 / (2 · 3.35e12) = 295.34 (fit_step_time.roofline_w_half), so the curve's factor is
+    # 2730.67/3026.01 = 0.90240; 797.8/989.4 = 0.80635 of peak; eta = 0.80635/0.90240 = 0.8936
+    seen = {}
+
+    def capture(runs, base, hold):
+        seen.update(base=base, hold=hold)
+        raise InputError("captured")
+
+    monkeypatch.setattr(fit_step_time, "fitting_runs", lambda system: (["a run"], {}))
+    monkeypatch.setattr(fit_step_time.step_fit, "fit", capture)
+    with pytest.raises(InputError, match="captured"):
+        fit_step_time.fit("h100")
+    assert seen["base"]["eta"] == pytest.approx(0.8936, abs=1e-4)
+    assert "fast.cu" in seen["hold"]["eta"] and "797.8" in seen["hold"]["eta"]
+    assert seen["base"]["w_half"] == pytest.approx(295.34, abs=0.01)      # the curve it went through

@@ -184,8 +184,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         in_flight = sp.Min(p, m)
     if schedule == "interleaved":
         # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2: the first stage holds
-        # (1 + (p − 1)/(p·v)) times the 1F1B activations
-        in_flight = in_flight * (1 + (p - 1) / (p * v))
+        # (1 + (p − 1)/(p·v)) times the 1F1B activations, never more than all m (stages.in_flight: the warm-up cap)
+        in_flight = sp.Min(m, in_flight * (1 + (p - 1) / (p * v)))
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
@@ -364,8 +364,8 @@ def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
     megatron/core/pipeline_parallel/schedules.py: warm-up (p − rank − 1)·2 + (v − 1)·p micro-batches)."""
     if schedule == "gpipe":
         return per_layer * (L / p) * m
-    if schedule == "interleaved":
-        return per_layer * L / (p * v) * ((v - 1) * p + 1)
+    if schedule == "interleaved":      # capped at the m·v chunk-micro-batches there are (stages.in_flight)
+        return per_layer * L / (p * v) * sp.Min((v - 1) * p + 1, m * v)
     return per_layer * (L / p)
 
 

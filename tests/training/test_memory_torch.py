@@ -82,3 +82,15 @@ def test_the_last_stage_keeps_every_micro_batchs_logits():
     q = steptime.quantities(values, 2, **{**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step",
                                           "pipeline_split": "first_last"})
     assert float(q["stage_bytes_logits_last"]) == (12 + 2 * 4) * 32 * 1000
+
+
+@pytest.mark.parametrize("options", [MEGATRON, {**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step"}])
+def test_the_interleaved_warm_up_never_holds_more_than_all_micro_batches(options):
+    # p = 2 stages of v = 2 chunks, m = 2 micro-batches of one 32-token sequence, L = 4, full recompute (each layer
+    # keeps its input, 2·32·64 = 4,096 bytes a micro-batch): Korthikanti's first-stage factor would hold
+    # 2·(1 + 1/4) = 2.5 micro-batches, but the warm-up is capped at the m·v = 4 chunk-micro-batches there are
+    # (Megatron-LM schedules.py min(num_warmup_microbatches, total_num_microbatches); torch schedules.py
+    # min(warmup_ops, n_microbatches · n_local_stages)): all 2 micro-batches on the stage's L/p = 2 layers
+    values = {**TINY, "p": 2, "v": 2, "m": 2, "b": 2}
+    q = steptime.quantities(values, 2, **{**options, "recompute": "full", "schedule": "interleaved"})
+    assert float(q["memory_activations"]) == 4096 * 2 * 2

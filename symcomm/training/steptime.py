@@ -253,7 +253,9 @@ ASSUMPTIONS = (
     "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
     "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
     "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
-    "recompute working set and FSDP's gathered layers",
+    "recompute working set and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "
+    "the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: "
+    "symcomm.training.torchmem)",
     "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "
     "the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the "
     "slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the "

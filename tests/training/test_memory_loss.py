@@ -134,3 +134,18 @@ def test_eval_says_only_the_larger_of_logits_and_recompute_counts():
     # full recompute: logits (6 × 64 × 1000 = 375 KiB) and the working set (34·32·2·64 = 136 KiB) both shown
     assert memory_line("full").endswith("; of logits and recompute only the larger counts)")
     assert "only the larger" not in memory_line("none")      # no working set: nothing to say
+
+
+def test_eval_names_both_sides_under_fsdp2():
+    import subprocess
+    import sys
+
+    # fsdp2 adds the LM head's kept inputs to the loss side and its gradient to the backward side
+    # (memory.LOSS_SIDE, memory.BACKWARD_SIDE): the line names both sums
+    words = ["--hardware", "h100", "h=64", "L=4", "a=4", "h_kv=64", "F=256", "V=1000", "s=32", "t=1", "p=1", "d=1",
+             "c=1", "b=2", "m=1", "Phi=1e6", "embeddings=1", "gated=0", "framework=fsdp2", "zero=3",
+             "recompute=full"]
+    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *words],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
+    assert line.endswith("; of logits + head_inputs and recompute + head_gradient only the larger counts)")

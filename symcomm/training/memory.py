@@ -92,14 +92,19 @@ def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr]
     return tuple(out)
 
 
-def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True) -> sp.Expr:
+def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True,
+                     torch_tp: bool = False) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
     (/t with sequence parallel).  ``attention="mla"``: the attention block's 3sbh + 8sbh/t of those
     (11sbh of the 34) replaced by :func:`mla_attention_widths`.  op: the tokens' :func:`op_kept_widths`
-    (``gated`` says which matmuls are odd-numbered)."""
+    (``gated`` says which matmuls are odd-numbered).  ``torch_tp`` (symcomm.training.torchmem.kept_whole): with
+    sequence parallel and no or selective recompute, PyTorch's tensor parallel keeps the attention's and the MLP's
+    gathered inputs whole (torchmem.tp_gathered_inputs)."""
     micro = b / (d * m)
+    if torch_tp and sp_on and recompute in ("none", "selective"):
+        return activation_bytes(recompute, flash, sp_on, attention, gated) + torchmem.tp_gathered_inputs(micro)
     if recompute == "op":
         return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated)))
     sbh = (s / c) * micro * h
@@ -134,11 +139,11 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp") -> sp.Expr:
 
 
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
-                           gated: bool = True, expert_tp: str = "tp") -> sp.Expr:
+                           gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input)."""
-    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated)
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp)
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp)
     return per_layer
@@ -175,8 +180,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
+    torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"))
+                                       opts.get("expert_tp", "tp"), torch_tp)
     schedule = opts["schedule"]
     if schedule == "gpipe":
         in_flight = m
@@ -193,7 +199,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
             (0, sp.Eq(p, 1)), (torchmem.pipeline_buffers("first", _chunks(schedule), in_flight / _chunks(schedule),
                                                          sp_on), True))
     return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True,
-                                    loss=opts.get("loss"))}
+                                    loss=opts.get("loss"), torch_tp=torch_tp)}
 
 
 def _chunks(schedule: str) -> sp.Expr:
@@ -201,7 +207,7 @@ def _chunks(schedule: str) -> sp.Expr:
 
 
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
-                 loss: str | None = None) -> dict:
+                 loss: str | None = None, torch_tp: bool = False) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
@@ -215,7 +221,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["head_inputs"] = torchmem.head_inputs(micro)
         parts["head_gradient"] = torchmem.head_gradient()
     if recompute in ("full", "op") or (recompute == "selective" and not flash):
-        parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
+        parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp)
     if data.zero == 3 and data.shard_unit == "layer":
         parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
     if data.framework == "megatron" and data.zero >= 1:
@@ -246,8 +252,9 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
+    torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"))
+                                       opts.get("expert_tp", "tp"), torch_tp)
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}
@@ -256,7 +263,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         buffers["pipeline_buffers"] = torchmem.pipeline_buffers(kind, chunks, held / chunks, sp_on)
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **buffers,
             **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last",
-                           loss=opts.get("loss"))}
+                           loss=opts.get("loss"), torch_tp=torch_tp)}
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
@@ -326,7 +333,7 @@ def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
     return loss_bytes_per_logit(loss) * tokens * V / t
 
 
-def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
+def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False) -> sp.Expr:
     """What recomputation holds beside the kept activations while a layer is recomputed and its backward
     runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
@@ -334,9 +341,10 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
     CheckpointFunction.backward); under selective recompute without flash attention that layer's
     recomputed scores (Table 2's 5as²b/t).  Under op, as under full, the layer's activations as no recompute
     keeps them: the recompute rebuilds them for the layer's backward; an upper bound by the op-saved outputs
-    among them, which the recompute reads from the kept ones (as full's counts the kept input twice)."""
+    among them, which the recompute reads from the kept ones (as full's counts the kept input twice).  ``torch_tp``:
+    the recomputed layer keeps its gathered inputs whole (symcomm.training.torchmem.tp_gathered_inputs)."""
     if recompute in ("full", "op"):
-        return activation_bytes("none", flash, sp_on)
+        return activation_bytes("none", flash, sp_on, torch_tp=torch_tp)
     return scores(b / (d * m))
 
 

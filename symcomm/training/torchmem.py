@@ -84,6 +84,33 @@ def head_inputs(micro) -> sp.Expr:
     return tokens * (2 * h + 6 * h / t)
 
 
+#: PyTorch tensor parallel as torchtitan plans it (parallelize_llama.py@9dec370a apply_tp: each block's "attention"
+#: and "feed_forward" get PrepareModuleInput(input_layouts=Shard(1), desired_input_layouts=Replicate()), an
+#: all-gather of the sequence-sharded input, and wq/wk/wv, w1/w3 are ColwiseParallel nn.Linear modules whose matmul
+#: autograd saves that gathered input for the weight gradient, whole on every TP rank; Megatron-LM saves the
+#: sequence shard and all-gathers it again in the backward (megatron/core/tensor_parallel/layers.py,
+#: LinearWithGradAccumulationAndAsyncCommunication), which is Korthikanti et al. 2022's 34sbh/t.  bf16 only: under
+#: torchao float8 (PrepareFloat8ModuleInput, float8_tensor_parallel.py@eab345c) the input is cast to float8 before
+#: the all-gather and Float8Linear saves the fp8 input and an fp8 copy of its weight (float8_linear.py@eab345c,
+#: manual_float8_matmul_with_args_in_float8: ctx.save_for_backward(input_fp8, weight_fp8_t)), a layer Korthikanti's
+#: count does not describe: not counted
+TP_GATHERED = ("torchtitan torchtitan/parallelisms/parallelize_llama.py@9dec370a (apply_tp: PrepareModuleInput "
+               "Shard(1) -> Replicate, ColwiseParallel); torch/distributed/tensor/parallel/style.py")
+
+
+def kept_whole(framework: str, precision: str) -> bool:
+    """Does the run keep its sequence-parallel blocks' gathered inputs whole (:data:`TP_GATHERED`): PyTorch's
+    tensor parallel (the fsdp2 framework) at bf16."""
+    return framework == "fsdp2" and precision == "bf16"
+
+
+def tp_gathered_inputs(micro) -> sp.Expr:
+    """Bytes one layer keeps beyond Korthikanti's sequence-parallel count under PyTorch tensor parallel
+    (:data:`TP_GATHERED`), per micro-batch: the attention's and the MLP's all-gathered bf16 inputs, 2h bytes a token
+    each, whole where the count has their s/t shards: 4·tokens·h·(1 − 1/t), tokens = micro·s/c."""
+    return 4 * (micro * s / c) * h * (1 - 1 / t)
+
+
 def pipeline_buffers(kind: str, chunks, held, sp_on: bool) -> sp.Expr:
     """Bytes of torch.distributed.pipelining's buffers on one GPU of a stage of this kind (:data:`PIPELINE_STAGE`),
     each one micro-batch's stage output, 2·tokens·h bytes (/t with sequence parallel: torchtitan's blocks end in a

@@ -94,3 +94,17 @@ def test_the_interleaved_warm_up_never_holds_more_than_all_micro_batches(options
     values = {**TINY, "p": 2, "v": 2, "m": 2, "b": 2}
     q = steptime.quantities(values, 2, **{**options, "recompute": "full", "schedule": "interleaved"})
     assert float(q["memory_activations"]) == 4096 * 2 * 2
+
+
+@pytest.mark.parametrize("recompute, part, layers", [("full", "recompute", 1), ("selective", "activations", 4)])
+def test_pytorch_tensor_parallel_keeps_the_gathered_inputs_whole(recompute, part, layers):
+    # t = 2 with sequence parallel, flash: Korthikanti et al. 2022 Table 2 keeps a layer's 34·s·b·h/t =
+    # 34·64·64/2 = 69,632 bytes (64 tokens); torchtitan's plan all-gathers the attention's and the MLP's input
+    # (PrepareModuleInput Shard(1) -> Replicate) and ColwiseParallel's matmuls save them whole: 2 · 2·64·64 bytes
+    # where the count has 2 · 2·64·64/2, 8,192 more.  Full recompute: in the one layer recomputed (the working
+    # set); selective: in each of the L = 4 layers kept
+    values = {**TINY, "t": 2}
+    torch_tp = _memory(values, **{**FSDP2, "sp": "1", "recompute": recompute})[part]
+    megatron = _memory(values, **{**MEGATRON, "sp": "1", "recompute": recompute})[part]
+    assert megatron == 69_632 * layers
+    assert torch_tp == (69_632 + 8_192) * layers

@@ -363,7 +363,12 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     held = 2 * 2 * layer if not data.full_parameters else sp.Integer(0)
     # FSDP2: the unit computing's 16-bit gradient and the previous unit's reduce-scatter input (torchmem.FSDP2_REDUCE)
     per_param = torchmem.layer_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 2 * grad_bytes
-    return held + (per_param * layer if not data.full_gradients else sp.Integer(0))
+    if data.full_gradients:
+        # FSDP2 accumulating (no gradient sync): the unit computing's 16-bit gradient beside the fp32 accumulator,
+        # until its post-backward adds it in (torchmem.accumulating_gradient_bytes); like the reduced units'
+        # gradients above, counted at every moment (an upper bound at the loss, before any layer's backward)
+        per_param = torchmem.accumulating_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 0
+    return held + per_param * layer
 
 
 def last_stage_activations(per_layer, schedule: str) -> sp.Expr:

@@ -58,6 +58,23 @@ def layer_gradient_bytes(grad_bytes: int) -> int:
     return 2 + grad_bytes
 
 
+#: FSDP2 without gradient sync (torch.distributed.pipelining's backward_maybe_with_nosync:
+#: set_requires_gradient_sync(False) for every micro-batch's backward): each unit's post-backward converts the
+#: parameters' 16-bit gradient into an unsharded accumulator in reduce_dtype (to_accumulated_grad_if_needed:
+#: unsharded_grad.to(reduce_dtype)) or adds it into that accumulator (accumulate_unsharded_grad_if_needed:
+#: unsharded_accumulated_grad += unsharded_param.grad; unsharded_param.grad = None)
+FSDP2_ACCUMULATE = ("torch/distributed/fsdp/_fully_shard/_fsdp_param.py (to_accumulated_grad_if_needed, "
+                    "accumulate_unsharded_grad_if_needed), _fsdp_param_group.py (post_backward)")
+
+
+def accumulating_gradient_bytes(grad_bytes: int) -> int:
+    """Bytes per parameter of one FSDP2 unit beyond its accumulated gradient (counted whole in ``gradients``) while
+    it accumulates without sync (:data:`FSDP2_ACCUMULATE`): the unit computing's 16-bit gradient (2) until its
+    post-backward adds it into the accumulator in the reduction's type; 0 when that type is the 16-bit one
+    (``grad_bytes`` 2: autograd accumulates into the gradient in place)."""
+    return 2 if grad_bytes != 2 else 0
+
+
 def root_parameters(tied: bool) -> sp.Expr:
     """Bytes of the FSDP2 root's unsharded 16-bit parameters, held from the forward through the backward
     (:data:`FSDP2_ROOT`): the V·h embedding and the V·h LM head (one tied copy), over t; the final norm's h

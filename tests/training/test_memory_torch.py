@@ -116,3 +116,17 @@ def test_float8_layers_are_left_at_korthikantis_count():
     values = {**TINY, "t": 2, "peak_fp8": 2e12, "eta_fp8": 1.0, "eta_attn": 1.0, "w_half": 0.0}
     parts = _memory(values, **{**FSDP2, "sp": "1", "recompute": "full", "precision": "fp8_tensor"})
     assert parts["recompute"] == 34 * 64 * 64 / 2
+
+
+def test_fsdp2_accumulating_without_sync_holds_one_units_16_bit_gradient():
+    # p = 4 under torch.distributed.pipelining: FSDP2 keeps every unit unsharded (reshard_after_forward=False) and
+    # accumulates unsharded fp32 gradients (counted in ``gradients``); the unit computing's bf16 gradient lives
+    # until its post-backward adds it in (_fsdp_param.py accumulate_unsharded_grad_if_needed): 2 bytes × one
+    # layer's (Phi − 2·V·h)/L = 2,000,000/8 = 250,000 parameters; nothing gathered beyond the unsharded weights
+    values = {**TINY, "p": 4, "m": 8, "b": 8, "L": 8, "Phi": 2_128_000, "L_first": 2, "L_last": 2}
+    options = {**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step", "pipeline_split": "first_last"}
+    q = steptime.quantities(values, 2, **options)
+    assert float(q["stage_bytes_gathered_layers_middle"]) == 2 * 250_000
+    # with a bf16 reduction autograd accumulates into the gradient in place: nothing more
+    q = steptime.quantities(values, 2, **{**options, "grad_dtype": "same"})
+    assert float(q["stage_bytes_gathered_layers_middle"]) == 0

@@ -7,7 +7,10 @@ of per-layer ZeRO-3 (every stage); the data-parallel buckets (every stage).  The
 larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1), the logits and loss
 buffers and the recompute working set counted as the larger of the two (never live at once:
 :func:`loss_or_recompute`).  The loss buffers follow the run's cross-entropy (:func:`loss_bytes_per_logit`);
-FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Live bytes: what the CUDA caching allocator
+FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Under fsdp2, PyTorch's own buffers too
+(:mod:`symcomm.training.torchmem`): FSDP2's unsharded root, the LM head's kept inputs (with the loss buffers) and
+gradient (with the recompute working set), torch.distributed.pipelining's receive buffers and kept outputs, the
+whole gathered inputs of PyTorch's tensor parallel at bf16.  Live bytes: what the CUDA caching allocator
 reserves beyond them (cached, fragmented blocks) is not counted.  Part of the step model
 (:mod:`symcomm.training.steptime`).
 """
@@ -354,7 +357,8 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     issued before the current layer computes), and, reduced every micro-batch, the gradients of the layer
     computing and the one being reduce-scattered (2 layers' unsharded gradients, in the gradient type; under
     FSDP2 the one computing's in the 16-bit type and the one before's reduce-scatter input in the gradient type:
-    symcomm.training.torchmem.layer_gradient_bytes);
+    symcomm.training.torchmem.layer_gradient_bytes; accumulating without sync, FSDP2's one unit's 16-bit gradient
+    beside the accumulator: torchmem.accumulating_gradient_bytes);
     one layer = the stage's non-embedding parameters over L, split over t (the largest, an MoE layer, with
     its experts over e·t)."""
     dense = (Phi - Phi_E) if moe else Phi

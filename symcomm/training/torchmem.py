@@ -45,7 +45,10 @@ HEAD_INPUTS = ("torchtitan torchtitan/models/norms.py@9dec370a (RMSNorm), torcht
 #: (_make_tensor_from_meta for every chunk_id in range(num_microbatches)) on every stage but the first,
 #: _prepare_backward_infra one gradient receive buffer per micro-batch (_create_grad_recv_info) on every stage but
 #: the last; forward_one_chunk keeps each micro-batch's output in fwd_cache until its backward, and the last stage
-#: appends every output to output_chunks, merged only after the step (Schedule.step: _merge_outputs)
+#: appends every output to output_chunks, merged only after the step (Schedule.step: _merge_outputs).  The 2024-era
+#: stage.py (the one whose backward_maybe_with_nosync still runs FSDP's post-backward itself, as the runs' torch of
+#: 2024-12-23 did) appended every stage's output to output_chunks: m − held more outputs on a stage that sends, 0 on
+#: the first stage when m ≤ p (all m in flight there); counted as today's stage.py keeps them
 PIPELINE_STAGE = ("torch/distributed/pipelining/stage.py (_prepare_forward_infra, _prepare_backward_infra, "
                   "_create_grad_recv_info, forward_one_chunk: fwd_cache, output_chunks)")
 

@@ -49,8 +49,11 @@ def _print_step(payload: dict) -> None:
     stage = payload.get("memory_stage", {})
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
                                                         else "") for k, x in payload["memory"].items())
-    if {"logits", "recompute"} <= set(payload["memory"]):      # memory.loss_or_recompute: never live at once
-        parts += "; of logits and recompute only the larger counts"
+    # memory.loss_or_recompute: the loss side and the backward side are never live at once
+    loss_side = [k for k in ("logits", "head_inputs") if k in payload["memory"]]
+    backward_side = [k for k in ("recompute", "head_gradient") if k in payload["memory"]]
+    if loss_side and backward_side:
+        parts += f"; of {' + '.join(loss_side)} and {' + '.join(backward_side)} only the larger counts"
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
     need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
     if payload["fits"] is None:

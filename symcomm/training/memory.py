@@ -7,7 +7,10 @@ of per-layer ZeRO-3 (every stage); the data-parallel buckets (every stage).  The
 larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1), the logits and loss
 buffers and the recompute working set counted as the larger of the two (never live at once:
 :func:`loss_or_recompute`).  The loss buffers follow the run's cross-entropy (:func:`loss_bytes_per_logit`);
-FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Live bytes: what the CUDA caching allocator
+FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Under fsdp2, PyTorch's own buffers too
+(:mod:`symcomm.training.torchmem`): FSDP2's unsharded root, the LM head's kept inputs (with the loss buffers) and
+gradient (with the recompute working set), torch.distributed.pipelining's receive buffers and kept outputs, the
+whole gathered inputs of PyTorch's tensor parallel at bf16.  Live bytes: what the CUDA caching allocator
 reserves beyond them (cached, fragmented blocks) is not counted.  Part of the step model
 (:mod:`symcomm.training.steptime`).
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import flops
+from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard
 from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
                              q_lora,
@@ -24,7 +27,12 @@ from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
-            "logits": "last", "recompute": "every", "gathered_layers": "every", "dp_buckets": "every"}
+            "logits": "last", "recompute": "every", "gathered_layers": "every", "dp_buckets": "every",
+            # PyTorch's own buffers under fsdp2 (symcomm.training.torchmem)
+            "root_params": "every", "head_inputs": "last", "head_gradient": "last", "pipeline_buffers": "first"}
+#: the parts live with the loss (from the LM head's forward to its backward) and those live in the layers'
+#: backward (:func:`loss_or_recompute`: never at once)
+LOSS_SIDE, BACKWARD_SIDE = ("logits", "head_inputs"), ("recompute", "head_gradient")
 #: DeepSpeed ZeRO-1/2's gradient bucket: reduce_bucket_size elements (deepspeed/runtime/zero/config.py: 5·10⁸),
 #: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
 #: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
@@ -87,14 +95,19 @@ def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr]
     return tuple(out)
 
 
-def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True) -> sp.Expr:
+def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True,
+                     torch_tp: bool = False) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
     (/t with sequence parallel).  ``attention="mla"``: the attention block's 3sbh + 8sbh/t of those
     (11sbh of the 34) replaced by :func:`mla_attention_widths`.  op: the tokens' :func:`op_kept_widths`
-    (``gated`` says which matmuls are odd-numbered)."""
+    (``gated`` says which matmuls are odd-numbered).  ``torch_tp`` (symcomm.training.torchmem.kept_whole): with
+    sequence parallel and no or selective recompute, PyTorch's tensor parallel keeps the attention's and the MLP's
+    gathered inputs whole (torchmem.tp_gathered_inputs)."""
     micro = b / (d * m)
+    if torch_tp and sp_on and recompute in ("none", "selective"):
+        return activation_bytes(recompute, flash, sp_on, attention, gated) + torchmem.tp_gathered_inputs(micro)
     if recompute == "op":
         return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated)))
     sbh = (s / c) * micro * h
@@ -129,11 +142,11 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp") -> sp.Expr:
 
 
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
-                           gated: bool = True, expert_tp: str = "tp") -> sp.Expr:
+                           gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input)."""
-    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated)
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp)
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp)
     return per_layer
@@ -170,8 +183,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
+    torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"))
+                                       opts.get("expert_tp", "tp"), torch_tp)
     schedule = opts["schedule"]
     if schedule == "gpipe":
         in_flight = m
@@ -179,24 +193,38 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         in_flight = sp.Min(p, m)
     if schedule == "interleaved":
         # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2: the first stage holds
-        # (1 + (p − 1)/(p·v)) times the 1F1B activations
-        in_flight = in_flight * (1 + (p - 1) / (p * v))
+        # (1 + (p − 1)/(p·v)) times the 1F1B activations, never more than all m (stages.in_flight: the warm-up cap)
+        in_flight = sp.Min(m, in_flight * (1 + (p - 1) / (p * v)))
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
+    if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
+        parts["pipeline_buffers"] = sp.Piecewise(
+            (0, sp.Eq(p, 1)), (torchmem.pipeline_buffers("first", _chunks(schedule), in_flight / _chunks(schedule),
+                                                         sp_on), True))
     return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True,
-                                    loss=opts.get("loss"))}
+                                    loss=opts.get("loss"), torch_tp=torch_tp)}
+
+
+def _chunks(schedule: str) -> sp.Expr:
+    return v if schedule == "interleaved" else sp.Integer(1)
 
 
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
-                 loss: str | None = None) -> dict:
+                 loss: str | None = None, torch_tp: bool = False) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
     micro = b / (d * m)
     if embeddings and last:
         parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
+    torch_runtime = data.framework == "fsdp2"       # PyTorch's own buffers (symcomm.training.torchmem)
+    if torch_runtime and embeddings and not data.full_parameters:
+        parts["root_params"] = torchmem.root_parameters(tied)
+    if torch_runtime and embeddings and last:
+        parts["head_inputs"] = torchmem.head_inputs(micro)
+        parts["head_gradient"] = torchmem.head_gradient()
     if recompute in ("full", "op") or (recompute == "selective" and not flash):
-        parts["recompute"] = recompute_working_set(recompute, flash, sp_on)
+        parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp)
     if data.zero == 3 and data.shard_unit == "layer":
         parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
     if data.framework == "megatron" and data.zero >= 1:
@@ -227,12 +255,18 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
+    torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"))
-    activations = per_layer * layers * in_flight(schedule, kind)
-    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
+                                       opts.get("expert_tp", "tp"), torch_tp)
+    held = in_flight(schedule, kind)
+    activations = per_layer * layers * held
+    buffers = {}
+    if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers (symcomm.training.torchmem)
+        chunks = _chunks(schedule)
+        buffers["pipeline_buffers"] = torchmem.pipeline_buffers(kind, chunks, held / chunks, sp_on)
+    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **buffers,
             **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last",
-                           loss=opts.get("loss"))}
+                           loss=opts.get("loss"), torch_tp=torch_tp)}
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
@@ -275,8 +309,9 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       node, so the backward holds the saved log-softmax (4), nll_loss's gradient (4) and the log-softmax
       backward's output (4): 12, the peak.  t > 1 (loss_parallel): the forward's x − max (4) and its exp (4)
       beside the logits and the copy: 14; the fused backward's zeros (4), exp(log-probs) (4) and their sum (4)
-      beside the saved log-softmax (4): 16.  With p > 1 the pipeline stage keeps its bf16 output (2) into the
-      backward: 14 and 18.
+      beside the saved log-softmax (4): 16.  With p > 1 the last pipeline stage keeps the bf16 output (2) of
+      every one of the m micro-batches to the step's end (torch/distributed/pipelining/stage.py: output_chunks,
+      symcomm.training.torchmem.PIPELINE_STAGE), all m of them at the last one's loss: 12 + 2m and 16 + 2m.
     * compiled (torch.compile of the same loss, the upcast fused into its kernels: the reason torchtitan pull
       request 551 (closed) and allenai/OLMo-core pull request 77 give for compiling the loss): the bf16 logits
       the compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
@@ -288,7 +323,7 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
     if loss == "compiled":
         return sp.Integer(4)
     if loss == "eager":
-        kept_output = sp.Piecewise((2, sp.Gt(p, 1)), (0, True))
+        kept_output = sp.Piecewise((2 * m, sp.Gt(p, 1)), (0, True))
         return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + kept_output
     raise ValueError(f"loss kind {loss!r}: one of {LOSS_KINDS}")
 
@@ -301,7 +336,7 @@ def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
     return loss_bytes_per_logit(loss) * tokens * V / t
 
 
-def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
+def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False) -> sp.Expr:
     """What recomputation holds beside the kept activations while a layer is recomputed and its backward
     runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
@@ -309,9 +344,10 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool) -> sp.Expr:
     CheckpointFunction.backward); under selective recompute without flash attention that layer's
     recomputed scores (Table 2's 5as²b/t).  Under op, as under full, the layer's activations as no recompute
     keeps them: the recompute rebuilds them for the layer's backward; an upper bound by the op-saved outputs
-    among them, which the recompute reads from the kept ones (as full's counts the kept input twice)."""
+    among them, which the recompute reads from the kept ones (as full's counts the kept input twice).  ``torch_tp``:
+    the recomputed layer keeps its gathered inputs whole (symcomm.training.torchmem.tp_gathered_inputs)."""
     if recompute in ("full", "op"):
-        return activation_bytes("none", flash, sp_on)
+        return activation_bytes("none", flash, sp_on, torch_tp=torch_tp)
     return scores(b / (d * m))
 
 
@@ -319,14 +355,24 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     """Per-layer ZeRO-3 (FSDP2, Megatron-FSDP): the layers held unsharded beside the shards: the layer
     computing and the one prefetched (2 layers' 16-bit parameters, FSDP2_RUNTIME: the next all-gather is
     issued before the current layer computes), and, reduced every micro-batch, the gradients of the layer
-    computing and the one being reduce-scattered (2 layers' unsharded gradients, in the gradient type);
+    computing and the one being reduce-scattered (2 layers' unsharded gradients, in the gradient type; under
+    FSDP2 the one computing's in the 16-bit type and the one before's reduce-scatter input in the gradient type:
+    symcomm.training.torchmem.layer_gradient_bytes; accumulating without sync, FSDP2's one unit's 16-bit gradient
+    beside the accumulator: torchmem.accumulating_gradient_bytes);
     one layer = the stage's non-embedding parameters over L, split over t (the largest, an MoE layer, with
     its experts over e·t)."""
     dense = (Phi - Phi_E) if moe else Phi
     body = dense - (V * h * (1 if tied else 2) if embeddings else 0)
     layer = body / (L * t) + (Phi_E / (L_moe * e * t) if moe else 0)
     held = 2 * 2 * layer if not data.full_parameters else sp.Integer(0)
-    return held + (2 * grad_bytes * layer if not data.full_gradients else sp.Integer(0))
+    # FSDP2: the unit computing's 16-bit gradient and the previous unit's reduce-scatter input (torchmem.FSDP2_REDUCE)
+    per_param = torchmem.layer_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 2 * grad_bytes
+    if data.full_gradients:
+        # FSDP2 accumulating (no gradient sync): the unit computing's 16-bit gradient beside the fp32 accumulator,
+        # until its post-backward adds it in (torchmem.accumulating_gradient_bytes); like the reduced units'
+        # gradients above, counted at every moment (an upper bound at the loss, before any layer's backward)
+        per_param = torchmem.accumulating_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 0
+    return held + per_param * layer
 
 
 def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
@@ -335,37 +381,39 @@ def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
     megatron/core/pipeline_parallel/schedules.py: warm-up (p − rank − 1)·2 + (v − 1)·p micro-batches)."""
     if schedule == "gpipe":
         return per_layer * (L / p) * m
-    if schedule == "interleaved":
-        return per_layer * L / (p * v) * ((v - 1) * p + 1)
+    if schedule == "interleaved":      # capped at the m·v chunk-micro-batches there are (stages.in_flight)
+        return per_layer * L / (p * v) * sp.Min((v - 1) * p + 1, m * v)
     return per_layer * (L / p)
 
 
 def loss_or_recompute(parts: dict) -> sp.Expr:
-    """The larger of the loss buffers (``logits``) and the recompute working set (``recompute``) of a stage: never
-    live at once, as the cross-entropy's backward is done, its buffers freed, before the first layer's backward
-    (and its recompute) begins, and the loss's forward runs after every layer's (torchtitan train.py@9dec370a:
-    loss.backward() from the loss; Megatron-LM megatron/core/pipeline_parallel/schedules.py: a micro-batch's
-    backward from its loss)."""
-    logits, work = parts.get("logits", sp.Integer(0)), parts.get("recompute", sp.Integer(0))
+    """The larger of the loss side (:data:`LOSS_SIDE`: the loss buffers ``logits`` and, under fsdp2, the LM head's
+    kept inputs) and the backward side (:data:`BACKWARD_SIDE`: the recompute working set ``recompute`` and, under
+    fsdp2, the LM head's gradient) of a stage: never live at once, as the cross-entropy's backward is done, its
+    buffers freed, before the first layer's backward (and its recompute) begins, and the loss's forward runs after
+    every layer's (torchtitan train.py@9dec370a: loss.backward() from the loss; Megatron-LM
+    megatron/core/pipeline_parallel/schedules.py: a micro-batch's backward from its loss)."""
+    logits = sp.Add(*(parts.get(k, sp.Integer(0)) for k in LOSS_SIDE))
+    work = sp.Add(*(parts.get(k, sp.Integer(0)) for k in BACKWARD_SIDE))
     if logits == 0 or work == 0:
         return logits + work
     return sp.Max(logits, work, evaluate=False)
 
 
 def stage_total(parts: dict) -> sp.Expr:
-    """Bytes one stage's GPU holds at its peak: every part, the loss buffers and the recompute working set as the
-    larger of the two (:func:`loss_or_recompute`)."""
-    rest = sp.Add(*(x for k, x in parts.items() if k not in ("logits", "recompute")))
+    """Bytes one stage's GPU holds at its peak: every part, the loss side and the backward side as the larger of
+    the two (:func:`loss_or_recompute`)."""
+    rest = sp.Add(*(x for k, x in parts.items() if k not in LOSS_SIDE + BACKWARD_SIDE))
     return rest + loss_or_recompute(parts)
 
 
 def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
-    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations and
-    the recompute working set) and the last stage's (its own activations and the larger of the logits and the
+    """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations, its
+    pipeline buffers under fsdp2 and the recompute working set) and the last stage's (its own activations and the larger of the logits and the
     working set: :func:`loss_or_recompute`); with p = 1 one stage holds them all."""
     every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every" and k != "recompute"))
     work = parts.get("recompute", sp.Integer(0))
-    first = parts["activations"]
+    first = parts["activations"] + parts.get("pipeline_buffers", sp.Integer(0))
     logits = parts.get("logits", sp.Integer(0))
     if logits == 0:
         return every + first + work

@@ -74,12 +74,16 @@ def in_flight(schedule: str, kind: str) -> sp.Expr:
     forward_backward_pipelining_without_interleaving, num_warmup_microbatches); interleaved
     min(p, m)·(1 + (p − 2r − 1)/(p·v)) — for m ≥ p the (p − r − 1)·2 + (v − 1)·p warm-up chunks plus one
     of forward_backward_pipelining_with_interleaving, over v; r = 0 is Korthikanti et al. 2022 §4.2.3's
-    first-stage factor 1 + (p − 1)/(p·v), the one :func:`symcomm.training.memory.memory_model` uses."""
+    first-stage factor 1 + (p − 1)/(p·v), the one :func:`symcomm.training.memory.memory_model` uses — and never
+    more than all m: both schedules cap the warm-up at the m·v chunk-micro-batches there are (Megatron-LM
+    schedules.py: num_warmup_microbatches = min(num_warmup_microbatches, total_num_microbatches); torch
+    torch/distributed/pipelining/schedules.py, ScheduleInterleaved1F1B get_rank_warmup_ops:
+    min(warmup_ops, n_microbatches · n_local_stages)), which m = p reaches on the first stage."""
     r = RANK[kind]
     if schedule == "gpipe":
         return m
     if schedule == "interleaved":
-        return sp.Min(p, m) * (1 + (p - 2 * r - 1) / (p * v))
+        return sp.Min(m, sp.Min(p, m) * (1 + (p - 2 * r - 1) / (p * v)))
     return sp.Min(p - r, m)
 
 

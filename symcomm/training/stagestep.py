@@ -59,7 +59,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
     hides = {"tp": run.tp_overlap, "ep": a2a_overlap_of(framework, run.a2a_overlap),
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     opts = run.hybrid_options()
-    opts = {**opts, "loss": run.loss}                          # the memory model's cross-entropy (memory.loss_kind)
+    opts = {**opts, "loss": run.loss, "precision": run.precision}   # the memory model's cross-entropy, its layers
     n_chunks = chunks(run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
 

@@ -43,6 +43,7 @@ from . import settings
 from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
+from . import torchmem
 from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
@@ -119,7 +120,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
-    opts = {**opts, "loss": run.loss}                          # the memory model's cross-entropy (memory.loss_kind)
+    opts = {**opts, "loss": run.loss, "precision": run.precision}   # the memory model's cross-entropy, its layers
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
     data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
@@ -176,7 +177,9 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     memory = memory_model(data, recompute, opts, flash, moe, embeddings, gated)
     memory_total = memory_per_gpu(memory, layer_activation_bytes(recompute, flash, run.sp, run.attention, moe, gated,
-                                                                 run.expert_tp), run.schedule)
+                                                                 run.expert_tp,
+                                                                 torchmem.kept_whole(framework, run.precision)),
+                                  run.schedule)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     own_params = memory["optimizer"] / 12
     optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
@@ -253,7 +256,9 @@ ASSUMPTIONS = (
     "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
     "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
     "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
-    "recompute working set and FSDP's gathered layers",
+    "recompute working set and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "
+    "the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: "
+    "symcomm.training.torchmem)",
     "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "
     "the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the "
     "slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the "

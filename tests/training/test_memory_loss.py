@@ -29,8 +29,9 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     # t > 1, torch/distributed/tensor/parallel/loss.py: _nll_loss_and_log_softmax_backward holds the saved
     # log-softmax (4), zeros_like (4), exp(x) (4) and their sum (4) at once
     (FSDP2, 2, 1, 16),
-    # p > 1: torch/distributed/pipelining/stage.py keeps the stage's bf16 output (2) in fwd_cache to its backward
-    (FSDP2, 1, 2, 14),
+    # p > 1: torch/distributed/pipelining/stage.py keeps the last stage's bf16 output of every micro-batch
+    # (output_chunks, merged after the step): m = 2 of them, 2 bytes each, beside the 12: 16
+    (FSDP2, 1, 2, 16),
     # torch.compile'd loss: the bf16 logits the graph saves (2) and the bf16 gradient its backward writes (2)
     ({**FSDP2, "loss": "compiled"}, 1, 1, 4),
 ])
@@ -52,12 +53,19 @@ def test_the_8b_context_parallel_rows_loss_by_hand():
               "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
     q = steptime.quantities(values, 2, **{**FSDP2, "gated": "1", "recompute": "full"})
     assert float(q["memory_logits"]) == 50_432_311_296
-    # the recompute working set (one layer as no recompute keeps it: 34·s·h bytes at t = 1, 4.56 GB) is
-    # smaller, and never live with the loss's buffers: the peak counts the logits alone
+    # with them the LM head's kept inputs (torchtitan's final RMSNorm: fp32 x, 4h, and the bf16 normalised x, 2h;
+    # the output projection's bf16 input, 2h): 8·4096 bytes × 32,768 tokens = 1,073,741,824
+    assert float(q["memory_head_inputs"]) == 8 * 4096 * 32768
+    # the backward side: the recompute working set (one layer as no recompute keeps it: 34·s·h bytes at t = 1,
+    # 4.56 GB) and the LM head's bf16 weight gradient FSDP2's root holds to the end of the backward (2·V·h =
+    # 1,050,673,152) are smaller, and never live with the loss's buffers: the peak counts the loss side alone
     assert float(q["memory_recompute"]) == 34 * 32768 * 4096
+    assert float(q["memory_head_gradient"]) == 2 * 128256 * 4096
+    loss_side = 50_432_311_296 + 1_073_741_824
     others = sum(float(x) for k, x in q.items()
-                 if k.startswith("memory_") and k not in ("memory_per_gpu", "memory_logits", "memory_recompute"))
-    assert float(q["memory_per_gpu"]) == pytest.approx(others + 50_432_311_296, rel=1e-12)
+                 if k.startswith("memory_") and k not in ("memory_per_gpu", "memory_logits", "memory_recompute",
+                                                          "memory_head_inputs", "memory_head_gradient"))
+    assert float(q["memory_per_gpu"]) == pytest.approx(others + loss_side, rel=1e-12)
 
 
 @pytest.mark.parametrize("vocab, larger", [(1000, "logits"), (100, "recompute")])
@@ -126,3 +134,18 @@ def test_eval_says_only_the_larger_of_logits_and_recompute_counts():
     # full recompute: logits (6 × 64 × 1000 = 375 KiB) and the working set (34·32·2·64 = 136 KiB) both shown
     assert memory_line("full").endswith("; of logits and recompute only the larger counts)")
     assert "only the larger" not in memory_line("none")      # no working set: nothing to say
+
+
+def test_eval_names_both_sides_under_fsdp2():
+    import subprocess
+    import sys
+
+    # fsdp2 adds the LM head's kept inputs to the loss side and its gradient to the backward side
+    # (memory.LOSS_SIDE, memory.BACKWARD_SIDE): the line names both sums
+    words = ["--hardware", "h100", "h=64", "L=4", "a=4", "h_kv=64", "F=256", "V=1000", "s=32", "t=1", "p=1", "d=1",
+             "c=1", "b=2", "m=1", "Phi=1e6", "embeddings=1", "gated=0", "framework=fsdp2", "zero=3",
+             "recompute=full"]
+    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *words],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
+    assert line.endswith("; of logits + head_inputs and recompute + head_gradient only the larger counts)")

@@ -48,14 +48,13 @@ ASSUMPTIONS = (
     "β = 1 / per-direction bandwidth per GPU",
 )
 MEMORY_ASSUMPTION = (
-    "memory per GPU = the step model's (symcomm.training.memory.memory_model), compared with the preset's: weights, "
-    "gradients and Adam states as the framework holds them (ZeRO sharding over d·c; Megatron's fp32 gradient "
-    "buffer), activations of the first stage (uneven splits: every part of the stage holding the most) per Korthikanti et al. 2022 Table 2 (flash attention: no scores; "
-    "full recompute: the layer input) × min(p, m) micro-batches in flight (× (1 + (p − 1)/(p·v)) interleaved), or "
-    "the last stage's when larger (its activations and one micro-batch's logits: bf16 output and fp32 "
-    "cross-entropy copy); one layer's activations while recomputed; FSDP2's and Megatron-FSDP's two gathered "
-    "layers; DeepSpeed ZeRO-1/2's gradient bucket; no allowance for fragmentation.  Dropped before any "
-    "evaluation: layouts whose floor "
+    "memory per GPU = the step model's (symcomm.training.memory.memory_model, the same as eval's), compared with "
+    "the preset's: weights, gradients and Adam states as the framework holds them (ZeRO sharding over d·c; "
+    "Megatron's fp32 gradient buffer; FSDP2's and Megatron-FSDP's gathered layers), the activations of the stage "
+    "holding the most (uneven splits: every stage kind priced) per Korthikanti et al. 2022 Table 2 (flash "
+    "attention: no scores; full recompute: the layer input) × the micro-batches it holds in flight, the larger of "
+    "the loss's buffers (bytes per logit as the loss setting runs it) and the recompute working set; live bytes, no "
+    "allowance for the allocator's cached or fragmented blocks.  Dropped before any evaluation: layouts whose floor "
     "(14Φ/GPUs + the activations of full recompute with SP) exceeds it")
 
 

@@ -254,9 +254,9 @@ ASSUMPTIONS = (
     "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
     "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
     "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
-    "memory: the busiest of the first stage (its activations) and the last (its logits: the 16-bit LM-head output "
-    "and the fp32 cross-entropy copy of one micro-batch), plus every stage's weights, gradients, optimizer states, "
-    "recompute working set and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "
+    "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per "
+    "logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the "
+    "loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "
     "the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: "
     "symcomm.training.torchmem)",
     "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "

@@ -72,7 +72,11 @@ def build_pp(schedule: str) -> tuple[Term, ...]:
 
 
 def pp_extras(schedule: str) -> dict:
-    in_flight = {"gpipe": m, "1f1b": N, "interleaved": N}[schedule]
+    # the first stage's, as the hybrid's stages.in_flight counts it at rank 0 (its docstring cites the schedules):
+    # GPipe all m; 1F1B its p − 1 warm-up forwards and one, never more than m; interleaved Korthikanti et al. 2022
+    # §4.2.3's factor 1 + (p − 1)/(p·v), capped at the m there are
+    in_flight = {"gpipe": m, "1f1b": sp.Min(N, m),
+                 "interleaved": sp.Min(m, sp.Min(N, m) * (1 + (N - 1) / (N * v)))}[schedule]
     return {"bubble_fraction": bubble_fraction(N, schedule),
             "micro_batches_in_flight": in_flight}
 

@@ -140,6 +140,26 @@ def test_pipeline_by_walking_the_boundaries(n, chunks, bsh, micro):
     assert exact(bubble, values) == Fraction(n - 1, chunks * micro)  # Narayanan et al. 2021 §2.2
 
 
+def _first_stage_peak_1f1b(stages: int, micro: int) -> int:
+    """Micro-batches whose activations stage 0 holds at once under 1F1B, by walking its schedule (Megatron-LM
+    schedules.py, forward_backward_pipelining_without_interleaving: min(p − 1, m) warm-up forwards, then one forward
+    and one backward per remaining micro-batch, then the cool-down backwards)."""
+    warmup = min(stages - 1, micro)
+    held = peak = warmup
+    for _ in range(micro - warmup):
+        held += 1                      # the steady state's forward
+        peak = max(peak, held)
+        held -= 1                      # and its backward
+    return peak
+
+
+@FAST
+@given(n=st.integers(2, 16), micro=st.integers(1, 24))
+def test_first_stage_in_flight_1f1b_by_walking_the_schedule(n, micro):
+    held = STRATEGIES["pp"].extras(schedule="1f1b")["micro_batches_in_flight"]
+    assert exact(held, {S.N: n, S.m: micro}) == _first_stage_peak_1f1b(n, micro)
+
+
 @FAST
 @given(n=st.integers(2, 64), k=st.integers(1, 8), tokens=st.integers(1, 10**5), h=st.integers(1, 8192))
 def test_expert_parallel(n, k, tokens, h):

@@ -98,3 +98,17 @@ def test_an_unknown_dispatcher_names_the_choices():
                                          "deepep or hybridep"):
         symcomm.evaluate("hybrid", model="qwen3-30b-a3b", hardware="h100", dispatcher="allgather",
                          t=1, p=1, d=8, e=8, c=1, b=8, m=1, s=4096)
+
+
+def test_the_two_legs_equal_an_enumeration_of_every_routing():
+    # 4 GPUs on 2 nodes (0, 1 | 2, 3), a token on GPU 0 picking k = 2 experts' GPUs independently and uniformly:
+    # walk all 16 routings as DeepEP sends them (FLEX_DISPATCH) — one network copy if any pick is on node 1 (to GPU 2,
+    # the rank of GPU 0's local index there), then one NVLink copy to each GPU hit but GPU 0 (home) and GPU 2 (arrival)
+    routings = [(a, b) for a in range(4) for b in range(4)]
+    network = Fraction(sum(any(g >= 2 for g in r) for r in routings), len(routings))
+    nvlink = Fraction(sum(len(set(r) - {0, 2}) for r in routings), len(routings))
+    terms = _by_label(flex_dispatch_terms(4, 1, 1, 1, 2, across=True))
+    assert _value(terms[("token dispatch, network leg (one copy per destination node)", "forward")].message,
+                  k=2) == network == Fraction(3, 4)
+    assert _value(terms[("token dispatch, NVLink leg (one copy per destination GPU)", "forward")].message,
+                  k=2) == nvlink == Fraction(7, 8)

@@ -232,8 +232,9 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "deepep, hybridep (the flex dispatcher: a token crosses the network once per destination node, then fans "
            "out over NVLink to each destination GPU once, however many of its k experts that GPU holds; the host "
            "waits for the received counts; expert_tp=1 when t > 1). Sent in the run's 16-bit type: Megatron-Core "
-           "dispatches no FP8 (fused_a2a.py). Megatron-Core's own default, allgather, is not modelled; every "
-           "Megatron-Bridge MoE recipe sets alltoall or flex"),
+           "dispatches no FP8 (fused_a2a.py). Megatron-Core's own default, allgather (transformer_config.py), is not "
+           "modelled; Megatron-Bridge's MoE model providers set alltoall (qwen_provider.py, deepseek_provider.py, "
+           "gpt_oss_provider.py) and its recipes alltoall or flex"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "

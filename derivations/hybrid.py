@@ -22,7 +22,7 @@ from symcomm.core.proof import Claim, Domain
 from symcomm.core.rewrite import at
 from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
 from symcomm.training.terms import cost_in_bytes_of
-from symcomm.core.symbols import G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
+from symcomm.core.symbols import E, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
 
 HYBRID = STRATEGIES["hybrid"]
 SOURCE = NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + ", §7"
@@ -114,13 +114,20 @@ EP_MOE = Derivation(
     "Hybrid, expert axis at t > 1 (SP): elements each GPU sends per MoE layer per step",
     (Step(axes_moe_sp["ep"].send.subs(ONE_MOE_LAYER), "composed: dispatch and combine all-to-alls, forward and "
                                                       "backward, over e expert ranks"),
-     Step(4 * k * (b / d) * (s / c) * h / t * (e - 1) / e,
+     Step(4 * k * (b / d) * (s / c) * h / t * (e - 1) / e + m * E * (e * t - 1),
           "by hand: each rank routes the k copies of its own (b/d)(s/c)/t sequence-parallel tokens; uniform routing "
-          "keeps 1/e of them")),
-    "elements, per GPU per step, per MoE layer on the stage, exact", MEGATRON_MOE_TP, lhs="per-GPU send, EP")
+          "keeps 1/e of them; and before each micro-batch's dispatch (dropless) the E per-expert token counts of "
+          "each of the t·e ranks of the TPxEP group are all-gathered, (t·e − 1)·E sent by each")),
+    "elements, per GPU per step, per MoE layer on the stage, exact; the counts are 8-byte (int64) elements",
+    MEGATRON_MOE_TP, lhs="per-GPU send, EP")
 
-_recompute = HYBRID.by_axis(zero=1, recompute="full", moe=1)
-_no_recompute = HYBRID.by_axis(zero=1, moe=1)
+# the dispatch and combine all-to-alls alone (alltoall_padded: no count exchange), and the count exchange alone
+_recompute = HYBRID.by_axis(zero=1, recompute="full", moe=1, dispatcher="alltoall_padded")
+_no_recompute = HYBRID.by_axis(zero=1, moe=1, dispatcher="alltoall_padded")
+
+
+def _count_sends(**options):
+    return sum(term.cost.send for term in HYBRID.terms(zero=1, moe=1, **options) if "token-count" in term.what)
 _interleaved = HYBRID.by_axis(zero=1, schedule="interleaved")
 
 _dp_terms_zero1 = [term for term in HYBRID.terms(zero=1) if term.axis == "dp"]
@@ -155,6 +162,9 @@ CLAIMS = [
     Claim(_recompute["ep"].send / _no_recompute["ep"].send, sp.Rational(3, 2),
           name="hybrid, full recompute: the MoE dispatch and combine all-to-alls run again, 6 per MoE layer "
                "instead of 4", source=MEGATRON_RECOMPUTE),
+    Claim(_count_sends(recompute="full") / _count_sends(), 2,
+          name="hybrid, full recompute, dropless: the token counts are all-gathered again with the recomputed "
+               "forward; the backward reuses the forward's splits", source=MEGATRON_RECOMPUTE),
     Claim(_recompute["pp"].send + _recompute["dp"].send, _no_recompute["pp"].send + _no_recompute["dp"].send,
           name="hybrid, full recompute: the pipeline sends and the data-parallel reductions lie outside the "
                "recomputed layers and do not change", source=MEGATRON_RECOMPUTE),
@@ -226,12 +236,13 @@ EXAMPLES = (
     + _example("Llama-3-405B-like (t=8, p=16, d=128, ZeRO-1)", LLAMA3_SOURCE, LLAMA3,
                {"tp": LLAMA3_TP, "pp": LLAMA3_PP, "dp": LLAMA3_DP}, {"zero": 1}, "L rounded from 126 to 128")
     + _example("DeepSeek-V3-like MoE (p=16, d=128, e=64, ZeRO-1)", DSV3_SOURCE, DSV3,
-               {"ep": DSV3_EP, "pp": DSV3_PP, "dp": DSV3_DP}, {"zero": 1, "moe": 1},
-               "uniform routing over all 64 EP ranks (the real model limits each token to 4 nodes)")
+               {"ep": DSV3_EP, "pp": DSV3_PP, "dp": DSV3_DP}, {"zero": 1, "moe": 1, "dispatcher": "alltoall_padded"},
+               "uniform routing over all 64 EP ranks (the real model limits each token to 4 nodes); the all-to-alls "
+               "alone (dispatcher=alltoall_padded: no token-count exchange)")
 )
 
 _llama2 = HYBRID.by_axis(zero=1)
-_dsv3 = HYBRID.by_axis(zero=1, moe=1)
+_dsv3 = HYBRID.by_axis(zero=1, moe=1, dispatcher="alltoall_padded")
 CLAIMS += [
     Claim(at(_llama2["tp"].send, LLAMA2) * BYTES, 300_647_710_720,
           name="Llama-2-70B-like: TP sends 300,647,710,720 bytes (≈ 300.6 GB) per GPU per step in bf16",

@@ -13,7 +13,7 @@ command line give one number.  What the step model does not express is said, nev
   layout the source does not give): left out of every fit and table of errors, listed with the reason;
 * :func:`approximations` — what a run does that the model counts another way (CUDA graphs, activation
   offloading to the CPU, the multi-token-prediction layer, recompute modules other than the attention core,
-  DeepEP/HybridEP dispatchers as all-to-alls, sliding-window attention as full): shown beside its error.
+  sliding-window attention as full).  The MoE dispatchers are modelled (``dispatcher=``: :func:`dispatcher`).
 """
 
 from __future__ import annotations
@@ -108,6 +108,17 @@ def _recompute(run: dict) -> str:
     return "selective" if modules & ATTENTION_CORE or not modules else "none"
 
 
+def dispatcher(run: dict) -> str:
+    """The step model's dispatcher setting of an MoE run: its recipe's moe_token_dispatcher_type, or its flex
+    backend (deepep, hybridep), as the data records it; alltoall padded to capacity (the 25.09 tokendrop recipes:
+    moe_pad_expert_input_to_capacity, capacity factor 1.0) is alltoall_padded."""
+    moe = run.get("moe") or {}
+    name = moe.get("dispatcher") or "alltoall"
+    if name == "alltoall" and "tokendrop" in (moe.get("balance") or ""):
+        return "alltoall_padded"
+    return name
+
+
 def preset_of(run: dict) -> str | None:
     """The symcomm model preset of ``run``'s model, or None for a model typed by its shape (:func:`shape_words`)."""
     return PRESETS.get(run["model"]["name"])
@@ -137,6 +148,7 @@ def words(run: dict) -> list[str]:
     w.update(_split(run) or {})
     if moe:
         w["moe"] = 1
+        w["dispatcher"] = dispatcher(run)
         if run["t"] > 1 and (run.get("etp") == 1 or _etp_one_by_layout(run)):
             w["expert_tp"] = "1"
     if run["id"].startswith("torchtitan"):
@@ -253,21 +265,15 @@ def approximations(run: dict) -> list[str]:
                    "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "
                    "50 %: pytorch/pytorch issue 147971; not modelled)")
     moe = run.get("moe") or {}
-    dispatcher = moe.get("dispatcher")
-    if dispatcher not in (None, "alltoall"):
-        out.append(f"the {dispatcher} dispatcher counted as NCCL all-to-alls")
-    if dispatcher in ("hybridep", "deepep") and run["e"] > run["nvlink_domain"]:
-        # DeepEP's internode dispatch (deepseek-ai/DeepEP csrc/kernels/internode.cu, one RDMA copy per destination
-        # node with a mask of its NVLink ranks; DeepSeek-V3 report arXiv:2412.19437 §3.2.2); HybridEP is its branch
-        # Megatron-Core's flex dispatcher runs (NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md)
-        out.append(f"the {dispatcher} dispatcher sends a token across the network once per destination node and "
-                   "forwards it over NVLink; counted as an all-to-all sending each top-k copy at the inter-node rate")
-    if dispatcher == "alltoall" and run["e"] > 1 and "tokendrop" not in (moe.get("balance") or ""):
-        # dropless: the split sizes reach the host before each MoE layer's expert all-to-all (NVIDIA/Megatron-LM
-        # megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher.preprocess, sync point
-        # before_ep_alltoall); padded to capacity (tokendrop) the splits are constant and nothing waits
-        out.append("the alltoall dispatcher's dropless host synchronisation before every MoE layer's expert "
-                   "all-to-all (and the kernel launches it leaves exposed) is not modelled")
+    if "experts" in model and dispatcher(run) != "alltoall_padded":
+        out.append("the dropless dispatcher's host wait before every MoE layer's dispatch counted as the latency of "
+                   "its token-count all-gather; the GPU's idle time while the host reads the counts and launches the "
+                   "dispatch is not (no published figure)")
+    if moe.get("dispatcher") == "hybridep" and "capacity factor" in (moe.get("balance") or ""):
+        # moe_expert_rank_capacity_factor: HybridEP's buffers sized in advance, no host wait (token_dispatcher.py,
+        # _HybridEPManager.setup_metadata)
+        out.append("HybridEP with a per-rank capacity (for full-iteration CUDA graphs): its buffers sized in advance, "
+                   "no host wait, counted with the dropless token-count exchange; the padding's extra rows not counted")
     if model.get("window"):
         out.append("sliding-window layers' attention counted over the full sequence")
     return out

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, inter_shares
+from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_shares
 from ..base.errors import InputError
 from ..base import memo, notes
 from .models import _load, model, model_from_config
@@ -508,32 +508,42 @@ def _flat_entry(d: dict, inter: Link) -> dict | None:
 
 
 def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
-    """The per-NIC link behind a flat fit of a multi-node log.  A flat ring's fitted β is its per-step β at
-    the log's own k ranks per node (:func:`nic_sharers` of the entry's ranks and GPUs per node), which
-    :func:`link_values` and the strategies' terms split as (k − 1)/k·β_intra + β_inter/k: read once, the
-    other way, β_inter = k·β_fit − (k − 1)·β_intra, so that the log's own group is priced at its fit and no
-    fitted β is split twice.  Kept whole (said in the link's conversion) when no entry records the log's N
-    and G or its algorithm is not a ring; refused when the result is not positive (the intra link is
-    slower than the fit allows)."""
+    """The per-NIC link behind a flat fit of a multi-node log.  The fit's α, β are the log's per-step values at its
+    own k ranks per node (:func:`nic_sharers` of the entry's ranks and GPUs per node), which :func:`link_values`
+    and the strategies' terms mix from the two links by the algorithm's crossing rule (``base.crossing``):
+    v_fit = stays·v_intra + across·v_inter.  Read once, the other way, v_inter = (v_fit − stays·v_intra)/across,
+    so that the log's own group is priced at its fit and no fitted value is mixed twice: a ring, β_inter =
+    k·β_fit − (k − 1)·β_intra (α all across: kept); a pairwise all-to-all (PEERS: k − 1 of its N − 1 peers on
+    its node), β_inter = ((N − 1)·β_fit − (k − 1)·β_intra)/(N − k), α_inter likewise.  Kept whole (said in the
+    link's conversion) when no entry records the log's N and G or its algorithm crosses through one NIC;
+    refused when the result is not positive (the intra link is slower than the fit allows)."""
     if entry is None:
         return Link(flat.name, flat.title, flat.bytes_per_second, flat.latency_s, flat.published,
                     "a flat fit kept whole as the per-NIC link: no calibration entry records its log's ranks and "
                     "GPUs per node", flat.source, flat.latency_source)
     ranks, g = int(entry["ranks"]), int(entry.get("gpus_per_node") or 0)
-    if (entry["collective"], entry["algorithm"]) not in _RINGS or not g:
+    rule = crossing_of(entry["collective"], entry["algorithm"])
+    if rule == ONE_NIC or not g:
         return Link(flat.name, flat.title, flat.bytes_per_second, flat.latency_s, flat.published,
-                    f"a flat {entry['algorithm']} fit kept whole: only a ring's crossings spread over a node's NICs",
-                    flat.source, flat.latency_source)
+                    f"a flat {entry['algorithm']} fit kept whole: only a ring's and a pairwise all-to-all's "
+                    "crossings split between the links", flat.source, flat.latency_source)
     k = nic_sharers(ranks, g)
-    beta = k / flat.bytes_per_second - (k - 1) / intra.bytes_per_second
-    if beta <= 0:
-        raise InputError(f"{what}: field 'inter' (a flat fit on {ranks} ranks, {k} per node) is faster than its "
-                         f"intra link allows: {k}·beta_fit − {k - 1}·beta_intra = {beta:.3g} s/byte is not positive; "
-                         "give an intra link measured on the same machine (symcomm calibrate SINGLE_NODE_LOG "
-                         "MULTI_NODE_LOG -o FILE)")
-    return Link(flat.name, flat.title, 1.0 / beta, flat.latency_s, flat.published,
-                f"per NIC, from the flat fit on {ranks} ranks with {k} per node: beta_inter = {k}·beta_fit − "
-                f"{k - 1}·beta_intra (a ring's crossings spread over the node's {k} NICs)", flat.source,
+    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k)
+    beta = (1 / flat.bytes_per_second - b_stays / intra.bytes_per_second) / b_across
+    alpha = (flat.latency_s - a_stays * intra.latency_s) / a_across
+    if rule == RING:
+        formula, why = f"beta_inter = {k}·beta_fit − {k - 1}·beta_intra", f"a ring's crossings spread over the node's {k} NICs"
+    else:
+        formula = (f"beta_inter = ({ranks - 1}·beta_fit − {k - 1}·beta_intra)/{ranks - k}, alpha_inter likewise")
+        why = f"a pairwise all-to-all sends to {k - 1} of its {ranks - 1} peers on its node"
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if value <= 0:
+            raise InputError(f"{what}: field 'inter' (a flat fit on {ranks} ranks, {k} per node) is faster than its "
+                             f"intra link allows: {formula} gives {name}_inter = {value:.3g} "
+                             f"{'s/byte' if name == 'beta' else 's'}, not positive; give an intra link measured on "
+                             "the same machine (symcomm calibrate SINGLE_NODE_LOG MULTI_NODE_LOG -o FILE)")
+    return Link(flat.name, flat.title, 1.0 / beta, alpha, flat.published,
+                f"per NIC, from the flat fit on {ranks} ranks with {k} per node: {formula} ({why})", flat.source,
                 flat.latency_source)
 
 

@@ -351,6 +351,79 @@ def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, 
                  for what, phase in passes)
 
 
+#: where the flex dispatcher's hierarchical dispatch is read
+FLEX_DISPATCH = ("NVIDIA/Megatron-LM megatron/core/transformer/moe/token_dispatcher.py at d98e8a64 (MoEFlexTokenDispatcher "
+                 "over the TPxEP group; _DeepepManager, _HybridEPManager) and fused_a2a.py (FusedDispatch: the bf16 "
+                 "hidden states to DeepEP's Buffer.dispatch; init_hybrid_ep_buffer asserts no FP8 dispatch); "
+                 "deepseek-ai/DeepEP csrc/kernels/internode.cu: a token goes over RDMA once to each destination node, "
+                 "to the rank of its own local index, which forwards it over NVLink once to each destination GPU there "
+                 "(DeepSeek-V3 report arXiv:2412.19437 §3.2.2)")
+#: where the dropless dispatchers' host wait is read
+DISPATCH_HOST_WAIT = ("NVIDIA/Megatron-LM megatron/core/transformer/moe/token_dispatcher.py at d98e8a64: "
+                      "MoEAlltoAllTokenDispatcher.preprocess all-gathers each rank's per-expert counts over the TPxEP "
+                      "group (gather_from_sequence_parallel_region) and, dropless, syncs them to the host before the "
+                      "expert all-to-all (cuda_sync_point before_ep_alltoall); drop_and_pad sets them constant. "
+                      "fused_a2a.py FusedDispatch: 'the CPU will wait for GPU's signal' (DeepEP's received counts); "
+                      "_HybridEPManager without a rank capacity factor sizes its buffers from a CPU sync. Forward only: "
+                      "the backward reuses the forward's splits")
+
+
+def destinations_hit(places, topk=k):
+    """The expected number of the ``places`` (GPUs or nodes, each holding E/places of the experts) that a token's
+    ``topk`` experts fall on, under uniform routing (Megatron-Core's moe_router_force_load_balancing, the runs' own
+    setting) with the k picks independent: places·(1 − (1 − 1/places)^k).  Drawn without replacement (k distinct
+    experts of E, the hypergeometric places·(1 − C(E − E/places, k)/C(E, k))) the count is larger, by at most 2.7 %
+    for E ≥ 128, k ≤ 8 and places ≤ 64 (tests/training/test_dispatch.py counts both): the form is that count's
+    E → ∞ limit, kept because C(256, 8)'s factorials overflow the float evaluators (DeepSeek-V3's E = 256)."""
+    places = sp.sympify(places)
+    return places * (1 - (1 - 1 / places) ** topk)
+
+
+def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, across=False, micro=1,
+                        recompute=False) -> tuple[Term, ...]:
+    """DeepEP's and HybridEP's dispatch and combine per MoE layer, forward and backward (FLEX_DISPATCH): of a rank's
+    ``tokens`` (each ``width`` elements), each goes over the network once to every other node its k experts fall on,
+    (n − 1)·(1 − (1 − 1/n)^k) copies for the n = group/``ranks_on_node`` nodes of the expert group; then over NVLink
+    once to every GPU of a node its experts fall on but the one it arrived at (on its own node: but itself),
+    n·(r − 1)·(1 − (1 − 1/e)^k) copies for r = ``ranks_on_node`` GPUs of the group on a node (by symmetry what
+    every rank sends, as the rank of each local index forwards its node's share).  Each leg is one fused kernel
+    (one α, its own NIC or NVLink); the legs are added, an upper bound: DeepEP runs them in one kernel, the
+    forwarders' NVLink sends behind the RDMA receives.  The combine sends the same back, the backward runs the
+    two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE)."""
+    group, ranks_on_node = sp.sympify(group), sp.sympify(ranks_on_node)
+    nodes = group / ranks_on_node
+    # the other nodes hit: all hit but the own one, (n − 1)/n of them; the GPUs hit but the one of arrival: (e − n)/e
+    network = tokens * width * (nodes - 1) / nodes * destinations_hit(nodes) / micro
+    nvlink = tokens * width * (group - nodes) / group * destinations_hit(group) / micro
+    count = layers * micro
+    # a group inside one node sends nothing over the network: no launch either
+    crosses = sp.Piecewise((0, sp.Eq(nodes, 1)), (1, True))
+    passes = [("token dispatch", "forward"), ("expert-output combine", "forward")]
+    if recompute:
+        passes += [("token dispatch", "forward recompute"), ("expert-output combine", "forward recompute")]
+    passes += [("combine-gradient dispatch", "backward"), ("dispatch-gradient combine", "backward")]
+    out = []
+    for what, phase in passes:
+        out.append(Term("send_recv", "direct", 2, network, count * crosses,
+                        f"{what}, network leg (one copy per destination node)", groups, across, "ep", phase=phase))
+        out.append(Term("send_recv", "direct", 2, nvlink, count, f"{what}, NVLink leg (one copy per destination GPU)",
+                        groups, False, "ep", phase=phase))
+    return tuple(out)
+
+
+def dispatch_count_terms(group, layers, groups=1, across=False, micro=1, recompute=False) -> tuple[Term, ...]:
+    """The dropless dispatchers' token-count exchange before each MoE layer's dispatch, forward (and its recompute)
+    only (DISPATCH_HOST_WAIT): each of the ``group`` ranks of the expert group contributes E int64 counts, all-gathered
+    (M = group·E, 8-byte elements); the host waits for them before it launches the dispatch, so the exchange's
+    latency is on the critical path.  The alltoall dispatcher runs this all-gather; DeepEP's and HybridEP's
+    counts travel inside their dispatch kernel, counted as the same exchange.  The host's own copy and wait are
+    not counted apart (no published figure found)."""
+    phases = ("forward", "forward recompute") if recompute else ("forward",)
+    return tuple(Term("all_gather", "ring", group, group * E, layers * micro,
+                      "MoE per-expert token-count all-gather (the host waits for it)", groups, across, "ep",
+                      phase=phase, dtype="8") for phase in phases)
+
+
 # -- context parallel ------------------------------------------------------------------------------------
 
 def kv_width(gqa: bool):

@@ -13,9 +13,9 @@ import sympy as sp
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
-from .axes import (bubble_fraction, chunks_of, data_schedule, dp_terms, ep_terms, kv_width, mla_tp_terms, moe_tp_terms,
-                   pipeline_share, pp_terms, ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics,
-                   tp_terms, ulysses_terms)
+from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_terms, dp_terms, ep_terms,
+                   flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
+                   ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from .settings import RunSetting
 from .stages import split_checks, stage_layers
 from .terms import Term
@@ -103,9 +103,23 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # spanning nodes, k − 1 of a rank's e − 1 peers share its node (base.crossing.PEERS), its k the fewest
         # ranks of the EP group a node holds, the group's ranks 1 apart (expert_tp=1) or t apart
         ep_inner = 1 if whole_experts else t
-        terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
-                                           across=spans(e * ep_inner, G), micro=m, recompute=recompute),
-                                  ep_inner, n_gpus / (e * ep_inner))
+        ep_across = spans(e * ep_inner, G)
+        if run.dispatcher in ("deepep", "hybridep"):
+            # the flex dispatcher (axes.FLEX_DISPATCH), expert_tp=1 or t = 1 (hybrid_checks): a rank's own tokens,
+            # the group's r ranks on a node as the all-to-all's PEERS rule counts them (one NIC when unaligned)
+            on_node = ranks_per_node(e, ep_inner, n_gpus / (e * ep_inner))
+            terms += flex_dispatch_terms(e, tokens_h / h, h, moe_layers, on_node, groups=n_gpus / e,
+                                         across=ep_across, micro=m, recompute=recompute)
+        else:
+            terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
+                                               across=ep_across, micro=m, recompute=recompute),
+                                      ep_inner, n_gpus / (e * ep_inner))
+        if run.dispatcher != "alltoall_padded":
+            # dropless: the counts reach the host before each MoE layer's dispatch (axes.DISPATCH_HOST_WAIT), over the
+            # TPxEP group (the expert group and, with expert_tp = tp, its t ranks)
+            terms += spread_over_nics(dispatch_count_terms(e * ep_inner, moe_layers, groups=n_gpus / (e * ep_inner),
+                                                           across=ep_across, micro=m, recompute=recompute),
+                                      1, n_gpus / (e * ep_inner))
         if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * h
             terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t,
@@ -278,6 +292,11 @@ _MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core re
                                   "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
+_FLEX_NEEDS_ETP1 = rules.fixed(t, 1, "dispatcher=deepep or hybridep with t={x} needs expert_tp=1: the flex dispatcher "
+                                     "then sends each token to every TP rank of an expert (its TPxEP group: "
+                                     "token_dispatcher.py, MoEFlexTokenDispatcher), which is not modelled")
+
+
 _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
                                  "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
                                  "apply_tp and _save_list)")
@@ -303,4 +322,6 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         # divisible by expert_tensor × expert × pipeline sizes)
         rules.when("moe", (True,), rules.when("expert_tp", ("1",), rules.divisible(t * d * c, e, "t*d*c|e"))),
         rules.divisible(E, e),
+        rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
+                                              rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
     )

@@ -37,6 +37,12 @@ TORCHTITAN_OP_SAC = ("pytorch/torchtitan torchtitan/parallelisms/parallelize_lla
 ATTENTION = ("mha", "mla")
 #: the expert tensor-parallel size: the TP size t (Megatron-Core's default) or 1
 EXPERT_TP = ("tp", "1")
+#: MoE token dispatch as Megatron-Core runs it (megatron/core/transformer/moe/token_dispatcher.py):
+#: alltoall (MoEAlltoAllTokenDispatcher, dropless: pairwise all-to-alls, the counts all-gathered and copied to the
+#: host first); alltoall_padded (the same with moe_pad_expert_input_to_capacity: the splits are constant, no
+#: counts exchange, no host wait); deepep and hybridep (MoEFlexTokenDispatcher's backends, fused_a2a.py: one
+#: network copy per destination node, fanned out over NVLink)
+DISPATCHERS = ("alltoall", "alltoall_padded", "deepep", "hybridep")
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
@@ -218,6 +224,17 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "moe=1: the expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size): tp = t (its "
            "default: experts split over the TP group, routed tokens all-gathered and outputs reduce-scattered "
            "over it); 1 = experts whole on each GPU, sharded over e only, e | t·d·c (parallel_state.py)"),
+    Option("dispatcher", "alltoall", DISPATCHERS,
+           "moe=1: the token dispatcher (Megatron-Core --moe-token-dispatcher-type, --moe-flex-dispatcher-backend): "
+           "alltoall (dropless: pairwise all-to-alls of the k routed copies; before each MoE layer's forward the "
+           "per-expert token counts are all-gathered over the expert group and copied to the host, which waits); "
+           "alltoall_padded (--moe-pad-expert-input-to-capacity, capacity factor 1: constant splits, nothing waits); "
+           "deepep, hybridep (the flex dispatcher: a token crosses the network once per destination node, then fans "
+           "out over NVLink to each destination GPU once, however many of its k experts that GPU holds; the host "
+           "waits for the received counts; expert_tp=1 when t > 1). Sent in the run's 16-bit type: Megatron-Core "
+           "dispatches no FP8 (fused_a2a.py). Megatron-Core's own default, allgather (transformer_config.py), is not "
+           "modelled; Megatron-Bridge's MoE model providers set alltoall (qwen_provider.py, deepseek_provider.py, "
+           "gpt_oss_provider.py) and its recipes alltoall or flex"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -320,6 +337,7 @@ class RunSetting:
     attention: str = "mha"
     moe: bool = False
     expert_tp: str = "tp"
+    dispatcher: str = "alltoall"
     embeddings: bool = False
     tied: bool = False
     fp8_param_gather: bool = False

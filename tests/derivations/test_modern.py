@@ -95,14 +95,16 @@ def test_the_qwen3_30b_rows_are_typed_as_printed():
         assert run["step_time_s"] == float(f"{gbs * 4096 / (tokens * gpus):.4g}"), run_id
 
 
-def test_what_the_model_does_not_count_for_moe_dispatch_is_said():
+def test_each_moe_run_is_typed_with_the_dispatcher_its_recipe_runs():
     runs = {r["id"]: r for r in modern.runs()}
-    sync = "dropless host synchronisation"
-    # 25.11 H100: alltoall, force-balanced dropless, EP 8: the host waits for the split sizes in every MoE layer
-    assert any(sync in a for a in modern.approximations(runs["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]))
-    # 25.09 H100, same layout: tokendrop padded to capacity, constant splits: nothing waits
-    assert not any(sync in a for a in modern.approximations(runs["bridge-25.09-h100-qwen3-30b-a3b-fp8cs"]))
-    # 26.04.01 H100: hybridep over EP 16 on two 8-GPU nodes; 26.04.01 GB200: EP 8 inside the NVL72 domain
-    node = "once per destination node"
-    assert any(node in a for a in modern.approximations(runs["bridge-26.04.01-h100-qwen3-30b-a3b-fp8-cs"]))
-    assert not any(node in a for a in modern.approximations(runs["bridge-26.04.01-gb200-qwen3-30b-a3b-fp8-mx"]))
+    # 25.11 H100: alltoall, force-balanced dropless (the host waits for the counts in every MoE layer)
+    assert "dispatcher=alltoall" in modern.words(runs["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"])
+    # 25.09 H100, same layout: tokendrop padded to capacity (moe_pad_expert_input_to_capacity), constant splits
+    assert "dispatcher=alltoall_padded" in modern.words(runs["bridge-25.09-h100-qwen3-30b-a3b-fp8cs"])
+    # 26.04.01 H100: flex dispatcher, hybridep backend over EP 16 on two 8-GPU nodes; 25.09 H100 DeepSeek-V3: deepep
+    assert "dispatcher=hybridep" in modern.words(runs["bridge-26.04.01-h100-qwen3-30b-a3b-fp8-cs"])
+    assert "dispatcher=deepep" in modern.words(runs["bridge-25.09-h100-deepseek-v3-fp8cs-dropless"])
+    # what stays unmodelled is said: the host's idle time beyond the count exchange, dropless runs only
+    idle = "host wait before every MoE layer's dispatch"
+    assert any(idle in a for a in modern.approximations(runs["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]))
+    assert not any(idle in a for a in modern.approximations(runs["bridge-25.09-h100-qwen3-30b-a3b-fp8cs"]))

@@ -475,3 +475,33 @@ def test_a_flat_fit_across_nodes_is_read_once_as_the_per_nic_link(tmp_path):
     doc["inter"]["fitted_on"]["algorithm"] = "double_binary_tree"
     path.write_text(json.dumps(doc))
     assert presets.hardware(str(path)).values(1)["beta_inter"] == 1 / 1e11
+
+
+def test_a_flat_all_to_all_fit_across_nodes_is_unmixed_once(tmp_path):
+    # A pairwise all-to-all fitted flat on 16 ranks, 8 per node: a rank sends to 7 peers on its node and 8 across,
+    # one-port (base.crossing.PEERS), so the fit's per-step values are the mix 7/15 intra + 8/15 inter.  Fit
+    # β_fit = 1/(1e11) s/byte, α_fit = 10 µs; node links 1/(3e11) s/byte, 2 µs.  By hand:
+    #   β_inter = (15·1e-11 − 7·(1/3e11))/8 = (1.5e-10 − 2.33333e-11)/8 = 1.58333e-11 s/byte
+    #   α_inter = (15·10e-6 − 7·2e-6)/8 = (150e-6 − 14e-6)/8 = 17e-6 s
+    from symcomm.base.crossing import PEERS
+    from symcomm.base.errors import InputError
+
+    doc = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
+           "inter": {"bytes_per_second": 1e11, "latency_s": 1e-5, "fitted_as": "flat",
+                     "fitted_on": {"collective": "all_to_all", "algorithm": "pairwise", "ranks": 16,
+                                   "gpus_per_node": 8}},
+           "gpus_per_node": 8}
+    path = tmp_path / "a2a.json"
+    path.write_text(json.dumps(doc))
+    hw = presets.hardware(str(path))
+    assert hw.values(1)["beta_inter"] == pytest.approx(1.5833333333e-11, rel=1e-9)
+    assert hw.values(1)["alpha_inter"] == pytest.approx(17e-6, rel=1e-12)
+    assert "(15·beta_fit − 7·beta_intra)/8" in hw.inter.conversion
+    # the log's own group priced again gives back its fit, α and β (no second mix)
+    same, _ = presets.link_values(hw, 16, False, crossing=PEERS)
+    assert same["beta"] == pytest.approx(1e-11, rel=1e-12) and same["alpha"] == pytest.approx(1e-5, rel=1e-12)
+    # a latency fit below what the node's own 7 sends already take: 15·α_fit < 7·α_intra, refused naming the field
+    doc["inter"]["latency_s"] = 5e-7
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="field 'inter'.*alpha_inter.*not positive"):
+        presets.hardware(str(path))

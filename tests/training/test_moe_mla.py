@@ -81,7 +81,10 @@ def test_expert_tp_1_changes_exactly_the_terms_megatron_core_changes():
     changed = {key for key in whole if whole[key] != split[key]}
     assert {what for what, _ in changed} == {"expert gradient reduce-scatter", "expert parameter all-gather",
                                              "token dispatch all-to-all", "expert-output combine all-to-all",
-                                             "combine-gradient all-to-all", "dispatch-gradient all-to-all"}
+                                             "combine-gradient all-to-all", "dispatch-gradient all-to-all",
+                                             # the dropless counts' all-gather runs over the TPxEP group:
+                                             # t·e ranks with expert_tp = tp, e with 1 (token_dispatcher.py)
+                                             "MoE per-expert token-count all-gather (the host waits for it)"}
     t, d, c, e, p = S.t, S.d, S.c, S.e, S.p
     rs = whole[("expert gradient reduce-scatter", "backward")]
     assert sp.simplify(rs.group - t * d * c / e) == 0

@@ -206,7 +206,9 @@ def test_a2a_overlap_hides_the_expert_all_to_alls_behind_the_compute():
     values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1, "e": 4, "k": 2,
               "E": 8, "E_s": 1, "F_e": 128, "L_moe": 4, "Phi_E": 10**5, "Phi": 10**6,
               "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
-    ep = 16 * 0.75 * 4096 * 1e-9
+    # and (dropless, the default dispatcher) before each layer's forward dispatch the E = 8 int64 counts of each of
+    # the 4 ranks all-gathered by ring: (3/4)·32 = 24 elements of 8 bytes sent, 4 times the 2-byte run element's β
+    ep = 16 * 0.75 * 4096 * 1e-9 + 4 * 24 * 4 * 1e-9
     moe = {**PLAIN, "zero": "1", "framework": "megatron", "moe": "1"}
     off = steptime.quantities(values, 2, **moe)                       # Megatron-Core's default: not overlapped
     on = steptime.quantities(values, 2, **{**moe, "a2a_overlap": "1"})

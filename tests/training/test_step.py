@@ -113,7 +113,7 @@ class Step:
 
 def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, regather, c=1, cp="ring", kv=None,
                vocab=0, tied=False, experts=1, top_k=1, moe_layers=0, phi_experts=0, widths=None, chunks=1,
-               recompute=False, scatter_gather=False):
+               recompute=False, scatter_gather=False, n_experts=0):
     """Counts of one step; ``scheme`` = (framework, zero, reshard_after_forward); ``tokens`` = the
     tokens of one micro-batch on one CP rank, ``kv`` = the width of K and V (h without GQA), ``phi``
     = the transformer layers' parameters; ``vocab`` > 0 adds the vocab × h embedding on the first
@@ -123,7 +123,7 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     = bytes per element {"run", "grad", "fp32"} counts bytes (gradient reductions in the gradient
     type, ring-flash-attention's dK, dV in fp32), else elements; ``chunks`` = v model chunks per
     stage (interleaved), ``recompute`` = full recomputation, ``scatter_gather`` = Megatron's
-    pipeline scatter-gather."""
+    pipeline scatter-gather; ``n_experts`` = E, the counts each rank all-gathers before a dropless dispatch."""
     framework, zero, reshard = scheme
     assert not (moe_layers and t > 1 and not sp_on), "moe_layer.py refuses MoE with t > 1 without SP in training"
     kv = h if kv is None else kv
@@ -182,12 +182,24 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                 for group in step.expert_tp_groups(pp, experts):
                     (step.all_gather if collective == "gather" else step.reduce_scatter)("tp", group, t * routed)
 
+    def token_counts(pp):
+        """token_dispatcher.py, MoEAlltoAllTokenDispatcher.preprocess (dropless): each rank's per-expert token
+        counts (``n_experts`` of them, int64, each counted as one element here) all-gathered over its TPxEP group,
+        the expert grid's t·e ranks of one (expert-data, pipeline) position, before the forward's dispatch; the
+        backward reuses the splits."""
+        edp_size = t * c * d // (t * experts)
+        for edp in range(edp_size):
+            members = [etp + t * (ep + experts * (edp + edp_size * pp)) for ep in range(experts) for etp in range(t)]
+            step.all_gather("ep", members, n_experts * len(members))
+
     def layer(pp, backward, moe=False):
         for tp_group in step.tp_groups(pp):
             tp_pair(tp_group, backward)                # attention block: input gather / output reduction
         for cp_group in step.cp_groups(pp):
             attention(cp_group, backward)
         if moe:                                        # the MoE layer stands in the dense MLP's place
+            if not backward:
+                token_counts(pp)
             experts_block(pp)
         else:
             for tp_group in step.tp_groups(pp):
@@ -380,9 +392,9 @@ def test_a_moe_step_sends_what_the_hybrid_formula_says(t, c, p, d, e, m, layers,
     over e consecutive expert ranks, uniform dropless routing; with t > 1 (sequence parallel, which
     Megatron requires) the routed tokens gathered and the expert outputs scattered over the expert-
     tensor-parallel group in place of the dense MLP's collectives; the expert parameters reduced
-    over the d·c/e ranks holding the same experts; recompute: every layer's forward again.  Not
-    walked: the routing probabilities and the integer tokens-per-expert metadata the dispatcher also
-    exchanges, expert_tensor_parallel_size ≠ t, shared experts."""
+    over the d·c/e ranks holding the same experts; before each forward dispatch the E per-expert token
+    counts all-gathered over the TPxEP group (dropless); recompute: every layer's forward again.  Not
+    walked: the routing probabilities, expert_tensor_parallel_size ≠ t, shared experts."""
     assume(t * c * p * d <= 16 and (d * c) % e == 0)
     sp_on = t > 1
     moe_layers = layers if moe_all else 1
@@ -391,7 +403,8 @@ def test_a_moe_step_sends_what_the_hybrid_formula_says(t, c, p, d, e, m, layers,
     phi = t * p * d * c * 2                            # dense parameters (Φ − Φ_E)
     phi_experts = e * t * p * (d * c // e) * 2
     step = train_step(t, p, d, m, layers, local, h, phi, scheme, sp_on, regather, c=c, experts=e, top_k=top_k,
-                      moe_layers=moe_layers, phi_experts=phi_experts, recompute=recompute and scheme[1] < 3)
+                      moe_layers=moe_layers, phi_experts=phi_experts, recompute=recompute and scheme[1] < 3,
+                      n_experts=2 * e)
     framework, zero, reshard = scheme
     options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "moe": 1,
                "sp": int(sp_on), "sp_regather": int(regather), "recompute": int(recompute and zero < 3)}
@@ -430,7 +443,7 @@ def test_a_step_with_interleaving_recompute_and_scatter_gather_sends_what_the_fo
     phi_experts = e * t * p * (d * c // e) * 2 if moe else 0
     step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, regather, c=c, cp=cp, kv=h_kv,
                       vocab=vocab, tied=tied, experts=e, moe_layers=per_chunk if moe else 0, phi_experts=phi_experts,
-                      chunks=v, recompute=recompute, scatter_gather=scatter_gather)
+                      chunks=v, recompute=recompute, scatter_gather=scatter_gather, n_experts=2 * e)
     framework, zero, reshard = scheme
     options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
                "sp_regather": int(regather), "cp": cp, "gqa": 1, "embeddings": int(embeddings), "tied": int(tied),

@@ -243,7 +243,7 @@ def test_the_hybrids_expert_parallel_all_to_alls_carry_the_ranks_an_ep_group_has
     def ep_ks(**values):
         terms = STRATEGIES["hybrid"].terms(moe=1, **({"expert_tp": "1"} if values.pop("whole") else {}))
         at = {getattr(S, name): value for name, value in values.items()}
-        return {sp.sympify(term.ranks_per_node).subs(at) for term in terms if term.axis == "ep"}
+        return {sp.sympify(term.ranks_per_node).subs(at) for term in terms if term.primitive == "all_to_all"}
 
     assert ep_ks(whole=True, t=1, e=16, G=8, c=1, d=16, p=1) == {8}
     assert ep_ks(whole=False, t=2, e=16, G=8, c=1, d=16, p=1) == {4}

@@ -81,6 +81,12 @@ def _print_step(payload: dict) -> None:
               f"{busiest['memory']}{stages}")
 
 
+def _element_type(dtype: str) -> str:
+    """A term's own element type as printed: a dtype's name, or a whole number of bytes (the MoE token counts'
+    int64) said as bytes."""
+    return f"{dtype}-byte elements" if dtype.isdigit() else dtype
+
+
 def cmd_eval(args) -> int:
     payload = eval_document(args)
     result_keys, extra_keys = payload.pop("_result_keys"), payload.pop("_extra_keys")
@@ -117,7 +123,7 @@ def cmd_eval(args) -> int:
     for row in payload.get("terms", []):
         print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
               f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
-              f"send {human_size(row['send'], unit)}" + (f" [{row['dtype']}]" if "dtype" in row else ""))
+              f"send {human_size(row['send'], unit)}" + (f" [{_element_type(row['dtype'])}]" if "dtype" in row else ""))
     return 0
 
 

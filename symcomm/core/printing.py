@@ -127,10 +127,38 @@ def latex_lines(expr, width: int = 80) -> list[str]:
 _MATHML_RELATIONS = {"<": "&lt;", "<=": "&le;", ">": "&gt;", ">=": "&ge;", "==": "=", "!=": "&ne;"}
 
 
+#: the MathML of each subexpression printed in this process, per printer settings (a DOM node, handed out as a
+#: copy): the page prints the time and send of 31 hybrid variants, whose cases and terms are mostly the same
+#: subtrees; SymPy's MathML printer, like its LaTeX one, is a pure function of the expression and the settings
+_MATHML_PRINTED: dict[tuple, dict] = {}
+
+
 class SymcommMathMLPrinter(MathMLPresentationPrinter):
     """SymPy's presentation MathML printer taught what its default gets wrong here: ⌈log₂N⌉ and
     ones(n) as the papers write them (not ``ceillog2(N)``), a Piecewise as cases, and relations
-    escaped (SymPy writes its text unescaped, so ``<`` would end up raw in the page)."""
+    escaped (SymPy writes its text unescaped, so ``<`` would end up raw in the page); each subexpression
+    printed once per process (:data:`_MATHML_PRINTED`)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._printed = _MATHML_PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
+
+    def _print(self, expr, **kwargs):
+        try:
+            key = (expr, tuple(sorted(kwargs.items())))
+            text = self._printed.get(key)
+        except TypeError:       # an unhashable argument: printed as it comes
+            return super()._print(expr, **kwargs)
+        if text is None:
+            node = super()._print(expr, **kwargs)
+            if not hasattr(node, "toxml"):
+                return node
+            if len(self._printed) >= _PRINTED_MOST:      # a long-lived process keeps a bounded memo
+                self._printed.clear()
+            # doprint writes the whole tree with no indent or newline, so a subtree's text is the same wherever it
+            # stands: kept as text, and handed to the parent as a node that writes it as it is
+            text = self._printed[key] = node.toxml()
+        return self.dom.createTextNode(text)      # SymPy's raw text node: written unescaped
 
     def _row(self, *nodes):
         row = self.dom.createElement("mrow")

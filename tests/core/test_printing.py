@@ -8,9 +8,10 @@ import re
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
+from sympy.printing.mathml import MathMLPresentationPrinter
 
 from symcomm.core import symbols as S
-from symcomm.core.printing import SymcommLatexPrinter, latex, pulled
+from symcomm.core.printing import SymcommLatexPrinter, SymcommMathMLPrinter, latex, pulled
 
 
 class _Unremembered(SymcommLatexPrinter):
@@ -48,6 +49,35 @@ def test_memoized_printer_equals_sympys_on_the_catalog_and_the_step_model():
             again = SymcommLatexPrinter(dict(settings)).doprint(expr)
             plain = _Unremembered(dict(settings)).doprint(expr)
             assert once == again == plain, (f.name, settings)
+
+
+class _UnrememberedMathML(SymcommMathMLPrinter):
+    """The MathML printer with its memo bypassed: every part printed by SymPy again, as DOM nodes."""
+
+    def _print(self, expr, **kwargs):
+        return MathMLPresentationPrinter._print(self, expr, **kwargs)
+
+
+def test_memoized_mathml_equals_sympys_on_the_catalog_and_the_step_model():
+    # the memo hands a remembered part to its parent as its text: the page's MathML must stay what SymPy's printer
+    # writes, for cases (Piecewise, relations), fractions, powers and ⌈log₂N⌉ alike
+    from symcomm.views.export import formulas
+
+    chosen = [f for f in formulas() if f.quantity in ("time", "send") and (
+        f.subject in ("all_reduce__ring", "all_reduce__rabenseifner_fold", "broadcast__binomial_tree",
+                      "reduce__ring_segmented") or f.subject.startswith("hybrid"))][:40]
+    assert len(chosen) >= 10 and any(f.expr.has(sp.Piecewise) for f in chosen)
+    for f in chosen:
+        expr = f.expr if f.expr.has(sp.Piecewise) else pulled(f.expr)
+        once = SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+        again = SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+        plain = _UnrememberedMathML({"mul_symbol": None}).doprint(expr)
+        assert once == again == plain, f.name
+    # a part printed first inside one formula, then alone and inside another: the same text each time
+    part = sp.Piecewise((S.M, S.N < 4), (2 * S.M, True))
+    for expr in (S.alpha * part + S.beta, part, S.log2_ceil(S.N) * part / S.N):
+        assert (SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+                == _UnrememberedMathML({"mul_symbol": None}).doprint(expr))
 
 
 def test_pulled_is_factor_terms():

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 import sympy as sp
+from sympy.core import exprtools
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.mathml import MathMLPresentationPrinter
 
@@ -66,11 +68,39 @@ class SymcommLatexPrinter(LatexPrinter):
         return rf"\left({body}\right)^{{{exp}}}" if exp else body
 
 
+#: SymPy's gcd_terms, which factor_terms calls on every sum it meets (by its module's global name)
+_GCD_TERMS = exprtools.gcd_terms
+#: gcd_terms of each sum factor_terms gathered in this process: the formulas printed share most of their sums (the
+#: step model's variants, a strategy's send inside its time), and factor_terms walks each again (3205 calls, 605
+#: different, in a docs build).  gcd_terms is a pure function of its arguments and SymPy's values are immutable.
+_GATHERED: dict = {}
+_GATHERING = threading.Lock()
+
+
+def _gcd_terms_once(terms, isprimitive=False, clear=True, fraction=True):
+    try:
+        key = (terms, isprimitive, clear, fraction)
+        out = _GATHERED.get(key)
+    except TypeError:        # a list of terms: gathered as it comes
+        return _GCD_TERMS(terms, isprimitive, clear, fraction)
+    if out is None:
+        if len(_GATHERED) >= _PRINTED_MOST:      # a long-lived process (the API) keeps a bounded memo
+            _GATHERED.clear()
+        out = _GATHERED[key] = _GCD_TERMS(terms, isprimitive, clear, fraction)
+    return out
+
+
 @functools.lru_cache(maxsize=8192)
 def pulled(expr):
     """``sympy.factor_terms(expr)`` (numeric factors pulled out of sums), once per expression in a process: the
-    LaTeX, its lines and the MathML of one formula all print this form, and it is most of their cost."""
-    return sp.factor_terms(expr)
+    LaTeX, its lines and the MathML of one formula all print this form, and it is most of their cost; each sum
+    inside it gathered once per process (:data:`_GATHERED`), only while factor_terms runs here."""
+    with _GATHERING:
+        exprtools.gcd_terms = _gcd_terms_once
+        try:
+            return sp.factor_terms(expr)
+        finally:
+            exprtools.gcd_terms = _GCD_TERMS
 
 
 def latex(expr, pull_factors: bool = True) -> str:

@@ -86,6 +86,23 @@ def test_pulled_is_factor_terms():
     assert pulled(expr) is pulled(expr)           # computed once, the same object handed back
 
 
+def test_pulled_with_sums_gathered_once_is_factor_terms_on_the_catalog():
+    # pulled gathers each sum once per process (a memo of SymPy's gcd_terms while factor_terms runs): on formulas
+    # sharing their sums (the hybrid variants, a time holding its send), the same form as factor_terms alone
+    from sympy.core import exprtools
+
+    from symcomm.core import printing
+    from symcomm.views.export import formulas
+
+    chosen = [f.expr for f in formulas() if not f.expr.has(sp.Piecewise) and (
+        f.subject.startswith(("hybrid", "zero3", "all_reduce__")))][:60]
+    assert len(chosen) >= 20
+    for expr in chosen:
+        assert pulled(expr) == sp.factor_terms(expr)
+    assert exprtools.gcd_terms is printing._GCD_TERMS          # SymPy's own again once pulled returns
+    assert printing._GATHERED                                   # and the sums were gathered through the memo
+
+
 def test_a_script_on_shared_helpers_takes_exactly_the_helpers_its_code_names():
     from symcomm.views.export import select
     from symcomm.views.export.javascript import HELPER_NAMES, to_script

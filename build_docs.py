@@ -12,10 +12,17 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from importlib import resources
 import time
 from pathlib import Path
+
+# SymPy keeps the last 1000 expressions it built and the answers about them (SYMPY_CACHE_SIZE, read when sympy is
+# first imported, below); a build builds tens of thousands that recur (the step model's Max and Min, the sums the
+# printers gather), so with 1000 most are built and asked about again.  20000 costs about 10 MB; a value in the
+# environment wins.  Only when this file runs as the build: imported after SymPy (the tests), it changes nothing.
+os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
 import jinja2
 

@@ -1,6 +1,7 @@
-"""The LaTeX printer's process-wide memo (issue 25, the docs build): each subexpression printed once per
-process and settings must print exactly what SymPy's printer prints without it, in every context a part
-is printed in (a power of log₂ passes ``exp`` to the part it raises)."""
+"""The printers' process-wide memos (issue 25, the docs build): each subexpression printed once per process and
+settings, in LaTeX and in MathML, must print exactly what SymPy's printer prints without it, in every context a
+part is printed in (a power of log₂ passes ``exp`` to the part it raises); each sum factor_terms gathers, gathered
+once, must leave factor_terms' form as it is."""
 
 from __future__ import annotations
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 import sympy as sp
+from sympy.core import exprtools
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.mathml import MathMLPresentationPrinter
 
@@ -66,11 +68,39 @@ class SymcommLatexPrinter(LatexPrinter):
         return rf"\left({body}\right)^{{{exp}}}" if exp else body
 
 
+#: SymPy's gcd_terms, which factor_terms calls on every sum it meets (by its module's global name)
+_GCD_TERMS = exprtools.gcd_terms
+#: gcd_terms of each sum factor_terms gathered in this process: the formulas printed share most of their sums (the
+#: step model's variants, a strategy's send inside its time), and factor_terms walks each again (3205 calls, 605
+#: different, in a docs build).  gcd_terms is a pure function of its arguments and SymPy's values are immutable.
+_GATHERED: dict = {}
+_GATHERING = threading.Lock()
+
+
+def _gcd_terms_once(terms, isprimitive=False, clear=True, fraction=True):
+    try:
+        key = (terms, isprimitive, clear, fraction)
+        out = _GATHERED.get(key)
+    except TypeError:        # a list of terms: gathered as it comes
+        return _GCD_TERMS(terms, isprimitive, clear, fraction)
+    if out is None:
+        if len(_GATHERED) >= _PRINTED_MOST:      # a long-lived process (the API) keeps a bounded memo
+            _GATHERED.clear()
+        out = _GATHERED[key] = _GCD_TERMS(terms, isprimitive, clear, fraction)
+    return out
+
+
 @functools.lru_cache(maxsize=8192)
 def pulled(expr):
     """``sympy.factor_terms(expr)`` (numeric factors pulled out of sums), once per expression in a process: the
-    LaTeX, its lines and the MathML of one formula all print this form, and it is most of their cost."""
-    return sp.factor_terms(expr)
+    LaTeX, its lines and the MathML of one formula all print this form, and it is most of their cost; each sum
+    inside it gathered once per process (:data:`_GATHERED`), only while factor_terms runs here."""
+    with _GATHERING:
+        exprtools.gcd_terms = _gcd_terms_once
+        try:
+            return sp.factor_terms(expr)
+        finally:
+            exprtools.gcd_terms = _GCD_TERMS
 
 
 def latex(expr, pull_factors: bool = True) -> str:
@@ -127,10 +157,38 @@ def latex_lines(expr, width: int = 80) -> list[str]:
 _MATHML_RELATIONS = {"<": "&lt;", "<=": "&le;", ">": "&gt;", ">=": "&ge;", "==": "=", "!=": "&ne;"}
 
 
+#: the MathML of each subexpression printed in this process, per printer settings (a DOM node, handed out as a
+#: copy): the page prints the time and send of 31 hybrid variants, whose cases and terms are mostly the same
+#: subtrees; SymPy's MathML printer, like its LaTeX one, is a pure function of the expression and the settings
+_MATHML_PRINTED: dict[tuple, dict] = {}
+
+
 class SymcommMathMLPrinter(MathMLPresentationPrinter):
     """SymPy's presentation MathML printer taught what its default gets wrong here: ⌈log₂N⌉ and
     ones(n) as the papers write them (not ``ceillog2(N)``), a Piecewise as cases, and relations
-    escaped (SymPy writes its text unescaped, so ``<`` would end up raw in the page)."""
+    escaped (SymPy writes its text unescaped, so ``<`` would end up raw in the page); each subexpression
+    printed once per process (:data:`_MATHML_PRINTED`)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._printed = _MATHML_PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
+
+    def _print(self, expr, **kwargs):
+        try:
+            key = (expr, tuple(sorted(kwargs.items())))
+            text = self._printed.get(key)
+        except TypeError:       # an unhashable argument: printed as it comes
+            return super()._print(expr, **kwargs)
+        if text is None:
+            node = super()._print(expr, **kwargs)
+            if not hasattr(node, "toxml"):
+                return node
+            if len(self._printed) >= _PRINTED_MOST:      # a long-lived process keeps a bounded memo
+                self._printed.clear()
+            # doprint writes the whole tree with no indent or newline, so a subtree's text is the same wherever it
+            # stands: kept as text, and handed to the parent as a node that writes it as it is
+            text = self._printed[key] = node.toxml()
+        return self.dom.createTextNode(text)      # SymPy's raw text node: written unescaped
 
     def _row(self, *nodes):
         row = self.dom.createElement("mrow")

@@ -1,6 +1,7 @@
-"""The LaTeX printer's process-wide memo (issue 25, the docs build): each subexpression printed once per
-process and settings must print exactly what SymPy's printer prints without it, in every context a part
-is printed in (a power of log₂ passes ``exp`` to the part it raises)."""
+"""The printers' process-wide memos (issue 25, the docs build): each subexpression printed once per process and
+settings, in LaTeX and in MathML, must print exactly what SymPy's printer prints without it, in every context a
+part is printed in (a power of log₂ passes ``exp`` to the part it raises); each sum factor_terms gathers, gathered
+once, must leave factor_terms' form as it is."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import re
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
+from sympy.printing.mathml import MathMLPresentationPrinter
 
 from symcomm.core import symbols as S
-from symcomm.core.printing import SymcommLatexPrinter, latex, pulled
+from symcomm.core.printing import SymcommLatexPrinter, SymcommMathMLPrinter, latex, pulled
 
 
 class _Unremembered(SymcommLatexPrinter):
@@ -50,10 +52,56 @@ def test_memoized_printer_equals_sympys_on_the_catalog_and_the_step_model():
             assert once == again == plain, (f.name, settings)
 
 
+class _UnrememberedMathML(SymcommMathMLPrinter):
+    """The MathML printer with its memo bypassed: every part printed by SymPy again, as DOM nodes."""
+
+    def _print(self, expr, **kwargs):
+        return MathMLPresentationPrinter._print(self, expr, **kwargs)
+
+
+def test_memoized_mathml_equals_sympys_on_the_catalog_and_the_step_model():
+    # the memo hands a remembered part to its parent as its text: the page's MathML must stay what SymPy's printer
+    # writes, for cases (Piecewise, relations), fractions, powers and ⌈log₂N⌉ alike
+    from symcomm.views.export import formulas
+
+    chosen = [f for f in formulas() if f.quantity in ("time", "send") and (
+        f.subject in ("all_reduce__ring", "all_reduce__rabenseifner_fold", "broadcast__binomial_tree",
+                      "reduce__ring_segmented") or f.subject.startswith("hybrid"))][:40]
+    assert len(chosen) >= 10 and any(f.expr.has(sp.Piecewise) for f in chosen)
+    for f in chosen:
+        expr = f.expr if f.expr.has(sp.Piecewise) else pulled(f.expr)
+        once = SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+        again = SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+        plain = _UnrememberedMathML({"mul_symbol": None}).doprint(expr)
+        assert once == again == plain, f.name
+    # a part printed first inside one formula, then alone and inside another: the same text each time
+    part = sp.Piecewise((S.M, S.N < 4), (2 * S.M, True))
+    for expr in (S.alpha * part + S.beta, part, S.log2_ceil(S.N) * part / S.N):
+        assert (SymcommMathMLPrinter({"mul_symbol": None}).doprint(expr)
+                == _UnrememberedMathML({"mul_symbol": None}).doprint(expr))
+
+
 def test_pulled_is_factor_terms():
     expr = 2 * S.M * S.N - 2 * S.M + 4 * sp.Max(S.N, 2) * S.M
     assert pulled(expr) == sp.factor_terms(expr)
     assert pulled(expr) is pulled(expr)           # computed once, the same object handed back
+
+
+def test_pulled_with_sums_gathered_once_is_factor_terms_on_the_catalog():
+    # pulled gathers each sum once per process (a memo of SymPy's gcd_terms while factor_terms runs): on formulas
+    # sharing their sums (the hybrid variants, a time holding its send), the same form as factor_terms alone
+    from sympy.core import exprtools
+
+    from symcomm.core import printing
+    from symcomm.views.export import formulas
+
+    chosen = [f.expr for f in formulas() if not f.expr.has(sp.Piecewise) and (
+        f.subject.startswith(("hybrid", "zero3", "all_reduce__")))][:60]
+    assert len(chosen) >= 20
+    for expr in chosen:
+        assert pulled(expr) == sp.factor_terms(expr)
+    assert exprtools.gcd_terms is printing._GCD_TERMS          # SymPy's own again once pulled returns
+    assert printing._GATHERED                                   # and the sums were gathered through the memo
 
 
 def test_a_script_on_shared_helpers_takes_exactly_the_helpers_its_code_names():

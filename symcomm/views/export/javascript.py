@@ -87,7 +87,41 @@ def _piecewise(printer, expr) -> str:
     return text
 
 
-class ExactJavascriptPrinter(JavascriptCodePrinter):
+#: the code of each subexpression printed in this process, per printer class and settings: the page's scripts print
+#: the 31 hybrid variants' formulas, mostly the same subtrees, each script with printers of its own
+_PRINTED: dict[tuple, dict] = {}
+_PRINTED_MOST = 200_000
+
+
+class _Remembered(JavascriptCodePrinter):
+    """A code printer that prints each subexpression once per process: its text is a pure function of the
+    expression, the keyword arguments and the settings, unless printing it declared a number constant or noted an
+    unsupported part (the printer's own state, which ``doprint`` reads): such a text is printed afresh each time."""
+
+    def doprint(self, expr, assign_to=None):
+        # a whole expression printed before: its code again (SymPy's doprint walks the whole tree first)
+        if assign_to is not None or not isinstance(expr, sp.Basic):
+            return super().doprint(expr, assign_to)
+        return self._remembered(expr, {"doprint": True}, lambda e, doprint: super(_Remembered, self).doprint(e),
+                                self)
+
+    def _remembered(self, expr, kwargs, printing, *printers):
+        try:
+            key = (expr, tuple(sorted(kwargs.items())))
+            memo = _PRINTED.setdefault((type(self), repr(sorted(self._settings.items(), key=str))), {})
+            text = memo.get(key)
+        except TypeError:          # an unhashable part: printed as it comes
+            return printing(expr, **kwargs)
+        if text is None:
+            text = printing(expr, **kwargs)
+            if not any(getattr(p, "_number_symbols", None) or getattr(p, "_not_supported", None) for p in printers):
+                if len(memo) >= _PRINTED_MOST:
+                    memo.clear()
+                memo[key] = text
+        return text
+
+
+class ExactJavascriptPrinter(_Remembered):
     """JavaScript that keeps every value exact: ``BigInt`` s and rationals through the module's helpers.
 
     Every operation is a helper call (JavaScript has no operator overloading): an integer
@@ -99,6 +133,9 @@ class ExactJavascriptPrinter(JavascriptCodePrinter):
     ceil_log2_function = "_ceil_log2"
     ones_below_function = "_ones_below"
     _OPS = {"==": "===", "!=": "!==", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+    def _print(self, expr, **kwargs):
+        return self._remembered(expr, kwargs, super()._print, self)
 
     def _calls(self, name: str, args) -> str:
         return f"{name}({', '.join(self._print(a) for a in args)})"
@@ -153,7 +190,7 @@ class ExactJavascriptPrinter(JavascriptCodePrinter):
     _print_NaN = _print_Infinity = _print_NegativeInfinity = _print_ComplexInfinity = _print_not_supported
 
 
-class FloatJavascriptPrinter(JavascriptCodePrinter):
+class FloatJavascriptPrinter(_Remembered):
     """SymPy's JavaScript printer over ``Number`` s for the parts of a time that hold a time symbol;
     every sub-expression free of them (a coefficient: a count) is printed by the exact printer and
     converted to a ``Number`` once, by ``_float``.  A sum's or a product's time-free terms or factors
@@ -164,6 +201,10 @@ class FloatJavascriptPrinter(JavascriptCodePrinter):
         self.exact = exact
 
     def _print(self, expr, **kwargs):
+        # the text depends on the exact printer too, which has no settings of its own (ExactJavascriptPrinter())
+        return self._remembered(expr, kwargs, self._printed, self, self.exact)
+
+    def _printed(self, expr, **kwargs):
         if isinstance(expr, sp.Basic) and not (free_symbols(expr) & FLOAT_SYMBOLS):
             if not isinstance(expr, sp.Expr):
                 return self.exact._print(expr)           # a condition: an exact comparison
@@ -500,14 +541,10 @@ def _comment(text: str) -> str:
     return str(text).replace("*/", "* /")
 
 
-def _check_lines(f: Formula, printer: ExactJavascriptPrinter) -> tuple[list[str], set]:
-    """One ``_need(...)`` line per rule whose symbols are all arguments of ``f`` (on their exact
-    values), and the symbols those lines read."""
-    lines, used = [], set()
-    for kind, message, exprs in f.checked_rules():
-        used |= {x for e in exprs for x in e.free_symbols}
-        lines.append(f"_need({_js(kind)}, {_js(message)}, {', '.join(printer.doprint(e) for e in exprs)});")
-    return lines, used
+def _check_lines(f: Formula, printer: ExactJavascriptPrinter) -> list[str]:
+    """One ``_need(...)`` line per rule whose symbols are all arguments of ``f`` (on their exact values)."""
+    return [f"_need({_js(kind)}, {_js(message)}, {', '.join(printer.doprint(e) for e in exprs)});"
+            for kind, message, exprs in f.checked_rules()]
 
 
 def _jsdoc(f: Formula, time: bool) -> str:
@@ -543,7 +580,7 @@ def _bounds(f: Formula, info) -> str:
 
 def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascriptPrinter, exported: bool = True) -> str:
     time = is_time(f)
-    checks, _ = _check_lines(f, exact)
+    checks = _check_lines(f, exact)
     reads = ", ".join(f"{info.cli_name} = {'_number' if info.symbol in FLOAT_SYMBOLS else '_exact'}(args, "
                       f"{_js(info.cli_name)}, {_bounds(f, info)})" for info in f.parameters)
     body = [f"  const {reads};"] if reads else []

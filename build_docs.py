@@ -120,33 +120,29 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
         return []
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from symcomm.views.plots import PLOTS, mathtext_parsed_once
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.views.plots import PLOTS, TAKES
 
     # fixed ids and no date, so that two builds are byte-identical
     plt.rcParams.update({"svg.hashsalt": "symcomm", "svg.fonttype": "path"})
-    with mathtext_parsed_once():
-        return [_render_plot(out, name, draw, strategies, written) for name, draw in PLOTS.items()]
-
-
-def _render_plot(out: Path, name: str, draw, strategies, written: list) -> dict:
-    """One plot drawn and written as SVG (the Markdown pages) and PDF (the LaTeX document)."""
-    import matplotlib.pyplot as plt
-    from symcomm.derivations.calibration import fit_dicts
-    from symcomm.derivations.step_time import run_rows
-    from symcomm.views.plots import TAKES
-
-    # only what this plot takes is computed (the published runs' predictions are seconds of step models)
-    given = {"nothing": tuple, "published runs": lambda: (run_rows(),), "calibration": lambda: (fit_dicts(),)}.get(
-        TAKES.get(name, ""), lambda: (strategies,))()
-    fig, title, caption = draw(*given)
-    # the tight box worked out once for both files (savefig's "tight" draws the figure once more per file)
-    tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
-    for fmt, metadata in (("svg", SVG_METADATA), ("pdf", PDF_METADATA)):
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, metadata=metadata, bbox_inches=tight)
-        write(out / "plots" / f"{name}.{fmt}", buffer.getvalue(), written)
-    plt.close(fig)
-    return {"title": title, "caption": caption, "path": f"plots/{name}.svg", "pdf": f"plots/{name}.pdf"}
+    plots = []
+    for name, draw in PLOTS.items():
+        # only what this plot takes is computed (the published runs' predictions are seconds of step models)
+        given = {"nothing": tuple, "published runs": lambda: (run_rows(),), "calibration": lambda: (fit_dicts(),)}.get(
+            TAKES.get(name, ""), lambda: (strategies,))()
+        fn = (lambda d=draw, args=given: d(*args))
+        fig, title, caption = fn()
+        # the tight box worked out once for both files (savefig's "tight" draws the figure once more per file)
+        tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
+        # SVG for the Markdown pages, PDF (vector) for the LaTeX document
+        for fmt, metadata in (("svg", SVG_METADATA), ("pdf", PDF_METADATA)):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, metadata=metadata, bbox_inches=tight)
+            write(out / "plots" / f"{name}.{fmt}", buffer.getvalue(), written)
+        plt.close(fig)
+        plots.append({"title": title, "caption": caption, "path": f"plots/{name}.svg", "pdf": f"plots/{name}.pdf"})
+    return plots
 
 
 def build(out: Path) -> int:

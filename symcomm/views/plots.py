@@ -7,8 +7,6 @@ the extra with ``pip install 'symcomm[plots]'``.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import sympy as sp
 
@@ -34,36 +32,6 @@ def series_style(i: int, count: int) -> dict:
     algorithms with one formula at this N) still shows."""
     return {"linestyle": _LINESTYLES[i % len(_LINESTYLES)], "marker": _MARKERS[i % len(_MARKERS)],
             "markersize": 5, "markerfacecolor": "none", "markevery": (0.1 * i / max(count, 1), 0.1)}
-
-
-@contextlib.contextmanager
-def mathtext_parsed_once():
-    """Within it, each mathtext string (a log axis's tick labels: $\\mathdefault{2^{10}}$) parsed once per output
-    kind, size and dpi for every figure and file, not once per renderer: matplotlib keys its parse cache on the
-    parser, and each renderer (the tight box's, the SVG's, the PDF's) makes its own, so the docs' five figures parsed
-    183 strings with pyparsing where 105 differ.  The parse is a pure function of that key (matplotlib's own cache
-    hands one result to every call).  Without matplotlib's private ``MathTextParser._parse_cached`` (another
-    version) nothing changes."""
-    from matplotlib.mathtext import MathTextParser
-
-    cached = MathTextParser.__dict__.get("_parse_cached")
-    parse = getattr(cached, "__wrapped__", None)
-    if parse is None:
-        yield
-        return
-    done: dict = {}
-
-    def parse_once(self, s, dpi, prop, antialiased, load_glyph_flags):
-        key = (self._output_type, s, dpi, prop, antialiased, load_glyph_flags)
-        if key not in done:
-            done[key] = parse(self, s, dpi, prop, antialiased, load_glyph_flags)
-        return done[key]
-
-    MathTextParser._parse_cached = parse_once
-    try:
-        yield
-    finally:
-        MathTextParser._parse_cached = cached
 
 
 def _figure():

@@ -59,7 +59,7 @@ def pytest_runtest_call(item):
         _COUNTS[item.nodeid] = _NOW["n"]
 
 
-def pytest_sessionfinish(session):
+def pytest_terminal_summary(terminalreporter):
     data = _COV.get_data()
     first: dict = {test: {} for test in _COUNTS}
     for path in data.measured_files():
@@ -76,4 +76,5 @@ def pytest_sessionfinish(session):
         marks = [k for k in (25, 50, 100, 200, 400, 800, 1600) if k < row["examples"]]
         by = ", ".join(f"{sum(x < k for x in reached)} by {k}" for k in marks)
         last = reached[-1] if reached else None
-        print(f"\n{test}: {row['examples']} examples, {len(reached)} lines ({by}); last new line at example {last}")
+        terminalreporter.write_line(f"{test}: {row['examples']} examples, {len(reached)} lines ({by}); "
+                                    f"last new line at example {last}")

@@ -8,7 +8,8 @@ reaches each one (coverage.py's contexts, one per example).  The evidence behind
     # examples run, lines reached, the lines reached by example 25, 50, 100, ... and the last example that found one
 
 The figures are one run's: a test that is not derandomized draws other examples the next time, so read an
-example index as an order of magnitude.  Lines, not branches: a new line is a new code path for every property these tests hold (a refusal's message, a
+example index as an order of magnitude.
+Lines, not branches: a new line is a new code path for every property these tests hold (a refusal's message, a
 case of a formula, a kernel's branch).  The time limits of tests/commands/test_fuzz_cli.py are lifted here (the
 tracer slows every call), which the fuzz's property does not depend on.
 """

@@ -28,6 +28,8 @@ def _buffers(draw, n, size):
     return [np.array(draw(st.lists(st.integers(-99, 99), min_size=size, max_size=size))) for _ in range(n)]
 
 
+# 50: no branch depends on the values (every line reached by the first example, tests/tools/hypothesis_reach.py,
+# 2026-12-02); what varies is the shape, N in 2..9 × 1..3 elements per rank = 24 shapes, which 50 draws mostly cover
 @settings(max_examples=50, deadline=None)
 @given(st.data())
 def test_all_reduce_is_reduce_then_broadcast_and_reduce_scatter_then_all_gather(data):
@@ -41,6 +43,7 @@ def test_all_reduce_is_reduce_then_broadcast_and_reduce_scatter_then_all_gather(
         assert np.array_equal(via_shards[r], want[r])
 
 
+# 50: as above (N in 2..9 × 1..3 elements = 24 shapes; one code path)
 @settings(max_examples=50, deadline=None)
 @given(st.data())
 def test_all_gather_is_gather_then_broadcast(data):

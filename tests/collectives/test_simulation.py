@@ -108,6 +108,10 @@ SLOW = {key for key in ALGORITHMS if key[1] == "hierarchical"}
 
 @pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.slow) if k in SLOW else k for k in sorted(ALGORITHMS)],
                          ids=lambda k: f"{k[0]}-{k[1]}")
+# 25 per algorithm: each algorithm's lines (simulator and formula) are all reached by its 4th example
+# (tests/tools/hypothesis_reach.py, 2026-12-02); the rest vary the values a closed form can get wrong while the code
+# path stays: N odd, even and a power of two, M with and without a remainder, every divisor G on the two-level forms
+# (layouts above)
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_execution_matches_definition_and_formula(key, data):

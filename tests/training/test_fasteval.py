@@ -117,6 +117,9 @@ def test_every_algorithm_refuses_as_the_sympy_path(pair):
     assert same(*pair, base + ["Q=1"])[0].startswith("refused: unknown parameter 'Q'")
 
 
+# 150: new lines are still reached at example 146 (445 by 25, 519 by 100, 525 by 150;
+# tests/tools/hypothesis_reach.py, 2026-12-02): the refusals and SymPy fallbacks of each algorithm at points the
+# exact code cannot answer; not fewer
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=st.sampled_from(PAIRS), n=st.one_of(st.integers(1, 16), st.integers(1, 300)),
        m=st.one_of(st.integers(1, 10 ** 13), st.integers(1, 1000).map(lambda x: x * 5040)), g=st.integers(1, 16),

@@ -15,6 +15,9 @@ from symcomm.core.cost import Cost
 from symcomm.training.strategies import STRATEGIES, strategy
 from symcomm.training.terms import Term, forward
 
+# 25: each strategy's lines are all reached by its first example (tests/tools/hypothesis_reach.py, 2026-12-02): the
+# formulas are checked against hand-written definitions at 25 points each: the values (N, b, s, h, ...) are what the
+# rest vary
 FAST = settings(max_examples=25, deadline=None)
 
 

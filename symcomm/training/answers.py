@@ -22,7 +22,7 @@ from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, h
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _with_units, bound, parse_value, split_assignments)
+                      _preset_shape, _with_units, bound, given, parse_value)
 from .subjects import Subject, option_names, subject
 from .words import input_rows, units_of as _units_of
 
@@ -410,7 +410,7 @@ def _bound_words(args):
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
     model's own options)."""
     stepping = args.name == "hybrid"
-    texts, option_texts = split_assignments(args.assignments, _option_words(args.name, stepping))
+    texts, option_texts = given(args, _option_words(args.name, stepping))
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
         try:
@@ -535,7 +535,7 @@ def compare_payload(args) -> dict:
     if args.name not in PRIMITIVES:
         raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
     targets = [subject(args.name, alg.name) for alg in algorithms_of(args.name)]
-    texts, _ = split_assignments(args.assignments, set())
+    texts, _ = given(args, ())
     typed = set(texts)
     # what some algorithm of the primitive takes; a name none takes is a typo, refused at once
     takes = {S.BY_SYMBOL[x].cli_name for t in targets for x in t.symbols() if x in S.BY_SYMBOL}

@@ -113,7 +113,12 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     >>> r["send"].tolist()                                    # 2·(N−1)/N·M elements
     [1048576, 1572864, 1835008]
     """
-    sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
+    for value in values.values():       # the common case, plain numbers and text, told apart without isinstance
+        if type(value) not in _PLAIN:
+            sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
+            break
+    else:
+        sweep = None
     if sweep:
         return _swept(name, sweep, dict(algorithm=algorithm, dtype=dtype, backend=backend, model=model,
                                         model_config=model_config, hardware=hardware, **values))
@@ -126,6 +131,10 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
     return Result("evaluation", data, tuple(n.text for n in said))
+
+
+#: keyword values that are never an array (a sweep is numpy arrays, subclasses included)
+_PLAIN = frozenset((int, float, str))
 
 
 def _swept(name: str, sweep: dict, given: dict) -> Result:

@@ -22,7 +22,7 @@ from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, h
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _with_units, bound, given, parse_value)
+                      _preset_shape, _presets, _with_units, bound, given, parse_value)
 from .subjects import Subject, option_names, subject
 from .words import input_rows, units_of as _units_of
 
@@ -183,10 +183,10 @@ def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
 
 def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
     """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
-    from .terms import cost_in_bytes_of
-
     costs = memo.table(target, "_answers_axis_parts")
     if (scale, in_bytes) not in costs:
+        from .terms import cost_in_bytes_of     # here: an import statement costs its lookups on every call
+
         by_axis: dict = {}
         for term in target.terms:
             by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
@@ -333,8 +333,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     """(the step model's values by CLI name, its options, the hardware, its compute values) at the bound
     values: the model's shape (F, gated) from the preset or config, the hardware's peak at --dtype and its
     fitted constants, β and γ per element of --dtype."""
-    from .. import presets
-
+    presets = _presets()
     scale = bytes_per_element(dtype)
     try:
         system = presets.hardware(args.hardware)

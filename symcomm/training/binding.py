@@ -24,6 +24,20 @@ _TIME_NAMES = TIME_NAMES     # words.TIME_NAMES: {cli name of each of symbols.TI
 _PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
 
 
+def _presets():
+    # imported on first use (symcomm list, show, prove read no preset), then kept: an import statement per call
+    # costs its lookups on every answer
+    global _PRESETS
+    if _PRESETS is None:
+        from .. import presets
+
+        _PRESETS = presets
+    return _PRESETS
+
+
+_PRESETS = None
+
+
 def _strategies() -> dict:
     # imported on first use: `symcomm list` of the collectives needs no strategy
     from .strategies import STRATEGIES
@@ -35,7 +49,9 @@ def parse_value(key: str, text, least: int | None = None):
     """One KEY=VALUE value, exactly: a time constant as a real number, a symbol as its kind
     (whole for integer symbols, at least ``least``, by default the symbol's own least value);
     InputError naming the parameter."""
-    if type(text) is not str:
+    if type(text) is int:
+        text = str(text)           # the API's whole numbers (the common case): value_text's rule for an int
+    elif type(text) is not str:
         text = value_text(text)    # a Python value of the API, read as the word it stands for: one grammar
     return _parsed(key, text, least)      # the same words give the same immutable number: parsed once
 
@@ -121,7 +137,7 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
               if key in option_names(name) and key not in option_texts]
     if not wanted or not (args.model or args.model_config):
         return option_texts
-    from .. import presets
+    presets = _presets()
 
     if args.model and args.model_config:
         raise UsageError("give --model or --model-config, not both")
@@ -196,8 +212,7 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
     :mod:`symcomm.base.notes`."""
     model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
     if model or config or hardware:  # presets fill values; KEY=VALUE wins
-        from ..presets import fill_from_presets
-        texts, dtype = fill_from_presets(target, texts, model_name=model, config_path=config,
+        texts, dtype = _presets().fill_from_presets(target, texts, model_name=model, config_path=config,
                                          hardware_name=hardware, dtype=dtype,
                                          gpus_per_node=gpus_per_node or _word(texts.get("G")))
     if "s" in texts and "s" not in typed and (model or config):

@@ -280,3 +280,12 @@ def test_keyword_values_of_every_kind_answer_as_their_words_do(capsys):
         code = main(["eval", name, *(w for k, v in options.items() for w in (f"--{k}", str(v))),
                      *api._words(values), "--json"])
         assert code == 0 and json.loads(capsys.readouterr().out) == got.to_dict()
+
+
+def test_a_zero_given_as_an_int_is_refused_as_its_word_is():
+    # G=0 GPUs per node (the int 0, falsy in Python) is typed: refused as "G=0" is, never read as "not given"
+    for call in (lambda: symcomm.compare("all_reduce", N=16, M=1024, G=0, hardware="h100"),
+                 lambda: symcomm.evaluate("all_reduce", algorithm="ring", N=16, M=1024, G=0, hardware="h100")):
+        with pytest.raises(InputError, match=r"^G \(gpus_per_node\)=0 is not allowed: G \(gpus_per_node\) takes a "
+                                             r"whole number from 1"):
+            call()

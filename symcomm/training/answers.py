@@ -22,7 +22,7 @@ from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, h
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _presets, _with_units, bound, given, parse_value)
+                      _preset_shape, _presets, _with_units, _word, bound, given, parse_value)
 from .subjects import Subject, option_names, subject
 from .words import input_rows, units_of as _units_of
 
@@ -601,7 +601,8 @@ def compare_payload(args) -> dict:
         own = {key: text for key, text in texts.items() if key in _TIME_NAMES or S.symbol(key) in target.symbols()}
         try:
             # a typed G places every algorithm's ranks on nodes of G GPUs, not only the two-level ones
-            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed), gpus_per_node=texts.get("G"))
+            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed),
+                                     gpus_per_node=_word(texts.get("G")))     # G=0 as its word "0": refused
         except InputError as err:
             skipped.append(f"{target.algorithm}: {err}")
             continue

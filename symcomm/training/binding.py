@@ -111,7 +111,9 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
         else:
             options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
             raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
-    missing = [name for name in needed_names if name not in texts or name in _TIME_NAMES]
+    # every needed name given (set operations, the common case), else which are missing, in order
+    missing = [] if needed <= texts.keys() and needed.isdisjoint(_TIME_NAMES) else \
+        [name for name in needed_names if name not in texts or name in _TIME_NAMES]
     if missing:
         raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")

@@ -68,7 +68,7 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     # denominator, kept as one numerator over one denominator in Python ints (one reduction at the end, not a
     # gcd per term); the weights worked out once per answer's constants and scale, looked up by the symbol's
     # identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
-    weights, den, by_id = _weights(exact_times, scale)
+    weights, den, by_id = _weights(times, exact_times, scale)
     num, bottom = 0, 1
     for (sym, _), count in zip(coefficients, counts):
         weight = by_id.get(id(sym))
@@ -110,24 +110,27 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     return num if den == 1 else Fraction(num, den)
 
 
-def _weights(exact_times: dict, scale: int) -> tuple[dict, int, dict]:
+def _weights(times: dict, exact_times: dict, scale: int) -> tuple[dict, int, dict]:
     """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
     per-message α), that lcm, the same weights by the symbol's id): the sum Σ count × constant is then
-    Σ count × weight / lcm, exactly."""
-    key = (id(exact_times), scale)
+    Σ count × weight / lcm, exactly.  ``times``: the bound constants (symbol → SymPy number), ``exact_times``
+    the same as Python numbers.  Worked out once per process for the same constants: the binding hands out
+    one immutable number per word (binding.parse_value), so the next answer at the same hardware finds them
+    by the identity of its symbols and numbers, which the entry holds (no id is reused while it is kept)."""
+    key = (scale, *map(id, times), *map(id, times.values()))
     held = _WEIGHTS.get(key)
-    if held is None or held[0] is not exact_times:
-        if len(_WEIGHTS) >= 8:
+    if held is None:
+        if len(_WEIGHTS) >= 64:
             _WEIGHTS.clear()
         den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
         weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
         by_id = {id(sym): weight for sym, weight in weights.items()}     # its symbols held: their ids unique
-        held = _WEIGHTS[key] = (exact_times, (weights, den, by_id))     # holding it keeps its id unique
+        held = _WEIGHTS[key] = (tuple(times.items()), (weights, den, by_id))     # held: their ids stay unique
     return held[1]
 
 
-#: (id of an answer's exact constants, scale) → (those constants, their weights and common denominator)
+#: (scale, ids of the bound constants' symbols and numbers) → (those held, their weights and common denominator)
 _WEIGHTS: dict = {}
 
 

@@ -30,23 +30,14 @@ from .base.errors import InputError
 from .training.answers import compare_payload
 from .training.fasteval import eval_document
 from .training.subjects import Subject, subject
+from .training.words import value_text
 
 
 # -- the Python API ---------------------------------------------------------------------------------
 
 def _words(values: dict) -> list[str]:
-    """Python keyword values as the command line's KEY=VALUE words (numbers exactly, text as given)."""
-    out = []
-    for key, value in values.items():
-        if type(value) is int or type(value) is str:        # the common case, as typed
-            out.append(f"{key}={value}")
-            continue
-        if isinstance(value, bool):
-            value = int(value)
-        if isinstance(value, float):
-            value = repr(value)
-        out.append(f"{key}={value}")
-    return out
+    """Python keyword values as the command line's KEY=VALUE words (what a user would type for the same call)."""
+    return [f"{key}={value_text(value)}" for key, value in values.items()]
 
 
 @dataclass(frozen=True)
@@ -122,17 +113,28 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     >>> r["send"].tolist()                                    # 2·(N−1)/N·M elements
     [1048576, 1572864, 1835008]
     """
-    sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
+    for value in values.values():       # the common case, plain numbers and text, told apart without isinstance
+        if type(value) not in _PLAIN:
+            sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
+            break
+    else:
+        sweep = None
     if sweep:
         return _swept(name, sweep, dict(algorithm=algorithm, dtype=dtype, backend=backend, model=model,
                                         model_config=model_config, hardware=hardware, **values))
-    args = SimpleNamespace(name=name, assignments=_words(values), algorithm=algorithm, dtype=dtype,
+    # the keyword values as they are (no KEY=VALUE text joined and split again): the binding reads each value
+    # with the command line's grammar (training.words.given)
+    args = SimpleNamespace(name=name, values=values, algorithm=algorithm, dtype=dtype,
                            backend=backend, model=model, model_config=model_config, hardware=hardware)
     with notes.collected() as said:
         data = eval_document(args)      # what `symcomm eval` answers: the one path of both
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
     return Result("evaluation", data, tuple(n.text for n in said))
+
+
+#: keyword values that are never an array (a sweep is numpy arrays, subclasses included)
+_PLAIN = frozenset((int, float, str))
 
 
 def _swept(name: str, sweep: dict, given: dict) -> Result:
@@ -201,7 +203,7 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
     >>> [x["algorithm"] for x in r["fastest_by_message_size"]]
     ['recursive_doubling', 'rabenseifner']
     """
-    args = SimpleNamespace(name=primitive, assignments=_words(values), dtype=dtype, hardware=hardware, json=True)
+    args = SimpleNamespace(name=primitive, values=values, dtype=dtype, hardware=hardware, json=True)
     with notes.collected() as said:
         data = compare_payload(args)
     return Result("comparison", data, tuple(n.text for n in said))

@@ -228,3 +228,64 @@ def test_a_sweep_of_mixed_shapes_or_with_a_refused_point_is_refused_in_one_line(
     assert "\n" not in str(err.value)
     with pytest.raises(InputError, match=r"^N\[1\]=6: N=6 is not allowed"):
         symcomm.evaluate("all_reduce", algorithm="recursive_doubling", N=np.array([4, 6]), M=2 ** 10)
+
+
+# -- keyword values bound as they are (issue 25: no KEY=VALUE text joined and split again) -----------------------
+
+def test_a_float_keyword_is_the_number_its_repr_writes_as_on_the_command_line():
+    # ring all-reduce: 2·(N − 1) = 14 messages on the critical path (Patarasuk & Yuan 2009, the ring algorithm);
+    # α = 3e-6 read as the decimal 3/10⁶, as the command line reads "alpha=3e-6": 14 · 3/10⁶ = 4.2e-05 exactly,
+    # rounded once — not the float product 14 * 3e-6 = 4.2000000000000004e-05
+    got = symcomm.evaluate("all_reduce", algorithm="ring", N=8, M=8, alpha=3e-6, beta=0, gamma=0)
+    assert got["alpha"] == 14 and got["time"] == 4.2e-05 and 14 * 3e-6 != 4.2e-05
+    assert got["inputs"]["alpha"]["value"] == 3e-6 and got["inputs"]["alpha"]["source"] == "typed"
+
+
+@pytest.mark.parametrize("values, refusal", [
+    # ring needs N ≥ 2 ranks; the grammar's bounds: whole numbers up to 2**100 (symcomm.base.inputs.MAX_VALUE)
+    ({"N": 1, "M": 8}, "N=1 is not allowed: N takes a whole number from 2 to 2**100"),
+    ({"N": 2 ** 100 + 1, "M": 8}, "N=1267650600228229401496703205377 is not allowed: N takes a whole number"),
+    ({"N": 8, "M": 2.5}, "M=2.5 is not allowed: M takes a whole number"),
+    ({"N": True, "M": 8}, "N=1 is not allowed"),                 # a bool is 0 or 1, as the command line's word
+    ({"N": 8, "M": [8]}, "M='[8]' is not a number"),
+    ({"N": 8, "M": 8, "alpha": float("nan"), "beta": 0, "gamma": 0}, "alpha='nan' is not a number"),
+    ({"N": 8, "M": 8, "G": 4, "gpus_per_node": 4}, "gpus_per_node is given twice"),
+    ({"N": 8, "M": 8, "bw": 5e10, "beta": 1e-11, "alpha": 0, "gamma": 0}, "give bw or beta, not both"),
+])
+def test_keyword_values_are_refused_as_their_words_are_on_the_command_line(values, refusal, capsys):
+    from symcomm.commands.main import main
+
+    with pytest.raises(InputError) as err:
+        symcomm.evaluate("all_reduce", algorithm="ring", **values)
+    assert str(err.value).startswith(refusal) and "\n" not in str(err.value)
+    assert main(["eval", "all_reduce", "--algorithm", "ring", *api._words(values)]) == 2
+    assert str(err.value) in capsys.readouterr().err
+
+
+def test_keyword_values_of_every_kind_answer_as_their_words_do(capsys):
+    from fractions import Fraction
+
+    from symcomm.commands.main import main
+
+    # whole numbers as ints, floats, text and Fractions; a size with its unit; a bandwidth; options as bools
+    for name, options, values in [
+        ("all_reduce", {"algorithm": "ring"}, {"N": 8.0, "M": "1KiB", "alpha": Fraction(1, 3), "bw": "50GB/s",
+                                               "gamma": 0}),
+        ("all_reduce", {"algorithm": "ring", "hardware": "h100"}, {"N": 16, "M": 2 ** 30}),
+        ("zero3", {}, {"N": "12", "Phi": 10 ** 10, "alpha": 1e-5, "bw": 5e10, "gamma": 0.0}),
+        ("hybrid", {"model": "llama3-8b", "hardware": "h100"},
+         {"t": 8, "p": 1, "d": 8, "c": 1, "b": 64, "m": 8, "s": 4096.0, "sp": True, "recompute": "selective"}),
+    ]:
+        got = symcomm.evaluate(name, **options, **values)
+        code = main(["eval", name, *(w for k, v in options.items() for w in (f"--{k}", str(v))),
+                     *api._words(values), "--json"])
+        assert code == 0 and json.loads(capsys.readouterr().out) == got.to_dict()
+
+
+def test_a_zero_given_as_an_int_is_refused_as_its_word_is():
+    # G=0 GPUs per node (the int 0, falsy in Python) is typed: refused as "G=0" is, never read as "not given"
+    for call in (lambda: symcomm.compare("all_reduce", N=16, M=1024, G=0, hardware="h100"),
+                 lambda: symcomm.evaluate("all_reduce", algorithm="ring", N=16, M=1024, G=0, hardware="h100")):
+        with pytest.raises(InputError, match=r"^G \(gpus_per_node\)=0 is not allowed: G \(gpus_per_node\) takes a "
+                                             r"whole number from 1"):
+            call()

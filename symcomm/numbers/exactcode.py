@@ -254,7 +254,7 @@ def at_many(exprs: tuple, numbers: dict) -> tuple:
         raise NotExact(str(err)) from None
     for value in values:
         if type(value) is not int:       # the common case, all whole, checked in one pass
-            return tuple(value if type(value) is int else _checked(value) for value in values)
+            return tuple([value if type(value) is int else _checked(value) for value in values])   # a list: no generator
     return values
 
 

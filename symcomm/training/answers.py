@@ -22,7 +22,7 @@ from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, h
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _with_units, bound, parse_value, split_assignments)
+                      _preset_shape, _presets, _with_units, _word, bound, given, parse_value)
 from .subjects import Subject, option_names, subject
 from .words import input_rows, units_of as _units_of
 
@@ -53,9 +53,11 @@ def _exact(expr, numbers: dict | None, values: dict):
     return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
 
 
-def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None):
+def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None, shown: bool = False):
     """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
-    ``counts``: the coefficients' values when already evaluated."""
+    ``counts``: the coefficients' values when already evaluated.  ``shown``: a sum of ints and Fractions is
+    returned as the answer shows it (:func:`plain`: an int when whole, else the float nearest it — the quotient
+    of the two Python ints, correctly rounded as float() of the Fraction is), without building the Fraction."""
     exact_times = _numbers(times) if numbers is not None else None
     if exact_times is None:
         return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
@@ -66,7 +68,7 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     # denominator, kept as one numerator over one denominator in Python ints (one reduction at the end, not a
     # gcd per term); the weights worked out once per answer's constants and scale, looked up by the symbol's
     # identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
-    weights, den, by_id = _weights(exact_times, scale)
+    weights, den, by_id = _weights(times, exact_times, scale)
     num, bottom = 0, 1
     for (sym, _), count in zip(coefficients, counts):
         weight = by_id.get(id(sym))
@@ -81,7 +83,14 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
             break               # SymPy's numbers (or not a number): the sums below
     else:
         bottom *= den
-        return num // bottom if num % bottom == 0 else Fraction(num, bottom)
+        if num % bottom == 0:
+            return num // bottom
+        if shown:
+            try:
+                return num / bottom
+            except OverflowError:
+                return plain(Fraction(num, bottom))     # its one refusal, in its words
+        return Fraction(num, bottom)
     # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
     # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
     if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
@@ -101,24 +110,27 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
     return num if den == 1 else Fraction(num, den)
 
 
-def _weights(exact_times: dict, scale: int) -> tuple[dict, int, dict]:
+def _weights(times: dict, exact_times: dict, scale: int) -> tuple[dict, int, dict]:
     """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
     per-message α), that lcm, the same weights by the symbol's id): the sum Σ count × constant is then
-    Σ count × weight / lcm, exactly."""
-    key = (id(exact_times), scale)
+    Σ count × weight / lcm, exactly.  ``times``: the bound constants (symbol → SymPy number), ``exact_times``
+    the same as Python numbers.  Worked out once per process for the same constants: the binding hands out
+    one immutable number per word (binding.parse_value), so the next answer at the same hardware finds them
+    by the identity of its symbols and numbers, which the entry holds (no id is reused while it is kept)."""
+    key = (scale, *map(id, times), *map(id, times.values()))
     held = _WEIGHTS.get(key)
-    if held is None or held[0] is not exact_times:
-        if len(_WEIGHTS) >= 8:
+    if held is None:
+        if len(_WEIGHTS) >= 64:
             _WEIGHTS.clear()
         den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
         weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
         by_id = {id(sym): weight for sym, weight in weights.items()}     # its symbols held: their ids unique
-        held = _WEIGHTS[key] = (exact_times, (weights, den, by_id))     # holding it keeps its id unique
+        held = _WEIGHTS[key] = (tuple(times.items()), (weights, den, by_id))     # held: their ids stay unique
     return held[1]
 
 
-#: (id of an answer's exact constants, scale) → (those constants, their weights and common denominator)
+#: (scale, ids of the bound constants' symbols and numbers) → (those held, their weights and common denominator)
 _WEIGHTS: dict = {}
 
 
@@ -174,10 +186,10 @@ def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
 
 def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
     """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
-    from .terms import cost_in_bytes_of
-
     costs = memo.table(target, "_answers_axis_parts")
     if (scale, in_bytes) not in costs:
+        from .terms import cost_in_bytes_of     # here: an import statement costs its lookups on every call
+
         by_axis: dict = {}
         for term in target.terms:
             by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
@@ -209,7 +221,8 @@ def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: in
         if times:
             counts = got[at: at + len(cost.coefficients)]
             at += len(cost.coefficients)
-            row["time"] = plain(_time(cost.coefficients, numbers, values, times, scale, counts))
+            time = _time(cost.coefficients, numbers, values, times, scale, counts, shown=True)
+            row["time"] = time if type(time) is float else plain(time)
         out[axis or "all"] = row
     return out
 
@@ -323,17 +336,16 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     """(the step model's values by CLI name, its options, the hardware, its compute values) at the bound
     values: the model's shape (F, gated) from the preset or config, the hardware's peak at --dtype and its
     fitted constants, β and γ per element of --dtype."""
-    from .. import presets
-
+    presets = _presets()
     scale = bytes_per_element(dtype)
     try:
         system = presets.hardware(args.hardware)
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
         kernel = str(step_texts.get("attention_kernel", "fused"))       # a step option (its core's share)
-        typed_peaks = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in values.items() if sym in _PEAKS}
+        typed_peaks = {_CLI_NAME[sym]: float(values[sym]) for sym in _PEAKS_IN_ORDER if sym in values}
         if "peak_fp8" in typed_peaks and precision == "bf16":
             notes.add("peak_fp8 not used: precision=bf16 runs no matmul in FP8")
-        compute = system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
+        compute = _compute_values(system, args.hardware, dtype, precision, fitting, kernel, typed_peaks)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
                       "mxfp8, fp8_block or fp8_rowwise runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
@@ -343,7 +355,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     except ValueError as err:
         raise UsageError(str(err)) from None
     # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
-    numbers = {S.BY_SYMBOL[sym].cli_name: float(val) for sym, val in (_numbers(values) or values).items()}
+    numbers = {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
         numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
@@ -359,15 +371,42 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
     for sym, value in ((_numbers(times) or times) if times else times).items():
-        name = S.BY_SYMBOL[sym].cli_name
+        name = _CLI_NAME[sym]
         numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
     numbers.update(compute)
     options = {key: value for key, value in target.options.items() if key != "backend"}
     return numbers, {**options, **step_texts}, system, compute
 
 
+def _compute_values(system, hardware: str, dtype: str, precision: str, fitting: bool, kernel: str,
+                    typed_peaks: dict) -> dict:
+    """system.compute_values, worked out once per process for a shipped preset (immutable; a hardware file is
+    read again each time: it may change); the dict is read, never changed, by its callers."""
+    from ..presets.systems import _is_path
+
+    if _is_path(str(hardware)):
+        return system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
+    key = (hardware, dtype, precision, fitting, kernel, tuple(typed_peaks.items()))
+    held = _COMPUTE_VALUES.get(key)
+    if held is None:
+        held = system.compute_values(dtype, precision, fitting, kernel, typed_peaks)    # a refusal is not kept
+        if len(_COMPUTE_VALUES) >= 256:
+            _COMPUTE_VALUES.clear()
+        _COMPUTE_VALUES[key] = held
+    return held
+
+
+#: (shipped hardware, dtype, precision, fitting, attention kernel, typed peaks) → its compute values
+_COMPUTE_VALUES: dict = {}
+
+
 #: the hardware constants a user may type in place of the hardware's (Hardware.compute_values)
 _PEAKS = frozenset((S.peak, S.peak_fp8))
+#: the same as a tuple to walk: each looked up in the bound values (two lookups; where worded, sorted), rather
+#: than every bound value hashed against them
+_PEAKS_IN_ORDER = (S.peak, S.peak_fp8)
+#: symbol → its CLI name (symbols.BY_SYMBOL[sym].cli_name without the record between)
+_CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
 
 
 def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
@@ -378,7 +417,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
-    typed_peaks = sorted(S.BY_SYMBOL[sym].cli_name for sym in values if sym in _PEAKS)
+    typed_peaks = sorted(_CLI_NAME[sym] for sym in _PEAKS_IN_ORDER if sym in values)
     peak_source = (f"typed ({', '.join(typed_peaks)}); the hardware's: {system.peak_source}" if typed_peaks
                    else system.peak_source)
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": peak_source,
@@ -410,7 +449,7 @@ def _bound_words(args):
     symbol values, time values, dtype, the names typed, how converted values were derived, the step
     model's own options)."""
     stepping = args.name == "hybrid"
-    texts, option_texts = split_assignments(args.assignments, _option_words(args.name, stepping))
+    texts, option_texts = given(args, _option_words(args.name, stepping))
     step_texts: dict = {}
     if stepping:   # the step model's options (recompute=none|selective|full, gated, ...) apart
         try:
@@ -488,18 +527,18 @@ def eval_payload(args) -> dict:
     result = {key: number if key in ("alpha", "alpha_inter") else number * scale
               for (key, _), number in zip(fields, part[0])}
     if times:
-        result["time"] = _time(coefficients, numbers, values, times, scale, part[1])
+        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True)
     extras = {key: number for (key, _), number in zip(extra_exprs, part[2])}
     payload = {
         "label": _label(target),
         "kind": target.kind,
         "name": target.name,
         **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": dict(target.options)}),
-        "values": {S.BY_SYMBOL[sym].cli_name: val if type(val) is int else plain(val)
+        "values": {_CLI_NAME[sym]: val if type(val) is int else plain(val)
                    for sym, val in (numbers or values).items()},
         "unit": unit,
         **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
-        **{key: plain(val) for key, val in result.items()},
+        **{key: val if type(val) is float else plain(val) for key, val in result.items()},
         **{key: plain(val) for key, val in extras.items()},
     }
     if target.terms:
@@ -535,7 +574,7 @@ def compare_payload(args) -> dict:
     if args.name not in PRIMITIVES:
         raise UsageError(f"compare takes a primitive; choose one of {', '.join(PRIMITIVES)}")
     targets = [subject(args.name, alg.name) for alg in algorithms_of(args.name)]
-    texts, _ = split_assignments(args.assignments, set())
+    texts, _ = given(args, ())
     typed = set(texts)
     # what some algorithm of the primitive takes; a name none takes is a typo, refused at once
     takes = {S.BY_SYMBOL[x].cli_name for t in targets for x in t.symbols() if x in S.BY_SYMBOL}
@@ -565,7 +604,8 @@ def compare_payload(args) -> dict:
         own = {key: text for key, text in texts.items() if key in _TIME_NAMES or S.symbol(key) in target.symbols()}
         try:
             # a typed G places every algorithm's ranks on nodes of G GPUs, not only the two-level ones
-            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed), gpus_per_node=texts.get("G"))
+            values, times, _ = bound(target, own, dtype, args, typed=frozenset(typed),
+                                     gpus_per_node=_word(texts.get("G")))     # G=0 as its word "0": refused
         except InputError as err:
             skipped.append(f"{target.algorithm}: {err}")
             continue

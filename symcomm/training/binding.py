@@ -17,11 +17,25 @@ from ..base.units import bytes_per_element
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
 from .words import (_SPELLED, _TIME_UNITS, ALIASES, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
-                    split_assignments)
+                    given, split_assignments, value_text)
 
 
 _TIME_NAMES = TIME_NAMES     # words.TIME_NAMES: {cli name of each of symbols.TIME_SYMBOLS} (a test holds them equal)
 _PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
+
+
+def _presets():
+    # imported on first use (symcomm list, show, prove read no preset), then kept: an import statement per call
+    # costs its lookups on every answer
+    global _PRESETS
+    if _PRESETS is None:
+        from .. import presets
+
+        _PRESETS = presets
+    return _PRESETS
+
+
+_PRESETS = None
 
 
 def _strategies() -> dict:
@@ -35,9 +49,11 @@ def parse_value(key: str, text, least: int | None = None):
     """One KEY=VALUE value, exactly: a time constant as a real number, a symbol as its kind
     (whole for integer symbols, at least ``least``, by default the symbol's own least value);
     InputError naming the parameter."""
-    if type(text) is str:
-        return _parsed(key, text, least)      # the same words give the same immutable number: parsed once
-    return _parse_value(key, text, least)
+    if type(text) is int:
+        text = str(text)           # the API's whole numbers (the common case): value_text's rule for an int
+    elif type(text) is not str:
+        text = value_text(text)    # a Python value of the API, read as the word it stands for: one grammar
+    return _parsed(key, text, least)      # the same words give the same immutable number: parsed once
 
 
 @functools.lru_cache(maxsize=4096)
@@ -95,7 +111,9 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
         else:
             options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
             raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
-    missing = [name for name in needed_names if name not in texts or name in _TIME_NAMES]
+    # every needed name given (set operations, the common case), else which are missing, in order
+    missing = [] if needed <= texts.keys() and needed.isdisjoint(_TIME_NAMES) else \
+        [name for name in needed_names if name not in texts or name in _TIME_NAMES]
     if missing:
         raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")
@@ -121,7 +139,7 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
               if key in option_names(name) and key not in option_texts]
     if not wanted or not (args.model or args.model_config):
         return option_texts
-    from .. import presets
+    presets = _presets()
 
     if args.model and args.model_config:
         raise UsageError("give --model or --model-config, not both")
@@ -165,7 +183,7 @@ def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None) -> dict:
     from .. import presets
     from .settings import OPTIONS
 
-    n = {key: parse_number(key, texts[key], integer=True) for key in shape}
+    n = {key: parse_number(key, value_text(texts[key]), integer=True) for key in shape}
     if (n["h_kv"] * n["a"]) % n["h"]:
         raise UsageError(f"h_kv={n['h_kv']} is not a whole number of heads of width h/a = {n['h']}/{n['a']}")
     untied = None if tied is None else not OPTIONS["tied"].resolve(tied)   # InputError names tied= and 0, 1
@@ -181,6 +199,11 @@ def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None) -> dict:
     return {**texts, "Phi": str(phi)}
 
 
+def _word(value):
+    # a typed value as its word, None as None (G=0 given as a Python int is typed, and refused, as "0" is)
+    return None if value is None else value_text(value)
+
+
 def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: frozenset = frozenset(),
           check: bool = True, also_used: frozenset = frozenset(), gpus_per_node: str | None = None) -> tuple[dict, dict, str | None]:
     """(symbol → exact value, time symbol → value, dtype): ``target`` at the KEY=VALUE ``texts``
@@ -191,10 +214,9 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
     :mod:`symcomm.base.notes`."""
     model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
     if model or config or hardware:  # presets fill values; KEY=VALUE wins
-        from ..presets import fill_from_presets
-        texts, dtype = fill_from_presets(target, texts, model_name=model, config_path=config,
+        texts, dtype = _presets().fill_from_presets(target, texts, model_name=model, config_path=config,
                                          hardware_name=hardware, dtype=dtype,
-                                         gpus_per_node=gpus_per_node or texts.get("G"))
+                                         gpus_per_node=gpus_per_node or _word(texts.get("G")))
     if "s" in texts and "s" not in typed and (model or config):
         notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
              "the length you train at")

@@ -25,12 +25,12 @@ from fractions import Fraction
 
 from ..base import notes
 from ..base.crossing import crossing_of
-from ..base.inputs import parse_fraction
+from ..base.inputs import MAX_VALUE, parse_fraction
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
-from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _with_units, input_rows, split_assignments, \
-    units_of
+from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _with_units, given, input_rows, units_of, \
+    value_text
 
 _ALLOWED_TIMES = tuple(sorted(TIME_NAMES))
 
@@ -59,6 +59,24 @@ def eval_document(args) -> dict:
     return eval_payload(args)
 
 
+def _value(key: str, given, whole: bool, least: int) -> tuple:
+    """:func:`_parsed` of a value as given: a word, or a Python value of the API.  A Python int within the bounds
+    is the number its digits parse to (the grammar reads str(n) as n exactly), so it is taken as it is; anything
+    else is read as its word (words.value_text), through the one grammar, with its refusals."""
+    if type(given) is int and (least if whole else 0) <= given <= MAX_VALUE:
+        return given, given
+    if type(given) is float:
+        return _parsed_float(key, given, whole, least)
+    return _parsed(key, given if type(given) is str else value_text(given), whole, least)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_float(key: str, given: float, whole: bool, least: int) -> tuple:
+    # a float read as its repr (words.value_text), once per value: keyed by floats only, so no equal int or
+    # Fraction (1.0 == 1, 2**-30 == Fraction(1, 2**30)) shares its entry
+    return _parsed(key, repr(given), whole, least)
+
+
 @functools.lru_cache(maxsize=4096)
 def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
     """(the exact value, as the answer shows it): binding.parse_value's rule — a time constant any number ≥ 0, a
@@ -76,13 +94,13 @@ def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
     values, times, shown = {}, {}, {}
     for key, text in texts.items():
         if key in TIME_NAMES:
-            times[key], shown[key] = _parsed(key, text, False, 0)
+            times[key], shown[key] = _value(key, text, False, 0)
         else:
             how = spelled.get(key)
             if how is None:
                 raise UsageError(f"unknown parameter {key!r} for {entry['label']}; allowed: "
                                  f"{', '.join(needed + _ALLOWED_TIMES)}")
-            values[key] = _parsed(how[0], text, how[1], how[2])[0]
+            values[key] = _value(how[0], text, how[1], how[2])[0]
     if len(values) < len(needed):
         missing = [name for name in needed if name not in texts]
         raise UsageError(f"missing {', '.join(missing)}: {entry['label']} needs {', '.join(needed)} (as KEY=VALUE)")
@@ -170,14 +188,14 @@ _WEIGHTS: dict = {}
 
 def _answer(args, entry: dict) -> dict:
     """eval_payload's document for a primitive, without SymPy."""
-    texts, _ = split_assignments(args.assignments, set())
+    texts, _ = given(args, ())
     typed = frozenset(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     if args.hardware:
         from ..presets import fill_from_presets
 
         texts, dtype = fill_from_presets(_preset(entry), texts, hardware_name=args.hardware, dtype=dtype,
-                                         gpus_per_node=texts.get("G"))
+                                         gpus_per_node=_word(texts.get("G")))
     values, times, shown, point = _bind(entry, texts)
     got = entry["cost"](*point)
     fields = entry["fields"]
@@ -202,6 +220,11 @@ def _answer(args, entry: dict) -> dict:
     payload["_result_keys"] = list(keys)
     payload["_extra_keys"] = []
     return payload
+
+
+def _word(value):
+    # a typed value as its word, None as None (G=0 given as a Python int is typed, and refused, as "0" is)
+    return None if value is None else value_text(value)
 
 
 def _inputs(args, values: dict, shown_times: dict, typed: frozenset, derived: dict, dtype) -> dict:

@@ -303,6 +303,8 @@ def check_finite(numbers: dict) -> None:
     bandwidth, peak or eta reaching a division) is refused, naming it, never printed as a number."""
     import math
 
+    if math.isfinite(sum(numbers.values())):
+        return      # a finite sum: every number finite (an inf or a nan makes the sum inf or nan)
     bad = [name for name, x in numbers.items() if not math.isfinite(x)]
     if bad:
         raise InputError(f"the step model gives {bad[0]} = {numbers[bad[0]]} (not a finite number) with these "
@@ -366,7 +368,7 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
         out["stages"] = {kind: {"slot_time": number[f"stage_slot_{kind}"], "memory": number[f"stage_bytes_{kind}"]}
                          for kind in kinds}
         out["units"]["stages"] = "slot_time s (one micro-batch: compute + tp, cp, ep, pp), memory bytes per GPU"
-    texts, assumed = _setting_words(tuple(sorted({**hybrid_options, **own_options}.items())))
+    texts, assumed = _setting_words_as_given(tuple(hybrid_options.items()), tuple(own_options.items()))
     out["options"] = dict(texts)    # the setting used, canonical
     out["assumptions"] = list(ASSUMPTIONS) + list(assumed)
     if out["options"]["precision"] != "bf16":
@@ -376,6 +378,22 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     if out["options"]["recompute"] == "op":
         out["assumptions"].append(OP_RECOMPUTE)
     return out
+
+
+def _setting_words_as_given(hybrid_options: tuple, own_options: tuple) -> tuple:
+    # _setting_words of the options in the order given: found without sorting them on every report
+    key = (hybrid_options, own_options)
+    held = _WORDS_BY_GIVEN_ORDER.get(key)
+    if held is None:
+        if len(_WORDS_BY_GIVEN_ORDER) >= 1024:
+            _WORDS_BY_GIVEN_ORDER.clear()
+        held = _WORDS_BY_GIVEN_ORDER[key] = _setting_words(tuple(sorted({**dict(hybrid_options),
+                                                                         **dict(own_options)}.items())))
+    return held
+
+
+#: (hybrid options, step options, each in the order given) → _setting_words of them
+_WORDS_BY_GIVEN_ORDER: dict = {}
 
 
 @functools.lru_cache(maxsize=256)

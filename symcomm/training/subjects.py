@@ -182,8 +182,10 @@ class Subject:
         got = iter(exact_numbers(exprs, numbers) if exprs else ())
         out: list[str] = []
         for rule in checked:      # a rule whose symbols are not all given is not checked
-            x = _python(next(got))
-            y = None if rule.y is None else _python(next(got))
+            x = next(got)
+            x = x if type(x) is int else _python(x)       # the compiled code's ints (the common case) as they are
+            y = None if rule.y is None else next(got)
+            y = y if y is None or type(y) is int else _python(y)
             # the compiled exact check passes the rules kept; a rule it cannot vouch for is SymPy's to word
             if not _kept(rule, x, y) and (message := rule.problem(values)) is not None and message not in out:
                 out.append(message)

@@ -28,6 +28,45 @@ _TIME_NAMES = TIME_NAMES
 ALIASES = {"gpus_per_node": "G"}
 #: how an error names a parameter that has another spelling: both, so the user finds the one they typed
 _SPELLED = {key: f"{key} ({typed})" for typed, key in ALIASES.items()}
+def value_text(value) -> str:
+    """A Python value as the KEY=VALUE word it stands for (the API's keyword values as the command line would
+    type them: numbers exactly, text as given, a bool as 0 or 1); the grammar that then reads it is the one
+    :func:`symcomm.base.inputs.parse_fraction`, so the API refuses and accepts what the command line does."""
+    if type(value) is str:
+        return value
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def given(args, target_options) -> tuple[dict, dict]:
+    """(symbol values, option values as text) of ``args``: the command's KEY=VALUE words
+    (``args.assignments``), or the Python API's keyword values (``args.values``, a mapping) taken as they are —
+    a value stays a Python int or text until the binding parses it (:func:`value_text` for anything else), so
+    no text is joined and split again; an option (a word the subject's settings read) is text either way."""
+    values = getattr(args, "values", None)
+    if values is None:
+        return split_assignments(args.assignments, target_options)
+    return split_values(values, target_options)
+
+
+def split_values(given_values: dict, target_options) -> tuple[dict, dict]:
+    """A mapping NAME → value → (symbol values, option values as text), with :func:`split_assignments`'s rules
+    (the other spellings, a name given twice)."""
+    values, options = {}, {}
+    for typed, value in given_values.items():
+        key = ALIASES.get(typed, typed)
+        if key in values or key in options:
+            raise UsageError(f"{typed} is given twice; give each parameter once")
+        if key in target_options:
+            options[key] = value_text(value)
+        else:
+            values[key] = value
+    return values, options
+
+
 def split_assignments(items: list[str], target_options: set[str]) -> tuple[dict, dict]:
     """KEY=VALUE words → (symbol values as text, option values as text)."""
     values, options = {}, {}
@@ -68,12 +107,13 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
             if target in out:
                 raise UsageError(f"give {key} or {target}, not both ({target} = 1 / {key})")
             try:
-                rate = parse_bandwidth(key, out.pop(key))
+                rate = parse_bandwidth(key, value_text(out.pop(key)))
             except InputError as err:
                 raise UsageError(str(err)) from None
             out[target] = repr(1.0 / rate)
             derived[target] = f"1 / {key} = 1 / ({rate:g} bytes/s)"
-    sized = "M" in out and split_unit(out["M"], SIZE_UNITS)[1] is not None
+    # a unit is text (M="1GiB"); a number given as a Python value has none
+    sized = "M" in out and type(out["M"]) is str and split_unit(out["M"], SIZE_UNITS)[1] is not None
     if dtype is None and (sized or not _TIME_NAMES.isdisjoint(out)):
         dtype = "bf16"
         notes.add("--dtype bf16 (2 bytes per element): beta and gamma are seconds per byte; give "

@@ -85,7 +85,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from . import flops
-from .memory import layer_activation_bytes, scores
+from .memory import layer_activation_bytes, loss_kind, scores
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
                             w_half_expert)
@@ -173,6 +173,17 @@ ROWWISE_RESCALE = sp.Integer(4)
 #: transpose are counted alike both ways (no difference).  The backward of each eager op is taken as twice its
 #: forward (the convention of κ: forward one third of the passes), a full or op recompute runs the forward again.
 EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Integer(4)
+
+#: HBM bytes Megatron-Core's unfused vocab-parallel cross-entropy moves per logit element (token × entry of the
+#: GPU's V/t), (forward, backward): megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM f2e5db402c,
+#: the loss Megatron-LM runs unless --cross-entropy-loss-fusion (arguments.py there: off by default), each op one
+#: kernel reading its operands and writing its result once.  Forward (_VocabParallelCrossEntropy.forward):
+#: .float() of the bf16 logits 2 + 4, max over the vocabulary 4, in-place subtract 4 + 4, exp in place 4 + 4,
+#: sum 4, the softmax's div_ 4 + 4 = 38.  Backward: grad_input.mul_(grad_output) 4 + 4, then autograd casts the
+#: fp32 gradient to the bf16 logits' dtype 4 + 2 = 14.  The target gathers and the tensor-parallel all-reduces
+#: are per token, not per logit (left out).  The fused loss (--cross-entropy-loss-fusion, Transformer Engine's
+#: kernel in Megatron-Bridge's recipes) and torchtitan's eager and compiled losses are not counted here yet.
+LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14))}
 
 
 @dataclass(frozen=True)
@@ -467,6 +478,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
     forward += ring_forward / hbm
     backward += (ring_backward + (ring_forward if run.recompute in ("full", "selective") else 0)) / hbm
+    if lm_head:
+        # the cross-entropy's passes over the micro-batch's logits (LOSS_PASS_BYTES), at the HBM bandwidth
+        forward_bytes, backward_bytes = loss_pass_bytes(run, tokens)
+        forward += forward_bytes / hbm
+        backward += backward_bytes / hbm
     if run.eager:
         # compile=0: the eager ops' extra passes, forward once, backward twice, a full or op recompute once more
         extra = eager_bytes(run, tokens, layers) / hbm
@@ -474,6 +490,15 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
                              core_back * core_time)
+
+
+def loss_pass_bytes(run, tokens) -> tuple[sp.Expr, sp.Expr]:
+    """(forward, backward) HBM bytes of the cross-entropy over one micro-batch's ``tokens`` × V/t logits on the
+    GPU holding the LM head, by the run's loss (:func:`symcomm.training.memory.loss_kind`, the memory model's
+    own setting): :data:`LOSS_PASS_BYTES`; a loss it does not list is counted as 0."""
+    forward, backward = LOSS_PASS_BYTES.get(loss_kind(run.framework, run.loss), (0, 0))
+    logits = tokens * V / t
+    return forward * logits, backward * logits
 
 
 def tp_fused_gemm_seconds(run):

@@ -22,6 +22,11 @@ RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "hbm":
 # the layer's GEMMs by hand, (M, K, N) for T = 2 tokens: QKV 4 → 12, output 4 → 4, FC1 4 → 8, FC2 8 → 4
 LINEAR = ((2, 4, 12), (2, 4, 4), (2, 4, 8), (2, 8, 4))
 LM_HEAD = (2, 4, 16)
+# Megatron-Core's vocab-parallel cross-entropy over the LM head's T × V = 2 × 16 = 32 logits, bytes per logit read
+# and written op by op (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM f2e5db402c): forward
+# .float() 2 + 4, max 4, subtract in place 4 + 4, exp in place 4 + 4, sum 4, div_ 4 + 4 = 38; backward mul_ 4 + 4
+# and autograd's cast of the fp32 gradient back to bf16 4 + 2 = 14; at hbm = 100 bytes/s
+LOSS_FORWARD, LOSS_BACKWARD = sp.Rational(32 * 38, 100), sp.Rational(32 * 14, 100)
 # QKᵀ and scores × V: 4·B·s²·h (Narayanan et al. 2021, Appendix), of which causal flash attention (flash=1, the
 # default) runs half: the blocks above the diagonal are skipped (Dao 2023, FlashAttention-2, §3.1.1)
 FULL_CORE_FLOPS = 4 * 2 ** 2 * 4
@@ -113,8 +118,9 @@ def test_bf16_lm_head_and_full_recompute_by_hand():
     linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     forward, backward = micro(recompute="full", embeddings=True)
-    assert forward == linear + CORE + head
-    assert backward == 2 * (linear + head) + CORE_BACK + (linear + CORE)   # the layer's forward again, not the head
+    assert forward == linear + CORE + head + LOSS_FORWARD
+    # the layer's forward again, not the head's nor the loss's
+    assert backward == 2 * (linear + head) + CORE_BACK + (linear + CORE) + LOSS_BACKWARD
 
 
 def test_moe_grouped_gemms_by_hand():
@@ -156,8 +162,8 @@ def test_fp8_small_shape_by_hand(precision):
     fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     forward, backward = micro(precision, embeddings=True)
-    assert forward == fp8 + CORE + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100)
-    assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100)
+    assert forward == fp8 + CORE + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100) + LOSS_FORWARD
+    assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100) + LOSS_BACKWARD
 
 
 # torchao float8 rowwise, bytes per element by torchao's own roofline (pytorch/ao torchao/testing/float8/
@@ -464,3 +470,19 @@ def test_with_fp8_all_gather_torchao_receives_fp8_weights():
         return exact(out.forward, at), exact(out.backward, at)
 
     assert seconds("fsdp2") == seconds("megatron_fsdp")
+
+
+@pytest.mark.parametrize("framework, loss, counted", [("megatron", None, True), ("megatron", "vocab_parallel", True),
+                                                      ("fsdp2", None, False), ("megatron", "compiled", False)])
+def test_the_loss_passes_follow_the_memory_models_loss_setting(framework, loss, counted):
+    # Megatron-Core's unfused vocab-parallel loss is counted (LOSS_FORWARD, LOSS_BACKWARD above); torchtitan's
+    # eager loss (fsdp2's default) and the compiled one are not counted yet: only the head's GEMMs
+    # compile=1: torchtitan's eager block ops (counted apart, EAGER_BYTES) left out of this count
+    run = settings.RunSetting(embeddings=True, framework=framework, loss=loss, compile=True)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
+    loss_forward, loss_backward = (LOSS_FORWARD, LOSS_BACKWARD) if counted else (0, 0)
+    assert exact(out.forward, at) == linear + CORE + head + loss_forward
+    assert exact(out.backward, at) == 2 * (linear + head) + CORE_BACK + loss_backward

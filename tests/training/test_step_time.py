@@ -41,7 +41,16 @@ def test_one_gpu_step_is_its_flops_over_the_rate_plus_adam():
     assert forward == 4 * (3_407_872 - 131_072) + 4_096_000
     # Adam: 12 bytes of fp32 weight, m, v read and written (24) + the 16-bit weight written (2) + the 2-byte gradient read
     adam = 1000 * (24 + 2 + 2) / 1e9
-    assert float(q["step_time"]) == pytest.approx((3 * forward + 4 * FLASH_EXTRA) / (1e12 * 0.5) + adam, rel=1e-12)
+    # Megatron-Core's gradient buffer of 1000 2-byte gradients: zeroed (a write), scaled by 1/d (a read and a write)
+    # and its NaN-check norm (a read) per step (NVIDIA/Megatron-LM f2e5db402c, megatron/core/distributed/:
+    # zero_grad_buffer, Bucket.start_grad_sync)
+    buffer = 4 * 1000 * 2 / 1e9
+    # the vocab-parallel cross-entropy over 32 tokens × 1000 logits: 38 bytes per logit forward (.float() 2 + 4, max
+    # 4, subtract 4 + 4, exp 4 + 4, sum 4, div_ 4 + 4), 14 backward (mul_ 4 + 4, the cast back to bf16 4 + 2):
+    # megatron/core/tensor_parallel/cross_entropy.py at f2e5db402c
+    loss = 32 * 1000 * (38 + 14) / 1e9
+    assert float(q["step_time"]) == pytest.approx((3 * forward + 4 * FLASH_EXTRA) / (1e12 * 0.5) + adam + buffer + loss,
+                                                  rel=1e-12)
     assert float(q["bubble_time"]) == 0 and float(q["exposed_comm_time"]) == 0
 
 

@@ -189,7 +189,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
     exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
                                        grad_overlap=grad_overlap, param_overlap=param_overlap,
-                                       pipeline_chunks=chunks)
+                                       pipeline_chunks=chunks, embeddings=embeddings)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}

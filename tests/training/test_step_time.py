@@ -102,6 +102,20 @@ def test_megatron_keeps_its_last_bucket_exposed():
     assert float(off["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
 
 
+@pytest.mark.parametrize("V, last_bucket", [(1000, 4 * 10**7), (1_562_500, 10**8)])
+def test_megatrons_last_bucket_holds_the_word_embedding_whole(V, last_bucket):
+    # Megatron-LM never splits a parameter across buckets (param_and_grad_buffer.py at NVIDIA/Megatron-LM
+    # f2e5db402c), and the word embedding, the model's first parameter, is in the bucket the backward ends on: with
+    # V·h = 1 562 500 · 64 = 10⁸ > the 40M bucket that bucket is the embedding's 10⁸; with V·h = 64 000 it is the
+    # 40M bucket.  A slow GPU (peak 10⁶) gives a backward longer than the whole reduction: only the last bucket's
+    # all-reduce 2·(3/4)·bucket·β stays exposed
+    values = {**TINY, **NO_COMM, "V": V, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1,
+              "Phi": 4 * 10**8, "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    on = {**PLAIN, "overlap_grad_reduce": "1", "embeddings": "1"}
+    exposed = steptime.quantities(values, 2, **on)["exposed_comm_time_dp"]
+    assert float(exposed) == pytest.approx(2 * 3 / 4 * last_bucket * 1e-9, rel=1e-12)
+
+
 def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
     # the closed form B* of chapter 11 (α = 0) against the step model's exposed data-parallel time
     from symcomm.derivations.step_time import B_HIDDEN

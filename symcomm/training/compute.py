@@ -85,6 +85,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from . import flops
+from .axes import data_schedule
 from .memory import layer_activation_bytes, loss_kind, scores
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
@@ -185,6 +186,16 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 #: kernel in Megatron-Bridge's recipes) and torchtitan's eager and compiled losses are not counted here yet.
 LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14))}
 
+#: the frameworks whose weight-gradient GEMMs accumulate into the gradient buffer (main_grad) in place:
+#: Megatron-LM's --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion (arguments.py at
+#: NVIDIA/Megatron-LM f2e5db402c), handed to Transformer Engine's linears as fuse_wgrad_accumulation
+#: (megatron/core/extensions/transformer_engine.py there) and run by Megatron's own linears (the LM head:
+#: tensor_parallel/layers.py, wgrad_gemm_accum_fp32 / _fp16) as a GEMM with β = 1 into main_grad, whose element
+#: type is the gradient buffer's (fp32 under grad_reduce_in_fp32, which --bf16 forces there).  Each micro-batch
+#: reads and writes main_grad (2 × its bytes per weight element) where the width term counts one 16-bit write:
+#: 2 · grad bytes − 2 more bytes per weight element, at the HBM bandwidth
+WGRAD_ACCUMULATION_FRAMEWORKS = ("megatron",)
+
 
 @dataclass(frozen=True)
 class Gemm:
@@ -213,6 +224,11 @@ class Gemm:
         """Elements read and written: both operands and the product."""
         M, K, N = self.rows, self.inner, self.cols
         return self.count * (M * K + K * N + M * N)
+
+    @property
+    def weights(self) -> sp.Expr:
+        """Elements of the weight (inner × cols, each of the ``count`` matmuls): what its weight gradient writes."""
+        return self.count * self.inner * self.cols
 
     @property
     def width(self) -> sp.Expr:
@@ -478,6 +494,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
     forward += ring_forward / hbm
     backward += (ring_backward + (ring_forward if run.recompute in ("full", "selective") else 0)) / hbm
+    backward += wgrad_accumulation_bytes(run, gemms) / hbm
     if lm_head:
         # the cross-entropy's passes over the micro-batch's logits (LOSS_PASS_BYTES), at the HBM bandwidth
         forward_bytes, backward_bytes = loss_pass_bytes(run, tokens)
@@ -490,6 +507,18 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
                              core_back * core_time)
+
+
+def wgrad_accumulation_bytes(run, gemms) -> sp.Expr:
+    """HBM bytes the weight-gradient GEMMs of one micro-batch move into the gradient buffer beyond the width term's
+    16-bit write (:data:`WGRAD_ACCUMULATION_FRAMEWORKS`): 2 · (grad bytes) − 2 per weight element of ``gemms``
+    ((GEMM, times) pairs); 0 for other frameworks."""
+    if run.framework not in WGRAD_ACCUMULATION_FRAMEWORKS:
+        return sp.Integer(0)
+    data = data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    return (2 * grad_bytes - 2) * _summed(gemms, "weights")
 
 
 def loss_pass_bytes(run, tokens) -> tuple[sp.Expr, sp.Expr]:

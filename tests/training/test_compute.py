@@ -44,9 +44,12 @@ def gemm_seconds(M, K, N, peak, eta, half=RATES["w_half"]):
     return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + half))
 
 
+# the GEMM counts by hand take framework=deepspeed, whose weight gradients are written, not accumulated in place;
+# Megatron's in-place accumulation into its gradient buffer is counted by hand apart
+# (test_megatron_accumulates_the_weight_gradients_in_place_by_hand)
 def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True, kernel="fused"):
     run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings, flash=flash,
-                              attention_kernel=kernel)
+                              attention_kernel=kernel, framework="deepspeed")
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **(values or {})}.items()}
     return exact(out.forward, at), exact(out.backward, at)
@@ -129,7 +132,7 @@ def test_moe_grouped_gemms_by_hand():
     (2 × 4 · 4 × 8) and FC2 (2 × 8 · 8 × 4).  The experts' grouped GEMMs on their own half-width w_half_expert = 6,
     the attention's on w_half = 2."""
     moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0, "w_half_expert": 6}
-    run = settings.RunSetting(moe=True)
+    run = settings.RunSetting(moe=True, framework="deepspeed")
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
     # FC1: w = 64/(8 + 32 + 16) = 8/7, 128 FLOPs at 1000 · ½ · (8/7)/(8/7 + 6) = 80 FLOP/s: 1.6 s
@@ -372,7 +375,7 @@ OP_AGAIN_GATED = OP_AGAIN + ((2, 4, 8),)
 
 
 def _op_micro(gated, precision="bf16", recompute="op"):
-    run = settings.RunSetting(precision=precision, recompute=recompute, gated=gated)
+    run = settings.RunSetting(precision=precision, recompute=recompute, gated=gated, framework="deepspeed")
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
     return exact(out.forward, at), exact(out.backward, at)
@@ -484,5 +487,22 @@ def test_the_loss_passes_follow_the_memory_models_loss_setting(framework, loss, 
     linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     loss_forward, loss_backward = (LOSS_FORWARD, LOSS_BACKWARD) if counted else (0, 0)
+    # Megatron's weight gradients accumulated into its fp32 buffer: 6 bytes more per weight element, the layer's
+    # 128 and the head's 4 × 16 (test_megatron_accumulates_the_weight_gradients_in_place_by_hand)
+    accumulate = sp.Rational(6 * (128 + 64), 100) if framework == "megatron" else 0
     assert exact(out.forward, at) == linear + CORE + head + loss_forward
-    assert exact(out.backward, at) == 2 * (linear + head) + CORE_BACK + loss_backward
+    assert exact(out.backward, at) == 2 * (linear + head) + CORE_BACK + loss_backward + accumulate
+
+
+@pytest.mark.parametrize("grad_dtype, more", [("fp32", 2 * 4 - 2), ("same", 2 * 2 - 2)])
+def test_megatron_accumulates_the_weight_gradients_in_place_by_hand(grad_dtype, more):
+    # Megatron-LM's gradient accumulation fusion (on by default, arguments.py at NVIDIA/Megatron-LM f2e5db402c):
+    # each weight-gradient GEMM reads and writes main_grad (fp32: 4 + 4 bytes per weight element; bf16 2 + 2)
+    # where the width term counts a 16-bit write (2): 6 or 2 bytes more per element of the layer's weights
+    # 4·12 + 4·4 + 4·8 + 8·4 = 128, at hbm = 100 bytes/s, in the backward only
+    run = settings.RunSetting(framework="megatron", grad_dtype=grad_dtype)
+    other = settings.RunSetting(framework="deepspeed", grad_dtype=grad_dtype)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    megatron, deepspeed = compute.micro_batch_compute(run), compute.micro_batch_compute(other)
+    assert exact(megatron.forward, at) == exact(deepspeed.forward, at)
+    assert exact(megatron.backward - deepspeed.backward, at) == sp.Rational(more * 128, 100)

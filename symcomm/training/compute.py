@@ -512,8 +512,9 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
 def wgrad_accumulation_bytes(run, gemms) -> sp.Expr:
     """HBM bytes the weight-gradient GEMMs of one micro-batch move into the gradient buffer beyond the width term's
     16-bit write (:data:`WGRAD_ACCUMULATION_FRAMEWORKS`): 2 · (grad bytes) − 2 per weight element of ``gemms``
-    ((GEMM, times) pairs); 0 for other frameworks."""
-    if run.framework not in WGRAD_ACCUMULATION_FRAMEWORKS:
+    ((GEMM, times) pairs) under the run's wgrad_fusion (framework: :data:`WGRAD_ACCUMULATION_FRAMEWORKS`); else 0."""
+    fused = run.framework in WGRAD_ACCUMULATION_FRAMEWORKS if run.wgrad_fusion is None else run.wgrad_fusion
+    if not fused:
         return sp.Integer(0)
     data = data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
                          run.fp8_param_gather, run.precision)

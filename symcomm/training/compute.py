@@ -182,9 +182,13 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 #: .float() of the bf16 logits 2 + 4, max over the vocabulary 4, in-place subtract 4 + 4, exp in place 4 + 4,
 #: sum 4, the softmax's div_ 4 + 4 = 38.  Backward: grad_input.mul_(grad_output) 4 + 4, then autograd casts the
 #: fp32 gradient to the bf16 logits' dtype 4 + 2 = 14.  The target gathers and the tensor-parallel all-reduces
-#: are per token, not per logit (left out).  The fused loss (--cross-entropy-loss-fusion, Transformer Engine's
-#: kernel in Megatron-Bridge's recipes) and torchtitan's eager and compiled losses are not counted here yet.
-LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14))}
+#: are per token, not per logit (left out).  te_fused, Transformer Engine's kernels (transformer_engine/pytorch/
+#: triton/cross_entropy.py and common/triton/cross_entropy.py at NVIDIA/TransformerEngine d0067d0d), the loss
+#: Megatron-Bridge's performance scripts run (cross_entropy_fusion_impl "te"): forward online_softmax_kernel reads the
+#: bf16 logits 2, cross_entropy_kernel reads them again 2 and writes the fp32 gradient 4 = 8; backward
+#: element_mul_kernel scales it in place 4 + 4 (skipped only for a scalar grad_output of 1) and autograd casts it
+#: to the logits' bf16 4 + 2 = 14.  torchtitan's eager and compiled losses are not counted here yet.
+LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14))}
 
 #: the frameworks whose weight-gradient GEMMs accumulate into the gradient buffer (main_grad) in place:
 #: Megatron-LM's --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion (arguments.py at

@@ -284,10 +284,12 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "FlashAttention-3 on Hopper: Megatron-Core's TEDotProductAttention; PyTorch SDPA where it picks cuDNN) at "
            "the fitted share eta_attn; fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
            "order where cuDNN is not asked for first) at the hardware's published share eta_fa2"),
-    Option("loss", None, (None, "vocab_parallel", "eager", "compiled"),
+    Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled"),
            "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
-           "(vocab_parallel's, symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "
-           "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); eager (PyTorch "
+           "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "
+           "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); te_fused (Megatron-Core's "
+           "--cross-entropy-loss-fusion with Transformer Engine's kernel, Megatron-Bridge's: the logits and an fp32 "
+           "gradient); eager (PyTorch "
            "F.cross_entropy of an fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: "
            "torchtitan without torch.compile of the loss); compiled (the same loss under torch.compile, the "
            "upcast fused); framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),

@@ -264,7 +264,10 @@ ASSUMPTIONS = (
     "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
     "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
-    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16",
+    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the "
+    "cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per "
+    "logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the "
+    "gradient buffer every micro-batch",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
     "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
     "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
@@ -273,7 +276,9 @@ ASSUMPTIONS = (
     "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
     "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
     "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
-    "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
+    "last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word "
+    "embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled "
+    "by 1/d and its NaN-check norm read per step",
     "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per "
     "logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the "
     "loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "

@@ -190,6 +190,12 @@ def words(run: dict) -> list[str]:
         # grad_reduce_in_fp32; the Bridge's perf recipes set ddp.grad_reduce_in_fp32 False
         grads = "fp32" if run["id"].startswith("megatron-lm") and run["precision"] == "bf16" else "same"
         w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype=grads)
+    if run["id"].startswith("bridge-"):
+        # Megatron-Bridge's models fuse the cross-entropy (GPTModelProvider's cross_entropy_loss_fusion = True,
+        # src/megatron/bridge/models/gpt_provider.py at NVIDIA-NeMo/Megatron-Bridge 067f987d) and its performance
+        # scripts pick Transformer Engine's kernel (scripts/performance/utils/overrides.py there:
+        # cross_entropy_fusion_impl = "te")
+        w["loss"] = "te_fused"
     w.update(typed_peaks(run, "high"))
     for field, setting in OVERLAP.items():
         value = run["overlap"].get(field)

@@ -26,7 +26,11 @@ from symcomm.training import steptime
 #: counts 18 bytes per parameter: 2 + 4 + 12); no flash attention (softmax scores stored); no overlap of the
 #: pipeline sends (Megatron-LM added overlap_p2p_comm in commit f9283c5a, 2023-05-31, default on from 4eeff55d,
 #: 2023-10-12)
-MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0", "p2p_overlap": "0"}
+#: Megatron-LM added gradient accumulation fusion (the weight gradients accumulated into the fp32 buffer in place)
+#: in commit 83b1e42f, 2022-02-13 (bf16 only until 07916bf2, 2022-09-27), after Narayanan et al.'s runs; Korthikanti
+#: et al. name no commit: taken off for both (an assumption; wgrad_fusion=0)
+MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0", "p2p_overlap": "0",
+                 "wgrad_fusion": "0"}
 #: Llama 3 (Dubey et al. 2024, §3.3.2): FSDP-style sharding without resharding after the forward,
 #: gradients reduce-scattered in fp32, communication overlapped; flash attention
 LLAMA3 = {"zero": "3", "framework": "fsdp", "reshard_after_forward": "0", "grad_reduce": "per_step",

@@ -335,6 +335,13 @@ TODAY_FULL = (3 * (_FWD - _CORE / 2) + (_AGAIN - _CORE / 2)) / (peak * eta) + ka
 # flash attention's backward recomputes the scores: five s × s GEMMs to the forward's two (FlashAttention-2,
 # Algorithm 2), half a forward core more than the papers' 2 × forward
 FLASH_EXTRA = (_CORE / 2) / 2 / (peak * eta)
+# Megatron's memory-bound work beside the GEMMs, counted by hand: the unfused vocab-parallel cross-entropy over the
+# micro-batch's (b/(d·m))·s/c × V/t logits, 38 + 14 bytes per logit (megatron/core/tensor_parallel/cross_entropy.py
+# at NVIDIA/Megatron-LM f2e5db402c: .float() 2 + 4, max 4, subtract 4 + 4, exp 4 + 4, sum 4, div_ 4 + 4; mul_ 4 + 4,
+# the cast back 4 + 2), and the weight gradients accumulated into the fp32 buffer in place, 4 + 4 − 2 = 6 bytes per
+# weight element: a gated layer's QKV h·(h + 2h_kv), output h·h, FC1 h·2F, FC2 F·h over t, and the head's h·V/t
+MEGATRON_LOSS = 52 * _MB * s / c * V / t / hbm
+MEGATRON_WGRAD = 6 * ((L / p) * (h * (h + 2 * h_kv) + h * h + 3 * F * h) + h * V) / t / hbm
 _FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
 _X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
 _ROWWISE = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_rowwise")
@@ -365,10 +372,13 @@ GEMM_CLASSES = Derivation(
                        "ones add up to its forward FLOPs"),
             Claim(_gemms_forward(False, False), flops.layer_forward(1, s, gated=False) / t,
                   name="so do a plain MLP layer's"),
-            Claim(_micro(_FULL).subs({w_half: 0, eta_attn: eta}), TODAY_FULL + FLASH_EXTRA,
+            Claim(_micro(_FULL).subs({w_half: 0, eta_attn: eta}), TODAY_FULL + FLASH_EXTRA + MEGATRON_LOSS
+                  + MEGATRON_WGRAD,
                   name="with w_half = 0 and η_attn = η the micro-batch's compute is the shape-independent model's: "
                        "hardware FLOPs with the causal half of the attention core (flash attention) / (peak·η), the "
-                       "core's backward 5/2 of its forward, plus κ passes over the activations"),
+                       "core's backward 5/2 of its forward, plus κ passes over the activations, plus Megatron's "
+                       "cross-entropy passes (52 bytes per logit) and its weight gradients accumulated in place "
+                       "(6 bytes per weight element)"),
             Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
                   name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
                        "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "

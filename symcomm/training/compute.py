@@ -85,7 +85,8 @@ from dataclasses import dataclass
 import sympy as sp
 
 from . import flops
-from .memory import layer_activation_bytes, scores
+from .axes import data_schedule
+from .memory import layer_activation_bytes, loss_kind, scores
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
                             w_half_expert)
@@ -174,6 +175,31 @@ ROWWISE_RESCALE = sp.Integer(4)
 #: forward (the convention of κ: forward one third of the passes), a full or op recompute runs the forward again.
 EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Integer(4)
 
+#: HBM bytes Megatron-Core's unfused vocab-parallel cross-entropy moves per logit element (token × entry of the
+#: GPU's V/t), (forward, backward): megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM f2e5db402c,
+#: the loss Megatron-LM runs unless --cross-entropy-loss-fusion (arguments.py there: off by default), each op one
+#: kernel reading its operands and writing its result once.  Forward (_VocabParallelCrossEntropy.forward):
+#: .float() of the bf16 logits 2 + 4, max over the vocabulary 4, in-place subtract 4 + 4, exp in place 4 + 4,
+#: sum 4, the softmax's div_ 4 + 4 = 38.  Backward: grad_input.mul_(grad_output) 4 + 4, then autograd casts the
+#: fp32 gradient to the bf16 logits' dtype 4 + 2 = 14.  The target gathers and the tensor-parallel all-reduces
+#: are per token, not per logit (left out).  te_fused, Transformer Engine's kernels (transformer_engine/pytorch/
+#: triton/cross_entropy.py and common/triton/cross_entropy.py at NVIDIA/TransformerEngine d0067d0d), the loss
+#: Megatron-Bridge's performance scripts run (cross_entropy_fusion_impl "te"): forward online_softmax_kernel reads the
+#: bf16 logits 2, cross_entropy_kernel reads them again 2 and writes the fp32 gradient 4 = 8; backward
+#: element_mul_kernel scales it in place 4 + 4 (skipped only for a scalar grad_output of 1) and autograd casts it
+#: to the logits' bf16 4 + 2 = 14.  torchtitan's eager and compiled losses are not counted here yet.
+LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14))}
+
+#: the frameworks whose weight-gradient GEMMs accumulate into the gradient buffer (main_grad) in place:
+#: Megatron-LM's --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion (arguments.py at
+#: NVIDIA/Megatron-LM f2e5db402c), handed to Transformer Engine's linears as fuse_wgrad_accumulation
+#: (megatron/core/extensions/transformer_engine.py there) and run by Megatron's own linears (the LM head:
+#: tensor_parallel/layers.py, wgrad_gemm_accum_fp32 / _fp16) as a GEMM with β = 1 into main_grad, whose element
+#: type is the gradient buffer's (fp32 under grad_reduce_in_fp32, which --bf16 forces there).  Each micro-batch
+#: reads and writes main_grad (2 × its bytes per weight element) where the width term counts one 16-bit write:
+#: 2 · grad bytes − 2 more bytes per weight element, at the HBM bandwidth
+WGRAD_ACCUMULATION_FRAMEWORKS = ("megatron",)
+
 
 @dataclass(frozen=True)
 class Gemm:
@@ -202,6 +228,11 @@ class Gemm:
         """Elements read and written: both operands and the product."""
         M, K, N = self.rows, self.inner, self.cols
         return self.count * (M * K + K * N + M * N)
+
+    @property
+    def weights(self) -> sp.Expr:
+        """Elements of the weight (inner × cols, each of the ``count`` matmuls): what its weight gradient writes."""
+        return self.count * self.inner * self.cols
 
     @property
     def width(self) -> sp.Expr:
@@ -467,6 +498,12 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
     forward += ring_forward / hbm
     backward += (ring_backward + (ring_forward if run.recompute in ("full", "selective") else 0)) / hbm
+    backward += wgrad_accumulation_bytes(run, gemms) / hbm
+    if lm_head:
+        # the cross-entropy's passes over the micro-batch's logits (LOSS_PASS_BYTES), at the HBM bandwidth
+        forward_bytes, backward_bytes = loss_pass_bytes(run, tokens)
+        forward += forward_bytes / hbm
+        backward += backward_bytes / hbm
     if run.eager:
         # compile=0: the eager ops' extra passes, forward once, backward twice, a full or op recompute once more
         extra = eager_bytes(run, tokens, layers) / hbm
@@ -474,6 +511,28 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
                              core_back * core_time)
+
+
+def wgrad_accumulation_bytes(run, gemms) -> sp.Expr:
+    """HBM bytes the weight-gradient GEMMs of one micro-batch move into the gradient buffer beyond the width term's
+    16-bit write (:data:`WGRAD_ACCUMULATION_FRAMEWORKS`): 2 · (grad bytes) − 2 per weight element of ``gemms``
+    ((GEMM, times) pairs) under the run's wgrad_fusion (framework: :data:`WGRAD_ACCUMULATION_FRAMEWORKS`); else 0."""
+    fused = run.framework in WGRAD_ACCUMULATION_FRAMEWORKS if run.wgrad_fusion is None else run.wgrad_fusion
+    if not fused:
+        return sp.Integer(0)
+    data = data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    return (2 * grad_bytes - 2) * _summed(gemms, "weights")
+
+
+def loss_pass_bytes(run, tokens) -> tuple[sp.Expr, sp.Expr]:
+    """(forward, backward) HBM bytes of the cross-entropy over one micro-batch's ``tokens`` × V/t logits on the
+    GPU holding the LM head, by the run's loss (:func:`symcomm.training.memory.loss_kind`, the memory model's
+    own setting): :data:`LOSS_PASS_BYTES`; a loss it does not list is counted as 0."""
+    forward, backward = LOSS_PASS_BYTES.get(loss_kind(run.framework, run.loss), (0, 0))
+    logits = tokens * V / t
+    return forward * logits, backward * logits
 
 
 def tp_fused_gemm_seconds(run):

@@ -270,7 +270,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
-LOSS_KINDS = ("vocab_parallel", "eager", "compiled")
+LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled")
 #: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
 #: F.cross_entropy(pred.flatten(0, 1).float(), labels) (its torch.compile commented out: "compiling loss function
 #: causes CUDA errors"), then ``del pred`` before loss.backward(); torchtitan/components/loss.py@820504e2 and
@@ -304,6 +304,9 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
 
     * vocab_parallel (Megatron-LM megatron/core/tensor_parallel/cross_entropy.py): the LM head's bf16 output (2)
       and the fp32 copy the loss makes, exponentiates in place and saves for the backward (4): 6.
+    * te_fused (Megatron-Core's --cross-entropy-loss-fusion with cross_entropy_fusion_impl "te", as Megatron-Bridge's
+      performance scripts set it: Transformer Engine transformer_engine/pytorch/triton/cross_entropy.py at
+      d0067d0d): the LM head's bf16 output (2) and the fp32 input gradient the forward writes (4): 6.
     * eager (:data:`TORCHTITAN_LOSS`, :data:`PYTORCH_CROSS_ENTROPY`), t = 1: the forward holds the bf16 logits (2),
       their fp32 copy (4) and the log-softmax (4): 10; ``del pred`` frees the logits and the copy is saved by no
       node, so the backward holds the saved log-softmax (4), nll_loss's gradient (4) and the log-softmax
@@ -318,7 +321,7 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       recomputed inside the fused kernels.  An assumption on Inductor's partitioner (no printed run isolates
       it), and with t > 1 (loss_parallel traced) taken the same.
     """
-    if loss == "vocab_parallel":
+    if loss in ("vocab_parallel", "te_fused"):
         return sp.Integer(6)
     if loss == "compiled":
         return sp.Integer(4)

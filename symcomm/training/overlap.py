@@ -84,6 +84,27 @@ def max0(x):
 #: stage's: the first stage's last bucket is what trails the step, and what is counted.  DeepSpeed's and
 #: FSDP's whole-model units keep the window rule (their reductions hide behind it, no bucket floor)
 BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d * S.c, evaluate=False)}
+#: the frameworks whose edge buckets hold the word embedding whole: a Megatron-LM bucket closes after the
+#: parameter that fills it, never splitting one (param_and_grad_buffer.py at NVIDIA/Megatron-LM f2e5db402c,
+#: ParamAndGradBuffer: the parameters in reverse order, a new bucket once its size is reached), so the first
+#: stage's last bucket — the one the step waits on after the last backward — holds the word embedding, the
+#: model's first parameter, its V·h/t elements however small the bucket size; and the distributed optimizer
+#: gathers that same bucket first, dispatched after the step and waited on before the first forward
+#: (distrib_optimizer.py there: _get_model_param_buffer_dp_views, "all-gathers to run first for the start of the
+#: model"; step → _dispatch_gather_model_params(0)).  At least V·h/t: the rest of the bucket is not counted
+EMBEDDING_BUCKET_FRAMEWORKS = ("megatron",)
+
+
+def edge_bucket(framework_name: str, embeddings: bool):
+    """The elements of the bucket that ends a step's reductions and starts its gathers on the first stage (one
+    bucket of :data:`BUCKETS`, or at least the word embedding's V·h/t where :data:`EMBEDDING_BUCKET_FRAMEWORKS`
+    hold it whole); None for a framework without buckets."""
+    if framework_name not in BUCKETS:
+        return None
+    bucket = BUCKETS[framework_name]()
+    if embeddings and framework_name in EMBEDDING_BUCKET_FRAMEWORKS:
+        return sp.Max(bucket, S.V * S.h / S.t, evaluate=False)
+    return bucket
 
 
 def dp_overlap_of(framework_name: str, zero: int, dp_overlap: bool | None = None) -> bool:
@@ -152,14 +173,15 @@ def _bucketed(terms, bucket):
 
 
 def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
-                          param_overlap: bool, pipeline_chunks=None) -> sp.Expr:
+                          param_overlap: bool, pipeline_chunks=None, embeddings: bool = False) -> sp.Expr:
     """The exposed time of the data-parallel ``dp_terms`` (``time_of`` prices a list of terms) with
     ``m`` micro-batches of ``compute`` (a MicroBatchCompute) each, under the framework's ``data``
     schedule; ``grad_overlap``: the gradient reductions hide behind the backward (overlap_grad_reduce);
     ``param_overlap``: the parameter all-gathers hide behind the compute (overlap_param_gather);
     ``pipeline_chunks`` (the chunks a GPU of the first pipeline stage holds, None for a stage whose reductions
     end no step): where the pipeline's post-backward runs them after the last backward
-    (:func:`pipelined_post_backward`), one chunk's reductions exposed in full when p ≥ 2."""
+    (:func:`pipelined_post_backward`), one chunk's reductions exposed in full when p ≥ 2; ``embeddings``: the
+    stage whose edge bucket counts (the first) holds the word embedding (:func:`edge_bucket`)."""
     if data.zero == 3 and data.shard_unit == "layer":
         overlapped = _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap)
         if pipeline_chunks is None or not pipelined_post_backward(data, grad_overlap):
@@ -169,7 +191,7 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
         after = (_per_layer_exposed(others, time_of, data, m, compute, grad_overlap, param_overlap)
                  + time_of(reductions) / pipeline_chunks)
         return sp.Piecewise((after, sp.Ge(S.p, 2, evaluate=False)), (overlapped, sp.true), evaluate=False)
-    bucket = BUCKETS[data.framework]() if data.framework in BUCKETS else None
+    bucket = edge_bucket(data.framework, embeddings)
     reductions = [x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"]
     reduce_t = time_of(reductions)
     gather_forward = time_of([x for x in dp_terms if x.phase == "forward" and x.primitive == "all_gather"])

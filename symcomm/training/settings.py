@@ -284,12 +284,20 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "FlashAttention-3 on Hopper: Megatron-Core's TEDotProductAttention; PyTorch SDPA where it picks cuDNN) at "
            "the fitted share eta_attn; fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
            "order where cuDNN is not asked for first) at the hardware's published share eta_fa2"),
-    Option("loss", None, (None, "vocab_parallel", "eager", "compiled"),
-           "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory only): vocab_parallel "
-           "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); eager (PyTorch "
+    Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled"),
+           "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
+           "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "
+           "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); te_fused (Megatron-Core's "
+           "--cross-entropy-loss-fusion with Transformer Engine's kernel, Megatron-Bridge's: the logits and an fp32 "
+           "gradient); eager (PyTorch "
            "F.cross_entropy of an fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: "
            "torchtitan without torch.compile of the loss); compiled (the same loss under torch.compile, the "
            "upcast fused); framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),
+    Option("wgrad_fusion", None, (None, False, True),
+           "1 = the weight-gradient GEMMs accumulate into the gradient buffer in place (Megatron-LM's gradient "
+           "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "
+           "every micro-batch); 0 = written (Megatron-LM before commit 83b1e42f, 2022-02-13, or "
+           "--no-gradient-accumulation-fusion); framework: 1 for megatron, 0 otherwise"),
     Option("compile", None, (None, False, True),
            "1 = the memory-bound kernels (norms, rotary, SwiGLU) run fused, as torch.compile's Inductor or the "
            "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
@@ -353,6 +361,7 @@ class RunSetting:
     loss: str | None = None
     precision: str = "bf16"
     compile: bool | None = None
+    wgrad_fusion: bool | None = None
 
     def __post_init__(self):
         for option in fields(self):

@@ -34,7 +34,7 @@ from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_dat
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .stages import KINDS, chunks, stage_layers
 from .terms import cost_in_bytes_of
-from ..core.symbols import b, hbm, m, p, s
+from ..core.symbols import b, m, p, s
 
 
 def _largest(totals: dict) -> sp.Expr:
@@ -43,13 +43,13 @@ def _largest(totals: dict) -> sp.Expr:
     return sp.Max(totals["first"], middle, totals["last"], evaluate=False)
 
 
-def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, check_overlap):
+def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, check_overlap):
     """The :class:`symcomm.training.steptime.StepModel` of this run setting (pipeline_split=first_last): each stage
     kind priced as steptime.step_model prices the last stage of an even split (its layers, its terms, the same
-    overlaps); the step model's class, its optimizer's bytes per parameter and its check of Megatron's overlap
+    overlaps); the step model's class, its optimizer's seconds (steptime.after_backward_seconds) and its check of Megatron's overlap
     flags are handed in by symcomm.training.steptime (which imports this module), so the two share them without
     an import cycle."""
-    StepModel, ADAM_BYTES = step_model_class, adam_bytes
+    StepModel = step_model_class
     framework, zero = run.framework, run.zero
     data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
                          run.fp8_param_gather, run.precision)
@@ -61,7 +61,6 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
     opts = run.hybrid_options()
     opts = {**opts, "loss": run.loss, "precision": run.precision}   # the memory model's cross-entropy, its layers
     n_chunks = chunks(run.schedule)
-    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
 
     def time_of(terms):
         return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
@@ -89,10 +88,11 @@ def uneven_step_model(run, run_bytes: int, step_model_class, adam_bytes: int, ch
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}
         exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
                                                     grad_overlap=grad_overlap, param_overlap=param_overlap,
-                                                    pipeline_chunks=n_chunks if kind == "first" else None)
+                                                    pipeline_chunks=n_chunks if kind == "first" else None,
+                                                    embeddings=run.embeddings and kind == "first")
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
                                     kind=kind)
-        optimizer[kind] = memory[kind]["optimizer"] / 12 * (ADAM_BYTES + grad_bytes) / hbm
+        optimizer[kind] = after_backward(memory[kind], data)
         tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 
     the_slot = _largest(slot)

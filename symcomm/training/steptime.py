@@ -24,7 +24,8 @@ micro-batches per data-parallel replica, then the optimizer step):
   reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
 * **optimizer**: Adam over the GPU's own parameters, memory-bound: each parameter reads and
   writes its fp32 copy and two moments, reads its gradient and writes the 16-bit weight —
-  26 bytes + the gradient's bytes, at the HBM bandwidth.
+  26 bytes + the gradient's bytes, at the HBM bandwidth; with Megatron-Core's gradient buffer its
+  per-step passes beside (zeroed, scaled by 1/d, its NaN-check norm: :func:`after_backward_seconds`).
 
 Step time = pipeline + exposed data-parallel communication + optimizer.  The quantities it
 reports follow from it: tokens/s = b·s / step; MFU = model FLOPs / (step · GPUs · peak);
@@ -57,6 +58,27 @@ STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
 #: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
 STEP_KEYS = frozenset(STEP_OPTIONS) | {old for old, name in settings.KEY_ALIASES.items() if name in STEP_OPTIONS}
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
+#: passes over every byte of a Megatron-Core gradient buffer per step (NVIDIA/Megatron-LM f2e5db402c,
+#: megatron/core/distributed/): zeroed at the step's start (DistributedDataParallel.zero_grad_buffer → the buffer's
+#: reset: one write), scaled by 1/d before its collective (param_and_grad_buffer.py Bucket.start_grad_sync:
+#: grad_data *= gradient_scaling_factor, 1/d unless average_in_collective, off by default: a read and a write),
+#: and its NaN check (the same function: grad_data.norm(p=2), check_for_nan_in_grad, which training.py sets from
+#: --check-for-nan-in-loss-and-grad, on by default: one read) — each on the compute stream, so on the step's path
+GRAD_BUFFER_PASSES = 4
+#: the frameworks whose gradient buffer makes these passes: Megatron-LM's DDP and distributed optimizer
+GRAD_BUFFER_FRAMEWORKS = ("megatron",)
+
+
+def after_backward_seconds(memory: dict, data) -> sp.Expr:
+    """The memory-bound work of a step beside its micro-batches, at the HBM bandwidth: Adam over the GPU's own
+    parameters (:data:`ADAM_BYTES` and the gradient's bytes each) and, for a Megatron-Core gradient buffer
+    (ZeRO 0 or 1: the whole buffer on every GPU), :data:`GRAD_BUFFER_PASSES` over its bytes.  One rule for the
+    even and the uneven pipeline (symcomm.training.stagestep)."""
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    adam = memory["optimizer"] / 12 * (ADAM_BYTES + grad_bytes)
+    buffer = (GRAD_BUFFER_PASSES * memory["gradients"]
+              if data.framework in GRAD_BUFFER_FRAMEWORKS and data.zero <= 1 else sp.Integer(0))
+    return (adam + buffer) / hbm
 
 
 @dataclass(frozen=True)
@@ -116,7 +138,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     if run.pipeline_split != "even":
         from .stagestep import uneven_step_model
 
-        return uneven_step_model(run, run_bytes, StepModel, ADAM_BYTES, _check_megatron_overlap)
+        return uneven_step_model(run, run_bytes, StepModel, after_backward_seconds, _check_megatron_overlap)
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
@@ -167,7 +189,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
     exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
                                        grad_overlap=grad_overlap, param_overlap=param_overlap,
-                                       pipeline_chunks=chunks)
+                                       pipeline_chunks=chunks, embeddings=embeddings)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}
@@ -180,9 +202,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  run.expert_tp,
                                                                  torchmem.kept_whole(framework, run.precision)),
                                   run.schedule)
-    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    own_params = memory["optimizer"] / 12
-    optimizer = own_params * (ADAM_BYTES + grad_bytes) / hbm
+    optimizer = after_backward_seconds(memory, data)
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
@@ -244,7 +264,10 @@ ASSUMPTIONS = (
     "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
     "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
-    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16",
+    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the "
+    "cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per "
+    "logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the "
+    "gradient buffer every micro-batch",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
     "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
     "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
@@ -253,7 +276,9 @@ ASSUMPTIONS = (
     "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
     "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
     "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
-    "last reduce-scatter and every collective's latency exposed; Adam memory-bound at the HBM bandwidth",
+    "last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word "
+    "embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled "
+    "by 1/d and its NaN-check norm read per step",
     "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per "
     "logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the "
     "loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "

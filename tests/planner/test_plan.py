@@ -87,8 +87,15 @@ def test_step_time_by_hand():
     # and its backward runs 5/2 of the forward's core (the scores recomputed: five s × s GEMMs to two, FlashAttention-2
     # Algorithm 2), half a forward core more than 3 × forward; the A100 preset has no eta_attn: the core at eta
     executed_core = L * 2 * B * s * s * h
+    # Megatron's memory-bound work beside: its unfused vocab-parallel cross-entropy, 38 + 14 bytes per logit of the
+    # B·s × V logits (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM f2e5db402c: .float() 2 + 4,
+    # max 4, subtract 4 + 4, exp 4 + 4, sum 4, div_ 4 + 4; mul_ 4 + 4, the cast back 4 + 2), and its weight
+    # gradients accumulated into the fp32 buffer in place (gradient accumulation fusion, on by default there):
+    # 4 + 4 bytes read and written where a GEMM's 2-byte write is counted, 6 more per weight element
+    loss = (38 + 14) * B * s * V / HBM
+    accumulate = 6 * (L * (h * (h + 2 * h_kv) + h * h + 3 * h * F) + h * V) / HBM
     compute = ((3 * (forward - executed_core) + executed_core / 2) / (PEAK * eta)
-               + kappa * 34 * s * B * h * L / HBM)
+               + kappa * 34 * s * B * h * L / HBM + loss + accumulate)
     # Megatron DDP: one ring all-reduce of the fp32 gradients over 16 GPUs on two nodes, after the backward and
     # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced.  The
     # ring's 8 ranks on a node share its crossings over their 8 NICs (NCCL's channels, one NIC each: 1/8 of what a
@@ -97,7 +104,9 @@ def test_step_time_by_hand():
                  + 15 / 16 * 4 * PHI * GAMMA)
     # Adam over all Φ parameters, memory-bound: 26 bytes (fp32 weight, m, v read and written, bf16 weight
     # written) + the 4-byte fp32 gradient read, at the HBM bandwidth
-    optimizer = PHI * (26 + 4) / HBM
+    # and the fp32 gradient buffer (4Φ bytes) zeroed, scaled by 1/d and its NaN-check norm read per step
+    # (megatron/core/distributed/ at f2e5db402c: zero_grad_buffer, Bucket.start_grad_sync): 4 passes
+    optimizer = PHI * (26 + 4) / HBM + 4 * 4 * PHI / HBM
     result = plan(small(hardware=flat, compare=compare(t=1, p=1, c=1, d=16, mb=2, zero=0, framework="megatron",
                                                        recompute="none", sp=0)), top=5)
     got = result.compare

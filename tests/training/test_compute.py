@@ -22,6 +22,11 @@ RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "hbm":
 # the layer's GEMMs by hand, (M, K, N) for T = 2 tokens: QKV 4 → 12, output 4 → 4, FC1 4 → 8, FC2 8 → 4
 LINEAR = ((2, 4, 12), (2, 4, 4), (2, 4, 8), (2, 8, 4))
 LM_HEAD = (2, 4, 16)
+# Megatron-Core's vocab-parallel cross-entropy over the LM head's T × V = 2 × 16 = 32 logits, bytes per logit read
+# and written op by op (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM f2e5db402c): forward
+# .float() 2 + 4, max 4, subtract in place 4 + 4, exp in place 4 + 4, sum 4, div_ 4 + 4 = 38; backward mul_ 4 + 4
+# and autograd's cast of the fp32 gradient back to bf16 4 + 2 = 14; at hbm = 100 bytes/s
+LOSS_FORWARD, LOSS_BACKWARD = sp.Rational(32 * 38, 100), sp.Rational(32 * 14, 100)
 # QKᵀ and scores × V: 4·B·s²·h (Narayanan et al. 2021, Appendix), of which causal flash attention (flash=1, the
 # default) runs half: the blocks above the diagonal are skipped (Dao 2023, FlashAttention-2, §3.1.1)
 FULL_CORE_FLOPS = 4 * 2 ** 2 * 4
@@ -39,9 +44,12 @@ def gemm_seconds(M, K, N, peak, eta, half=RATES["w_half"]):
     return sp.Rational(2 * M * K * N) / (peak * eta * w / (w + half))
 
 
+# the GEMM counts by hand take framework=deepspeed, whose weight gradients are written, not accumulated in place;
+# Megatron's in-place accumulation into its gradient buffer is counted by hand apart
+# (test_megatron_accumulates_the_weight_gradients_in_place_by_hand)
 def micro(precision="bf16", recompute="none", embeddings=False, values=None, flash=True, kernel="fused"):
     run = settings.RunSetting(precision=precision, recompute=recompute, embeddings=embeddings, flash=flash,
-                              attention_kernel=kernel)
+                              attention_kernel=kernel, framework="deepspeed")
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **(values or {})}.items()}
     return exact(out.forward, at), exact(out.backward, at)
@@ -113,8 +121,9 @@ def test_bf16_lm_head_and_full_recompute_by_hand():
     linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     forward, backward = micro(recompute="full", embeddings=True)
-    assert forward == linear + CORE + head
-    assert backward == 2 * (linear + head) + CORE_BACK + (linear + CORE)   # the layer's forward again, not the head
+    assert forward == linear + CORE + head + LOSS_FORWARD
+    # the layer's forward again, not the head's nor the loss's
+    assert backward == 2 * (linear + head) + CORE_BACK + (linear + CORE) + LOSS_BACKWARD
 
 
 def test_moe_grouped_gemms_by_hand():
@@ -123,7 +132,7 @@ def test_moe_grouped_gemms_by_hand():
     (2 × 4 · 4 × 8) and FC2 (2 × 8 · 8 × 4).  The experts' grouped GEMMs on their own half-width w_half_expert = 6,
     the attention's on w_half = 2."""
     moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0, "w_half_expert": 6}
-    run = settings.RunSetting(moe=True)
+    run = settings.RunSetting(moe=True, framework="deepspeed")
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
     # FC1: w = 64/(8 + 32 + 16) = 8/7, 128 FLOPs at 1000 · ½ · (8/7)/(8/7 + 6) = 80 FLOP/s: 1.6 s
@@ -156,8 +165,8 @@ def test_fp8_small_shape_by_hand(precision):
     fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
     forward, backward = micro(precision, embeddings=True)
-    assert forward == fp8 + CORE + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100)
-    assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100)
+    assert forward == fp8 + CORE + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100) + LOSS_FORWARD
+    assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100) + LOSS_BACKWARD
 
 
 # torchao float8 rowwise, bytes per element by torchao's own roofline (pytorch/ao torchao/testing/float8/
@@ -366,7 +375,7 @@ OP_AGAIN_GATED = OP_AGAIN + ((2, 4, 8),)
 
 
 def _op_micro(gated, precision="bf16", recompute="op"):
-    run = settings.RunSetting(precision=precision, recompute=recompute, gated=gated)
+    run = settings.RunSetting(precision=precision, recompute=recompute, gated=gated, framework="deepspeed")
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
     return exact(out.forward, at), exact(out.backward, at)
@@ -464,3 +473,45 @@ def test_with_fp8_all_gather_torchao_receives_fp8_weights():
         return exact(out.forward, at), exact(out.backward, at)
 
     assert seconds("fsdp2") == seconds("megatron_fsdp")
+
+
+# Transformer Engine's fused loss over the same 32 logits (transformer_engine/pytorch/triton/cross_entropy.py and
+# common/triton/cross_entropy.py at NVIDIA/TransformerEngine d0067d0d): forward online_softmax_kernel reads the bf16
+# logits 2, cross_entropy_kernel reads them 2 and writes the fp32 gradient 4 = 8; backward element_mul_kernel 4 + 4
+# and autograd's cast to bf16 4 + 2 = 14
+TE_FORWARD, TE_BACKWARD = sp.Rational(32 * 8, 100), sp.Rational(32 * 14, 100)
+
+
+@pytest.mark.parametrize("framework, loss, counted", [("megatron", None, "vp"), ("megatron", "vocab_parallel", "vp"),
+                                                      ("megatron", "te_fused", "te"), ("fsdp2", None, None),
+                                                      ("megatron", "compiled", None)])
+def test_the_loss_passes_follow_the_memory_models_loss_setting(framework, loss, counted):
+    # Megatron-Core's unfused vocab-parallel loss is counted (LOSS_FORWARD, LOSS_BACKWARD above); torchtitan's
+    # eager loss (fsdp2's default) and the compiled one are not counted yet: only the head's GEMMs
+    # compile=1: torchtitan's eager block ops (counted apart, EAGER_BYTES) left out of this count
+    run = settings.RunSetting(embeddings=True, framework=framework, loss=loss, compile=True)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
+    loss_forward, loss_backward = {"vp": (LOSS_FORWARD, LOSS_BACKWARD), "te": (TE_FORWARD, TE_BACKWARD)}.get(counted,
+                                                                                                        (0, 0))
+    # Megatron's weight gradients accumulated into its fp32 buffer: 6 bytes more per weight element, the layer's
+    # 128 and the head's 4 × 16 (test_megatron_accumulates_the_weight_gradients_in_place_by_hand)
+    accumulate = sp.Rational(6 * (128 + 64), 100) if framework == "megatron" else 0
+    assert exact(out.forward, at) == linear + CORE + head + loss_forward
+    assert exact(out.backward, at) == 2 * (linear + head) + CORE_BACK + loss_backward + accumulate
+
+
+@pytest.mark.parametrize("grad_dtype, more", [("fp32", 2 * 4 - 2), ("same", 2 * 2 - 2)])
+def test_megatron_accumulates_the_weight_gradients_in_place_by_hand(grad_dtype, more):
+    # Megatron-LM's gradient accumulation fusion (on by default, arguments.py at NVIDIA/Megatron-LM f2e5db402c):
+    # each weight-gradient GEMM reads and writes main_grad (fp32: 4 + 4 bytes per weight element; bf16 2 + 2)
+    # where the width term counts a 16-bit write (2): 6 or 2 bytes more per element of the layer's weights
+    # 4·12 + 4·4 + 4·8 + 8·4 = 128, at hbm = 100 bytes/s, in the backward only
+    run = settings.RunSetting(framework="megatron", grad_dtype=grad_dtype)
+    other = settings.RunSetting(framework="deepspeed", grad_dtype=grad_dtype)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    megatron, deepspeed = compute.micro_batch_compute(run), compute.micro_batch_compute(other)
+    assert exact(megatron.forward, at) == exact(deepspeed.forward, at)
+    assert exact(megatron.backward - deepspeed.backward, at) == sp.Rational(more * 128, 100)

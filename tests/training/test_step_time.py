@@ -41,7 +41,20 @@ def test_one_gpu_step_is_its_flops_over_the_rate_plus_adam():
     assert forward == 4 * (3_407_872 - 131_072) + 4_096_000
     # Adam: 12 bytes of fp32 weight, m, v read and written (24) + the 16-bit weight written (2) + the 2-byte gradient read
     adam = 1000 * (24 + 2 + 2) / 1e9
-    assert float(q["step_time"]) == pytest.approx((3 * forward + 4 * FLASH_EXTRA) / (1e12 * 0.5) + adam, rel=1e-12)
+    # Megatron-Core's gradient buffer of 1000 2-byte gradients: zeroed (a write), scaled by 1/d (a read and a write)
+    # and its NaN-check norm (a read) per step (NVIDIA/Megatron-LM f2e5db402c, megatron/core/distributed/:
+    # zero_grad_buffer, Bucket.start_grad_sync)
+    buffer = 4 * 1000 * 2 / 1e9
+    # the vocab-parallel cross-entropy over 32 tokens × 1000 logits: 38 bytes per logit forward (.float() 2 + 4, max
+    # 4, subtract 4 + 4, exp 4 + 4, sum 4, div_ 4 + 4), 14 backward (mul_ 4 + 4, the cast back to bf16 4 + 2):
+    # megatron/core/tensor_parallel/cross_entropy.py at f2e5db402c
+    loss = 32 * 1000 * (38 + 14) / 1e9
+    # Megatron's weight gradients accumulated into the 2-byte buffer in place (gradient accumulation fusion):
+    # 2 + 2 bytes read and written where the GEMM's width term counts a 2-byte write, per weight element: 4 layers
+    # of QKV 64·192, output 64·64, MLP 64·256 + 256·64 (49 152) and the head 64·1000: 260 608 elements, 2 bytes more
+    accumulate = (4 * 49_152 + 64_000) * 2 / 1e9
+    assert float(q["step_time"]) == pytest.approx((3 * forward + 4 * FLASH_EXTRA) / (1e12 * 0.5) + adam + buffer + loss
+                                                  + accumulate, rel=1e-12)
     assert float(q["bubble_time"]) == 0 and float(q["exposed_comm_time"]) == 0
 
 
@@ -91,6 +104,20 @@ def test_megatron_keeps_its_last_bucket_exposed():
     assert float(steptime.quantities(slow, 2, **on)["exposed_comm_time_dp"]) == pytest.approx(last, rel=1e-12)
     off = steptime.quantities(slow, 2, **{**PLAIN, "overlap_grad_reduce": "0"})
     assert float(off["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
+
+
+@pytest.mark.parametrize("V, last_bucket", [(1000, 4 * 10**7), (1_562_500, 10**8)])
+def test_megatrons_last_bucket_holds_the_word_embedding_whole(V, last_bucket):
+    # Megatron-LM never splits a parameter across buckets (param_and_grad_buffer.py at NVIDIA/Megatron-LM
+    # f2e5db402c), and the word embedding, the model's first parameter, is in the bucket the backward ends on: with
+    # V·h = 1 562 500 · 64 = 10⁸ > the 40M bucket that bucket is the embedding's 10⁸; with V·h = 64 000 it is the
+    # 40M bucket.  A slow GPU (peak 10⁶) gives a backward longer than the whole reduction: only the last bucket's
+    # all-reduce 2·(3/4)·bucket·β stays exposed
+    values = {**TINY, **NO_COMM, "V": V, "beta": 1e-9, "t": 1, "p": 1, "d": 4, "c": 1, "b": 4, "m": 1,
+              "Phi": 4 * 10**8, "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    on = {**PLAIN, "overlap_grad_reduce": "1", "embeddings": "1"}
+    exposed = steptime.quantities(values, 2, **on)["exposed_comm_time_dp"]
+    assert float(exposed) == pytest.approx(2 * 3 / 4 * last_bucket * 1e-9, rel=1e-12)
 
 
 def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():

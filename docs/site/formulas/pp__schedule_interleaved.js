@@ -4,7 +4,7 @@
 "use strict";
 
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
-const {_q, _add, _mul, _pow, _cmp, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
+const {_q, _add, _mul, _pow, _cmp, _out, _exact, _number, _need, _float, _min} = globalThis["SYMCOMM_HELPERS"];
 
 /**
  * Pipeline parallel (schedule=interleaved): send (largest number of elements any one rank sends).
@@ -187,7 +187,7 @@ function pp__schedule_interleaved__bubble_fraction(args = {}) {
 /**
  * Pipeline parallel (schedule=interleaved): micro_batches_in_flight (micro-batches whose activations a stage holds at once).
  *
- * Formula (LaTeX): N
+ * Formula (LaTeX): \min\left(m, \left(1 + \frac{N - 1}{N v}\right) \min\left(N, m\right)\right)
  * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
  * Options: schedule=interleaved.
  * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
@@ -195,11 +195,14 @@ function pp__schedule_interleaved__bubble_fraction(args = {}) {
  *
  * @param {Object} args - named values; names not listed here are ignored
  * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.m - micro-batches per step [micro-batches, integer]
+ * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
  * @returns {bigint|{num: bigint, den: bigint}}
  */
 function pp__schedule_interleaved__micro_batches_in_flight(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
-  return _out(N);
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  return _out(_min(m, _mul(_add(1n, _mul(_pow(N, -1n), _pow(v, -1n), _add(-1n, N))), _min(N, m))));
 }
 
 Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] || {}, {pp__schedule_interleaved__send, pp__schedule_interleaved__recv, pp__schedule_interleaved__total, pp__schedule_interleaved__alpha, pp__schedule_interleaved__beta, pp__schedule_interleaved__gamma, pp__schedule_interleaved__time, pp__schedule_interleaved__bubble_fraction, pp__schedule_interleaved__micro_batches_in_flight});

@@ -278,7 +278,7 @@ ASSUMPTIONS = (
     "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
     "last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word "
     "embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled "
-    "by 1/d and its NaN-check norm read per step",
+    "by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)",
     "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per "
     "logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the "
     "loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "

@@ -33,6 +33,24 @@ _PRINTED: dict[tuple, dict] = {}
 _PRINTED_MOST = 200_000
 
 
+def _looked_up(printed: dict, expr, kwargs: dict) -> tuple:
+    """(the memo's key, the text kept under it or None); (None, None) when an argument is unhashable (a list, a
+    dict): that part is printed as it comes."""
+    try:
+        key = (expr, tuple(sorted(kwargs.items())))
+        return key, printed.get(key)
+    except TypeError:
+        return None, None
+
+
+def _kept(printed: dict, key, text: str) -> str:
+    """``text`` kept under ``key``: a long-lived process (the API) keeps a bounded memo, started afresh when full."""
+    if len(printed) >= _PRINTED_MOST:
+        printed.clear()
+    printed[key] = text
+    return text
+
+
 class SymcommLatexPrinter(LatexPrinter):
     """SymPy's LaTeX printer with log₂ written the way papers write it; each subexpression printed once
     per process and settings (:data:`_PRINTED`)."""
@@ -42,15 +60,11 @@ class SymcommLatexPrinter(LatexPrinter):
         self._printed = _PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
 
     def _print(self, expr, **kwargs):
-        try:
-            key = (expr, tuple(sorted(kwargs.items())))
-            text = self._printed.get(key)
-        except TypeError:       # an unhashable argument (a list, a dict): printed as it comes
+        key, text = _looked_up(self._printed, expr, kwargs)
+        if key is None:
             return super()._print(expr, **kwargs)
         if text is None:
-            if len(self._printed) >= _PRINTED_MOST:      # a long-lived process (the API) keeps a bounded memo
-                self._printed.clear()
-            text = self._printed[key] = super()._print(expr, **kwargs)
+            text = _kept(self._printed, key, super()._print(expr, **kwargs))
         return text
 
     def _print_Integer(self, expr):
@@ -157,8 +171,8 @@ def latex_lines(expr, width: int = 80) -> list[str]:
 _MATHML_RELATIONS = {"<": "&lt;", "<=": "&le;", ">": "&gt;", ">=": "&ge;", "==": "=", "!=": "&ne;"}
 
 
-#: the MathML of each subexpression printed in this process, per printer settings (a DOM node, handed out as a
-#: copy): the page prints the time and send of 31 hybrid variants, whose cases and terms are mostly the same
+#: the MathML of each subexpression printed in this process, per printer settings (its XML text, handed to the
+#: parent as a text node): the page prints the time and send of 31 hybrid variants, whose cases and terms are mostly the same
 #: subtrees; SymPy's MathML printer, like its LaTeX one, is a pure function of the expression and the settings
 _MATHML_PRINTED: dict[tuple, dict] = {}
 
@@ -174,20 +188,16 @@ class SymcommMathMLPrinter(MathMLPresentationPrinter):
         self._printed = _MATHML_PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
 
     def _print(self, expr, **kwargs):
-        try:
-            key = (expr, tuple(sorted(kwargs.items())))
-            text = self._printed.get(key)
-        except TypeError:       # an unhashable argument: printed as it comes
+        key, text = _looked_up(self._printed, expr, kwargs)
+        if key is None:
             return super()._print(expr, **kwargs)
         if text is None:
             node = super()._print(expr, **kwargs)
             if not hasattr(node, "toxml"):
                 return node
-            if len(self._printed) >= _PRINTED_MOST:      # a long-lived process keeps a bounded memo
-                self._printed.clear()
             # doprint writes the whole tree with no indent or newline, so a subtree's text is the same wherever it
             # stands: kept as text, and handed to the parent as a node that writes it as it is
-            text = self._printed[key] = node.toxml()
+            text = _kept(self._printed, key, node.toxml())
         return self.dom.createTextNode(text)      # SymPy's raw text node: written unescaped
 
     def _row(self, *nodes):

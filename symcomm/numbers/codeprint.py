@@ -97,9 +97,13 @@ def _shared(exprs) -> list:
 
 
 def _scalar_source(name: str, exprs: list, symbols: tuple, params: tuple) -> str:
-    """:func:`function_source` for ``target="math"``: each shared subexpression assigned once, in the order
-    its uses need, printed over the symbols' parameter names."""
-    printer = _NamedMathPrinter({sym: str(param) for sym, param in zip(symbols, params)})
+    """:func:`function_source` for ``target="math"``."""
+    return _named_source(name, exprs, params, _NamedMathPrinter({sym: str(p) for sym, p in zip(symbols, params)}))
+
+
+def _named_source(name: str, exprs: list, params: tuple, printer) -> str:
+    """The function's source: each shared subexpression assigned once, in the order its uses need, printed by
+    ``printer`` (whose ``names`` hold the symbols' parameter names) over the names given so far."""
     taken = {str(p) for p in params}
     temps = (f"x{i}" for i in itertools.count() if f"x{i}" not in taken)
     assigned = []
@@ -160,6 +164,10 @@ class _ArrayPrinter(NumPyPrinter):
     def _is_array(self, expr) -> bool:
         return self._arrays is None or bool(expr.free_symbols & self._arrays)
 
+    def _is_named(self, expr) -> bool:
+        """Printed as a name (an input or a temporary): multiplied in place after the compound factors."""
+        return expr.is_Symbol
+
     def _split(self, mul):
         scalars, arrays = [], []
         for arg in mul.args:
@@ -175,8 +183,8 @@ class _ArrayPrinter(NumPyPrinter):
                 den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
             else:
                 num.append(f)
-        compound = [f for f in num if not f.is_Symbol]
-        named = [f for f in num if f.is_Symbol]
+        compound = [f for f in num if not self._is_named(f)]
+        named = [f for f in num if self._is_named(f)]
         pieces = [self.parenthesize(f, 50) for f in compound]
         if coef == -1:
             pieces.insert(0, "(-1)")
@@ -213,6 +221,30 @@ class _ArrayPrinter(NumPyPrinter):
             text = self._array_product(parts, sp.Add(*coefs))
             pieces.append(text if len(parts) == 1 and parts[0].is_Symbol and text == str(parts[0]) else f"({text})")
         return " + ".join(pieces)
+
+
+class _NamedArrayPrinter(_ArrayPrinter):
+    """:class:`_ArrayPrinter` over names given in place of subexpressions, as :class:`_NamedMathPrinter`: the
+    expression printed as built (no renaming, no rebuilding around temporaries); whether a part holds an array
+    read off the inputs it reads, each shared subtree asked once."""
+
+    def __init__(self, arrays, names: dict):
+        super().__init__(arrays)
+        self.names = names
+        self._reads: dict = {}
+
+    def _print(self, expr, **kwargs):
+        name = self.names.get(expr)
+        return name if name is not None else super()._print(expr, **kwargs)
+
+    def _handle_UnevaluatedExpr(self, expr):
+        return expr             # as _NamedMathPrinter's: a whole-tree walk per call, for nodes never built here
+
+    def _is_array(self, expr) -> bool:
+        return self._arrays is None or _reads_arrays(expr, self._arrays, self._reads)
+
+    def _is_named(self, expr) -> bool:
+        return expr.is_Symbol or expr in self.names
 
 
 _HELPERS = {"_ceil_log2_float": lambda x: float(math.ceil(math.log2(x))),
@@ -317,30 +349,9 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
         exprs = [_arrange(e) for e in exprs]
     if target == "numpy" and arrays:
         exprs = [_over_denominators(e, set(arrays)) for e in exprs]
-    local = {sym: sp.Symbol(param) if sym.name != param else sym for sym, param in zip(symbols, params)}
-    renamed = {sym: new for sym, new in local.items() if new is not sym}
-    if renamed:
-        exprs = [e.xreplace(renamed) for e in exprs]
-    taken = {str(p) for p in params}
-    temps = (sp.Symbol(f"x{i}") for i in itertools.count() if f"x{i}" not in taken)
-    replacements, reduced = sp.cse(exprs, symbols=temps, optimizations=None, order="none")
-    if target == "math":
-        printer = _MathPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
-                                "order": "none"})
-        array_set = None
-    else:
-        array_set = None if arrays is None else {local[s] for s in arrays if s in local}
-        printer = _ArrayPrinter(array_set)
-    assigned = []
-    for temp, value in replacements:
-        if array_set is not None and value.free_symbols & array_set:
-            array_set.add(temp)
-        assigned.append([str(temp), printer.doprint(value)])
-    values = [printer.doprint(r) for r in reduced]
-    assigned, values = _inline_single_uses(assigned, values)
-    lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
-    lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
-    return "\n".join(lines) + "\n"
+    arrays = None if arrays is None else set(arrays)
+    return _named_source(name, exprs, params,
+                         _NamedArrayPrinter(arrays, {sym: str(p) for sym, p in zip(symbols, params)}))
 
 
 def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:

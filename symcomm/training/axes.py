@@ -375,7 +375,7 @@ def destinations_hit(places, topk=k):
     experts of E, the hypergeometric places·(1 − C(E − E/places, k)/C(E, k))) the count is larger, by at most 2.7 %
     for E ≥ 128, k ≤ 8 and places ≤ 64 (tests/training/test_dispatch.py counts both): the form is that count's
     E → ∞ limit, kept because C(256, 8)'s factorials overflow the float evaluators (DeepSeek-V3's E = 256)."""
-    places = sp.sympify(places)
+    places = sp.sympify(places, strict=True)
     return places * (1 - (1 - 1 / places) ** topk)
 
 
@@ -390,7 +390,7 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     (one α, its own NIC or NVLink); the legs are added, an upper bound: DeepEP runs them in one kernel, the
     forwarders' NVLink sends behind the RDMA receives.  The combine sends the same back, the backward runs the
     two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE)."""
-    group, ranks_on_node = sp.sympify(group), sp.sympify(ranks_on_node)
+    group, ranks_on_node = sp.sympify(group, strict=True), sp.sympify(ranks_on_node, strict=True)
     nodes = group / ranks_on_node
     # the other nodes hit: all hit but the own one, (n − 1)/n of them; the GPUs hit but the one of arrival: (e − n)/e
     network = tokens * width * (nodes - 1) / nodes * destinations_hit(nodes) / micro

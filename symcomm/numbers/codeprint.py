@@ -52,16 +52,14 @@ class _MathPrinter(PythonCodePrinter):
         return _nested_cases(self, expr, "nan", lambda value, cond, rest: f"({value} if {cond} else {rest})")
 
 
-class _NamedMathPrinter(_MathPrinter):
-    """:class:`_MathPrinter` over names given in place of subexpressions: each symbol as its parameter, each
-    shared subexpression as its temporary once it has one.  The expression is printed as built: renaming its
-    symbols (``xreplace``) or rebuilding it around temporaries (SymPy's ``cse``) builds every Min, Max and
-    relation again, which re-evaluates it — most of a cold ``eval hybrid``'s time went there."""
+class NamedPrinting:
+    """A code printer over names given in place of subexpressions (``names``: each symbol as its parameter, each
+    shared subexpression as its temporary once it has one), mixed in before a SymPy code printer.  The expression
+    is printed as built: renaming its symbols (``xreplace``) or rebuilding it around temporaries (SymPy's ``cse``)
+    builds every Min, Max and relation again, which re-evaluates it — most of a cold ``eval hybrid``'s time went
+    there."""
 
-    def __init__(self, names: dict):
-        super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
-                          "order": "none"})
-        self.names = names
+    names: dict
 
     def _print(self, expr, **kwargs):
         name = self.names.get(expr)
@@ -71,6 +69,15 @@ class _NamedMathPrinter(_MathPrinter):
         # CodePrinter.doprint's pass for re(UnevaluatedExpr) walks the whole tree (every shared subtree as often
         # as it is reached) on each call; the project's expressions hold neither
         return expr
+
+
+class _NamedMathPrinter(NamedPrinting, _MathPrinter):
+    """:class:`_MathPrinter` over given names (:class:`NamedPrinting`)."""
+
+    def __init__(self, names: dict):
+        super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False,
+                          "order": "none"})
+        self.names = names
 
 
 def _shared(exprs) -> list:
@@ -94,11 +101,6 @@ def _shared(exprs) -> list:
             walk(expr)
     # only values (a relation or a Piecewise's (value, condition) pair is not assigned on its own)
     return [node for node in order if seen[node] > 1 and isinstance(node, sp.Expr)]
-
-
-def _scalar_source(name: str, exprs: list, symbols: tuple, params: tuple) -> str:
-    """:func:`function_source` for ``target="math"``."""
-    return _named_source(name, exprs, params, _NamedMathPrinter({sym: str(p) for sym, p in zip(symbols, params)}))
 
 
 def _named_source(name: str, exprs: list, params: tuple, printer) -> str:
@@ -178,7 +180,8 @@ class _ArrayPrinter(NumPyPrinter):
         """coef · Π factors, ordered so that numpy reuses its temporaries: the compound factors first (each
         makes a new array, which the scalar and the named arrays then multiply in place), the divisions last."""
         num, den = [], []
-        for f in factors:
+        # an unevaluated product may hold another (1/(p·t) is p⁻¹·t⁻¹): its factors ordered with the rest
+        for f in (g for factor in factors for g in sp.Mul.make_args(factor)):
             if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
                 den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
             else:
@@ -223,22 +226,14 @@ class _ArrayPrinter(NumPyPrinter):
         return " + ".join(pieces)
 
 
-class _NamedArrayPrinter(_ArrayPrinter):
-    """:class:`_ArrayPrinter` over names given in place of subexpressions, as :class:`_NamedMathPrinter`: the
-    expression printed as built (no renaming, no rebuilding around temporaries); whether a part holds an array
-    read off the inputs it reads, each shared subtree asked once."""
+class _NamedArrayPrinter(NamedPrinting, _ArrayPrinter):
+    """:class:`_ArrayPrinter` over given names (:class:`NamedPrinting`); whether a part holds an array read off
+    the inputs it reads, each shared subtree asked once."""
 
     def __init__(self, arrays, names: dict):
         super().__init__(arrays)
         self.names = names
         self._reads: dict = {}
-
-    def _print(self, expr, **kwargs):
-        name = self.names.get(expr)
-        return name if name is not None else super()._print(expr, **kwargs)
-
-    def _handle_UnevaluatedExpr(self, expr):
-        return expr             # as _NamedMathPrinter's: a whole-tree walk per call, for nodes never built here
 
     def _is_array(self, expr) -> bool:
         return self._arrays is None or _reads_arrays(expr, self._arrays, self._reads)
@@ -343,15 +338,14 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     (a set of symbols, None = any) tells which inputs are arrays, so that scalar work is done once.
     The code uses ``math``, ``numpy``, ``nan`` and the helpers of :data:`_HELPERS` only."""
     exprs = [sp.sympify(e, strict=True) for e in exprs]
+    names = {sym: str(param) for sym, param in zip(symbols, params)}
     if target == "math":
-        return _scalar_source(name, exprs, symbols, params)
-    if arrange and target == "numpy":
+        return _named_source(name, exprs, params, _NamedMathPrinter(names))
+    if arrange:
         exprs = [_arrange(e) for e in exprs]
-    if target == "numpy" and arrays:
+    if arrays:
         exprs = [_over_denominators(e, set(arrays)) for e in exprs]
-    arrays = None if arrays is None else set(arrays)
-    return _named_source(name, exprs, params,
-                         _NamedArrayPrinter(arrays, {sym: str(p) for sym, p in zip(symbols, params)}))
+    return _named_source(name, exprs, params, _NamedArrayPrinter(None if arrays is None else set(arrays), names))
 
 
 def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:

@@ -18,11 +18,12 @@ from fractions import Fraction
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
+from .codeprint import NamedPrinting
 from .exactops import HELPERS as _HELPERS, NotExact  # the operations the printed code calls (SymPy-free)
 from .rational import _cli_name
 
 
-class _ExactPrinter(PythonCodePrinter):
+class _ExactPrinter(NamedPrinting, PythonCodePrinter):
     """Python over ints and Fractions: quotients through ``_div``, rationals as ``_F(p, q)``."""
 
     # the symbols' own float printing (CeilLog2._pythoncode) is not exact: only this class's methods print
@@ -31,17 +32,7 @@ class _ExactPrinter(PythonCodePrinter):
     def __init__(self, slot: dict | None = None):
         super().__init__({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": False,
                           "order": "none"})
-        # each symbol printed as its parameter's name: the expression is printed as built, never rebuilt over
-        # renamed symbols (rebuilding re-evaluates every Min, Max and relation: most of a cold eval's time)
-        self._slot = slot or {}
-
-    def _print_Symbol(self, expr):
-        return self._slot.get(expr) or super()._print_Symbol(expr)
-
-    def _handle_UnevaluatedExpr(self, expr):
-        # CodePrinter.doprint's pass for re(UnevaluatedExpr) walks the whole tree on each call; the project's
-        # expressions hold neither
-        return expr
+        self.names = slot or {}       # each symbol as its parameter's name (NamedPrinting): printed as built
 
     def _print_Float(self, expr):
         raise NotExact("a float in the expression")

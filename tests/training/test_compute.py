@@ -408,6 +408,14 @@ def test_op_recompute_costs_less_than_full_and_more_than_none():
 
 # -- PyTorch's context parallel: the ring's memory-bound passes ----------------------------------------------------
 
+def _forward_backward(framework: str, at: dict, **setting) -> tuple:
+    """One micro-batch's forward and backward seconds, exactly at ``at``, under a ZeRO-3 run of ``framework`` with
+    ``setting`` (no embeddings, compiled: only what the test changes moves)."""
+    run = settings.RunSetting(framework=framework, zero=3, embeddings=False, compile=True, **setting)
+    out = compute.micro_batch_compute(run)
+    return exact(out.forward, at), exact(out.backward, at)
+
+
 @pytest.mark.parametrize("recompute, forwards", [("none", 1), ("full", 2), ("op", 1)])
 def test_pytorch_context_parallel_ring_moves_these_bytes_by_hand(recompute, forwards):
     # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (late 2024), every op one HBM pass, on the
@@ -421,14 +429,9 @@ def test_pytorch_context_parallel_ring_moves_these_bytes_by_hand(recompute, forw
     # cat (16); the end: dQ and dK, dV cast to bf16 (6 + 12)
     backward = (4 + 10 + 10 + 6) * 4 + (8 + 20 + 8 + 16 + 26 + 16 + 12) * 4
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "c": 2, "hbm": 1}.items()}
-
-    def seconds(framework):
-        run = settings.RunSetting(framework=framework, zero=3, cp="ring_flash_attn", recompute=recompute,
-                                  embeddings=False, compile=True)
-        out = compute.micro_batch_compute(run)
-        return exact(out.forward, at), exact(out.backward, at)
-
-    ring, without = seconds("fsdp2"), seconds("megatron_fsdp")      # Megatron runs Transformer Engine's ring
+    setting = dict(cp="ring_flash_attn", recompute=recompute)
+    # Megatron runs Transformer Engine's ring
+    ring, without = _forward_backward("fsdp2", at, **setting), _forward_backward("megatron_fsdp", at, **setting)
     assert ring[0] - without[0] == forward
     # a full recompute reruns the attention's forward, ring and all; op's saves the SDPA's outputs
     assert ring[1] - without[1] == backward + (forwards - 1) * forward
@@ -448,14 +451,8 @@ def test_torchao_casts_the_weights_in_every_micro_batch_and_recompute(recompute,
     # (is_first_microbatch: 1/m of it per micro-batch) and its recompute does not recast.  Per-tensor current
     # scaling: 2 + 2 + 2·1 bytes per weight element, W = 128 elements (the four GEMMs above), HBM at 100 B/s.
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "m": 4, "b": 4}.items()}
-
-    def seconds(framework):
-        run = settings.RunSetting(framework=framework, zero=3, precision="fp8_tensor", recompute=recompute,
-                                  embeddings=False, compile=True)
-        out = compute.micro_batch_compute(run)
-        return exact(out.forward, at), exact(out.backward, at)
-
-    torchao, te = seconds("fsdp2"), seconds("megatron_fsdp")
+    setting = dict(precision="fp8_tensor", recompute=recompute)
+    torchao, te = _forward_backward("fsdp2", at, **setting), _forward_backward("megatron_fsdp", at, **setting)
     cast = sp.Rational(W_ELEMENTS * (2 + 2 + 2 * 1), 100)
     assert torchao[0] - te[0] == cast - cast / 4
     assert torchao[1] - te[1] == recasts * cast

@@ -92,6 +92,19 @@ def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
     assert "attention_shares fa2" in run.stderr and "attention_kernel=fused" in run.stderr
 
 
+def test_b200_fa2_share_is_pytorch_sdpas_flash_backend_on_b200():
+    # NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv
+    # (commit 0258951d): PyTorch SDPA's flash backend (FlashAttention-2) on a B200, head dim 128, causal, 8k: forward
+    # 373.392, backward 298.867 TFLOP/s; the backward runs 5/2 of the forward's FLOPs, so the core's share of the
+    # 2250 TFLOP/s peak is 3.5 / (1/373.392 + 2.5/298.867) / 2250 = 316.9 / 2250 = 0.1409
+    from symcomm import presets
+    by_hand = 3.5 / (1 / 373.392 + 2.5 / 298.867) / 2250
+    for name in ("b200", "b200-xdr"):       # the same GPU
+        assert presets.hardware(name).compute_values("bf16", attention_kernel="fa2")["eta_fa2"] == pytest.approx(
+            by_hand, abs=5e-4), name
+    assert "fa2" not in dict(presets.hardware("gb200").attention_shares)      # none published on GB200
+
+
 def test_published_fused_share_is_what_a_block_without_eta_attn_reads():
     # Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) section 4.1 charts, H100 80GB SXM5, head dim 128, seq 8k:
     # cuDNN forward 600 TFLOP/s, backward 518; the backward runs 5/2 of the forward's FLOPs (FlashAttention-2,

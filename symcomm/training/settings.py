@@ -298,6 +298,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "
            "every micro-batch); 0 = written (Megatron-LM before commit 83b1e42f, 2022-02-13, or "
            "--no-gradient-accumulation-fusion); framework: 1 for megatron, 0 otherwise"),
+    Option("fused_projections", None, (None, False, True),
+           "1 = the attention's Q, K, V projections run as one GEMM and a gated MLP's gate and up projections as one "
+           "(Megatron-Core's linear_qkv and linear_fc1); 0 = one GEMM each, as separate nn.Linear modules run them "
+           "(torchtitan's Llama: wq, wk, wv and w1, w3), the same FLOPs on narrower GEMMs (the width term); "
+           "framework: 0 for fsdp2, 1 otherwise (symcomm.training.compute.SEPARATE_PROJECTIONS)"),
     Option("compile", None, (None, False, True),
            "1 = the memory-bound kernels (norms, rotary, SwiGLU) run fused, as torch.compile's Inductor or the "
            "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
@@ -362,6 +367,7 @@ class RunSetting:
     precision: str = "bf16"
     compile: bool | None = None
     wgrad_fusion: bool | None = None
+    fused_projections: bool | None = None
 
     def __post_init__(self):
         for option in fields(self):

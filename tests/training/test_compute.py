@@ -553,3 +553,21 @@ def test_async_tp_fuses_the_separate_projections_together_by_hand():
     assert exact(fc1, at) == 2 * gemm_seconds(2, 4, 8, 1000, half)
     assert exact(out, at) == gemm_seconds(2, 4, 4, 1000, half)
     assert exact(fc2, at) == gemm_seconds(2, 8, 4, 1000, half)
+
+
+@pytest.mark.parametrize("c", [2, 4, 8])
+def test_context_parallel_core_is_the_rings_sdpa_calls_by_hand(c):
+    # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (_templated_ring_attention, round-robin load
+    # balance on by default, _ContextParallelOptions): each rank holds two chunks of s/(2c) tokens, n = s/c in all.
+    # Step 0 runs one causal SDPA call over its n queries and n keys: half of a full call's 4·n²·h (the flash kernel
+    # skips the blocks above the diagonal, FlashAttention-2 §3.1.1); each of the c − 1 later steps one non-causal call
+    # of n queries × n/2 keys (i ≤ rank: the first chunk of the K, V received) or n/2 × n (i > rank: the second chunk
+    # of the queries), 4·n·(n/2)·h either way.  s = 16, h = 4, one layer, at peak · eta_attn = 1000 · 1/4.
+    n = 16 // c
+    ring = 4 * n * n * 4 // 2 + (c - 1) * 4 * n * (n // 2) * 4
+    run = settings.RunSetting(framework="fsdp2", zero=3, cp="ring_flash_attn", embeddings=False, compile=True)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "s": 16, "c": c}.items()}
+    assert exact(out.core_forward, at) == sp.Rational(ring, 250)
+    # the backward calls the flash backward on the same blocks (_templated_ring_attention_backward): 5/2 of each
+    assert exact(out.core_backward, at) == sp.Rational(5, 2) * sp.Rational(ring, 250)

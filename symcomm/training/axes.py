@@ -202,7 +202,7 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
-             recompute_gathers=False) -> tuple[Term, ...]:
+             recompute_gathers=False, gather_dtype="") -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -212,7 +212,8 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     only) of them have MLA attention, whose input side is :func:`mla_tp_terms`: their h-wide input
     all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here.
     ``recompute_gathers`` (SP only; recompute=op, symcomm.training.settings.regathers_forward): the forward's
-    all-gathers, not its reduce-scatters, run again before the backward."""
+    all-gathers, not its reduce-scatters, run again before the backward.  ``gather_dtype`` (SP only): the element type
+    of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, settings.FP8_TP_GATHER)."""
     blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
@@ -220,7 +221,7 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
         if sp_on:
             gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, blocks)
             out.append(Term("all_gather", "ring", group, message / micro, gathers * micro,
-                            "sequence all-gather", groups, across, "tp", phase=name))
+                            "sequence all-gather", groups, across, "tp", phase=name, dtype=gather_dtype))
             out.append(Term("reduce_scatter", "ring", group, message / micro, scatters * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
@@ -228,10 +229,11 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
                             "activation all-reduce", groups, across, "tp", phase=name))
     if sp_on and recompute_gathers and not recompute:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
-                        "sequence all-gather", groups, across, "tp", phase="forward recompute"))
+                        "sequence all-gather", groups, across, "tp", phase="forward recompute", dtype=gather_dtype))
     if sp_on and regather:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
-                        "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
+                        "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward",
+                        dtype=gather_dtype))
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ from ..core.rules import Rule, When
 from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_terms, dp_terms, ep_terms,
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
-from .settings import RunSetting
+from .settings import RunSetting, fp8_tp_gather_of
 from .stages import split_checks, stage_layers
 from .terms import Term
 
@@ -66,7 +66,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     terms += spread_over_nics(tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
                                        recompute_gathers=run.gathers_rerun,
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
-                                       moe_layers=moe_layers, mla_layers=layers if mla else 0), 1, c * d * p)
+                                       moe_layers=moe_layers, mla_layers=layers if mla else 0,
+                                       gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
     if mla and sp_on:
         terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
                                                across=spans(t, G), micro=m, regather=regather,

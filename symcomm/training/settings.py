@@ -171,6 +171,35 @@ def compile_refusal(setting) -> str | None:
     return None
 
 
+#: the frameworks whose tensor parallelism gathers FP8 under per-tensor scaling: torchtitan (fsdp2) applies torchao's
+#: float8 TP styles when float8 is on and its recipe is tensorwise (pytorch/torchtitan torchtitan/parallelisms/
+#: parallelize_llama.py at 9dec370a, apply_tp with enable_float8; torchtitan/models/llama3/parallelize_llama.py at
+#: 820504e2: enable_float8_tensorwise_tp = enable_float8_linear and not float8_is_rowwise); those styles cast the
+#: sequence-sharded input to FP8 before its all-gather (Float8ColwiseParallel._prepare_input_fn, PrepareFloat8ModuleInput)
+#: and the output gradient before the backward's all-gather (Float8RowwiseParallel._prepare_output_fn:
+#: NoopFwToFloat8BwDynamic after the reduce-scatter): pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040.
+#: Transformer Engine's sequence-parallel gathers are not read here: Megatron keeps 16-bit gathers (framework: 0)
+FP8_TP_GATHER = ("fsdp2",)
+
+
+def fp8_tp_gather_of(setting) -> bool:
+    """Do ``setting``'s sequence-parallel all-gathers move FP8 (its fp8_tp_gather; framework: :data:`FP8_TP_GATHER`
+    with precision=fp8_tensor and sp=1)?"""
+    if setting.fp8_tp_gather is not None:
+        return setting.fp8_tp_gather
+    return setting.framework in FP8_TP_GATHER and setting.precision == "fp8_tensor" and setting.sp
+
+
+def fp8_tp_gather_refusal(setting) -> str | None:
+    """Why ``setting``'s fp8_tp_gather=1 has no meaning, or None: FP8 gathers need sequence parallelism (without it
+    the tensor-parallel collectives are all-reduces of 16-bit outputs) and per-tensor scales (torchao's float8 TP
+    styles take tensorwise scaling only)."""
+    if setting.fp8_tp_gather and not (setting.sp and setting.precision == "fp8_tensor"):
+        return ("fp8_tp_gather=1 needs sp=1 and precision=fp8_tensor (torchao's float8 tensor-parallel styles gather "
+                "per-tensor-scaled FP8); give fp8_tp_gather=0 or framework")
+    return None
+
+
 RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "activation recomputation: none; selective (the attention core: no collective runs "
                           "again); full (the forward collectives run again in backward); op (torchtitan's op-level "
@@ -246,6 +275,12 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                              "(Megatron-Core --fp8-param-gather with the distributed optimizer or FSDP; torchao "
                              "float8 enable_fsdp_float8_all_gather); zero ≥ 1 and an FP8 precision only; with "
                              "precision=mxfp8 Megatron-Core gathers the weights in bf16 and re-quantizes them"),
+    Option("fp8_tp_gather", None, (None, False, True),
+           "sp=1, precision=fp8_tensor: 1 = the sequence-parallel all-gathers (the column-parallel GEMMs' inputs "
+           "forward, the row-parallel GEMMs' output gradients backward) move FP8 elements, 1 byte each, the "
+           "reduce-scatters staying 16-bit (torchao's Float8ColwiseParallel, Float8RowwiseParallel and "
+           "PrepareFloat8ModuleInput, which torchtitan applies under float8 tensorwise only); framework: 1 for fsdp2 "
+           "with precision=fp8_tensor and sp=1, 0 otherwise (symcomm.training.settings.FP8_TP_GATHER)"),
     Option("precision", "bf16", PRECISIONS,
            "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
            "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
@@ -298,6 +333,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "
            "every micro-batch); 0 = written (Megatron-LM before commit 83b1e42f, 2022-02-13, or "
            "--no-gradient-accumulation-fusion); framework: 1 for megatron, 0 otherwise"),
+    Option("fused_projections", None, (None, False, True),
+           "1 = the attention's Q, K, V projections run as one GEMM and a gated MLP's gate and up projections as one "
+           "(Megatron-Core's linear_qkv and linear_fc1); 0 = one GEMM each, as separate nn.Linear modules run them "
+           "(torchtitan's Llama: wq, wk, wv and w1, w3), the same FLOPs on narrower GEMMs (the width term); "
+           "framework: 0 for fsdp2, 1 otherwise (symcomm.training.compute.SEPARATE_PROJECTIONS)"),
     Option("compile", None, (None, False, True),
            "1 = the memory-bound kernels (norms, rotary, SwiGLU) run fused, as torch.compile's Inductor or the "
            "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
@@ -349,6 +389,7 @@ class RunSetting:
     embeddings: bool = False
     tied: bool = False
     fp8_param_gather: bool = False
+    fp8_tp_gather: bool | None = None
     gated: bool = False
     overlap_grad_reduce: bool | None = None
     overlap_param_gather: bool | None = None
@@ -362,11 +403,12 @@ class RunSetting:
     precision: str = "bf16"
     compile: bool | None = None
     wgrad_fusion: bool | None = None
+    fused_projections: bool | None = None
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
-        refused = op_refusal(self) or compile_refusal(self)
+        refused = op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self)
         if refused:
             raise InputError(refused)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..base import notes
 from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
@@ -81,6 +82,10 @@ class Request:
     sp: bool | None = None
     compare: tuple = ()            # (key, value) pairs of --compare, values as text
     peak: float | None = None      # a typed dense peak FLOP/s at --dtype, in place of the hardware's (Hardware.peak)
+    # the MoE token dispatcher, given, not searched (eval's dispatcher=, the same Option): which one a cluster runs is
+    # a property of its software and network (DeepEP needs its RDMA/NVSHMEM buffers, HybridEP its fabric), not a
+    # layout choice; searching it would also build four kernels per combination
+    dispatcher: str = "alltoall"
 
     @property
     def typed_peaks(self) -> dict:
@@ -94,6 +99,7 @@ class Request:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _resolve(name, value, f"--{name}"))
+        object.__setattr__(self, "dispatcher", _resolve("dispatcher", self.dispatcher, "--dispatcher"))
 
     @property
     def G(self) -> int:
@@ -295,6 +301,8 @@ FLAGS = (
                           "torchtitan's op-level checkpointing, is searched only when fixed here); recompute=..."),
     ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
     ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
+    ("--dispatcher", None, f"MoE models: the token dispatcher, {settings.choices(settings.DISPATCHERS)} (default "
+                           "alltoall; as eval's dispatcher=, given, not searched); dispatcher=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -309,12 +317,12 @@ FLAGS = (
     ("--csv", False, "CSV (seconds, bytes)"),
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
-DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10"}
+DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10", "dispatcher": "alltoall"}
 #: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
 KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
         "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
-        "embeddings": "no_embeddings", "peak": "peak"}
+        "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher"}
 
 
 def _dest(flag: str) -> str:
@@ -443,6 +451,8 @@ def request_from_args(args) -> Request:
     if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
         raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
                         f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
+    if args.dispatcher is not None and not model.moe:
+        notes.add(f"--dispatcher {args.dispatcher} unused: {model.name} has no experts")
     dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]
     bytes_per_element(dtype)
     max_bubble = args.max_bubble if args.max_bubble is not None else DEFAULTS["max_bubble"]
@@ -456,6 +466,7 @@ def request_from_args(args) -> Request:
                    micro_batches=_whole(args, "micro-batches"),
                    zero=args.zero, framework=args.framework, recompute=args.recompute, sp=args.sp,
                    compare=parse_compare(args.compare) if args.compare is not None else (),
+                   dispatcher=args.dispatcher if args.dispatcher is not None else DEFAULTS["dispatcher"],
                    peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None)
 
 

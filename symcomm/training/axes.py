@@ -400,7 +400,9 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     nvlink = tokens * width * (group - nodes) / group * routed_places(group, k, *router) / micro
     count = layers * micro
     # a group inside one node sends nothing over the network: no launch either
-    crosses = sp.Piecewise((0, sp.Eq(nodes, 1)), (1, True))
+    # (n − 1 clipped at 1: n is 1 or at least 2, as ranks_per_node leaves it; no Eq of its Piecewise, which the
+    # planner's kernels cannot compute)
+    crosses = sp.Min(nodes - 1, 1)
     passes = [("token dispatch", "forward"), ("expert-output combine", "forward")]
     if recompute:
         passes += [("token dispatch", "forward recompute"), ("expert-output combine", "forward recompute")]

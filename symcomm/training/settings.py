@@ -345,6 +345,10 @@ def canonical_key(key: str) -> str:
 #: takes from the model; the others stay at their defaults in every planner kernel
 KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipeline_split", "recompute",
                    "reshard_after_forward", "schedule", "sp", "tied", "zero")
+#: the settings the planner takes as given (not searched) that key a kernel only away from their defaults, so the
+#: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher) and the expert
+#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key)
+KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("dispatcher", "expert_tp")
 
 
 @dataclass(frozen=True)
@@ -424,9 +428,13 @@ class RunSetting:
     def key(self, names: Iterable[str] = ()) -> tuple:
         """The kernel key of this setting: its sorted (name, typed value) pairs of ``names`` (default
         :data:`KERNEL_SETTINGS`): flags bool, the stage int, choices str, None for "as the framework
-        does".  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
+        does"; by default with those of :data:`KERNEL_SETTINGS_AWAY_FROM_DEFAULT` that differ from their default
+        (absent: the default).  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
         lookup use, so the two cannot drift; :meth:`from_key` reads it back."""
-        return tuple(sorted((name, getattr(self, name)) for name in (names or KERNEL_SETTINGS)))
+        if not names:
+            names = KERNEL_SETTINGS + tuple(name for name in KERNEL_SETTINGS_AWAY_FROM_DEFAULT
+                                            if getattr(self, name) != OPTIONS[name].default)
+        return tuple(sorted((name, getattr(self, name)) for name in names))
 
     @classmethod
     def from_key(cls, pairs: Iterable) -> "RunSetting":

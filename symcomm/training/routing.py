@@ -59,8 +59,13 @@ def grouped_hit(places, groups: int, chosen: int, topk=S.k):
         ways = _choose(whole, x) * _choose(groups - whole, chosen - x) / math.comb(groups, chosen)
         missed += ways * (1 - sp.Rational(x, chosen)) ** topk
     holds_groups = places * (1 - missed)
-    spans_groups = spread(places * sp.Rational(chosen, groups), topk)
-    return sp.Piecewise((spans_groups, places >= groups), (holds_groups, True))
+    # (at least the one place: keeps the unused branch finite where places < groups, 1 − 1/x ≥ 0)
+    spans_groups = spread(sp.Max(places * sp.Rational(chosen, groups), 1), topk)
+    # 1 when places ≥ groups, 0 below (places and groups whole): arithmetic, not a Piecewise on ``places``, which
+    # may itself be one (the nodes of the expert group, axes.ranks_per_node) and whose relational the planner's
+    # kernels cannot compute
+    over = sp.Min(sp.Max(places - groups + 1, 0), 1)
+    return over * spans_groups + (1 - over) * holds_groups
 
 
 def _choose(n, r: int):

@@ -346,9 +346,9 @@ def canonical_key(key: str) -> str:
 KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipeline_split", "recompute",
                    "reshard_after_forward", "schedule", "sp", "tied", "zero")
 #: the settings the planner takes as given (not searched) that key a kernel only away from their defaults, so the
-#: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher) and the expert
-#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key)
-KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("dispatcher", "expert_tp")
+#: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher), the expert
+#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups
+KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("dispatcher", "expert_tp", "router_groups", "router_group_topk")
 
 
 @dataclass(frozen=True)

@@ -523,6 +523,9 @@ PLANS = [
      "4096", "--top", "2", "--dispatcher", "deepep", "--ep", "8"),
     ("--model", "mixtral-8x7b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
      "dispatcher=hybridep", "--tp", "2"),
+    # and group-limited routing (2 of 4 groups of 2 experts; the 8 experts on two nodes of 4 GPUs)
+    ("--model", "mixtral-8x7b", "--gpus", "16", "--gpus-per-node", "4", "--hardware", "h100", "--batch", "64", "--seq",
+     "4096", "--top", "1", "--dispatcher", "deepep", "--ep", "8", "router_groups=4", "--router-group-topk", "2"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),
@@ -714,3 +717,15 @@ def test_an_unknown_dispatcher_is_refused_as_eval_refuses_it(given, capsys):
     code, out, err = run(capsys, *ARGS, *given)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "dispatcher=allgather is not allowed; choose alltoall, alltoall_padded, deepep or hybridep" in err
+
+
+@pytest.mark.parametrize("given, message", [
+    (("--router-groups", "2", "--router-group-topk", "4"), "router_group_topk=4 must be at most router_groups=2"),
+    (("--router-groups", "3"), "--router-groups=3 is not allowed; choose 1, 2, 4, 8"),
+    (("router_groups=16",), "--router-groups=16 is not allowed for mixtral-8x7b: its 8 experts must split into whole "
+                            "groups"),
+])
+def test_router_groups_are_refused_as_eval_refuses_them(given, message, capsys):
+    code, out, err = run(capsys, "plan", "--model", "mixtral-8x7b", "--gpus", "16", "--hardware", "h100", "--batch",
+                         "64", *given)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err

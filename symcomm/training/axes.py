@@ -391,8 +391,8 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     (one α, its own NIC or NVLink); the legs are added, an upper bound: DeepEP runs them in one kernel, the
     forwarders' NVLink sends behind the RDMA receives.  The combine sends the same back, the backward runs the
     two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE).  ``router``: (G, g),
-    group-limited routing (routing.ROUTER_GROUPS): 1 − (1 − 1/x)^k becomes routing.grouped_hit's count over x nodes
-    (x GPUs), each place alike, so the n − 1 other nodes (e − n GPUs but the arrival ones) keep their share."""
+    group-limited routing (routing.GROUP_LIMITED_ROUTING): 1 − (1 − 1/x)^k becomes routing.grouped_hit's count over
+    x nodes (x GPUs), each place alike, so the n − 1 other nodes (e − n GPUs but the arrival ones) keep their share."""
     group, ranks_on_node = sp.sympify(group, strict=True), sp.sympify(ranks_on_node, strict=True)
     nodes = group / ranks_on_node
     # the other nodes hit: all hit but the own one, (n − 1)/n of them; the GPUs hit but the one of arrival: (e − n)/e

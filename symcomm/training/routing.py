@@ -2,16 +2,17 @@
 experts fall on, ungrouped or under group-limited routing (DeepSeek-V3's node-limited routing).
 
 The model, and what it leaves out.  Experts sit contiguously on the ranks (rank r of the expert group holds experts
-r·E/e … (r + 1)·E/e − 1: Megatron-Core moe_layer.py, local expert indices), so a place (a GPU, or the r ranks of the
-group on one node) holds a contiguous range of E/places experts.  Group-limited routing (Megatron-Core
---moe-router-num-groups G, --moe-router-group-topk g: ROUTER_GROUPS) cuts the E experts into G contiguous groups of
-E/G, picks g groups per token and its k experts among those groups' g·E/G experts.  Under uniform routing (the
-runs' moe_router_force_load_balancing: random logits, router.py) the g groups are, by symmetry, a uniform g-subset
-of the G; the k picks are taken independent and uniform over the chosen groups' experts, as
-:func:`symcomm.training.axes.destinations_hit` takes them over all E.  Megatron ranks the groups by their best
-k/g experts' scores, so a chosen group nearly always receives one of the k (96.5 % of tokens hit all 4 of
-DeepSeek-V3's chosen groups, a seeded simulation of group_limited_topk in tests/training/test_routing.py): the count
-here is a lower bound, by at most 11 % for DeepSeek-V3's E = 256, G = 8, g = 4, k = 8 (that test bounds it).
+r·E/e … (r + 1)·E/e − 1: Megatron-Core moe_layer.py at d98e8a64, local_expert_indices = ep_rank·E/e + i), so a
+place (a GPU, or the r ranks of the group on one node) holds a contiguous range of E/places experts.  Group-limited
+routing (Megatron-Core --moe-router-num-groups G, --moe-router-group-topk g: GROUP_LIMITED_ROUTING) cuts the E
+experts into G contiguous groups of E/G, picks g groups per token and its k experts among those groups' g·E/G
+experts.  Under uniform routing (the runs' moe_router_force_load_balancing: random logits, router.py) the g groups
+are, by symmetry, a uniform g-subset of the G; the k picks are taken independent and uniform over the chosen
+groups' experts, as :func:`symcomm.training.axes.destinations_hit` takes them over all E.  Megatron ranks the
+groups by their best k/g experts' scores, so a chosen group nearly always receives one of the k (over 95 % of
+tokens hit all 4 of DeepSeek-V3's chosen groups in a seeded simulation of group_limited_topk,
+tests/training/test_routing.py, where independent picks leave one of them empty for 38 % of tokens, 1 − 4!·S(8, 4)/
+4^8): the count here is a lower bound, by at most 11 % for DeepSeek-V3's E = 256, G = 8, g = 4, k = 8 (that test bounds it).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import sympy as sp
 from ..core import symbols as S
 
 #: where group-limited routing is read
-ROUTER_GROUPS = ("DeepSeek-V3 technical report arXiv:2412.19437 §2.1.2 (node-limited routing: each token to at "
-                 "most M = 4 nodes; config n_group 8, topk_group 4); NVIDIA/Megatron-LM megatron/core/transformer/moe/"
-                 "moe_utils.py at d98e8a64 (group_limited_topk: experts cut into num_groups equal contiguous groups, "
+GROUP_LIMITED_ROUTING = ("DeepSeek-V3 technical report arXiv:2412.19437 §2.1.2 (node-limited routing: each "
+                 "token to at most M = 4 nodes; config n_group 8, topk_group 4); NVIDIA/Megatron-LM "
+                 "megatron/core/transformer/moe/moe_utils.py at d98e8a64 (group_limited_topk: experts cut into num_groups equal contiguous groups, "
                  "group_topk groups chosen per token by the sum of their top topk/group_topk scores, top-k among "
                  "them), transformer_config.py (moe_router_num_groups, moe_router_group_topk: default None, "
                  "num_moe_experts divisible by the groups, group_topk at most num_groups); NVIDIA-NeMo/Megatron-Bridge "

@@ -43,8 +43,9 @@ EXPERT_TP = ("tp", "1")
 #: counts exchange, no host wait); deepep and hybridep (MoEFlexTokenDispatcher's backends, fused_a2a.py: one
 #: network copy per destination node, fanned out over NVLink)
 DISPATCHERS = ("alltoall", "alltoall_padded", "deepep", "hybridep")
-#: group-limited routing (symcomm.training.routing.ROUTER_GROUPS): the groups G the experts are cut into (powers of
-#: two: the places-per-group count needs G and the expert group's nodes to divide one another) and the g chosen
+#: group-limited routing (symcomm.training.routing.GROUP_LIMITED_ROUTING): the groups G the experts are cut into
+#: (powers of two: the places-per-group count needs G and the expert group's nodes to divide one another) and the g
+#: chosen
 ROUTER_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 ROUTER_GROUP_TOPK = tuple(range(1, 17))
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full

@@ -149,6 +149,9 @@ def words(run: dict) -> list[str]:
     if moe:
         w["moe"] = 1
         w["dispatcher"] = dispatcher(run)
+        if run["model"].get("router_groups", 1) > 1:
+            # group-limited routing as the model sets it (symcomm.training.routing.GROUP_LIMITED_ROUTING; the row's model source)
+            w.update(router_groups=run["model"]["router_groups"], router_group_topk=run["model"]["router_group_topk"])
         if run["t"] > 1 and (run.get("etp") == 1 or _etp_one_by_layout(run)):
             w["expert_tp"] = "1"
     if run["id"].startswith("torchtitan"):

@@ -17,6 +17,7 @@ from ..core import symbols as S
 from ..base.errors import InputError
 from .frameworks import check_stage, framework
 from ..base.crossing import ONE_NIC, crossing_of
+from .routing import destinations_hit as routed_places
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -382,7 +383,7 @@ def destinations_hit(places, topk=k):
 
 
 def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, across=False, micro=1,
-                        recompute=False) -> tuple[Term, ...]:
+                        recompute=False, router=(1, 1)) -> tuple[Term, ...]:
     """DeepEP's and HybridEP's dispatch and combine per MoE layer, forward and backward (FLEX_DISPATCH): of a rank's
     ``tokens`` (each ``width`` elements), each goes over the network once to every other node its k experts fall on,
     (n − 1)·(1 − (1 − 1/n)^k) copies for the n = group/``ranks_on_node`` nodes of the expert group; then over NVLink
@@ -391,15 +392,19 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     every rank sends, as the rank of each local index forwards its node's share).  Each leg is one fused kernel
     (one α, its own NIC or NVLink); the legs are added, an upper bound: DeepEP runs them in one kernel, the
     forwarders' NVLink sends behind the RDMA receives.  The combine sends the same back, the backward runs the
-    two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE)."""
+    two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE).  ``router``: (G, g),
+    group-limited routing (routing.GROUP_LIMITED_ROUTING): 1 − (1 − 1/x)^k becomes routing.grouped_hit's count over
+    x nodes (x GPUs), each place alike, so the n − 1 other nodes (e − n GPUs but the arrival ones) keep their share."""
     group, ranks_on_node = sp.sympify(group, strict=True), sp.sympify(ranks_on_node, strict=True)
     nodes = group / ranks_on_node
     # the other nodes hit: all hit but the own one, (n − 1)/n of them; the GPUs hit but the one of arrival: (e − n)/e
-    network = tokens * width * (nodes - 1) / nodes * destinations_hit(nodes) / micro
-    nvlink = tokens * width * (group - nodes) / group * destinations_hit(group) / micro
+    network = tokens * width * (nodes - 1) / nodes * routed_places(nodes, k, *router) / micro
+    nvlink = tokens * width * (group - nodes) / group * routed_places(group, k, *router) / micro
     count = layers * micro
     # a group inside one node sends nothing over the network: no launch either
-    crosses = sp.Piecewise((0, sp.Eq(nodes, 1)), (1, True))
+    # (n − 1 clipped at 1: n is 1 or at least 2, as ranks_per_node leaves it; no Eq of its Piecewise, which the
+    # planner's kernels cannot compute)
+    crosses = sp.Min(nodes - 1, 1)
     passes = [("token dispatch", "forward"), ("expert-output combine", "forward")]
     if recompute:
         passes += [("token dispatch", "forward recompute"), ("expert-output combine", "forward recompute")]

@@ -43,6 +43,11 @@ EXPERT_TP = ("tp", "1")
 #: counts exchange, no host wait); deepep and hybridep (MoEFlexTokenDispatcher's backends, fused_a2a.py: one
 #: network copy per destination node, fanned out over NVLink)
 DISPATCHERS = ("alltoall", "alltoall_padded", "deepep", "hybridep")
+#: group-limited routing (symcomm.training.routing.GROUP_LIMITED_ROUTING): the groups G the experts are cut into
+#: (powers of two: the places-per-group count needs G and the expert group's nodes to divide one another) and the g
+#: chosen
+ROUTER_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+ROUTER_GROUP_TOPK = tuple(range(1, 17))
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
@@ -200,6 +205,15 @@ def fp8_tp_gather_refusal(setting) -> str | None:
     return None
 
 
+def router_refusal(setting) -> str | None:
+    """Why ``setting``'s group-limited routing has no meaning, or None (Megatron-Core transformer_config.py asserts
+    moe_router_group_topk ≤ moe_router_num_groups)."""
+    if setting.router_group_topk > setting.router_groups:
+        return (f"router_group_topk={setting.router_group_topk} must be at most router_groups="
+                f"{setting.router_groups}: a token chooses among the groups there are")
+    return None
+
+
 RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "activation recomputation: none; selective (the attention core: no collective runs "
                           "again); full (the forward collectives run again in backward); op (torchtitan's op-level "
@@ -264,6 +278,15 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "dispatches no FP8 (fused_a2a.py). Megatron-Core's own default, allgather (transformer_config.py), is not "
            "modelled; Megatron-Bridge's MoE model providers set alltoall (qwen_provider.py, deepseek_provider.py, "
            "gpt_oss_provider.py) and its recipes alltoall or flex"),
+    Option("router_groups", 1, ROUTER_GROUPS,
+           "moe=1: group-limited routing (Megatron-Core --moe-router-num-groups; DeepSeek-V3's node-limited "
+           "routing, arXiv:2412.19437 §2.1.2, config n_group): the E experts cut into this many contiguous groups, "
+           "router_group_topk of them chosen per token and its k experts among theirs; 1 = ungrouped (Megatron-Core's "
+           "default None routes alike). Changes where the flex dispatcher's copies go (dispatcher=deepep, hybridep); "
+           "the alltoall dispatchers send one row per (token, expert) pair either way, the same bytes"),
+    Option("router_group_topk", 1, ROUTER_GROUP_TOPK,
+           "moe=1: the groups chosen per token (Megatron-Core --moe-router-group-topk; config topk_group; "
+           "DeepSeek-V3: 4 of 8), at most router_groups"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -363,6 +386,10 @@ def canonical_key(key: str) -> str:
 #: takes from the model; the others stay at their defaults in every planner kernel
 KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipeline_split", "recompute",
                    "reshard_after_forward", "schedule", "sp", "tied", "zero")
+#: the settings the planner takes as given (not searched) that key a kernel only away from their defaults, so the
+#: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher), the expert
+#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups
+KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("dispatcher", "expert_tp", "router_groups", "router_group_topk")
 
 
 @dataclass(frozen=True)
@@ -386,6 +413,8 @@ class RunSetting:
     moe: bool = False
     expert_tp: str = "tp"
     dispatcher: str = "alltoall"
+    router_groups: int = 1
+    router_group_topk: int = 1
     embeddings: bool = False
     tied: bool = False
     fp8_param_gather: bool = False
@@ -408,7 +437,7 @@ class RunSetting:
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
-        refused = op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self)
+        refused = op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
         if refused:
             raise InputError(refused)
 
@@ -442,9 +471,13 @@ class RunSetting:
     def key(self, names: Iterable[str] = ()) -> tuple:
         """The kernel key of this setting: its sorted (name, typed value) pairs of ``names`` (default
         :data:`KERNEL_SETTINGS`): flags bool, the stage int, choices str, None for "as the framework
-        does".  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
+        does"; by default with those of :data:`KERNEL_SETTINGS_AWAY_FROM_DEFAULT` that differ from their default
+        (absent: the default).  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
         lookup use, so the two cannot drift; :meth:`from_key` reads it back."""
-        return tuple(sorted((name, getattr(self, name)) for name in (names or KERNEL_SETTINGS)))
+        if not names:
+            names = KERNEL_SETTINGS + tuple(name for name in KERNEL_SETTINGS_AWAY_FROM_DEFAULT
+                                            if getattr(self, name) != OPTIONS[name].default)
+        return tuple(sorted((name, getattr(self, name)) for name in names))
 
     @classmethod
     def from_key(cls, pairs: Iterable) -> "RunSetting":

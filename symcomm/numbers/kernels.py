@@ -311,9 +311,11 @@ def _family(name: str) -> dict:
 
 
 def family_key(options: tuple, run_bytes: int) -> tuple:
-    """What selects a kernel file: (run bytes, gated, tied, moe, embeddings, cp algorithm)."""
+    """What selects a kernel file: (run bytes, gated, tied, moe, embeddings, cp algorithm, attention, q_width);
+    attention and q_width are keyed only away from their defaults (mha, h)."""
     o = dict(options)
-    return (int(run_bytes), o.get("gated"), o.get("tied"), o.get("moe"), o.get("embeddings"), o.get("cp"))
+    return (int(run_bytes), o.get("gated"), o.get("tied"), o.get("moe"), o.get("embeddings"), o.get("cp"),
+            o.get("attention", "mha"), o.get("q_width", "h"))
 
 
 def shipped(options: tuple, run_bytes: int) -> Kernel | None:

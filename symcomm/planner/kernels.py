@@ -32,13 +32,24 @@ def _base_values(req: Request) -> dict:
 def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str, split: str = "even") -> tuple:
     return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
                       embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
-                      dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk))
+                      dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk),
+                      shape=model_attention(req.model))
+
+
+def model_attention(model) -> tuple[str, str]:
+    """(attention, q_width) as the model's shape fixes them, as eval fills them from a preset
+    (:meth:`symcomm.presets.models.Model.settings`): mla for DeepSeek's latent attention, q_width=heads where the
+    heads are wider than h/a (Qwen3, gpt-oss), else mha and h."""
+    fixed = model.settings()
+    return (fixed.get("attention", settings.OPTIONS["attention"].default),
+            fixed.get("q_width", settings.OPTIONS["q_width"].default))
 
 
 def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even",
-               dispatcher="alltoall", router=(1, 1)) -> tuple:
+               dispatcher="alltoall", router=(1, 1), shape=("mha", "h")) -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
+    ``shape``: (attention, q_width) of the model (:func:`model_attention`).
     ``dispatcher`` and ``router`` (router_groups, router_group_topk) are a MoE model's (a dense model has none: left
     at their defaults); the flex dispatchers (deepep,
     hybridep) run with expert_tp=1, as Megatron-Core needs and the hybrid strategy refuses otherwise when t > 1
@@ -50,7 +61,8 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
                           "tied": tied, "gated": gated, "pipeline_split": split,
                           "dispatcher": dispatcher if moe else settings.OPTIONS["dispatcher"].default,
                           "expert_tp": "1" if flex else settings.OPTIONS["expert_tp"].default,
-                          "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1})
+                          "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1,
+                          "attention": shape[0], "q_width": shape[1]})
     return run.key()
 
 

@@ -43,7 +43,8 @@ ASSUMPTIONS = (
     "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
     "settings that give one layout the same step time and memory are folded into one row",
     "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages (--no-embeddings: spread "
-    "evenly); MLA (DeepSeek) attention counted as multi-head attention of its heads",
+    "evenly); attention as the model's shape fixes it, as eval takes it from the preset (DeepSeek's MLA, "
+    "query heads wider than h/a: q_width=heads)",
     "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron runs in fp32; "
     "β = 1 / per-direction bandwidth per GPU",
 )

@@ -39,29 +39,33 @@ from pathlib import Path
 
 from ..planner.kernelbuild import AXES, graph_data
 
-#: (gated, tied, moe) of the shipped presets' families: GPT-3 (GELU MLP, tied embeddings), Llama (SwiGLU,
-#: untied), Mixtral and DeepSeek-V3 (SwiGLU, untied, MoE)
-KINDS = ((False, True, False), (True, False, False), (True, False, True))
+#: (gated, tied, moe, attention, q_width) of the shipped presets' families: GPT-3 (GELU MLP, tied embeddings),
+#: Llama (SwiGLU, untied), Mixtral (SwiGLU, untied, MoE), DeepSeek-V3 (the same with MLA), Qwen3-MoE and gpt-oss
+#: (the same with query heads wider than h/a)
+KINDS = ((False, True, False, "mha", "h"), (True, False, False, "mha", "h"), (True, False, True, "mha", "h"),
+         (True, False, True, "mla", "h"), (True, False, True, "mha", "heads"))
 #: the flags the shipped kernels cover: embeddings on the end stages, ring context parallelism, 2-byte elements
 EMBEDDINGS, CP, RUN_BYTES = True, "ring", 2
 PACKAGE = Path(__file__).resolve().parents[1] / "planner" / "kerneldata"
 
 
 def family_name(kind: tuple) -> str:
-    gated, tied, moe = kind
-    return f"plan_g{gated:d}_t{tied:d}_m{moe:d}"
+    gated, tied, moe, attention, q_width = kind
+    return (f"plan_g{gated:d}_t{tied:d}_m{moe:d}" + ("_mla" if attention == "mla" else "")
+            + ("_qheads" if q_width == "heads" else ""))
 
 
 #: the settings that select a kernel file (with the run bytes): symcomm.numbers.kernels.family_key
-FAMILY_SETTINGS = ("cp", "embeddings", "gated", "moe", "tied")
+FAMILY_SETTINGS = ("attention", "cp", "embeddings", "gated", "moe", "q_width", "tied")
 
 
 def kernel_setting(kind: tuple):
     """The run setting every kernel of this family shares (the rest at the defaults)."""
     from ..training.settings import RunSetting
 
-    gated, tied, moe = kind
-    return RunSetting(gated=gated, tied=tied, moe=moe, embeddings=EMBEDDINGS, cp=CP)
+    gated, tied, moe, attention, q_width = kind
+    return RunSetting(gated=gated, tied=tied, moe=moe, embeddings=EMBEDDINGS, cp=CP, attention=attention,
+                      q_width=q_width)
 
 
 def combinations(kind: tuple) -> list[tuple]:
@@ -69,7 +73,7 @@ def combinations(kind: tuple) -> list[tuple]:
     (:meth:`symcomm.training.settings.RunSetting.key`) its ``_options`` looks up."""
     from .. import planner as plan
 
-    gated, tied, moe = kind
+    gated, tied, moe, attention, q_width = kind
     out = []
     for sp_on in plan.SP_CHOICES:
         for recompute in plan.RECOMPUTE:
@@ -77,12 +81,12 @@ def combinations(kind: tuple) -> list[tuple]:
                 for schedule in ("1f1b", "interleaved"):
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
                         out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
-                                                   embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split))
+                                                   embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split,
+                                                   shape=(attention, q_width)))
     return out
 
 
 def family_data(kind: tuple) -> dict:
-    gated, tied, moe = kind
     family = {"run_bytes": RUN_BYTES, **dict(kernel_setting(kind).key(FAMILY_SETTINGS))}
     return graph_data(family, [(options, RUN_BYTES) for options in combinations(kind)])
 

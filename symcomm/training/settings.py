@@ -388,8 +388,11 @@ KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipe
                    "reshard_after_forward", "schedule", "sp", "tied", "zero")
 #: the settings the planner takes as given (not searched) that key a kernel only away from their defaults, so the
 #: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher), the expert
-#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups
-KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("dispatcher", "expert_tp", "router_groups", "router_group_topk")
+#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups; and
+#: the attention the model's shape fixes (MLA for DeepSeek, query heads wider than h/a for Qwen3 and gpt-oss: eval
+#: fills them from the preset, so the planner keys its kernels by them as well)
+KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_width", "router_groups",
+                                     "router_group_topk")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from symcomm import presets
 from symcomm.training import steptime
 from symcomm.numbers.numeric import bundle
 from symcomm.planner import RECOMPUTE, Request, enumerate_layouts, plan
-from symcomm.planner.kernels import _base_values, _options
+from symcomm.planner.kernels import _base_values, _options, model_attention
 
 from conftest import ROOT
 BEFORE = json.loads((ROOT / "tests" / "data" / "plan_rows_before.json").read_text(encoding="utf-8"))
@@ -49,13 +49,13 @@ def test_committed_kernels_equal_a_fresh_generation(kind):
 
 
 #: a sample of the MoE family's combinations, as graph text: in this process and, by this code, in a fresh one
-_SAMPLE = ("kind = (True, False, True); combos = codegen.combinations(kind)[::17]; "
+_SAMPLE = ("kind = (True, False, True, 'mha', 'h'); combos = codegen.combinations(kind)[::17]; "
            "family = {'run_bytes': 2, **dict(codegen.kernel_setting(kind).key(codegen.FAMILY_SETTINGS))}; "
            "text = codegen.dumps(kernelbuild.graph_data(family, [(o, 2) for o in combos]))")
 
 
 def _sample_text() -> str:
-    kind = (True, False, True)
+    kind = (True, False, True, "mha", "h")
     combos = codegen.combinations(kind)[::17]
     family = {"run_bytes": 2, **dict(codegen.kernel_setting(kind).key(codegen.FAMILY_SETTINGS))}
     return codegen.dumps(kernelbuild.graph_data(family, [(o, 2) for o in combos]))
@@ -91,7 +91,7 @@ def test_the_planner_searches_what_the_step_model_offers():
 # slow: a fifth of a family's step models built with SymPy and compiled, 15-22 s of CPU each (one CI run,
 # 2026-12-02: 15.8 s beside the freshness test's cache, 22 s alone under -m "not slow")
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gpt3-175b", "llama3-70b", "mixtral-8x7b"])
+@pytest.mark.parametrize("name", ["gpt3-175b", "llama3-70b", "mixtral-8x7b", "deepseek-v3"])
 def test_kernels_equal_the_step_model(name):
     # every generated combination of this family, every quantity, on every layout of a request
     req = Request(presets.model(name), presets.hardware("h100"), gpus=256, batch=512, seq=4096)
@@ -100,7 +100,8 @@ def test_kernels_equal_the_step_model(name):
     # the first/last-split combinations read L_first, L_last: the even split's (L/(p·v) layers in every chunk)
     chunks = values["p"] * values["v"]
     values.update(L_first=values["L"] / chunks, L_last=values["L"] / chunks)
-    kind = (req.model.family != "gpt", bool(req.model.tied), bool(req.model.moe))   # (gated, tied, moe)
+    # (gated, tied, moe, attention, q_width)
+    kind = (req.model.family != "gpt", bool(req.model.tied), bool(req.model.moe), *model_attention(req.model))
     checked = 0
     for options in codegen.combinations(kind)[::5]:
         params, names, function = kernels.shipped(options, 2).as_tuple()
@@ -123,7 +124,7 @@ def test_combinations_are_the_planners():
     req = Request(presets.model("llama3-8b"), presets.hardware("a100"), gpus=16, batch=32, seq=2048)
     from symcomm.planner import SCHEMES
     key = _options(req, SCHEMES[3], "selective", 1, "interleaved")
-    assert key in codegen.combinations(("1", "0", "0"))
+    assert key in codegen.combinations(("1", "0", "0", "mha", "h"))
     assert kernels.shipped(key, 2) is not None
     assert kernels.shipped(key, 4) is None                       # fp32 elements: compiled in the process
 

@@ -526,6 +526,12 @@ PLANS = [
     # and group-limited routing (2 of 4 groups of 2 experts; the 8 experts on two nodes of 4 GPUs)
     ("--model", "mixtral-8x7b", "--gpus", "16", "--gpus-per-node", "4", "--hardware", "h100", "--batch", "64", "--seq",
      "4096", "--top", "1", "--dispatcher", "deepep", "--ep", "8", "router_groups=4", "--router-group-topk", "2"),
+    # attention as the model's shape fixes it, as eval fills it from the preset: DeepSeek-V3's MLA, Qwen3's query
+    # heads wider than h/a (q_width=heads; the plan once counted them h wide and its rows' commands gave 9 % more)
+    ("--model", "qwen3-30b-a3b", "--gpus", "16", "--gpus-per-node", "8", "--hardware", "h100", "--batch", "512",
+     "--seq", "4096", "--top", "2"),
+    ("--model", "deepseek-v3", "--gpus", "256", "--hardware", "h100", "--batch", "1024", "--seq", "4096", "--top",
+     "2", "--tp", "1"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),

@@ -81,9 +81,12 @@ def test_every_shipped_kernel_key_is_a_run_setting_and_the_planner_finds_it():
     index = json.loads(folder.joinpath("index.json").read_text(encoding="utf-8"))
     assert len(index["families"]) >= 3
     for family in index["families"]:
-        run_bytes, gated, tied, moe, embeddings, cp = family["key"]   # symcomm.numbers.kernels.family_key's order
-        run = settings.parse({"gated": gated, "tied": tied, "moe": moe, "embeddings": embeddings, "cp": cp})
+        # symcomm.numbers.kernels.family_key's order
+        run_bytes, gated, tied, moe, embeddings, cp, attention, q_width = family["key"]
+        run = settings.parse({"gated": gated, "tied": tied, "moe": moe, "embeddings": embeddings, "cp": cp,
+                              "attention": attention, "q_width": q_width})
         assert (run.gated, run.tied, run.moe, run.embeddings) == (gated, tied, moe, embeddings)   # typed as shipped
+        assert (run.attention, run.q_width) == (attention, q_width)
         data = json.loads(folder.joinpath(family["file"] + ".json").read_text(encoding="utf-8"))
         for kernel in data["kernels"]:
             key = RunSetting.from_key(kernel["options"]).key()

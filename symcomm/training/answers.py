@@ -7,22 +7,19 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
-from fractions import Fraction
 from types import SimpleNamespace
-
-import sympy as sp
 
 from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import memo, notes
 from ..base.errors import InputError
-from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, plain
+from ..numbers.evaluation import exact, exact_numbers, plain
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
                       _preset_shape, _presets, _with_units, _word, bound, given, parse_value)
+from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time
 from .subjects import Subject, option_names, subject
 from .words import input_rows, units_of as _units_of
 
@@ -40,220 +37,6 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
     if times:
         out["time"] = _time(coefficients, numbers, values, times, scale, got[len(fields):])
     return out
-
-
-def _numbers(values: dict) -> dict | None:
-    """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
-    converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
-    return held_numbers(values)
-
-
-def _exact(expr, numbers: dict | None, values: dict):
-    # an int or a Fraction from the compiled exact code, else SymPy's exact number: the same value
-    return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
-
-
-def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None, shown: bool = False):
-    """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
-    ``counts``: the coefficients' values when already evaluated.  ``shown``: a sum of ints and Fractions is
-    returned as the answer shows it (:func:`plain`: an int when whole, else the float nearest it — the quotient
-    of the two Python ints, correctly rounded as float() of the Fraction is), without building the Fraction."""
-    exact_times = _numbers(times) if numbers is not None else None
-    if exact_times is None:
-        return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                    for sym, coef in coefficients), sp.Integer(0))
-    if counts is None:
-        counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    # counts that are ints or Fractions (the compiled code's): Σ count × weight over the constants' one common
-    # denominator, kept as one numerator over one denominator in Python ints (one reduction at the end, not a
-    # gcd per term); the weights worked out once per answer's constants and scale, looked up by the symbol's
-    # identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
-    weights, den, by_id = _weights(times, exact_times, scale)
-    num, bottom = 0, 1
-    for (sym, _), count in zip(coefficients, counts):
-        weight = by_id.get(id(sym))
-        if weight is None:
-            weight = weights[sym]
-        if type(count) is int:
-            num += count * weight * bottom
-        elif type(count) is Fraction:
-            num = num * count.denominator + count.numerator * weight * bottom
-            bottom *= count.denominator
-        else:
-            break               # SymPy's numbers (or not a number): the sums below
-    else:
-        bottom *= den
-        if num % bottom == 0:
-            return num // bottom
-        if shown:
-            try:
-                return num / bottom
-            except OverflowError:
-                return plain(Fraction(num, bottom))     # its one refusal, in its words
-        return Fraction(num, bottom)
-    # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
-    # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
-    if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
-        return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
-                    for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
-    num, den = 0, 1
-    for (sym, _), count in zip(coefficients, counts):
-        constant = exact_times[sym]
-        top, bottom = (count, 1) if type(count) is int else (int(count.numerator), int(count.denominator))
-        if type(constant) is not int:
-            top, bottom = top * constant.numerator, bottom * constant.denominator
-        else:
-            top *= constant
-        if sym not in _PER_MESSAGE:
-            top *= scale
-        num, den = (num + top * den, den) if bottom == 1 else (num * bottom + top * den, den * bottom)
-    return num if den == 1 else Fraction(num, den)
-
-
-def _weights(times: dict, exact_times: dict, scale: int) -> tuple[dict, int, dict]:
-    """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
-    per-message α), that lcm, the same weights by the symbol's id): the sum Σ count × constant is then
-    Σ count × weight / lcm, exactly.  ``times``: the bound constants (symbol → SymPy number), ``exact_times``
-    the same as Python numbers.  Worked out once per process for the same constants: the binding hands out
-    one immutable number per word (binding.parse_value), so the next answer at the same hardware finds them
-    by the identity of its symbols and numbers, which the entry holds (no id is reused while it is kept)."""
-    key = (scale, *map(id, times), *map(id, times.values()))
-    held = _WEIGHTS.get(key)
-    if held is None:
-        if len(_WEIGHTS) >= 64:
-            _WEIGHTS.clear()
-        den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
-        weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
-                   * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
-        by_id = {id(sym): weight for sym, weight in weights.items()}     # its symbols held: their ids unique
-        held = _WEIGHTS[key] = (tuple(times.items()), (weights, den, by_id))     # held: their ids stay unique
-    return held[1]
-
-
-#: (scale, ids of the bound constants' symbols and numbers) → (those held, their weights and common denominator)
-_WEIGHTS: dict = {}
-
-
-def _cost_parts(target: Subject, in_bytes_of):
-    """The cost's (field, formula) pairs and (time symbol, count) pairs, built once per cached subject."""
-    cache = memo.table(target, "_answers_cost_parts")
-    if in_bytes_of not in cache:
-        cost = target.cost_in(in_bytes_of) if in_bytes_of is not None else target.cost
-        cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients))
-    return cache[in_bytes_of]
-
-
-def _term_exprs(target: Subject) -> tuple:
-    # each term's group, message, count and send (per cached subject)
-    return memo.once(target, "_answers_term_exprs", lambda: tuple(
-        sp.sympify(e, strict=True) for term in target.terms for e in (term.group, term.message, term.count,
-                                                                       term.cost.send)))
-
-
-def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
-    """Each term's row; ``got``: its group, message, count and send at the values (:func:`_term_exprs`)."""
-    rows = []
-    for i, (label, axis, primitive, algorithm, own, dtype) in enumerate(_term_words(target, scale, in_bytes)):
-        group, message, count, send = got[4 * i: 4 * i + 4]
-        rows.append({
-            "label": label,
-            "axis": axis,
-            "collective": primitive,
-            "algorithm": algorithm,
-            # whole counts (the common case) as they are; plain() words a Fraction (or SymPy's number)
-            "group": group if type(group) is int else plain(group),
-            "message": message * own if type(message) is int else plain(message * own),
-            "count": count if type(count) is int else plain(count),
-            "send": send * own if type(send) is int else plain(send * own),
-            **dtype,
-        })
-    return rows
-
-
-def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
-    """Each term's label, axis, collective, algorithm, bytes per element and dtype entry: what its row says
-    at any values, worded once per cached subject and unit (a term's label is composed on every read)."""
-    cache = memo.table(target, "_answers_term_words")
-    held = cache.get((scale, in_bytes))
-    if held is None:
-        held = cache[scale, in_bytes] = tuple(
-            (term.label, getattr(term, "axis", ""), term.primitive, term.algorithm,
-             bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale,
-             {"dtype": term.dtype} if getattr(term, "dtype", "") else {})
-            for term in target.terms)
-    return held
-
-
-def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
-    """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
-    costs = memo.table(target, "_answers_axis_parts")
-    if (scale, in_bytes) not in costs:
-        from .terms import cost_in_bytes_of     # here: an import statement costs its lookups on every call
-
-        by_axis: dict = {}
-        for term in target.terms:
-            by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
-        costs[scale, in_bytes] = tuple(
-            (axis, tuple(terms), cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms))
-            for axis, terms in by_axis.items())
-    return costs[scale, in_bytes]
-
-
-def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
-    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on;
-    ``got``: each axis's send and (with times) its time's counts at the values (:func:`_sheet`)."""
-    stages = values.get(S.p)
-    stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
-    out = {}
-    numbers = _numbers(values)
-    at = 0
-    # which stage each axis's busiest GPU is on: a function of its terms and p alone, worded once per p
-    words = memo.table(target, "_answers_axis_stages")
-    where = words.get((scale, in_bytes, stages))
-    if where is None:
-        from .terms import busiest_stage
-
-        where = words[scale, in_bytes, stages] = tuple(busiest_stage(terms, stages)
-                                                       for _, terms, _ in _axis_parts(target, scale, in_bytes))
-    for (axis, terms, cost), stage in zip(_axis_parts(target, scale, in_bytes), where):
-        row = {"send": plain(got[at] * scale), "stage": stage}
-        at += 1
-        if times:
-            counts = got[at: at + len(cost.coefficients)]
-            at += len(cost.coefficients)
-            time = _time(cost.coefficients, numbers, values, times, scale, counts, shown=True)
-            row["time"] = time if type(time) is float else plain(time)
-        out[axis or "all"] = row
-    return out
-
-
-def _label(target: Subject) -> str:
-    # worded once per cached subject (a strategy's label spells every option)
-    return memo.once(target, "_answers_label", lambda: target.label)
-
-
-def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
-    """Every formula ``eval`` reads at the values, in one tuple (one compiled exact call: the cost's fields,
-    its time's counts, the extras, the terms' rows, each axis's send and counts) and the slices of it:
-    built once per cached subject, scale and unit."""
-    cache = memo.table(target, "_answers_sheet")
-    key = (scale, in_bytes, timed)
-    if key not in cache:
-        fields, coefficients = _cost_parts(target, scale if in_bytes else None)
-        extras = tuple((k, sp.sympify(e, strict=True)) for k, e in target.extras.items())
-        parts = [tuple(e for _, e in fields), tuple(c for _, c in coefficients) if timed else (),
-                 tuple(e for _, e in extras)]
-        if target.terms:
-            parts.append(_term_exprs(target))
-            parts.append(tuple(e for _, _, cost in _axis_parts(target, scale, in_bytes)
-                               for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()))))
-        exprs = Formulas(sp.sympify(e, strict=True) for part in parts for e in part)
-        bounds, at = [], 0
-        for part in parts:
-            bounds.append((at, at + len(part)))
-            at += len(part)
-        cache[key] = (exprs, tuple(bounds), fields, coefficients, extras)
-    return cache[key]
 
 
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
@@ -429,12 +212,6 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
                          "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
     out["assumptions"] += list(system.defaults_used())
     return out
-
-
-def _summed(terms):
-    from ..core.cost import Cost
-
-    return Cost.sum(term.cost for term in terms)
 
 
 @functools.lru_cache(maxsize=512)

@@ -116,6 +116,12 @@ def exact_numbers(exprs: tuple, numbers: dict, values: dict | None = None) -> tu
     return tuple(exact_number(expr, numbers, values) for expr in exprs)
 
 
+def is_warm(exprs: tuple) -> bool:
+    """Whether :func:`exact_numbers` has evaluated this bundle before (from its second use it runs compiled):
+    a caller that would compile it itself waits for the same second use."""
+    return exprs in _USED
+
+
 class Formulas(tuple):
     """A tuple of formulas that computes its hash once: a bundle :func:`exact_numbers` is handed on every
     call (an answer's sheet of formulas) is looked up in the caches without hashing each formula again."""

@@ -19,7 +19,8 @@ from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
                       _preset_shape, _presets, _with_units, _word, bound, given, parse_value)
-from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time
+from ..numbers.exactops import NotExact
+from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .subjects import Subject, option_names, subject
 from .words import input_rows, units_of as _units_of
 
@@ -285,6 +286,27 @@ def step_inputs(args, fitting: bool = False) -> StepInputs:
     return StepInputs(numbers, bytes_per_element(dtype), options, dtype)
 
 
+def _numbers_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """The numbers of an answer (what :func:`symcomm.training.sheet.planned` gives by a plan): the values as
+    shown, the cost's fields and time, the extras as shown, the terms' and axes' rows; every formula of the
+    sheet in one compiled exact call where it has exact code, else SymPy's exact numbers."""
+    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, in_bytes, bool(times))
+    numbers = _numbers(values)
+    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
+    part = [got[start:end] for start, end in bounds]
+    result = {key: number if key in ("alpha", "alpha_inter") else number * scale
+              for (key, _), number in zip(fields, part[0])}
+    if times:
+        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True)
+    out = {"values": {_CLI_NAME[sym]: val if type(val) is int else plain(val)
+                      for sym, val in (numbers or values).items()},
+           "result": result, "extras": {key: plain(number) for (key, _), number in zip(extra_exprs, part[2])}}
+    if target.terms:
+        out["terms"] = _term_rows(target, part[3], scale, in_bytes=in_bytes)
+        out["axes"] = _axis_rows(target, part[4], values, times, scale, in_bytes=in_bytes)
+    return out
+
+
 def eval_payload(args) -> dict:
     """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
     name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
@@ -297,32 +319,32 @@ def eval_payload(args) -> dict:
             raise UsageError(problems[0])
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
-    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, bool(dtype), bool(times))
-    numbers = _numbers(values)
-    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
-    part = [got[start:end] for start, end in bounds]
-    result = {key: number if key in ("alpha", "alpha_inter") else number * scale
-              for (key, _), number in zip(fields, part[0])}
-    if times:
-        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True)
-    extras = {key: number for (key, _), number in zip(extra_exprs, part[2])}
+    at = None
+    # a warm answer of an option set met before: its numbers by the set's plan (sheet.Plan), the same numbers
+    plan = None if args.backend else plan_of(target, scale, bool(dtype), values, times)
+    if plan is not None:
+        try:
+            at = planned(plan, target, values, times, scale, bool(dtype))
+        except NotExact:
+            pass            # a point the compiled code cannot answer exactly (nothing said yet): the general path
+    if at is None:
+        at = _numbers_at(target, values, times, scale, bool(dtype))
+    result, extras = at["result"], at["extras"]
     payload = {
         "label": _label(target),
         "kind": target.kind,
         "name": target.name,
         **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": dict(target.options)}),
-        "values": {_CLI_NAME[sym]: val if type(val) is int else plain(val)
-                   for sym, val in (numbers or values).items()},
+        "values": at["values"],
         "unit": unit,
         **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
         **{key: val if type(val) is float else plain(val) for key, val in result.items()},
-        **{key: plain(val) for key, val in extras.items()},
+        **extras,
     }
     if target.terms:
-        payload["terms"] = _term_rows(target, part[3], scale, in_bytes=bool(dtype))
-        axes = _axis_rows(target, part[4], values, times, scale, in_bytes=bool(dtype))
-        if len(axes) > 1:
-            payload["axes"] = axes
+        payload["terms"] = at["terms"]
+        if len(at["axes"]) > 1:
+            payload["axes"] = at["axes"]
     payload["inputs"] = _inputs(args, values, times, typed, derived, dtype)
     payload["units"] = _units(result, extras, unit)
     payload["_result_keys"] = list(result)

@@ -15,7 +15,9 @@ import sympy as sp
 from ..base import memo
 from ..base.units import bytes_per_element
 from ..core import symbols as S
-from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, plain
+from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, is_warm, plain
+from ..numbers.exactcode import compiled_many
+from ..numbers.exactops import NotExact, checked
 from .binding import _PER_MESSAGE
 from .subjects import Subject
 
@@ -185,14 +187,7 @@ def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: in
     out = {}
     numbers = _numbers(values)
     at = 0
-    # which stage each axis's busiest GPU is on: a function of its terms and p alone, worded once per p
-    words = memo.table(target, "_answers_axis_stages")
-    where = words.get((scale, in_bytes, stages))
-    if where is None:
-        from .terms import busiest_stage
-
-        where = words[scale, in_bytes, stages] = tuple(busiest_stage(terms, stages)
-                                                       for _, terms, _ in _axis_parts(target, scale, in_bytes))
+    where = _stages_at(target, scale, in_bytes, stages)
     for (axis, terms, cost), stage in zip(_axis_parts(target, scale, in_bytes), where):
         row = {"send": plain(got[at] * scale), "stage": stage}
         at += 1
@@ -203,6 +198,18 @@ def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: in
             row["time"] = time if type(time) is float else plain(time)
         out[axis or "all"] = row
     return out
+
+
+def _stages_at(target: Subject, scale: int, in_bytes: bool, stages: int | None) -> tuple:
+    """Which stage each axis's busiest GPU is on: a function of its terms and p alone, worded once per p."""
+    words = memo.table(target, "_answers_axis_stages")
+    where = words.get((scale, in_bytes, stages))
+    if where is None:
+        from .terms import busiest_stage
+
+        where = words[scale, in_bytes, stages] = tuple(busiest_stage(terms, stages)
+                                                       for _, terms, _ in _axis_parts(target, scale, in_bytes))
+    return where
 
 
 def _label(target: Subject) -> str:
@@ -238,3 +245,150 @@ def _summed(terms):
     from ..core.cost import Cost
 
     return Cost.sum(term.cost for term in terms)
+
+
+# -- the plan: what an answer reads of its sheet at any numbers, resolved once per option set ---------------------
+
+class Plan:
+    """An answer's sheet for one option set (a cached subject, scale, unit, the names given and the time
+    constants given): the compiled exact function of every formula and, as positions rather than SymPy
+    symbols, where each of its arguments, fields, time counts and axis rows sits.  A warm answer is then its
+    numbers bound, one compiled call and rows filled by position (:func:`planned`): no formula, symbol or
+    Fraction hashed per call.  Built at a sheet's second use (the compiled code's own rule,
+    :func:`symcomm.numbers.evaluation.exact_numbers`: a one-shot command pays no compilation)."""
+
+    __slots__ = ("held", "function", "arguments", "bounds", "fields", "time_counts", "extras", "axes", "stage_at",
+                 "value_names", "result_keys")
+
+    def __init__(self, **parts):
+        for key, value in parts.items():
+            setattr(self, key, value)
+
+
+def plan_of(target: Subject, scale: int, in_bytes: bool, values: dict, times: dict) -> Plan | None:
+    """The :class:`Plan` of ``target`` at this scale and unit for values and times given under these names (the
+    bound dicts' keys, in their order), or None where the planned path does not apply (the sheet's first use,
+    a formula without exact code, a count whose constant is not given): then the general path answers."""
+    key = (scale, in_bytes, tuple(map(id, values)), tuple(map(id, times)))
+    cache = memo.table(target, "_sheet_plans")
+    held = cache.get(key, _NONE)
+    if held is not _NONE:
+        return held
+    exprs, bounds, fields, coefficients, extras = _sheet(target, scale, in_bytes, bool(times))
+    if not is_warm(exprs):
+        return None                       # the first use: the general path (which counts the use) answers
+    made = compiled_many(exprs)
+    plan = None
+    if made is not None:
+        function, symbols = made
+        position = {sym: i for i, sym in enumerate(values)}
+        timed = {sym: i for i, sym in enumerate(times)}
+        counted = [sym for sym, _ in coefficients] if times else []
+        axes = []
+        for axis, _, cost in (_axis_parts(target, scale, in_bytes) if target.terms else ()):
+            axes.append((axis or "all", len(cost.coefficients) if times else 0,
+                         tuple((timed.get(sym), sym in _PER_MESSAGE) for sym, _ in cost.coefficients)))
+            counted += [sym for sym, _ in cost.coefficients] if times else []
+        if all(sym in position for sym in symbols) and all(sym in timed for sym in counted):
+            plan = Plan(held=(tuple(values), tuple(times)), function=function,
+                        arguments=tuple(position[sym] for sym in symbols), bounds=bounds,
+                        fields=tuple((k, k in ("alpha", "alpha_inter")) for k, _ in fields),
+                        time_counts=tuple((timed[sym], sym in _PER_MESSAGE) for sym, _ in coefficients)
+                        if times else (),
+                        extras=tuple(k for k, _ in extras), axes=tuple(axes), stage_at=position.get(S.p),
+                        value_names=tuple(_CLI_NAME[sym] for sym in values),
+                        result_keys=tuple(k for k, _ in fields) + (("time",) if times else ()))
+    if len(cache) >= 64:
+        cache.clear()
+    cache[key] = plan                     # None too: this option set is answered by the general path
+    return plan
+
+
+_NONE = object()
+#: symbol → its CLI name (answers._CLI_NAME's rule)
+_CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
+
+
+def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """The numbers of an answer by its :class:`Plan` — the values as shown, the cost's fields and time, the
+    extras, the terms' and axes' rows — each the number the general path gives (the same exact values, the
+    same rounding); :class:`NotExact` where the compiled code has no exact answer (then nothing was said, and
+    the general path answers)."""
+    numbers = held_numbers(values)
+    exact_times = held_numbers(times) if times else {}
+    if numbers is None or exact_times is None:
+        raise NotExact("a value that is not exact")
+    point = list(numbers.values())
+    try:
+        got = plan.function(*[point[i] for i in plan.arguments])
+    except (ArithmeticError, TypeError, ValueError, NameError) as err:
+        raise NotExact(str(err)) from None
+    for value in got:
+        if type(value) is not int:
+            got = tuple([value if type(value) is int else checked(value) for value in got])
+            break
+    (f0, f1), (c0, _), (e0, e1), *rest = plan.bounds
+    # the cost's fields as the general path holds them (counts × bytes per element but α), then the time
+    out = {key: number if per_message else number * scale for (key, per_message), number in zip(plan.fields, got[f0:f1])}
+    weights = den = None
+    if times:
+        weights, den = _weights_of(times, list(exact_times.values()), scale)
+        out["time"] = _summed_time(plan.time_counts, got[c0:], weights, den)
+    extras = {key: plain(number) for key, number in zip(plan.extras, got[e0:e1])}
+    rows = {}
+    if target.terms:
+        (t0, t1), (a0, _) = rest
+        rows["terms"] = _term_rows(target, got[t0:t1], scale, in_bytes)
+        stage = point[plan.stage_at] if plan.stage_at is not None else None
+        where = _stages_at(target, scale, in_bytes, stage if type(stage) is int else None)
+        axes, at = {}, a0
+        for (name, counts, constants), stage_word in zip(plan.axes, where):
+            row = {"send": plain(got[at] * scale), "stage": stage_word}
+            if times:
+                time = _summed_time(constants, got[at + 1: at + 1 + counts], weights, den)
+                row["time"] = time if type(time) is float else plain(time)
+            at += 1 + counts
+            axes[name] = row
+        rows["axes"] = axes
+    values_shown = {name: value if type(value) is int else plain(value)
+                    for name, value in zip(plan.value_names, point)}
+    return {"values": values_shown, "result": out, "extras": extras, **rows}
+
+
+def _summed_time(constants: tuple, counts: tuple, weights: list, den: int):
+    """Σ count × constant as the answer shows it, :func:`_time`'s sum by position: ``constants`` each count's
+    (constant's position, counts messages), ``weights`` each constant × ``den`` (× bytes per element but α)."""
+    num, bottom = 0, 1
+    for (at, _), count in zip(constants, counts):
+        if type(count) is int:
+            num += count * weights[at] * bottom
+        else:                                   # a Fraction (the compiled code's exact quotient)
+            num = num * count.denominator + count.numerator * weights[at] * bottom
+            bottom *= count.denominator
+    bottom *= den
+    if num % bottom == 0:
+        return num // bottom
+    try:
+        return num / bottom                     # a quotient of Python ints: correctly rounded
+    except OverflowError:
+        return plain(Fraction(num, bottom))     # its one refusal, in its words
+
+
+def _weights_of(times: dict, exact: list, scale: int) -> tuple[list, int]:
+    """(each time constant × the lcm of their denominators × bytes per element but for α, in the order of
+    ``times``; that lcm), once per bound constants (the binding hands out one number per word: found by the
+    identities of the symbols and numbers, which the entry holds, so no id is reused while it is kept)."""
+    key = (scale, *map(id, times), *map(id, times.values()))
+    held = _PLAN_WEIGHTS.get(key)
+    if held is None:
+        den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact))
+        weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
+                   * (1 if sym in _PER_MESSAGE else scale) for sym, c in zip(times, exact)]
+        if len(_PLAN_WEIGHTS) >= 64:
+            _PLAN_WEIGHTS.clear()
+        held = _PLAN_WEIGHTS[key] = (tuple(times.items()), weights, den)
+    return held[1], held[2]
+
+
+#: (scale, ids of the bound constants' symbols and numbers) → (those held, their weights, their common denominator)
+_PLAN_WEIGHTS: dict = {}

@@ -18,11 +18,11 @@ from ..numbers.evaluation import exact, exact_numbers, plain
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _presets, _with_units, _word, bound, given, parse_value)
+                      _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
 from ..numbers.exactops import NotExact
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .subjects import Subject, option_names, subject
-from .words import input_rows, units_of as _units_of
+from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -42,17 +42,28 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
 
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
     """Every value the answer used, with its unit and where it came from."""
-    rows = _input_rows(args.model, args.model_config, args.hardware, bool(args.dtype), dtype, frozenset(typed),
-                       tuple(derived.items()), tuple(values), tuple(times))
-    numbers = _numbers(values) or values
-    timed = (_numbers(times) or times) if times else times
-    out = {}
-    for name, sym, unit, source, is_time in rows:
-        value = (timed if is_time else numbers)[sym]
-        out[name] = {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+    # the rows found by the identities of the bound symbols (module constants), not by hashing each symbol
+    key = (args.model, args.model_config, args.hardware, bool(args.dtype), dtype, frozenset(typed),
+           tuple(derived.items()), tuple(map(id, values)), tuple(map(id, times)))
+    rows = _ROWS_BY_ID.get(key)
+    if rows is None:
+        rows = _input_rows(args.model, args.model_config, args.hardware, bool(args.dtype), dtype,
+                           frozenset(typed), tuple(derived.items()), tuple(values), tuple(times))
+        if any(held is rows for held in _INPUT_ROWS.values()):      # a shipped preset's (a file is read again)
+            if len(_ROWS_BY_ID) >= 512:
+                _ROWS_BY_ID.clear()
+            _ROWS_BY_ID[key] = rows
+    # the rows are the values' then the time constants', in the bound dicts' order
+    point = [*(_numbers(values) or values).values(), *((_numbers(times) or times) if times else times).values()]
+    out = {name: {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+           for (name, _, unit, source, _), value in zip(rows, point)}
     if dtype:
         out["dtype"] = dict(rows.dtype_row)
     return out
+
+
+#: _input_rows by what determines them, the bound symbols by identity (the rows hold them: no id reused)
+_ROWS_BY_ID: dict = {}
 
 
 class _Rows(tuple):
@@ -139,7 +150,9 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     except ValueError as err:
         raise UsageError(str(err)) from None
     # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
-    numbers = {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
+    floats = floats_of(values)       # the binding's floats of the same numbers, by name (converted with the parse)
+    numbers = dict(floats) if floats is not None else \
+        {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
         numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
@@ -154,9 +167,13 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
-    for sym, value in ((_numbers(times) or times) if times else times).items():
-        name = _CLI_NAME[sym]
-        numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
+    floats = floats_of(times) if times else None
+    if floats is not None:
+        for name, value in floats.items():
+            numbers[name] = value * (1 if name in PER_MESSAGE_NAMES else scale)    # per element of --dtype
+    else:
+        for sym, value in ((_numbers(times) or times) if times else times).items():
+            numbers[_CLI_NAME[sym]] = float(value) * (1 if sym in _PER_MESSAGE else scale)
     numbers.update(compute)
     options = {key: value for key, value in target.options.items() if key != "backend"}
     return numbers, {**options, **step_texts}, system, compute

@@ -14,6 +14,7 @@ from ..base import memo, notes
 from ..base.errors import InputError
 from ..base.inputs import parse_number
 from ..base.units import bytes_per_element
+from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
 from .words import (_SPELLED, _TIME_UNITS, ALIASES, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
@@ -53,12 +54,25 @@ def parse_value(key: str, text, least: int | None = None):
         text = str(text)           # the API's whole numbers (the common case): value_text's rule for an int
     elif type(text) is not str:
         text = value_text(text)    # a Python value of the API, read as the word it stands for: one grammar
-    return _parsed(key, text, least)      # the same words give the same immutable number: parsed once
+    return _parsed(key, text, least)[0]      # the same words give the same immutable number: parsed once
+
+
+def _parsed_value(key: str, text, least: int | None = None) -> tuple:
+    """:func:`parse_value`'s number with the same number as a Python int or Fraction (None when not exact) and
+    as a float: (SymPy's, Python's, float), converted once per word with the parse."""
+    if type(text) is int:
+        text = str(text)
+    elif type(text) is not str:
+        text = value_text(text)
+    return _parsed(key, text, least)
 
 
 @functools.lru_cache(maxsize=4096)
 def _parsed(key: str, text: str, least: int | None):
-    return _parse_value(key, text, least)
+    number = _parse_value(key, text, least)
+    exact = python_number(number)
+    # float() of the exact Python number rounds as SymPy's does (answers._step_numbers' rule)
+    return number, exact, float(number if exact is None else exact)
 
 
 def _parse_value(key: str, text, least: int | None):
@@ -98,14 +112,18 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     needed_names, time_needed, allowed = _names_of(target)
     needed, least = _needed_of(target)
     values, times, unused = {}, {}, []
+    # the same numbers as Python ints and Fractions (held for the checks and the answer: held_numbers) and as
+    # floats by name (the step model's: floats_of), from the parse's own cache: converted once per word
+    numbers, time_numbers, floats, time_floats = {}, {}, {}, {}
     for key, text in texts.items():
         if key in _TIME_NAMES:
-            times[_SYMBOL[key]] = parse_value(key, text)
+            sym = _SYMBOL[key]
+            times[sym], time_numbers[sym], time_floats[key] = _parsed_value(key, text)
         elif key in needed or (target.open_symbols and key in S.SYMBOLS):
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
             sym = _SYMBOL[key]
-            values[sym] = parse_value(key, text, least=least.get(key))
+            values[sym], numbers[sym], floats[key] = _parsed_value(key, text, least.get(key))
             if key not in needed and key not in also_used:
                 unused.append(key)
         else:
@@ -117,6 +135,13 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     if missing:
         raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")
+    # parse_number gives SymPy's Integer or Rational: every value has its Python number (never None)
+    hold(values, numbers)
+    hold(times, time_numbers)
+    if len(_FLOATS) >= 4:
+        _FLOATS.clear()
+    _FLOATS[id(times)] = (times, time_floats)
+    _FLOATS[id(values)] = (values, floats)
     problems = target.problems(values) if check else []
     if problems:
         raise UsageError(problems[0])
@@ -128,6 +153,17 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
             raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
                              f"{', '.join(sorted(time_needed))} once any of them is given")
     return values, times
+
+
+def floats_of(bound_values: dict) -> dict | None:
+    """The values of a dict :func:`bind` returned (values or times), as floats by CLI name, or None when that
+    dict is not the last one bound (the binding's dicts are never changed after binding)."""
+    held = _FLOATS.get(id(bound_values))
+    return held[1] if held is not None and held[0] is bound_values else None
+
+
+#: id → (a dict bind returned, its values as floats by name): the last answer's, kept for the step model
+_FLOATS: dict = {}
 
 
 def _preset_shape(args, name: str, option_texts: dict) -> dict:

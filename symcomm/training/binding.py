@@ -171,10 +171,40 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
     heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
     embeddings ``tied`` defaults to 1, with MoE layers ``moe`` to 1 and with MLA ranks ``attention``
     to mla (``Model.settings``), each said in a note; an option given explicitly (gqa=0) still wins."""
+    if not (args.model or args.model_config):
+        return option_texts
+    # a shipped model preset's defaults are the same for the same subject and options: found once, its notes
+    # said again on every call (a config or a model file is read again: it may have changed)
+    model = str(args.model)
+    key = (name, model, tuple(option_texts.items())) if not args.model_config and not (
+        "/" in model or "\\" in model or model.endswith(".json")) else None     # not a path: presets.systems._is_path
+    held = _SHAPE_DEFAULTS.get(key) if key is not None else None
+    if held is not None:
+        added, said = held
+        for text in said:
+            notes.add(text, restates_default=True)
+        return {**option_texts, **added} if added else option_texts
     wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention")
               if key in option_names(name) and key not in option_texts]
-    if not wanted or not (args.model or args.model_config):
+    if not wanted:
         return option_texts
+    with notes.collected() as said:      # the notes said here, kept with the defaults for the next call
+        out = _shape_defaults(args, wanted, option_texts)
+    for note in said:
+        notes.add(note.text, restates_default=note.restates_default)
+    if key is not None and all(note.restates_default for note in said):
+        if len(_SHAPE_DEFAULTS) >= 256:
+            _SHAPE_DEFAULTS.clear()
+        _SHAPE_DEFAULTS[key] = ({k: v for k, v in out.items() if k not in option_texts}, [n.text for n in said])
+    return out
+
+
+#: (subject name, shipped model, option words as given) → (the options its shape sets, the notes that say so)
+_SHAPE_DEFAULTS: dict = {}
+
+
+def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
+    """:func:`_preset_shape` of the options ``wanted`` (those the subject takes and were not given)."""
     presets = _presets()
 
     if args.model and args.model_config:

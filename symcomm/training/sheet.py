@@ -17,7 +17,7 @@ from ..base.units import bytes_per_element
 from ..core import symbols as S
 from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, is_warm, plain
 from ..numbers.exactcode import compiled_many
-from ..numbers.exactops import NotExact, checked
+from ..numbers.exactops import NotExact
 from .binding import _PER_MESSAGE
 from .subjects import Subject
 
@@ -305,6 +305,8 @@ def plan_of(target: Subject, scale: int, in_bytes: bool, values: dict, times: di
 
 
 _NONE = object()
+#: what the compiled exact code's results are (exactops: an int, else a Fraction)
+_EXACT_TYPES = frozenset((int, Fraction))
 #: symbol → its CLI name (answers._CLI_NAME's rule)
 _CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
 
@@ -323,10 +325,9 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
         got = plan.function(*[point[i] for i in plan.arguments])
     except (ArithmeticError, TypeError, ValueError, NameError) as err:
         raise NotExact(str(err)) from None
-    for value in got:
-        if type(value) is not int:
-            got = tuple([value if type(value) is int else checked(value) for value in got])
-            break
+    if not _EXACT_TYPES.issuperset(map(type, got)):     # a truth value or a float: no exact answer here
+        raise NotExact("not an exact number")
+    # (a whole Fraction is left as it is: every reader below words it as the int it equals, as plain does)
     (f0, f1), (c0, _), (e0, e1), *rest = plan.bounds
     # the cost's fields as the general path holds them (counts × bytes per element but α), then the time
     out = {key: number if per_message else number * scale for (key, per_message), number in zip(plan.fields, got[f0:f1])}

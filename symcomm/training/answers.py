@@ -175,7 +175,9 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         for sym, value in ((_numbers(times) or times) if times else times).items():
             numbers[_CLI_NAME[sym]] = float(value) * (1 if sym in _PER_MESSAGE else scale)
     numbers.update(compute)
-    options = {key: value for key, value in target.options.items() if key != "backend"}
+    # the strategy's options the step model reads: a function of the (cached, immutable) subject alone
+    options = memo.once(target, "_answers_step_options",
+                        lambda: {key: value for key, value in target.options.items() if key != "backend"})
     return numbers, {**options, **step_texts}, system, compute
 
 

@@ -109,32 +109,25 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     """Check names and parse values: (symbol → exact value, time symbol → value).  With
     ``check`` False the values are not checked against the subject's requirements (the
     caller checks them against what a backend runs instead)."""
-    needed_names, time_needed, allowed = _names_of(target)
-    needed, least = _needed_of(target)
-    values, times, unused = {}, {}, []
+    values, times = {}, {}
     # the same numbers as Python ints and Fractions (held for the checks and the answer: held_numbers) and as
     # floats by name (the step model's: floats_of), from the parse's own cache: converted once per word
     numbers, time_numbers, floats, time_floats = {}, {}, {}, {}
-    for key, text in texts.items():
-        if key in _TIME_NAMES:
-            sym = _SYMBOL[key]
+    # what the names alone decide (each word's symbol and least value, the names not used, the time constants
+    # missing) is found once per subject and names given, in their order: a warm call parses the words only
+    plans = memo.table(target, "_binding_plans")
+    plan = plans.get((tuple(texts), also_used))
+    if plan is None:
+        plan = _bind_plan(target, texts, also_used)
+        if len(plans) >= 256:
+            plans.clear()
+        plans[tuple(texts), also_used] = plan
+    slots, unused, absent = plan
+    for (key, sym, least, is_time), text in zip(slots, texts.values()):
+        if is_time:
             times[sym], time_numbers[sym], time_floats[key] = _parsed_value(key, text)
-        elif key in needed or (target.open_symbols and key in S.SYMBOLS):
-            # a strategy may be given a known symbol it does not use with these options
-            # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
-            sym = _SYMBOL[key]
-            values[sym], numbers[sym], floats[key] = _parsed_value(key, text, least.get(key))
-            if key not in needed and key not in also_used:
-                unused.append(key)
         else:
-            options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
-            raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
-    # every needed name given (set operations, the common case), else which are missing, in order
-    missing = [] if needed <= texts.keys() and needed.isdisjoint(_TIME_NAMES) else \
-        [name for name in needed_names if name not in texts or name in _TIME_NAMES]
-    if missing:
-        raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
-                         f"(as KEY=VALUE)")
+            values[sym], numbers[sym], floats[key] = _parsed_value(key, text, least)
     # parse_number gives SymPy's Integer or Rational: every value has its Python number (never None)
     hold(values, numbers)
     hold(times, time_numbers)
@@ -147,12 +140,43 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
         raise UsageError(problems[0])
     if unused:
         notes.add(f"{', '.join(unused)} not used by {target.label}")
-    if times:
-        absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
-        if absent:
-            raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
-                             f"{', '.join(sorted(time_needed))} once any of them is given")
+    if absent:
+        raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
+                         f"{', '.join(sorted(_names_of(target)[1]))} once any of them is given")
     return values, times
+
+
+def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
+    """(each word's (name, symbol, least value, is a time constant), the names given but not used, the time
+    constants missing once one is given) for ``texts``' names, in their order; the refusals in the words'
+    order — a value that is not a number (each parsed here as it comes), a name unknown, then a needed name
+    missing — so a plan exists only for names that bind."""
+    needed_names, time_needed, allowed = _names_of(target)
+    needed, least = _needed_of(target)
+    slots, unused = [], []
+    for key, text in texts.items():
+        if key in _TIME_NAMES:
+            _parsed_value(key, text)
+            slots.append((key, _SYMBOL[key], None, True))
+        elif key in needed or (target.open_symbols and key in S.SYMBOLS):
+            # a strategy may be given a known symbol it does not use with these options
+            # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
+            _parsed_value(key, text, least.get(key))
+            slots.append((key, _SYMBOL[key], least.get(key), False))
+            if key not in needed and key not in also_used:
+                unused.append(key)
+        else:
+            options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
+            raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
+    # every needed name given (set operations, the common case), else which are missing, in order
+    missing = [] if needed <= texts.keys() and needed.isdisjoint(_TIME_NAMES) else \
+        [name for name in needed_names if name not in texts or name in _TIME_NAMES]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
+                         f"(as KEY=VALUE)")
+    given_times = [key for key in texts if key in _TIME_NAMES]
+    absent = sorted(time_needed - set(given_times)) if given_times else []
+    return tuple(slots), unused, absent
 
 
 def floats_of(bound_values: dict) -> dict | None:

@@ -185,13 +185,11 @@ def _compute_values(system, hardware: str, dtype: str, precision: str, fitting: 
                     typed_peaks: dict) -> dict:
     """system.compute_values, worked out once per process for a shipped preset (immutable; a hardware file is
     read again each time: it may change); the dict is read, never changed, by its callers."""
-    from ..presets.systems import _is_path
-
-    if _is_path(str(hardware)):
-        return system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
     key = (hardware, dtype, precision, fitting, kernel, tuple(typed_peaks.items()))
-    held = _COMPUTE_VALUES.get(key)
+    held = _COMPUTE_VALUES.get(key)      # only a shipped preset's are kept: a hit is one (no path test per call)
     if held is None:
+        if _presets().systems._is_path(str(hardware)):
+            return system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
         held = system.compute_values(dtype, precision, fitting, kernel, typed_peaks)    # a refusal is not kept
         if len(_COMPUTE_VALUES) >= 256:
             _COMPUTE_VALUES.clear()

@@ -54,9 +54,21 @@ def eval_document(args) -> dict:
             return _answer(args, entry)
         except NotExact:
             pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
-    from .answers import eval_payload
+    return _eval_payload()(args)
 
-    return eval_payload(args)
+
+def _eval_payload():
+    # imported on first use (a primitive's answer imports no SymPy), then kept: an import statement per call
+    # costs its lookups on every answer
+    global _EVAL_PAYLOAD
+    if _EVAL_PAYLOAD is None:
+        from .answers import eval_payload
+
+        _EVAL_PAYLOAD = eval_payload
+    return _EVAL_PAYLOAD
+
+
+_EVAL_PAYLOAD = None
 
 
 def _value(key: str, given, whole: bool, least: int) -> tuple:

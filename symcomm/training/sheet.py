@@ -253,12 +253,12 @@ class Plan:
     """An answer's sheet for one option set (a cached subject, scale, unit, the names given and the time
     constants given): the compiled exact function of every formula and, as positions rather than SymPy
     symbols, where each of its arguments, fields, time counts and axis rows sits.  A warm answer is then its
-    numbers bound, one compiled call and rows filled by position (:func:`planned`): no formula, symbol or
-    Fraction hashed per call.  Built at a sheet's second use (the compiled code's own rule,
+    numbers bound, one compiled call and rows filled by position (:func:`planned`): no formula or symbol
+    hashed per call.  Built at a sheet's second use (the compiled code's own rule,
     :func:`symcomm.numbers.evaluation.exact_numbers`: a one-shot command pays no compilation)."""
 
     __slots__ = ("held", "function", "arguments", "bounds", "fields", "time_counts", "extras", "axes", "stage_at",
-                 "value_names", "result_keys")
+                 "value_names")
 
     def __init__(self, **parts):
         for key, value in parts.items():
@@ -296,8 +296,7 @@ def plan_of(target: Subject, scale: int, in_bytes: bool, values: dict, times: di
                         time_counts=tuple((timed[sym], sym in _PER_MESSAGE) for sym, _ in coefficients)
                         if times else (),
                         extras=tuple(k for k, _ in extras), axes=tuple(axes), stage_at=position.get(S.p),
-                        value_names=tuple(_CLI_NAME[sym] for sym in values),
-                        result_keys=tuple(k for k, _ in fields) + (("time",) if times else ()))
+                        value_names=tuple(_CLI_NAME[sym] for sym in values))
     if len(cache) >= 64:
         cache.clear()
     cache[key] = plan                     # None too: this option set is answered by the general path

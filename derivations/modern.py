@@ -149,6 +149,9 @@ def words(run: dict) -> list[str]:
     if moe:
         w["moe"] = 1
         w["dispatcher"] = dispatcher(run)
+        if run["model"].get("router_groups", 1) > 1:
+            # group-limited routing as the model sets it (symcomm.training.routing.GROUP_LIMITED_ROUTING; the row's model source)
+            w.update(router_groups=run["model"]["router_groups"], router_group_topk=run["model"]["router_group_topk"])
         if run["t"] > 1 and (run.get("etp") == 1 or _etp_one_by_layout(run)):
             w["expert_tp"] = "1"
     if run["id"].startswith("torchtitan"):
@@ -269,7 +272,11 @@ def approximations(run: dict) -> list[str]:
     if run["precision"] == "fp8-rowwise":
         out.append("torchao float8 rowwise: its casts and rescale counted, its GEMMs at the tensorwise FP8 rate (PyTorch's "
                    "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "
-                   "50 %: pytorch/pytorch issue 147971; not modelled)")
+                   "50 %: pytorch/pytorch issue 147971; not modelled); torchao's own per-shape table of the whole "
+                   "rowwise linear against bf16 (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, H100) "
+                   "has it at 0.59-0.91 of bf16's speed at these runs' TP 8 shapes (M 32768, K or N 1024-4096), "
+                   "where this model's count of the same linear (h100's eta, eta_fp8, w_half; the casts, the norm's "
+                   "and the sigmoid's passes at 3.35 TB/s) gives 0.87-0.99: the rest is not modelled")
     moe = run.get("moe") or {}
     if "experts" in model and dispatcher(run) != "alltoall_padded":
         out.append("the dropless dispatcher's host wait before every MoE layer's dispatch counted as the latency of "

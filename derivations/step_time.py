@@ -494,8 +494,9 @@ def _constants_table() -> Table:
                           "it, or a free fit ends at its range's edge). Fitted by python -m "
                           "symcomm.derivations.fit_step_time (the fitting core of symcomm calibrate-step: least mean "
                           "|relative error| of the step time); a constant the runs leave at its range's edge is held "
-                          "and said, as is one held at a published figure (w_half: the roofline; eta on h100: a "
-                          "cuBLAS GEMM's throughput; eta_attn: a fused-attention benchmark) "
+                          "and said, as is one held at a published figure (w_half: the roofline; eta on h100, b200 and "
+                          "gb200: a cuBLAS GEMM's throughput, gb200 at the B200 figure's share of peak; eta_attn: a "
+                          "fused-attention benchmark) "
                           "(derivations/data/step_fit.json, 'held'). Presets without runs of their own "
                           "borrow another's constants (symcomm/presets/hardware.json)."),
                  source="symcomm/presets/hardware.json; derivations/data/step_fit.json")

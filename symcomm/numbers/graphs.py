@@ -105,7 +105,9 @@ class GraphBuilder:
             return self.node("div", top, self.grouped("mul", den)) if den else top
         if expr.is_Pow:
             if not expr.exp.is_Rational:
-                raise ValueError(f"{expr}: a power with exponent {expr.exp}; kernels take rational exponents only")
+                # an exponent that is a parameter (the routed experts k of the MoE dispatch's places hit,
+                # symcomm.training.routing): the node of its value
+                return self.node("pow", self.add(expr.base), self.add(expr.exp))
             if expr.exp.is_negative:
                 base = expr.base if expr.exp == -1 else sp.Pow(expr.base, -expr.exp)
                 return self.node("div", self.node("num", 1), self.add(base))

@@ -50,7 +50,7 @@ def _fold(function: Callable) -> Callable:
 def _power(base, exponent):
     # a whole exponent as Python does it (exact on floats); any other through numpy, so that a negative
     # base gives nan, as the printed kernels did, never a Python complex number
-    if float(exponent).is_integer():
+    if np.ndim(exponent) == 0 and float(exponent).is_integer():
         return operator.pow(base, exponent)
     return np.power(np.asarray(base, dtype=np.float64), exponent)
 
@@ -61,8 +61,8 @@ def _ceil_log2(x):
 
 
 #: operation → (function, least arguments, most arguments (None: any)).  "arg" (a parameter, by index)
-#: and "num" (a finite number) and "nan" (no branch of a piecewise taken) are the leaves; "pow" takes
-#: only a "num" node as its exponent (an integer or a rational: the step model has no other)
+#: and "num" (a finite number) and "nan" (no branch of a piecewise taken) are the leaves; "pow" takes any earlier
+#: node as its exponent (a number, or a parameter: the routed experts k of the MoE dispatch, symcomm.training.routing)
 OPS: dict[str, tuple[Callable | None, int, int | None]] = {
     "arg": (None, 1, 1),
     "num": (None, 1, 1),
@@ -194,8 +194,6 @@ def _check_nodes(params: tuple, nodes: tuple, what: str) -> None:
         for a in args:
             if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < i:
                 raise InputError(f"{where}: arguments are indices of earlier nodes (0 to {i - 1}), got {a!r}")
-        if op == "pow" and nodes[args[1]][0] != "num":
-            raise InputError(f"{where}: pow takes a number (num node) as its exponent")
 
 
 def _fail(what: str, text: str):

@@ -31,16 +31,26 @@ def _base_values(req: Request) -> dict:
 
 def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str, split: str = "even") -> tuple:
     return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
-                      embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split)
+                      embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
+                      dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk))
 
 
-def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even") -> tuple:
+def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even",
+               dispatcher="alltoall", router=(1, 1)) -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
-    scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs)."""
+    scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
+    ``dispatcher`` and ``router`` (router_groups, router_group_topk) are a MoE model's (a dense model has none: left
+    at their defaults); the flex dispatchers (deepep,
+    hybridep) run with expert_tp=1, as Megatron-Core needs and the hybrid strategy refuses otherwise when t > 1
+    (symcomm.training.hybrid, _FLEX_NEEDS_ETP1): the layouts searched (e | d·c) keep its e | t·d·c."""
+    flex = moe and dispatcher in ("deepep", "hybridep")
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,
-                          "tied": tied, "gated": gated, "pipeline_split": split})
+                          "tied": tied, "gated": gated, "pipeline_split": split,
+                          "dispatcher": dispatcher if moe else settings.OPTIONS["dispatcher"].default,
+                          "expert_tp": "1" if flex else settings.OPTIONS["expert_tp"].default,
+                          "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1})
     return run.key()
 
 
@@ -53,7 +63,8 @@ def _kernel(options: tuple, run_bytes: int):
     if found is None:
         o = settings.RunSetting.from_key(options).texts()
         notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
-                  f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}: "
+                  f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}, "
+                  f"dispatcher={o['dispatcher']}, router_groups={o['router_groups']}: "
                   "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)

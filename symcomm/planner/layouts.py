@@ -24,6 +24,8 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     cs = fixed(_divisors(req.seq), req.cp)
     cs = cs[n % cs == 0]
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
+    if req.router_groups > 1:                       # grouped routing counts its places with e a power of two
+        es = es[(es & (es - 1)) == 0]               # (symcomm.training.hybrid, _GROUPS_NEED_POWER_OF_TWO_E)
     if req.micro_batch is not None:
         mbs = np.array([req.micro_batch], dtype=np.int64)
     elif req.micro_batches is not None:             # m fixed: the micro-batch size follows from d, any divisor

@@ -47,6 +47,12 @@ ASSUMPTIONS = (
     "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron runs in fp32; "
     "β = 1 / per-direction bandwidth per GPU",
 )
+#: what a MoE plan says of its token dispatch (plan --dispatcher: given, not searched)
+DISPATCH_ASSUMPTION = (
+    "MoE token dispatch: dispatcher={} (--dispatcher, as eval's dispatcher=; given, not searched: which dispatcher "
+    "runs is the cluster's software and network, DeepEP's RDMA buffers or HybridEP's fabric, not a layout choice); "
+    "deepep and hybridep with expert_tp=1 (the flex dispatcher's; e | d·c keeps Megatron-Core's e | t·d·c); "
+    "{}")
 MEMORY_ASSUMPTION = (
     "memory per GPU = the step model's (symcomm.training.memory.memory_model, the same as eval's), compared with "
     "the preset's: weights, gradients and Adam states as the framework holds them (ZeRO sharding over d·c; "
@@ -70,6 +76,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
+        **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
         "step_time_error": req.hardware.step_time_error(),
         "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows

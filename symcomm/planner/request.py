@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..base import notes
 from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
@@ -81,6 +82,14 @@ class Request:
     sp: bool | None = None
     compare: tuple = ()            # (key, value) pairs of --compare, values as text
     peak: float | None = None      # a typed dense peak FLOP/s at --dtype, in place of the hardware's (Hardware.peak)
+    # the MoE token dispatcher, given, not searched (eval's dispatcher=, the same Option): which one a cluster runs is
+    # a property of its software and network (DeepEP needs its RDMA/NVSHMEM buffers, HybridEP its fabric), not a
+    # layout choice; searching it would also build four kernels per combination
+    dispatcher: str = "alltoall"
+    # group-limited routing (eval's router_groups=, router_group_topk=; symcomm.training.routing): given, as the
+    # model's router is; 1, 1 = ungrouped
+    router_groups: int = 1
+    router_group_topk: int = 1
 
     @property
     def typed_peaks(self) -> dict:
@@ -94,6 +103,11 @@ class Request:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _resolve(name, value, f"--{name}"))
+        for name in ("dispatcher", "router_groups", "router_group_topk"):
+            object.__setattr__(self, name, _resolve(name, getattr(self, name), "--" + name.replace("_", "-")))
+        refused = settings.router_refusal(self)
+        if refused:
+            raise PlanError(refused)
 
     @property
     def G(self) -> int:
@@ -193,6 +207,9 @@ def check_request(req: Request) -> None:
     if req.gpus > req.G and req.gpus % req.G:
         raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
                         f"of {req.G} (whole nodes) or at most {req.G}")
+    if req.model.moe and req.model.experts % req.router_groups:
+        raise PlanError(f"--router-groups={req.router_groups} is not allowed for {req.model.name}: its "
+                        f"{req.model.experts} experts must split into whole groups (Megatron-Core asserts it)")
     if req.cp_algorithm not in CP_ALGORITHMS:
         raise PlanError(f"--cp-algorithm={req.cp_algorithm} is not allowed; choose {', '.join(CP_ALGORITHMS)}")
     if not 0 <= req.max_bubble < float("inf"):
@@ -295,6 +312,12 @@ FLAGS = (
                           "torchtitan's op-level checkpointing, is searched only when fixed here); recompute=..."),
     ("--sp", None, "fix sequence parallel: 0 or 1; sp=..."),
     ("--cp-algorithm", None, "context-parallel algorithm: ring (default) or ulysses; cp=..."),
+    ("--dispatcher", None, f"MoE models: the token dispatcher, {settings.choices(settings.DISPATCHERS)} (default "
+                           "alltoall; as eval's dispatcher=, given, not searched); dispatcher=..."),
+    ("--router-groups", None, "MoE models: group-limited routing, the expert groups G (1 = ungrouped, the default; "
+                              "DeepSeek-V3: 8), as eval's router_groups=; router_groups=..."),
+    ("--router-group-topk", None, "MoE models: the groups chosen per token (DeepSeek-V3: 4), as eval's "
+                                  "router_group_topk=; router_group_topk=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -309,12 +332,14 @@ FLAGS = (
     ("--csv", False, "CSV (seconds, bytes)"),
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
-DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10"}
+DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10", "dispatcher": "alltoall",
+            "router_groups": "1", "router_group_topk": "1"}
 #: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
 KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
         "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
-        "embeddings": "no_embeddings", "peak": "peak"}
+        "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher",
+        "router_groups": "router_groups", "router_group_topk": "router_group_topk"}
 
 
 def _dest(flag: str) -> str:
@@ -443,6 +468,9 @@ def request_from_args(args) -> Request:
     if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
         raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
                         f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
+    for name in ("dispatcher", "router_groups", "router_group_topk"):
+        if getattr(args, name) is not None and not model.moe:
+            notes.add(f"--{name.replace('_', '-')} {getattr(args, name)} unused: {model.name} has no experts")
     dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]
     bytes_per_element(dtype)
     max_bubble = args.max_bubble if args.max_bubble is not None else DEFAULTS["max_bubble"]
@@ -456,6 +484,8 @@ def request_from_args(args) -> Request:
                    micro_batches=_whole(args, "micro-batches"),
                    zero=args.zero, framework=args.framework, recompute=args.recompute, sp=args.sp,
                    compare=parse_compare(args.compare) if args.compare is not None else (),
+                   **{name: getattr(args, name) if getattr(args, name) is not None else DEFAULTS[name]
+                      for name in ("dispatcher", "router_groups", "router_group_topk")},
                    peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None)
 
 

@@ -11,7 +11,7 @@ from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold
 from .kernels import _all_quantities, _base_values, _options
 from .layouts import enumerate_layouts, memory_floor
-from .report import ASSUMPTIONS, MEMORY_ASSUMPTION
+from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MEMORY_ASSUMPTION
 from .request import RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request
 
 def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.ndarray:
@@ -166,9 +166,18 @@ def plan(req: Request, top: int | None = None) -> Plan:
     folded = _fold(layouts, [(i, b) for i, b in done])
     result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
                   sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,
-                  ASSUMPTIONS + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",)),
+                  ASSUMPTIONS + ((DISPATCH_ASSUMPTION.format(req.dispatcher, _routing_words(req)),) if req.model.moe else ())
+                  + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",)),
                   None, blocks, values, layouts)
     if spec:
         result.compare = _compared(result, spec, done)
     result.seconds = _time.perf_counter() - started
     return result
+
+
+def _routing_words(req) -> str:
+    """How a MoE plan's tokens are routed, in the assumptions' words."""
+    if req.router_groups == 1:
+        return "ungrouped routing (--router-groups 1)"
+    return (f"group-limited routing: {req.router_group_topk} of {req.router_groups} expert groups per token "
+            "(--router-groups, --router-group-topk; e a power of two)")

@@ -17,6 +17,7 @@ from ..core import symbols as S
 from ..base.errors import InputError
 from .frameworks import check_stage, framework
 from ..base.crossing import ONE_NIC, crossing_of
+from .routing import destinations_hit as routed_places
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -202,7 +203,7 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
-             recompute_gathers=False) -> tuple[Term, ...]:
+             recompute_gathers=False, gather_dtype="") -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -212,7 +213,8 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     only) of them have MLA attention, whose input side is :func:`mla_tp_terms`: their h-wide input
     all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here.
     ``recompute_gathers`` (SP only; recompute=op, symcomm.training.settings.regathers_forward): the forward's
-    all-gathers, not its reduce-scatters, run again before the backward."""
+    all-gathers, not its reduce-scatters, run again before the backward.  ``gather_dtype`` (SP only): the element type
+    of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, settings.FP8_TP_GATHER)."""
     blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
@@ -220,7 +222,7 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
         if sp_on:
             gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, blocks)
             out.append(Term("all_gather", "ring", group, message / micro, gathers * micro,
-                            "sequence all-gather", groups, across, "tp", phase=name))
+                            "sequence all-gather", groups, across, "tp", phase=name, dtype=gather_dtype))
             out.append(Term("reduce_scatter", "ring", group, message / micro, scatters * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
@@ -228,10 +230,11 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
                             "activation all-reduce", groups, across, "tp", phase=name))
     if sp_on and recompute_gathers and not recompute:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
-                        "sequence all-gather", groups, across, "tp", phase="forward recompute"))
+                        "sequence all-gather", groups, across, "tp", phase="forward recompute", dtype=gather_dtype))
     if sp_on and regather:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
-                        "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward"))
+                        "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward",
+                        dtype=gather_dtype))
     return tuple(out)
 
 
@@ -380,7 +383,7 @@ def destinations_hit(places, topk=k):
 
 
 def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, across=False, micro=1,
-                        recompute=False) -> tuple[Term, ...]:
+                        recompute=False, router=(1, 1)) -> tuple[Term, ...]:
     """DeepEP's and HybridEP's dispatch and combine per MoE layer, forward and backward (FLEX_DISPATCH): of a rank's
     ``tokens`` (each ``width`` elements), each goes over the network once to every other node its k experts fall on,
     (n − 1)·(1 − (1 − 1/n)^k) copies for the n = group/``ranks_on_node`` nodes of the expert group; then over NVLink
@@ -389,15 +392,19 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     every rank sends, as the rank of each local index forwards its node's share).  Each leg is one fused kernel
     (one α, its own NIC or NVLink); the legs are added, an upper bound: DeepEP runs them in one kernel, the
     forwarders' NVLink sends behind the RDMA receives.  The combine sends the same back, the backward runs the
-    two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE)."""
+    two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE).  ``router``: (G, g),
+    group-limited routing (routing.GROUP_LIMITED_ROUTING): 1 − (1 − 1/x)^k becomes routing.grouped_hit's count over
+    x nodes (x GPUs), each place alike, so the n − 1 other nodes (e − n GPUs but the arrival ones) keep their share."""
     group, ranks_on_node = sp.sympify(group, strict=True), sp.sympify(ranks_on_node, strict=True)
     nodes = group / ranks_on_node
     # the other nodes hit: all hit but the own one, (n − 1)/n of them; the GPUs hit but the one of arrival: (e − n)/e
-    network = tokens * width * (nodes - 1) / nodes * destinations_hit(nodes) / micro
-    nvlink = tokens * width * (group - nodes) / group * destinations_hit(group) / micro
+    network = tokens * width * (nodes - 1) / nodes * routed_places(nodes, k, *router) / micro
+    nvlink = tokens * width * (group - nodes) / group * routed_places(group, k, *router) / micro
     count = layers * micro
     # a group inside one node sends nothing over the network: no launch either
-    crosses = sp.Piecewise((0, sp.Eq(nodes, 1)), (1, True))
+    # (n − 1 clipped at 1: n is 1 or at least 2, as ranks_per_node leaves it; no Eq of its Piecewise, which the
+    # planner's kernels cannot compute)
+    crosses = sp.Min(nodes - 1, 1)
     passes = [("token dispatch", "forward"), ("expert-output combine", "forward")]
     if recompute:
         passes += [("token dispatch", "forward recompute"), ("expert-output combine", "forward recompute")]

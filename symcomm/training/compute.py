@@ -13,6 +13,10 @@ tokens, tensor-parallel widths split by t —
   the E_s shared experts as E_s GEMMs of width F_e/t over all T tokens;
 * the LM head T × h · h × V/t; the attention core (QKᵀ, scores × V) apart.
 
+A framework that runs each projection as its own linear (``fused_projections`` = 0, torchtitan's: wq, wk, wv and w1,
+w3, :data:`SEPARATE_PROJECTIONS`) runs QKV as three GEMMs q/t, h_kv/t, h_kv/t wide and a gated FC1 as two F/t wide:
+the same FLOPs, timed at their own widths.
+
 A GEMM (M × K)·(K × N) does 2MNK FLOPs and moves MK + KN + MN elements; its time is taken as the additive
 roofline, FLOPs at the matmul rate plus a term proportional to those elements:
 time = 2MNK/(peak·η) · (1 + w_half/w), with w = MNK/(MK + KN + MN), the GEMM's *width* (the harmonic mean of
@@ -288,6 +292,41 @@ def op_gemms(tokens, gated: bool, attention: str = "mha") -> tuple[Gemm, ...]:
                  for name, inner, outer, split in flops.op_recomputed_matmuls(gated, attention))
 
 
+#: the frameworks whose dense block runs each projection as its own GEMM (fused_projections=0 by default): torchtitan's
+#: Llama (framework fsdp2) holds wq, wk, wv and w1, w3 as separate nn.Linear modules, called one by one on the same
+#: input (``self.wq(x), self.wk(x), self.wv(x)``; ``self.w2(F.silu(self.w1(x)) * self.w3(x))``): pytorch/torchtitan
+#: torchtitan/models/llama/model.py at 9dec370a (Attention, FeedForward) and torchtitan/models/llama3/model.py at
+#: 820504e2; Megatron-Core fuses them (linear_qkv, linear_fc1 of gated width 2F)
+SEPARATE_PROJECTIONS = ("fsdp2",)
+
+
+def fused_projections(run) -> bool:
+    """Does ``run`` project Q, K, V with one GEMM and a gated MLP's gate and up with one (its fused_projections;
+    framework: all but :data:`SEPARATE_PROJECTIONS`)?"""
+    return run.framework not in SEPARATE_PROJECTIONS if run.fused_projections is None else run.fused_projections
+
+
+def projection_parts(g: Gemm, attention: str, gated: bool) -> tuple[Gemm, ...]:
+    """The GEMMs a fused projection of :func:`layer_gemms` runs as when each projection is its own linear
+    (fused_projections=0): QKV as Q (q/t wide), K and V (h_kv/t each); a gated FC1 as gate and up (F/t each); any other
+    GEMM as itself.  The same rows, inner size and FLOPs; narrower, so the width term grows."""
+    if g.name == "QKV":
+        widths = (("Q", flops.query_width(attention) / t), ("K", h_kv / t), ("V", h_kv / t))
+    elif g.name == "FC1" and gated:
+        widths = (("FC1 gate", F / t), ("FC1 up", F / t))
+    else:
+        return (g,)
+    return tuple(Gemm(name, g.rows, g.inner, cols, g.count, g.fp8, g.grouped) for name, cols in widths)
+
+
+def as_run(pairs, run, attention: str) -> tuple[tuple[Gemm, sp.Expr], ...]:
+    """(GEMM, times) pairs of :func:`stage_gemms` as ``run``'s framework calls them: unchanged when its projections
+    are fused (:func:`fused_projections`), else each fused projection as its parts (:func:`projection_parts`)."""
+    if fused_projections(run):
+        return tuple(pairs)
+    return tuple((part, n) for g, n in pairs for part in projection_parts(g, attention, run.gated))
+
+
 def lm_head_gemm(tokens) -> Gemm:
     return Gemm("LM head", tokens, h, V / t, fp8=False)
 
@@ -442,7 +481,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     tokens = micro * s / c
     kind = attention_kind(run)
     gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp)
-    layer_pairs = stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp)
+    # the GEMMs as the framework calls them (the same FLOPs; their widths): what the matmuls are timed on.  The FP8
+    # casts stay counted on ``gemms``, once per distinct input (three separate linears on one input cast it three
+    # times eagerly; not counted)
+    shaped = as_run(gemms, run, kind)
+    layer_pairs = as_run(stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp), run, kind)
     op_pairs = [(g, layers) for g in op_gemms(tokens, run.gated, kind)] if run.recompute == "op" else []
     counted = layers * flops.attention_core(micro, s, kind) / (t * c)
     # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
@@ -464,13 +507,13 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
                  "op": _summed(op_pairs, "flops") / rate,
                  "none": sp.Integer(0)}[run.recompute]
         extra_again = {"full": _width_term(layer_pairs), "op": _width_term(op_pairs)}.get(run.recompute, sp.Integer(0))
-        extra = _width_term(gemms)
+        extra = _width_term(shaped)
         forward = rest / rate + core_time + extra / rate
         backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate
     else:
         rate8 = peak_fp8 * eta_fp8
-        low = [(g, n) for g, n in gemms if g.fp8]
-        high = [(g, n) for g, n in gemms if not g.fp8]
+        low = [(g, n) for g, n in shaped if g.fp8]
+        high = [(g, n) for g, n in shaped if not g.fp8]
 
         def matmul_time(pairs, at):
             return (_summed(pairs, "flops") + _width_term(pairs)) / at
@@ -542,11 +585,15 @@ def tp_fused_gemm_seconds(run):
     None for a layer whose GEMMs are not the dense block's four (moe=1, attention=mla)."""
     if run.moe or run.attention != "mha":
         return None
-    qkv, out, fc1, fc2 = layer_gemms(b / (d * m) * s / c, run.gated, False, attention_kind(run))
+    kind = attention_kind(run)
+    qkv, out, fc1, fc2 = layer_gemms(b / (d * m) * s / c, run.gated, False, kind)
     rate = peak * eta if run.precision == "bf16" else peak_fp8 * eta_fp8
 
     def seconds(g):
-        return (g.flops + 2 * w_half * g.moved) / rate
+        # a fused projection's parts where the framework runs them apart (as_run): async TP's fused matmul takes
+        # the parts sharing the gathered input together
+        parts = (g,) if fused_projections(run) else projection_parts(g, kind, run.gated)
+        return sum(((x.flops + 2 * w_half * x.moved) / rate for x in parts), sp.Integer(0))
 
     return (seconds(qkv), seconds(fc1)), (seconds(out), seconds(fc2))
 

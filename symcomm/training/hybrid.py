@@ -16,7 +16,7 @@ from ..core.rules import Rule, When
 from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_terms, dp_terms, ep_terms,
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
-from .settings import RunSetting
+from .settings import ROUTER_GROUPS, RunSetting, fp8_tp_gather_of
 from .stages import split_checks, stage_layers
 from .terms import Term
 
@@ -66,7 +66,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     terms += spread_over_nics(tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
                                        recompute_gathers=run.gathers_rerun,
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
-                                       moe_layers=moe_layers, mla_layers=layers if mla else 0), 1, c * d * p)
+                                       moe_layers=moe_layers, mla_layers=layers if mla else 0,
+                                       gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
     if mla and sp_on:
         terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
                                                across=spans(t, G), micro=m, regather=regather,
@@ -109,7 +110,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
             # the group's r ranks on a node as the all-to-all's PEERS rule counts them (one NIC when unaligned)
             on_node = ranks_per_node(e, ep_inner, n_gpus / (e * ep_inner))
             terms += flex_dispatch_terms(e, tokens_h / h, h, moe_layers, on_node, groups=n_gpus / e,
-                                         across=ep_across, micro=m, recompute=recompute)
+                                         across=ep_across, micro=m, recompute=recompute,
+                                         router=(run.router_groups, run.router_group_topk))
         else:
             terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
                                                across=ep_across, micro=m, recompute=recompute),
@@ -302,6 +304,20 @@ _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan
                                  "apply_tp and _save_list)")
 
 
+_GROUPS_NEED_POWER_OF_TWO_E = rules.power_of_two(e, "router_groups > 1 needs e a power of two (e={x}): the routed "
+                                                     "places are counted where the expert group's nodes and the "
+                                                     "router groups divide one another")
+
+
+def _router_checks() -> tuple[When, ...]:
+    """Group-limited routing (symcomm.training.routing): the experts cut into whole groups (Megatron-Core
+    transformer_config.py asserts num_moe_experts divisible by moe_router_num_groups), e a power of two."""
+    grouped = tuple(n for n in ROUTER_GROUPS if n > 1)
+    return (rules.when("moe", (True,), rules.when("router_groups", grouped, _GROUPS_NEED_POWER_OF_TWO_E)),
+            *(rules.when("moe", (True,), rules.when("router_groups", (n,), rules.divisible(E, n, f"E|router_groups")))
+              for n in grouped))
+
+
 def hybrid_checks() -> tuple[Rule | When, ...]:
     return (
         rules.equal(t * p * d * c, N, "t*p*d*c"),
@@ -324,4 +340,5 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(E, e),
         rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
+        *_router_checks(),
     )

@@ -43,6 +43,11 @@ EXPERT_TP = ("tp", "1")
 #: counts exchange, no host wait); deepep and hybridep (MoEFlexTokenDispatcher's backends, fused_a2a.py: one
 #: network copy per destination node, fanned out over NVLink)
 DISPATCHERS = ("alltoall", "alltoall_padded", "deepep", "hybridep")
+#: group-limited routing (symcomm.training.routing.GROUP_LIMITED_ROUTING): the groups G the experts are cut into
+#: (powers of two: the places-per-group count needs G and the expert group's nodes to divide one another) and the g
+#: chosen
+ROUTER_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+ROUTER_GROUP_TOPK = tuple(range(1, 17))
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
@@ -171,6 +176,44 @@ def compile_refusal(setting) -> str | None:
     return None
 
 
+#: the frameworks whose tensor parallelism gathers FP8 under per-tensor scaling: torchtitan (fsdp2) applies torchao's
+#: float8 TP styles when float8 is on and its recipe is tensorwise (pytorch/torchtitan torchtitan/parallelisms/
+#: parallelize_llama.py at 9dec370a, apply_tp with enable_float8; torchtitan/models/llama3/parallelize_llama.py at
+#: 820504e2: enable_float8_tensorwise_tp = enable_float8_linear and not float8_is_rowwise); those styles cast the
+#: sequence-sharded input to FP8 before its all-gather (Float8ColwiseParallel._prepare_input_fn, PrepareFloat8ModuleInput)
+#: and the output gradient before the backward's all-gather (Float8RowwiseParallel._prepare_output_fn:
+#: NoopFwToFloat8BwDynamic after the reduce-scatter): pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040.
+#: Transformer Engine's sequence-parallel gathers are not read here: Megatron keeps 16-bit gathers (framework: 0)
+FP8_TP_GATHER = ("fsdp2",)
+
+
+def fp8_tp_gather_of(setting) -> bool:
+    """Do ``setting``'s sequence-parallel all-gathers move FP8 (its fp8_tp_gather; framework: :data:`FP8_TP_GATHER`
+    with precision=fp8_tensor and sp=1)?"""
+    if setting.fp8_tp_gather is not None:
+        return setting.fp8_tp_gather
+    return setting.framework in FP8_TP_GATHER and setting.precision == "fp8_tensor" and setting.sp
+
+
+def fp8_tp_gather_refusal(setting) -> str | None:
+    """Why ``setting``'s fp8_tp_gather=1 has no meaning, or None: FP8 gathers need sequence parallelism (without it
+    the tensor-parallel collectives are all-reduces of 16-bit outputs) and per-tensor scales (torchao's float8 TP
+    styles take tensorwise scaling only)."""
+    if setting.fp8_tp_gather and not (setting.sp and setting.precision == "fp8_tensor"):
+        return ("fp8_tp_gather=1 needs sp=1 and precision=fp8_tensor (torchao's float8 tensor-parallel styles gather "
+                "per-tensor-scaled FP8); give fp8_tp_gather=0 or framework")
+    return None
+
+
+def router_refusal(setting) -> str | None:
+    """Why ``setting``'s group-limited routing has no meaning, or None (Megatron-Core transformer_config.py asserts
+    moe_router_group_topk ≤ moe_router_num_groups)."""
+    if setting.router_group_topk > setting.router_groups:
+        return (f"router_group_topk={setting.router_group_topk} must be at most router_groups="
+                f"{setting.router_groups}: a token chooses among the groups there are")
+    return None
+
+
 RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "activation recomputation: none; selective (the attention core: no collective runs "
                           "again); full (the forward collectives run again in backward); op (torchtitan's op-level "
@@ -235,6 +278,15 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "dispatches no FP8 (fused_a2a.py). Megatron-Core's own default, allgather (transformer_config.py), is not "
            "modelled; Megatron-Bridge's MoE model providers set alltoall (qwen_provider.py, deepseek_provider.py, "
            "gpt_oss_provider.py) and its recipes alltoall or flex"),
+    Option("router_groups", 1, ROUTER_GROUPS,
+           "moe=1: group-limited routing (Megatron-Core --moe-router-num-groups; DeepSeek-V3's node-limited "
+           "routing, arXiv:2412.19437 §2.1.2, config n_group): the E experts cut into this many contiguous groups, "
+           "router_group_topk of them chosen per token and its k experts among theirs; 1 = ungrouped (Megatron-Core's "
+           "default None routes alike). Changes where the flex dispatcher's copies go (dispatcher=deepep, hybridep); "
+           "the alltoall dispatchers send one row per (token, expert) pair either way, the same bytes"),
+    Option("router_group_topk", 1, ROUTER_GROUP_TOPK,
+           "moe=1: the groups chosen per token (Megatron-Core --moe-router-group-topk; config topk_group; "
+           "DeepSeek-V3: 4 of 8), at most router_groups"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -246,6 +298,12 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                              "(Megatron-Core --fp8-param-gather with the distributed optimizer or FSDP; torchao "
                              "float8 enable_fsdp_float8_all_gather); zero ≥ 1 and an FP8 precision only; with "
                              "precision=mxfp8 Megatron-Core gathers the weights in bf16 and re-quantizes them"),
+    Option("fp8_tp_gather", None, (None, False, True),
+           "sp=1, precision=fp8_tensor: 1 = the sequence-parallel all-gathers (the column-parallel GEMMs' inputs "
+           "forward, the row-parallel GEMMs' output gradients backward) move FP8 elements, 1 byte each, the "
+           "reduce-scatters staying 16-bit (torchao's Float8ColwiseParallel, Float8RowwiseParallel and "
+           "PrepareFloat8ModuleInput, which torchtitan applies under float8 tensorwise only); framework: 1 for fsdp2 "
+           "with precision=fp8_tensor and sp=1, 0 otherwise (symcomm.training.settings.FP8_TP_GATHER)"),
     Option("precision", "bf16", PRECISIONS,
            "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
            "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
@@ -298,6 +356,11 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "
            "every micro-batch); 0 = written (Megatron-LM before commit 83b1e42f, 2022-02-13, or "
            "--no-gradient-accumulation-fusion); framework: 1 for megatron, 0 otherwise"),
+    Option("fused_projections", None, (None, False, True),
+           "1 = the attention's Q, K, V projections run as one GEMM and a gated MLP's gate and up projections as one "
+           "(Megatron-Core's linear_qkv and linear_fc1); 0 = one GEMM each, as separate nn.Linear modules run them "
+           "(torchtitan's Llama: wq, wk, wv and w1, w3), the same FLOPs on narrower GEMMs (the width term); "
+           "framework: 0 for fsdp2, 1 otherwise (symcomm.training.compute.SEPARATE_PROJECTIONS)"),
     Option("compile", None, (None, False, True),
            "1 = the memory-bound kernels (norms, rotary, SwiGLU) run fused, as torch.compile's Inductor or the "
            "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
@@ -323,6 +386,10 @@ def canonical_key(key: str) -> str:
 #: takes from the model; the others stay at their defaults in every planner kernel
 KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipeline_split", "recompute",
                    "reshard_after_forward", "schedule", "sp", "tied", "zero")
+#: the settings the planner takes as given (not searched) that key a kernel only away from their defaults, so the
+#: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher), the expert
+#: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups
+KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("dispatcher", "expert_tp", "router_groups", "router_group_topk")
 
 
 @dataclass(frozen=True)
@@ -346,9 +413,12 @@ class RunSetting:
     moe: bool = False
     expert_tp: str = "tp"
     dispatcher: str = "alltoall"
+    router_groups: int = 1
+    router_group_topk: int = 1
     embeddings: bool = False
     tied: bool = False
     fp8_param_gather: bool = False
+    fp8_tp_gather: bool | None = None
     gated: bool = False
     overlap_grad_reduce: bool | None = None
     overlap_param_gather: bool | None = None
@@ -362,11 +432,12 @@ class RunSetting:
     precision: str = "bf16"
     compile: bool | None = None
     wgrad_fusion: bool | None = None
+    fused_projections: bool | None = None
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
-        refused = op_refusal(self) or compile_refusal(self)
+        refused = op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
         if refused:
             raise InputError(refused)
 
@@ -400,9 +471,13 @@ class RunSetting:
     def key(self, names: Iterable[str] = ()) -> tuple:
         """The kernel key of this setting: its sorted (name, typed value) pairs of ``names`` (default
         :data:`KERNEL_SETTINGS`): flags bool, the stage int, choices str, None for "as the framework
-        does".  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
+        does"; by default with those of :data:`KERNEL_SETTINGS_AWAY_FROM_DEFAULT` that differ from their default
+        (absent: the default).  The one form both the shipped kernels' data (symcomm.tools.codegen) and the planner's
         lookup use, so the two cannot drift; :meth:`from_key` reads it back."""
-        return tuple(sorted((name, getattr(self, name)) for name in (names or KERNEL_SETTINGS)))
+        if not names:
+            names = KERNEL_SETTINGS + tuple(name for name in KERNEL_SETTINGS_AWAY_FROM_DEFAULT
+                                            if getattr(self, name) != OPTIONS[name].default)
+        return tuple(sorted((name, getattr(self, name)) for name in names))
 
     @classmethod
     def from_key(cls, pairs: Iterable) -> "RunSetting":

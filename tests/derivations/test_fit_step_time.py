@@ -85,3 +85,51 @@ def test_h100_holds_eta_at_the_published_cublas_throughput(monkeypatch):
     assert seen["base"]["eta"] == pytest.approx(0.8936, abs=1e-4)
     assert "fast.cu" in seen["hold"]["eta"] and "797.8" in seen["hold"]["eta"]
     assert seen["base"]["w_half"] == pytest.approx(295.34, abs=0.01)      # the curve it went through
+
+
+def _held_base(monkeypatch, system: str) -> dict:
+    """fit_step_time.fit's base constants and holds for ``system``, caught before the fitting core runs."""
+    seen = {}
+
+    def capture(runs, base, hold):
+        seen.update(base=base, hold=hold)
+        raise InputError("captured")
+
+    monkeypatch.setattr(fit_step_time, "fitting_runs", lambda s: (["a run"], {}))
+    monkeypatch.setattr(fit_step_time.step_fit, "fit", capture)
+    with pytest.raises(InputError, match="captured"):
+        fit_step_time.fit(system)
+    return seen
+
+
+def test_b200_holds_eta_at_the_published_cublas_throughput(monkeypatch):
+    # pyptx.dev/performance, 'Blackwell GEMM (tcgen05, bf16)', cuBLAS column, B200, M = N = K = 8192: 1610 TFLOPS.  By
+    # hand: the cube's width is 8192/3 = 2730.67; the roofline's w_half on B200 is 2.25e15 · 2 / (2 · 8e12) = 281.25
+    # (DGX B200 datasheet: 8 TB/s per GPU), so the curve's factor is 2730.67/3011.92 = 0.906621; 1610/2250 = 0.715556
+    # of peak; eta = 0.715556/0.906621 = 0.78926
+    seen = _held_base(monkeypatch, "b200")
+    assert seen["base"]["w_half"] == pytest.approx(281.25, abs=1e-9)
+    assert seen["base"]["eta"] == pytest.approx(0.7893, abs=1e-4)
+    assert "pyptx.dev" in seen["hold"]["eta"] and "1610" in seen["hold"]["eta"]
+
+
+def test_gb200_carries_the_b200_gemms_share_of_peak_over(monkeypatch):
+    # no large GEMM published on GB200 itself: the B200 figure's share 1610/2250 = 0.715556 is carried over.  By hand
+    # on GB200: w_half = 2.5e15 · 2 / (2 · 8e12) = 312.5, the cube's factor 2730.67/3043.17 = 0.897311, eta =
+    # 0.715556/0.897311 = 0.79744 (against GB200's own 2500 peak it would be 0.644/0.897311 = 0.7177: not that)
+    seen = _held_base(monkeypatch, "gb200")
+    assert seen["base"]["w_half"] == pytest.approx(312.5, abs=1e-9)
+    assert seen["base"]["eta"] == pytest.approx(0.7974, abs=1e-4)
+    assert "measured on a B200" in seen["hold"]["eta"] and "2250 TFLOP/s peak" in seen["hold"]["eta"]
+
+
+def test_blackwell_holds_eta_attn_at_the_published_cudnn_share(monkeypatch):
+    # NVIDIA/cudnn-frontend SDPA training benchmarks, head dim 128, causal, sequence length 8k; the backward runs 5/2
+    # of the forward's FLOPs, so the core's rate is 3.5 / (1/forward + 2.5/backward).  B200 (0258951d artifacts,
+    # cuDNN 9.13): forward 1171.278, backward 942.509 TFLOP/s -> 998.2, / 2250 = 0.4437.  GB200 (fb682ce7 results,
+    # cuDNN 9.22): forward 1574, backward 1332 -> 1393.2, / 2500 = 0.5573.
+    for system, forward, backward, peak in (("b200", 1171.278, 942.509, 2250), ("gb200", 1574, 1332, 2500)):
+        by_hand = 3.5 / (1 / forward + 2.5 / backward) / peak
+        seen = _held_base(monkeypatch, system)
+        assert seen["base"]["eta_attn"] == pytest.approx(by_hand, abs=5e-4), system
+        assert "published fused-attention share" in seen["hold"]["eta_attn"], system

@@ -64,6 +64,15 @@ def test_piecewise_becomes_where_and_no_branch_is_nan():
     assert got[0] == 0.25 and got[1] == 0.25 and math.isnan(got[2])
 
 
+def test_a_parameter_exponent_is_its_value():
+    # x^k with k a parameter (the places a token's k experts hit, symcomm.training.routing): 0.75^8 by hand, and
+    # over an array of bases
+    data = _file([["arg", 0], ["arg", 1], ["pow", 0, 1]], outputs=(2,), params=("x", "k"))
+    (kernel,) = kernels.from_data(data, "test").values()
+    assert kernel(0.75, 8.0) == (0.75 ** 8,)
+    assert list(kernel(np.array([0.5, 0.75]), 8.0)[0]) == [0.5 ** 8, 0.75 ** 8]
+
+
 def test_an_unknown_operation_is_refused():
     with pytest.raises(InputError, match="node 1: unknown operation 'exec'; allowed: arg, num"):
         kernels.from_data(_file([["arg", 0], ["exec", 0]], outputs=(1,)), "test")
@@ -76,7 +85,8 @@ def test_an_unknown_operation_is_refused():
     ([["arg", 0], ["add", 0, 0], ["add", 1, 1]], None),                                      # fine (control)
     ([["arg", 0], ["add", 0]], "add takes 2 or more arguments, got 1"),
     ([["arg", 0], ["div", 0, 0, 0]], "div takes 2 arguments, got 3"),
-    ([["arg", 0], ["pow", 0, 0]], "pow takes a number"),
+    ([["arg", 0], ["pow", 0, 0]], None),                      # a parameter as exponent (the MoE dispatch's k)
+    ([["arg", 0], ["pow", 0]], "pow takes 2 arguments, got 1"),
     ([["arg", 3]], "arg takes a parameter index below 1"),
     ([["num", "1"]], "num takes one finite number"),
     ([["arg", 0], ["add", 0, True]], "arguments are indices"),

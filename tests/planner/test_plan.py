@@ -517,6 +517,15 @@ PLANS = [
     # MoE: expert parallelism and its sequence-parallel rule
     ("--model", "mixtral-8x7b", "--gpus", "32", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
      "--compare", "t=1,e=8"),
+    # MoE with the flex dispatcher (plan --dispatcher, eval's dispatcher=): DeepEP over two 4-GPU nodes (e = 8 spans
+    # them: the network leg), HybridEP with t = 2 (expert_tp=1, as the flex dispatcher needs)
+    ("--model", "mixtral-8x7b", "--gpus", "16", "--gpus-per-node", "4", "--hardware", "h100", "--batch", "64", "--seq",
+     "4096", "--top", "2", "--dispatcher", "deepep", "--ep", "8"),
+    ("--model", "mixtral-8x7b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
+     "dispatcher=hybridep", "--tp", "2"),
+    # and group-limited routing (2 of 4 groups of 2 experts; the 8 experts on two nodes of 4 GPUs)
+    ("--model", "mixtral-8x7b", "--gpus", "16", "--gpus-per-node", "4", "--hardware", "h100", "--batch", "64", "--seq",
+     "4096", "--top", "1", "--dispatcher", "deepep", "--ep", "8", "router_groups=4", "--router-group-topk", "2"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),
@@ -678,3 +687,45 @@ def test_op_recompute_is_searched_only_when_fixed_and_never_with_tensor_parallel
     settings = [(r["t"], s) for r in rows for s in r["settings"]]
     assert settings and all(s["recompute"] == "op" for _, s in settings)
     assert all(s["sp"] == 1 for t, s in settings if t > 1) and any(t > 1 for t, _ in settings)
+
+
+# -- the MoE dispatcher, given to plan as to eval ------------------------------------------------------
+
+def test_plan_with_deepep_times_its_top_layout_as_eval_does(capsys):
+    # the top layout of a DeepEP plan typed by hand as eval's words (not the row's own command): the same step time
+    # (mixtral: its 8 experts on e = 8 over two 4-GPU nodes, the network leg used)
+    argv = ("plan", "--model", "mixtral-8x7b", "--gpus", "16", "--gpus-per-node", "4", "--hardware", "h100", "--batch",
+            "64", "--seq", "4096", "--dispatcher", "deepep", "--ep", "8", "--tp", "1", "--zero", "1", "--framework",
+            "megatron", "--recompute", "full", "--top", "1", "--json")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    row = json.loads(out)["layouts"][0]
+    words = ["eval", "hybrid", "--model", "mixtral-8x7b", "--hardware", "h100", "--json", "moe=1", "dispatcher=deepep",
+             "expert_tp=1", "gqa=1", "gated=1", "embeddings=1", "zero=1", "framework=megatron", "recompute=full",
+             "b=64", "s=4096", "G=4", f"sp={int(row['t'] > 1)}", *(f"{k}={row[k]}" for k in ("t", "p", "c", "e", "d", "m")),
+             *((f"v={row['v']}", "schedule=interleaved") if row["v"] > 1 else ())]
+    code, out, err = run(capsys, *words)
+    assert code == 0, err
+    assert json.loads(out)["step_time"] == pytest.approx(row["step_time"], rel=1e-9)
+    # and the dispatcher is read: alltoall times the same layout otherwise
+    code, out, _ = run(capsys, *[w for w in words if not w.startswith(("dispatcher=", "expert_tp="))])
+    assert json.loads(out)["step_time"] != pytest.approx(row["step_time"], rel=1e-6)
+
+
+@pytest.mark.parametrize("given", [("--dispatcher", "allgather"), ("dispatcher=allgather",)])
+def test_an_unknown_dispatcher_is_refused_as_eval_refuses_it(given, capsys):
+    code, out, err = run(capsys, *ARGS, *given)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "dispatcher=allgather is not allowed; choose alltoall, alltoall_padded, deepep or hybridep" in err
+
+
+@pytest.mark.parametrize("given, message", [
+    (("--router-groups", "2", "--router-group-topk", "4"), "router_group_topk=4 must be at most router_groups=2"),
+    (("--router-groups", "3"), "--router-groups=3 is not allowed; choose 1, 2, 4, 8"),
+    (("router_groups=16",), "--router-groups=16 is not allowed for mixtral-8x7b: its 8 experts must split into whole "
+                            "groups"),
+])
+def test_router_groups_are_refused_as_eval_refuses_them(given, message, capsys):
+    code, out, err = run(capsys, "plan", "--model", "mixtral-8x7b", "--gpus", "16", "--hardware", "h100", "--batch",
+                         "64", *given)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err

@@ -92,6 +92,19 @@ def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
     assert "attention_shares fa2" in run.stderr and "attention_kernel=fused" in run.stderr
 
 
+def test_b200_fa2_share_is_pytorch_sdpas_flash_backend_on_b200():
+    # NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv
+    # (commit 0258951d): PyTorch SDPA's flash backend (FlashAttention-2) on a B200, head dim 128, causal, 8k: forward
+    # 373.392, backward 298.867 TFLOP/s; the backward runs 5/2 of the forward's FLOPs, so the core's share of the
+    # 2250 TFLOP/s peak is 3.5 / (1/373.392 + 2.5/298.867) / 2250 = 316.9 / 2250 = 0.1409
+    from symcomm import presets
+    by_hand = 3.5 / (1 / 373.392 + 2.5 / 298.867) / 2250
+    for name in ("b200", "b200-xdr"):       # the same GPU
+        assert presets.hardware(name).compute_values("bf16", attention_kernel="fa2")["eta_fa2"] == pytest.approx(
+            by_hand, abs=5e-4), name
+    assert "fa2" not in dict(presets.hardware("gb200").attention_shares)      # none published on GB200
+
+
 def test_published_fused_share_is_what_a_block_without_eta_attn_reads():
     # Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) section 4.1 charts, H100 80GB SXM5, head dim 128, seq 8k:
     # cuDNN forward 600 TFLOP/s, backward 518; the backward runs 5/2 of the forward's FLOPs (FlashAttention-2,
@@ -410,7 +423,9 @@ def test_op_recompute_costs_less_than_full_and_more_than_none():
 
 def _forward_backward(framework: str, at: dict, **setting) -> tuple:
     """One micro-batch's forward and backward seconds, exactly at ``at``, under a ZeRO-3 run of ``framework`` with
-    ``setting`` (no embeddings, compiled: only what the test changes moves)."""
+    ``setting`` (no embeddings, compiled, the projections fused unless the setting says: only what the test changes
+    moves)."""
+    setting = {"fused_projections": True, **setting}
     run = settings.RunSetting(framework=framework, zero=3, embeddings=False, compile=True, **setting)
     out = compute.micro_batch_compute(run)
     return exact(out.forward, at), exact(out.backward, at)
@@ -465,7 +480,7 @@ def test_with_fp8_all_gather_torchao_receives_fp8_weights():
 
     def seconds(framework):
         run = settings.RunSetting(framework=framework, zero=3, precision="fp8_tensor", recompute="full",
-                                  embeddings=False, compile=True, fp8_param_gather=True)
+                                  embeddings=False, compile=True, fp8_param_gather=True, fused_projections=True)
         out = compute.micro_batch_compute(run)
         return exact(out.forward, at), exact(out.backward, at)
 
@@ -485,8 +500,9 @@ TE_FORWARD, TE_BACKWARD = sp.Rational(32 * 8, 100), sp.Rational(32 * 14, 100)
 def test_the_loss_passes_follow_the_memory_models_loss_setting(framework, loss, counted):
     # Megatron-Core's unfused vocab-parallel loss is counted (LOSS_FORWARD, LOSS_BACKWARD above); torchtitan's
     # eager loss (fsdp2's default) and the compiled one are not counted yet: only the head's GEMMs
-    # compile=1: torchtitan's eager block ops (counted apart, EAGER_BYTES) left out of this count
-    run = settings.RunSetting(embeddings=True, framework=framework, loss=loss, compile=True)
+    # compile=1: torchtitan's eager block ops (counted apart, EAGER_BYTES) left out of this count; fused projections:
+    # the GEMMs of LINEAR for every framework (torchtitan's separate ones counted apart, test_separate_projections_...)
+    run = settings.RunSetting(embeddings=True, framework=framework, loss=loss, compile=True, fused_projections=True)
     out = compute.micro_batch_compute(run)
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
     linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
@@ -512,3 +528,59 @@ def test_megatron_accumulates_the_weight_gradients_in_place_by_hand(grad_dtype, 
     megatron, deepspeed = compute.micro_batch_compute(run), compute.micro_batch_compute(other)
     assert exact(megatron.forward, at) == exact(deepspeed.forward, at)
     assert exact(megatron.backward - deepspeed.backward, at) == sp.Rational(more * 128, 100)
+
+
+# -- separate projections (torchtitan's Llama) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("precision, peak, eta", [("bf16", 1000, sp.Rational(1, 2)),
+                                                  ("fp8_tensor", 2000, sp.Rational(2, 5))])
+def test_separate_projections_time_each_linear_at_its_own_width_by_hand(precision, peak, eta):
+    # torchtitan's Llama (pytorch/torchtitan torchtitan/models/llama/model.py at 9dec370a, Attention and FeedForward)
+    # calls wq, wk, wv and w1, w3 as separate nn.Linear modules on one input: with h = h_kv = 4, F = 8, gated, T = 2
+    # tokens, the fused QKV 2 × 4 · 4 × 12 runs as three 2 × 4 · 4 × 4 GEMMs (q, h_kv, h_kv wide) and the fused gate
+    # and up 2 × 4 · 4 × 16 (2F) as two 2 × 4 · 4 × 8: the same FLOPs at smaller widths, each GEMM timed by the
+    # efficiency's definition (gemm_seconds); the FP8 casts of their shared input are counted alike both ways
+    fused = gemm_seconds(2, 4, 12, peak, eta) + gemm_seconds(2, 4, 16, peak, eta)
+    apart = 3 * gemm_seconds(2, 4, 4, peak, eta) + 2 * gemm_seconds(2, 4, 8, peak, eta)
+    assert apart > fused
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    setting = dict(gated=True, precision=precision)
+    titan = _forward_backward("fsdp2", at, fused_projections=None, **setting)       # the framework's default: apart
+    joined = _forward_backward("fsdp2", at, fused_projections=True, **setting)
+    assert titan[0] - joined[0] == apart - fused
+    assert titan[1] - joined[1] == 2 * (apart - fused)                           # input and weight gradients
+    # Megatron-Core's linear_qkv and linear_fc1 are one GEMM each: its default is the fused count
+    megatron = _forward_backward("megatron_fsdp", at, fused_projections=None, **setting)
+    assert megatron == _forward_backward("megatron_fsdp", at, fused_projections=True, **setting)
+    assert _forward_backward("megatron_fsdp", at, fused_projections=False, **setting) != megatron
+
+
+def test_async_tp_fuses_the_separate_projections_together_by_hand():
+    # PyTorch's async TP fuses the all-gather with the matmuls sharing its gathered input; with wq, wk, wv apart the
+    # column-parallel window is the three GEMMs' seconds (2 × 4 · 4 × 4 each) and the gate's and up's (2 × 4 · 4 × 8)
+    run = settings.RunSetting(framework="fsdp2", zero=3, gated=True, sp=True, tp_overlap=True, compile=True)
+    (qkv, fc1), (out, fc2) = compute.tp_fused_gemm_seconds(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
+    half = sp.Rational(1, 2)
+    assert exact(qkv, at) == 3 * gemm_seconds(2, 4, 4, 1000, half)
+    assert exact(fc1, at) == 2 * gemm_seconds(2, 4, 8, 1000, half)
+    assert exact(out, at) == gemm_seconds(2, 4, 4, 1000, half)
+    assert exact(fc2, at) == gemm_seconds(2, 8, 4, 1000, half)
+
+
+@pytest.mark.parametrize("c", [2, 4, 8])
+def test_context_parallel_core_is_the_rings_sdpa_calls_by_hand(c):
+    # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (_templated_ring_attention, round-robin load
+    # balance on by default, _ContextParallelOptions): each rank holds two chunks of s/(2c) tokens, n = s/c in all.
+    # Step 0 runs one causal SDPA call over its n queries and n keys: half of a full call's 4·n²·h (the flash kernel
+    # skips the blocks above the diagonal, FlashAttention-2 §3.1.1); each of the c − 1 later steps one non-causal call
+    # of n queries × n/2 keys (i ≤ rank: the first chunk of the K, V received) or n/2 × n (i > rank: the second chunk
+    # of the queries), 4·n·(n/2)·h either way.  s = 16, h = 4, one layer, at peak · eta_attn = 1000 · 1/4.
+    n = 16 // c
+    ring = 4 * n * n * 4 // 2 + (c - 1) * 4 * n * (n // 2) * 4
+    run = settings.RunSetting(framework="fsdp2", zero=3, cp="ring_flash_attn", embeddings=False, compile=True)
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "s": 16, "c": c}.items()}
+    assert exact(out.core_forward, at) == sp.Rational(ring, 250)
+    # the backward calls the flash backward on the same blocks (_templated_ring_attention_backward): 5/2 of each
+    assert exact(out.core_backward, at) == sp.Rational(5, 2) * sp.Rational(ring, 250)

@@ -335,3 +335,33 @@ def test_tensor_parallelism_without_sp_does_not_take_op_and_sp_does():
         symcomm.formula("tp", recompute="op")
     terms = STRATEGIES["sp"].terms(recompute="op", sp_regather=False)
     assert sum(term.count for term in terms) == 10 * S_L
+
+
+# -- fp8_tp_gather: torchao's float8 tensor-parallel styles ----------------------------------------
+
+@pytest.mark.parametrize("words, gathered", [
+    (("framework=fsdp2", "precision=fp8_tensor"), 1),              # torchtitan under float8 tensorwise: FP8
+    (("framework=fsdp2", "precision=fp8_rowwise"), 2),             # rowwise: plain ColwiseParallel, bf16
+    (("framework=megatron_fsdp", "precision=fp8_tensor"), 2),      # Megatron: 16-bit gathers (framework: 0)
+    (("framework=fsdp2", "precision=fp8_tensor", "fp8_tp_gather=0"), 2),
+    (("framework=megatron_fsdp", "precision=fp8_tensor", "fp8_tp_gather=1"), 1),
+])
+def test_fp8_tp_gather_moves_one_byte_elements_by_hand(capsys, words, gathered):
+    # pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040: Float8ColwiseParallel casts the sequence-sharded
+    # input to FP8 before its all-gather, Float8RowwiseParallel the output gradient before the backward's all-gather;
+    # the reduce-scatters carry the GEMMs' 16-bit outputs.  b/d = 8 sequences per replica in m = 4 micro-batches:
+    # M = 2 · 4096 tokens · h 4096 elements, bytes = elements × 1 (FP8) or × 2 (bf16)
+    data = _eval_json(capsys, "sp=1", "zero=3", *words)
+    by = {term["label"]: term for term in data["terms"]}
+    elements = 2 * 4096 * 4096
+    for phase in ("forward", "backward"):
+        assert by[f"sequence all-gather ({phase})"]["message"] == gathered * elements
+        assert by[f"sequence reduce-scatter ({phase})"]["message"] == 2 * elements
+
+
+@pytest.mark.parametrize("words", [("precision=fp8_rowwise", "sp=1"), ("precision=bf16", "sp=1"),
+                                   ("precision=fp8_tensor", "sp=0")])
+def test_fp8_tp_gather_needs_sequence_parallel_per_tensor_fp8(capsys, words):
+    assert main([*EVAL, "framework=fsdp2", "zero=3", "fp8_tp_gather=1", *words]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "fp8_tp_gather=1 needs sp=1 and precision=fp8_tensor" in err

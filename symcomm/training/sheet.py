@@ -15,7 +15,7 @@ import sympy as sp
 from ..base import memo
 from ..base.units import bytes_per_element
 from ..core import symbols as S
-from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, is_warm, plain
+from ..numbers.evaluation import Formulas, exact, exact_numbers, held_numbers, is_warm, plain
 from ..numbers.exactcode import compiled_many
 from ..numbers.exactops import NotExact
 from .binding import _PER_MESSAGE
@@ -26,11 +26,6 @@ def _numbers(values: dict) -> dict | None:
     """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
     converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
     return held_numbers(values)
-
-
-def _exact(expr, numbers: dict | None, values: dict):
-    # an int or a Fraction from the compiled exact code, else SymPy's exact number: the same value
-    return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
 
 
 def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None, shown: bool = False):

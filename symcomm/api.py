@@ -130,7 +130,7 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
         data = eval_document(args)      # what `symcomm eval` answers: the one path of both
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
-    return Result("evaluation", data, tuple(n.text for n in said))
+    return Result("evaluation", data, tuple([n.text for n in said]) if said else ())
 
 
 #: keyword values that are never an array (a sweep is numpy arrays, subclasses included)

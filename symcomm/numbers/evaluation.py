@@ -59,6 +59,29 @@ def python_numbers(values: dict) -> dict | None:
     return out
 
 
+def python_number(value):
+    """One exact SymPy number (a parsed value) as a Python int or Fraction, None when not exact: the
+    conversion :func:`python_numbers` makes of each value."""
+    kind = type(value)
+    if kind is int:
+        return value
+    if kind in _SYMPY_WHOLE:
+        return int(value.p)
+    if kind is sp.Rational or isinstance(value, sp.Rational):
+        return int(value.p) if value.q == 1 else Fraction(int(value.p), int(value.q))
+    if kind is Fraction:
+        return value.numerator if value.denominator == 1 else value
+    return None
+
+
+def hold(values: dict, numbers: dict | None) -> None:
+    """Hold ``numbers`` as :func:`held_numbers` of ``values`` (a binding that converted each value with its
+    parse: :func:`python_number`, the same conversion)."""
+    if len(_CONVERTED) >= 4:
+        _CONVERTED.clear()
+    _CONVERTED[id(values)] = (values, numbers)
+
+
 def held_numbers(values: dict) -> dict | None:
     """:func:`python_numbers` of ``values``, converted once per bound dict: the binding's requirement checks
     and the answer built from the same values (never changed after binding) share one conversion."""
@@ -114,6 +137,12 @@ def exact_numbers(exprs: tuple, numbers: dict, values: dict | None = None) -> tu
     else:
         _USED.add(exprs)
     return tuple(exact_number(expr, numbers, values) for expr in exprs)
+
+
+def is_warm(exprs: tuple) -> bool:
+    """Whether :func:`exact_numbers` has evaluated this bundle before (from its second use it runs compiled):
+    a caller that would compile it itself waits for the same second use."""
+    return exprs in _USED
 
 
 class Formulas(tuple):

@@ -7,24 +7,22 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
-from fractions import Fraction
 from types import SimpleNamespace
-
-import sympy as sp
 
 from ..core import symbols as S
 from ..collectives.algorithms import algorithms_of
 from ..base import memo, notes
 from ..base.errors import InputError
-from ..numbers.evaluation import Formulas, exact, exact_number, exact_numbers, held_numbers, plain
+from ..numbers.evaluation import exact, exact_numbers, plain
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _presets, _with_units, _word, bound, given, parse_value)
+                      _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
+from ..numbers.exactops import NotExact
+from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .subjects import Subject, option_names, subject
-from .words import input_rows, units_of as _units_of
+from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -42,233 +40,30 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
     return out
 
 
-def _numbers(values: dict) -> dict | None:
-    """The bound values as Python ints and Fractions (None: not all exact), what the compiled exact code takes;
-    converted once per answer (the helpers below are handed the same bound dict, never changed after binding)."""
-    return held_numbers(values)
-
-
-def _exact(expr, numbers: dict | None, values: dict):
-    # an int or a Fraction from the compiled exact code, else SymPy's exact number: the same value
-    return exact(expr, values) if numbers is None else exact_number(expr, numbers, values)
-
-
-def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None, shown: bool = False):
-    """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
-    ``counts``: the coefficients' values when already evaluated.  ``shown``: a sum of ints and Fractions is
-    returned as the answer shows it (:func:`plain`: an int when whole, else the float nearest it — the quotient
-    of the two Python ints, correctly rounded as float() of the Fraction is), without building the Fraction."""
-    exact_times = _numbers(times) if numbers is not None else None
-    if exact_times is None:
-        return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
-                    for sym, coef in coefficients), sp.Integer(0))
-    if counts is None:
-        counts = exact_numbers(tuple(coef for _, coef in coefficients), numbers, values)
-    # counts that are ints or Fractions (the compiled code's): Σ count × weight over the constants' one common
-    # denominator, kept as one numerator over one denominator in Python ints (one reduction at the end, not a
-    # gcd per term); the weights worked out once per answer's constants and scale, looked up by the symbol's
-    # identity (the bound constants' own symbols: no SymPy hash per term), else by the symbol
-    weights, den, by_id = _weights(times, exact_times, scale)
-    num, bottom = 0, 1
-    for (sym, _), count in zip(coefficients, counts):
-        weight = by_id.get(id(sym))
-        if weight is None:
-            weight = weights[sym]
-        if type(count) is int:
-            num += count * weight * bottom
-        elif type(count) is Fraction:
-            num = num * count.denominator + count.numerator * weight * bottom
-            bottom *= count.denominator
-        else:
-            break               # SymPy's numbers (or not a number): the sums below
-    else:
-        bottom *= den
-        if num % bottom == 0:
-            return num // bottom
-        if shown:
-            try:
-                return num / bottom
-            except OverflowError:
-                return plain(Fraction(num, bottom))     # its one refusal, in its words
-        return Fraction(num, bottom)
-    # the sum as one numerator over one denominator, in Python ints: the same exact number Fraction's own
-    # sum gives (one reduction at the end instead of a gcd per operation); a Fraction count goes that way
-    if not all(type(count) is int or isinstance(count, (Fraction, sp.Rational)) for count in counts):
-        return sum((count * (1 if sym in _PER_MESSAGE else scale) * exact_times[sym]     # not a number: SymPy's sum
-                    for (sym, _), count in zip(coefficients, counts)), sp.Integer(0))
-    num, den = 0, 1
-    for (sym, _), count in zip(coefficients, counts):
-        constant = exact_times[sym]
-        top, bottom = (count, 1) if type(count) is int else (int(count.numerator), int(count.denominator))
-        if type(constant) is not int:
-            top, bottom = top * constant.numerator, bottom * constant.denominator
-        else:
-            top *= constant
-        if sym not in _PER_MESSAGE:
-            top *= scale
-        num, den = (num + top * den, den) if bottom == 1 else (num * bottom + top * den, den * bottom)
-    return num if den == 1 else Fraction(num, den)
-
-
-def _weights(times: dict, exact_times: dict, scale: int) -> tuple[dict, int, dict]:
-    """(time symbol → its constant × the lcm of the constants' denominators (× ``scale`` but for the
-    per-message α), that lcm, the same weights by the symbol's id): the sum Σ count × constant is then
-    Σ count × weight / lcm, exactly.  ``times``: the bound constants (symbol → SymPy number), ``exact_times``
-    the same as Python numbers.  Worked out once per process for the same constants: the binding hands out
-    one immutable number per word (binding.parse_value), so the next answer at the same hardware finds them
-    by the identity of its symbols and numbers, which the entry holds (no id is reused while it is kept)."""
-    key = (scale, *map(id, times), *map(id, times.values()))
-    held = _WEIGHTS.get(key)
-    if held is None:
-        if len(_WEIGHTS) >= 64:
-            _WEIGHTS.clear()
-        den = math.lcm(*(1 if type(c) is int else c.denominator for c in exact_times.values()))
-        weights = {sym: (c * den if type(c) is int else c.numerator * (den // c.denominator))
-                   * (1 if sym in _PER_MESSAGE else scale) for sym, c in exact_times.items()}
-        by_id = {id(sym): weight for sym, weight in weights.items()}     # its symbols held: their ids unique
-        held = _WEIGHTS[key] = (tuple(times.items()), (weights, den, by_id))     # held: their ids stay unique
-    return held[1]
-
-
-#: (scale, ids of the bound constants' symbols and numbers) → (those held, their weights and common denominator)
-_WEIGHTS: dict = {}
-
-
-def _cost_parts(target: Subject, in_bytes_of):
-    """The cost's (field, formula) pairs and (time symbol, count) pairs, built once per cached subject."""
-    cache = memo.table(target, "_answers_cost_parts")
-    if in_bytes_of not in cache:
-        cost = target.cost_in(in_bytes_of) if in_bytes_of is not None else target.cost
-        cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients))
-    return cache[in_bytes_of]
-
-
-def _term_exprs(target: Subject) -> tuple:
-    # each term's group, message, count and send (per cached subject)
-    return memo.once(target, "_answers_term_exprs", lambda: tuple(
-        sp.sympify(e, strict=True) for term in target.terms for e in (term.group, term.message, term.count,
-                                                                       term.cost.send)))
-
-
-def _term_rows(target: Subject, got: tuple, scale: int, in_bytes: bool = False) -> list[dict]:
-    """Each term's row; ``got``: its group, message, count and send at the values (:func:`_term_exprs`)."""
-    rows = []
-    for i, (label, axis, primitive, algorithm, own, dtype) in enumerate(_term_words(target, scale, in_bytes)):
-        group, message, count, send = got[4 * i: 4 * i + 4]
-        rows.append({
-            "label": label,
-            "axis": axis,
-            "collective": primitive,
-            "algorithm": algorithm,
-            # whole counts (the common case) as they are; plain() words a Fraction (or SymPy's number)
-            "group": group if type(group) is int else plain(group),
-            "message": message * own if type(message) is int else plain(message * own),
-            "count": count if type(count) is int else plain(count),
-            "send": send * own if type(send) is int else plain(send * own),
-            **dtype,
-        })
-    return rows
-
-
-def _term_words(target: Subject, scale: int, in_bytes: bool) -> tuple:
-    """Each term's label, axis, collective, algorithm, bytes per element and dtype entry: what its row says
-    at any values, worded once per cached subject and unit (a term's label is composed on every read)."""
-    cache = memo.table(target, "_answers_term_words")
-    held = cache.get((scale, in_bytes))
-    if held is None:
-        held = cache[scale, in_bytes] = tuple(
-            (term.label, getattr(term, "axis", ""), term.primitive, term.algorithm,
-             bytes_per_element(term.dtype) if in_bytes and getattr(term, "dtype", "") else scale,
-             {"dtype": term.dtype} if getattr(term, "dtype", "") else {})
-            for term in target.terms)
-    return held
-
-
-def _axis_parts(target: Subject, scale: int, in_bytes: bool) -> tuple:
-    """Per parallel axis: (its name, its terms, its summed cost), built once per cached subject."""
-    costs = memo.table(target, "_answers_axis_parts")
-    if (scale, in_bytes) not in costs:
-        from .terms import cost_in_bytes_of     # here: an import statement costs its lookups on every call
-
-        by_axis: dict = {}
-        for term in target.terms:
-            by_axis.setdefault(getattr(term, "axis", ""), []).append(term)
-        costs[scale, in_bytes] = tuple(
-            (axis, tuple(terms), cost_in_bytes_of(terms, scale) if in_bytes else _summed(terms))
-            for axis, terms in by_axis.items())
-    return costs[scale, in_bytes]
-
-
-def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
-    """Per parallel axis: what its busiest GPU sends (and its time), and which pipeline stage that GPU is on;
-    ``got``: each axis's send and (with times) its time's counts at the values (:func:`_sheet`)."""
-    stages = values.get(S.p)
-    stages = int(stages) if isinstance(stages, sp.Integer) else None   # parsed numbers, never text
-    out = {}
-    numbers = _numbers(values)
-    at = 0
-    # which stage each axis's busiest GPU is on: a function of its terms and p alone, worded once per p
-    words = memo.table(target, "_answers_axis_stages")
-    where = words.get((scale, in_bytes, stages))
-    if where is None:
-        from .terms import busiest_stage
-
-        where = words[scale, in_bytes, stages] = tuple(busiest_stage(terms, stages)
-                                                       for _, terms, _ in _axis_parts(target, scale, in_bytes))
-    for (axis, terms, cost), stage in zip(_axis_parts(target, scale, in_bytes), where):
-        row = {"send": plain(got[at] * scale), "stage": stage}
-        at += 1
-        if times:
-            counts = got[at: at + len(cost.coefficients)]
-            at += len(cost.coefficients)
-            time = _time(cost.coefficients, numbers, values, times, scale, counts, shown=True)
-            row["time"] = time if type(time) is float else plain(time)
-        out[axis or "all"] = row
-    return out
-
-
-def _label(target: Subject) -> str:
-    # worded once per cached subject (a strategy's label spells every option)
-    return memo.once(target, "_answers_label", lambda: target.label)
-
-
-def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
-    """Every formula ``eval`` reads at the values, in one tuple (one compiled exact call: the cost's fields,
-    its time's counts, the extras, the terms' rows, each axis's send and counts) and the slices of it:
-    built once per cached subject, scale and unit."""
-    cache = memo.table(target, "_answers_sheet")
-    key = (scale, in_bytes, timed)
-    if key not in cache:
-        fields, coefficients = _cost_parts(target, scale if in_bytes else None)
-        extras = tuple((k, sp.sympify(e, strict=True)) for k, e in target.extras.items())
-        parts = [tuple(e for _, e in fields), tuple(c for _, c in coefficients) if timed else (),
-                 tuple(e for _, e in extras)]
-        if target.terms:
-            parts.append(_term_exprs(target))
-            parts.append(tuple(e for _, _, cost in _axis_parts(target, scale, in_bytes)
-                               for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()))))
-        exprs = Formulas(sp.sympify(e, strict=True) for part in parts for e in part)
-        bounds, at = [], 0
-        for part in parts:
-            bounds.append((at, at + len(part)))
-            at += len(part)
-        cache[key] = (exprs, tuple(bounds), fields, coefficients, extras)
-    return cache[key]
-
-
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str | None) -> dict:
     """Every value the answer used, with its unit and where it came from."""
-    rows = _input_rows(args.model, args.model_config, args.hardware, bool(args.dtype), dtype, frozenset(typed),
-                       tuple(derived.items()), tuple(values), tuple(times))
-    numbers = _numbers(values) or values
-    timed = (_numbers(times) or times) if times else times
-    out = {}
-    for name, sym, unit, source, is_time in rows:
-        value = (timed if is_time else numbers)[sym]
-        out[name] = {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+    # the rows found by the identities of the bound symbols (module constants), not by hashing each symbol
+    key = (args.model, args.model_config, args.hardware, bool(args.dtype), dtype, frozenset(typed),
+           tuple(derived.items()), tuple(map(id, values)), tuple(map(id, times)))
+    rows = _ROWS_BY_ID.get(key)
+    if rows is None:
+        rows = _input_rows(args.model, args.model_config, args.hardware, bool(args.dtype), dtype,
+                           frozenset(typed), tuple(derived.items()), tuple(values), tuple(times))
+        if any(held is rows for held in _INPUT_ROWS.values()):      # a shipped preset's (a file is read again)
+            if len(_ROWS_BY_ID) >= 512:
+                _ROWS_BY_ID.clear()
+            _ROWS_BY_ID[key] = rows
+    # the rows are the values' then the time constants', in the bound dicts' order
+    point = [*(_numbers(values) or values).values(), *((_numbers(times) or times) if times else times).values()]
+    out = {name: {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+           for (name, _, unit, source, _), value in zip(rows, point)}
     if dtype:
         out["dtype"] = dict(rows.dtype_row)
     return out
+
+
+#: _input_rows by what determines them, the bound symbols by identity (the rows hold them: no id reused)
+_ROWS_BY_ID: dict = {}
 
 
 class _Rows(tuple):
@@ -355,7 +150,9 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     except ValueError as err:
         raise UsageError(str(err)) from None
     # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)
-    numbers = {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
+    floats = floats_of(values)       # the binding's floats of the same numbers, by name (converted with the parse)
+    numbers = dict(floats) if floats is not None else \
+        {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
         numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
@@ -370,11 +167,17 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
-    for sym, value in ((_numbers(times) or times) if times else times).items():
-        name = _CLI_NAME[sym]
-        numbers[name] = float(value) * (1 if sym in _PER_MESSAGE else scale)    # per element of --dtype
+    floats = floats_of(times) if times else None
+    if floats is not None:
+        for name, value in floats.items():
+            numbers[name] = value * (1 if name in PER_MESSAGE_NAMES else scale)    # per element of --dtype
+    else:
+        for sym, value in ((_numbers(times) or times) if times else times).items():
+            numbers[_CLI_NAME[sym]] = float(value) * (1 if sym in _PER_MESSAGE else scale)
     numbers.update(compute)
-    options = {key: value for key, value in target.options.items() if key != "backend"}
+    # the strategy's options the step model reads: a function of the (cached, immutable) subject alone
+    options = memo.once(target, "_answers_step_options",
+                        lambda: {key: value for key, value in target.options.items() if key != "backend"})
     return numbers, {**options, **step_texts}, system, compute
 
 
@@ -382,13 +185,11 @@ def _compute_values(system, hardware: str, dtype: str, precision: str, fitting: 
                     typed_peaks: dict) -> dict:
     """system.compute_values, worked out once per process for a shipped preset (immutable; a hardware file is
     read again each time: it may change); the dict is read, never changed, by its callers."""
-    from ..presets.systems import _is_path
-
-    if _is_path(str(hardware)):
-        return system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
     key = (hardware, dtype, precision, fitting, kernel, tuple(typed_peaks.items()))
-    held = _COMPUTE_VALUES.get(key)
+    held = _COMPUTE_VALUES.get(key)      # only a shipped preset's are kept: a hit is one (no path test per call)
     if held is None:
+        if _presets().systems._is_path(str(hardware)):
+            return system.compute_values(dtype, precision, fitting, kernel, typed_peaks)
         held = system.compute_values(dtype, precision, fitting, kernel, typed_peaks)    # a refusal is not kept
         if len(_COMPUTE_VALUES) >= 256:
             _COMPUTE_VALUES.clear()
@@ -429,12 +230,6 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
                          "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
     out["assumptions"] += list(system.defaults_used())
     return out
-
-
-def _summed(terms):
-    from ..core.cost import Cost
-
-    return Cost.sum(term.cost for term in terms)
 
 
 @functools.lru_cache(maxsize=512)
@@ -508,6 +303,27 @@ def step_inputs(args, fitting: bool = False) -> StepInputs:
     return StepInputs(numbers, bytes_per_element(dtype), options, dtype)
 
 
+def _numbers_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool) -> dict:
+    """The numbers of an answer (what :func:`symcomm.training.sheet.planned` gives by a plan): the values as
+    shown, the cost's fields and time, the extras as shown, the terms' and axes' rows; every formula of the
+    sheet in one compiled exact call where it has exact code, else SymPy's exact numbers."""
+    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, in_bytes, bool(times))
+    numbers = _numbers(values)
+    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
+    part = [got[start:end] for start, end in bounds]
+    result = {key: number if key in ("alpha", "alpha_inter") else number * scale
+              for (key, _), number in zip(fields, part[0])}
+    if times:
+        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True)
+    out = {"values": {_CLI_NAME[sym]: val if type(val) is int else plain(val)
+                      for sym, val in (numbers or values).items()},
+           "result": result, "extras": {key: plain(number) for (key, _), number in zip(extra_exprs, part[2])}}
+    if target.terms:
+        out["terms"] = _term_rows(target, part[3], scale, in_bytes=in_bytes)
+        out["axes"] = _axis_rows(target, part[4], values, times, scale, in_bytes=in_bytes)
+    return out
+
+
 def eval_payload(args) -> dict:
     """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
     name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
@@ -520,32 +336,32 @@ def eval_payload(args) -> dict:
             raise UsageError(problems[0])
     scale = bytes_per_element(dtype) if dtype else 1
     unit = "bytes" if dtype else "elements"
-    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, bool(dtype), bool(times))
-    numbers = _numbers(values)
-    got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
-    part = [got[start:end] for start, end in bounds]
-    result = {key: number if key in ("alpha", "alpha_inter") else number * scale
-              for (key, _), number in zip(fields, part[0])}
-    if times:
-        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True)
-    extras = {key: number for (key, _), number in zip(extra_exprs, part[2])}
+    at = None
+    # a warm answer of an option set met before: its numbers by the set's plan (sheet.Plan), the same numbers
+    plan = None if args.backend else plan_of(target, scale, bool(dtype), values, times)
+    if plan is not None:
+        try:
+            at = planned(plan, target, values, times, scale, bool(dtype))
+        except NotExact:
+            pass            # a point the compiled code cannot answer exactly (nothing said yet): the general path
+    if at is None:
+        at = _numbers_at(target, values, times, scale, bool(dtype))
+    result, extras = at["result"], at["extras"]
     payload = {
         "label": _label(target),
         "kind": target.kind,
         "name": target.name,
         **({"algorithm": target.algorithm} if target.kind == "primitive" else {"options": dict(target.options)}),
-        "values": {_CLI_NAME[sym]: val if type(val) is int else plain(val)
-                   for sym, val in (numbers or values).items()},
+        "values": at["values"],
         "unit": unit,
         **({"dtype": dtype, "bytes_per_element": scale} if dtype else {}),
         **{key: val if type(val) is float else plain(val) for key, val in result.items()},
-        **{key: plain(val) for key, val in extras.items()},
+        **extras,
     }
     if target.terms:
-        payload["terms"] = _term_rows(target, part[3], scale, in_bytes=bool(dtype))
-        axes = _axis_rows(target, part[4], values, times, scale, in_bytes=bool(dtype))
-        if len(axes) > 1:
-            payload["axes"] = axes
+        payload["terms"] = at["terms"]
+        if len(at["axes"]) > 1:
+            payload["axes"] = at["axes"]
     payload["inputs"] = _inputs(args, values, times, typed, derived, dtype)
     payload["units"] = _units(result, extras, unit)
     payload["_result_keys"] = list(result)

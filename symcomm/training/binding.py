@@ -14,6 +14,7 @@ from ..base import memo, notes
 from ..base.errors import InputError
 from ..base.inputs import parse_number
 from ..base.units import bytes_per_element
+from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
 from .words import (_SPELLED, _TIME_UNITS, ALIASES, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
@@ -53,12 +54,25 @@ def parse_value(key: str, text, least: int | None = None):
         text = str(text)           # the API's whole numbers (the common case): value_text's rule for an int
     elif type(text) is not str:
         text = value_text(text)    # a Python value of the API, read as the word it stands for: one grammar
-    return _parsed(key, text, least)      # the same words give the same immutable number: parsed once
+    return _parsed(key, text, least)[0]      # the same words give the same immutable number: parsed once
+
+
+def _parsed_value(key: str, text, least: int | None = None) -> tuple:
+    """:func:`parse_value`'s number with the same number as a Python int or Fraction (None when not exact) and
+    as a float: (SymPy's, Python's, float), converted once per word with the parse."""
+    if type(text) is int:
+        text = str(text)
+    elif type(text) is not str:
+        text = value_text(text)
+    return _parsed(key, text, least)
 
 
 @functools.lru_cache(maxsize=4096)
 def _parsed(key: str, text: str, least: int | None):
-    return _parse_value(key, text, least)
+    number = _parse_value(key, text, least)
+    exact = python_number(number)
+    # float() of the exact Python number rounds as SymPy's does (answers._step_numbers' rule)
+    return number, exact, float(number if exact is None else exact)
 
 
 def _parse_value(key: str, text, least: int | None):
@@ -95,17 +109,60 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     """Check names and parse values: (symbol → exact value, time symbol → value).  With
     ``check`` False the values are not checked against the subject's requirements (the
     caller checks them against what a backend runs instead)."""
+    values, times = {}, {}
+    # the same numbers as Python ints and Fractions (held for the checks and the answer: held_numbers) and as
+    # floats by name (the step model's: floats_of), from the parse's own cache: converted once per word
+    numbers, time_numbers, floats, time_floats = {}, {}, {}, {}
+    # what the names alone decide (each word's symbol and least value, the names not used, the time constants
+    # missing) is found once per subject and names given, in their order: a warm call parses the words only
+    plans = memo.table(target, "_binding_plans")
+    plan = plans.get((tuple(texts), also_used))
+    if plan is None:
+        plan = _bind_plan(target, texts, also_used)
+        if len(plans) >= 256:
+            plans.clear()
+        plans[tuple(texts), also_used] = plan
+    slots, unused, absent = plan
+    for (key, sym, least, is_time), text in zip(slots, texts.values()):
+        if is_time:
+            times[sym], time_numbers[sym], time_floats[key] = _parsed_value(key, text)
+        else:
+            values[sym], numbers[sym], floats[key] = _parsed_value(key, text, least)
+    # parse_number gives SymPy's Integer or Rational: every value has its Python number (never None)
+    hold(values, numbers)
+    hold(times, time_numbers)
+    if len(_FLOATS) >= 4:
+        _FLOATS.clear()
+    _FLOATS[id(times)] = (times, time_floats)
+    _FLOATS[id(values)] = (values, floats)
+    problems = target.problems(values) if check else []
+    if problems:
+        raise UsageError(problems[0])
+    if unused:
+        notes.add(f"{', '.join(unused)} not used by {target.label}")
+    if absent:
+        raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
+                         f"{', '.join(sorted(_names_of(target)[1]))} once any of them is given")
+    return values, times
+
+
+def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
+    """(each word's (name, symbol, least value, is a time constant), the names given but not used, the time
+    constants missing once one is given) for ``texts``' names, in their order; the refusals in the words'
+    order — a value that is not a number (each parsed here as it comes), a name unknown, then a needed name
+    missing — so a plan exists only for names that bind."""
     needed_names, time_needed, allowed = _names_of(target)
     needed, least = _needed_of(target)
-    values, times, unused = {}, {}, []
+    slots, unused = [], []
     for key, text in texts.items():
         if key in _TIME_NAMES:
-            times[_SYMBOL[key]] = parse_value(key, text)
+            _parsed_value(key, text)
+            slots.append((key, _SYMBOL[key], None, True))
         elif key in needed or (target.open_symbols and key in S.SYMBOLS):
             # a strategy may be given a known symbol it does not use with these options
             # (e with moe=0, N to cross-check d·t·p·c); it is checked, then noted
-            sym = _SYMBOL[key]
-            values[sym] = parse_value(key, text, least=least.get(key))
+            _parsed_value(key, text, least.get(key))
+            slots.append((key, _SYMBOL[key], least.get(key), False))
             if key not in needed and key not in also_used:
                 unused.append(key)
         else:
@@ -117,17 +174,20 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     if missing:
         raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")
-    problems = target.problems(values) if check else []
-    if problems:
-        raise UsageError(problems[0])
-    if unused:
-        notes.add(f"{', '.join(unused)} not used by {target.label}")
-    if times:
-        absent = sorted(time_needed - {S.BY_SYMBOL[s].cli_name for s in times})
-        if absent:
-            raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
-                             f"{', '.join(sorted(time_needed))} once any of them is given")
-    return values, times
+    given_times = [key for key in texts if key in _TIME_NAMES]
+    absent = sorted(time_needed - set(given_times)) if given_times else []
+    return tuple(slots), unused, absent
+
+
+def floats_of(bound_values: dict) -> dict | None:
+    """The values of a dict :func:`bind` returned (values or times), as floats by CLI name, or None when that
+    dict is not the last one bound (the binding's dicts are never changed after binding)."""
+    held = _FLOATS.get(id(bound_values))
+    return held[1] if held is not None and held[0] is bound_values else None
+
+
+#: id → (a dict bind returned, its values as floats by name): the last answer's, kept for the step model
+_FLOATS: dict = {}
 
 
 def _preset_shape(args, name: str, option_texts: dict) -> dict:
@@ -135,10 +195,40 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
     heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
     embeddings ``tied`` defaults to 1, with MoE layers ``moe`` to 1 and with MLA ranks ``attention``
     to mla (``Model.settings``), each said in a note; an option given explicitly (gqa=0) still wins."""
+    if not (args.model or args.model_config):
+        return option_texts
+    # a shipped model preset's defaults are the same for the same subject and options: found once, its notes
+    # said again on every call (a config or a model file is read again: it may have changed)
+    model = str(args.model)
+    key = (name, model, tuple(option_texts.items())) if not args.model_config and not (
+        "/" in model or "\\" in model or model.endswith(".json")) else None     # not a path: presets.systems._is_path
+    held = _SHAPE_DEFAULTS.get(key) if key is not None else None
+    if held is not None:
+        added, said = held
+        for text in said:
+            notes.add(text, restates_default=True)
+        return {**option_texts, **added} if added else option_texts
     wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention")
               if key in option_names(name) and key not in option_texts]
-    if not wanted or not (args.model or args.model_config):
+    if not wanted:
         return option_texts
+    with notes.collected() as said:      # the notes said here, kept with the defaults for the next call
+        out = _shape_defaults(args, wanted, option_texts)
+    for note in said:
+        notes.add(note.text, restates_default=note.restates_default)
+    if key is not None and all(note.restates_default for note in said):
+        if len(_SHAPE_DEFAULTS) >= 256:
+            _SHAPE_DEFAULTS.clear()
+        _SHAPE_DEFAULTS[key] = ({k: v for k, v in out.items() if k not in option_texts}, [n.text for n in said])
+    return out
+
+
+#: (subject name, shipped model, option words as given) → (the options its shape sets, the notes that say so)
+_SHAPE_DEFAULTS: dict = {}
+
+
+def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
+    """:func:`_preset_shape` of the options ``wanted`` (those the subject takes and were not given)."""
     presets = _presets()
 
     if args.model and args.model_config:

@@ -54,9 +54,21 @@ def eval_document(args) -> dict:
             return _answer(args, entry)
         except NotExact:
             pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
-    from .answers import eval_payload
+    return _eval_payload()(args)
 
-    return eval_payload(args)
+
+def _eval_payload():
+    # imported on first use (a primitive's answer imports no SymPy), then kept: an import statement per call
+    # costs its lookups on every answer
+    global _EVAL_PAYLOAD
+    if _EVAL_PAYLOAD is None:
+        from .answers import eval_payload
+
+        _EVAL_PAYLOAD = eval_payload
+    return _EVAL_PAYLOAD
+
+
+_EVAL_PAYLOAD = None
 
 
 def _value(key: str, given, whole: bool, least: int) -> tuple:
@@ -189,7 +201,7 @@ _WEIGHTS: dict = {}
 def _answer(args, entry: dict) -> dict:
     """eval_payload's document for a primitive, without SymPy."""
     texts, _ = given(args, ())
-    typed = frozenset(texts)
+    typed = tuple(texts)       # the names typed, in their order: a key for the inputs' rows without a frozenset built
     texts, dtype, derived = _with_units(texts, args.dtype)
     if args.hardware:
         from ..presets import fill_from_presets
@@ -227,7 +239,7 @@ def _word(value):
     return None if value is None else value_text(value)
 
 
-def _inputs(args, values: dict, shown_times: dict, typed: frozenset, derived: dict, dtype) -> dict:
+def _inputs(args, values: dict, shown_times: dict, typed: tuple, derived: dict, dtype) -> dict:
     rows, dtype_row = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values),
                             tuple(shown_times))
     out = {}
@@ -240,12 +252,12 @@ def _inputs(args, values: dict, shown_times: dict, typed: frozenset, derived: di
     return out
 
 
-def _rows(hardware, dtype_typed: bool, dtype, typed: frozenset, derived: tuple, names: tuple, time_names: tuple):
+def _rows(hardware, dtype_typed: bool, dtype, typed: tuple, derived: tuple, names: tuple, time_names: tuple):
     """The inputs' rows (words.input_rows), worded once per process for a shipped preset (a file is read again)."""
     key = (hardware, dtype_typed, dtype, typed, derived, names, time_names)
     held = _ROWS.get(key)
     if held is None:
-        held = input_rows(None, None, hardware, dtype_typed, dtype, typed, dict(derived),
+        held = input_rows(None, None, hardware, dtype_typed, dtype, frozenset(typed), dict(derived),
                           tuple((name, data.UNITS[name]) for name in names), time_names)
         from ..presets.systems import _is_path
 

@@ -178,7 +178,15 @@ class Subject:
             numbers = python_numbers(values)
         if numbers is None:
             return problems(self.rules, values)
-        checked, exprs = self._rule_exprs(frozenset(numbers))
+        # found by the identities of the names given (the binding's symbols, held in the entry: no id reused), not
+        # by hashing each symbol into a frozenset on every call
+        by_ids = memo.table(self, "_rule_exprs_by_ids")
+        held = by_ids.get(ids := tuple(map(id, numbers)))
+        if held is None:
+            if len(by_ids) >= 256:
+                by_ids.clear()
+            held = by_ids[ids] = (tuple(numbers), *self._rule_exprs(frozenset(numbers)))
+        _, checked, exprs = held
         got = iter(exact_numbers(exprs, numbers) if exprs else ())
         out: list[str] = []
         for rule in checked:      # a rule whose symbols are not all given is not checked

@@ -11,6 +11,7 @@ import functools
 
 from ..base import notes
 from ..base.errors import InputError
+from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 
 #: bad input: reported in one line, exit status 2 by the CLI
@@ -99,8 +100,7 @@ def _with_units(texts: dict, dtype: str | None) -> tuple[dict, str | None, dict]
     """Bandwidths (bw=50GB/s → beta) and sizes with a unit (M=1GiB → elements of --dtype) turned into the
     symbols' own values; --dtype defaults to bf16 (said in a note) once a time or a byte size is given, since
     β and γ are per byte.  Returns (texts, dtype, how each converted value was derived)."""
-    from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
-
+    # (base.inputs imported with the module: an import statement here cost its lookups on every answer)
     out, derived = dict(texts), {}
     for key, target in (("bw", "beta"), ("bw_inter", "beta_inter")) if ("bw" in out or "bw_inter" in out) else ():
         if key in out:

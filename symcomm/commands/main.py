@@ -210,6 +210,22 @@ def _progress(text: str) -> None:
 
 
 def cmd_prove(args) -> int:
+    # The chapters, their claims and the proofs' expressions live until the command ends, so the collector's passes
+    # over them free next to nothing (27k young objects in a run, about 3 MiB of peak memory) and cost a tenth of
+    # the command's CPU (farm-bench, 11 paired runs: 0.89 of the CPU with it off).  Off while the claims are built
+    # and proved, as it was after (the tests run the command in their own process).
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _prove(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _prove(args) -> int:
     started = _time.perf_counter()
     _progress("symcomm prove: building the chapters' claims ...")
     from ..derivations import CHAPTERS

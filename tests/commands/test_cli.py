@@ -100,8 +100,13 @@ def test_show_formats(capsys, fmt):
 
 
 def test_prove_passes(capsys):
+    import gc
+
+    assert gc.isenabled()
     code, out, _ = run(capsys, "prove", "--quiet")
     assert code == 0, out
+    # prove turns the collector off while it proves (cmd_prove): it is on again for the rest of this process
+    assert gc.isenabled()
 
 
 def test_eval_uses_the_presets_grouped_query_attention(capsys):

@@ -210,22 +210,6 @@ def _progress(text: str) -> None:
 
 
 def cmd_prove(args) -> int:
-    # The chapters, their claims and the proofs' expressions live until the command ends, so the collector's passes
-    # over them free next to nothing (3 MiB of peak memory kept).  Timed by gc.callbacks, the collector took 0.19-0.20 s
-    # of a run's CPU, 0.13-0.15 s with it off here (what is left runs during the imports before).  Off while the
-    # claims are built and proved, as it was after (the tests run the command in their own process).
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _prove(args)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _prove(args) -> int:
     started = _time.perf_counter()
     _progress("symcomm prove: building the chapters' claims ...")
     from ..derivations import CHAPTERS

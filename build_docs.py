@@ -26,8 +26,8 @@ os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
 # The build keeps what it makes (the chapters, their proofs, tables and formulas) until it exits, so the collector's
 # full passes over the whole heap (every tenth pass of its middle generation, by default) find little to free: in a
-# build they took 0.8 s of CPU (7 passes) and freed 59k objects.  A full pass once in 1000
-# middle ones leaves the young generations collected as before; the build's peak memory grew from 180 to 201 MiB.
+# build they took 0.8 s of CPU (7 passes) and freed 59k objects.  A full pass once in 1000 middle ones leaves the
+# young generations collected as before; the build's peak memory grew from 180 to 201 MiB.
 # Only when this file runs as the build (the tests import it into a process of their own).
 if __name__ == "__main__":
     import gc

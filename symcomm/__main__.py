@@ -3,7 +3,8 @@
 ``symcomm plan`` goes straight to the planner (:func:`symcomm.commands.plan.main`), which never loads SymPy for
 the combinations it has generated kernels for: it starts in the time of numpy's import.  ``symcomm eval`` goes
 straight to :func:`symcomm.commands.evaluate.main`, which answers a collective primitive from its generated exact
-code, without SymPy.  Every other subcommand goes to :func:`symcomm.commands.main.main` (``prove`` with the collector off: :func:`_prove`).
+code, without SymPy.  Every other subcommand goes to :func:`symcomm.commands.main.main` (``prove`` with the
+collector off: :func:`_prove`).
 """
 
 from __future__ import annotations

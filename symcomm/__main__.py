@@ -3,7 +3,8 @@
 ``symcomm plan`` goes straight to the planner (:func:`symcomm.commands.plan.main`), which never loads SymPy for
 the combinations it has generated kernels for: it starts in the time of numpy's import.  ``symcomm eval`` goes
 straight to :func:`symcomm.commands.evaluate.main`, which answers a collective primitive from its generated exact
-code, without SymPy.  Every other subcommand goes to :func:`symcomm.commands.main.main`.
+code, without SymPy.  Every other subcommand goes to :func:`symcomm.commands.main.main` (``prove`` with the
+collector off: :func:`_prove`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,34 @@ def main(argv: list[str] | None = None) -> int:
         from .commands.evaluate import main as eval_main
 
         return eval_main(argv)
+    if argv[:1] == ["prove"]:
+        return _prove(argv)
     from .commands.main import main as cli_main
 
     return cli_main(argv)
+
+
+def _prove(argv: list[str]) -> int:
+    """``symcomm prove`` with the cyclic garbage collector off, on again after (an in-process caller keeps it).
+
+    The command keeps everything it builds to its end (SymPy's modules, the chapters, their claims, the proofs'
+    expressions), so the collector's passes free next to nothing: timed by ``gc.callbacks`` they took 0.19-0.20 s of
+    a run's ~2.8 s CPU; off, the run's peak memory grows by 3 MiB (76 to 79 MiB)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        from .commands.main import main as cli_main
+
+        return cli_main(argv)
+    finally:
+        if enabled:
+            # what was made while it was off joins the oldest generation, as if it had survived the passes (frozen and
+            # thawed: both move every tracked object there); left young, it was all scanned by the next pass (0.1 s)
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
 
 
 if __name__ == "__main__":

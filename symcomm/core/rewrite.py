@@ -62,6 +62,14 @@ def _answers_free_symbols(cls) -> bool:
     return next(k for k in cls.__mro__ if "free_symbols" in k.__dict__) is not sp.Basic
 
 
+#: every subtree's free symbols, shared by the walks of all expressions: the step model's quantities (the step time,
+#: tokens per second, MFU, ...) share their large subtrees, and a memo per expression walked each of them once per
+#: quantity (half a second of the docs build).  Bounded for a long-lived process: emptied when full, never stale
+#: (a node's free symbols are a function of the node).
+_SUBTREES: dict = {}
+_SUBTREES_MAX = 200_000
+
+
 # kept per expression (a formula's printers ask of each of its subexpressions); bounded, for a long-lived process
 @functools.lru_cache(maxsize=16384)
 def free_symbols(expr: sp.Basic) -> frozenset:
@@ -69,7 +77,9 @@ def free_symbols(expr: sp.Basic) -> frozenset:
     subtree as often as it is reached: a step model's Max and Min repeat their arguments, so its tree is many times
     its distinct nodes (most of the docs build's JavaScript export went there).  A node whose class defines
     ``free_symbols`` itself (a Symbol; a Lambda, an Integral, whose bound variables are not free) answers it."""
-    memo: dict = {}
+    if len(_SUBTREES) > _SUBTREES_MAX:
+        _SUBTREES.clear()
+    memo = _SUBTREES
 
     def walk(node):
         found = memo.get(node)

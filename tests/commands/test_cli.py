@@ -100,8 +100,18 @@ def test_show_formats(capsys, fmt):
 
 
 def test_prove_passes(capsys):
-    code, out, _ = run(capsys, "prove", "--quiet")
+    # through the entry, as `symcomm prove` runs: it turns the collector off while it proves (symcomm.__main__._prove),
+    # and it is on again for the rest of this process
+    import gc
+
+    from symcomm.__main__ import main as entry
+
+    assert gc.isenabled()
+    code = entry(["prove", "--quiet"])
+    out = capsys.readouterr().out
     assert code == 0, out
+    assert " claims proved in " in out
+    assert gc.isenabled()
 
 
 def test_eval_uses_the_presets_grouped_query_attention(capsys):

@@ -21,6 +21,22 @@ def test_free_symbols_of_a_shared_tree_are_sympys():
     assert free_symbols(sp.Piecewise((x, y > 1), (a, True))) == {x, y, a}
 
 
+def test_free_symbols_share_subtrees_across_expressions_and_stay_right_when_the_memo_empties(monkeypatch):
+    # expressions sharing a subtree (as the step model's quantities share the step time) are walked through one memo;
+    # with the memo's bound at 3 entries it is emptied between walks.  Each answer must still be SymPy's own set:
+    # s = Max(x + a, y·b) is shared; s/z and s + w and s alone have {x, a, y, b} plus z, w, nothing (by hand)
+    from symcomm.core import rewrite
+
+    x, a, y, b, z, w = sp.symbols("x a y b z w", positive=True)
+    shared = sp.Max(x + a, y * b)
+    for bound in (3, 10**6):
+        monkeypatch.setattr(rewrite, "_SUBTREES_MAX", bound)
+        rewrite._SUBTREES.clear()
+        rewrite.free_symbols.cache_clear()
+        for expr, want in ((shared / z, {x, a, y, b, z}), (shared + w, {x, a, y, b, w}), (shared, {x, a, y, b})):
+            assert free_symbols(expr) == want == expr.free_symbols
+
+
 def test_a_bound_variable_is_not_free():
     # a class that defines free_symbols itself answers it: x is bound in the integral and the lambda, y is free
     x, y = sp.symbols("x y")

@@ -124,10 +124,10 @@ def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tupl
     """Run ``plan`` on N local ranks; returns ({plan item: [bytes per rank]}, barrier bytes).
 
     KeyboardInterrupt propagates unchanged, after every rank has been killed."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise MeasureError("torch is not installed: pip install -e '.[measure]' (torch==2.13.0, CPU build)") from None
+    # found, not imported: only the ranks use torch (the server imports it once for them); a torch found that
+    # fails to import is reported by the ranks, naming the error
+    if not torch_installed():
+        raise MeasureError("torch is not installed: pip install -e '.[measure]' (torch==2.13.0, CPU build)")
     import queue as queue_module
     import shutil
     import tempfile
@@ -241,12 +241,14 @@ def sweep(ranks=DEFAULT_RANKS, sizes=DEFAULT_SIZES, primitives=PRIMITIVES, steps
 
 
 def report(rows: list[Row], backend: str) -> dict:
+    import importlib.metadata
     import platform
 
+    # the installed distribution's version, which torch.__version__ is built from ("2.13.0+cpu" both), read
+    # without importing torch into this process: the ranks alone import it (seconds of CPU)
     try:
-        import torch
-        torch_version = torch.__version__
-    except ImportError:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
         torch_version = None
     return {
         "backend": backend,

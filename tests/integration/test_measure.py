@@ -111,6 +111,8 @@ def test_measure_two_gloo_ranks(capsys):
     assert out["count"] == 8 * 2 + 2
     names = {r["name"] for r in out["rows"]}
     assert {"all_reduce", "reduce_scatter", "ddp", "fsdp"} <= names
+    import torch    # the report names the torch the ranks ran (read from its distribution, not imported there)
+    assert out["torch"] == torch.__version__
 
 
 # -- hardening (issue 10): options, --output, --from files, sockets, Ctrl-C ---------------------

@@ -59,6 +59,7 @@ MAX_RANKS = 8                  # N a measurement runs on this machine
 MAX_SIZE = 2 ** 23             # M (float32 elements) a measurement runs: 32 MiB
 MAX_TIMEOUT = 86400.0          # seconds per group of N ranks
 MAX_FROM_BYTES = 64 * 1024 * 1024   # validate --from FILE
+UNIX_PATH_MAX = 107            # bytes of a socket's file name (Linux sys/un.h sun_path[108], its NUL the last)
 
 
 def _context():
@@ -66,8 +67,13 @@ def _context():
     (:data:`rank_server.PRELOAD`) where there is one, else spawn.  The fork server is multiprocessing's one per
     process: started on the first rank's start, reused by every later group of this process."""
     import multiprocessing as mp
+    import tempfile
 
-    if "forkserver" not in mp.get_all_start_methods():
+    # the fork server listens on a socket named in a folder of TMPDIR (Python 3.11: pymp-XXXXXXXX/listener-XXXXXXXX,
+    # 32 bytes more); a longer name than a socket's address holds (Linux sun_path, 108 bytes with its NUL) would
+    # stop it from starting: spawn then, each rank importing torch (slower, the same measurement)
+    too_long = len(os.fsencode(tempfile.gettempdir())) + len("/pymp-xxxxxxxx/listener-xxxxxxxx") > UNIX_PATH_MAX
+    if "forkserver" not in mp.get_all_start_methods() or too_long:
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(list(PRELOAD))

@@ -350,15 +350,18 @@ def _listening() -> dict:
 
 def _socket_inodes_of_descendants(root: int) -> set:
     """The socket inodes open in the processes below ``root`` (the ranks are the rank server's children)."""
+    return set().union(*[_socket_inodes_of(pid) for pid in _descendants(root)])
+
+
+def _socket_inodes_of(pid: int) -> set:
     found = set()
-    for pid in _descendants(root):
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                link = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if link.startswith("socket:["):
-                    found.add(link[8:-1])
-        except (OSError, IndexError, ValueError):
-            continue
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:["):
+                found.add(link[8:-1])
+    except OSError:
+        pass
     return found
 
 
@@ -461,15 +464,38 @@ def _wait_for_ranks(proc, count: int) -> tuple[dict, dict]:
     return server, ranks
 
 
+@pytest.fixture
+def short_tmp():
+    """A TMPDIR short enough for the rank server's socket name (pytest's own folders under xdist are not:
+    measure._context spawns the ranks then, tested below)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="symcomm-test-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_temporary_folder_too_long_for_the_servers_socket_spawns_the_ranks(monkeypatch):
+    import tempfile
+
+    # Python 3.11's fork server names its socket TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX: 32 bytes after TMPDIR, at
+    # most 107 in all (Linux sun_path[108] with its NUL)
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: "/" + "t" * 74)           # 75 + 32 = 107: fits
+    assert measure._context().get_start_method() == "forkserver"
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: "/" + "t" * 75)           # 108: does not
+    assert measure._context().get_start_method() == "spawn"
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
 @pytest.mark.parametrize("after", [0.2, 2.5], ids=["while-ranks-start", "while-measuring"])
 @pytest.mark.torch
-def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(short_tmp, after):
+    scratch = short_tmp
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONWARNINGS": "ignore"}
-    # two groups (N=2, then N=3): several seconds of measuring after the first ranks start
-    proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2,3", "--sizes", "1024",
+    # two groups (N=2, then N=3) at the default sizes (up to 2**23) and steps: many seconds of measuring after the
+    # first ranks start (forked from their server, they start at once: 1024 alone ended within 2.5 s)
+    proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2,3",
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
     try:
@@ -493,8 +519,8 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
 @pytest.mark.torch
-def test_the_ranks_die_with_a_killed_parent(tmp_path):
-    env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
+def test_the_ranks_die_with_a_killed_parent(short_tmp):
+    env = {**os.environ, "TMPDIR": str(short_tmp)}   # the rendezvous folder a SIGKILL leaves behind
     processes: dict = {}
     # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2", "--no-progress"],
@@ -502,8 +528,12 @@ def test_the_ranks_die_with_a_killed_parent(tmp_path):
     try:
         server, ranks = _wait_for_ranks(proc, 2)
         processes = {**server, **ranks}
-        time.sleep(2)
-        for pid in ranks:       # frozen mid-measurement: a rank cannot finish its work and exit by itself meanwhile
+        # once every rank has a socket (gloo's: its worker runs, past asking to die with its server) freeze them: a
+        # rank cannot finish its work and exit by itself meanwhile
+        deadline = time.monotonic() + 60
+        while not all(_socket_inodes_of(pid) for pid in ranks) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for pid in ranks:
             os.kill(pid, signal.SIGSTOP)
         proc.kill()             # SIGKILL: no cleanup code of the parent runs
         proc.wait()

@@ -41,27 +41,29 @@ TESTS = Path(__file__).resolve().parent
 
 #: the files that hold a worker longest (tens of seconds to minutes each in CI, SYMCOMM_CI=1, on 2 cores), longest
 #: first: the CPU seconds of their tests (the process and the processes it started and reaped) in one CI-mode run
-#: (2026-12-02, tests/tools/cpu_per_test.py; the machine shared, its wall not comparable).  Not asserted
+#: (2026-12-02, after the gloo ranks were forked from one server: tests/tools/cpu_per_test.py; the machine shared,
+#: its wall not comparable).  A rank server outlives the test's own process (it is reaped by whoever adopts it), so
+#: the two measuring files are counted with every process below them (a child subreaper).  Not asserted
 #: anywhere: only the order in which pytest-xdist's --dist loadfile hands whole files to the workers, so that the
 #: long ones start first and the short ones fill in beside them; the rest follow in collection order.  That run's
-#: 2251 tests took 920 s of CPU: the wall on 2 cores is at least 460 s whatever the order (the longest file, 204 s,
-#: is less than half of it), and this order hands out files to within a few seconds of that bound.  A file named
-#: here that no longer exists stops the run (pytest_collection_modifyitems below).
+#: 2311 tests took 720 s of CPU in all (920 s before): the wall on 2 cores is at least 360 s whatever the order
+#: (the longest file, 199 s, is less than half of it).  A file named here that no longer exists stops the run
+#: (pytest_collection_modifyitems below).
 LONGEST_FIRST = (
-    "integration/test_codegen.py",        # 204 s: three kernel families regenerated with SymPy, the kernels
+    "integration/test_codegen.py",        # 199 s: three kernel families regenerated with SymPy, the kernels
                                           # against the model
-    "integration/test_readme.py",         # 117 s: every README command, the step model's refit (73 s) among them
-    "integration/test_measure.py",        # 97 s: the gloo harness, its Ctrl-C and killed-parent runs
-    "integration/test_readme_measure.py", # 81 s: the README's validate: 17 torch ranks (N = 2, 3, 4, 8), each
-                                          # importing torch (~2.4 s of CPU)
-    "integration/test_wheel.py",          # 63 s: a wheel, a venv, every subcommand and the docs build against it
-    "integration/test_site.py",           # 48 s and Chromium's own: the page in headless Chromium
-    "planner/test_plan.py",               # 36 s
-    "integration/test_docs.py",           # 30 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
-    "views/test_export.py",               # 28 s
-    "training/test_step_time.py",         # 26 s
-    "views/test_export_js.py",            # 24 s
-    "commands/test_fuzz_cli.py",          # 22 s: the CLI fuzz (1500 examples)
+    "integration/test_readme.py",         # 114 s: every README command, the step model's refit (66 s) among them
+    "integration/test_wheel.py",          # 47 s: a wheel, a venv, every subcommand and the docs build against it
+    "integration/test_site.py",           # 28 s and Chromium's own: the page in headless Chromium
+    "integration/test_readme_measure.py", # 26 s: the README's validate: 17 torch ranks (N = 2, 3, 4, 8) forked from
+                                          # one server that imported torch once
+    "integration/test_measure.py",        # 25 s: the gloo harness, its Ctrl-C and killed-parent runs
+    "planner/test_plan.py",               # 23 s
+    "views/test_export.py",               # 23 s
+    "integration/test_docs.py",           # 19 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
+    "views/test_export_js.py",            # 17 s
+    "training/test_step_time.py",         # 14 s
+    "commands/test_fuzz_cli.py",          # 13 s: the CLI fuzz (1500 examples)
 )
 
 

@@ -26,6 +26,10 @@ kernel (older than 4.19) is an error, not a zero.
 Every run is bounded: process-group set-up and each collective have timeouts, and the
 parent kills its own worker processes when the whole group overruns.
 
+The ranks are forked from one fork server that has imported torch once (symcomm.measurement.rank_server: two
+seconds of CPU per rank otherwise, 17 ranks in a default sweep); it dies with the parent, and each rank with it.
+Where there is no fork server (not POSIX) each rank is spawned and imports torch itself.
+
 Nothing listens beyond loopback: the ranks meet through a file store in a private temporary
 folder (mode 0700, removed afterwards), so no rendezvous socket exists at all, and gloo's
 own sockets are bound to ``lo`` (``GLOO_SOCKET_IFNAME=lo`` is forced, whatever the caller's
@@ -43,6 +47,7 @@ import time
 
 from .predict import (PHI, PRIMITIVES, STEP_INDEX, STEPS, WIDTH, Row, element_count, predict_op,
                       predict_step)
+from .rank_server import PARENT_VARIABLE, PRELOAD
 from .ranks import MeasureError, _worker, tcp_bytes_sent  # noqa: F401  (the rank side: SymPy-free)
 from ..collectives.profiles import PROFILES, profile
 
@@ -54,16 +59,41 @@ MAX_RANKS = 8                  # N a measurement runs on this machine
 MAX_SIZE = 2 ** 23             # M (float32 elements) a measurement runs: 32 MiB
 MAX_TIMEOUT = 86400.0          # seconds per group of N ranks
 MAX_FROM_BYTES = 64 * 1024 * 1024   # validate --from FILE
+UNIX_PATH_MAX = 107            # bytes of a socket's file name (Linux sys/un.h sun_path[108], its NUL the last)
 
 
-def _start(procs: list) -> None:
+def _context():
+    """The multiprocessing context the ranks start from: a fork server that preloads torch
+    (:data:`rank_server.PRELOAD`) where there is one, else spawn.  The fork server is multiprocessing's one per
+    process: started on the first rank's start, reused by every later group of this process."""
+    import multiprocessing as mp
+    import tempfile
+
+    # the fork server listens on a socket named in a folder of TMPDIR (Python 3.11: pymp-XXXXXXXX/listener-XXXXXXXX,
+    # 32 bytes more); a longer name than a socket's address holds (Linux sun_path, 108 bytes with its NUL) would
+    # stop it from starting: spawn then, each rank importing torch (slower, the same measurement)
+    too_long = len(os.fsencode(tempfile.gettempdir())) + len("/pymp-xxxxxxxx/listener-xxxxxxxx") > UNIX_PATH_MAX
+    if "forkserver" not in mp.get_all_start_methods() or too_long:
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(list(PRELOAD))
+    return ctx
+
+
+def _start(procs: list, server: bool) -> None:
     """Start the ranks with GLOO_SOCKET_IFNAME=lo in their environment and SIGINT ignored:
-    an ignored signal stays ignored across spawn's exec, so a Ctrl-C while a rank is still
-    importing (before ``_worker`` runs) cannot print a traceback either."""
-    saved_env = os.environ.get("GLOO_SOCKET_IFNAME")
+    an ignored signal stays ignored across spawn's exec, and the fork server (started here
+    on the first start, with this environment) hands it on to every rank it forks, so a
+    Ctrl-C while a rank is still starting (before ``_worker`` runs) cannot print a traceback
+    either.  A fork server (``server``) finds its parent in :data:`rank_server.PARENT_VARIABLE` (never set
+    for spawned ranks: rank_server would take such a rank for a server)."""
+    names = ("GLOO_SOCKET_IFNAME", PARENT_VARIABLE)
+    saved_env = {name: os.environ.get(name) for name in names}
     old = signal.getsignal(signal.SIGINT)
     ignore = threading.current_thread() is threading.main_thread() and old is not None
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    if server:
+        os.environ[PARENT_VARIABLE] = str(os.getpid())
     if ignore:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -72,10 +102,11 @@ def _start(procs: list) -> None:
     finally:
         if ignore:
             signal.signal(signal.SIGINT, old)
-        if saved_env is None:
-            os.environ.pop("GLOO_SOCKET_IFNAME", None)
-        else:
-            os.environ["GLOO_SOCKET_IFNAME"] = saved_env
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _stop(procs: list, finished: bool) -> None:
@@ -99,16 +130,15 @@ def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tupl
     """Run ``plan`` on N local ranks; returns ({plan item: [bytes per rank]}, barrier bytes).
 
     KeyboardInterrupt propagates unchanged, after every rank has been killed."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise MeasureError("torch is not installed: pip install -e '.[measure]' (torch==2.13.0, CPU build)") from None
-    import multiprocessing as mp
+    # found, not imported: only the ranks use torch (the server imports it once for them); a torch found that
+    # fails to import is reported by the ranks, naming the error
+    if not torch_installed():
+        raise MeasureError("torch is not installed: pip install -e '.[measure]' (torch==2.13.0, CPU build)")
     import queue as queue_module
     import shutil
     import tempfile
 
-    ctx = mp.get_context("spawn")
+    ctx = _context()
     op_timeout = max(30.0, timeout / 2)
     rows: dict = {}
     barriers: list = [None] * n
@@ -123,7 +153,7 @@ def run_group(n: int, plan: list, timeout: float = 120.0, progress=None) -> tupl
         store = os.path.join(folder, "store")
         procs = [ctx.Process(target=_worker, args=(r, n, store, plan, q, op_timeout, os.getpid(), WIDTH, STEP_INDEX), daemon=True)
                  for r in range(n)]
-        _start(procs)
+        _start(procs, ctx.get_start_method() == "forkserver")
         deadline = time.monotonic() + timeout
         while done < n:
             left = deadline - time.monotonic()
@@ -217,12 +247,14 @@ def sweep(ranks=DEFAULT_RANKS, sizes=DEFAULT_SIZES, primitives=PRIMITIVES, steps
 
 
 def report(rows: list[Row], backend: str) -> dict:
+    import importlib.metadata
     import platform
 
+    # the installed distribution's version, which torch.__version__ is built from ("2.13.0+cpu" both), read
+    # without importing torch into this process: the ranks alone import it (seconds of CPU)
     try:
-        import torch
-        torch_version = torch.__version__
-    except ImportError:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
         torch_version = None
     return {
         "backend": backend,

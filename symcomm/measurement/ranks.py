@@ -1,7 +1,8 @@
-"""The rank side of ``symcomm measure``: what each of the N spawned rank processes runs (symcomm.measurement.measure
+"""The rank side of ``symcomm measure``: what each of the N rank processes runs (symcomm.measurement.measure
 starts them, collects their rows and explains the method: the kernel's TCP counters around each operation).
 
-Standard library only at import (torch inside the worker): a spawned rank imports this module to find its
+Standard library only at import (torch inside the worker): the rank server imports this module (and torch) once
+before forking the ranks (symcomm.measurement.rank_server), and a spawned rank imports it to find its
 function, and a rank of a sweep is one of up to 17 processes, each of which paid a second of CPU for SymPy and the
 algorithm catalog when the worker stood beside the predictions.  The model's width and the measured step come from
 the parent (symcomm.measurement.predict), which predicts what these ranks measure.
@@ -13,13 +14,10 @@ import os
 import signal
 import socket
 import struct
-import sys
 
 TCPI_BYTES_SENT = 200
 TCPI_BYTES_RETRANS = 208
 TCP_INFO_MIN = 216
-
-PR_SET_PDEATHSIG = 1           # linux/prctl.h
 
 
 class MeasureError(RuntimeError):
@@ -101,26 +99,13 @@ def _train_step(torch, model, optimizer, batch):
     optimizer.step()
 
 
-def _die_with_parent(parent: int) -> None:
-    """Have the kernel SIGKILL this process when its parent exits (Linux ``PR_SET_PDEATHSIG``;
-    a no-op where there is no prctl), and exit now if the parent is already gone."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(ctypes.c_int(PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL),
-                       ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before the request took hold
-        os._exit(1)
-
-
 def _worker(rank, n, store_path, plan, queue, timeout, parent, width, step_index):
     # Ctrl-C goes to the whole process group: the parent alone handles it (it kills the ranks)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(parent)
+    # die with the process that forked this rank: the rank server (its pid inherited from the server's import of
+    # rank_server), itself dying with ``parent``; or, spawned (rank_server.SERVER None here), ``parent`` itself
+    from .rank_server import SERVER, die_with_parent
+    die_with_parent(SERVER if SERVER is not None else parent)
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"   # gloo binds its sockets to loopback, never elsewhere
     import warnings
     warnings.filterwarnings("ignore")

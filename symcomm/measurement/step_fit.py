@@ -213,11 +213,24 @@ class _Search:
         self.lattices = [lattice(n) for n in names]
         self.size = int(np.prod([len(x) for x in self.lattices]))
         self._whole = None
+        self._columns: dict = {}     # lattice point (its indices' bytes) → its (runs,) relative errors
 
     def errors(self, index: np.ndarray) -> np.ndarray:
-        """(runs, candidates) relative errors at lattice indices ``index`` (candidates, constants)."""
-        points = {**self.fixed, **{n: self.lattices[j][index[:, j]] for j, n in enumerate(self.names)}}
-        return _relative_errors(self.runs, points, len(index))
+        """(runs, candidates) relative errors at lattice indices ``index`` (candidates, constants).
+
+        Each lattice point's column is computed once per search and kept: every run's error is in it, so the
+        leave-one-out folds, which ask for the same points (each fold's polish starts from the fit of all runs:
+        its first lines are that fit's; a whole lattice, a coarse grid), only mask its rows.  A candidate's
+        prediction is elementwise in the candidates, so the column is the same number whichever batch computed it."""
+        index = np.ascontiguousarray(index, dtype=np.int64)
+        keys = [row.tobytes() for row in index]
+        missing = {key: row for key, row in zip(keys, index) if key not in self._columns}
+        if missing:
+            fresh = np.array(list(missing.values()))
+            points = {**self.fixed, **{n: self.lattices[j][fresh[:, j]] for j, n in enumerate(self.names)}}
+            computed = _relative_errors(self.runs, points, len(fresh))
+            self._columns.update(zip(missing, computed.T))
+        return np.stack([self._columns[key] for key in keys], axis=1)
 
     def whole(self) -> tuple[np.ndarray, np.ndarray]:
         if self._whole is None:

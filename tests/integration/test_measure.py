@@ -111,6 +111,8 @@ def test_measure_two_gloo_ranks(capsys):
     assert out["count"] == 8 * 2 + 2
     names = {r["name"] for r in out["rows"]}
     assert {"all_reduce", "reduce_scatter", "ddp", "fsdp"} <= names
+    import torch    # the report names the torch the ranks ran (read from its distribution, not imported there)
+    assert out["torch"] == torch.__version__
 
 
 # -- hardening (issue 10): options, --output, --from files, sockets, Ctrl-C ---------------------
@@ -346,20 +348,20 @@ def _listening() -> dict:
     return out
 
 
-def _socket_inodes_of_children(parent: int) -> set:
+def _socket_inodes_of_descendants(root: int) -> set:
+    """The socket inodes open in the processes below ``root`` (the ranks are the rank server's children)."""
+    return set().union(*[_socket_inodes_of(pid) for pid in _descendants(root)])
+
+
+def _socket_inodes_of(pid: int) -> set:
     found = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) != parent:
-                continue
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                link = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if link.startswith("socket:["):
-                    found.add(link[8:-1])
-        except (OSError, IndexError, ValueError):
-            continue
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:["):
+                found.add(link[8:-1])
+    except OSError:
+        pass
     return found
 
 
@@ -381,7 +383,7 @@ def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch)
         while not stop.is_set():
             new = {k: v for k, v in _listening().items() if k not in before and k not in seen}
             if new:
-                ours = _socket_inodes_of_children(os.getpid())
+                ours = _socket_inodes_of_descendants(os.getpid())
                 seen.update({k: v for k, v in new.items() if k in ours})
             time.sleep(0.005)
 
@@ -401,67 +403,106 @@ def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch)
     assert os.environ["GLOO_SOCKET_IFNAME"] != "lo"   # the parent's environment is left as it was
 
 
-def _survivors(ranks: dict, within: float) -> dict:
-    """The ranks (pid → start time) still running after ``within`` seconds of waiting."""
+def _stat(pid: int):
+    """(parent, start time) of the live (not zombie) process ``pid``, else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else (int(fields[1]), fields[19])
+
+
+def _processes() -> dict:
+    """{pid: (parent, start time)} of every live process."""
+    return {int(pid): stat for pid in os.listdir("/proc") if pid.isdigit() and (stat := _stat(int(pid)))}
+
+
+def _descendants(root: int) -> set:
+    table, found, frontier = _processes(), set(), {root}
+    while frontier:
+        frontier = {pid for pid, (parent, _) in table.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _is_rank_server(pid: int) -> bool:
+    try:
+        return b"multiprocessing.forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _measurement_of(parent: int) -> tuple[dict, dict]:
+    """({pid: start time} of the rank server ``parent`` started, {pid: start time} of the ranks it forked): the
+    ranks are the server's children (symcomm.measurement.rank_server), not ``parent``'s."""
+    table = _processes()
+    servers = {pid: start for pid, (up, start) in table.items() if up == parent and _is_rank_server(pid)}
+    ranks = {pid: start for pid, (up, start) in table.items() if up in servers}
+    return servers, ranks
+
+
+def _survivors(processes: dict, within: float) -> dict:
+    """The processes (pid → start time) still running after ``within`` seconds of waiting."""
     deadline = time.monotonic() + within
-    left = dict(ranks)
+    left = dict(processes)
     while left and time.monotonic() < deadline:
-        left = {pid: start for pid, start in left.items() if (_alive_spawn(pid) or (None, None))[1] == start}
+        left = {pid: start for pid, start in left.items() if (_stat(pid) or (None, None))[1] == start}
         time.sleep(0.05)
     return left
 
 
-def _wait_for_ranks(proc, count: int) -> dict:
-    """The rank processes of a measurement once ``count`` of them run (two minutes at most)."""
+def _wait_for_ranks(proc, count: int) -> tuple[dict, dict]:
+    """(the rank server, its ranks) of a measurement once ``count`` ranks run (two minutes at most)."""
+    server: dict = {}
     ranks: dict = {}
     deadline = time.monotonic() + 120
     while len(ranks) < count and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-        ranks = _spawned_children(proc.pid)
+        server, ranks = _measurement_of(proc.pid)
     assert len(ranks) == count, "the ranks did not start"
-    return ranks
+    assert len(server) == 1, f"the ranks are not forked from one rank server: {server}"
+    return server, ranks
 
 
-def _spawned_children(parent: int) -> dict:
-    """{pid: start time} of the multiprocessing spawn children of ``parent`` that are not zombies."""
-    out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        alive = _alive_spawn(int(pid))
-        if alive and alive[0] == parent:
-            out[int(pid)] = alive[1]
-    return out
+@pytest.fixture
+def short_tmp():
+    """A TMPDIR short enough for the rank server's socket name (pytest's own folders under xdist are not:
+    measure._context spawns the ranks then, tested below)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="symcomm-test-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
-def _alive_spawn(pid: int):
-    """(parent, start time) of a live spawn process ``pid``, else None."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    if fields[0] == "Z" or b"multiprocessing.spawn" not in cmdline:
-        return None
-    return int(fields[1]), fields[19]
+def test_a_temporary_folder_too_long_for_the_servers_socket_spawns_the_ranks(monkeypatch):
+    import tempfile
+
+    # Python 3.11's fork server names its socket TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX: 32 bytes after TMPDIR, at
+    # most 107 in all (Linux sun_path[108] with its NUL)
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: "/" + "t" * 74)           # 75 + 32 = 107: fits
+    assert measure._context().get_start_method() == "forkserver"
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: "/" + "t" * 75)           # 108: does not
+    assert measure._context().get_start_method() == "spawn"
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
 @pytest.mark.parametrize("after", [0.2, 2.5], ids=["while-ranks-start", "while-measuring"])
 @pytest.mark.torch
-def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(short_tmp, after):
+    scratch = short_tmp
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONWARNINGS": "ignore"}
-    # two groups (N=2, then N=3): several seconds of measuring after the first ranks start
-    proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2,3", "--sizes", "1024",
+    # two groups (N=2, then N=3) at the default sizes (up to 2**23) and steps: many seconds of measuring after the
+    # first ranks start (forked from their server, they start at once: 1024 alone ended within 2.5 s)
+    proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2,3",
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
     try:
         _wait_for_ranks(proc, 2)
         time.sleep(after)
-        ranks = _spawned_children(proc.pid)   # the ranks running when Ctrl-C comes
-        assert ranks and proc.poll() is None, "the measurement ended before Ctrl-C"
+        server, ranks = _measurement_of(proc.pid)   # the ranks running when Ctrl-C comes, and their server
+        assert ranks and server and proc.poll() is None, "the measurement ended before Ctrl-C"
         os.killpg(proc.pid, signal.SIGINT)    # what the terminal does on Ctrl-C
         out, err = proc.communicate(timeout=60)
     finally:
@@ -471,32 +512,54 @@ def test_ctrl_c_prints_one_line_and_leaves_no_rank_running(tmp_path, after):
     assert "Traceback" not in err and "_worker" not in err and "multiprocessing" not in err, err
     assert [line for line in err.splitlines() if line.strip()] == ["symcomm: interrupted"], err
     assert proc.returncode == 130 and out == ""
-    left = _survivors(ranks, within=10)
-    assert left == {}, f"ranks still running after Ctrl-C: {sorted(left)}"
+    left = _survivors({**server, **ranks}, within=10)
+    assert left == {}, f"ranks (or their server) still running after Ctrl-C: {sorted(left)}"
     assert sorted(scratch.glob("symcomm-*")) == [], "the rendezvous folder was left behind"
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc only")
 @pytest.mark.torch
-def test_the_ranks_die_with_a_killed_parent(tmp_path):
-    env = {**os.environ, "TMPDIR": str(tmp_path)}   # the rendezvous folder a SIGKILL leaves behind
+def test_the_ranks_die_with_a_killed_parent(short_tmp):
+    env = {**os.environ, "TMPDIR": str(short_tmp)}   # the rendezvous folder a SIGKILL leaves behind
+    processes: dict = {}
     # the default sizes (up to 2**23) and steps: many seconds of work left when the parent dies
     proc = subprocess.Popen([sys.executable, "-m", "symcomm.commands.main", "measure", "--ranks", "2", "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
-        ranks = _wait_for_ranks(proc, 2)
-        time.sleep(2)
+        server, ranks = _wait_for_ranks(proc, 2)
+        processes = {**server, **ranks}
+        # once every rank has a socket (gloo's: its worker runs, past asking to die with its server) freeze them: a
+        # rank cannot finish its work and exit by itself meanwhile
+        deadline = time.monotonic() + 60
+        while not all(_socket_inodes_of(pid) for pid in ranks) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for pid in ranks:
+            os.kill(pid, signal.SIGSTOP)
         proc.kill()             # SIGKILL: no cleanup code of the parent runs
         proc.wait()
-        left = _survivors(ranks, within=3)
-        assert left == {}, f"ranks outlived their killed parent: {sorted(left)}"
+        left = _survivors(processes, within=3)
+        assert left == {}, f"ranks (or their server) outlived their killed parent: {sorted(left)}"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        for pid, start in ranks.items():
-            if (_alive_spawn(pid) or (None, None))[1] == start:
+        for pid, start in processes.items():
+            if (_stat(pid) or (None, None))[1] == start:
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_the_rank_server_module_acts_only_in_the_server_its_parent_named():
+    """rank_server dies with its parent only in a process whose parent named itself (measure._start): the
+    parent, a test or a spawned rank importing it are left alone."""
+    from symcomm.measurement import rank_server
+
+    code = "import os, symcomm.measurement.rank_server as r; print(r.SERVER == os.getpid(), r.SERVER is None)"
+    named = {**os.environ, rank_server.PARENT_VARIABLE: str(os.getpid())}   # this process is the child's parent
+    other = {**os.environ, rank_server.PARENT_VARIABLE: str(os.getppid())}  # a grandparent: not the child's parent
+    answers = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+               for env in (named, other)]
+    assert answers == ["True False\n", "False True\n"]
+    assert rank_server.SERVER is None   # imported here, in the test's own process: nothing
 
 
 class _FakeRank:

@@ -72,6 +72,27 @@ def test_leave_one_out_is_refitting_without_each_run():
     assert found.in_sample.signed_mean == pytest.approx(errors.mean())
 
 
+def test_a_search_predicts_each_lattice_point_once_the_same_as_alone(monkeypatch):
+    # the leave-one-out folds ask one search for the same lattice points again (each fold's polish starts from the
+    # fit of all runs): each point is predicted once per search, and its column of errors is the same numbers
+    # whether it was predicted in a batch, alone or kept from before (the committed fit unchanged to the bit)
+    runs = runs_at(0.6, 5.0, [0.05, -0.05, 0.04, -0.03, 0.02, 0.05, -0.04, 0.01])
+    batches = []
+    real = step_fit._predict
+    monkeypatch.setattr(step_fit, "_predict", lambda r, points, count: batches.append(count) or real(r, points, count))
+    search = step_fit._Search(runs, ["eta", "kappa"], {})
+    index = np.array([[0, 0], [60, 20], [140, 80], [60, 20]])       # one point twice
+    first = search.errors(index)
+    again = search.errors(index[::-1])
+    assert batches == [3]                                            # three distinct points, one batch
+    alone = np.stack([step_fit._Search(runs, ["eta", "kappa"], {}).errors(row[None, :])[:, 0] for row in index],
+                     axis=1)
+    assert np.array_equal(first, alone) and np.array_equal(again, first[:, ::-1])
+    # and they are the hand model's errors: eta 0.30 + 60 · 0.005 = 0.6, kappa 20 · 0.25 = 5 at [60, 20]
+    by_hand = [r.inputs.w / 0.6 + 5.0 * r.inputs.u for r in runs]
+    assert first[:, 1] == pytest.approx([t / r.measured_s - 1 for t, r in zip(by_hand, runs)], rel=1e-12)
+
+
 def test_a_constant_no_run_depends_on_is_held(monkeypatch):
     extra = compute.Fitted("omega", "a constant the hand model does not read", 0.0, 1.0)
     monkeypatch.setattr(step_fit, "FITTED", {**compute.FITTED, "omega": extra})

@@ -67,26 +67,6 @@ def test_a_published_gemm_gives_eta_through_the_models_own_curve():
     assert fit_step_time.published_eta(gemm, 1000e12, 4000 / 7) == pytest.approx(1.0, rel=1e-12)
 
 
-def test_h100_holds_eta_at_the_published_cublas_throughput(monkeypatch):
-    # pranjalssh/fast.cu README.md (a1bb7b21), "Run on H100 SXM", KERNEL 0 (a cuBLAS call), bf16, M = N = K = 8192:
-    # 797.8 TFLOPS.  By hand: a cube's width is n³/(3n²) = 8192/3 = 2730.67; the roofline's w_half on H100 SXM is
-    # 989.4e12 · 2 / (2 · 3.35e12) = 295.34 (fit_step_time.roofline_w_half), so the curve's factor is
-    # 2730.67/3026.01 = 0.90240; 797.8/989.4 = 0.80635 of peak; eta = 0.80635/0.90240 = 0.8936
-    seen = {}
-
-    def capture(runs, base, hold):
-        seen.update(base=base, hold=hold)
-        raise InputError("captured")
-
-    monkeypatch.setattr(fit_step_time, "fitting_runs", lambda system: (["a run"], {}))
-    monkeypatch.setattr(fit_step_time.step_fit, "fit", capture)
-    with pytest.raises(InputError, match="captured"):
-        fit_step_time.fit("h100")
-    assert seen["base"]["eta"] == pytest.approx(0.8936, abs=1e-4)
-    assert "fast.cu" in seen["hold"]["eta"] and "797.8" in seen["hold"]["eta"]
-    assert seen["base"]["w_half"] == pytest.approx(295.34, abs=0.01)      # the curve it went through
-
-
 def _held_base(monkeypatch, system: str) -> dict:
     """fit_step_time.fit's base constants and holds for ``system``, caught before the fitting core runs."""
     seen = {}
@@ -100,6 +80,17 @@ def _held_base(monkeypatch, system: str) -> dict:
     with pytest.raises(InputError, match="captured"):
         fit_step_time.fit(system)
     return seen
+
+
+def test_h100_holds_eta_at_the_published_cublas_throughput(monkeypatch):
+    # pranjalssh/fast.cu README.md (a1bb7b21), "Run on H100 SXM", KERNEL 0 (a cuBLAS call), bf16, M = N = K = 8192:
+    # 797.8 TFLOPS.  By hand: a cube's width is n³/(3n²) = 8192/3 = 2730.67; the roofline's w_half on H100 SXM is
+    # 989.4e12 · 2 / (2 · 3.35e12) = 295.34 (fit_step_time.roofline_w_half), so the curve's factor is
+    # 2730.67/3026.01 = 0.90240; 797.8/989.4 = 0.80635 of peak; eta = 0.80635/0.90240 = 0.8936
+    seen = _held_base(monkeypatch, "h100")
+    assert seen["base"]["eta"] == pytest.approx(0.8936, abs=1e-4)
+    assert "fast.cu" in seen["hold"]["eta"] and "797.8" in seen["hold"]["eta"]
+    assert seen["base"]["w_half"] == pytest.approx(295.34, abs=0.01)      # the curve it went through
 
 
 def test_b200_holds_eta_at_the_published_cublas_throughput(monkeypatch):

@@ -390,7 +390,9 @@ def test_no_socket_listens_beyond_loopback_while_validating(capsys, monkeypatch)
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     try:
-        code = main(["validate", "--ranks", "2", "--sizes", "1024", "--primitives", "all_reduce",
+        # three sizes, not one: the ranks' listeners live while they measure, and one 1024-element size on forked
+        # ranks left a window a poller starved of CPU (a loaded 2-core run) once missed altogether
+        code = main(["validate", "--ranks", "2", "--sizes", "2**10,2**16,2**20", "--primitives", "all_reduce",
                      "--steps", "none", "--no-progress", "--timeout", "100"])
     finally:
         stop.set()

@@ -367,26 +367,76 @@ def _report_keys(keys: tuple) -> tuple:
     return parts("comm_time_"), parts("exposed_comm_time_"), parts("memory_", "memory_per_gpu")
 
 
+@dataclass(frozen=True)
+class _ReportPlan:
+    """What a report holds that its option set alone decides, found once per option set: the compiled
+    quantities, which of them go where, the units, the memory parts' stages, the option texts and the
+    assumptions; a report then pays for its numbers only."""
+    compiled: object            # the step model's quantities, one compiled float bundle (_evaluators)
+    comm: tuple                 # (axis, quantity) pairs: comm_time_per_axis
+    exposed: tuple              # (axis, quantity) pairs: exposed_comm_time_per_axis
+    memory: tuple               # (part, quantity) pairs: memory
+    memory_stage: dict          # part → the stage holding it (memory.STAGE_OF), an even split's
+    uneven: bool                # per-stage figures (an uneven split): memory read from the busiest stage
+    units: dict
+    options: dict               # the setting used, canonical texts
+    assumptions: tuple
+
+
+def _report_plan(run_bytes: int, hybrid_options: dict, own_options: dict) -> _ReportPlan:
+    # keyed by the options in the order given (no sort per report); a refusal is raised and nothing kept
+    key = (run_bytes, tuple(hybrid_options.items()), tuple(own_options.items()))
+    held = _REPORT_PLANS.get(key)
+    if held is None:
+        if len(_REPORT_PLANS) >= 1024:
+            _REPORT_PLANS.clear()
+        held = _REPORT_PLANS[key] = _new_report_plan(run_bytes, hybrid_options, own_options)
+    return held
+
+
+#: (run bytes, hybrid options, step options, each in the order given) → their _ReportPlan
+_REPORT_PLANS: dict = {}
+
+
+def _new_report_plan(run_bytes: int, hybrid_options: dict, own_options: dict) -> _ReportPlan:
+    options = tuple(sorted({**hybrid_options, **own_options}.items()))
+    compiled = _evaluators(run_bytes, options)
+    keys = tuple(step_model(run_bytes, **dict(options)).quantities())     # the bundle's names, in its order
+    comm, exposed, memory = _report_keys(keys)
+    units = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
+             "memory_stage": "pipeline stage: first, last or every",
+             "busiest_stage": "which stage sets the micro-batch slot and which holds the most memory"}
+    texts, assumed = _setting_words_as_given(tuple(hybrid_options.items()), tuple(own_options.items()))
+    options = dict(texts)
+    assumptions = list(ASSUMPTIONS) + list(assumed)
+    if options["precision"] != "bf16":
+        assumptions.append(FP8_MFU)
+    if options["precision"] == "mxfp8" and options["fp8_param_gather"] == "1":
+        assumptions.append(MXFP8_GATHER)
+    if options["recompute"] == "op":
+        assumptions.append(OP_RECOMPUTE)
+    return _ReportPlan(compiled, comm, exposed, memory, {part: STAGE_OF[part] for part, _ in memory},
+                       "stage_bytes_last" in keys, units, options, tuple(assumptions))
+
+
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
-    q = quantities({k: float(x) for k, x in values.items()}, run_bytes, **hybrid_options, **own_options)
-    number = {k: float(x) for k, x in q.items()}
+    plan = _report_plan(run_bytes, hybrid_options, own_options)
+    q = plan.compiled(**with_absent_constants(dict(zip(values, map(float, values.values())))))
+    number = dict(zip(q, map(float, q.values())))      # a constant quantity's int, a numpy fallback's float64
     check_finite(number)
     out = {key: number[key] for key in UNITS}
-    comm, exposed, memory = _report_keys(tuple(number))
-    out["comm_time_per_axis"] = {short: number[k] for short, k in comm}
-    out["exposed_comm_time_per_axis"] = {short: number[k] for short, k in exposed}
-    out["memory"] = {short: number[k] for short, k in memory}
+    out["comm_time_per_axis"] = {short: number[k] for short, k in plan.comm}
+    out["exposed_comm_time_per_axis"] = {short: number[k] for short, k in plan.exposed}
+    out["memory"] = {short: number[k] for short, k in plan.memory}
     # which pipeline stage's GPU holds each part (the busiest GPU: the larger of the first and the last)
-    out["memory_stage"] = {part: STAGE_OF[part] for part in out["memory"]}
+    out["memory_stage"] = dict(plan.memory_stage)
     out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
-    out["units"] = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
-                    "memory_stage": "pipeline stage: first, last or every",
-                    "busiest_stage": "which stage sets the micro-batch slot and which holds the most memory"}
+    out["units"] = dict(plan.units)
     stages = int(values.get("p", 0))
     out["busiest_stage"] = busiest_stages(number, stages)
-    if "stage_bytes_last" in number:          # an uneven split: the busiest stage's memory parts, and every stage's
+    if plan.uneven:          # an uneven split: the busiest stage's memory parts, and every stage's
         kinds = [kind for kind in STAGE_NAMES if kind != "middle" or stages >= 3]
         busiest = max(reversed(kinds), key=lambda kind: number[f"stage_bytes_{kind}"])
         out["memory"] = {part: number[k] for part in STAGE_OF if (k := f"stage_bytes_{part}_{busiest}") in number}
@@ -394,15 +444,8 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
         out["stages"] = {kind: {"slot_time": number[f"stage_slot_{kind}"], "memory": number[f"stage_bytes_{kind}"]}
                          for kind in kinds}
         out["units"]["stages"] = "slot_time s (one micro-batch: compute + tp, cp, ep, pp), memory bytes per GPU"
-    texts, assumed = _setting_words_as_given(tuple(hybrid_options.items()), tuple(own_options.items()))
-    out["options"] = dict(texts)    # the setting used, canonical
-    out["assumptions"] = list(ASSUMPTIONS) + list(assumed)
-    if out["options"]["precision"] != "bf16":
-        out["assumptions"].append(FP8_MFU)
-    if out["options"]["precision"] == "mxfp8" and out["options"]["fp8_param_gather"] == "1":
-        out["assumptions"].append(MXFP8_GATHER)
-    if out["options"]["recompute"] == "op":
-        out["assumptions"].append(OP_RECOMPUTE)
+    out["options"] = dict(plan.options)    # the setting used, canonical
+    out["assumptions"] = list(plan.assumptions)
     return out
 
 

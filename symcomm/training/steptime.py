@@ -35,6 +35,7 @@ HFU likewise with the hardware FLOPs.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -327,8 +328,6 @@ def step_options(texts: dict) -> tuple[dict, dict]:
 def check_finite(numbers: dict) -> None:
     """The last line of defence (eval hybrid and plan): a step-model output that is inf or nan (a zero
     bandwidth, peak or eta reaching a division) is refused, naming it, never printed as a number."""
-    import math
-
     if math.isfinite(sum(numbers.values())):
         return      # a finite sum: every number finite (an inf or a nan makes the sum inf or nan)
     bad = [name for name, x in numbers.items() if not math.isfinite(x)]
@@ -372,7 +371,8 @@ class _ReportPlan:
     """What a report holds that its option set alone decides, found once per option set: the compiled
     quantities, which of them go where, the units, the memory parts' stages, the option texts and the
     assumptions; a report then pays for its numbers only."""
-    compiled: object            # the step model's quantities, one compiled float bundle (_evaluators)
+    evaluator: object           # the step model's quantities, one compiled float evaluator (_evaluators')
+    names: tuple                # the quantities' names, in the evaluator's order (twelve and more: a tuple back)
     comm: tuple                 # (axis, quantity) pairs: comm_time_per_axis
     exposed: tuple              # (axis, quantity) pairs: exposed_comm_time_per_axis
     memory: tuple               # (part, quantity) pairs: memory
@@ -400,7 +400,7 @@ _REPORT_PLANS: dict = {}
 
 def _new_report_plan(run_bytes: int, hybrid_options: dict, own_options: dict) -> _ReportPlan:
     options = tuple(sorted({**hybrid_options, **own_options}.items()))
-    compiled = _evaluators(run_bytes, options)
+    evaluator = _evaluators(run_bytes, options).evaluator
     keys = tuple(step_model(run_bytes, **dict(options)).quantities())     # the bundle's names, in its order
     comm, exposed, memory = _report_keys(keys)
     units = {**UNITS, "comm_time_per_axis": "s", "exposed_comm_time_per_axis": "s", "memory": "bytes",
@@ -415,7 +415,7 @@ def _new_report_plan(run_bytes: int, hybrid_options: dict, own_options: dict) ->
         assumptions.append(MXFP8_GATHER)
     if options["recompute"] == "op":
         assumptions.append(OP_RECOMPUTE)
-    return _ReportPlan(compiled, comm, exposed, memory, {part: STAGE_OF[part] for part, _ in memory},
+    return _ReportPlan(evaluator, keys, comm, exposed, memory, {part: STAGE_OF[part] for part, _ in memory},
                        "stage_bytes_last" in keys, units, options, tuple(assumptions))
 
 
@@ -423,8 +423,9 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
     plan = _report_plan(run_bytes, hybrid_options, own_options)
-    q = plan.compiled(**with_absent_constants(dict(zip(values, map(float, values.values())))))
-    number = dict(zip(q, map(float, q.values())))      # a constant quantity's int, a numpy fallback's float64
+    got = plan.evaluator.float(**with_absent_constants(dict(zip(values, map(float, values.values())))))
+    # the bundle's {name: value} in one pass; float(): a constant quantity's int, a numpy fallback's float64
+    number = dict(zip(plan.names, map(float, got)))
     check_finite(number)
     out = {key: number[key] for key in UNITS}
     out["comm_time_per_axis"] = {short: number[k] for short, k in plan.comm}

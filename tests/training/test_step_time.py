@@ -320,6 +320,28 @@ def test_a_non_finite_step_output_is_refused_not_printed():
                         {k: v for k, v in PLAIN.items() if k in steptime.STEP_OPTIONS})
 
 
+def test_a_report_held_per_option_set_answers_each_call_at_its_own_values():
+    # report keeps what its option set decides (issue 25: keys, units, option texts, assumptions), never a number:
+    # the same options at two peaks give each its own step time, the refusal of a non-finite output comes on every
+    # call, and a report's dicts and lists are its own
+    hybrid = {k: v for k, v in PLAIN.items() if k not in steptime.STEP_OPTIONS} | {"embeddings": "1"}
+    own = {k: v for k, v in PLAIN.items() if k in steptime.STEP_OPTIONS}
+    values = {**TINY, **NO_COMM, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1, "eta": 0.5, "kappa": 0.0, "hbm": 1e9}
+    slow = steptime.report({**values, "peak": 1e12}, 2, hybrid, own)
+    slow["units"]["step_time"] = "changed"
+    slow["assumptions"].append("changed")
+    slow["options"]["zero"] = "changed"
+    fast = steptime.report({**values, "peak": 2e12}, 2, hybrid, own)
+    # only the compute uses the peak: the one-GPU test's hand count of FLOPs, 3 × forward (+ the flash backward's
+    # extra core), at 0.5 × 1e12 and at 0.5 × 2e12 differ by FLOPs / 1e12 seconds (Adam, buffer, loss: HBM-bound)
+    flops = 3 * (4 * layer_forward_by_hand(1, 32, 64, 64, 256) + 2 * 32 * 64 * 1000) + 4 * FLASH_EXTRA
+    assert slow["step_time"] - fast["step_time"] == pytest.approx(flops / 1e12, rel=1e-12)
+    assert fast["units"]["step_time"] == "s" and "changed" not in fast["assumptions"]
+    assert fast["options"]["zero"] == "0"
+    with pytest.raises(ValueError, match="not a finite number"):
+        steptime.report({**values, "peak": 1e12, "hbm": 0.0}, 2, hybrid, own)
+
+
 def test_op_recompute_on_torchtitans_llama_3_1_8b_table_1_by_hand():
     """torchtitan benchmarks/llama3_h100_202412_torchtitan.md Table 1: Llama 3.1 8B, FSDP over 8 GPUs, local batch 2
     of 8192 tokens, selective_ac_option = 'op' (train_configs/llama3_8b.toml at 9dec370a).  Per token and layer the

@@ -747,3 +747,6 @@ def test_a_flex_dispatcher_plan_keeps_only_expert_groups_filling_whole_nodes():
     for dispatcher in ("deepep", "hybridep"):
         es = set(enumerate_layouts(Request(**args, dispatcher=dispatcher))["e"].tolist())
         assert es and all(e <= 72 or e % 72 == 0 for e in es) and 64 in es
+    # e fixed at 128: nothing is left, and the refusal names the flex dispatcher's rule
+    with pytest.raises(PlanError, match=r"e at most G \(72\) or a multiple of it \(--dispatcher deepep\)"):
+        plan(Request(**args, dispatcher="deepep", ep=128), top=1)

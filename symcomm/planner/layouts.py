@@ -26,6 +26,8 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
     if req.router_groups > 1:                       # grouped routing counts its places with e a power of two
         es = es[(es & (es - 1)) == 0]               # (symcomm.training.hybrid, _GROUPS_NEED_POWER_OF_TWO_E)
+    if model.moe and req.dispatcher in ("deepep", "hybridep"):   # the flex dispatcher counts whole nodes: e ≤ G
+        es = es[(es <= req.G) | (es % req.G == 0)]                # or G | e (hybrid, _FLEX_NEEDS_WHOLE_NODES)
     if req.micro_batch is not None:
         mbs = np.array([req.micro_batch], dtype=np.int64)
     elif req.micro_batches is not None:             # m fixed: the micro-batch size follows from d, any divisor

@@ -73,6 +73,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
             f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}), "
             f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
             + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
+            + (f", e at most G ({req.G}) or a multiple of it (--dispatcher {req.dispatcher})"
+               if model.moe and req.dispatcher in ("deepep", "hybridep") else "")
             + f"; --gpus={req.gpus} with the fixed options leaves none")
     floor_ok = (req.hardware.fits(memory_floor(req, layouts)) if req.memory_check
                 else np.ones(layouts["t"].size, dtype=bool))

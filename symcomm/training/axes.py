@@ -394,7 +394,9 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     forwarders' NVLink sends behind the RDMA receives.  The combine sends the same back, the backward runs the
     two again; ``recompute``: the forward's two again before the backward (MEGATRON_RECOMPUTE).  ``router``: (G, g),
     group-limited routing (routing.GROUP_LIMITED_ROUTING): 1 − (1 − 1/x)^k becomes routing.grouped_hit's count over
-    x nodes (x GPUs), each place alike, so the n − 1 other nodes (e − n GPUs but the arrival ones) keep their share."""
+    x nodes (x GPUs), each place alike, so the n − 1 other nodes (e − n GPUs but the arrival ones) keep their share.
+    n must be whole: a group filling its nodes unequally (more than G ranks, G not dividing them) has no such n, and
+    the hybrid strategy refuses it (symcomm.training.hybrid, _FLEX_NEEDS_WHOLE_NODES)."""
     group, ranks_on_node = sp.sympify(group, strict=True), sp.sympify(ranks_on_node, strict=True)
     nodes = group / ranks_on_node
     # the other nodes hit: all hit but the own one, (n − 1)/n of them; the GPUs hit but the one of arrival: (e − n)/e

@@ -299,6 +299,19 @@ _FLEX_NEEDS_ETP1 = rules.fixed(t, 1, "dispatcher=deepep or hybridep with t={x} n
                                      "token_dispatcher.py, MoEFlexTokenDispatcher), which is not modelled")
 
 
+# the flex dispatcher's expected destination nodes D(n) = n·(1 − (1 − 1/n)^k) (axes.flex_dispatch_terms) need a whole
+# n = e/r: an EP group of e > G consecutive ranks (expert_tp=1, or t = 1) that G does not divide fills its last node
+# with e mod G ranks (GB200 NVL72, e = 128: 72 and 56), so n = e/(e mod G) is a fraction no placement has (and
+# with several such groups, ranks_per_node's one-NIC bound counts e nodes of one rank each, no placement either;
+# a group of e ≤ G is priced as before: one node, or the one-NIC bound when it straddles two).  Min(e, G)
+# divides e exactly when e ≤ G or G | e, the one divides rule the exports and the planner's kernels already read.
+_FLEX_NEEDS_WHOLE_NODES = Rule("divides", sp.Min(e, G), e,
+                               "dispatcher=deepep or hybridep with e={y} on G={x} GPUs per node needs e at most G or "
+                               "a multiple of G: an expert group filling its nodes unequally has no whole number of "
+                               "nodes to count its destination nodes over (e/(e mod G) is a fraction)",
+                               "e at most G or a multiple of G (flex dispatcher)")
+
+
 _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
                                  "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
                                  "apply_tp and _save_list)")
@@ -340,5 +353,6 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(E, e),
         rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
+        rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"), _FLEX_NEEDS_WHOLE_NODES)),
         *_router_checks(),
     )

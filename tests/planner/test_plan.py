@@ -735,3 +735,18 @@ def test_router_groups_are_refused_as_eval_refuses_them(given, message, capsys):
     code, out, err = run(capsys, "plan", "--model", "mixtral-8x7b", "--gpus", "16", "--hardware", "h100", "--batch",
                          "64", *given)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_a_flex_dispatcher_plan_keeps_only_expert_groups_filling_whole_nodes():
+    # DeepSeek-V3 (256 experts) on 1152 GB200 GPUs, NVL72 domains: e = 128 divides d·c and the experts, but 72 ∤ 128
+    # fills its two domains with 72 and 56 ranks, a fractional node count for DeepEP's destination nodes
+    # (symcomm.training.hybrid, _FLEX_NEEDS_WHOLE_NODES): the all-to-all dispatcher may use it, deepep may not
+    args = dict(model=presets.model("deepseek-v3"), hardware=presets.hardware("gb200"), gpus=1152, gpus_per_node=72,
+                batch=1152, seq=4096)
+    assert 128 in set(enumerate_layouts(Request(**args))["e"].tolist())
+    for dispatcher in ("deepep", "hybridep"):
+        es = set(enumerate_layouts(Request(**args, dispatcher=dispatcher))["e"].tolist())
+        assert es and all(e <= 72 or e % 72 == 0 for e in es) and 64 in es
+    # e fixed at 128: nothing is left, and the refusal names the flex dispatcher's rule
+    with pytest.raises(PlanError, match=r"e at most G \(72\) or a multiple of it \(--dispatcher deepep\)"):
+        plan(Request(**args, dispatcher="deepep", ep=128), top=1)

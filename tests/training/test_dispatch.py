@@ -112,3 +112,34 @@ def test_the_two_legs_equal_an_enumeration_of_every_routing():
                   k=2) == network == Fraction(3, 4)
     assert _value(terms[("token dispatch, NVLink leg (one copy per destination GPU)", "forward")].message,
                   k=2) == nvlink == Fraction(7, 8)
+
+
+def test_flex_on_an_expert_group_filling_its_nodes_unequally_is_refused(capsys):
+    # GB200 NVL72 (G = 72), EP 128 over 128 GPUs: one domain holds 72 of the group, the other 56, so the destination
+    # nodes would be counted over 128/56 = 2.29 nodes, a placement no cluster has: refused in one line, exit 2
+    from symcomm.commands.main import main
+    code = main(["eval", "hybrid", "--model", "deepseek-v3", "--hardware", "gb200", "t=1", "p=1", "c=1", "e=128",
+                 "d=128", "b=1024", "m=8", "s=4096", "dispatcher=deepep"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert ("dispatcher=deepep or hybridep with e=128 on G=72 GPUs per node needs e at most G or a multiple of G"
+            in err)
+    # the same layout with the all-to-all dispatcher is priced as before (its PEERS rule has no node count)
+    assert main(["eval", "hybrid", "--model", "deepseek-v3", "--hardware", "gb200", "t=1", "p=1", "c=1", "e=128",
+                 "d=128", "b=1024", "m=8", "s=4096", "dispatcher=alltoall", "--json"]) == 0
+
+
+@pytest.mark.parametrize("dispatcher", ["deepep", "hybridep"])
+def test_flex_over_whole_nodes_counts_whole_nodes_by_hand(dispatcher):
+    # Qwen3-30B-A3B (k = 8, h = 2048) on H100 (G = 8), EP 16 over 16 GPUs: two full nodes.  A rank's 4096 tokens (one
+    # sequence, m = 1, t = 1) each go to the other node unless all 8 experts land on this one, (1/2)^8: 255/256
+    # network copies per token, bf16 (2 bytes an element); once per MoE layer and pass, 48 layers
+    got = symcomm.evaluate("hybrid", model="qwen3-30b-a3b", hardware="h100", dispatcher=dispatcher, expert_tp="1",
+                           t=1, p=1, d=16, e=16, c=1, b=16, m=1, s=4096)
+    (network,) = [term for term in got["terms"]
+                  if term["label"] == "token dispatch, network leg (one copy per destination node) (forward)"]
+    assert network["message"] == 4096 * 2048 * 2 * Fraction(255, 256) and network["count"] == 48
+    # an EP group of e ≤ G stays allowed: e = 8 inside one node sends nothing over the network
+    inside = symcomm.evaluate("hybrid", model="qwen3-30b-a3b", hardware="h100", dispatcher=dispatcher, expert_tp="1",
+                              t=1, p=1, d=16, e=8, c=1, b=16, m=1, s=4096)
+    assert all(term["count"] == 0 for term in inside["terms"] if "network leg" in term["label"])

@@ -51,21 +51,41 @@ def _kept(printed: dict, key, text: str) -> str:
     return text
 
 
-class SymcommLatexPrinter(LatexPrinter):
-    """SymPy's LaTeX printer with log₂ written the way papers write it; each subexpression printed once
-    per process and settings (:data:`_PRINTED`)."""
+class _PrintedOnce:
+    """A SymPy printer mixin: each subexpression printed once per process and settings, kept as text in the
+    memo ``_MEMO`` (one dict per settings) and handed back through :meth:`_from_text`; a result
+    :meth:`_as_text` cannot write as text (None) is returned as printed, not kept."""
+
+    _MEMO: dict[tuple, dict]
 
     def __init__(self, settings=None):
         super().__init__(settings)
-        self._printed = _PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
+        self._printed = self._MEMO.setdefault(tuple(sorted((settings or {}).items())), {})
+
+    def _as_text(self, printed):
+        return printed
+
+    def _from_text(self, text: str):
+        return text
 
     def _print(self, expr, **kwargs):
         key, text = _looked_up(self._printed, expr, kwargs)
         if key is None:
             return super()._print(expr, **kwargs)
         if text is None:
-            text = _kept(self._printed, key, super()._print(expr, **kwargs))
-        return text
+            printed = super()._print(expr, **kwargs)
+            text = self._as_text(printed)
+            if text is None:
+                return printed
+            _kept(self._printed, key, text)
+        return self._from_text(text)
+
+
+class SymcommLatexPrinter(_PrintedOnce, LatexPrinter):
+    """SymPy's LaTeX printer with log₂ written the way papers write it; each subexpression printed once
+    per process and settings (:data:`_PRINTED`)."""
+
+    _MEMO = _PRINTED
 
     def _print_Integer(self, expr):
         # 300647710720 → 300\,647\,710\,720: digits grouped in threes, as tables print them
@@ -177,27 +197,20 @@ _MATHML_RELATIONS = {"<": "&lt;", "<=": "&le;", ">": "&gt;", ">=": "&ge;", "==":
 _MATHML_PRINTED: dict[tuple, dict] = {}
 
 
-class SymcommMathMLPrinter(MathMLPresentationPrinter):
+class SymcommMathMLPrinter(_PrintedOnce, MathMLPresentationPrinter):
     """SymPy's presentation MathML printer taught what its default gets wrong here: ⌈log₂N⌉ and
     ones(n) as the papers write them (not ``ceillog2(N)``), a Piecewise as cases, and relations
     escaped (SymPy writes its text unescaped, so ``<`` would end up raw in the page); each subexpression
     printed once per process (:data:`_MATHML_PRINTED`)."""
 
-    def __init__(self, settings=None):
-        super().__init__(settings)
-        self._printed = _MATHML_PRINTED.setdefault(tuple(sorted((settings or {}).items())), {})
+    _MEMO = _MATHML_PRINTED
 
-    def _print(self, expr, **kwargs):
-        key, text = _looked_up(self._printed, expr, kwargs)
-        if key is None:
-            return super()._print(expr, **kwargs)
-        if text is None:
-            node = super()._print(expr, **kwargs)
-            if not hasattr(node, "toxml"):
-                return node
-            # doprint writes the whole tree with no indent or newline, so a subtree's text is the same wherever it
-            # stands: kept as text, and handed to the parent as a node that writes it as it is
-            text = _kept(self._printed, key, node.toxml())
+    def _as_text(self, node):
+        # doprint writes the whole tree with no indent or newline, so a subtree's text is the same wherever it
+        # stands: kept as text, and handed to the parent as a node that writes it as it is
+        return node.toxml() if hasattr(node, "toxml") else None
+
+    def _from_text(self, text: str):
         return self.dom.createTextNode(text)      # SymPy's raw text node: written unescaped
 
     def _row(self, *nodes):

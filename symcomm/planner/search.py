@@ -59,6 +59,20 @@ def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
     return s[:top]
 
 
+def _why_not(req: Request, spec: dict) -> str:
+    """Why no enumerated layout matches ``spec``: the expert rules the enumeration applies (layouts.py) named when
+    the compared e breaks one, else the general rule."""
+    e = spec.get("e")
+    if e is not None and req.model.moe:
+        if req.dispatcher in ("deepep", "hybridep") and not (e <= req.G or e % req.G == 0):
+            return (f"--dispatcher {req.dispatcher} places the expert group on whole nodes: e={e} must be at most "
+                    f"G={req.G} or a multiple of it")
+        if req.router_groups > 1 and e & (e - 1):
+            return (f"--router-groups {req.router_groups} needs e a power of two (e={e}): the routed places are "
+                    "counted where the expert group's nodes and the router groups divide one another")
+    return f"t·p·c·d must be --gpus={req.gpus} and every divisibility rule hold"
+
+
 def plan(req: Request, top: int | None = None) -> Plan:
     """The layouts that fit, folded and sorted by step time (then memory).  With ``top``, the
     step time is computed only where it can reach the ``top`` best rows or the --compare
@@ -85,7 +99,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
                 wanted &= layouts[key] == spec[key]
         if not wanted.any():
             raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} is not a layout of this "
-                            f"request: t·p·c·d must be --gpus={req.gpus} and every divisibility rule hold")
+                            f"request: {_why_not(req, spec)}")
         floor_ok = floor_ok | wanted
     layouts = {k: v[floor_ok] for k, v in layouts.items()}
     run_bytes = bytes_per_element(req.dtype)

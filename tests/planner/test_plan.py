@@ -750,3 +750,10 @@ def test_a_flex_dispatcher_plan_keeps_only_expert_groups_filling_whole_nodes():
     # e fixed at 128: nothing is left, and the refusal names the flex dispatcher's rule
     with pytest.raises(PlanError, match=r"e at most G \(72\) or a multiple of it \(--dispatcher deepep\)"):
         plan(Request(**args, dispatcher="deepep", ep=128), top=1)
+    # the same layout asked as --compare (ep not fixed): the compared e breaks the same rule, and the refusal says so
+    # rather than the general "every divisibility rule" line (e = 128 over G = 72: 72 ∤ 128 and 128 > 72)
+    with pytest.raises(PlanError, match=r"--dispatcher hybridep places the expert group on whole nodes: e=128 must "
+                                        r"be at most G=72 or a multiple of it"):
+        plan(Request(**args, dispatcher="hybridep", compare=(("t", 1), ("e", 128))), top=1)
+    # under the all-to-all dispatcher e = 128 is a layout: the compared row is found
+    assert plan(Request(**args, compare=(("t", 1), ("e", 128))), top=1).compare["e"] == 128

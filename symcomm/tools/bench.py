@@ -487,15 +487,23 @@ def bench_scaling() -> dict:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
     import platform
 
     import sympy
 
-    started = time.perf_counter()
     only = {"api": bench_api, "eval": bench_cold_eval}       # one group alone (not a report for the docs)
-    if sys.argv[1:2] == ["--only"] and sys.argv[2:] and sys.argv[2] in only and len(sys.argv) == 3:
-        goals = only[sys.argv[2]]()
+    parser = argparse.ArgumentParser(
+        prog="python -m symcomm.tools.bench",
+        description="Measure every speed goal (minutes); a whole run writes derivations/data/bench.json and "
+                    "docs/speed.md.")
+    parser.add_argument("--only", choices=sorted(only),
+                        help="run one group alone and print its goals (writes nothing)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    if args.only:
+        goals = only[args.only]()
         print(json.dumps({"goals": goals, "seconds": time.perf_counter() - started}, indent=2, ensure_ascii=False))
         return 0
     goals = bench_vector() + bench_scalar() + bench_api() + bench_configuration() + bench_cold() + bench_cold_eval()

@@ -108,6 +108,9 @@ def validate(run: dict) -> list[str]:
     memory = run.get("memory_gib")
     if memory is not None and not _positive_number(memory):
         bad.append(f"{name}: memory_gib must be a positive number or null, not {memory!r}")
+    # known_cause (optional): why the row's step time disagrees with the step model, from the sources it names
+    if "known_cause" in run and not (isinstance(run["known_cause"], str) and run["known_cause"].strip()):
+        bad.append(f"{name}: known_cause must be a sentence naming its sources, not {run['known_cause']!r}")
     if bad:
         return problems + bad
     t, p, c, d = run["t"], run["p"], run["c"], run["d"]

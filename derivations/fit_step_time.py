@@ -88,11 +88,20 @@ def check_systems() -> list[str]:
                   | {r["hardware"] for r in modern.runs("check") if modern.out_of_scope(r) is None})
 
 
+def known_causes() -> dict:
+    """Every modern run in the step model's scope whose data records why it disagrees with the model
+    (:func:`modern.known_cause`): run id → its hardware, role and cause.  Shown beside its error, never fitted
+    apart: the run keeps its role."""
+    return {r["id"]: {"hardware": r["hardware"], "role": r["role"], "cause": modern.known_cause(r)}
+            for r in modern.runs() if modern.out_of_scope(r) is None and modern.known_cause(r)}
+
+
 def checks(constants: dict) -> dict:
     """step_fit.json's check parts: per hardware preset with check runs, the constants used (``constants``:
     system → constants, the fit's where it just ran, else the stored ones of symcomm/presets/hardware.json,
-    which a preset without runs of its own borrows: ``constants_from``) and its check rows; and every printed
-    memory against the model's (:func:`check_rows`)."""
+    which a preset without runs of its own borrows: ``constants_from``) and its check rows; every printed
+    memory against the model's (:func:`check_rows`); and the runs with a known cause of disagreement
+    (:func:`known_causes`: data, so --checks-only refreshes them too)."""
     stored = json.loads(HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
     out, memory = {}, []
     for system in check_systems():
@@ -103,12 +112,12 @@ def checks(constants: dict) -> dict:
         rows, mem = check_rows(system, used)
         out[system] = {"constants": {k: _rounded(v) for k, v in used.items()}, "constants_from": source, "runs": rows}
         memory += mem
-    return {"checks": out, "memory": memory}
+    return {"checks": out, "memory": memory, "known_causes": known_causes()}
 
 
 def write_checks_only() -> dict:
-    """Recompute step_fit.json's check and memory parts with the stored constants, without refitting; every
-    other part of the file stays as it is.  Returns the parts written."""
+    """Recompute step_fit.json's check, memory and known-cause parts with the stored constants, without refitting;
+    every other part of the file stays as it is.  Returns the parts written."""
     data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
     parts = checks({})
     data.update(parts)
@@ -134,7 +143,8 @@ def results(fits: dict, kept: dict) -> dict:
                            "by --checks-only, with the stored constants); errors are predicted / measured - 1 "
                            "(positive: the model is slower or larger), ratios; seconds per step; memory in GiB "
                            "(2^30 B): published as printed (torchtitan: the allocator's peak reserved bytes), "
-                           "predicted memory_per_gpu of eval hybrid; 6 significant digits"), "systems": {}}
+                           "predicted memory_per_gpu of eval hybrid; 6 significant digits; known_causes: the runs whose data "
+                           "records why they disagree with the model, each kept in its role"), "systems": {}}
     for system, f in fits.items():
         found = f["fit"]
         out["systems"][system] = {

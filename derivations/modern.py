@@ -13,7 +13,10 @@ command line give one number.  What the step model does not express is said, nev
   layout the source does not give): left out of every fit and table of errors, listed with the reason;
 * :func:`approximations` — what a run does that the model counts another way (CUDA graphs, activation
   offloading to the CPU, the multi-token-prediction layer, recompute modules other than the attention core,
-  sliding-window attention as full).  The MoE dispatchers are modelled (``dispatcher=``: :func:`dispatcher`).
+  sliding-window attention as full).  The MoE dispatchers are modelled (``dispatcher=``: :func:`dispatcher`);
+* :func:`known_cause` — why a run in scope disagrees with the model where its sources say it (a regression its
+  framework's maintainers published, kernels the model does not hold): the run stays fitted or checked as its role
+  says, and the docs show the cause beside its error.
 """
 
 from __future__ import annotations
@@ -69,6 +72,12 @@ def out_of_scope(run: dict) -> str | None:
         return (f"L = {run['model']['layers']} layers over p·v = {run['p'] * run['v']} chunks with no layout in "
                 "the source: the split cannot be read")
     return None
+
+
+def known_cause(run: dict) -> str | None:
+    """Why ``run``'s step time disagrees with the step model, as its data file records it from the sources it
+    names (``known_cause``), or None.  Said, never corrected for: the run keeps its role."""
+    return run.get("known_cause")
 
 
 def _split(run: dict) -> dict | None:

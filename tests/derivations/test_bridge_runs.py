@@ -143,6 +143,14 @@ def test_validate_finds_what_is_wrong():
     assert any("layers" in p for p in bridge_runs.validate(chunked))
 
 
+def test_validate_refuses_an_empty_known_cause():
+    run = copy.deepcopy(next(r for r in RUNS if "known_cause" in r))
+    assert bridge_runs.validate(run) == []
+    for empty in ("", "  ", None, 1):
+        run["known_cause"] = empty
+        assert [p for p in bridge_runs.validate(run) if "known_cause" in p], empty
+
+
 def test_load_refuses_a_file_over_the_cap(monkeypatch):
     monkeypatch.setattr(bridge_runs, "LIMIT", 1000)
     with pytest.raises(InputError, match="at most 1,000"):

@@ -37,7 +37,10 @@ HARDWARE = ("h100", "h100-gt", "h200", "b200", "gb200")
 PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
 #: op: torchtitan's op-level selective activation checkpointing (symcomm.training.settings.TORCHTITAN_OP_SAC)
 RECOMPUTE = ("none", "selective", "full", "op")
-ROLES = ("fit", "check")
+#: "fit": a release named for fitting; "check": never fitted on; "regression": a row its framework's maintainers (or its
+#: own table's footnote) publish as a regression, which ``known_cause`` names: neither fitted nor counted among the
+#: checks, its error shown beside its cause (a configuration its maintainers call broken is not what the model is for)
+ROLES = ("fit", "check", "regression")
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
 STEP_TOLERANCE = 1e-3
 
@@ -62,7 +65,7 @@ def _refuse_constant(word: str):
 
 
 def runs(name: str, role: str | None = None) -> list[dict]:
-    """The runs of one file, all or only those of ``role`` ("fit" or "check")."""
+    """The runs of one file, all or only those of ``role`` (:data:`ROLES`)."""
     if role is not None and role not in ROLES:
         raise InputError(f"role {role!r}: one of {', '.join(ROLES)}")
     return [r for r in load(name)["runs"] if role is None or r["role"] == role]
@@ -111,6 +114,8 @@ def validate(run: dict) -> list[str]:
     # known_cause (optional): why the row's step time disagrees with the step model, from the sources it names
     if "known_cause" in run and not (isinstance(run["known_cause"], str) and run["known_cause"].strip()):
         bad.append(f"{name}: known_cause must be a sentence naming its sources, not {run['known_cause']!r}")
+    if run["role"] == "regression" and "known_cause" not in run:
+        bad.append(f"{name}: role regression needs the known_cause naming where the regression is published")
     if bad:
         return problems + bad
     t, p, c, d = run["t"], run["p"], run["c"], run["d"]

@@ -51,13 +51,15 @@ def _errors(e) -> dict:
 GIB = 2.0 ** 30
 
 
-def check_rows(system: str, constants: dict) -> tuple[list[dict], list[dict]]:
+def check_rows(system: str, constants: dict, role: str = "check") -> tuple[list[dict], list[dict]]:
     """The runs of ``system`` never fitted on (role "check": the papers' and the modern ones the step model
-    takes), predicted with ``constants``: (their rows: id, source, framework, measured and predicted seconds,
-    error; the memory rows: every modern check run whose source prints its peak memory (``memory_gib``), against
-    the step model's ``memory_per_gpu`` of the same evaluation).  Each layout is evaluated once."""
-    printed = {r["id"]: r for r in modern.runs("check")}
-    runs = published.measured_runs(system, role="check") + modern.measured_runs(system, "check")[0]
+    takes; "regression": the modern rows published as regressions), predicted with ``constants``: (their rows: id,
+    source, framework, measured and predicted seconds, error; the memory rows: every modern run of the role whose
+    source prints its peak memory (``memory_gib``), against the step model's ``memory_per_gpu`` of the same
+    evaluation).  Each layout is evaluated once."""
+    printed = {r["id"]: r for r in modern.runs(role)}
+    runs = ((published.measured_runs(system, role="check") if role == "check" else [])
+            + modern.measured_runs(system, role)[0])
     rows, memory = [], []
     low = {r["id"]: modern.typed_peaks(r, "low") for r in printed.values()}
     for run in runs:
@@ -112,11 +114,15 @@ def checks(constants: dict) -> dict:
         rows, mem = check_rows(system, used)
         out[system] = {"constants": {k: _rounded(v) for k, v in used.items()}, "constants_from": source, "runs": rows}
         memory += mem
-    return {"checks": out, "memory": memory, "known_causes": known_causes()}
+    regressions = {}
+    for system in sorted({r["hardware"] for r in modern.runs("regression") if modern.out_of_scope(r) is None}):
+        used = constants.get(system) or dict(published.hardware(system).step_time)
+        regressions[system] = check_rows(system, used, "regression")[0]
+    return {"checks": out, "memory": memory, "known_causes": known_causes(), "regressions": regressions}
 
 
 def write_checks_only() -> dict:
-    """Recompute step_fit.json's check, memory and known-cause parts with the stored constants, without refitting;
+    """Recompute step_fit.json's check, memory, known-cause and regression parts with the stored constants, without refitting;
     every other part of the file stays as it is.  Returns the parts written."""
     data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
     parts = checks({})
@@ -144,7 +150,9 @@ def results(fits: dict, kept: dict) -> dict:
                            "(positive: the model is slower or larger), ratios; seconds per step; memory in GiB "
                            "(2^30 B): published as printed (torchtitan: the allocator's peak reserved bytes), "
                            "predicted memory_per_gpu of eval hybrid; 6 significant digits; known_causes: the runs whose data "
-                           "records why they disagree with the model, each kept in its role"), "systems": {}}
+                           "records why they disagree with the model, each in its role; regressions: per hardware, the "
+                           "rows published as regressions (role regression: neither fitted nor checked), predicted "
+                           "with that hardware's constants"), "systems": {}}
     for system, f in fits.items():
         found = f["fit"]
         out["systems"][system] = {

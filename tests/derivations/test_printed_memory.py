@@ -110,12 +110,21 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     assert fit_step_time.main(["--checks-only"]) == 0
     after = json.loads(stored_copy.read_text(encoding="utf-8"))
     # the constants, the fitted runs' rows, the errors, the scope: untouched
-    written = ("checks", "memory", "known_causes")
+    written = ("checks", "memory", "known_causes", "regressions")
     assert {k: v for k, v in after.items() if k not in written} == \
            {k: v for k, v in before.items() if k not in written}
     # the runs with a known cause of disagreement: data, written afresh (the 25.11 H100 Qwen3-30B-A3B row: issue 1998)
     assert after["known_causes"] == fit_step_time.known_causes()
     assert "issue 1998" in after["known_causes"]["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]["cause"]
+    # the rows published as regressions: predicted with their hardware's constants, never among the checks or fits
+    regressions = {r["id"]: r for rows in after["regressions"].values() for r in rows}
+    assert set(regressions) == {"bridge-25.11-h100-qwen3-30b-a3b-fp8cs", "bridge-25.11-b200-qwen3-30b-a3b-fp8mx",
+                                "bridge-25.11-b200-qwen3-235b-a22b-fp8mx", "bridge-26.06.01-gb200-gpt-oss-120b-fp8-mx"}
+    # 25.11 H100 Qwen3-30B-A3B: GBS 512 · seq 4096 / (5275 tokens/s/GPU · 16 GPUs), the table's own numbers
+    assert regressions["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]["measured_s"] == pytest.approx(
+        512 * 4096 / (5275 * 16), rel=1e-3)
+    checked = {i for rows in after["checks"].values() for r in rows["runs"] for i in r["id"].split("+")}
+    assert not checked & set(regressions)
     found = after["checks"]["h200"]
     # h200 has no fitted run: it borrows h100's constants (symcomm/presets/hardware.json, borrowed_from)
     assert found["constants_from"] == "h100"

@@ -15,6 +15,7 @@ compiled evaluator runs).  So the keys are the runtime's own and the numbers are
 from __future__ import annotations
 
 import ast
+import hashlib
 import keyword
 from types import SimpleNamespace
 
@@ -103,13 +104,15 @@ class _Printer:
     """The entries found so far: their data (with compiled functions, for the cases still to run) and text."""
 
     def __init__(self):
-        self.subjects, self.steps, self.functions = {}, {}, []
+        self.subjects, self.steps, self.functions = {}, {}, {}
         self.live_subjects, self.live_steps = {}, {}
 
-    def function(self, prefix: str, text: str) -> tuple[_Code, object]:
-        name = f"_{prefix}{len(self.functions)}"
+    def function(self, prefix: str, key: tuple, text: str) -> tuple[_Code, object]:
+        # named by its entry's key (a digest of its text, stable across processes), so that the entries of a few
+        # cases print exactly as they do in the whole file (the cheap freshness test reads them so)
+        name = f"_{prefix}_{hashlib.sha256(repr(key).encode()).hexdigest()[:12]}"
         text = text.replace("def __NAME__(", f"def {name}(", 1)
-        self.functions.append(text)
+        self.functions[name] = text
         return _Code(name), _compiled(text, name)
 
     def subject(self, key: tuple) -> bool:
@@ -135,7 +138,7 @@ class _Printer:
                 texts = [_printed(sp.sympify(e, strict=True), slot) for e in rule.exprs]
             except NotExact:
                 return False
-            code, live = self.function("rule", f"def __NAME__({', '.join(names)}):\n    return "
+            code, live = self.function(f"rule{len(rules)}", key, f"def __NAME__({', '.join(names)}):\n    return "
                                                f"({''.join(t + ', ' for t in texts)})\n")
             rules.append((rule.kind, rule.message, tuple(names), code))
             live_rules.append((rule.kind, rule.message, tuple(names), live))
@@ -146,7 +149,7 @@ class _Printer:
             if made is None or len(bounds) != 5:
                 return False
             result, params, body, symbols = made
-            code, live = self.function("sheet", f"def __NAME__({', '.join(params)}):\n{body}    return {result}\n")
+            code, live = self.function(f"sheet{scale}", key, f"def __NAME__({', '.join(params)}):\n{body}    return {result}\n")
             axes = []
             for axis, terms, cost in sheet._axis_parts(target, scale, True):
                 axes.append((axis or "all", tuple(_cli(sym) for sym, _ in cost.coefficients),
@@ -187,7 +190,7 @@ class _Printer:
         source = source.replace("def scalar(", "def __NAME__(", 1)
         if not source.endswith("\n"):
             source += "\n"
-        code, live = self.function("step", source)
+        code, live = self.function("step", key, source)
         words = {"arguments": tuple(evaluator.names), "names": tuple(plan.names), "comm": plan.comm,
                  "exposed": plan.exposed, "memory": plan.memory, "memory_stage": dict(plan.memory_stage),
                  "units": dict(plan.units), "options": dict(plan.options), "assumptions": tuple(plan.assumptions),
@@ -225,15 +228,16 @@ def cases() -> list:
             for model in model_names() for words in VARIANTS]
 
 
-def generate() -> str:
-    """The module's text."""
+def chunks(of_cases=None) -> list[str]:
+    """The module's parts — its head, each function, each entry's line, each table — for the cases ``of_cases``
+    (default :func:`cases`); the module is their concatenation (the entries of a few cases are parts of the whole)."""
     from ..base import notes
     from ..training.hybridfast import Fallback, Missing, answer
 
     printer = _Printer()
     constants = _constants()
     data = SimpleNamespace(SUBJECTS=printer.live_subjects, STEPS=printer.live_steps, **constants)
-    for args in cases():
+    for args in cases() if of_cases is None else of_cases:
         for _ in range(4):
             try:
                 with notes.collected():
@@ -246,12 +250,16 @@ def generate() -> str:
             except Fallback:
                 break
     out = [_HEAD]
-    out += ["\n\n" + text for text in printer.functions]
+    out += ["\n\n" + printer.functions[name] for name in sorted(printer.functions)]
     out.append("\n\n#: hybrid option words (sorted) → the subject's entry\nSUBJECTS = {\n")
     out += [f"    {key!r}: {entry!r},\n" for key, entry in sorted(printer.subjects.items())]
     out.append("}\n\n#: (bytes per element, step model options sorted) → the step report's entry\nSTEPS = {\n")
     out += [f"    {key!r}: {entry!r},\n" for key, entry in sorted(printer.steps.items(), key=lambda kv: repr(kv[0]))]
     out.append("}\n")
-    for name, value in constants.items():
-        out.append(f"\n{name} = {value!r}\n")
-    return "".join(out)
+    out += [f"\n{name} = {value!r}\n" for name, value in constants.items()]
+    return out
+
+
+def generate() -> str:
+    """The module's text."""
+    return "".join(chunks())

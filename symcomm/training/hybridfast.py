@@ -27,7 +27,8 @@ from ..base import memo, notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact
 from .settings import step_options
-from .words import PER_MESSAGE_NAMES, TIME_NAMES, _with_units, given, input_rows, preset_shape, units_of, value_text
+from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, input_rows, preset_shape, units_of, \
+    value_text
 
 
 class Fallback(Exception):
@@ -105,8 +106,6 @@ def _word(value):
 
 def _bind(entry: dict, texts: dict, data) -> tuple[dict, dict]:
     """binding.bind: name → exact value (int or Fraction), time constant → value, in the words' order."""
-    from .fasteval import _value
-
     needed = entry["needed"]
     values, times, unused = {}, {}, []
     for key, text in texts.items():

@@ -11,8 +11,9 @@ import functools
 
 from ..base import notes
 from ..base.errors import InputError
-from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
+from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
+from ..numbers.exactops import plain_exact
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -256,3 +257,31 @@ def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
         notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
         out["tied"] = "1"
     return out
+
+
+def _value(key: str, given, whole: bool, least: int) -> tuple:
+    """:func:`_parsed` of a value as given: a word, or a Python value of the API.  A Python int within the bounds
+    is the number its digits parse to (the grammar reads str(n) as n exactly), so it is taken as it is; anything
+    else is read as its word (words.value_text), through the one grammar, with its refusals."""
+    if type(given) is int and (least if whole else 0) <= given <= MAX_VALUE:
+        return given, given
+    if type(given) is float:
+        return _parsed_float(key, given, whole, least)
+    return _parsed(key, given if type(given) is str else value_text(given), whole, least)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_float(key: str, given: float, whole: bool, least: int) -> tuple:
+    # a float read as its repr (words.value_text), once per value: keyed by floats only, so no equal int or
+    # Fraction (1.0 == 1, 2**-30 == Fraction(1, 2**30)) shares its entry
+    return _parsed(key, repr(given), whole, least)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
+    """(the exact value, as the answer shows it): binding.parse_value's rule — a time constant any number ≥ 0, a
+    symbol a whole number ≥ its least value; the same words give the same immutable numbers, parsed once."""
+    value = parse_fraction(key, text, integer=whole, least=least if whole else 0)
+    if value.denominator == 1:
+        return value.numerator, value.numerator
+    return value, plain_exact(value)

@@ -17,12 +17,15 @@ array ones; negative powers become one division.
 
 Regenerate after any change to the step model, the strategies or the FLOP counts::
 
-    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/ and training/primitive_data.py
+    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/, training/primitive_data.py, hybrid_data.py
     python -m symcomm.tools.codegen --check    # exit 1 if the committed files are stale
 
 It writes the primitives' module too, ``symcomm/training/primitive_data.py`` (:mod:`symcomm.tools.primitivegen`:
 every algorithm's cost and requirements as exact Python, so ``eval`` of a primitive needs no SymPy); it does not
-depend on the step model.  ``--primitives`` writes (or checks) that module alone, in seconds.
+depend on the step model.  And the hybrid's option sets, ``symcomm/training/hybrid_data.py``
+(:mod:`symcomm.tools.hybridgen`: per option set its sheet as exact Python, its rules, its step model's float code and
+the rows' words, so ``eval hybrid`` of a shipped model and hardware needs no SymPy).  ``--primitives`` writes (or
+checks) those two modules alone, in ~20 s.
 
 Any other combination (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
 ``--model-config`` of another family shape) gets its graph built in the process by :func:`graph_data`

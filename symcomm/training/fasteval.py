@@ -14,7 +14,8 @@ without ``--backend``, ``--model`` or ``--model-config`` (a hardware preset or f
 ``presets.fill_from_presets`` reads it).  Everything else — a strategy, a backend profile, a model — and a point
 the exact code cannot answer (it raises :class:`~symcomm.numbers.exactops.NotExact`: then nothing was said)
 goes to :func:`symcomm.training.answers.eval_payload`, with SymPy; ``show``, ``prove`` and the formulas never
-come here.
+come here.  ``eval hybrid`` of a shipped model and hardware is first offered to :mod:`symcomm.training.hybridfast`
+(its generated option sets, :mod:`symcomm.training.hybrid_data`), which answers the same document or steps aside.
 """
 
 from __future__ import annotations

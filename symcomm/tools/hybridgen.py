@@ -2,7 +2,8 @@
 (written by ``python -m symcomm.tools.codegen``, checked fresh by ``tests/training/test_hybridfast.py``).
 
 Which option sets: those the cases of :data:`CASES` reach — every model preset with the words a user types most
-(the framework defaults; ``recompute=selective``, ``recompute=full``; ``sp=1``; both), at ``--hardware`` and bf16
+(the framework defaults; ``recompute=selective``, ``recompute=full``; ``sp=1``; both; with FP8 matmuls; torchtitan's
+FSDP2), at ``--hardware`` and bf16 elements
 — found by running :func:`symcomm.training.hybridfast.answer` itself on each case: where it lacks an entry it
 says which (:class:`~symcomm.training.hybridfast.Missing`), and the entry is printed here from what
 :func:`symcomm.training.answers.eval_payload` reads — the subject (``answers._subject_of``), its sheet
@@ -24,7 +25,8 @@ TARGET = ("training", "hybrid_data.py")
 
 #: the option words of the generated cases, beside each model preset's own defaults
 VARIANTS = ((), ("recompute=selective",), ("recompute=full",), ("sp=1",), ("sp=1", "recompute=selective"),
-            ("sp=1", "recompute=full"))
+            ("sp=1", "recompute=full"), ("sp=1", "recompute=selective", "precision=fp8_tensor"),
+            ("framework=fsdp2", "zero=3"))
 
 #: the values a case is bound at (any that bind: the keys depend on the option words and the model alone)
 _POINT = ("t=1", "p=1", "d=2", "c=1", "e=1", "b=8", "m=4")
@@ -123,7 +125,12 @@ class _Printer:
         from ..training import answers, sheet
         from ..training.terms import busiest_stage
 
-        target = answers._subject_of("hybrid", None, key)
+        from ..base.errors import InputError
+
+        try:
+            target = answers._subject_of("hybrid", None, key)
+        except InputError:
+            return False            # a setting the strategy refuses: refused by the general path, in its words
         if not target.open_symbols or not target.terms:
             return False
         needed = _Set(_cli(x) for x in target.symbols() if x in S.BY_SYMBOL)
@@ -219,12 +226,12 @@ def _constants() -> dict:
 
 
 def cases() -> list:
-    """The eval options the generated data answers: every model preset × :data:`VARIANTS`, at each hardware's
-    links (a100: the cases' hardware; the keys depend on no hardware)."""
+    """The eval options the generated data answers: every model preset × :data:`VARIANTS` (on h100, which has an FP8
+    peak; the keys depend on no hardware)."""
     from ..presets import model_names
 
     return [SimpleNamespace(name="hybrid", assignments=[*_POINT, *words], algorithm=None, dtype=None, backend=None,
-                            model=model, model_config=None, hardware="a100", json=True)
+                            model=model, model_config=None, hardware="h100", json=True)
             for model in model_names() for words in VARIANTS]
 
 

@@ -37,6 +37,10 @@ def _rule0_00244e20f840(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_06d67d5b7169(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_11c591a69664(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
@@ -65,6 +69,10 @@ def _rule0_3f9d696a0b05(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_4480eaa6a101(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_4a0081f22c74(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
@@ -77,11 +85,27 @@ def _rule0_627d0ae15b64(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_68daeaafbac0(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_69f719616140(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_755e7039ab19(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_7698ab6b7210(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_8da2881a1215(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_8f0ffabe806e(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
@@ -113,11 +137,19 @@ def _rule0_cb0869e5fdba(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_cb6e6d0c9042(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_cddaa13b880b(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
 def _rule0_d2dae402a231(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_db65e2d72af6(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
@@ -131,6 +163,10 @@ def _rule0_fc3842f952f3(N, c, d, p, t):
 
 def _rule1_00244e20f840(L, p):
     return (p, L, )
+
+
+def _rule1_06d67d5b7169(e):
+    return (e, 1, )
 
 
 def _rule1_11c591a69664(e):
@@ -161,6 +197,10 @@ def _rule1_3f9d696a0b05(t):
     return (t, 1, )
 
 
+def _rule1_4480eaa6a101(L, p):
+    return (p, L, )
+
+
 def _rule1_4a0081f22c74(t):
     return (t, 1, )
 
@@ -173,11 +213,27 @@ def _rule1_627d0ae15b64(L, p):
     return (p, L, )
 
 
+def _rule1_68daeaafbac0(t):
+    return (t, 1, )
+
+
 def _rule1_69f719616140(e):
     return (e, 1, )
 
 
+def _rule1_755e7039ab19(L, p):
+    return (p, L, )
+
+
 def _rule1_7698ab6b7210(e):
+    return (e, 1, )
+
+
+def _rule1_8da2881a1215(e):
+    return (e, 1, )
+
+
+def _rule1_8f0ffabe806e(e):
     return (e, 1, )
 
 
@@ -209,11 +265,19 @@ def _rule1_cb0869e5fdba(L, p):
     return (p, L, )
 
 
+def _rule1_cb6e6d0c9042(e):
+    return (e, 1, )
+
+
 def _rule1_cddaa13b880b(t):
     return (t, 1, )
 
 
 def _rule1_d2dae402a231(t):
+    return (t, 1, )
+
+
+def _rule1_db65e2d72af6(t):
     return (t, 1, )
 
 
@@ -227,6 +291,10 @@ def _rule1_fc3842f952f3(e):
 
 def _rule2_00244e20f840(a, t):
     return (t, a, )
+
+
+def _rule2_06d67d5b7169(L, p):
+    return (p, L, )
 
 
 def _rule2_11c591a69664(L, p):
@@ -257,6 +325,10 @@ def _rule2_3f9d696a0b05(L, p):
     return (p, L, )
 
 
+def _rule2_4480eaa6a101(a, t):
+    return (t, a, )
+
+
 def _rule2_4a0081f22c74(L, p):
     return (p, L, )
 
@@ -269,11 +341,27 @@ def _rule2_627d0ae15b64(a, t):
     return (t, a, )
 
 
+def _rule2_68daeaafbac0(L, p):
+    return (p, L, )
+
+
 def _rule2_69f719616140(L, p):
     return (p, L, )
 
 
+def _rule2_755e7039ab19(a, t):
+    return (t, a, )
+
+
 def _rule2_7698ab6b7210(L, p):
+    return (p, L, )
+
+
+def _rule2_8da2881a1215(L, p):
+    return (p, L, )
+
+
+def _rule2_8f0ffabe806e(L, p):
     return (p, L, )
 
 
@@ -305,11 +393,19 @@ def _rule2_cb0869e5fdba(a, t):
     return (t, a, )
 
 
+def _rule2_cb6e6d0c9042(L, p):
+    return (p, L, )
+
+
 def _rule2_cddaa13b880b(L, p):
     return (p, L, )
 
 
 def _rule2_d2dae402a231(L, p):
+    return (p, L, )
+
+
+def _rule2_db65e2d72af6(L, p):
     return (p, L, )
 
 
@@ -323,6 +419,10 @@ def _rule2_fc3842f952f3(L, p):
 
 def _rule3_00244e20f840(b, d):
     return (d, b, )
+
+
+def _rule3_06d67d5b7169(a, t):
+    return (t, a, )
 
 
 def _rule3_11c591a69664(a, t):
@@ -353,6 +453,10 @@ def _rule3_3f9d696a0b05(a, t):
     return (t, a, )
 
 
+def _rule3_4480eaa6a101(b, d):
+    return (d, b, )
+
+
 def _rule3_4a0081f22c74(a, t):
     return (t, a, )
 
@@ -365,11 +469,27 @@ def _rule3_627d0ae15b64(b, d):
     return (d, b, )
 
 
+def _rule3_68daeaafbac0(a, t):
+    return (t, a, )
+
+
 def _rule3_69f719616140(a, t):
     return (t, a, )
 
 
+def _rule3_755e7039ab19(b, d):
+    return (d, b, )
+
+
 def _rule3_7698ab6b7210(a, t):
+    return (t, a, )
+
+
+def _rule3_8da2881a1215(a, t):
+    return (t, a, )
+
+
+def _rule3_8f0ffabe806e(a, t):
     return (t, a, )
 
 
@@ -401,11 +521,19 @@ def _rule3_cb0869e5fdba(b, d):
     return (d, b, )
 
 
+def _rule3_cb6e6d0c9042(a, t):
+    return (t, a, )
+
+
 def _rule3_cddaa13b880b(a, t):
     return (t, a, )
 
 
 def _rule3_d2dae402a231(a, t):
+    return (t, a, )
+
+
+def _rule3_db65e2d72af6(a, t):
     return (t, a, )
 
 
@@ -419,6 +547,10 @@ def _rule3_fc3842f952f3(a, t):
 
 def _rule4_00244e20f840(b, d, m):
     return (m, _div(b, d), )
+
+
+def _rule4_06d67d5b7169(b, d):
+    return (d, b, )
 
 
 def _rule4_11c591a69664(b, d):
@@ -449,6 +581,10 @@ def _rule4_3f9d696a0b05(b, d):
     return (d, b, )
 
 
+def _rule4_4480eaa6a101(b, d, m):
+    return (m, _div(b, d), )
+
+
 def _rule4_4a0081f22c74(b, d):
     return (d, b, )
 
@@ -461,11 +597,27 @@ def _rule4_627d0ae15b64(b, d, m):
     return (m, _div(b, d), )
 
 
+def _rule4_68daeaafbac0(b, d):
+    return (d, b, )
+
+
 def _rule4_69f719616140(b, d):
     return (d, b, )
 
 
+def _rule4_755e7039ab19(b, d, m):
+    return (m, _div(b, d), )
+
+
 def _rule4_7698ab6b7210(b, d):
+    return (d, b, )
+
+
+def _rule4_8da2881a1215(b, d):
+    return (d, b, )
+
+
+def _rule4_8f0ffabe806e(b, d):
     return (d, b, )
 
 
@@ -497,11 +649,19 @@ def _rule4_cb0869e5fdba(b, d, m):
     return (m, _div(b, d), )
 
 
+def _rule4_cb6e6d0c9042(b, d):
+    return (d, b, )
+
+
 def _rule4_cddaa13b880b(b, d):
     return (d, b, )
 
 
 def _rule4_d2dae402a231(b, d):
+    return (d, b, )
+
+
+def _rule4_db65e2d72af6(b, d):
     return (d, b, )
 
 
@@ -515,6 +675,10 @@ def _rule4_fc3842f952f3(b, d):
 
 def _rule5_00244e20f840(c, s):
     return (c, s, )
+
+
+def _rule5_06d67d5b7169(b, d, m):
+    return (m, _div(b, d), )
 
 
 def _rule5_11c591a69664(b, d, m):
@@ -545,6 +709,10 @@ def _rule5_3f9d696a0b05(b, d, m):
     return (m, _div(b, d), )
 
 
+def _rule5_4480eaa6a101(c, s):
+    return (c, s, )
+
+
 def _rule5_4a0081f22c74(b, d, m):
     return (m, _div(b, d), )
 
@@ -557,11 +725,27 @@ def _rule5_627d0ae15b64(c, s):
     return (c, s, )
 
 
+def _rule5_68daeaafbac0(b, d, m):
+    return (m, _div(b, d), )
+
+
 def _rule5_69f719616140(b, d, m):
     return (m, _div(b, d), )
 
 
+def _rule5_755e7039ab19(c, s):
+    return (c, s, )
+
+
 def _rule5_7698ab6b7210(b, d, m):
+    return (m, _div(b, d), )
+
+
+def _rule5_8da2881a1215(b, d, m):
+    return (m, _div(b, d), )
+
+
+def _rule5_8f0ffabe806e(b, d, m):
     return (m, _div(b, d), )
 
 
@@ -593,11 +777,19 @@ def _rule5_cb0869e5fdba(c, s):
     return (c, s, )
 
 
+def _rule5_cb6e6d0c9042(b, d, m):
+    return (m, _div(b, d), )
+
+
 def _rule5_cddaa13b880b(b, d, m):
     return (m, _div(b, d), )
 
 
 def _rule5_d2dae402a231(b, d, m):
+    return (m, _div(b, d), )
+
+
+def _rule5_db65e2d72af6(b, d, m):
     return (m, _div(b, d), )
 
 
@@ -611,6 +803,10 @@ def _rule5_fc3842f952f3(b, d, m):
 
 def _rule6_00244e20f840(c, d, e):
     return (e, (c*d), )
+
+
+def _rule6_06d67d5b7169(c, s):
+    return (c, s, )
 
 
 def _rule6_11c591a69664(c, s):
@@ -641,6 +837,10 @@ def _rule6_3f9d696a0b05(c, s):
     return (c, s, )
 
 
+def _rule6_4480eaa6a101(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule6_4a0081f22c74(c, s):
     return (c, s, )
 
@@ -653,11 +853,27 @@ def _rule6_627d0ae15b64(c, d, e):
     return (e, (c*d), )
 
 
+def _rule6_68daeaafbac0(c, s):
+    return (c, s, )
+
+
 def _rule6_69f719616140(c, s):
     return (c, s, )
 
 
+def _rule6_755e7039ab19(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule6_7698ab6b7210(c, s):
+    return (c, s, )
+
+
+def _rule6_8da2881a1215(c, s):
+    return (c, s, )
+
+
+def _rule6_8f0ffabe806e(c, s):
     return (c, s, )
 
 
@@ -689,11 +905,19 @@ def _rule6_cb0869e5fdba(c, d, e):
     return (e, (c*d), )
 
 
+def _rule6_cb6e6d0c9042(c, s):
+    return (c, s, )
+
+
 def _rule6_cddaa13b880b(c, s):
     return (c, s, )
 
 
 def _rule6_d2dae402a231(c, s):
+    return (c, s, )
+
+
+def _rule6_db65e2d72af6(c, s):
     return (c, s, )
 
 
@@ -707,6 +931,10 @@ def _rule6_fc3842f952f3(c, s):
 
 def _rule7_00244e20f840(E, e):
     return (e, E, )
+
+
+def _rule7_06d67d5b7169(c, d, e):
+    return (e, (c*d), )
 
 
 def _rule7_11c591a69664(c, d, e):
@@ -737,6 +965,10 @@ def _rule7_3f9d696a0b05(c, d, e):
     return (e, (c*d), )
 
 
+def _rule7_4480eaa6a101(E, e):
+    return (e, E, )
+
+
 def _rule7_4a0081f22c74(c, d, e):
     return (e, (c*d), )
 
@@ -749,11 +981,27 @@ def _rule7_627d0ae15b64(E, e):
     return (e, E, )
 
 
+def _rule7_68daeaafbac0(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule7_69f719616140(c, d, e):
     return (e, (c*d), )
 
 
+def _rule7_755e7039ab19(E, e):
+    return (e, E, )
+
+
 def _rule7_7698ab6b7210(c, d, e):
+    return (e, (c*d), )
+
+
+def _rule7_8da2881a1215(c, d, e):
+    return (e, (c*d), )
+
+
+def _rule7_8f0ffabe806e(c, d, e):
     return (e, (c*d), )
 
 
@@ -785,11 +1033,19 @@ def _rule7_cb0869e5fdba(E, e):
     return (e, E, )
 
 
+def _rule7_cb6e6d0c9042(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule7_cddaa13b880b(c, d, e):
     return (e, (c*d), )
 
 
 def _rule7_d2dae402a231(c, d, e):
+    return (e, (c*d), )
+
+
+def _rule7_db65e2d72af6(c, d, e):
     return (e, (c*d), )
 
 
@@ -799,6 +1055,10 @@ def _rule7_dd60003bed96(E, e):
 
 def _rule7_fc3842f952f3(c, d, e):
     return (e, (c*d), )
+
+
+def _rule8_06d67d5b7169(E, e):
+    return (e, E, )
 
 
 def _rule8_11c591a69664(E, e):
@@ -829,11 +1089,23 @@ def _rule8_4b101e830588(E, e):
     return (e, E, )
 
 
+def _rule8_68daeaafbac0(E, e):
+    return (e, E, )
+
+
 def _rule8_69f719616140(E, e):
     return (e, E, )
 
 
 def _rule8_7698ab6b7210(E, e):
+    return (e, E, )
+
+
+def _rule8_8da2881a1215(E, e):
+    return (e, E, )
+
+
+def _rule8_8f0ffabe806e(E, e):
     return (e, E, )
 
 
@@ -861,11 +1133,19 @@ def _rule8_caf1ee0698fe(E, e):
     return (e, E, )
 
 
+def _rule8_cb6e6d0c9042(E, e):
+    return (e, E, )
+
+
 def _rule8_cddaa13b880b(E, e):
     return (e, E, )
 
 
 def _rule8_d2dae402a231(E, e):
+    return (e, E, )
+
+
+def _rule8_db65e2d72af6(E, e):
     return (e, E, )
 
 
@@ -1627,6 +1907,418 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t187 = _Unusable(_err)
     return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*(_div(_a22, _t33) if _t0 else _div(_a22, _t35))) + _div(_t24, _a14), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, _div(_t73, _a18), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _div(_t47, _a19), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _div(_t2, _t172), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
+
+
+def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _t0 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (0 if _t0 else (_F(1, 2) if (_a9 == 2) else 1))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_t2*_a7)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = (_t5*_a11)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = _div((2*_t4), _t6)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = -1 + _a5
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (_t3*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (6*_t9*_a1)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (_t6*_a9)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = _div(_t10, _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = -1 + _t5
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t13*_t16)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (3*_t17)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = (0 if _t0 else 1)
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = (2*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = -1 + _a11
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (_t2*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = (6*_t23)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = _div(_t24, _t6)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = (_t22*_t3)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = (1 if _t0 else 0)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = (_t26*_t27)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = (_t26*_a1)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = (10*_t29)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = _t25 + _div(_t30, _t11) + _div((2*_t28), _t6) + _div((3*_t26), _t6)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = _t12 + _t21 + _t31 + _t7
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = -1 + _a9
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = (_t14*_t19)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = (_a0 < _t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (2*_a1)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (_t37*_a8)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = _div((_t38*_t8), _a9)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = (3*(0 if _t36 else _t39))
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_a0 < _t11)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = (_t1*_a8)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = (_a0 < 1 + _t6)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (0 if _t41 else _t42) + (0 if _t43 else _t42)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = (_a0 < _t6)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = (2*(0 if _t45 else _t13)) + (0 if _t41 else _t20)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (_t22*_a8)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = (_t27*_t48)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = _div((_t37*_t48), _a9)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = (3*_a8)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = (_t51*(-2 + (2*_a11)))
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = (2*(0 if _t47 else _t49)) + (3*(0 if _t47 else _t48)) + (5*(0 if _t47 else _t50)) + (0 if _t47 else _t52)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = _t40 + _t44 + _t46 + _t53
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = _div(_a0, _a11)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (_t56 == _floor(_t56))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = _t57 and ((_a0 == _t55) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = (_t37*_t9)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (_t59*(_div(_a11, _t55) if _t58 else 1))
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = _div(_t59, _t11)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = (3*(_div((_t60*(-1 + (_div(_t55, _a11) if _t58 else 1))), _t11) if _t36 else _t61))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = _div(_t4, _t6)
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = (0 if _t41 else _t63) + (0 if _t43 else _t63)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = _div(_t34, _a11)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = (-1*_a0*(-1 + _ceiling(_div(_t6, _a0)))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = _t57 and (_t0 or (_a0 == _t66))
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = (_t17*(_div(_a11, _t66) if _t67 else 1))
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = _div(_t17, _t5)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = (2*(0 if _t41 else _t65)) + (3*(_div((_t68*(-1 + (_div(_t66, _a11) if _t67 else 1))), _t5) if _t45 else _t69))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = (_a0 == _t71) or ((_t5*_a9) == 1)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = -1 + (_t71 if _t72 else 1)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = (_div(1, _t71) if _t72 else 1)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (_t28*_t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = _div(_t28, _t6)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = (_t26*_t74)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (_t73*_t77)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = _div(_t26, _t6)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = _div((_t26*_t37), _t11)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = (_t24*_t74)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = (2*(_div((_t73*_t75), _t6) if _t47 else _t76)) + (3*(_div(_t78, _t6) if _t47 else _t79)) + (5*(_div((_t37*_t78), _t11) if _t47 else _t80)) + (_div((_t73*_t81), _t6) if _t47 else _t25)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = _t62 + _t64 + _t70 + _t82
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = _t65 + _div((2*_t17), _t5)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = _t76 + _t79 + _div((3*_t23), _t6) + _div((4*_t29), _t11)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = _t61 + _t84 + _t85
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (3*(_t39 if _t36 else 0))
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = (_t42 if _t41 else 0) + (_t42 if _t43 else 0)
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = (2*(_t13 if _t45 else 0)) + (_t20 if _t41 else 0)
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = (2*(_t49 if _t47 else 0)) + (3*(_t48 if _t47 else 0)) + (5*(_t50 if _t47 else 0)) + (_t52 if _t47 else 0)
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = _t87 + _t88 + _t89 + _t90
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = (3*(_div(_t60, _t11) if _t36 else 0))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = (_t63 if _t41 else 0) + (_t63 if _t43 else 0)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (2*(_t65 if _t41 else 0)) + (3*(_div(_t68, _t5) if _t45 else 0))
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = (2*(_div(_t75, _t6) if _t47 else 0)) + (3*(_div(_t77, _t6) if _t47 else 0)) + (5*(_div((_t37*_t77), _t11) if _t47 else 0)) + (_div(_t81, _t6) if _t47 else 0)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = _t92 + _t93 + _t94 + _t95
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = (_t5*_a8)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = _div(_t3, _t97)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = _div(_t38, _a9)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = _div(_t3, (_a6*_a8*_a11))
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = _div(_t3, (_t6*_a8))
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, _div(_t33, _a8), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _div(_t2, _t97), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, _div(_t14, _a11), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -5341,6 +6033,610 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div((_t23*_a17), _a10), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, _div(_t55, _a14), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _t14, (_t14*_a0), _t140, _t91, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, _div(_t2, _t134), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t141, 1, _t101, _t27, _t141, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
 
 
+def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
+    try:
+        _t0 = (_a15 == 1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (0 if _t0 else (_F(1, 2) if (_a15 == 2) else 1))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a7*_a16)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_t2*_a11)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_a8*_a9)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = (_t5*_a17)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = _div((2*_t4), _t6)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = -1 + _a8
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (_t2*_a12)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (_t8*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (6*_t10*_a2)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = (_t6*_a15)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = _div(_t11, _t12)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = (_a10*_a17)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = (_a3*_a14)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_t15*(-1 + _t14))
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t16*_a0)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (4*_t17)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = -1 + _a10
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = (_t3*_a13)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = (_t20*_a3)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = (_t19*_t21)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (4*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = (_t5*_a15)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = _div(_t5, _a10)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = -1 + _t27
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = (_t28*_a5)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = (3*_t29)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = -1 + _t5
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = _a4 + (-1*_a5)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = (_a6*_a11)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = (_t31*_t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (3*_t36)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = -1 + _a17
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = (_t2*_t39)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (6*_t40)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = _div(_t41, _t6)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = (_t3*_t39)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (1 if _t0 else 0)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = (_t43*_t44)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = (2*_a2)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = _div(_t46, _a15) + _div((-1*_a3), _a15)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (5*_t43)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = (_t47*_t48)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (_a3*_a13)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = (_t43*_t50)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = (4*_t51)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = _t42 + _div(_t49, _t6) + _div(_t52, _t12) + _div((2*_t45), _t6) + _div((3*_t43), _t6)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = _t13 + _t26 + _t38 + _t53 + _t7
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = -1 + _a15
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = (_a8*_a17)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (_a1 < _t56)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = (_t46*_a14)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = _div((_t58*_t8), _a15)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (3*(0 if _t57 else _t59))
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = _div(_a1, _a17)
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = (_t62 == _floor(_t62))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = (_a1 == _t61) or (_div(_t24, _a10) == 1)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (_div(_t61, _a17) if _t63 and _t64 else 1)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = -1 + _t65
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (_a1 < _t14)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = _div(_t16, _a15)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = (4*(_div((_t15*_t66), _a15) if _t67 else _div((_t15*_t19), _a15))) + (0 if _t67 else _t68)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = (_a1 < _t12)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = (_t1*_a14)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = (_a1 < 1 + _t6)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = (0 if _t70 else _t71) + (0 if _t72 else _t71)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = (_a1 < _t6)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (2*(0 if _t74 else _t28)) + (2*(0 if _t74 else _t31))
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = (_a1 < _a17)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = (_t39*_a14)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (_t44*_t77)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = _div((_t77*_a3), _a15)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = (_t47*_t77)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = (3*_a14)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = (_t81*(-2 + (2*_a17)))
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = (2*(0 if _t76 else _t78)) + (3*(0 if _t76 else _t77)) + (4*(0 if _t76 else _t79)) + (5*(0 if _t76 else _t80)) + (0 if _t76 else _t82)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = _t60 + _t69 + _t73 + _t75 + _t83
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t56, _a1))))
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = _t63 and ((_a1 == _t85) or ((_a9*_a15) == 1))
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (_t10*_t46)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = (_t87*(_div(_a17, _t85) if _t86 else 1))
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = _div(_t87, _t12)
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = (3*(_div((_t88*(-1 + (_div(_t85, _a17) if _t86 else 1))), _t12) if _t57 else _t89))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = (_t17*(_div(1, _t61) if _t64 else 1))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = _div(_t17, _a15)
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = _div(_t22, _t25)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (4*(_div((_t21*_t66), _t25) if _t67 else _t93)) + (4*(_div((_t91*(-1 + (_t61 if _t64 else 1))), _a15) if _t67 else _t92))
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = _div(_t4, _t6)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = (0 if _t70 else _t95) + (0 if _t72 else _t95)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a8*_a9*_a17)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = _div(_a1, _t14)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = _t0 or (_a1 == _t97)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = _t99 and (_t98 == _floor(_t98))
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = (_t29*(_div(_t14, _t97) if _t100 else 1))
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    try:
+        _t102 = _div(_t29, _t12)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+    try:
+        _t103 = _t63 and _t99
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+    try:
+        _t104 = (_t36*(_div(_a17, _t97) if _t103 else 1))
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+    try:
+        _t105 = _div(_t36, _t5)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+    try:
+        _t106 = (3*(_div((_t101*(-1 + (_div(_t97, _t14) if _t100 else 1))), _t12) if _t74 else _t102)) + (3*(_div((_t104*(-1 + (_div(_t97, _a17) if _t103 else 1))), _t5) if _t74 else _t105))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+    try:
+        _t107 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+    try:
+        _t108 = (_a1 == _t107) or (_t24 == 1)
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+    try:
+        _t109 = -1 + (_t107 if _t108 else 1)
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+    try:
+        _t110 = (_div(1, _t107) if _t108 else 1)
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+    try:
+        _t111 = (_t110*_t45)
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+    try:
+        _t112 = _div(_t45, _t6)
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+    try:
+        _t113 = (_t110*_t43)
+    except _CANNOT as _err:
+        _t113 = _Unusable(_err)
+    try:
+        _t114 = (_t109*_t113)
+    except _CANNOT as _err:
+        _t114 = _Unusable(_err)
+    try:
+        _t115 = _div(_t43, _t6)
+    except _CANNOT as _err:
+        _t115 = _Unusable(_err)
+    try:
+        _t116 = _div(_t51, _t12)
+    except _CANNOT as _err:
+        _t116 = _Unusable(_err)
+    try:
+        _t117 = (_t43*_t47)
+    except _CANNOT as _err:
+        _t117 = _Unusable(_err)
+    try:
+        _t118 = (_t110*_t117)
+    except _CANNOT as _err:
+        _t118 = _Unusable(_err)
+    try:
+        _t119 = _div(_t117, _t6)
+    except _CANNOT as _err:
+        _t119 = _Unusable(_err)
+    try:
+        _t120 = (_t110*_t41)
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+    try:
+        _t121 = (2*(_div((_t109*_t111), _t6) if _t76 else _t112)) + (3*(_div(_t114, _t6) if _t76 else _t115)) + (4*(_div((_t114*_t50), _t12) if _t76 else _t116)) + (5*(_div((_t109*_t118), _t6) if _t76 else _t119)) + (_div((_t109*_t120), _t6) if _t76 else _t42)
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+    try:
+        _t122 = _t106 + _t121 + _t90 + _t94 + _t96
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+    try:
+        _t123 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+    try:
+        _t124 = _t112 + _t115 + _div((2*_t117), _t6) + _div((2*_t51), _t12) + _div((3*_t40), _t6)
+    except _CANNOT as _err:
+        _t124 = _Unusable(_err)
+    try:
+        _t125 = _t123 + _t124 + _t89
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+    try:
+        _t126 = (3*(_t59 if _t57 else 0))
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+    try:
+        _t127 = _a10 + (-1*_t65)
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+    try:
+        _t128 = (4*(_div((_t127*_t15), _a15) if _t67 else 0)) + (_t68 if _t67 else 0)
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+    try:
+        _t129 = (_t71 if _t70 else 0) + (_t71 if _t72 else 0)
+    except _CANNOT as _err:
+        _t129 = _Unusable(_err)
+    try:
+        _t130 = (2*(_t28 if _t74 else 0)) + (2*(_t31 if _t74 else 0))
+    except _CANNOT as _err:
+        _t130 = _Unusable(_err)
+    try:
+        _t131 = (2*(_t78 if _t76 else 0)) + (3*(_t77 if _t76 else 0)) + (4*(_t79 if _t76 else 0)) + (5*(_t80 if _t76 else 0)) + (_t82 if _t76 else 0)
+    except _CANNOT as _err:
+        _t131 = _Unusable(_err)
+    try:
+        _t132 = _t126 + _t128 + _t129 + _t130 + _t131
+    except _CANNOT as _err:
+        _t132 = _Unusable(_err)
+    try:
+        _t133 = (3*(_div(_t88, _t12) if _t57 else 0))
+    except _CANNOT as _err:
+        _t133 = _Unusable(_err)
+    try:
+        _t134 = (4*(_div(_t91, _a15) if _t67 else 0)) + (4*(_div((_t127*_t21), _t25) if _t67 else 0))
+    except _CANNOT as _err:
+        _t134 = _Unusable(_err)
+    try:
+        _t135 = (_t95 if _t70 else 0) + (_t95 if _t72 else 0)
+    except _CANNOT as _err:
+        _t135 = _Unusable(_err)
+    try:
+        _t136 = (3*(_div(_t101, _t12) if _t74 else 0)) + (3*(_div(_t104, _t5) if _t74 else 0))
+    except _CANNOT as _err:
+        _t136 = _Unusable(_err)
+    try:
+        _t137 = (2*(_div(_t111, _t6) if _t76 else 0)) + (3*(_div(_t113, _t6) if _t76 else 0)) + (4*(_div((_t113*_t50), _t12) if _t76 else 0)) + (5*(_div(_t118, _t6) if _t76 else 0)) + (_div(_t120, _t6) if _t76 else 0)
+    except _CANNOT as _err:
+        _t137 = _Unusable(_err)
+    try:
+        _t138 = _t133 + _t134 + _t135 + _t136 + _t137
+    except _CANNOT as _err:
+        _t138 = _Unusable(_err)
+    try:
+        _t139 = (_t5*_a14)
+    except _CANNOT as _err:
+        _t139 = _Unusable(_err)
+    try:
+        _t140 = _div(_t3, _t139)
+    except _CANNOT as _err:
+        _t140 = _Unusable(_err)
+    try:
+        _t141 = (_t47*_a14)
+    except _CANNOT as _err:
+        _t141 = _Unusable(_err)
+    try:
+        _t142 = _div(_t9, (_a9*_a14*_a17))
+    except _CANNOT as _err:
+        _t142 = _Unusable(_err)
+    try:
+        _t143 = _div(_t58, _a15)
+    except _CANNOT as _err:
+        _t143 = _Unusable(_err)
+    try:
+        _t144 = (_t6*_a14)
+    except _CANNOT as _err:
+        _t144 = _Unusable(_err)
+    try:
+        _t145 = _div(_t20, _t144)
+    except _CANNOT as _err:
+        _t145 = _Unusable(_err)
+    try:
+        _t146 = _div(_t15, _a15)
+    except _CANNOT as _err:
+        _t146 = _Unusable(_err)
+    try:
+        _t147 = _div(_t20, _t139)
+    except _CANNOT as _err:
+        _t147 = _Unusable(_err)
+    try:
+        _t148 = _div(_t3, _t144)
+    except _CANNOT as _err:
+        _t148 = _Unusable(_err)
+    try:
+        _t149 = _div(_a5, (_t14*_a15))
+    except _CANNOT as _err:
+        _t149 = _Unusable(_err)
+    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, _div(_t55, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _div(_t2, _t139), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
+
+
 def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
     try:
         _t0 = (_a15 == 1)
@@ -6933,6 +8229,606 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t55, _t55, _t11 + _t30 + _t41 + _t53 + (5*_t43) + (_t18*_t6) + (_t50*_a15) + (2*_t3*_t56) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t85, _t122, _t125, _t132, _t138, _t85, _t122, _t125, _t132, _t138, _div(_t56, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _t14, _t147, _t146, _t94, _t14, _t147, _t146, _t94, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, 2, _t149, _a14, _t96, 2, _t149, _a14, _t96, _a17, _t140, _a14, _t113, _a17, _t140, _a14, _t113, _a17, _t140, _a14, _t116, _a17, _t140, _a14, _t116, _a17, _t140, _a14, _t116, _a17, _div(_t2, _t139), _t82, _t42, _t5, _t35, 1, _t106, _t5, _t35, 1, _t106, _t27, _t150, 1, _t103, _t27, _t150, 1, _t103, _t54, _t84, _t121, _t124, _t131, _t137, _t13, _t61, _t91, _t90, _t126, _t133, _t26, _t70, _t95, _t128, _t134, _t7, _t74, _t97, _t129, _t135, _t38, _t76, _t107, _t123, _t130, _t136, )
 
 
+def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20):
+    try:
+        _t0 = (_a18 == 1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (0 if _t0 else (_F(1, 2) if (_a18 == 2) else 1))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a8*_a19)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_t2*_a15)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_a9*_a10)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _div((2*_t4), _t5)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = -1 + _a9
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = (_t2*_a7*(_a11 + _a12 + _a13))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (_t7*_t8*_a2)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (_t5*_a20)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = (_t11*_a18)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = _div(_t10, _t12)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = (_a14*_a20)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = (_a3*_a17)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_t15*(-1 + _t14))
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t16*_a0)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (4*_t17)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = -1 + _a14
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = (_t3*_a16)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = (_t20*_a3)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = (_t19*_t21)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (4*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = (_t5*_a18)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = (_t24*_a14)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = _div(_t18, _a18) + _div(_t23, _t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = (3*_a17)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = _div(_t5, _a14)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = -1 + _t28
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = (_t29*_a5)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = (_t27*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = -1 + _t5
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = _a4 + (-1*_a5)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = (_a6*_a15)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a18)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = (_div(_t33, _a20) if _t0 else _div(_t35, _a20))
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (_t32*_t36)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (_t27*_t37)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = _div(_t31, _t12) + _div(_t38, _t5)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = -1 + _a20
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_t2*_t40)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = (6*_t41)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = _div(_t42, _t11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (_t3*_t40)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = (2*_t44)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = _div(_t45, _t11)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (1 if _t0 else 0)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (_t45*_t47)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = _div(_t48, _t11)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (2*_a2)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = _div(_t50, _a18) + _div((-1*_a3), _a18)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = (4*_t44)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = (_t51*_t52)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = _t43 + _t46 + _t49 + _div(_t53, _t11)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = _t13 + _t26 + _t39 + _t54 + _t6
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = -1 + _a18
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (2*_a20)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = (_a9*_a20)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = (_a1 < _t58)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (_t50*_a17)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = _div((_t60*_t7), _a18)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = (3*(0 if _t59 else _t61))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = _div(_a1, _a20)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (_t64 == _floor(_t64))
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = (_a1 == _t63) or (_div(_t24, _a14) == 1)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (_div(_t63, _a20) if _t65 and _t66 else 1)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = -1 + _t67
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = (_a1 < _t14)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = _div(_t16, _a18)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = (4*(_div((_t15*_t68), _a18) if _t69 else _div((_t15*_t19), _a18))) + (0 if _t69 else _t70)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = (_a1 < _t12)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = (_t1*_a17)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = (_a1 < 1 + _t11)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (0 if _t72 else _t73) + (0 if _t74 else _t73)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = (_a1 < _t11)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = 1 + _div(_a2, _a18)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (_t77*_a17)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = (_t32*_t78)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = _div((_t15*_t29), _a18)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = (3*(0 if _t76 else _t79)) + (3*(0 if _t76 else _t80))
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = (_a1 < _a20)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = (_a17*(-2 + _t57))
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = (_t51*_t83)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = (3*_t83)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = (_t47*_t83)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (2*(0 if _t82 else _t84)) + (0 if _t82 else _t83) + (0 if _t82 else _t85) + (0 if _t82 else _t86)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = _t62 + _t71 + _t75 + _t81 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t58, _a1))))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = _t65 and ((_a1 == _t89) or ((_a10*_a18) == 1))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = (_t9*(_div(_a20, _t89) if _t90 else 1))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = _div(_t9, _t12)
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = (3*(_div((_t91*(-1 + (_div(_t89, _a20) if _t90 else 1))), _t12) if _t59 else _t92))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (_t17*(_div(1, _t63) if _t66 else 1))
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = _div(_t17, _a18)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = _div(_t22, _t25)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = (4*(_div((_t21*_t68), _t25) if _t69 else _t96)) + (4*(_div((_t94*(-1 + (_t63 if _t66 else 1))), _a18) if _t69 else _t95))
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = _div(_t4, _t5)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = (0 if _t72 else _t98) + (0 if _t74 else _t98)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a9*_a10*_a20)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = _div(_a1, _t14)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    try:
+        _t102 = _t0 or (_a1 == _t100)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+    try:
+        _t103 = _t102 and (_t101 == _floor(_t101))
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+    try:
+        _t104 = (_t30*_a17)
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+    try:
+        _t105 = (_t104*(_div(_t14, _t100) if _t103 else 1))
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+    try:
+        _t106 = _div(_t104, _t12)
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+    try:
+        _t107 = _t102 and _t65
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+    try:
+        _t108 = (_t37*_a17)
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+    try:
+        _t109 = (_t108*(_div(_a20, _t100) if _t107 else 1))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+    try:
+        _t110 = _div(_t108, _t5)
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+    try:
+        _t111 = (3*(_div((_t105*(-1 + (_div(_t100, _t14) if _t103 else 1))), _t12) if _t76 else _t106)) + (3*(_div((_t109*(-1 + (_div(_t100, _a20) if _t107 else 1))), _t5) if _t76 else _t110))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+    try:
+        _t112 = _a20 + (-1*_a1*(-1 + _ceiling(_div(_a20, _a1))))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+    try:
+        _t113 = (_a1 == _t112) or (_t24 == 1)
+    except _CANNOT as _err:
+        _t113 = _Unusable(_err)
+    try:
+        _t114 = -1 + (_t112 if _t113 else 1)
+    except _CANNOT as _err:
+        _t114 = _Unusable(_err)
+    try:
+        _t115 = (_div(1, _t112) if _t113 else 1)
+    except _CANNOT as _err:
+        _t115 = _Unusable(_err)
+    try:
+        _t116 = (_t45*_t51)
+    except _CANNOT as _err:
+        _t116 = _Unusable(_err)
+    try:
+        _t117 = (_t115*_t116)
+    except _CANNOT as _err:
+        _t117 = _Unusable(_err)
+    try:
+        _t118 = _div(_t116, _t11)
+    except _CANNOT as _err:
+        _t118 = _Unusable(_err)
+    try:
+        _t119 = (_t115*_t42)
+    except _CANNOT as _err:
+        _t119 = _Unusable(_err)
+    try:
+        _t120 = (_t115*_t45)
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+    try:
+        _t121 = (_t115*_t48)
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+    try:
+        _t122 = (2*(_div((_t114*_t117), _t11) if _t82 else _t118)) + (_div((_t114*_t119), _t11) if _t82 else _t43) + (_div((_t114*_t120), _t11) if _t82 else _t46) + (_div((_t114*_t121), _t11) if _t82 else _t49)
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+    try:
+        _t123 = _t111 + _t122 + _t93 + _t97 + _t99
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+    try:
+        _t124 = _t106 + _t110
+    except _CANNOT as _err:
+        _t124 = _Unusable(_err)
+    try:
+        _t125 = _t118 + _div(_t44, _t11) + _div((3*_t41), _t11) + _div((_t44*_t47), _t11)
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+    try:
+        _t126 = _t124 + _t125 + _t92
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+    try:
+        _t127 = (3*(_t61 if _t59 else 0))
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+    try:
+        _t128 = _a14 + (-1*_t67)
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+    try:
+        _t129 = (4*(_div((_t128*_t15), _a18) if _t69 else 0)) + (_t70 if _t69 else 0)
+    except _CANNOT as _err:
+        _t129 = _Unusable(_err)
+    try:
+        _t130 = (_t73 if _t72 else 0) + (_t73 if _t74 else 0)
+    except _CANNOT as _err:
+        _t130 = _Unusable(_err)
+    try:
+        _t131 = (3*(_t79 if _t76 else 0)) + (3*(_t80 if _t76 else 0))
+    except _CANNOT as _err:
+        _t131 = _Unusable(_err)
+    try:
+        _t132 = (2*(_t84 if _t82 else 0)) + (_t83 if _t82 else 0) + (_t85 if _t82 else 0) + (_t86 if _t82 else 0)
+    except _CANNOT as _err:
+        _t132 = _Unusable(_err)
+    try:
+        _t133 = _t127 + _t129 + _t130 + _t131 + _t132
+    except _CANNOT as _err:
+        _t133 = _Unusable(_err)
+    try:
+        _t134 = (3*(_div(_t91, _t12) if _t59 else 0))
+    except _CANNOT as _err:
+        _t134 = _Unusable(_err)
+    try:
+        _t135 = (4*(_div(_t94, _a18) if _t69 else 0)) + (4*(_div((_t128*_t21), _t25) if _t69 else 0))
+    except _CANNOT as _err:
+        _t135 = _Unusable(_err)
+    try:
+        _t136 = (_t98 if _t72 else 0) + (_t98 if _t74 else 0)
+    except _CANNOT as _err:
+        _t136 = _Unusable(_err)
+    try:
+        _t137 = (3*(_div(_t105, _t12) if _t76 else 0)) + (3*(_div(_t109, _t5) if _t76 else 0))
+    except _CANNOT as _err:
+        _t137 = _Unusable(_err)
+    try:
+        _t138 = (2*(_div(_t117, _t11) if _t82 else 0)) + (_div(_t119, _t11) if _t82 else 0) + (_div(_t120, _t11) if _t82 else 0) + (_div(_t121, _t11) if _t82 else 0)
+    except _CANNOT as _err:
+        _t138 = _Unusable(_err)
+    try:
+        _t139 = _t134 + _t135 + _t136 + _t137 + _t138
+    except _CANNOT as _err:
+        _t139 = _Unusable(_err)
+    try:
+        _t140 = (_t5*_a17)
+    except _CANNOT as _err:
+        _t140 = _Unusable(_err)
+    try:
+        _t141 = _div(_t3, _t140)
+    except _CANNOT as _err:
+        _t141 = _Unusable(_err)
+    try:
+        _t142 = (_t51*_a17)
+    except _CANNOT as _err:
+        _t142 = _Unusable(_err)
+    try:
+        _t143 = _div(_t8, (_t57*_a10*_a17))
+    except _CANNOT as _err:
+        _t143 = _Unusable(_err)
+    try:
+        _t144 = _div(_t60, _a18)
+    except _CANNOT as _err:
+        _t144 = _Unusable(_err)
+    try:
+        _t145 = _div(_t20, _t140)
+    except _CANNOT as _err:
+        _t145 = _Unusable(_err)
+    try:
+        _t146 = _div(_t15, _a18)
+    except _CANNOT as _err:
+        _t146 = _Unusable(_err)
+    try:
+        _t147 = _div(_t36, _t77)
+    except _CANNOT as _err:
+        _t147 = _Unusable(_err)
+    try:
+        _t148 = _div(_a5, (_t14*_a3))
+    except _CANNOT as _err:
+        _t148 = _Unusable(_err)
+    return (_t55, _t55, _t10 + _t31 + _t42 + _t52 + (_t11*_t18) + (_t53*_a18) + (_t3*_t56*_t57) + (_t33*_t38*(_div(_a20, _t33) if _t0 else _div(_a20, _t35))) + _div((_t23*_a20), _a14), _t88, _t123, _t126, _t133, _t139, _t88, _t123, _t126, _t133, _t139, _div(_t56, _a17), _t12, _a20, _t141, _t142, _t118, _a20, _t141, _t142, _t118, _a9, _t143, _t144, _t92, _a9, _t143, _t144, _t92, _a9, _t143, _t144, _t92, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _t14, (_t14*_a0), _t146, _t95, 2, _t141, _a17, _t98, 2, _t141, _a17, _t98, _a20, _t141, _a17, _t49, _a20, _t141, _a17, _t46, _a20, _div(_t2, _t140), _t27, _t43, _t5, _t147, _t78, _t110, _t5, _t147, _t78, _t110, _t5, _t147, _t78, _t110, _t28, _t148, _t146, _t106, _t28, _t148, _t146, _t106, _t28, _t148, _t146, _t106, _t54, _t87, _t122, _t125, _t132, _t138, _t13, _t62, _t93, _t92, _t127, _t134, _t26, _t71, _t97, _t129, _t135, _t6, _t75, _t99, _t130, _t136, _t39, _t81, _t111, _t124, _t131, _t137, )
+
+
 def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
     try:
         _t0 = (_a9 == 1)
@@ -7343,6 +9239,762 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, _div(_t33, _a8), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _div(_t2, _t97), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, _div(_t14, _a11), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
+
+
+def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20, _a21, _a22):
+    try:
+        _t0 = (_a19 == 1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (0 if _t0 else (_F(1, 2) if (_a19 == 2) else 1))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a8*_a21)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_t2*_a15)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_a9*_a10)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = (_t5*_a22)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = _div((2*_t4), _t6)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = -1 + _a9
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (_t2*_a7*(_a11 + _a12 + _a13))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (_t8*_t9*_a2)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (3*_t10)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = (_a19*_a22)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = (_t12*_t5)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = _div(_t11, _t13)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = (_a14*_a22)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_a3*_a18)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t16*(-1 + _t15))
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (_t17*_a0)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = (4*_t18)
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = -1 + _a14
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = (_t3*_a16)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = (_t21*_a3)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (_t20*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = (4*_t23)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = (_t5*_a19)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = (_t15*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = _div(_t19, _a19) + _div(_t24, _t26)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = _div(_t5, _a14)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = -1 + _t28
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = (_t29*_a5)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = (3*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = -1 + _t5
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = _a4 + (-1*_a5)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = (_a6*_a15)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a19)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = (_div(_t33, _a22) if _t0 else _div(_t35, _a22))
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (_t32*_t36)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (3*_t37)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = _div(_t31, _t13) + _div(_t38, _t5)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = -1 + _a22
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_t2*_t40)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = (6*_t41)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = _div(_t42, _t6)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (_t3*_t40)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = (3*_t44)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = (_a15*(_a20 + _a12 + _a17))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (_t46*_a2)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (4*_t40*_t47)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = (_t2*_a12)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (2*_a2)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = (_t40*_t50)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = (_t49*_t51)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = _div((-1*_a3), _a19)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = _t53 + _div(_t50, _a19)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = (_t44*_t54)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = (2*_t55)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (1 if _t0 else 0)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = (_t44*_t57)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = (_t2*_a17)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (_t40*_a2)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = (_t59*_t60)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = (3*_t61)
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = (_t2*(_a15 if (_a20 == 0) else _a20))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = (_t60*_t63)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (3*_t64)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = _t53 + _div(_a2, _a19)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (_t45*_t66)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = (_a3*_a16)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = (_t44*_t68)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = (4*_t69)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = _t43 + _div(_t45, _t6) + _div(_t48, _t12) + _div(_t52, _t13) + _div(_t56, _t6) + _div(_t62, _t13) + _div(_t65, _t13) + _div(_t67, _t6) + _div(_t70, _t13) + _div((2*_t58), _t6)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = _t14 + _t27 + _t39 + _t7 + _t71
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = -1 + _a19
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = (_a9*_a22)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (_a1 < _t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = (_t50*_a18)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = _div((_t76*_t8), _a19)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (3*(0 if _t75 else _t77))
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t15, _a1))))
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = _div(_a1, _a22)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = (_t80 == _floor(_t80))
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = (_a1 == _t79) or (_div(_t25, _a14) == 1)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = (_div(_t79, _a22) if _t81 and _t82 else 1)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = -1 + _t83
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = (_a1 < _t15)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = _div(_t17, _a19)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (4*(_div((_t16*_t84), _a19) if _t85 else _div((_t16*_t20), _a19))) + (0 if _t85 else _t86)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = (_a1 < _t13)
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = (_t1*_a18)
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = (_a1 < 1 + _t6)
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = (0 if _t88 else _t89) + (0 if _t90 else _t89)
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = (_a1 < _t6)
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = (2*(0 if _t92 else _t29)) + (2*(0 if _t92 else _t32))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (_a1 < _a22)
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = (_t40*_a18)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = (_t54*_t95)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = (_t57*_t95)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = (_t66*_t95)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = _div((_t95*_a3), _a19)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = _div((_t95*_a2), _a19)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = (2*_a22)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    try:
+        _t102 = -2 + _t101
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+    try:
+        _t103 = (3*_a18)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+    try:
+        _t104 = (_t102*_t103)
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+    try:
+        _t105 = (2*(0 if _t94 else _t96)) + (2*(0 if _t94 else _t97)) + (3*(0 if _t94 else _t95)) + (3*(0 if _t94 else _t98)) + (4*(0 if _t94 else _t99)) + (8*(0 if _t94 else _t100)) + (0 if _t94 else _t102) + (0 if _t94 else _t104)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+    try:
+        _t106 = _t105 + _t78 + _t87 + _t91 + _t93
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+    try:
+        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t74, _a1))))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+    try:
+        _t108 = _t81 and ((_a1 == _t107) or ((_a10*_a19) == 1))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+    try:
+        _t109 = (_t10*(_div(_a22, _t107) if _t108 else 1))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+    try:
+        _t110 = _div(_t10, _t13)
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+    try:
+        _t111 = (3*(_div((_t109*(-1 + (_div(_t107, _a22) if _t108 else 1))), _t13) if _t75 else _t110))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+    try:
+        _t112 = (_t18*(_div(1, _t79) if _t82 else 1))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+    try:
+        _t113 = _div(_t18, _a19)
+    except _CANNOT as _err:
+        _t113 = _Unusable(_err)
+    try:
+        _t114 = _div(_t23, _t26)
+    except _CANNOT as _err:
+        _t114 = _Unusable(_err)
+    try:
+        _t115 = (4*(_div((_t112*(-1 + (_t79 if _t82 else 1))), _a19) if _t85 else _t113)) + (4*(_div((_t22*_t84), _t26) if _t85 else _t114))
+    except _CANNOT as _err:
+        _t115 = _Unusable(_err)
+    try:
+        _t116 = _div(_t4, _t6)
+    except _CANNOT as _err:
+        _t116 = _Unusable(_err)
+    try:
+        _t117 = (0 if _t88 else _t116) + (0 if _t90 else _t116)
+    except _CANNOT as _err:
+        _t117 = _Unusable(_err)
+    try:
+        _t118 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a9*_a10*_a22)
+    except _CANNOT as _err:
+        _t118 = _Unusable(_err)
+    try:
+        _t119 = _div(_a1, _t15)
+    except _CANNOT as _err:
+        _t119 = _Unusable(_err)
+    try:
+        _t120 = _t0 or (_a1 == _t118)
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+    try:
+        _t121 = _t120 and (_t119 == _floor(_t119))
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+    try:
+        _t122 = (_t30*(_div(_t15, _t118) if _t121 else 1))
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+    try:
+        _t123 = _div(_t30, _t13)
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+    try:
+        _t124 = _t120 and _t81
+    except _CANNOT as _err:
+        _t124 = _Unusable(_err)
+    try:
+        _t125 = (_t37*(_div(_a22, _t118) if _t124 else 1))
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+    try:
+        _t126 = _div(_t37, _t5)
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+    try:
+        _t127 = (3*(_div((_t122*(-1 + (_div(_t118, _t15) if _t121 else 1))), _t13) if _t92 else _t123)) + (3*(_div((_t125*(-1 + (_div(_t118, _a22) if _t124 else 1))), _t5) if _t92 else _t126))
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+    try:
+        _t128 = _a22 + (-1*_a1*(-1 + _ceiling(_div(_a22, _a1))))
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+    try:
+        _t129 = (_a1 == _t128) or (_t25 == 1)
+    except _CANNOT as _err:
+        _t129 = _Unusable(_err)
+    try:
+        _t130 = -1 + (_t128 if _t129 else 1)
+    except _CANNOT as _err:
+        _t130 = _Unusable(_err)
+    try:
+        _t131 = (_div(1, _t128) if _t129 else 1)
+    except _CANNOT as _err:
+        _t131 = _Unusable(_err)
+    try:
+        _t132 = (_t46*_t51)
+    except _CANNOT as _err:
+        _t132 = _Unusable(_err)
+    try:
+        _t133 = (_t131*_t132)
+    except _CANNOT as _err:
+        _t133 = _Unusable(_err)
+    try:
+        _t134 = _div(_t132, _t12)
+    except _CANNOT as _err:
+        _t134 = _Unusable(_err)
+    try:
+        _t135 = (_t49*_t60)
+    except _CANNOT as _err:
+        _t135 = _Unusable(_err)
+    try:
+        _t136 = (_t131*_t135)
+    except _CANNOT as _err:
+        _t136 = _Unusable(_err)
+    try:
+        _t137 = _div(_t135, _t13)
+    except _CANNOT as _err:
+        _t137 = _Unusable(_err)
+    try:
+        _t138 = (_t131*_t55)
+    except _CANNOT as _err:
+        _t138 = _Unusable(_err)
+    try:
+        _t139 = _div(_t55, _t6)
+    except _CANNOT as _err:
+        _t139 = _Unusable(_err)
+    try:
+        _t140 = (_t131*_t58)
+    except _CANNOT as _err:
+        _t140 = _Unusable(_err)
+    try:
+        _t141 = _div(_t58, _t6)
+    except _CANNOT as _err:
+        _t141 = _Unusable(_err)
+    try:
+        _t142 = (_t131*_t44)
+    except _CANNOT as _err:
+        _t142 = _Unusable(_err)
+    try:
+        _t143 = (_t130*_t142)
+    except _CANNOT as _err:
+        _t143 = _Unusable(_err)
+    try:
+        _t144 = _div(_t44, _t6)
+    except _CANNOT as _err:
+        _t144 = _Unusable(_err)
+    try:
+        _t145 = (_t131*_t61)
+    except _CANNOT as _err:
+        _t145 = _Unusable(_err)
+    try:
+        _t146 = _div(_t61, _t13)
+    except _CANNOT as _err:
+        _t146 = _Unusable(_err)
+    try:
+        _t147 = (_t131*_t64)
+    except _CANNOT as _err:
+        _t147 = _Unusable(_err)
+    try:
+        _t148 = _div(_t64, _t13)
+    except _CANNOT as _err:
+        _t148 = _Unusable(_err)
+    try:
+        _t149 = (_t44*_t66)
+    except _CANNOT as _err:
+        _t149 = _Unusable(_err)
+    try:
+        _t150 = (_t131*_t149)
+    except _CANNOT as _err:
+        _t150 = _Unusable(_err)
+    try:
+        _t151 = _div(_t149, _t6)
+    except _CANNOT as _err:
+        _t151 = _Unusable(_err)
+    try:
+        _t152 = _div(_t69, _t13)
+    except _CANNOT as _err:
+        _t152 = _Unusable(_err)
+    try:
+        _t153 = (_t131*_t42)
+    except _CANNOT as _err:
+        _t153 = _Unusable(_err)
+    try:
+        _t154 = (2*(_div((_t130*_t133), _t12) if _t94 else _t134)) + (2*(_div((_t130*_t136), _t13) if _t94 else _t137)) + (2*(_div((_t130*_t138), _t6) if _t94 else _t139)) + (2*(_div((_t130*_t140), _t6) if _t94 else _t141)) + (3*(_div(_t143, _t6) if _t94 else _t144)) + (3*(_div((_t130*_t145), _t13) if _t94 else _t146)) + (3*(_div((_t130*_t147), _t13) if _t94 else _t148)) + (3*(_div((_t130*_t150), _t6) if _t94 else _t151)) + (4*(_div((_t143*_t68), _t13) if _t94 else _t152)) + (_div((_t130*_t153), _t6) if _t94 else _t43)
+    except _CANNOT as _err:
+        _t154 = _Unusable(_err)
+    try:
+        _t155 = _t111 + _t115 + _t117 + _t127 + _t154
+    except _CANNOT as _err:
+        _t155 = _Unusable(_err)
+    try:
+        _t156 = _div((2*_t30), _t13) + _div((2*_t37), _t5)
+    except _CANNOT as _err:
+        _t156 = _Unusable(_err)
+    try:
+        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + _div((2*_t69), _t13) + _div((3*_t41), _t6)
+    except _CANNOT as _err:
+        _t157 = _Unusable(_err)
+    try:
+        _t158 = _t110 + _t156 + _t157
+    except _CANNOT as _err:
+        _t158 = _Unusable(_err)
+    try:
+        _t159 = (3*(_t77 if _t75 else 0))
+    except _CANNOT as _err:
+        _t159 = _Unusable(_err)
+    try:
+        _t160 = _a14 + (-1*_t83)
+    except _CANNOT as _err:
+        _t160 = _Unusable(_err)
+    try:
+        _t161 = (4*(_div((_t16*_t160), _a19) if _t85 else 0)) + (_t86 if _t85 else 0)
+    except _CANNOT as _err:
+        _t161 = _Unusable(_err)
+    try:
+        _t162 = (_t89 if _t88 else 0) + (_t89 if _t90 else 0)
+    except _CANNOT as _err:
+        _t162 = _Unusable(_err)
+    try:
+        _t163 = (2*(_t29 if _t92 else 0)) + (2*(_t32 if _t92 else 0))
+    except _CANNOT as _err:
+        _t163 = _Unusable(_err)
+    try:
+        _t164 = (2*(_t96 if _t94 else 0)) + (2*(_t97 if _t94 else 0)) + (3*(_t95 if _t94 else 0)) + (3*(_t98 if _t94 else 0)) + (4*(_t99 if _t94 else 0)) + (8*(_t100 if _t94 else 0)) + (_t102 if _t94 else 0) + (_t104 if _t94 else 0)
+    except _CANNOT as _err:
+        _t164 = _Unusable(_err)
+    try:
+        _t165 = _t159 + _t161 + _t162 + _t163 + _t164
+    except _CANNOT as _err:
+        _t165 = _Unusable(_err)
+    try:
+        _t166 = (3*(_div(_t109, _t13) if _t75 else 0))
+    except _CANNOT as _err:
+        _t166 = _Unusable(_err)
+    try:
+        _t167 = (4*(_div(_t112, _a19) if _t85 else 0)) + (4*(_div((_t160*_t22), _t26) if _t85 else 0))
+    except _CANNOT as _err:
+        _t167 = _Unusable(_err)
+    try:
+        _t168 = (_t116 if _t88 else 0) + (_t116 if _t90 else 0)
+    except _CANNOT as _err:
+        _t168 = _Unusable(_err)
+    try:
+        _t169 = (3*(_div(_t122, _t13) if _t92 else 0)) + (3*(_div(_t125, _t5) if _t92 else 0))
+    except _CANNOT as _err:
+        _t169 = _Unusable(_err)
+    try:
+        _t170 = (2*(_div(_t133, _t12) if _t94 else 0)) + (2*(_div(_t136, _t13) if _t94 else 0)) + (2*(_div(_t138, _t6) if _t94 else 0)) + (2*(_div(_t140, _t6) if _t94 else 0)) + (3*(_div(_t142, _t6) if _t94 else 0)) + (3*(_div(_t145, _t13) if _t94 else 0)) + (3*(_div(_t147, _t13) if _t94 else 0)) + (3*(_div(_t150, _t6) if _t94 else 0)) + (4*(_div((_t142*_t68), _t13) if _t94 else 0)) + (_div(_t153, _t6) if _t94 else 0)
+    except _CANNOT as _err:
+        _t170 = _Unusable(_err)
+    try:
+        _t171 = _t166 + _t167 + _t168 + _t169 + _t170
+    except _CANNOT as _err:
+        _t171 = _Unusable(_err)
+    try:
+        _t172 = (_t5*_a18)
+    except _CANNOT as _err:
+        _t172 = _Unusable(_err)
+    try:
+        _t173 = _div(_t3, _t172)
+    except _CANNOT as _err:
+        _t173 = _Unusable(_err)
+    try:
+        _t174 = (_t66*_a18)
+    except _CANNOT as _err:
+        _t174 = _Unusable(_err)
+    try:
+        _t175 = (_t54*_a18)
+    except _CANNOT as _err:
+        _t175 = _Unusable(_err)
+    try:
+        _t176 = _div(_t63, _t172)
+    except _CANNOT as _err:
+        _t176 = _Unusable(_err)
+    try:
+        _t177 = _div((_a2*_a18), _a19)
+    except _CANNOT as _err:
+        _t177 = _Unusable(_err)
+    try:
+        _t178 = _div(_t59, _t172)
+    except _CANNOT as _err:
+        _t178 = _Unusable(_err)
+    try:
+        _t179 = _div(_t49, _t172)
+    except _CANNOT as _err:
+        _t179 = _Unusable(_err)
+    try:
+        _t180 = _div(_t9, (_t101*_a10*_a18))
+    except _CANNOT as _err:
+        _t180 = _Unusable(_err)
+    try:
+        _t181 = _div(_t76, _a19)
+    except _CANNOT as _err:
+        _t181 = _Unusable(_err)
+    try:
+        _t182 = (_t6*_a18)
+    except _CANNOT as _err:
+        _t182 = _Unusable(_err)
+    try:
+        _t183 = _div(_t21, _t182)
+    except _CANNOT as _err:
+        _t183 = _Unusable(_err)
+    try:
+        _t184 = _div(_t16, _a19)
+    except _CANNOT as _err:
+        _t184 = _Unusable(_err)
+    try:
+        _t185 = _div(_t21, _t172)
+    except _CANNOT as _err:
+        _t185 = _Unusable(_err)
+    try:
+        _t186 = _div(_t3, _t182)
+    except _CANNOT as _err:
+        _t186 = _Unusable(_err)
+    try:
+        _t187 = _div(_a5, (_t15*_a19))
+    except _CANNOT as _err:
+        _t187 = _Unusable(_err)
+    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*(_div(_a22, _t33) if _t0 else _div(_a22, _t35))) + _div(_t24, _a14), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, _div(_t73, _a18), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _div(_t47, _a19), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _div(_t2, _t172), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
 
 
 def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -7759,6 +10411,830 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     return (_t34, _t34, _t24 + _t32 + _t35 + _t9 + (4*_t38*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))) + (_t3*_t36*_t37), _t57, _t85, _t88, _t93, _t98, _t57, _t85, _t88, _t93, _t98, _div(_t36, _a8), _t11, _a11, _t100, _t101, _t80, _a11, _t100, _t101, _t80, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, 2, _t100, _a8, _t66, 2, _t100, _a8, _t66, _a11, _t100, _a8, _t31, _a11, _t100, _a8, _t28, _a11, _div(_t2, _t99), (3*_a8), _t25, _t5, _t16, 1, _t72, _t5, _t16, 1, _t72, 2, _div(_t14, _a11), _t19, _t68, _t33, _t56, _t84, _t87, _t92, _t97, _t12, _t44, _t65, _t64, _t89, _t94, _t6, _t48, _t67, _t90, _t95, _t21, _t50, _t73, _t86, _t91, _t96, )
+
+
+def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a10 == 1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = (_t1*_t5)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = (3*_t6)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = _div(_t7, _t0)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (0 if _t2 else (_F(1, 2) if (_a10 == 2) else 1))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (_a4*_a11)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (_t10*_a7)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = (_t11*_t9)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = (_t0*_a12)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = _div((2*_t12), _t13)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = -1 + _a5
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_t10*_a8)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t15*_t16)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (6*_t17*_a1)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = (_t13*_a10)
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = _div(_t18, _t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = -1 + _a12
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = (_t10*_t21)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (6*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = _div(_t23, _t13)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = (_t11*_t21)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = (1 if _t2 else 0)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = (_t25*_t26)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = (_t25*_a1)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = (10*_t28)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = _t24 + _div(_t29, _t19) + _div((2*_t27), _t13) + _div((3*_t25), _t13)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = _t14 + _t20 + _t30 + _t8
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = -1 + _a10
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = (_a0 < _t13)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = (2*(0 if _t33 else _t1))
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = (_a5*_a12)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = (_a0 < _t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (2*_a1)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (_t37*_a9)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = _div((_t15*_t38), _a10)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = (3*(0 if _t36 else _t39))
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_a0 < _t19)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = (_t9*_a9)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = (_a0 < 1 + _t13)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (0 if _t41 else _t42) + (0 if _t43 else _t42)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = (_a0 < _a12)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = (_t21*_a9)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (_t26*_t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = _div((_t37*_t46), _a10)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = (3*_a9)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (_t49*(-2 + (2*_a12)))
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = (2*(0 if _t45 else _t47)) + (3*(0 if _t45 else _t46)) + (5*(0 if _t45 else _t48)) + (0 if _t45 else _t50)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = _t34 + _t40 + _t44 + _t51
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = (-1*_a0*(-1 + _ceiling(_div(_t13, _a0)))) + (_a5*_a6*_a12)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = _div(_a0, _a12)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = (_t54 == _floor(_t54))
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = _t55 and (_t2 or (_a0 == _t53))
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (_t6*(_div(_a12, _t53) if _t56 else 1))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = _div(_t6, _t0)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = (3*(_div((_t57*(-1 + (_div(_t53, _a12) if _t56 else 1))), _t0) if _t33 else _t58))
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = _t55 and ((_a0 == _t60) or ((_a6*_a10) == 1))
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = (_t17*_t37)
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = (_t62*(_div(_a12, _t60) if _t61 else 1))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = _div(_t62, _t19)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (3*(_div((_t63*(-1 + (_div(_t60, _a12) if _t61 else 1))), _t19) if _t36 else _t64))
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = _div(_t12, _t13)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (0 if _t41 else _t66) + (0 if _t43 else _t66)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = (_a0 == _t68) or ((_t0*_a10) == 1)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = -1 + (_t68 if _t69 else 1)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = (_div(1, _t68) if _t69 else 1)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = (_t27*_t71)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = _div(_t27, _t13)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = (_t25*_t71)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (_t70*_t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = _div(_t25, _t13)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = _div((_t25*_t37), _t19)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (_t23*_t71)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = (2*(_div((_t70*_t72), _t13) if _t45 else _t73)) + (3*(_div(_t75, _t13) if _t45 else _t76)) + (5*(_div((_t37*_t75), _t19) if _t45 else _t77)) + (_div((_t70*_t78), _t13) if _t45 else _t24)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = _t59 + _t65 + _t67 + _t79
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = _div((2*_t6), _t0)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = _t73 + _t76 + _div((3*_t22), _t13) + _div((4*_t28), _t19)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = _t64 + _t81 + _t82
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = (2*(_t1 if _t33 else 0))
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = (3*(_t39 if _t36 else 0))
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = (_t42 if _t41 else 0) + (_t42 if _t43 else 0)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (2*(_t47 if _t45 else 0)) + (3*(_t46 if _t45 else 0)) + (5*(_t48 if _t45 else 0)) + (_t50 if _t45 else 0)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = _t84 + _t85 + _t86 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = (3*(_div(_t57, _t0) if _t33 else 0))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = (3*(_div(_t63, _t19) if _t36 else 0))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = (_t66 if _t41 else 0) + (_t66 if _t43 else 0)
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = (2*(_div(_t72, _t13) if _t45 else 0)) + (3*(_div(_t74, _t13) if _t45 else 0)) + (5*(_div((_t37*_t74), _t19) if _t45 else 0)) + (_div(_t78, _t13) if _t45 else 0)
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = _t89 + _t90 + _t91 + _t92
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = _div(_t11, _t94)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = _div(_t38, _a10)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = _div(_t16, (_a6*_a9*_a12))
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = _div(_t11, (_t13*_a9))
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, _div(_t32, _a9), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _div(_t10, _t94), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
+
+
+def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
+    try:
+        _t0 = (3*_a9)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -1 + _t1
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_a10 == 1)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = _t4 + _div(_a2 + (-2*_t4), _a10)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = (_div(_a2, _a12) if _t3 else _div(_t5, _a12))
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = (_t2*_t6)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = (_t0*_t7)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = _div(_t8, _t1)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (0 if _t3 else (_F(1, 2) if (_a10 == 2) else 1))
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (_a4*_a11)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = (_t11*_a7)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = (_t10*_t12)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = _div((2*_t13), _t1)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = -1 + _a5
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_t11*_a8)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t15*_t16)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (6*_t17*_a1)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = (_t1*_a12)
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = (_t19*_a10)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = _div(_t18, _t20)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = -1 + _a12
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (_t11*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = (6*_t23)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = _div(_t24, _t19)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = (_t12*_t22)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = (2*_t26)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = _div(_t27, _t19)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = (1 if _t3 else 0)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = (_t27*_t29)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = _div(_t30, _t19)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = (8*_t26*_a1)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = _t25 + _t28 + _t31 + _div(_t32, _t20)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = _t14 + _t21 + _t33 + _t9
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = (4*_t26)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = -1 + _a10
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (2*_a12)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (_a5*_a12)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = (_a0 < _t38)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = (2*_a1)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_t40*_a9)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = _div((_t15*_t41), _a10)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = (3*(0 if _t39 else _t42))
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (_a0 < _t19)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = 1 + _div(_a1, _a10)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = (_t45*_a9)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (_t2*_t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (3*(0 if _t44 else _t47))
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = (_a0 < _t20)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (_t10*_a9)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = (_a0 < 1 + _t19)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = (0 if _t49 else _t50) + (0 if _t51 else _t50)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = (_a0 < _a12)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = (_a9*(-2 + _t37))
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = _div((_t40*_t54), _a10)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = (3*_t54)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (_t29*_t54)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = (2*(0 if _t53 else _t55)) + (0 if _t53 else _t54) + (0 if _t53 else _t56) + (0 if _t53 else _t57)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = _t43 + _t48 + _t52 + _t58
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (-1*_a0*(-1 + _ceiling(_div(_t19, _a0)))) + (_a5*_a6*_a12)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = _div(_a0, _a12)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = (_t61 == _floor(_t61))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = _t62 and (_t3 or (_a0 == _t60))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = (_t7*_a9)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (_t64*(_div(_a12, _t60) if _t63 else 1))
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = _div(_t64, _t1)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (3*(_div((_t65*(-1 + (_div(_t60, _a12) if _t63 else 1))), _t1) if _t44 else _t66))
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t38, _a0))))
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = _t62 and ((_a0 == _t68) or ((_a6*_a10) == 1))
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = (_t17*_t40)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = (_t70*(_div(_a12, _t68) if _t69 else 1))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = _div(_t70, _t20)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = (3*(_div((_t71*(-1 + (_div(_t68, _a12) if _t69 else 1))), _t20) if _t39 else _t72))
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = _div(_t13, _t1)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (0 if _t49 else _t74) + (0 if _t51 else _t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = (_a0 == _t76) or ((_t1*_a10) == 1)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = -1 + (_t76 if _t77 else 1)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = (_div(1, _t76) if _t77 else 1)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = (_t35*_a1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = (_t79*_t80)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = _div(_t80, _t20)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = (_t24*_t79)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = (_t27*_t79)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = (_t30*_t79)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = (2*(_div((_t78*_t81), _t20) if _t53 else _t82)) + (_div((_t78*_t83), _t19) if _t53 else _t25) + (_div((_t78*_t84), _t19) if _t53 else _t28) + (_div((_t78*_t85), _t19) if _t53 else _t31)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = _t67 + _t73 + _t75 + _t86
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = _t82 + _div(_t26, _t19) + _div((3*_t23), _t19) + _div((_t26*_t29), _t19)
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = _t66 + _t72 + _t88
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = (3*(_t47 if _t44 else 0))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = (3*(_t42 if _t39 else 0))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = (_t50 if _t49 else 0) + (_t50 if _t51 else 0)
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = (2*(_t55 if _t53 else 0)) + (_t54 if _t53 else 0) + (_t56 if _t53 else 0) + (_t57 if _t53 else 0)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = _t90 + _t91 + _t92 + _t93
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = (3*(_div(_t65, _t1) if _t44 else 0))
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = (3*(_div(_t71, _t20) if _t39 else 0))
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = (_t74 if _t49 else 0) + (_t74 if _t51 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = (2*(_div(_t81, _t20) if _t53 else 0)) + (_div(_t83, _t19) if _t53 else 0) + (_div(_t84, _t19) if _t53 else 0) + (_div(_t85, _t19) if _t53 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = _t95 + _t96 + _t97 + _t98
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = (_t1*_a9)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = _div(_t12, _t100)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    try:
+        _t102 = _div(_t41, _a10)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+    try:
+        _t103 = _div(_t16, (_a6*_a9*_a12))
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+    try:
+        _t104 = _div(_t6, _t45)
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+    return (_t34, _t34, _t18 + _t24 + _t32 + _t35 + (_t12*_t36*_t37) + (_t8*_a2*(_div(_a12, _a2) if _t3 else _div(_a12, _t5))), _t59, _t87, _t89, _t94, _t99, _t59, _t87, _t89, _t94, _t99, _div(_t36, _a9), _t20, _a12, _t101, _t102, _t82, _a12, _t101, _t102, _t82, _a5, _t103, _t102, _t72, _a5, _t103, _t102, _t72, _a5, _t103, _t102, _t72, 2, _t101, _a9, _t74, 2, _t101, _a9, _t74, _a12, _t101, _a9, _t31, _a12, _t101, _a9, _t28, _a12, _div(_t11, _t100), _t0, _t25, _t1, _t104, _t46, _t66, _t1, _t104, _t46, _t66, _t1, _t104, _t46, _t66, _t33, _t58, _t86, _t88, _t93, _t98, _t21, _t43, _t73, _t72, _t91, _t96, _t14, _t52, _t75, _t92, _t97, _t9, _t48, _t67, _t66, _t90, _t95, )
 
 
 def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -11145,6 +14621,446 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, _div(_t55, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _div(_t2, _t139), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
 
 
+def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _t0 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (0 if _t0 else (_F(1, 2) if (_a9 == 2) else 1))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_t2*_a7)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _div((2*_t4), _t5)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = -1 + _a5
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = (_t3*_t7)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (6*_t8*_a1)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (_t5*_a11)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (_t10*_a9)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = _div(_t9, _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = (0 if _t0 else 1)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = (_t13*_t14)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = _div(_t15, _a11)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (3*_a8)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = -1 + _t5
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = _t14 + _div(_a2 + (-1*_t14), _a9)
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = (_div(_a2, _a11) if _t0 else _div(_t19, _a11))
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = (_t18*_t20)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = (_t17*_t21)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = _t16 + _div(_t22, _t5)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = (_t2*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = _div(_t26, _t10)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = (_t24*_t3)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = (2*_t28)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = _div(_t29, _t10)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = (1 if _t0 else 0)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = (_t29*_t31)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = _div(_t32, _t10)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = (8*_t28*_a1)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = _t27 + _t30 + _t33 + _div(_t34, _t11)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = _t12 + _t23 + _t35 + _t6
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (4*_t28)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (2*_t13)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = -1 + _a9
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = (2*_a11)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = (_a0 < _t41)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = (2*_a1)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (_t43*_a8)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = _div((_t44*_t7), _a9)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = (3*(0 if _t42 else _t45))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (_a0 < _t11)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (_t1*_a8)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = (_a0 < 1 + _t10)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (0 if _t47 else _t48) + (0 if _t49 else _t48)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = (_a0 < _t10)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = 1 + _div(_a1, _a9)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = (_t52*_a8)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = (_t18*_t53)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = (3*(0 if _t51 else _t54)) + (0 if _t47 else _t38)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (_a8*(-2 + _t40))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = _div((_t43*_t57), _a9)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = (3*_t57)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (_t31*_t57)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = (2*(0 if _t56 else _t58)) + (0 if _t56 else _t57) + (0 if _t56 else _t59) + (0 if _t56 else _t60)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = _t46 + _t50 + _t55 + _t61
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t41, _a0))))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = _div(_a0, _a11)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (_t64 == _floor(_t64))
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = _t65 and ((_a0 == _t63) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (_t43*_t8)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = (_t67*(_div(_a11, _t63) if _t66 else 1))
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = _div(_t67, _t11)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = (3*(_div((_t68*(-1 + (_div(_t63, _a11) if _t66 else 1))), _t11) if _t42 else _t69))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = _div(_t4, _t5)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = (0 if _t47 else _t71) + (0 if _t49 else _t71)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = (-1*_a0*(-1 + _ceiling(_div(_t10, _a0)))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = _t65 and (_t0 or (_a0 == _t73))
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (_t21*_a8)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = (_t75*(_div(_a11, _t73) if _t74 else 1))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = _div(_t75, _t5)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (3*(_div((_t76*(-1 + (_div(_t73, _a11) if _t74 else 1))), _t5) if _t51 else _t77)) + (0 if _t47 else _t16)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = (_a0 == _t79) or ((_t5*_a9) == 1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = -1 + (_t79 if _t80 else 1)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = (_div(1, _t79) if _t80 else 1)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = (_t37*_a1)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = (_t82*_t83)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = _div(_t83, _t11)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = (_t26*_t82)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (_t29*_t82)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = (_t32*_t82)
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = (2*(_div((_t81*_t84), _t11) if _t56 else _t85)) + (_div((_t81*_t86), _t10) if _t56 else _t27) + (_div((_t81*_t87), _t10) if _t56 else _t30) + (_div((_t81*_t88), _t10) if _t56 else _t33)
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = _t70 + _t72 + _t78 + _t89
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = _t77 + _div(_t15, _t40)
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = _t85 + _div(_t28, _t10) + _div((3*_t25), _t10) + _div((_t28*_t31), _t10)
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = _t69 + _t91 + _t92
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (3*(_t45 if _t42 else 0))
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = (_t48 if _t47 else 0) + (_t48 if _t49 else 0)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = (3*(_t54 if _t51 else 0)) + (_t38 if _t47 else 0)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = (2*(_t58 if _t56 else 0)) + (_t57 if _t56 else 0) + (_t59 if _t56 else 0) + (_t60 if _t56 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = _t94 + _t95 + _t96 + _t97
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = (3*(_div(_t68, _t11) if _t42 else 0))
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = (_t71 if _t47 else 0) + (_t71 if _t49 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = (3*(_div(_t76, _t5) if _t51 else 0)) + (_t16 if _t47 else 0)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    try:
+        _t102 = (2*(_div(_t84, _t11) if _t56 else 0)) + (_div(_t86, _t10) if _t56 else 0) + (_div(_t87, _t10) if _t56 else 0) + (_div(_t88, _t10) if _t56 else 0)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+    try:
+        _t103 = _t100 + _t101 + _t102 + _t99
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+    try:
+        _t104 = (_t5*_a8)
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+    try:
+        _t105 = _div(_t3, _t104)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+    try:
+        _t106 = _div(_t44, _a9)
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+    try:
+        _t107 = _div(_t3, (_a6*_a8*_a11))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+    try:
+        _t108 = _div(_t20, _t52)
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+    return (_t36, _t36, _t26 + _t34 + _t37 + _t9 + (_t14*_t38*_t5) + (_t22*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t19))) + (_t3*_t39*_t40), _t62, _t90, _t93, _t98, _t103, _t62, _t90, _t93, _t98, _t103, _div(_t39, _a8), _t11, _a11, _t105, _t106, _t85, _a11, _t105, _t106, _t85, _a5, _t107, _t106, _t69, _a5, _t107, _t106, _t69, _a5, _t107, _t106, _t69, 2, _t105, _a8, _t71, 2, _t105, _a8, _t71, _a11, _t105, _a8, _t33, _a11, _t105, _a8, _t30, _a11, _div(_t2, _t104), _t17, _t27, _t5, _t108, _t53, _t77, _t5, _t108, _t53, _t77, _t5, _t108, _t53, _t77, 2, _div(_t14, _a11), _t13, _t16, _t35, _t61, _t89, _t92, _t97, _t102, _t12, _t46, _t70, _t69, _t94, _t99, _t6, _t50, _t72, _t95, _t100, _t23, _t55, _t78, _t91, _t96, _t101, )
+
+
 def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
     try:
         _t0 = (_a15 == 1)
@@ -12283,6 +16199,610 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a20, _t32) if _t0 else _div(_a20, _t34))) + _div((_t23*_a20), _a14), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, _div(_t55, _a17), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _t14, (_t14*_a0), _t139, _t90, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, _div(_t2, _t133), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t140, 1, _t100, _t27, _t140, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
+
+
+def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
+    try:
+        _t0 = (_a15 == 1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (0 if _t0 else (_F(1, 2) if (_a15 == 2) else 1))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a7*_a16)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (_t2*_a11)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_a8*_a9)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _div((2*_t4), _t5)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = -1 + _a8
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = (_t2*_a12)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (_t7*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = (6*_t9*_a2)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (_t5*_a17)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = (_t11*_a15)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = _div(_t10, _t12)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = (_a10*_a17)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = (_a3*_a14)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = (_t15*(-1 + _t14))
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = (_t16*_a0)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    try:
+        _t18 = (4*_t17)
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+    try:
+        _t19 = -1 + _a10
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+    try:
+        _t20 = (_t3*_a13)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+    try:
+        _t21 = (_t20*_a3)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+    try:
+        _t22 = (_t19*_t21)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+    try:
+        _t23 = (4*_t22)
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+    try:
+        _t24 = (_t5*_a15)
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+    try:
+        _t25 = (_t24*_a10)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+    try:
+        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+    try:
+        _t27 = (3*_a14)
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+    try:
+        _t28 = _div(_t5, _a10)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+    try:
+        _t29 = -1 + _t28
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+    try:
+        _t30 = (_t29*_a5)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+    try:
+        _t31 = (_t27*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+    try:
+        _t32 = -1 + _t5
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+    try:
+        _t33 = _a4 + (-1*_a5)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+    try:
+        _t34 = (_a6*_a11)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+    try:
+        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a15)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+    try:
+        _t36 = (_div(_t33, _a17) if _t0 else _div(_t35, _a17))
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+    try:
+        _t37 = (_t32*_t36)
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+    try:
+        _t38 = (_t27*_t37)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+    try:
+        _t39 = _div(_t31, _t12) + _div(_t38, _t5)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+    try:
+        _t40 = -1 + _a17
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+    try:
+        _t41 = (_t2*_t40)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+    try:
+        _t42 = (6*_t41)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+    try:
+        _t43 = _div(_t42, _t11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+    try:
+        _t44 = (_t3*_t40)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+    try:
+        _t45 = (2*_t44)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+    try:
+        _t46 = _div(_t45, _t11)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+    try:
+        _t47 = (1 if _t0 else 0)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+    try:
+        _t48 = (_t45*_t47)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+    try:
+        _t49 = _div(_t48, _t11)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+    try:
+        _t50 = (2*_a2)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+    try:
+        _t51 = _div(_t50, _a15) + _div((-1*_a3), _a15)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+    try:
+        _t52 = (4*_t44)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+    try:
+        _t53 = (_t51*_t52)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+    try:
+        _t54 = _t43 + _t46 + _t49 + _div(_t53, _t11)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+    try:
+        _t55 = _t13 + _t26 + _t39 + _t54 + _t6
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+    try:
+        _t56 = -1 + _a15
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+    try:
+        _t57 = (2*_a17)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+    try:
+        _t58 = (_a8*_a17)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+    try:
+        _t59 = (_a1 < _t58)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+    try:
+        _t60 = (_t50*_a14)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+    try:
+        _t61 = _div((_t60*_t7), _a15)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+    try:
+        _t62 = (3*(0 if _t59 else _t61))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+    try:
+        _t63 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+    try:
+        _t64 = _div(_a1, _a17)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+    try:
+        _t65 = (_t64 == _floor(_t64))
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+    try:
+        _t66 = (_a1 == _t63) or (_div(_t24, _a10) == 1)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+    try:
+        _t67 = (_div(_t63, _a17) if _t65 and _t66 else 1)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+    try:
+        _t68 = -1 + _t67
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+    try:
+        _t69 = (_a1 < _t14)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+    try:
+        _t70 = _div(_t16, _a15)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+    try:
+        _t71 = (4*(_div((_t15*_t68), _a15) if _t69 else _div((_t15*_t19), _a15))) + (0 if _t69 else _t70)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+    try:
+        _t72 = (_a1 < _t12)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+    try:
+        _t73 = (_t1*_a14)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+    try:
+        _t74 = (_a1 < 1 + _t11)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+    try:
+        _t75 = (0 if _t72 else _t73) + (0 if _t74 else _t73)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+    try:
+        _t76 = (_a1 < _t11)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+    try:
+        _t77 = 1 + _div(_a2, _a15)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+    try:
+        _t78 = (_t77*_a14)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+    try:
+        _t79 = (_t32*_t78)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+    try:
+        _t80 = _div((_t15*_t29), _a15)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+    try:
+        _t81 = (3*(0 if _t76 else _t79)) + (3*(0 if _t76 else _t80))
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+    try:
+        _t82 = (_a1 < _a17)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+    try:
+        _t83 = (_a14*(-2 + _t57))
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+    try:
+        _t84 = (_t51*_t83)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+    try:
+        _t85 = (3*_t83)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+    try:
+        _t86 = (_t47*_t83)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+    try:
+        _t87 = (2*(0 if _t82 else _t84)) + (0 if _t82 else _t83) + (0 if _t82 else _t85) + (0 if _t82 else _t86)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+    try:
+        _t88 = _t62 + _t71 + _t75 + _t81 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+    try:
+        _t89 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t58, _a1))))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+    try:
+        _t90 = _t65 and ((_a1 == _t89) or ((_a9*_a15) == 1))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+    try:
+        _t91 = (_t50*_t9)
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+    try:
+        _t92 = (_t91*(_div(_a17, _t89) if _t90 else 1))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+    try:
+        _t93 = _div(_t91, _t12)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+    try:
+        _t94 = (3*(_div((_t92*(-1 + (_div(_t89, _a17) if _t90 else 1))), _t12) if _t59 else _t93))
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+    try:
+        _t95 = (_t17*(_div(1, _t63) if _t66 else 1))
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+    try:
+        _t96 = _div(_t17, _a15)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+    try:
+        _t97 = _div(_t22, _t25)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+    try:
+        _t98 = (4*(_div((_t21*_t68), _t25) if _t69 else _t97)) + (4*(_div((_t95*(-1 + (_t63 if _t66 else 1))), _a15) if _t69 else _t96))
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+    try:
+        _t99 = _div(_t4, _t5)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+    try:
+        _t100 = (0 if _t72 else _t99) + (0 if _t74 else _t99)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+    try:
+        _t101 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a8*_a9*_a17)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+    try:
+        _t102 = _div(_a1, _t14)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+    try:
+        _t103 = _t0 or (_a1 == _t101)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+    try:
+        _t104 = _t103 and (_t102 == _floor(_t102))
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+    try:
+        _t105 = (_t30*_a14)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+    try:
+        _t106 = (_t105*(_div(_t14, _t101) if _t104 else 1))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+    try:
+        _t107 = _div(_t105, _t12)
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+    try:
+        _t108 = _t103 and _t65
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+    try:
+        _t109 = (_t37*_a14)
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+    try:
+        _t110 = (_t109*(_div(_a17, _t101) if _t108 else 1))
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+    try:
+        _t111 = _div(_t109, _t5)
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+    try:
+        _t112 = (3*(_div((_t106*(-1 + (_div(_t101, _t14) if _t104 else 1))), _t12) if _t76 else _t107)) + (3*(_div((_t110*(-1 + (_div(_t101, _a17) if _t108 else 1))), _t5) if _t76 else _t111))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+    try:
+        _t113 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+    except _CANNOT as _err:
+        _t113 = _Unusable(_err)
+    try:
+        _t114 = (_a1 == _t113) or (_t24 == 1)
+    except _CANNOT as _err:
+        _t114 = _Unusable(_err)
+    try:
+        _t115 = -1 + (_t113 if _t114 else 1)
+    except _CANNOT as _err:
+        _t115 = _Unusable(_err)
+    try:
+        _t116 = (_div(1, _t113) if _t114 else 1)
+    except _CANNOT as _err:
+        _t116 = _Unusable(_err)
+    try:
+        _t117 = (_t45*_t51)
+    except _CANNOT as _err:
+        _t117 = _Unusable(_err)
+    try:
+        _t118 = (_t116*_t117)
+    except _CANNOT as _err:
+        _t118 = _Unusable(_err)
+    try:
+        _t119 = _div(_t117, _t11)
+    except _CANNOT as _err:
+        _t119 = _Unusable(_err)
+    try:
+        _t120 = (_t116*_t42)
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+    try:
+        _t121 = (_t116*_t45)
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+    try:
+        _t122 = (_t116*_t48)
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+    try:
+        _t123 = (2*(_div((_t115*_t118), _t11) if _t82 else _t119)) + (_div((_t115*_t120), _t11) if _t82 else _t43) + (_div((_t115*_t121), _t11) if _t82 else _t46) + (_div((_t115*_t122), _t11) if _t82 else _t49)
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+    try:
+        _t124 = _t100 + _t112 + _t123 + _t94 + _t98
+    except _CANNOT as _err:
+        _t124 = _Unusable(_err)
+    try:
+        _t125 = _t107 + _t111
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+    try:
+        _t126 = _t119 + _div(_t44, _t11) + _div((3*_t41), _t11) + _div((_t44*_t47), _t11)
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+    try:
+        _t127 = _t125 + _t126 + _t93
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+    try:
+        _t128 = (3*(_t61 if _t59 else 0))
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+    try:
+        _t129 = _a10 + (-1*_t67)
+    except _CANNOT as _err:
+        _t129 = _Unusable(_err)
+    try:
+        _t130 = (4*(_div((_t129*_t15), _a15) if _t69 else 0)) + (_t70 if _t69 else 0)
+    except _CANNOT as _err:
+        _t130 = _Unusable(_err)
+    try:
+        _t131 = (_t73 if _t72 else 0) + (_t73 if _t74 else 0)
+    except _CANNOT as _err:
+        _t131 = _Unusable(_err)
+    try:
+        _t132 = (3*(_t79 if _t76 else 0)) + (3*(_t80 if _t76 else 0))
+    except _CANNOT as _err:
+        _t132 = _Unusable(_err)
+    try:
+        _t133 = (2*(_t84 if _t82 else 0)) + (_t83 if _t82 else 0) + (_t85 if _t82 else 0) + (_t86 if _t82 else 0)
+    except _CANNOT as _err:
+        _t133 = _Unusable(_err)
+    try:
+        _t134 = _t128 + _t130 + _t131 + _t132 + _t133
+    except _CANNOT as _err:
+        _t134 = _Unusable(_err)
+    try:
+        _t135 = (3*(_div(_t92, _t12) if _t59 else 0))
+    except _CANNOT as _err:
+        _t135 = _Unusable(_err)
+    try:
+        _t136 = (4*(_div(_t95, _a15) if _t69 else 0)) + (4*(_div((_t129*_t21), _t25) if _t69 else 0))
+    except _CANNOT as _err:
+        _t136 = _Unusable(_err)
+    try:
+        _t137 = (_t99 if _t72 else 0) + (_t99 if _t74 else 0)
+    except _CANNOT as _err:
+        _t137 = _Unusable(_err)
+    try:
+        _t138 = (3*(_div(_t106, _t12) if _t76 else 0)) + (3*(_div(_t110, _t5) if _t76 else 0))
+    except _CANNOT as _err:
+        _t138 = _Unusable(_err)
+    try:
+        _t139 = (2*(_div(_t118, _t11) if _t82 else 0)) + (_div(_t120, _t11) if _t82 else 0) + (_div(_t121, _t11) if _t82 else 0) + (_div(_t122, _t11) if _t82 else 0)
+    except _CANNOT as _err:
+        _t139 = _Unusable(_err)
+    try:
+        _t140 = _t135 + _t136 + _t137 + _t138 + _t139
+    except _CANNOT as _err:
+        _t140 = _Unusable(_err)
+    try:
+        _t141 = (_t5*_a14)
+    except _CANNOT as _err:
+        _t141 = _Unusable(_err)
+    try:
+        _t142 = _div(_t3, _t141)
+    except _CANNOT as _err:
+        _t142 = _Unusable(_err)
+    try:
+        _t143 = (_t51*_a14)
+    except _CANNOT as _err:
+        _t143 = _Unusable(_err)
+    try:
+        _t144 = _div(_t8, (_a9*_a14*_a17))
+    except _CANNOT as _err:
+        _t144 = _Unusable(_err)
+    try:
+        _t145 = _div(_t60, _a15)
+    except _CANNOT as _err:
+        _t145 = _Unusable(_err)
+    try:
+        _t146 = _div(_t20, _t141)
+    except _CANNOT as _err:
+        _t146 = _Unusable(_err)
+    try:
+        _t147 = _div(_t15, _a15)
+    except _CANNOT as _err:
+        _t147 = _Unusable(_err)
+    try:
+        _t148 = _div(_t36, _t77)
+    except _CANNOT as _err:
+        _t148 = _Unusable(_err)
+    try:
+        _t149 = _div(_a5, (_t14*_a3))
+    except _CANNOT as _err:
+        _t149 = _Unusable(_err)
+    return (_t55, _t55, _t10 + _t31 + _t42 + _t52 + (_t11*_t18) + (_t53*_a15) + (_t3*_t56*_t57) + (_t33*_t38*(_div(_a17, _t33) if _t0 else _div(_a17, _t35))) + _div((_t23*_a17), _a10), _t88, _t124, _t127, _t134, _t140, _t88, _t124, _t127, _t134, _t140, _div(_t56, _a14), _t12, _a17, _t142, _t143, _t119, _a17, _t142, _t143, _t119, _a8, _t144, _t145, _t93, _a8, _t144, _t145, _t93, _a8, _t144, _t145, _t93, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _t14, (_t14*_a0), _t147, _t96, 2, _t142, _a14, _t99, 2, _t142, _a14, _t99, _a17, _t142, _a14, _t49, _a17, _t142, _a14, _t46, _a17, _div(_t2, _t141), _t27, _t43, _t5, _t148, _t78, _t111, _t5, _t148, _t78, _t111, _t5, _t148, _t78, _t111, _t28, _t149, _t147, _t107, _t28, _t149, _t147, _t107, _t28, _t149, _t147, _t107, _t54, _t87, _t123, _t126, _t133, _t139, _t13, _t62, _t94, _t93, _t128, _t135, _t26, _t71, _t98, _t130, _t136, _t6, _t75, _t100, _t131, _t137, _t39, _t81, _t112, _t125, _t132, _t138, )
 
 
 def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -13441,6 +17961,252 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     return (x131, m*(x34 + x97 + x98 + x99 + x116 + x117 + x119 + x120 + x122), x43 + x132 + x52 + x65 + x45 + x133 + x53 + x66 + x134 + x47 + x55 + x71 + x135 + x48 + x56 + x72 + x25 + x73 + x78 + x79 + x83 + x84 + x85, x43 + x52 + x65 + x45 + x53 + x66 + x19 + x47 + x55 + x20 + x71 + x23 + x48 + x24 + x56 + x72 + x25 + x73 + x126 + x129 + x78 + x79 + x83 + x84 + x85 + x130, (-1 + p)*(x123), x27, b*s/(x131), (x142)/(peak*c*d*p*t*(x131)), (x143)/(peak*c*d*p*t*(x131)), x142, x143, 6*x12 + x144 + 6*Phi_E/(e*p*t) + x145 + (x146 + x149 if (p == 1) else max(x148 + x146, 2*L*b*h*s/(c*d*m*p) + x149)), x74, x86, x49, x57, x132 + x133 + x134 + x135 + x25, x74, x86, x49, x57, x19 + x20 + x23 + x24 + x25 + x126 + x129 + x130, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x144 + x145, x146, x147, x148, 0,)
 
 
+def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x0 = (0 if (p == 1) else 1)
+    x1 = 2*x0
+    x2 = (0 if (G < c*d*p*t) else x1)
+    x3 = alpha*x2
+    x4 = (x1 if (G < c*d*p*t) else 0)
+    x5 = alpha_inter*x4
+    x7 = V*h*x0/t
+    x8 = (0 if (G < c*d*p*t) else x7)
+    x9 = beta*x8
+    x10 = (x7 if (G < c*d*p*t) else 0)
+    x11 = beta_inter*x10
+    x12 = c*d*t
+    x13 = -1 + c*d
+    x14 = alpha*(0 if (G < x12) else x13)
+    x15 = alpha_inter*(x13 if (G < x12) else 0)
+    x19 = 1 + L/p
+    x22 = -G*(-1 + math.ceil(c*d*t/G)) + x12
+    x23 = G/t
+    x24 = -1 + ((x22)/t if (x23 == math.floor(x23)) and ((G == x22) or (p == 1)) else 1)
+    x25 = Phi - V*h
+    x26 = (Phi/t if (p == 1) else (V*h + (x25)/p)/t)
+    x27 = (t/(x22) if (x23 == math.floor(x23)) and ((G == x22) or (p == 1)) else 1)
+    x28 = beta*((x13)*(x24)*x26*x27/(c*d*(x19)) if (G < x12) else (x13)*x26/(c*d*(x19)))
+    x29 = beta_inter*((x13)*x26*x27/(c*d*(x19)) if (G < x12) else 0)
+    x30 = x14 + x15 + x28 + x29
+    x31 = m*(x30)
+    x32 = x14 + x15 + x28 + x29 + gamma*(x13)*x26/(c*d*(x19))
+    x33 = m*(x32)
+    x36 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x37 = (L*(b*h*s*(6 + 50*c)/(c*d*m*t) + b*h*s*(10 + 10*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x38 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x39 = m*x38
+    x40 = alpha*((0 if (G < c*d*p*t) else x39) + (0 if (G < 1 + x12) else x39))
+    x41 = alpha_inter*((x39 if (G < c*d*p*t) else 0) + (x39 if (G < 1 + x12) else 0))
+    x42 = b*h*s*x38/(c*d)
+    x43 = beta*((0 if (G < c*d*p*t) else x42) + (0 if (G < 1 + x12) else x42))
+    x44 = beta_inter*((x42 if (G < c*d*p*t) else 0) + (x42 if (G < 1 + x12) else 0))
+    x45 = x40 + x41 + x43 + x44
+    x46 = -2 + 2*t
+    x47 = 2*L*m*(x46)/p
+    x48 = m*(x46)
+    x49 = 3*m*(x46)
+    x50 = (1 if (p == 1) else 0)
+    x51 = m*(x46)*x50
+    x52 = alpha*(2*(0 if (G < t) else x47) + (0 if (G < t) else x48) + (0 if (G < t) else x49) + (0 if (G < t) else x51))
+    x53 = alpha_inter*(2*(x47 if (G < t) else 0) + (x48 if (G < t) else 0) + (x49 if (G < t) else 0) + (x51 if (G < t) else 0))
+    x54 = -1 + t
+    x55 = t - G*(-1 + math.ceil(t/G))
+    x56 = -1 + (x55 if (G == x55) or (c*d*p == 1) else 1)
+    x57 = (1/(x55) if (G == x55) or (c*d*p == 1) else 1)
+    x58 = 4*L*b*h*s*(x54)/(c*d*p*t)
+    x59 = beta*(2*(4*L*b*h*s*(x54)*(x56)*x57/(c*d*p*t) if (G < t) else x58) + (6*b*s*(x54)*(x56)*x57/(c*d*t) if (G < t) else 6*b*s*(x54)/(c*d*t)) + (2*b*h*s*(x54)*(x56)*x57/(c*d*t) if (G < t) else 2*b*h*s*(x54)/(c*d*t)) + (2*b*h*s*(x54)*(x56)*x50*x57/(c*d*t) if (G < t) else 2*b*h*s*(x54)*x50/(c*d*t)))
+    x60 = beta_inter*(2*(4*L*b*h*s*(x54)*x57/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x54)*x57/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x54)*x57/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x54)*x50*x57/(c*d*t) if (G < t) else 0))
+    x61 = gamma*(3*b*s*(x54)/(c*d*t) + b*h*s*(x54)/(c*d*t) + b*h*s*(x54)*x50/(c*d*t) + x58)
+    x62 = x52 + x53 + x59 + x60 + x61
+    x65 = s**2
+    x66 = 2*h
+    x67 = x66 + 2*h_kv
+    x68 = L*(4*b*h*x65/(d*m) + 2*b*h*s*(x67)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
+    x69 = ((x68)/(c*t) - 4*L*b*h*x65/(c*d*m*p*t))/(eta*peak)
+    x70 = (2*(x68)/(c*t) - 8*L*b*h*x65/(c*d*m*p*t))/(eta*peak)
+    x71 = b*h*s/(c*d*m)
+    x72 = V*h/t + x71 + V*b*s/(c*d*m*t)
+    x73 = h**2/t + x71 + b*h*s/(c*d*m*t)
+    x74 = F*h/t + x71 + F*b*s/(c*d*m*t)
+    x75 = h*h_kv/t + x71 + b*h_kv*s/(c*d*m*t)
+    x76 = (2*w_half*(x72) + 4*w_half*L*(x73)/p + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p)/(eta*peak)
+    x77 = (4*w_half*(x72) + 8*w_half*L*(x73)/p + 8*w_half*L*(x74)/p + 8*w_half*L*(x75)/p)/(eta*peak)
+    x78 = 3*L*(64*b*h*s/(c*d*m) + b*s*(16*h + 16*h_kv)/(c*d*m*t))/(hbm*p)
+    x79 = 10 + 24/t
+    x80 = kappa*L*b*h*s*(x79)/(hbm*c*d*m*p)
+    x82 = 7*L*b*h*x65/(eta_attn*peak*c*d*m*p*t)
+    x84 = -2*L*b*h*x65/(eta_attn*peak*c**2*d*m*p*t)
+    x85 = max(0, x84)
+    x86 = c*t
+    x87 = -1 + c
+    x88 = 2*L*m*(x87)/p
+    x89 = (0 if (G < x86) else x88)
+    x90 = alpha*x89
+    x91 = (x88 if (G < x86) else 0)
+    x92 = alpha_inter*x91
+    x93 = x86 - G*(-1 + math.ceil(c*t/G))
+    x94 = (t/(x93) if (x23 == math.floor(x23)) and ((G == x93) or (d*p == 1)) else 1)
+    x95 = (2*L*b*h*s*(x87)*(-1 + ((x93)/t if (x23 == math.floor(x23)) and ((G == x93) or (d*p == 1)) else 1))*x94/(c*d*p*t) if (G < x86) else 2*L*b*h*s*(x87)/(c*d*p*t))
+    x96 = beta*x95
+    x97 = (2*L*b*h*s*(x87)*x94/(c*d*p*t) if (G < x86) else 0)
+    x98 = beta_inter*x97
+    x99 = (x90 + x92 + x96 + x98)/m
+    x100 = max(0, x99 - 5*L*b*h*x65/(eta_attn*peak*c**2*d*m*p*t))
+    x101 = max(0, x99 + x84)
+    x102 = 2*gamma*L*b*h*s*(x87)/(c*d*p*t)
+    x103 = max(0, (x90 + x92 + x96 + x98 + x102)/m - 5*L*b*h*x65*(x87)/(eta_attn*peak*c**2*d*m*p*t))
+    x104 = x36 + x37 + (x45)/m + (x62)/m + x69 + x70 + x76 + x77 + x78 + x80 + x82 + x85 + x100 + x101 + x103
+    x105 = x14 + x15
+    x106 = -2*m*(x105)
+    x107 = m*(x19)*(x13)
+    x108 = (0 if (G < x12) else x107)
+    x109 = 3*alpha*x108
+    x110 = (x107 if (G < x12) else 0)
+    x111 = 3*alpha_inter*x110
+    x112 = 28*x26/(hbm*c*d)
+    x113 = (1/2)*gamma*V*h*x0/t
+    x114 = x36 + x37 + x69 + x70 + x76 + x77 + x78 + x80 + x82
+    x115 = m*(x13)*x26/(c*d)
+    x116 = (m*(x13)*(x24)*x26*x27/(c*d) if (G < x12) else x115)
+    x117 = (m*(x13)*x26*x27/(c*d) if (G < x12) else 0)
+    x118 = max(0, -m*(x30) - m*(x32) - m*(x114) + 2*m*(x105) + 3*beta*x116 + 3*beta_inter*x117 + gamma*m*(x13)*x26/(c*d))
+    x119 = x3 + x5 + x9 + x11 + x31 + x33 + (-1 + m + p)*(x104) + x106 + x109 + x111 + x112 + x113 + x118
+    x120 = alpha*(3*x108 + x2)
+    x121 = alpha_inter*(3*x110 + x4)
+    x122 = beta*(3*x116 + x8)
+    x123 = beta_inter*(3*x117 + x10)
+    x124 = gamma*((1/2)*V*h*x0/t + x115)
+    x125 = 3*alpha*x89
+    x126 = 3*alpha_inter*x91
+    x127 = 3*beta*x95
+    x128 = 3*beta_inter*x97
+    x129 = m*(x85 + x100 + x101 + x103)
+    x131 = 3*L*(4*b*h*x65 + 2*b*h*s*(x67) + 4*F*b*h*s) + 6*V*b*h*s
+    x132 = (x131)/(peak*c*d*p*t*(x119))
+    x133 = 2*V*h/t
+    x134 = 8*(x25)/(L*t)
+    x135 = min(m, p)
+    x136 = L*b*h*s*(x79)*x135/(c*d*m*p)
+    x137 = b*s*(x66 + 6*h/t)/(c*d*m)
+    x138 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x139 = max(x133, x137 + x138)
+    x140 = (0 if (p == 1) else 2*b*h*s*(m + x135)/(c*d*m))
+    return (x119, m*(x114), x120 + x40 + x52 + x121 + x41 + x53 + x122 + x43 + x59 + x123 + x44 + x60 + x124 + x61 + x125 + x126 + x127 + x128 + x102, x40 + x52 + x3 + x41 + x53 + x5 + x43 + x59 + x9 + x44 + x60 + x11 + x61 + x31 + x129 + x33 + x106 + x109 + x111 + x113 + x118, (-1 + p)*(x104), x112, b*s/(x119), x132, x132, x131, x131, x133 + x134 + 14*x26/(c*d) + (x136 + x139 + x140 if (p == 1) else max(x136 + x140, L*b*h*s*(x79)/(c*d*m*p) + x139)), x62, x125 + x126 + x127 + x128 + x102, x45, x120 + x121 + x122 + x123 + x124, x62, x129, x45, x3 + x5 + x9 + x11 + x31 + x33 + x106 + x109 + x111 + x113 + x118, 0, 2*x26/(c*d), 12*x26/(c*d), x136, x140, x138, x133, x137, x133, x134,)
+
+
+def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x0 = c*d*t
+    x1 = -1 + c*d
+    x2 = alpha*(0 if (G < x0) else x1)
+    x3 = alpha_inter*(x1 if (G < x0) else 0)
+    x7 = 1 + L/p
+    x11 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x12 = G/t
+    x13 = -1 + ((x11)/t if (x12 == math.floor(x12)) and ((G == x11) or (p == 1)) else 1)
+    x14 = Phi - 2*V*h
+    x15 = (Phi/t if (p == 1) else (V*h + (x14)/p)/t)
+    x16 = (t/(x11) if (x12 == math.floor(x12)) and ((G == x11) or (p == 1)) else 1)
+    x17 = beta*((x1)*(x13)*x15*x16/(c*d*(x7)) if (G < x0) else (x1)*x15/(c*d*(x7)))
+    x18 = beta_inter*((x1)*x15*x16/(c*d*(x7)) if (G < x0) else 0)
+    x19 = x2 + x3 + x17 + x18
+    x20 = m*(x19)
+    x21 = x2 + x3 + x17 + x18 + gamma*(x1)*x15/(c*d*(x7))
+    x22 = m*(x21)
+    x25 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x26 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x27 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x28 = m*x27
+    x29 = alpha*((0 if (G < c*d*p*t) else x28) + (0 if (G < 1 + x0) else x28))
+    x30 = alpha_inter*((x28 if (G < c*d*p*t) else 0) + (x28 if (G < 1 + x0) else 0))
+    x31 = b*h*s*x27/(c*d)
+    x32 = beta*((0 if (G < c*d*p*t) else x31) + (0 if (G < 1 + x0) else x31))
+    x33 = beta_inter*((x31 if (G < c*d*p*t) else 0) + (x31 if (G < 1 + x0) else 0))
+    x34 = x29 + x30 + x32 + x33
+    x35 = -2 + 2*t
+    x36 = 2*L*m*(x35)/p
+    x37 = m*(x35)
+    x38 = 3*m*(x35)
+    x39 = (1 if (p == 1) else 0)
+    x40 = m*(x35)*x39
+    x41 = alpha*(2*(0 if (G < t) else x36) + (0 if (G < t) else x37) + (0 if (G < t) else x38) + (0 if (G < t) else x40))
+    x42 = alpha_inter*(2*(x36 if (G < t) else 0) + (x37 if (G < t) else 0) + (x38 if (G < t) else 0) + (x40 if (G < t) else 0))
+    x43 = -1 + t
+    x44 = t - G*(-1 + math.ceil(t/G))
+    x45 = -1 + (x44 if (G == x44) or (c*d*p == 1) else 1)
+    x46 = (1/(x44) if (G == x44) or (c*d*p == 1) else 1)
+    x47 = 4*L*b*h*s*(x43)/(c*d*p*t)
+    x48 = beta*(2*(4*L*b*h*s*(x43)*(x45)*x46/(c*d*p*t) if (G < t) else x47) + (6*b*s*(x43)*(x45)*x46/(c*d*t) if (G < t) else 6*b*s*(x43)/(c*d*t)) + (2*b*h*s*(x43)*(x45)*x46/(c*d*t) if (G < t) else 2*b*h*s*(x43)/(c*d*t)) + (2*b*h*s*(x43)*(x45)*x39*x46/(c*d*t) if (G < t) else 2*b*h*s*(x43)*x39/(c*d*t)))
+    x49 = beta_inter*(2*(4*L*b*h*s*(x43)*x46/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x43)*x46/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x43)*x46/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x43)*x39*x46/(c*d*t) if (G < t) else 0))
+    x50 = gamma*(3*b*s*(x43)/(c*d*t) + b*h*s*(x43)/(c*d*t) + b*h*s*(x43)*x39/(c*d*t) + x47)
+    x51 = x41 + x42 + x48 + x49 + x50
+    x54 = s**2
+    x55 = 2*h
+    x56 = x55 + 2*h_kv
+    x57 = L*(4*b*h*x54/(d*m) + 2*b*h*s*(x56)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
+    x58 = ((x57)/(c*t) - 4*L*b*h*x54/(c*d*m*p*t))/(eta*peak)
+    x59 = (2*(x57)/(c*t) - 8*L*b*h*x54/(c*d*m*p*t))/(eta*peak)
+    x60 = b*h*s/(c*d*m)
+    x61 = V*h/t + x60 + V*b*s/(c*d*m*t)
+    x62 = h**2/t + x60 + b*h*s/(c*d*m*t)
+    x63 = h*h_kv/t + x60 + b*h_kv*s/(c*d*m*t)
+    x64 = F*h/t + x60 + F*b*s/(c*d*m*t)
+    x65 = (2*w_half*(x61) + 4*w_half*L*(x62)/p + 4*w_half*L*(x63)/p + 6*w_half*L*(x64)/p)/(eta*peak)
+    x66 = (4*w_half*(x61) + 8*w_half*L*(x62)/p + 8*w_half*L*(x63)/p + 12*w_half*L*(x64)/p)/(eta*peak)
+    x67 = 3*L*(b*s*((16*h + 16*h_kv)/t + 4*F/t)/(c*d*m) + 64*b*h*s/(c*d*m))/(hbm*p)
+    x68 = 10 + 24/t
+    x69 = kappa*L*b*h*s*(x68)/(hbm*c*d*m*p)
+    x71 = 7*L*b*h*x54/(eta_attn*peak*c*d*m*p*t)
+    x73 = -2*L*b*h*x54/(eta_attn*peak*c**2*d*m*p*t)
+    x74 = max(0, x73)
+    x75 = c*t
+    x76 = -1 + c
+    x77 = 2*L*m*(x76)/p
+    x78 = (0 if (G < x75) else x77)
+    x79 = alpha*x78
+    x80 = (x77 if (G < x75) else 0)
+    x81 = alpha_inter*x80
+    x82 = x75 - G*(-1 + math.ceil(c*t/G))
+    x83 = (t/(x82) if (x12 == math.floor(x12)) and ((G == x82) or (d*p == 1)) else 1)
+    x84 = (2*L*b*h_kv*s*(x76)*(-1 + ((x82)/t if (x12 == math.floor(x12)) and ((G == x82) or (d*p == 1)) else 1))*x83/(c*d*p*t) if (G < x75) else 2*L*b*h_kv*s*(x76)/(c*d*p*t))
+    x85 = beta*x84
+    x86 = (2*L*b*h_kv*s*(x76)*x83/(c*d*p*t) if (G < x75) else 0)
+    x87 = beta_inter*x86
+    x88 = (x79 + x81 + x85 + x87)/m
+    x89 = max(0, x88 - 5*L*b*h*x54/(eta_attn*peak*c**2*d*m*p*t))
+    x90 = max(0, x88 + x73)
+    x91 = 2*gamma*L*b*h_kv*s*(x76)/(c*d*p*t)
+    x92 = max(0, (x79 + x81 + x85 + x87 + x91)/m - 5*L*b*h*x54*(x76)/(eta_attn*peak*c**2*d*m*p*t))
+    x93 = x25 + x26 + (x34)/m + (x51)/m + x58 + x59 + x65 + x66 + x67 + x69 + x71 + x74 + x89 + x90 + x92
+    x94 = x2 + x3
+    x95 = -2*m*(x94)
+    x96 = m*(x7)*(x1)
+    x97 = 3*alpha*(0 if (G < x0) else x96)
+    x98 = 3*alpha_inter*(x96 if (G < x0) else 0)
+    x99 = 28*x15/(hbm*c*d)
+    x100 = x25 + x26 + x58 + x59 + x65 + x66 + x67 + x69 + x71
+    x101 = 3*beta*(m*(x1)*(x13)*x15*x16/(c*d) if (G < x0) else m*(x1)*x15/(c*d))
+    x102 = 3*beta_inter*(m*(x1)*x15*x16/(c*d) if (G < x0) else 0)
+    x103 = gamma*m*(x1)*x15/(c*d)
+    x104 = max(0, -m*(x19) - m*(x21) - m*(x100) + 2*m*(x94) + x101 + x102 + x103)
+    x105 = x20 + x22 + (-1 + m + p)*(x93) + x95 + x97 + x98 + x99 + x104
+    x106 = 3*alpha*x78
+    x107 = 3*alpha_inter*x80
+    x108 = 3*beta*x84
+    x109 = 3*beta_inter*x86
+    x110 = m*(x74 + x89 + x90 + x92)
+    x112 = 3*L*(4*b*h*x54 + 2*b*h*s*(x56) + 6*F*b*h*s) + 6*V*b*h*s
+    x113 = (x112)/(peak*c*d*p*t*(x105))
+    x114 = 4*V*h/t
+    x115 = 8*(x14)/(L*t)
+    x116 = min(m, p)
+    x117 = L*b*h*s*(x68)*x116/(c*d*m*p)
+    x118 = 2*V*h/t
+    x119 = b*s*(x55 + 6*h/t)/(c*d*m)
+    x120 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x121 = max(x118, x119 + x120)
+    x122 = (0 if (p == 1) else 2*b*h*s*(m + x116)/(c*d*m))
+    return (x105, m*(x100), x29 + x41 + x30 + x42 + x32 + x48 + x33 + x49 + x50 + x106 + x97 + x98 + x107 + x101 + x108 + x102 + x109 + x103 + x91, x29 + x41 + x30 + x42 + x32 + x48 + x33 + x49 + x50 + x20 + x110 + x22 + x95 + x97 + x98 + x104, (-1 + p)*(x93), x99, b*s/(x105), x113, x113, x112, x112, x114 + x115 + 14*x15/(c*d) + (x117 + x121 + x122 if (p == 1) else max(x117 + x122, L*b*h*s*(x68)/(c*d*m*p) + x121)), x51, x106 + x107 + x108 + x109 + x91, x34, x97 + x98 + x101 + x102 + x103, x51, x110, x34, x20 + x22 + x95 + x97 + x98 + x104, 0, 2*x15/(c*d), 12*x15/(c*d), x117, x122, x120, x114, x119, x118, x115,)
+
+
 def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
     x2 = -1 + c*d
     x5 = c*d*t
@@ -13679,6 +18445,290 @@ def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x107 = 6*V*b*s/(c*d*m*t)
     x108 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
     return (x95, m*(x16 + x62 + x63 + x69 + x70 + x71 + x73 + x74), x96 + x21 + x33 + x97 + x22 + x34 + x98 + x24 + x41 + x99 + x25 + x42 + x100 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x78 + x80 + x83 + x85 + x48 + x49 + x89 + x53 + x91 + x54 + x92 + x93 + x55 + x94, (-1 + p)*(x75), x12, b*s/(x95), (x104)/(peak*c*d*p*t*(x95)), (x105)/(peak*c*d*p*t*(x95)), x104, x105, 6*x9 + x106 + (x107 + x108 if (p == 1) else max(x108, x107 + 34*L*b*h*s/(c*d*m*p*t))), x44, x56, x26, x96 + x97 + x98 + x99 + x100, x44, x56, x26, x3 + x5 + x78 + x80 + x83 + x85 + x89 + x91 + x92 + x93 + x94, 2*x9, 4*x9, x106, x108, x107, 0,)
+
+
+def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
+    x0 = c*d*t
+    x2 = 1 + L/p
+    x3 = -1 + c*d
+    x4 = m*(x2)*(x3)
+    x6 = -1 + c*d/e
+    x7 = L_moe*m*(x6)/p
+    x8 = alpha*(3*(0 if (G < x0) else x4) + 3*(0 if (G < x0) else x7))
+    x9 = alpha_inter*(3*(x4 if (G < x0) else 0) + 3*(x7 if (G < x0) else 0))
+    x10 = alpha*(0 if (G < x0) else x3)
+    x11 = alpha*(0 if (G < x0) else x6)
+    x12 = alpha_inter*(x3 if (G < x0) else 0)
+    x13 = alpha_inter*(x6 if (G < x0) else 0)
+    x19 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x20 = G/t
+    x21 = -1 + ((x19)/t if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
+    x23 = (t/(x19) if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
+    x24 = -Phi_E
+    x25 = Phi + x24 - 2*V*h
+    x26 = ((Phi + x24)/t if (p == 1) else (V*h + (x25)/p)/t)
+    x27 = beta*((x3)*(x21)*x23*x26/(c*d*(x2)) if (G < x0) else (x3)*x26/(c*d*(x2)))
+    x29 = G/(e*t)
+    x30 = -1 + ((x19)/(e*t) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
+    x31 = (e*t/(x19) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
+    x32 = beta*(Phi_E*(x6)*(x30)*x31/(L_moe*c*d*t) if (G < x0) else Phi_E*(x6)/(L_moe*c*d*t))
+    x33 = beta_inter*((x3)*x23*x26/(c*d*(x2)) if (G < x0) else 0)
+    x34 = beta_inter*(Phi_E*(x6)*x31/(L_moe*c*d*t) if (G < x0) else 0)
+    x35 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34
+    x36 = m*(x35)
+    x37 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34 + gamma*(x3)*x26/(c*d*(x2)) + gamma*Phi_E*(x6)/(L_moe*c*d*t)
+    x38 = m*(x37)
+    x40 = (28*x26/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
+    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x43 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x44 = e*t
+    x45 = x44 - G*(-1 + math.ceil(e*t/G))
+    x46 = ((x45)/t if (x20 == math.floor(x20)) and ((G == x45) or (c*d*p/e == 1)) else 1)
+    x47 = -1 + x46
+    x48 = -1 + e
+    x49 = -1 + x44
+    x50 = L_moe*m*(x49)/p
+    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
+    x52 = e - x46
+    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
+    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
+    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p)))
+    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p) if (G < x44) else 0))
+    x57 = x51 + x53 + x55 + x56
+    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x59 = m*x58
+    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x0) else x59))
+    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x0) else 0))
+    x62 = b*h*s*x58/(c*d)
+    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x0) else x62))
+    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x0) else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = -2 + 2*t
+    x67 = -L_moe/p + 2*L/p
+    x68 = m*(x66)*(x67)
+    x69 = m*(x66)
+    x70 = 3*m*(x66)
+    x71 = (1 if (p == 1) else 0)
+    x72 = m*(x66)*x71
+    x73 = alpha*(2*(0 if (G < t) else x68) + (0 if (G < t) else x69) + (0 if (G < t) else x70) + (0 if (G < t) else x72))
+    x74 = alpha_inter*(2*(x68 if (G < t) else 0) + (x69 if (G < t) else 0) + (x70 if (G < t) else 0) + (x72 if (G < t) else 0))
+    x75 = -1 + t
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
+    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
+    x79 = 2*b*h*s*(x75)*(x67)/(c*d*t)
+    x80 = beta*(2*(2*b*h*s*(x75)*(x77)*(x67)*x78/(c*d*t) if (G < t) else x79) + (6*b*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x71*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)*x71/(c*d*t)))
+    x81 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x71*x78/(c*d*t) if (G < t) else 0))
+    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x79)
+    x83 = x73 + x74 + x80 + x81 + x82
+    x86 = s**2
+    x87 = 4*b*h*x86/(d*m)
+    x88 = 2*h
+    x89 = x88 + 2*h_kv
+    x90 = 2*b*h*s*(x89)/(d*m)
+    x91 = E_s + k
+    x92 = L - L_moe
+    x93 = (L_moe*(x87 + x90 + 6*F_e*b*h*s*(x91)/(d*m)) + (x92)*(x87 + x90 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
+    x94 = ((x93)/(c*t) - 4*L*b*h*x86/(c*d*m*p*t))/(eta*peak)
+    x95 = (2*(x93)/(c*t) - 8*L*b*h*x86/(c*d*m*p*t))/(eta*peak)
+    x96 = b*h*s/(c*d*m)
+    x97 = V*h/t + x96 + V*b*s/(c*d*m*t)
+    x98 = h**2/t + x96 + b*h*s/(c*d*m*t)
+    x99 = h*h_kv/t + x96 + b*h_kv*s/(c*d*m*t)
+    x100 = F*h/t + x96 + F*b*s/(c*d*m*t)
+    x101 = F_e*h/t
+    x102 = x101 + x96 + F_e*b*s/(c*d*m*t)
+    x103 = 2*F_e*h/t
+    x104 = x103 + x96 + 2*F_e*b*s/(c*d*m*t)
+    x106 = b*e*h*k*s/(E*c*d*m)
+    x107 = x101 + x106 + F_e*b*e*k*s/(E*c*d*m*t)
+    x108 = x103 + x106 + 2*F_e*b*e*k*s/(E*c*d*m*t)
+    x109 = (2*w_half*(x97) + 4*w_half*L*(x98)/p + 4*w_half*L*(x99)/p + 6*w_half*(x92)*(x100)/p + 2*w_half*E_s*L_moe*(x102)/p + 2*w_half*E_s*L_moe*(x104)/p + 2*w_half_expert*E*L_moe*(x107)/(e*p) + 2*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
+    x110 = (4*w_half*(x97) + 8*w_half*L*(x98)/p + 8*w_half*L*(x99)/p + 12*w_half*(x92)*(x100)/p + 4*w_half*E_s*L_moe*(x102)/p + 4*w_half*E_s*L_moe*(x104)/p + 4*w_half_expert*E*L_moe*(x107)/(e*p) + 4*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
+    x112 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x88 + 3*F_e/t)/(L*c*d*m)
+    x113 = kappa*L*(x112)/(hbm*p)
+    x115 = 7*L*b*h*x86/(eta_attn*peak*c*d*m*p*t)
+    x117 = -2*L*b*h*x86/(eta_attn*peak*c**2*d*m*p*t)
+    x118 = max(0, x117)
+    x119 = c*t
+    x120 = -1 + c
+    x121 = 2*L*m*(x120)/p
+    x122 = (0 if (G < x119) else x121)
+    x123 = alpha*x122
+    x124 = (x121 if (G < x119) else 0)
+    x125 = alpha_inter*x124
+    x126 = x119 - G*(-1 + math.ceil(c*t/G))
+    x127 = (t/(x126) if (x20 == math.floor(x20)) and ((G == x126) or (d*p == 1)) else 1)
+    x128 = (2*L*b*h_kv*s*(x120)*(-1 + ((x126)/t if (x20 == math.floor(x20)) and ((G == x126) or (d*p == 1)) else 1))*x127/(c*d*p*t) if (G < x119) else 2*L*b*h_kv*s*(x120)/(c*d*p*t))
+    x129 = beta*x128
+    x130 = (2*L*b*h_kv*s*(x120)*x127/(c*d*p*t) if (G < x119) else 0)
+    x131 = beta_inter*x130
+    x132 = (x123 + x125 + x129 + x131)/m
+    x133 = max(0, x132 - 5*L*b*h*x86/(eta_attn*peak*c**2*d*m*p*t))
+    x134 = max(0, x132 + x117)
+    x135 = 2*gamma*L*b*h_kv*s*(x120)/(c*d*p*t)
+    x136 = max(0, (x123 + x125 + x129 + x131 + x135)/m - 5*L*b*h*x86*(x120)/(eta_attn*peak*c**2*d*m*p*t))
+    x137 = x42 + x43 + (x57)/m + (x65)/m + (x83)/m + x94 + x95 + x109 + x110 + x113 + x115 + x118 + x133 + x134 + x136
+    x138 = x10 + x11 + x12 + x13
+    x139 = -2*m*(x138)
+    x140 = m*(x3)*x26/(c*d)
+    x141 = Phi_E*m*(x6)/(c*d*p*t)
+    x142 = beta*(3*(m*(x3)*(x21)*x23*x26/(c*d) if (G < x0) else x140) + 3*(Phi_E*m*(x6)*(x30)*x31/(c*d*p*t) if (G < x0) else x141))
+    x143 = beta_inter*(3*(m*(x3)*x23*x26/(c*d) if (G < x0) else 0) + 3*(Phi_E*m*(x6)*x31/(c*d*p*t) if (G < x0) else 0))
+    x144 = gamma*(x140 + x141)
+    x145 = x42 + x43 + x94 + x95 + x109 + x110 + x113 + x115
+    x146 = max(0, x142 + x143 + x144 - m*(x35) - m*(x145) - m*(x37) + 2*m*(x138))
+    x147 = x8 + x9 + x36 + x38 + x40 + (-1 + m + p)*(x137) + x139 + x146
+    x148 = 3*alpha*x122
+    x149 = 3*alpha_inter*x124
+    x150 = 3*beta*x128
+    x151 = 3*beta_inter*x130
+    x152 = m*(x118 + x133 + x134 + x136)
+    x154 = 4*b*h*x86
+    x155 = 2*b*h*s*(x89)
+    x156 = 3*L_moe*(x154 + x155 + 6*F_e*b*h*s*(x91)) + 3*(x92)*(x154 + x155 + 6*F*b*h*s) + 6*V*b*h*s
+    x157 = (x156)/(peak*c*d*p*t*(x147))
+    x158 = 4*V*h/t
+    x159 = 8*(x25)/(L*t)
+    x160 = 8*Phi_E/(L_moe*e*t)
+    x161 = min(m, p)
+    x162 = L*(x112)*x161/p
+    x163 = 2*V*h/t
+    x164 = b*s*(x88 + 6*h/t)/(c*d*m)
+    x165 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x166 = max(x163, x164 + x165)
+    x167 = (0 if (p == 1) else 2*b*h*s*(m + x161)/(c*d*m))
+    return (x147, m*(x145), x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x142 + x55 + x63 + x80 + x143 + x56 + x64 + x81 + x144 + x82 + x148 + x149 + x150 + x151 + x135, x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x55 + x63 + x80 + x56 + x64 + x81 + x82 + x152 + x36 + x38 + x139 + x146, (-1 + p)*(x137), x40, b*s/(x147), x157, x157, x156, x156, x158 + x159 + 14*x26/(c*d) + x160 + 14*Phi_E/(c*d*p*t) + (x162 + x166 + x167 if (p == 1) else max(x162 + x167, L*(x112)/p + x166)), x83, x148 + x149 + x150 + x151 + x135, x57, x65, x8 + x9 + x142 + x143 + x144, x83, x152, x57, x65, x8 + x9 + x36 + x38 + x139 + x146, 0, 2*x26/(c*d) + 2*Phi_E/(c*d*p*t), 12*x26/(c*d) + 12*Phi_E/(c*d*p*t), x162, x167, x165, x158, x164, x163, x159 + x160,)
+
+
+def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, k, kappa, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
+    x2 = -1 + c*d
+    x5 = c*d*t
+    x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
+    x7 = G/t
+    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
+    x10 = -Phi_E
+    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
+    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
+    x15 = -1 + c*d/e
+    x16 = G/(e*t)
+    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
+    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
+    x19 = beta*(2*x13 + 2*x18)
+    x20 = beta*(x13 + x18)
+    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
+    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
+    x23 = beta_inter*(2*x21 + 2*x22)
+    x24 = beta_inter*(x21 + x22)
+    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
+    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x28 = h**2
+    x29 = 6*L*x28/(p*t)
+    x30 = 2*h_kv
+    x31 = h + x30
+    x32 = 6*L*h*(x31)/(p*t)
+    x33 = L - L_moe
+    x34 = 18*F*h*(x33)/(p*t)
+    x35 = 18*E_s*F_e*L_moe*h/(p*t)
+    x36 = 18*E*F_e*L_moe*h/(e*p*t)
+    x37 = (6*V*h/t + x29 + x32 + x34 + x35 + x36)/hbm
+    x39 = 6*L*b*h*s/(c*d*m*p)
+    x40 = 6*b*h*s*(x33)/(c*d*m*p)
+    x41 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
+    x42 = 6*L_moe*b*h*k*s/(c*d*m*p)
+    x43 = (x39 + x40 + x41 + 6*L*b*s*(x31)/(c*d*m*p*t) + x42 + 12*F*b*s*(x33)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x44 = ((x29 + x32 + x34 + x35 + x36)/m + x39 + x40 + x41 + 6*F*b*s*(x33)/(c*d*m*p*t) + 6*L*b*h*s/(c*d*m*p*t) + x42 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x45 = e*t
+    x46 = x45 - G*(-1 + math.ceil(e*t/G))
+    x47 = ((x46)/t if (x7 == math.floor(x7)) and ((G == x46) or (c*d*p/e == 1)) else 1)
+    x48 = -1 + x47
+    x49 = -1 + e
+    x50 = -1 + x45
+    x51 = L_moe*m*(x50)/p
+    x52 = alpha*(4*(L_moe*m*(x48)/p if (G < x45) else L_moe*m*(x49)/p) + (0 if (G < x45) else x51))
+    x53 = e - x47
+    x54 = alpha_inter*(4*(L_moe*m*(x53)/p if (G < x45) else 0) + (x51 if (G < x45) else 0))
+    x55 = (1/(x46) if (G == x46) or (c*d*p/e == 1) else 1)
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x46 if (G == x46) or (c*d*p/e == 1) else 1))*x55/p if (G < x45) else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x48)/(c*d*e*p*t) if (G < x45) else L_moe*b*h*k*s*(x49)/(c*d*e*p*t)))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if (G < x45) else 0) + 4*(L_moe*b*h*k*s*(x53)/(c*d*e*p*t) if (G < x45) else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x60 = m*x59
+    x61 = alpha*((0 if (G < c*d*p*t) else x60) + (0 if (G < 1 + x5) else x60))
+    x62 = alpha_inter*((x60 if (G < c*d*p*t) else 0) + (x60 if (G < 1 + x5) else 0))
+    x63 = b*h*s*x59/(c*d*t)
+    x64 = beta*((0 if (G < c*d*p*t) else x63) + (0 if (G < 1 + x5) else x63))
+    x65 = beta_inter*((x63 if (G < c*d*p*t) else 0) + (x63 if (G < 1 + x5) else 0))
+    x66 = x61 + x62 + x64 + x65
+    x67 = -1 + t
+    x68 = (1 if (p == 1) else 0)
+    x69 = m*(x67)*x68
+    x70 = m*(x67)
+    x71 = L_moe*m*(x67)/p
+    x72 = -L_moe/p + 2*L/p
+    x73 = m*(x67)*(x72)
+    x74 = 3*m*(-2 + 2*t)
+    x75 = alpha*(2*(0 if (G < t) else x69) + 3*(0 if (G < t) else x70) + 4*(0 if (G < t) else x71) + 5*(0 if (G < t) else x73) + (0 if (G < t) else x74))
+    x76 = alpha_inter*(2*(x69 if (G < t) else 0) + 3*(x70 if (G < t) else 0) + 4*(x71 if (G < t) else 0) + 5*(x73 if (G < t) else 0) + (x74 if (G < t) else 0))
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = -1 + (x77 if (G == x77) or (c*d*p == 1) else 1)
+    x79 = (1/(x77) if (G == x77) or (c*d*p == 1) else 1)
+    x80 = b*h*s*(x67)*x68/(c*d*t)
+    x81 = b*h*s*(x67)/(c*d*t)
+    x82 = beta*(2*(b*h*s*(x67)*(x78)*x68*x79/(c*d*t) if (G < t) else x80) + 3*(b*h*s*(x67)*(x78)*x79/(c*d*t) if (G < t) else x81) + 4*(L_moe*b*h*k*s*(x67)*(x78)*x79/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x67)/(c*d*p*t)) + 5*(b*h*s*(x67)*(x78)*(x72)*x79/(c*d*t) if (G < t) else b*h*s*(x67)*(x72)/(c*d*t)) + (6*b*s*(x67)*(x78)*x79/(c*d*t) if (G < t) else 6*b*s*(x67)/(c*d*t)))
+    x83 = beta_inter*(2*(b*h*s*(x67)*x68*x79/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x67)*x79/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x67)*x79/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x67)*(x72)*x79/(c*d*t) if (G < t) else 0) + (6*b*s*(x67)*x79/(c*d*t) if (G < t) else 0))
+    x84 = gamma*(3*b*s*(x67)/(c*d*t) + x81 + x80 + 2*b*h*s*(x67)*(x72)/(c*d*t) + 2*L_moe*b*h*k*s*(x67)/(c*d*p*t))
+    x85 = x75 + x76 + x82 + x83 + x84
+    x86 = c*t
+    x87 = -1 + c
+    x88 = 2*L*m*(x87)/p
+    x89 = 3*alpha*(0 if (G < x86) else x88)
+    x90 = 3*alpha_inter*(x88 if (G < x86) else 0)
+    x91 = x86 - G*(-1 + math.ceil(c*t/G))
+    x92 = (t/(x91) if (x7 == math.floor(x7)) and ((G == x91) or (d*p == 1)) else 1)
+    x93 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if (x7 == math.floor(x7)) and ((G == x91) or (d*p == 1)) else 1))*x92/(c*d*p*t) if (G < x86) else 2*L*b*h_kv*s*(x87)/(c*d*p*t))
+    x94 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x92/(c*d*p*t) if (G < x86) else 0)
+    x95 = 2*gamma*L*b*h_kv*s*(x87)/(c*d*p*t)
+    x96 = x89 + x90 + x93 + x94 + x95
+    x99 = b*h*s/(c*d*m)
+    x100 = 2*w_half*(V*h/t + x99 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
+    x101 = 3*(x100)/(eta*peak)
+    x104 = F_e*h/t
+    x105 = 2*F_e*h/t
+    x107 = b*e*h*k*s/(E*c*d*m)
+    x108 = 2*w_half*L*(x28/t + x99 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(h*(x31)/t + x99 + b*s*(x31)/(c*d*m*t))/p + 2*w_half*(x33)*(F*h/t + x99 + F*b*s/(c*d*m*t))/p + 2*w_half*(x33)*(2*F*h/t + x99 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x104 + x99 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x105 + x99 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x104 + x107 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x105 + x107 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*s*x28/(c*d*m*p*t) + 2*L*b*h*s*(x31)/(c*d*m*p*t) + 6*F*b*h*s*(x33)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
+    x109 = 3*(x108)/(eta_fp8*peak_fp8)
+    x110 = 2*h
+    x111 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x110 + 3*F_e/t)/(L*c*d*m)
+    x112 = kappa*L*(x111)/(hbm*p)
+    x113 = 52*V*b*s/(hbm*c*d*m*t)
+    x115 = s**2
+    x116 = 9*L*b*h*x115/(eta_attn*peak*c*d*m*p*t)
+    x117 = x37 + x43 + x44 + (x58)/m + (x66)/m + (x85)/m + (x96)/m + x101 + x109 + x112 + x113 + x116
+    x118 = (0 if (G < x5) else x2)
+    x119 = (0 if (G < x5) else x15)
+    x120 = 2*alpha*(x118 + x119)
+    x121 = (x2 if (G < x5) else 0)
+    x122 = (x15 if (G < x5) else 0)
+    x123 = 2*alpha_inter*(x121 + x122)
+    x124 = max(0, -m*(x37 + x43 + 2*(x100)/(eta*peak) + 2*(x108)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x111)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x115/(eta_attn*peak*c*d*m*p*t)))
+    x125 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x117) + x120 + x123 + x124
+    x126 = alpha*(2*x118 + 2*x119)
+    x127 = alpha_inter*(2*x121 + 2*x122)
+    x128 = beta*(3*x13 + 3*x18)
+    x129 = beta_inter*(3*x21 + 3*x22)
+    x131 = 4*b*h*x115
+    x132 = 2*b*h*s*(x110 + x30)
+    x133 = 3*L_moe*(x131 + x132 + 6*F_e*b*h*s*(E_s + k))
+    x134 = 3*(x33)*(x131 + x132 + 6*F*b*h*s)
+    x135 = 6*V*b*h*s
+    x136 = x133 + x134 + x135
+    x137 = x133 + x134 + 4*L*b*h*x115 + x135
+    x138 = 12*x12/(c*d)
+    x139 = 12*Phi_E/(c*d*p*t)
+    x140 = L*(x111)*min(m, p)/p
+    x141 = 6*V*b*s/(c*d*m*t)
+    return (x125, m*(x37 + x43 + x44 + x101 + x109 + x112 + x113 + x116), x126 + x52 + x61 + x75 + x127 + x54 + x62 + x76 + x128 + x56 + x64 + x82 + x129 + x57 + x65 + x83 + x25 + x84 + x89 + x90 + x93 + x94 + x95, x52 + x61 + x75 + x54 + x62 + x76 + x19 + x56 + x64 + x20 + x82 + x23 + x57 + x24 + x65 + x83 + x25 + x84 + x120 + x123 + x89 + x90 + x93 + x94 + x95 + x124, (-1 + p)*(x117), x27, b*s/(x125), (x136)/(peak*c*d*p*t*(x125)), (x137)/(peak*c*d*p*t*(x125)), x136, x137, 6*x12 + x138 + 6*Phi_E/(e*p*t) + x139 + (x140 + x141 if (p == 1) else max(x140, L*(x111)/p + x141)), x85, x96, x58, x66, x126 + x127 + x128 + x129 + x25, x85, x96, x58, x66, x19 + x20 + x23 + x24 + x25 + x120 + x123 + x124, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x138 + x139, x140, x141, 0,)
 
 
 def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -14137,6 +19187,168 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     return (x123, m*(x31 + x92 + x93 + x108 + x109 + x111 + x112 + x114), x124 + x40 + x49 + x62 + x125 + x42 + x50 + x63 + x126 + x44 + x52 + x69 + x127 + x45 + x53 + x70 + x25 + x71 + x76 + x77 + x80 + x81 + x82, x40 + x49 + x62 + x42 + x50 + x63 + x19 + x44 + x52 + x20 + x69 + x23 + x45 + x24 + x53 + x70 + x25 + x71 + x118 + x121 + x76 + x77 + x80 + x81 + x82 + x122, (-1 + p)*(x115), x27, b*s/(x123), (x134)/(peak*c*d*p*t*(x123)), (x135)/(peak*c*d*p*t*(x123)), x134, x135, 6*x12 + x136 + 6*Phi_E/(e*p*t) + x137 + (x138 + x139 if (p == 1) else max(x138, L*(x110)/p + x139)), x72, x83, x46, x54, x124 + x125 + x126 + x127 + x25, x72, x83, x46, x54, x19 + x20 + x23 + x24 + x25 + x118 + x121 + x122, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x136 + x137, x138, x139, 0,)
 
 
+def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
+    x0 = c*d*t
+    x2 = 1 + L/p
+    x3 = -1 + c*d
+    x4 = m*(x2)*(x3)
+    x6 = -1 + c*d/e
+    x7 = L_moe*m*(x6)/p
+    x8 = alpha*(3*(0 if (G < x0) else x4) + 3*(0 if (G < x0) else x7))
+    x9 = alpha_inter*(3*(x4 if (G < x0) else 0) + 3*(x7 if (G < x0) else 0))
+    x10 = alpha*(0 if (G < x0) else x3)
+    x11 = alpha*(0 if (G < x0) else x6)
+    x12 = alpha_inter*(x3 if (G < x0) else 0)
+    x13 = alpha_inter*(x6 if (G < x0) else 0)
+    x19 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x20 = G/t
+    x21 = -1 + ((x19)/t if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
+    x23 = (t/(x19) if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
+    x24 = -Phi_E
+    x25 = Phi + x24 - 2*V*h
+    x26 = ((Phi + x24)/t if (p == 1) else (V*h + (x25)/p)/t)
+    x27 = beta*((x3)*(x21)*x23*x26/(c*d*(x2)) if (G < x0) else (x3)*x26/(c*d*(x2)))
+    x29 = G/(e*t)
+    x30 = -1 + ((x19)/(e*t) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
+    x31 = (e*t/(x19) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
+    x32 = beta*(Phi_E*(x6)*(x30)*x31/(L_moe*c*d*t) if (G < x0) else Phi_E*(x6)/(L_moe*c*d*t))
+    x33 = beta_inter*((x3)*x23*x26/(c*d*(x2)) if (G < x0) else 0)
+    x34 = beta_inter*(Phi_E*(x6)*x31/(L_moe*c*d*t) if (G < x0) else 0)
+    x35 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34
+    x36 = m*(x35)
+    x37 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34 + gamma*(x3)*x26/(c*d*(x2)) + gamma*Phi_E*(x6)/(L_moe*c*d*t)
+    x38 = m*(x37)
+    x40 = (28*x26/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
+    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x43 = (L*(b*h*s*(6 + 50*c)/(c*d*m*t) + b*h*s*(10 + 10*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x44 = e*t
+    x45 = x44 - G*(-1 + math.ceil(e*t/G))
+    x46 = ((x45)/t if (x20 == math.floor(x20)) and ((G == x45) or (c*d*p/e == 1)) else 1)
+    x47 = -1 + x46
+    x48 = -1 + e
+    x49 = -1 + x44
+    x50 = L_moe*m*(x49)/p
+    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
+    x52 = e - x46
+    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
+    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
+    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p)))
+    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p) if (G < x44) else 0))
+    x57 = x51 + x53 + x55 + x56
+    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x59 = m*x58
+    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x0) else x59))
+    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x0) else 0))
+    x62 = b*h*s*x58/(c*d)
+    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x0) else x62))
+    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x0) else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = -2 + 2*t
+    x67 = -L_moe/p + 2*L/p
+    x68 = m*(x66)*(x67)
+    x69 = m*(x66)
+    x70 = 3*m*(x66)
+    x71 = (1 if (p == 1) else 0)
+    x72 = m*(x66)*x71
+    x73 = alpha*(2*(0 if (G < t) else x68) + (0 if (G < t) else x69) + (0 if (G < t) else x70) + (0 if (G < t) else x72))
+    x74 = alpha_inter*(2*(x68 if (G < t) else 0) + (x69 if (G < t) else 0) + (x70 if (G < t) else 0) + (x72 if (G < t) else 0))
+    x75 = -1 + t
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
+    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
+    x79 = 2*b*h*s*(x75)*(x67)/(c*d*t)
+    x80 = beta*(2*(2*b*h*s*(x75)*(x77)*(x67)*x78/(c*d*t) if (G < t) else x79) + (6*b*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x71*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)*x71/(c*d*t)))
+    x81 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x71*x78/(c*d*t) if (G < t) else 0))
+    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x79)
+    x83 = x73 + x74 + x80 + x81 + x82
+    x86 = d_rope + kv_lora
+    x87 = d_nope + d_v
+    x88 = d_nope + d_rope
+    x89 = h + a*(x88)
+    x90 = h*(x86) + a*d_v*h + a*kv_lora*(x87) + (a*h*(x88) if (q_lora == 0) else q_lora*(x89))
+    x91 = 2*b*s*(x90)/(d*m)
+    x92 = s**2
+    x93 = d_nope + d_rope + d_v
+    x94 = 2*a*b*x92*(x93)/(d*m)
+    x95 = E_s + k
+    x96 = L - L_moe
+    x97 = (L_moe*(x91 + x94 + 6*F_e*b*h*s*(x95)/(d*m)) + (x96)*(x91 + x94 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
+    x98 = ((x97)/(c*t) - 2*L*a*b*x92*(x93)/(c*d*m*p*t))/(eta*peak)
+    x99 = (2*(x97)/(c*t) - 4*L*a*b*x92*(x93)/(c*d*m*p*t))/(eta*peak)
+    x100 = b*h*s/(c*d*m)
+    x101 = V*h/t + x100 + V*b*s/(c*d*m*t)
+    x102 = h*(x86)/t + x100 + b*s*(x86)/(c*d*m*t)
+    x103 = a*d_v*h/t + x100 + a*b*d_v*s/(c*d*m*t)
+    x104 = a*kv_lora*(x87)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x87)/(c*d*m*t)
+    x105 = (a*h*(x88)/t if (q_lora == 0) else q_lora*(x89)/t)
+    x106 = x100 + b*s*x105/(c*d*h*m) + x105
+    x107 = F*h/t + x100 + F*b*s/(c*d*m*t)
+    x108 = F_e*h/t
+    x109 = x108 + x100 + F_e*b*s/(c*d*m*t)
+    x110 = 2*F_e*h/t
+    x111 = x110 + x100 + 2*F_e*b*s/(c*d*m*t)
+    x113 = b*e*h*k*s/(E*c*d*m)
+    x114 = x108 + x113 + F_e*b*e*k*s/(E*c*d*m*t)
+    x115 = x110 + x113 + 2*F_e*b*e*k*s/(E*c*d*m*t)
+    x116 = (2*w_half*(x101) + 2*w_half*L*(x102)/p + 2*w_half*L*(x103)/p + 2*w_half*L*(x104)/p + 2*w_half*L*(x106)/p + 6*w_half*(x96)*(x107)/p + 2*w_half*E_s*L_moe*(x109)/p + 2*w_half*E_s*L_moe*(x111)/p + 2*w_half_expert*E*L_moe*(x114)/(e*p) + 2*w_half_expert*E*L_moe*(x115)/(e*p))/(eta*peak)
+    x117 = (4*w_half*(x101) + 4*w_half*L*(x102)/p + 4*w_half*L*(x103)/p + 4*w_half*L*(x104)/p + 4*w_half*L*(x106)/p + 12*w_half*(x96)*(x107)/p + 4*w_half*E_s*L_moe*(x109)/p + 4*w_half*E_s*L_moe*(x111)/p + 4*w_half_expert*E*L_moe*(x114)/(e*p) + 4*w_half_expert*E*L_moe*(x115)/(e*p))/(eta*peak)
+    x119 = 2*h
+    x120 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x88))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(x119 + 3*F_e/t)/(L*c*d*m)
+    x121 = kappa*L*(x120)/(hbm*p)
+    x123 = (7/2)*L*a*b*x92*(x93)/(eta_attn*peak*c*d*m*p*t)
+    x125 = -L*a*b*x92*(x93)/(eta_attn*peak*c**2*d*m*p*t)
+    x126 = max(0, x125)
+    x127 = c*t
+    x128 = -1 + c
+    x129 = 2*L*m*(x128)/p
+    x130 = (0 if (G < x127) else x129)
+    x131 = alpha*x130
+    x132 = (x129 if (G < x127) else 0)
+    x133 = alpha_inter*x132
+    x134 = x127 - G*(-1 + math.ceil(c*t/G))
+    x135 = (t/(x134) if (x20 == math.floor(x20)) and ((G == x134) or (d*p == 1)) else 1)
+    x136 = (L*a*b*s*(x128)*(-1 + ((x134)/t if (x20 == math.floor(x20)) and ((G == x134) or (d*p == 1)) else 1))*(x93)*x135/(c*d*p*t) if (G < x127) else L*a*b*s*(x128)*(x93)/(c*d*p*t))
+    x137 = beta*x136
+    x138 = (L*a*b*s*(x128)*(x93)*x135/(c*d*p*t) if (G < x127) else 0)
+    x139 = beta_inter*x138
+    x140 = (x131 + x133 + x137 + x139)/m
+    x141 = max(0, x140 + x125)
+    x142 = max(0, x140 - 5/2*L*a*b*x92*(x93)/(eta_attn*peak*c**2*d*m*p*t))
+    x143 = gamma*L*a*b*s*(x128)*(x93)/(c*d*p*t)
+    x144 = max(0, (x131 + x133 + x137 + x139 + x143)/m - 5/2*L*a*b*x92*(x128)*(x93)/(eta_attn*peak*c**2*d*m*p*t))
+    x145 = x42 + x43 + (x57)/m + (x65)/m + (x83)/m + x98 + x99 + x116 + x117 + x121 + x123 + x126 + x141 + x142 + x144
+    x146 = x10 + x11 + x12 + x13
+    x147 = -2*m*(x146)
+    x148 = m*(x3)*x26/(c*d)
+    x149 = Phi_E*m*(x6)/(c*d*p*t)
+    x150 = beta*(3*(m*(x3)*(x21)*x23*x26/(c*d) if (G < x0) else x148) + 3*(Phi_E*m*(x6)*(x30)*x31/(c*d*p*t) if (G < x0) else x149))
+    x151 = beta_inter*(3*(m*(x3)*x23*x26/(c*d) if (G < x0) else 0) + 3*(Phi_E*m*(x6)*x31/(c*d*p*t) if (G < x0) else 0))
+    x152 = gamma*(x148 + x149)
+    x153 = x42 + x43 + x98 + x99 + x116 + x117 + x121 + x123
+    x154 = max(0, x150 + x151 + x152 - m*(x35) - m*(x153) - m*(x37) + 2*m*(x146))
+    x155 = x8 + x9 + x36 + x38 + x40 + (-1 + m + p)*(x145) + x147 + x154
+    x156 = 3*alpha*x130
+    x157 = 3*alpha_inter*x132
+    x158 = 3*beta*x136
+    x159 = 3*beta_inter*x138
+    x160 = m*(x126 + x141 + x142 + x144)
+    x162 = 2*b*s*(x90)
+    x163 = 2*a*b*x92*(x93)
+    x164 = 3*L_moe*(x162 + x163 + 6*F_e*b*h*s*(x95)) + 3*(x96)*(x162 + x163 + 6*F*b*h*s) + 6*V*b*h*s
+    x165 = (x164)/(peak*c*d*p*t*(x155))
+    x166 = 4*V*h/t
+    x167 = 8*(x25)/(L*t)
+    x168 = 8*Phi_E/(L_moe*e*t)
+    x169 = min(m, p)
+    x170 = L*(x120)*x169/p
+    x171 = 2*V*h/t
+    x172 = b*s*(x119 + 6*h/t)/(c*d*m)
+    x173 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x174 = max(x171, x172 + x173)
+    x175 = (0 if (p == 1) else 2*b*h*s*(m + x169)/(c*d*m))
+    return (x155, m*(x153), x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x150 + x55 + x63 + x80 + x151 + x56 + x64 + x81 + x152 + x82 + x156 + x157 + x158 + x159 + x143, x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x55 + x63 + x80 + x56 + x64 + x81 + x82 + x160 + x36 + x38 + x147 + x154, (-1 + p)*(x145), x40, b*s/(x155), x165, x165, x164, x164, x166 + x167 + 14*x26/(c*d) + x168 + 14*Phi_E/(c*d*p*t) + (x170 + x174 + x175 if (p == 1) else max(x170 + x175, L*(x120)/p + x174)), x83, x156 + x157 + x158 + x159 + x143, x57, x65, x8 + x9 + x150 + x151 + x152, x83, x160, x57, x65, x8 + x9 + x36 + x38 + x147 + x154, 0, 2*x26/(c*d) + 2*Phi_E/(c*d*p*t), 12*x26/(c*d) + 12*Phi_E/(c*d*p*t), x170, x175, x173, x166, x172, x171, x167 + x168,)
+
+
 def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
     x2 = -1 + c*d
     x5 = c*d*t
@@ -14271,6 +19483,134 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x144 = 6*V*b*s/(c*d*m*t)
     x145 = max(x144, x114)
     return (x128, m*(x31 + x95 + x96 + x97 + x112 + x113 + x116 + x117 + x119), x40 + x129 + x49 + x63 + x42 + x130 + x50 + x64 + x131 + x44 + x52 + x70 + x132 + x45 + x53 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x40 + x49 + x63 + x42 + x50 + x64 + x19 + x44 + x52 + x20 + x70 + x23 + x45 + x24 + x53 + x71 + x25 + x72 + x123 + x126 + x77 + x78 + x81 + x82 + x83 + x127, (-1 + p)*(x120), x27, b*s/(x128), (x139)/(peak*c*d*p*t*(x128)), (x140)/(peak*c*d*p*t*(x128)), x139, x140, 6*x12 + x141 + 6*Phi_E/(e*p*t) + x142 + (x143 + x145 if (p == 1) else max(x114 + x143, 2*L*b*h*s/(c*d*m*p*t) + x145)), x73, x84, x46, x54, x129 + x130 + x131 + x132 + x25, x73, x84, x46, x54, x19 + x20 + x23 + x24 + x25 + x123 + x126 + x127, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x141 + x142, x143, x144, x114, 0,)
+
+
+def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
+    x2 = -1 + c*d
+    x5 = c*d*t
+    x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
+    x7 = G/t
+    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
+    x10 = -Phi_E
+    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
+    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
+    x15 = -1 + c*d/e
+    x16 = G/(e*t)
+    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
+    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
+    x19 = beta*(2*x13 + 2*x18)
+    x20 = beta*(x13 + x18)
+    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
+    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
+    x23 = beta_inter*(2*x21 + 2*x22)
+    x24 = beta_inter*(x21 + x22)
+    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
+    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x28 = 6*L*h*h_q/(p*t)
+    x29 = 2*h_kv
+    x30 = h_q + x29
+    x31 = 6*L*h*(x30)/(p*t)
+    x32 = L - L_moe
+    x33 = 18*F*h*(x32)/(p*t)
+    x34 = 18*E_s*F_e*L_moe*h/(p*t)
+    x35 = 18*E*F_e*L_moe*h/(e*p*t)
+    x36 = (6*V*h/t + x28 + x31 + x33 + x34 + x35)/hbm
+    x38 = 6*L*b*h*s/(c*d*m*p)
+    x39 = 6*b*h*s*(x32)/(c*d*m*p)
+    x40 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
+    x41 = 6*L_moe*b*h*k*s/(c*d*m*p)
+    x42 = (x38 + x39 + x40 + 6*L*b*s*(x30)/(c*d*m*p*t) + x41 + 12*F*b*s*(x32)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x43 = ((x28 + x31 + x33 + x34 + x35)/m + x38 + x39 + x40 + 6*F*b*s*(x32)/(c*d*m*p*t) + 6*L*b*h_q*s/(c*d*m*p*t) + x41 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x44 = e*t
+    x45 = x44 - G*(-1 + math.ceil(e*t/G))
+    x46 = ((x45)/t if (x7 == math.floor(x7)) and ((G == x45) or (c*d*p/e == 1)) else 1)
+    x47 = -1 + x46
+    x48 = -1 + e
+    x49 = -1 + x44
+    x50 = L_moe*m*(x49)/p
+    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
+    x52 = e - x46
+    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
+    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
+    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p*t) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p*t)))
+    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p*t) if (G < x44) else 0))
+    x57 = x51 + x53 + x55 + x56
+    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x59 = m*x58
+    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x5) else x59))
+    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x5) else 0))
+    x62 = b*h*s*x58/(c*d*t)
+    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x5) else x62))
+    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x5) else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = -1 + t
+    x67 = (1 if (p == 1) else 0)
+    x68 = m*(x66)*x67
+    x69 = m*(x66)
+    x70 = L_moe*m*(x66)/p
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x66)*(x71)
+    x73 = 3*m*(-2 + 2*t)
+    x74 = alpha*(2*(0 if (G < t) else x68) + 3*(0 if (G < t) else x69) + 4*(0 if (G < t) else x70) + 5*(0 if (G < t) else x72) + (0 if (G < t) else x73))
+    x75 = alpha_inter*(2*(x68 if (G < t) else 0) + 3*(x69 if (G < t) else 0) + 4*(x70 if (G < t) else 0) + 5*(x72 if (G < t) else 0) + (x73 if (G < t) else 0))
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
+    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
+    x79 = b*h*s*(x66)*x67/(c*d*t)
+    x80 = b*h*s*(x66)/(c*d*t)
+    x81 = beta*(2*(b*h*s*(x66)*(x77)*x67*x78/(c*d*t) if (G < t) else x79) + 3*(b*h*s*(x66)*(x77)*x78/(c*d*t) if (G < t) else x80) + 4*(L_moe*b*h*k*s*(x66)*(x77)*x78/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x66)/(c*d*p*t)) + 5*(b*h*s*(x66)*(x77)*(x71)*x78/(c*d*t) if (G < t) else b*h*s*(x66)*(x71)/(c*d*t)) + (6*b*s*(x66)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x66)/(c*d*t)))
+    x82 = beta_inter*(2*(b*h*s*(x66)*x67*x78/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x66)*x78/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x66)*x78/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x66)*(x71)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x66)*x78/(c*d*t) if (G < t) else 0))
+    x83 = gamma*(3*b*s*(x66)/(c*d*t) + x80 + x79 + 2*b*h*s*(x66)*(x71)/(c*d*t) + 2*L_moe*b*h*k*s*(x66)/(c*d*p*t))
+    x84 = x74 + x75 + x81 + x82 + x83
+    x85 = c*t
+    x86 = -1 + c
+    x87 = 2*L*m*(x86)/p
+    x88 = 3*alpha*(0 if (G < x85) else x87)
+    x89 = 3*alpha_inter*(x87 if (G < x85) else 0)
+    x90 = x85 - G*(-1 + math.ceil(c*t/G))
+    x91 = (t/(x90) if (x7 == math.floor(x7)) and ((G == x90) or (d*p == 1)) else 1)
+    x92 = 3*beta*(2*L*b*h_kv*s*(x86)*(-1 + ((x90)/t if (x7 == math.floor(x7)) and ((G == x90) or (d*p == 1)) else 1))*x91/(c*d*p*t) if (G < x85) else 2*L*b*h_kv*s*(x86)/(c*d*p*t))
+    x93 = 3*beta_inter*(2*L*b*h_kv*s*(x86)*x91/(c*d*p*t) if (G < x85) else 0)
+    x94 = 2*gamma*L*b*h_kv*s*(x86)/(c*d*p*t)
+    x95 = x88 + x89 + x92 + x93 + x94
+    x98 = b*h*s/(c*d*m)
+    x99 = 2*w_half*(V*h/t + x98 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
+    x100 = 3*(x99)/(eta*peak)
+    x103 = F_e*h/t
+    x104 = 2*F_e*h/t
+    x106 = b*e*h*k*s/(E*c*d*m)
+    x107 = 2*w_half*L*(h*h_q/t + x98 + b*h_q*s/(c*d*m*t))/p + 2*w_half*L*(h*(x30)/t + x98 + b*s*(x30)/(c*d*m*t))/p + 2*w_half*(x32)*(F*h/t + x98 + F*b*s/(c*d*m*t))/p + 2*w_half*(x32)*(2*F*h/t + x98 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x103 + x98 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x104 + x98 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x103 + x106 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x104 + x106 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*h*h_q*s/(c*d*m*p*t) + 2*L*b*h*s*(x30)/(c*d*m*p*t) + 6*F*b*h*s*(x32)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
+    x108 = 3*(x107)/(eta_fp8*peak_fp8)
+    x109 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x110 = kappa*L*(x109)/(hbm*p)
+    x111 = 52*V*b*s/(hbm*c*d*m*t)
+    x113 = s**2
+    x114 = 9*L*b*h_q*x113/(eta_attn*peak*c*d*m*p*t)
+    x115 = x36 + x42 + x43 + (x57)/m + (x65)/m + (x84)/m + (x95)/m + x100 + x108 + x110 + x111 + x114
+    x116 = (0 if (G < x5) else x2)
+    x117 = (0 if (G < x5) else x15)
+    x118 = 2*alpha*(x116 + x117)
+    x119 = (x2 if (G < x5) else 0)
+    x120 = (x15 if (G < x5) else 0)
+    x121 = 2*alpha_inter*(x119 + x120)
+    x122 = max(0, -m*(x36 + x42 + 2*(x99)/(eta*peak) + 2*(x107)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x109)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x113/(eta_attn*peak*c*d*m*p*t)))
+    x123 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x115) + x118 + x121 + x122
+    x124 = alpha*(2*x116 + 2*x117)
+    x125 = alpha_inter*(2*x119 + 2*x120)
+    x126 = beta*(3*x13 + 3*x18)
+    x127 = beta_inter*(3*x21 + 3*x22)
+    x129 = 4*b*h_q*x113
+    x130 = 2*b*h*s*(x29 + 2*h_q)
+    x131 = 3*L_moe*(x129 + x130 + 6*F_e*b*h*s*(E_s + k))
+    x132 = 3*(x32)*(x129 + x130 + 6*F*b*h*s)
+    x133 = 6*V*b*h*s
+    x134 = x131 + x132 + x133
+    x135 = x131 + x132 + 4*L*b*h_q*x113 + x133
+    x136 = 12*x12/(c*d)
+    x137 = 12*Phi_E/(c*d*p*t)
+    x138 = L*(x109)*min(m, p)/p
+    x139 = 6*V*b*s/(c*d*m*t)
+    return (x123, m*(x36 + x42 + x43 + x100 + x108 + x110 + x111 + x114), x124 + x51 + x60 + x74 + x125 + x53 + x61 + x75 + x126 + x55 + x63 + x81 + x127 + x56 + x64 + x82 + x25 + x83 + x88 + x89 + x92 + x93 + x94, x51 + x60 + x74 + x53 + x61 + x75 + x19 + x55 + x63 + x20 + x81 + x23 + x56 + x24 + x64 + x82 + x25 + x83 + x118 + x121 + x88 + x89 + x92 + x93 + x94 + x122, (-1 + p)*(x115), x27, b*s/(x123), (x134)/(peak*c*d*p*t*(x123)), (x135)/(peak*c*d*p*t*(x123)), x134, x135, 6*x12 + x136 + 6*Phi_E/(e*p*t) + x137 + (x138 + x139 if (p == 1) else max(x138, L*(x109)/p + x139)), x84, x95, x57, x65, x124 + x125 + x126 + x127 + x25, x84, x95, x57, x65, x19 + x20 + x23 + x24 + x25 + x118 + x121 + x122, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x136 + x137, x138, x139, 0,)
 
 
 def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -14558,6 +19898,87 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x162 = 34*b*h*s/(c*d*m*t)
     x163 = max(x161, x162)
     return (x145, m*(x34 + x111 + x112 + x113 + x130 + x131 + x133 + x134 + x136), x43 + x146 + x52 + x71 + x45 + x147 + x53 + x72 + x148 + x47 + x55 + x85 + x149 + x48 + x56 + x86 + x25 + x87 + x92 + x93 + x97 + x98 + x99, x43 + x52 + x71 + x45 + x53 + x72 + x19 + x47 + x55 + x20 + x85 + x23 + x48 + x24 + x56 + x86 + x25 + x87 + x140 + x143 + x92 + x93 + x97 + x98 + x99 + x144, (-1 + p)*(x137), x27, b*s/(x145), (x156)/(peak*c*d*p*t*(x145)), (x157)/(peak*c*d*p*t*(x145)), x156, x157, 6*x12 + x158 + 6*Phi_E/(e*p*t) + x159 + (x160 + x163 if (p == 1) else max(x162 + x160, 2*L*b*h*s/(c*d*m*p*t) + x163)), x88, x100, x49, x57, x146 + x147 + x148 + x149 + x25, x88, x100, x49, x57, x19 + x20 + x23 + x24 + x25 + x140 + x143 + x144, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x158 + x159, x160, x161, x162, 0,)
+
+
+def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
+    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
+    x6 = (16*x3 + 30*x3/(c*d))/hbm
+    x8 = 12*L*b*h*s/(c*d*m*p)
+    x9 = 2*h_kv
+    x10 = h + x9
+    x11 = (x8 + 6*L*b*s*(x10)/(c*d*m*p*t) + 12*F*L*b*s/(c*d*m*p*t))/hbm
+    x12 = h**2
+    x13 = 6*L*x12/(p*t)
+    x14 = 6*L*h*(x10)/(p*t)
+    x15 = 18*F*L*h/(p*t)
+    x16 = ((x13 + x14 + x15)/m + x8 + 6*F*L*b*s/(c*d*m*p*t) + 6*L*b*h*s/(c*d*m*p*t))/hbm
+    x17 = (6*V*h/t + x13 + x14 + x15)/hbm
+    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x19 = m*x18
+    x20 = c*d*t
+    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
+    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
+    x23 = b*h*s*x18/(c*d*t)
+    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
+    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
+    x26 = x21 + x22 + x24 + x25
+    x27 = -1 + t
+    x28 = (1 if (p == 1) else 0)
+    x29 = m*(x27)*x28
+    x30 = m*(x27)
+    x31 = 2*L*m*(x27)/p
+    x32 = 3*m*(-2 + 2*t)
+    x33 = alpha*(2*(0 if (G < t) else x29) + 3*(0 if (G < t) else x30) + 5*(0 if (G < t) else x31) + (0 if (G < t) else x32))
+    x34 = alpha_inter*(2*(x29 if (G < t) else 0) + 3*(x30 if (G < t) else 0) + 5*(x31 if (G < t) else 0) + (x32 if (G < t) else 0))
+    x36 = t - G*(-1 + math.ceil(t/G))
+    x37 = -1 + (x36 if (G == x36) or (c*d*p == 1) else 1)
+    x38 = (1/(x36) if (G == x36) or (c*d*p == 1) else 1)
+    x39 = b*h*s*(x27)*x28/(c*d*t)
+    x40 = b*h*s*(x27)/(c*d*t)
+    x41 = beta*(2*(b*h*s*(x27)*(x37)*x28*x38/(c*d*t) if (G < t) else x39) + 3*(b*h*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else x40) + 5*(2*L*b*h*s*(x27)*(x37)*x38/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x27)/(c*d*p*t)) + (6*b*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else 6*b*s*(x27)/(c*d*t)))
+    x42 = beta_inter*(2*(b*h*s*(x27)*x28*x38/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x27)*x38/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x27)*x38/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x27)*x38/(c*d*t) if (G < t) else 0))
+    x43 = gamma*(3*b*s*(x27)/(c*d*t) + x40 + x39 + 4*L*b*h*s*(x27)/(c*d*p*t))
+    x44 = x33 + x34 + x41 + x42 + x43
+    x45 = c*t
+    x46 = -1 + c
+    x47 = 2*L*m*(x46)/p
+    x48 = 3*alpha*(0 if (G < x45) else x47)
+    x49 = 3*alpha_inter*(x47 if (G < x45) else 0)
+    x50 = x45 - G*(-1 + math.ceil(c*t/G))
+    x51 = G/t
+    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
+    x53 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
+    x54 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
+    x55 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
+    x56 = x48 + x49 + x53 + x54 + x55
+    x59 = b*h*s/(c*d*m)
+    x60 = 2*w_half*(V*h/t + x59 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
+    x61 = 3*(x60)/(eta*peak)
+    x64 = 2*w_half*L*(x12/t + x59 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(F*h/t + x59 + F*b*s/(c*d*m*t))/p + 2*w_half*L*(h*(x10)/t + x59 + b*s*(x10)/(c*d*m*t))/p + 2*w_half*L*(2*F*h/t + x59 + 2*F*b*s/(c*d*m*t))/p + 2*L*b*s*x12/(c*d*m*p*t) + 2*L*b*h*s*(x10)/(c*d*m*p*t) + 6*F*L*b*h*s/(c*d*m*p*t)
+    x65 = 3*(x64)/(eta_fp8*peak_fp8)
+    x66 = 52*V*b*s/(hbm*c*d*m*t)
+    x68 = s**2
+    x69 = 9*L*b*h*x68/(eta_attn*peak*c*d*m*p*t)
+    x70 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x71 = x11 + x16 + x17 + (x26)/m + (x44)/m + (x56)/m + x61 + x65 + x66 + x69 + x70
+    x72 = -1 + c*d
+    x73 = 2*alpha*(0 if (G < x20) else x72)
+    x74 = 2*alpha_inter*(x72 if (G < x20) else 0)
+    x75 = -G*(-1 + math.ceil(c*d*t/G)) + x20
+    x76 = (t/(x75) if (x51 == math.floor(x51)) and ((G == x75) or (p == 1)) else 1)
+    x77 = 3*beta*((x72)*(-1 + ((x75)/t if (x51 == math.floor(x51)) and ((G == x75) or (p == 1)) else 1))*x3*x76/(c*d) if (G < x20) else (x72)*x3/(c*d))
+    x78 = 3*beta_inter*((x72)*x3*x76/(c*d) if (G < x20) else 0)
+    x79 = 2*gamma*(x72)*x3/(c*d)
+    x80 = max(0, -m*(x11 + x17 + 2*(x60)/(eta*peak) + 2*(x64)/(eta_fp8*peak_fp8) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x68/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x81 = x6 + (-1 + m + p)*(x71) + x73 + x74 + x77 + x78 + x79 + x80
+    x83 = 3*L*(4*b*h*x68 + 2*b*h*s*(2*h + x9) + 6*F*b*h*s)
+    x84 = 6*V*b*h*s
+    x85 = x83 + x84
+    x86 = x83 + 4*L*b*h*x68 + x84
+    x87 = 12*x3/(c*d)
+    x88 = 6*V*b*s/(c*d*m*t)
+    x89 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
+    return (x81, m*(x11 + x16 + x17 + x61 + x65 + x66 + x69 + x70), x21 + x33 + x22 + x34 + x24 + x41 + x25 + x42 + x43 + x73 + x74 + x48 + x49 + x77 + x53 + x78 + x54 + x79 + x55, x21 + x33 + x22 + x34 + x24 + x41 + x25 + x42 + x43 + x73 + x74 + x48 + x49 + x77 + x53 + x78 + x54 + x79 + x55 + x80, (-1 + p)*(x71), x6, b*s/(x81), (x85)/(peak*c*d*p*t*(x81)), (x86)/(peak*c*d*p*t*(x81)), x85, x86, 6*x3 + x87 + (x88 + x89 if (p == 1) else max(x89, x88 + 34*L*b*h*s/(c*d*m*p*t))), x44, x56, x26, x73 + x74 + x77 + x78 + x79, x44, x56, x26, x73 + x74 + x77 + x78 + x79 + x80, 2*x3, 4*x3, x87, x89, x88, 0,)
 
 
 def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -15400,6 +20821,109 @@ def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x108 = 6*V*b*s/(c*d*m*t)
     x109 = L*b*h*s*(x72)*min(m, p)/(c*d*m*p)
     return (x96, m*(x16 + x62 + x63 + x69 + x70 + x71 + x73 + x75), x97 + x21 + x33 + x98 + x22 + x34 + x99 + x24 + x41 + x100 + x25 + x42 + x101 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x79 + x81 + x84 + x86 + x48 + x49 + x90 + x53 + x92 + x54 + x93 + x94 + x55 + x95, (-1 + p)*(x76), x12, b*s/(x96), (x105)/(peak*c*d*p*t*(x96)), (x106)/(peak*c*d*p*t*(x96)), x105, x106, 6*x9 + x107 + (x108 + x109 if (p == 1) else max(x109, x108 + L*b*h*s*(x72)/(c*d*m*p))), x44, x56, x26, x97 + x98 + x99 + x100 + x101, x44, x56, x26, x3 + x5 + x79 + x81 + x84 + x86 + x90 + x92 + x93 + x94 + x95, 2*x9, 4*x9, x107, x109, x108, 0,)
+
+
+def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
+    x0 = (0 if (p == 1) else 1)
+    x1 = 2*x0
+    x2 = (0 if (G < c*d*p*t) else x1)
+    x3 = alpha*x2
+    x4 = (x1 if (G < c*d*p*t) else 0)
+    x5 = alpha_inter*x4
+    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
+    x12 = (16*x9 + 30*x9/(c*d))/hbm
+    x14 = 12*L*b*h*s/(c*d*m*p)
+    x15 = 6*F*L*b*s/(c*d*m*p*t)
+    x16 = 2*h_kv
+    x17 = h + x16
+    x18 = (x14 + x15 + 6*L*b*s*(x17)/(c*d*m*p*t))/hbm
+    x19 = h**2
+    x20 = 6*L*x19/(p*t)
+    x21 = 6*L*h*(x17)/(p*t)
+    x22 = 12*F*L*h/(p*t)
+    x23 = ((x20 + x21 + x22)/m + x14 + x15 + 6*L*b*h*s/(c*d*m*p*t))/hbm
+    x24 = (6*V*h/t + x20 + x21 + x22)/hbm
+    x25 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x26 = m*x25
+    x27 = c*d*t
+    x28 = alpha*((0 if (G < c*d*p*t) else x26) + (0 if (G < 1 + x27) else x26))
+    x29 = alpha_inter*((x26 if (G < c*d*p*t) else 0) + (x26 if (G < 1 + x27) else 0))
+    x30 = b*h*s*x25/(c*d*t)
+    x31 = beta*((0 if (G < c*d*p*t) else x30) + (0 if (G < 1 + x27) else x30))
+    x32 = beta_inter*((x30 if (G < c*d*p*t) else 0) + (x30 if (G < 1 + x27) else 0))
+    x33 = x28 + x29 + x31 + x32
+    x34 = -1 + t
+    x35 = (1 if (p == 1) else 0)
+    x36 = m*(x34)*x35
+    x37 = m*(x34)
+    x38 = 2*L*m*(x34)/p
+    x39 = 3*m*(-2 + 2*t)
+    x40 = alpha*(2*(0 if (G < t) else x36) + 3*(0 if (G < t) else x37) + 5*(0 if (G < t) else x38) + (0 if (G < t) else x39))
+    x41 = alpha_inter*(2*(x36 if (G < t) else 0) + 3*(x37 if (G < t) else 0) + 5*(x38 if (G < t) else 0) + (x39 if (G < t) else 0))
+    x43 = t - G*(-1 + math.ceil(t/G))
+    x44 = -1 + (x43 if (G == x43) or (c*d*p == 1) else 1)
+    x45 = (1/(x43) if (G == x43) or (c*d*p == 1) else 1)
+    x46 = b*h*s*(x34)*x35/(c*d*t)
+    x47 = b*h*s*(x34)/(c*d*t)
+    x48 = beta*(2*(b*h*s*(x34)*(x44)*x35*x45/(c*d*t) if (G < t) else x46) + 3*(b*h*s*(x34)*(x44)*x45/(c*d*t) if (G < t) else x47) + 5*(2*L*b*h*s*(x34)*(x44)*x45/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x34)/(c*d*p*t)) + (6*b*s*(x34)*(x44)*x45/(c*d*t) if (G < t) else 6*b*s*(x34)/(c*d*t)))
+    x49 = beta_inter*(2*(b*h*s*(x34)*x35*x45/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x34)*x45/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x34)*x45/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x34)*x45/(c*d*t) if (G < t) else 0))
+    x50 = gamma*(3*b*s*(x34)/(c*d*t) + x47 + x46 + 4*L*b*h*s*(x34)/(c*d*p*t))
+    x51 = x40 + x41 + x48 + x49 + x50
+    x52 = c*t
+    x53 = -1 + c
+    x54 = 2*L*m*(x53)/p
+    x55 = 3*alpha*(0 if (G < x52) else x54)
+    x56 = 3*alpha_inter*(x54 if (G < x52) else 0)
+    x57 = x52 - G*(-1 + math.ceil(c*t/G))
+    x58 = G/t
+    x59 = (t/(x57) if (x58 == math.floor(x58)) and ((G == x57) or (d*p == 1)) else 1)
+    x60 = 3*beta*(2*L*b*h*s*(x53)*(-1 + ((x57)/t if (x58 == math.floor(x58)) and ((G == x57) or (d*p == 1)) else 1))*x59/(c*d*p*t) if (G < x52) else 2*L*b*h*s*(x53)/(c*d*p*t))
+    x61 = 3*beta_inter*(2*L*b*h*s*(x53)*x59/(c*d*p*t) if (G < x52) else 0)
+    x62 = 2*gamma*L*b*h*s*(x53)/(c*d*p*t)
+    x63 = x55 + x56 + x60 + x61 + x62
+    x66 = b*h*s/(c*d*m)
+    x67 = 2*w_half*(V*h/t + x66 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
+    x68 = 3*(x67)/(eta*peak)
+    x71 = 2*w_half*L*(x19/t + x66 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(h*(x17)/t + x66 + b*s*(x17)/(c*d*m*t))/p + 4*w_half*L*(F*h/t + x66 + F*b*s/(c*d*m*t))/p + 2*L*b*s*x19/(c*d*m*p*t) + 2*L*b*h*s*(x17)/(c*d*m*p*t) + 4*F*L*b*h*s/(c*d*m*p*t)
+    x72 = 3*(x71)/(eta_fp8*peak_fp8)
+    x73 = 52*V*b*s/(hbm*c*d*m*t)
+    x75 = s**2
+    x76 = 9*L*b*h*x75/(eta_attn*peak*c*d*m*p*t)
+    x77 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x78 = x18 + x23 + x24 + (x33)/m + (x51)/m + (x63)/m + x68 + x72 + x73 + x76 + x77
+    x79 = -1 + c*d
+    x80 = (0 if (G < x27) else x79)
+    x81 = 2*alpha*x80
+    x82 = (x79 if (G < x27) else 0)
+    x83 = 2*alpha_inter*x82
+    x84 = V*h*x0/t
+    x85 = (0 if (G < c*d*p*t) else x84)
+    x86 = 2*beta*x85
+    x87 = (x84 if (G < c*d*p*t) else 0)
+    x88 = 2*beta_inter*x87
+    x89 = -G*(-1 + math.ceil(c*d*t/G)) + x27
+    x90 = (t/(x89) if (x58 == math.floor(x58)) and ((G == x89) or (p == 1)) else 1)
+    x91 = ((x79)*(-1 + ((x89)/t if (x58 == math.floor(x58)) and ((G == x89) or (p == 1)) else 1))*x9*x90/(c*d) if (G < x27) else (x79)*x9/(c*d))
+    x92 = 3*beta*x91
+    x93 = ((x79)*x9*x90/(c*d) if (G < x27) else 0)
+    x94 = 3*beta_inter*x93
+    x95 = gamma*V*h*x0/t
+    x96 = 2*gamma*(x79)*x9/(c*d)
+    x97 = max(0, -m*(x18 + x24 + 2*(x67)/(eta*peak) + 2*(x71)/(eta_fp8*peak_fp8) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x75/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x98 = x3 + x5 + x12 + (-1 + m + p)*(x78) + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97
+    x99 = alpha*(2*x80 + x2)
+    x100 = alpha_inter*(2*x82 + x4)
+    x101 = beta*(2*x85 + 3*x91)
+    x102 = beta_inter*(2*x87 + 3*x93)
+    x103 = gamma*(x84 + 2*(x79)*x9/(c*d))
+    x105 = 3*L*(4*b*h*x75 + 2*b*h*s*(2*h + x16) + 4*F*b*h*s)
+    x106 = 6*V*b*h*s
+    x107 = x105 + x106
+    x108 = x105 + 4*L*b*h*x75 + x106
+    x109 = 12*x9/(c*d)
+    x110 = 6*V*b*s/(c*d*m*t)
+    x111 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
+    return (x98, m*(x18 + x23 + x24 + x68 + x72 + x73 + x76 + x77), x99 + x28 + x40 + x100 + x29 + x41 + x101 + x31 + x48 + x102 + x32 + x49 + x103 + x50 + x55 + x56 + x60 + x61 + x62, x28 + x40 + x3 + x29 + x41 + x5 + x31 + x48 + x32 + x49 + x50 + x81 + x83 + x86 + x88 + x55 + x56 + x92 + x60 + x94 + x61 + x95 + x96 + x62 + x97, (-1 + p)*(x78), x12, b*s/(x98), (x107)/(peak*c*d*p*t*(x98)), (x108)/(peak*c*d*p*t*(x98)), x107, x108, 6*x9 + x109 + (x110 + x111 if (p == 1) else max(x111, x110 + 34*L*b*h*s/(c*d*m*p*t))), x51, x63, x33, x99 + x100 + x101 + x102 + x103, x51, x63, x33, x3 + x5 + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97, 2*x9, 4*x9, x109, x111, x110, 0,)
 
 
 def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -16734,6 +22258,152 @@ def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     return (x83, m*(x10 + x58 + x59 + x60 + x67 + x68 + x69 + x71 + x72), x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x75 + x76 + x79 + x80 + x42 + x43 + x47 + x48 + x81 + x49, x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x75 + x76 + x79 + x80 + x42 + x43 + x47 + x48 + x81 + x49 + x82, (-1 + p)*(x73), x6, b*s/(x83), (x87)/(peak*c*d*p*t*(x83)), (x88)/(peak*c*d*p*t*(x83)), x87, x88, 6*x3 + x89 + (x90 + x93 if (p == 1) else max(x92 + x90, 2*L*b*h*s/(c*d*m*p*t) + x93)), x38, x50, x20, x75 + x76 + x79 + x80 + x81, x38, x50, x20, x75 + x76 + x79 + x80 + x81 + x82, 2*x3, 4*x3, x89, x90, x91, x92, 0,)
 
 
+def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, eta_fp8, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half, w_half_expert):
+    x2 = -1 + c*d
+    x5 = c*d*t
+    x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
+    x7 = G/t
+    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
+    x10 = -Phi_E
+    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
+    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
+    x15 = -1 + c*d/e
+    x16 = G/(e*t)
+    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
+    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
+    x19 = beta*(2*x13 + 2*x18)
+    x20 = beta*(x13 + x18)
+    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
+    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
+    x23 = beta_inter*(2*x21 + 2*x22)
+    x24 = beta_inter*(x21 + x22)
+    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
+    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x28 = d_nope + d_rope
+    x29 = h + a*(x28)
+    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
+    x31 = 6*L*x30/p
+    x32 = d_rope + kv_lora
+    x33 = 6*L*h*(x32)/(p*t)
+    x34 = L - L_moe
+    x35 = 18*F*h*(x34)/(p*t)
+    x36 = 6*L*a*d_v*h/(p*t)
+    x37 = d_nope + d_v
+    x38 = 6*L*a*kv_lora*(x37)/(p*t)
+    x39 = 18*E_s*F_e*L_moe*h/(p*t)
+    x40 = 18*E*F_e*L_moe*h/(e*p*t)
+    x41 = (x31 + 6*V*h/t + x33 + x35 + x36 + x38 + x39 + x40)/hbm
+    x43 = 6*b*h*s*(x34)/(c*d*m*p)
+    x44 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
+    x45 = 6*L_moe*b*h*k*s/(c*d*m*p)
+    x46 = ((x31 + x33 + x35 + x36 + x38 + x39 + x40)/m + 6*L*b*kv_lora*s/(c*d*m*p) + x43 + 12*L*b*h*s/(c*d*m*p) + x44 + 6*F*b*s*(x34)/(c*d*m*p*t) + x45 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t) + 6*L*a*b*d_v*s/(c*d*m*p*t))/hbm
+    x48 = (6*L*b*h*s/(c*d*m*p) + x43 + x44 + 6*L*b*s*x30/(c*d*h*m*p) + 6*L*b*s*(x32)/(c*d*m*p*t) + x45 + 12*F*b*s*(x34)/(c*d*m*p*t) + 6*L*a*b*s*(x37)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x49 = e*t
+    x50 = x49 - G*(-1 + math.ceil(e*t/G))
+    x51 = ((x50)/t if (x7 == math.floor(x7)) and ((G == x50) or (c*d*p/e == 1)) else 1)
+    x52 = -1 + x51
+    x53 = -1 + e
+    x54 = -1 + x49
+    x55 = L_moe*m*(x54)/p
+    x56 = alpha*(4*(L_moe*m*(x52)/p if (G < x49) else L_moe*m*(x53)/p) + (0 if (G < x49) else x55))
+    x57 = e - x51
+    x58 = alpha_inter*(4*(L_moe*m*(x57)/p if (G < x49) else 0) + (x55 if (G < x49) else 0))
+    x59 = (1/(x50) if (G == x50) or (c*d*p/e == 1) else 1)
+    x60 = beta*(4*(E*L_moe*m*(x54)*(-1 + (x50 if (G == x50) or (c*d*p/e == 1) else 1))*x59/p if (G < x49) else E*L_moe*m*(x54)/p) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p*t) if (G < x49) else L_moe*b*h*k*s*(x53)/(c*d*e*p*t)))
+    x61 = beta_inter*(4*(E*L_moe*m*(x54)*x59/p if (G < x49) else 0) + 4*(L_moe*b*h*k*s*(x57)/(c*d*e*p*t) if (G < x49) else 0))
+    x62 = x56 + x58 + x60 + x61
+    x63 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x64 = m*x63
+    x65 = alpha*((0 if (G < c*d*p*t) else x64) + (0 if (G < 1 + x5) else x64))
+    x66 = alpha_inter*((x64 if (G < c*d*p*t) else 0) + (x64 if (G < 1 + x5) else 0))
+    x67 = b*h*s*x63/(c*d*t)
+    x68 = beta*((0 if (G < c*d*p*t) else x67) + (0 if (G < 1 + x5) else x67))
+    x69 = beta_inter*((x67 if (G < c*d*p*t) else 0) + (x67 if (G < 1 + x5) else 0))
+    x70 = x65 + x66 + x68 + x69
+    x71 = -1 + t
+    x72 = -L_moe/p
+    x73 = x72 + 2*L/p
+    x74 = m*(x71)*(x73)
+    x75 = (1 if (p == 1) else 0)
+    x76 = m*(x71)*x75
+    x77 = m*(x71)
+    x78 = L/p + x72
+    x79 = m*(x71)*(x78)
+    x80 = L_moe*m*(x71)/p
+    x81 = L*m*(x71)/p
+    x82 = -2 + 2*t
+    x83 = 3*m*(x82)
+    x84 = alpha*(2*(0 if (G < t) else x74) + 2*(0 if (G < t) else x76) + 3*(0 if (G < t) else x77) + 3*(0 if (G < t) else x79) + 4*(0 if (G < t) else x80) + 8*(0 if (G < t) else x81) + (0 if (G < t) else x83) + (0 if (G < t) else x82))
+    x85 = alpha_inter*(2*(x74 if (G < t) else 0) + 2*(x76 if (G < t) else 0) + 3*(x77 if (G < t) else 0) + 3*(x79 if (G < t) else 0) + 4*(x80 if (G < t) else 0) + 8*(x81 if (G < t) else 0) + (x83 if (G < t) else 0) + (x82 if (G < t) else 0))
+    x86 = t - G*(-1 + math.ceil(t/G))
+    x87 = -1 + (x86 if (G == x86) or (c*d*p == 1) else 1)
+    x88 = q_lora + d_rope + kv_lora
+    x89 = (1/(x86) if (G == x86) or (c*d*p == 1) else 1)
+    x90 = 2*L*h*(x71)*(x88)/(p*t)
+    x91 = b*h*s*(x71)*(x73)/(c*d*t)
+    x92 = b*h*s*(x71)*x75/(c*d*t)
+    x93 = L*b*d_rope*s*(x71)/(c*d*p*t)
+    x94 = b*h*s*(x71)/(c*d*t)
+    x95 = b*h*s*(x71)*(x78)/(c*d*t)
+    x96 = L*b*kv_lora*s*(x71)/(c*d*p*t)
+    x97 = (h if (q_lora == 0) else q_lora)
+    x98 = L*b*s*(x71)*x97/(c*d*p*t)
+    x99 = beta*(2*(2*L*h*(x71)*(x87)*(x88)*x89/(p*t) if (G < t) else x90) + 2*(b*h*s*(x71)*(x87)*(x73)*x89/(c*d*t) if (G < t) else x91) + 2*(b*h*s*(x71)*(x87)*x75*x89/(c*d*t) if (G < t) else x92) + 2*(L*b*d_rope*s*(x71)*(x87)*x89/(c*d*p*t) if (G < t) else x93) + 3*(b*h*s*(x71)*(x87)*x89/(c*d*t) if (G < t) else x94) + 3*(b*h*s*(x71)*(x87)*(x78)*x89/(c*d*t) if (G < t) else x95) + 3*(L*b*kv_lora*s*(x71)*(x87)*x89/(c*d*p*t) if (G < t) else x96) + 3*(L*b*s*(x71)*(x87)*x97*x89/(c*d*p*t) if (G < t) else x98) + 4*(L_moe*b*h*k*s*(x71)*(x87)*x89/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x71)/(c*d*p*t)) + (6*b*s*(x71)*(x87)*x89/(c*d*t) if (G < t) else 6*b*s*(x71)/(c*d*t)))
+    x100 = beta_inter*(2*(2*L*h*(x71)*(x88)*x89/(p*t) if (G < t) else 0) + 2*(b*h*s*(x71)*(x73)*x89/(c*d*t) if (G < t) else 0) + 2*(b*h*s*(x71)*x75*x89/(c*d*t) if (G < t) else 0) + 2*(L*b*d_rope*s*(x71)*x89/(c*d*p*t) if (G < t) else 0) + 3*(b*h*s*(x71)*x89/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x71)*(x78)*x89/(c*d*t) if (G < t) else 0) + 3*(L*b*kv_lora*s*(x71)*x89/(c*d*p*t) if (G < t) else 0) + 3*(L*b*s*(x71)*x97*x89/(c*d*p*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x71)*x89/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x71)*x89/(c*d*t) if (G < t) else 0))
+    x101 = gamma*(x90 + 3*b*s*(x71)/(c*d*t) + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x71)/(c*d*p*t))
+    x102 = x84 + x85 + x99 + x100 + x101
+    x103 = c*t
+    x104 = -1 + c
+    x105 = 2*L*m*(x104)/p
+    x106 = 3*alpha*(0 if (G < x103) else x105)
+    x107 = 3*alpha_inter*(x105 if (G < x103) else 0)
+    x108 = x103 - G*(-1 + math.ceil(c*t/G))
+    x109 = d_nope + d_rope + d_v
+    x110 = (t/(x108) if (x7 == math.floor(x7)) and ((G == x108) or (d*p == 1)) else 1)
+    x111 = 3*beta*(L*a*b*s*(x104)*(-1 + ((x108)/t if (x7 == math.floor(x7)) and ((G == x108) or (d*p == 1)) else 1))*(x109)*x110/(c*d*p*t) if (G < x103) else L*a*b*s*(x104)*(x109)/(c*d*p*t))
+    x112 = 3*beta_inter*(L*a*b*s*(x104)*(x109)*x110/(c*d*p*t) if (G < x103) else 0)
+    x113 = gamma*L*a*b*s*(x104)*(x109)/(c*d*p*t)
+    x114 = x106 + x107 + x111 + x112 + x113
+    x117 = b*h*s/(c*d*m)
+    x118 = 2*w_half*(V*h/t + x117 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
+    x119 = 3*(x118)/(eta*peak)
+    x122 = F_e*h/t
+    x123 = 2*F_e*h/t
+    x125 = b*e*h*k*s/(E*c*d*m)
+    x126 = 2*w_half*L*(h*(x32)/t + x117 + b*s*(x32)/(c*d*m*t))/p + 2*w_half*L*(a*d_v*h/t + x117 + a*b*d_v*s/(c*d*m*t))/p + 2*w_half*L*(a*kv_lora*(x37)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x37)/(c*d*m*t))/p + 2*w_half*L*(x117 + b*s*x30/(c*d*h*m) + x30)/p + 2*w_half*(x34)*(F*h/t + x117 + F*b*s/(c*d*m*t))/p + 2*w_half*(x34)*(2*F*h/t + x117 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x122 + x117 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x123 + x117 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x122 + x125 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x123 + x125 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*s*x30/(c*d*m*p) + 2*L*b*h*s*(x32)/(c*d*m*p*t) + 6*F*b*h*s*(x34)/(c*d*m*p*t) + 2*L*a*b*d_v*h*s/(c*d*m*p*t) + 2*L*a*b*kv_lora*s*(x37)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
+    x127 = 3*(x126)/(eta_fp8*peak_fp8)
+    x128 = b*s*((4*a*d_v + 4*a*(x28))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x129 = kappa*L*(x128)/(hbm*p)
+    x130 = 52*V*b*s/(hbm*c*d*m*t)
+    x132 = s**2
+    x133 = (9/2)*L*a*b*x132*(x109)/(eta_attn*peak*c*d*m*p*t)
+    x134 = x41 + x46 + x48 + (x62)/m + (x70)/m + (x102)/m + (x114)/m + x119 + x127 + x129 + x130 + x133
+    x135 = (0 if (G < x5) else x2)
+    x136 = (0 if (G < x5) else x15)
+    x137 = 2*alpha*(x135 + x136)
+    x138 = (x2 if (G < x5) else 0)
+    x139 = (x15 if (G < x5) else 0)
+    x140 = 2*alpha_inter*(x138 + x139)
+    x141 = max(0, -m*(x41 + x48 + 2*(x118)/(eta*peak) + 2*(x126)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x128)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x132*(x109)/(eta_attn*peak*c*d*m*p*t)))
+    x142 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x134) + x137 + x140 + x141
+    x143 = alpha*(2*x135 + 2*x136)
+    x144 = alpha_inter*(2*x138 + 2*x139)
+    x145 = beta*(3*x13 + 3*x18)
+    x146 = beta_inter*(3*x21 + 3*x22)
+    x148 = 2*b*s*(h*(x32) + a*d_v*h + a*kv_lora*(x37) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29)))
+    x149 = 2*a*b*x132*(x109)
+    x150 = 3*L_moe*(x148 + x149 + 6*F_e*b*h*s*(E_s + k))
+    x151 = 3*(x34)*(x148 + x149 + 6*F*b*h*s)
+    x152 = 6*V*b*h*s
+    x153 = x150 + x151 + x152
+    x154 = x150 + x151 + x152 + 2*L*a*b*x132*(x109)
+    x155 = 12*x12/(c*d)
+    x156 = 12*Phi_E/(c*d*p*t)
+    x157 = L*(x128)*min(m, p)/p
+    x158 = 6*V*b*s/(c*d*m*t)
+    return (x142, m*(x41 + x46 + x48 + x119 + x127 + x129 + x130 + x133), x143 + x56 + x65 + x84 + x144 + x58 + x66 + x85 + x145 + x60 + x68 + x99 + x146 + x61 + x69 + x100 + x25 + x101 + x106 + x107 + x111 + x112 + x113, x56 + x65 + x84 + x58 + x66 + x85 + x19 + x60 + x68 + x20 + x99 + x23 + x61 + x24 + x69 + x100 + x25 + x101 + x137 + x140 + x106 + x107 + x111 + x112 + x113 + x141, (-1 + p)*(x134), x27, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x12 + x155 + 6*Phi_E/(e*p*t) + x156 + (x157 + x158 if (p == 1) else max(x157, L*(x128)/p + x158)), x102, x114, x62, x70, x143 + x144 + x145 + x146 + x25, x102, x114, x62, x70, x19 + x20 + x23 + x24 + x25 + x137 + x140 + x141, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x155 + x156, x157, x158, 0,)
+
+
 def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
     x2 = -1 + c*d
     x5 = c*d*t
@@ -16865,26 +22535,188 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     return (x124, m*(x31 + x93 + x94 + x109 + x110 + x112 + x113 + x115), x125 + x40 + x49 + x63 + x126 + x42 + x50 + x64 + x127 + x44 + x52 + x70 + x128 + x45 + x53 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x40 + x49 + x63 + x42 + x50 + x64 + x19 + x44 + x52 + x20 + x70 + x23 + x45 + x24 + x53 + x71 + x25 + x72 + x119 + x122 + x77 + x78 + x81 + x82 + x83 + x123, (-1 + p)*(x116), x27, b*s/(x124), (x135)/(peak*c*d*p*t*(x124)), (x136)/(peak*c*d*p*t*(x124)), x135, x136, 6*x12 + x137 + 6*Phi_E/(e*p*t) + x138 + (x139 + x140 if (p == 1) else max(x139, L*(x111)/p + x140)), x73, x84, x46, x54, x125 + x126 + x127 + x128 + x25, x73, x84, x46, x54, x19 + x20 + x23 + x24 + x25 + x119 + x122 + x123, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x137 + x138, x139, x140, 0,)
 
 
+def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
+    x0 = c*d*t
+    x2 = 1 + L/p
+    x3 = -1 + c*d
+    x4 = m*(x2)*(x3)
+    x6 = -1 + c*d/e
+    x7 = L_moe*m*(x6)/p
+    x8 = alpha*(3*(0 if (G < x0) else x4) + 3*(0 if (G < x0) else x7))
+    x9 = alpha_inter*(3*(x4 if (G < x0) else 0) + 3*(x7 if (G < x0) else 0))
+    x10 = alpha*(0 if (G < x0) else x3)
+    x11 = alpha*(0 if (G < x0) else x6)
+    x12 = alpha_inter*(x3 if (G < x0) else 0)
+    x13 = alpha_inter*(x6 if (G < x0) else 0)
+    x19 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x20 = G/t
+    x21 = -1 + ((x19)/t if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
+    x23 = (t/(x19) if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
+    x24 = -Phi_E
+    x25 = Phi + x24 - 2*V*h
+    x26 = ((Phi + x24)/t if (p == 1) else (V*h + (x25)/p)/t)
+    x27 = beta*((x3)*(x21)*x23*x26/(c*d*(x2)) if (G < x0) else (x3)*x26/(c*d*(x2)))
+    x29 = G/(e*t)
+    x30 = -1 + ((x19)/(e*t) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
+    x31 = (e*t/(x19) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
+    x32 = beta*(Phi_E*(x6)*(x30)*x31/(L_moe*c*d*t) if (G < x0) else Phi_E*(x6)/(L_moe*c*d*t))
+    x33 = beta_inter*((x3)*x23*x26/(c*d*(x2)) if (G < x0) else 0)
+    x34 = beta_inter*(Phi_E*(x6)*x31/(L_moe*c*d*t) if (G < x0) else 0)
+    x35 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34
+    x36 = m*(x35)
+    x37 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34 + gamma*(x3)*x26/(c*d*(x2)) + gamma*Phi_E*(x6)/(L_moe*c*d*t)
+    x38 = m*(x37)
+    x40 = (28*x26/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
+    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x43 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
+    x44 = e*t
+    x45 = x44 - G*(-1 + math.ceil(e*t/G))
+    x46 = ((x45)/t if (x20 == math.floor(x20)) and ((G == x45) or (c*d*p/e == 1)) else 1)
+    x47 = -1 + x46
+    x48 = -1 + e
+    x49 = -1 + x44
+    x50 = L_moe*m*(x49)/p
+    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
+    x52 = e - x46
+    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
+    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
+    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p)))
+    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p) if (G < x44) else 0))
+    x57 = x51 + x53 + x55 + x56
+    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
+    x59 = m*x58
+    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x0) else x59))
+    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x0) else 0))
+    x62 = b*h*s*x58/(c*d)
+    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x0) else x62))
+    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x0) else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = -2 + 2*t
+    x67 = -L_moe/p + 2*L/p
+    x68 = m*(x66)*(x67)
+    x69 = m*(x66)
+    x70 = 3*m*(x66)
+    x71 = (1 if (p == 1) else 0)
+    x72 = m*(x66)*x71
+    x73 = alpha*(2*(0 if (G < t) else x68) + (0 if (G < t) else x69) + (0 if (G < t) else x70) + (0 if (G < t) else x72))
+    x74 = alpha_inter*(2*(x68 if (G < t) else 0) + (x69 if (G < t) else 0) + (x70 if (G < t) else 0) + (x72 if (G < t) else 0))
+    x75 = -1 + t
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
+    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
+    x79 = 2*b*h*s*(x75)*(x67)/(c*d*t)
+    x80 = beta*(2*(2*b*h*s*(x75)*(x77)*(x67)*x78/(c*d*t) if (G < t) else x79) + (6*b*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x71*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)*x71/(c*d*t)))
+    x81 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x71*x78/(c*d*t) if (G < t) else 0))
+    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x79)
+    x83 = x73 + x74 + x80 + x81 + x82
+    x86 = s**2
+    x87 = 4*b*h_q*x86/(d*m)
+    x88 = 2*h_kv + 2*h_q
+    x89 = 2*b*h*s*(x88)/(d*m)
+    x90 = E_s + k
+    x91 = L - L_moe
+    x92 = (L_moe*(x87 + x89 + 6*F_e*b*h*s*(x90)/(d*m)) + (x91)*(x87 + x89 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
+    x93 = ((x92)/(c*t) - 4*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
+    x94 = (2*(x92)/(c*t) - 8*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
+    x95 = b*h*s/(c*d*m)
+    x96 = V*h/t + x95 + V*b*s/(c*d*m*t)
+    x97 = h*h_kv/t + x95 + b*h_kv*s/(c*d*m*t)
+    x98 = h*h_q/t + x95 + b*h_q*s/(c*d*m*t)
+    x99 = F*h/t + x95 + F*b*s/(c*d*m*t)
+    x100 = F_e*h/t
+    x101 = x100 + x95 + F_e*b*s/(c*d*m*t)
+    x102 = 2*F_e*h/t
+    x103 = x102 + x95 + 2*F_e*b*s/(c*d*m*t)
+    x105 = b*e*h*k*s/(E*c*d*m)
+    x106 = x100 + x105 + F_e*b*e*k*s/(E*c*d*m*t)
+    x107 = x102 + x105 + 2*F_e*b*e*k*s/(E*c*d*m*t)
+    x108 = (2*w_half*(x96) + 4*w_half*L*(x97)/p + 4*w_half*L*(x98)/p + 6*w_half*(x91)*(x99)/p + 2*w_half*E_s*L_moe*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half_expert*E*L_moe*(x106)/(e*p) + 2*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
+    x109 = (4*w_half*(x96) + 8*w_half*L*(x97)/p + 8*w_half*L*(x98)/p + 12*w_half*(x91)*(x99)/p + 4*w_half*E_s*L_moe*(x101)/p + 4*w_half*E_s*L_moe*(x103)/p + 4*w_half_expert*E*L_moe*(x106)/(e*p) + 4*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
+    x111 = 2*h
+    x112 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x111 + 3*F_e/t)/(L*c*d*m)
+    x113 = kappa*L*(x112)/(hbm*p)
+    x115 = 7*L*b*h_q*x86/(eta_attn*peak*c*d*m*p*t)
+    x117 = -2*L*b*h_q*x86/(eta_attn*peak*c**2*d*m*p*t)
+    x118 = max(0, x117)
+    x119 = c*t
+    x120 = -1 + c
+    x121 = 2*L*m*(x120)/p
+    x122 = (0 if (G < x119) else x121)
+    x123 = alpha*x122
+    x124 = (x121 if (G < x119) else 0)
+    x125 = alpha_inter*x124
+    x126 = x119 - G*(-1 + math.ceil(c*t/G))
+    x127 = (t/(x126) if (x20 == math.floor(x20)) and ((G == x126) or (d*p == 1)) else 1)
+    x128 = (2*L*b*h_kv*s*(x120)*(-1 + ((x126)/t if (x20 == math.floor(x20)) and ((G == x126) or (d*p == 1)) else 1))*x127/(c*d*p*t) if (G < x119) else 2*L*b*h_kv*s*(x120)/(c*d*p*t))
+    x129 = beta*x128
+    x130 = (2*L*b*h_kv*s*(x120)*x127/(c*d*p*t) if (G < x119) else 0)
+    x131 = beta_inter*x130
+    x132 = (x123 + x125 + x129 + x131)/m
+    x133 = max(0, x132 - 5*L*b*h_q*x86/(eta_attn*peak*c**2*d*m*p*t))
+    x134 = max(0, x132 + x117)
+    x135 = 2*gamma*L*b*h_kv*s*(x120)/(c*d*p*t)
+    x136 = max(0, (x123 + x125 + x129 + x131 + x135)/m - 5*L*b*h_q*x86*(x120)/(eta_attn*peak*c**2*d*m*p*t))
+    x137 = x42 + x43 + (x57)/m + (x65)/m + (x83)/m + x93 + x94 + x108 + x109 + x113 + x115 + x118 + x133 + x134 + x136
+    x138 = x10 + x11 + x12 + x13
+    x139 = -2*m*(x138)
+    x140 = m*(x3)*x26/(c*d)
+    x141 = Phi_E*m*(x6)/(c*d*p*t)
+    x142 = beta*(3*(m*(x3)*(x21)*x23*x26/(c*d) if (G < x0) else x140) + 3*(Phi_E*m*(x6)*(x30)*x31/(c*d*p*t) if (G < x0) else x141))
+    x143 = beta_inter*(3*(m*(x3)*x23*x26/(c*d) if (G < x0) else 0) + 3*(Phi_E*m*(x6)*x31/(c*d*p*t) if (G < x0) else 0))
+    x144 = gamma*(x140 + x141)
+    x145 = x42 + x43 + x93 + x94 + x108 + x109 + x113 + x115
+    x146 = max(0, x142 + x143 + x144 - m*(x35) - m*(x145) - m*(x37) + 2*m*(x138))
+    x147 = x8 + x9 + x36 + x38 + x40 + (-1 + m + p)*(x137) + x139 + x146
+    x148 = 3*alpha*x122
+    x149 = 3*alpha_inter*x124
+    x150 = 3*beta*x128
+    x151 = 3*beta_inter*x130
+    x152 = m*(x118 + x133 + x134 + x136)
+    x154 = 4*b*h_q*x86
+    x155 = 2*b*h*s*(x88)
+    x156 = 3*L_moe*(x154 + x155 + 6*F_e*b*h*s*(x90)) + 3*(x91)*(x154 + x155 + 6*F*b*h*s) + 6*V*b*h*s
+    x157 = (x156)/(peak*c*d*p*t*(x147))
+    x158 = 4*V*h/t
+    x159 = 8*(x25)/(L*t)
+    x160 = 8*Phi_E/(L_moe*e*t)
+    x161 = min(m, p)
+    x162 = L*(x112)*x161/p
+    x163 = 2*V*h/t
+    x164 = b*s*(x111 + 6*h/t)/(c*d*m)
+    x165 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x166 = max(x163, x164 + x165)
+    x167 = (0 if (p == 1) else 2*b*h*s*(m + x161)/(c*d*m))
+    return (x147, m*(x145), x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x142 + x55 + x63 + x80 + x143 + x56 + x64 + x81 + x144 + x82 + x148 + x149 + x150 + x151 + x135, x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x55 + x63 + x80 + x56 + x64 + x81 + x82 + x152 + x36 + x38 + x139 + x146, (-1 + p)*(x137), x40, b*s/(x147), x157, x157, x156, x156, x158 + x159 + 14*x26/(c*d) + x160 + 14*Phi_E/(c*d*p*t) + (x162 + x166 + x167 if (p == 1) else max(x162 + x167, L*(x112)/p + x166)), x83, x148 + x149 + x150 + x151 + x135, x57, x65, x8 + x9 + x142 + x143 + x144, x83, x152, x57, x65, x8 + x9 + x36 + x38 + x139 + x146, 0, 2*x26/(c*d) + 2*Phi_E/(c*d*p*t), 12*x26/(c*d) + 12*Phi_E/(c*d*p*t), x162, x167, x165, x158, x164, x163, x159 + x160,)
+
+
 #: hybrid option words (sorted) → the subject's entry
 SUBJECTS = {
+    (('attention', 'mla'), ('embeddings', '1'), ('framework', 'fsdp2'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_68daeaafbac0), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_68daeaafbac0), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_68daeaafbac0), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_68daeaafbac0), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_68daeaafbac0), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_68daeaafbac0), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_68daeaafbac0), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_68daeaafbac0), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_68daeaafbac0)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_68daeaafbac0}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_9bd7143d105a), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_9bd7143d105a), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_9bd7143d105a), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_9bd7143d105a), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_9bd7143d105a), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_9bd7143d105a), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_9bd7143d105a), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_9bd7143d105a), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_9bd7143d105a)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 119)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_9bd7143d105a}}},
+    (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_755e7039ab19), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_755e7039ab19), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_755e7039ab19), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_755e7039ab19), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_755e7039ab19), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_755e7039ab19), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_755e7039ab19), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_755e7039ab19)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_755e7039ab19}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'full')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_ac9e41daed8a), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_ac9e41daed8a), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_ac9e41daed8a), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_ac9e41daed8a), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_ac9e41daed8a), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_ac9e41daed8a), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_ac9e41daed8a), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_ac9e41daed8a), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_ac9e41daed8a)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 111), (111, 139)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('token dispatch all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE per-expert token-count all-gather (the host waits for it) (forward recompute)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_ac9e41daed8a}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'full'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_31fa3331cfd6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_31fa3331cfd6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_31fa3331cfd6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_31fa3331cfd6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_31fa3331cfd6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_31fa3331cfd6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_31fa3331cfd6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_31fa3331cfd6)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 211), (211, 239)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('token dispatch all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE per-expert token-count all-gather (the host waits for it) (forward recompute)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_31fa3331cfd6}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'selective')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_d2dae402a231), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_d2dae402a231), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_d2dae402a231), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_d2dae402a231), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_d2dae402a231), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_d2dae402a231), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_d2dae402a231), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_d2dae402a231), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_d2dae402a231)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 119)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_d2dae402a231}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_00244e20f840), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_00244e20f840), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_00244e20f840), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_00244e20f840), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_00244e20f840), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_00244e20f840), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_00244e20f840), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_00244e20f840)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_00244e20f840}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_2989de6beb2f), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_2989de6beb2f), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_2989de6beb2f), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_2989de6beb2f), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_2989de6beb2f), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_2989de6beb2f), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_2989de6beb2f), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_2989de6beb2f)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_2989de6beb2f}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_db65e2d72af6), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_db65e2d72af6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_db65e2d72af6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_db65e2d72af6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_db65e2d72af6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_db65e2d72af6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_db65e2d72af6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_db65e2d72af6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_db65e2d72af6)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_db65e2d72af6}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8f0ffabe806e), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8f0ffabe806e), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8f0ffabe806e), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8f0ffabe806e), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8f0ffabe806e), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8f0ffabe806e), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8f0ffabe806e), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_8f0ffabe806e), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_8f0ffabe806e)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8f0ffabe806e}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('tied', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_cb6e6d0c9042), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_cb6e6d0c9042), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_cb6e6d0c9042), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_cb6e6d0c9042), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_cb6e6d0c9042), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_cb6e6d0c9042), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_cb6e6d0c9042), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_cb6e6d0c9042), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_cb6e6d0c9042)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 71), (71, 94)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_cb6e6d0c9042}}},
     (('embeddings', '1'), ('gqa', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_ac5572fc4690), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_ac5572fc4690), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_ac5572fc4690), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_ac5572fc4690), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_ac5572fc4690), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_ac5572fc4690), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_ac5572fc4690), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_ac5572fc4690), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_ac5572fc4690)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_ac5572fc4690}}},
     (('embeddings', '1'), ('gqa', '1'), ('moe', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_cddaa13b880b), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_cddaa13b880b), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_cddaa13b880b), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_cddaa13b880b), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_cddaa13b880b), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_cddaa13b880b), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_cddaa13b880b), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_cddaa13b880b), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_cddaa13b880b)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 119)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_cddaa13b880b}}},
+    (('embeddings', '1'), ('gqa', '1'), ('moe', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_4480eaa6a101), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_4480eaa6a101), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_4480eaa6a101), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_4480eaa6a101), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_4480eaa6a101), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_4480eaa6a101), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_4480eaa6a101), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_4480eaa6a101)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 131), (131, 159)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_4480eaa6a101}}},
     (('embeddings', '1'), ('gqa', '1'), ('moe', '1'), ('recompute', 'full')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_4a0081f22c74), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_4a0081f22c74), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_4a0081f22c74), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_4a0081f22c74), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_4a0081f22c74), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_4a0081f22c74), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_4a0081f22c74), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_4a0081f22c74), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_4a0081f22c74)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 111), (111, 139)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('token dispatch all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE per-expert token-count all-gather (the host waits for it) (forward recompute)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_4a0081f22c74}}},
     (('embeddings', '1'), ('gqa', '1'), ('moe', '1'), ('recompute', 'full'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_627d0ae15b64), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_627d0ae15b64), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_627d0ae15b64), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_627d0ae15b64), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_627d0ae15b64), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_627d0ae15b64), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_627d0ae15b64), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_627d0ae15b64)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 163), (163, 191)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('token dispatch all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE per-expert token-count all-gather (the host waits for it) (forward recompute)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_627d0ae15b64}}},
     (('embeddings', '1'), ('gqa', '1'), ('moe', '1'), ('recompute', 'selective')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_3f9d696a0b05), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_3f9d696a0b05), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_3f9d696a0b05), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_3f9d696a0b05), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_3f9d696a0b05), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_3f9d696a0b05), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_3f9d696a0b05), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_3f9d696a0b05), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_3f9d696a0b05)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 119)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_3f9d696a0b05}}},
     (('embeddings', '1'), ('gqa', '1'), ('moe', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_dd60003bed96), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_dd60003bed96), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_dd60003bed96), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_dd60003bed96), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_dd60003bed96), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_dd60003bed96), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_dd60003bed96), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_dd60003bed96)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 131), (131, 159)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_dd60003bed96}}},
     (('embeddings', '1'), ('gqa', '1'), ('moe', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_cb0869e5fdba), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_cb0869e5fdba), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_cb0869e5fdba), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_cb0869e5fdba), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_cb0869e5fdba), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_cb0869e5fdba), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_cb0869e5fdba), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_cb0869e5fdba)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 131), (131, 159)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_cb0869e5fdba}}},
+    (('embeddings', '1'), ('gqa', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8da2881a1215), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8da2881a1215), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8da2881a1215), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8da2881a1215), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8da2881a1215), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8da2881a1215), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8da2881a1215), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_8da2881a1215), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_8da2881a1215)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8da2881a1215}}},
     (('embeddings', '1'), ('gqa', '1'), ('recompute', 'full')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_4b101e830588), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_4b101e830588), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_4b101e830588), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_4b101e830588), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_4b101e830588), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_4b101e830588), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_4b101e830588), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_4b101e830588), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_4b101e830588)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 71), (71, 94)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_4b101e830588}}},
     (('embeddings', '1'), ('gqa', '1'), ('recompute', 'full'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_caf1ee0698fe), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_caf1ee0698fe), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_caf1ee0698fe), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_caf1ee0698fe), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_caf1ee0698fe), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_caf1ee0698fe), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_caf1ee0698fe), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_caf1ee0698fe), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_caf1ee0698fe)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 122)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_caf1ee0698fe}}},
     (('embeddings', '1'), ('gqa', '1'), ('recompute', 'selective')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_26a825b48074), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_26a825b48074), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_26a825b48074), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_26a825b48074), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_26a825b48074), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_26a825b48074), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_26a825b48074), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_26a825b48074), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_26a825b48074)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_26a825b48074}}},
     (('embeddings', '1'), ('gqa', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_39cced3a66e6), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_39cced3a66e6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_39cced3a66e6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_39cced3a66e6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_39cced3a66e6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_39cced3a66e6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_39cced3a66e6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_39cced3a66e6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_39cced3a66e6)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_39cced3a66e6}}},
     (('embeddings', '1'), ('gqa', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_3a45a297f44e), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_3a45a297f44e), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_3a45a297f44e), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_3a45a297f44e), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_3a45a297f44e), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_3a45a297f44e), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_3a45a297f44e), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_3a45a297f44e), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_3a45a297f44e)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_3a45a297f44e}}},
+    (('embeddings', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_06d67d5b7169), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_06d67d5b7169), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_06d67d5b7169), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_06d67d5b7169), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_06d67d5b7169), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_06d67d5b7169), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_06d67d5b7169), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_06d67d5b7169), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_06d67d5b7169)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 114)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_06d67d5b7169}}},
     (('embeddings', '1'), ('recompute', 'full'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_69f719616140), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_69f719616140), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_69f719616140), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_69f719616140), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_69f719616140), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_69f719616140), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_69f719616140), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_69f719616140), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_69f719616140)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 103), (103, 126)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_69f719616140}}},
     (('embeddings', '1'), ('recompute', 'full'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8fde29cec363), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8fde29cec363), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8fde29cec363), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8fde29cec363), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8fde29cec363), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8fde29cec363), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8fde29cec363), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_8fde29cec363), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_8fde29cec363)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 75), (75, 98)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8fde29cec363}}},
     (('embeddings', '1'), ('recompute', 'selective'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_fc3842f952f3), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_fc3842f952f3), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_fc3842f952f3), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_fc3842f952f3), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_fc3842f952f3), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_fc3842f952f3), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_fc3842f952f3), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_fc3842f952f3), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_fc3842f952f3)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 114)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_fc3842f952f3}}},
@@ -16895,18 +22727,24 @@ SUBJECTS = {
 
 #: (bytes per element, step model options sorted) → the step report's entry
 STEPS = {
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '3'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_120018654a38},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_132af5dda173},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('q_width', 'heads'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'heads'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_f9f8581a2cc7},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_2c9df2f90459},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_3a85151970b6},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_788b3565c297},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_94056f05a05e},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_af0c4e3b4241},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_8a9459202163},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_299cd34a5b5d},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'eta_fp8', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 'peak_fp8', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', 'under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_925f6fa80862},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_3313f43ce2cc},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_e1adaa99cb1b},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_dee7908ca2a5},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_89dd75328813},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_be38f54fe1a6},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_ce09d3aa5eea},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '0'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'eta_fp8', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 'peak_fp8', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', 'under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_6a3de76b4c7c},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('q_width', 'heads'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'heads'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_ae6eb75a36a2},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('q_width', 'heads'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'heads'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_579e9fdc27cf},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('q_width', 'heads'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'heads'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_a05373495135},
@@ -16919,12 +22757,16 @@ STEPS = {
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_e016808edccf},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_30bc846425ea},
     (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_88d50ea8031b},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('q_width', 'heads'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'eta_fp8', 'gamma', 'h', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 'peak_fp8', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'heads'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", 'under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_60ffadf1299d},
+    (2, (('attention', 'mha'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'eta_fp8', 'gamma', 'h', 'h_kv', 'hbm', 'k', 'kappa', 'm', 'p', 'peak', 'peak_fp8', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", 'under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_2f07c1598895},
+    (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_4b31d0e16449},
     (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_08f3393a3029},
     (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_656d1537ffc7},
     (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_61257d9da1d1},
     (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_8a939c19bf6a},
     (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_74a4c2b519e1},
     (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_9e853d96d670},
+    (2, (('attention', 'mla'), ('cp', 'ring'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('moe', '1'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'eta', 'eta_attn', 'eta_fp8', 'gamma', 'h', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'p', 'peak', 'peak_fp8', 'q_lora', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_projections': 'framework', 'compile': 'framework', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", "attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and activations; its down projections (h·(q_lora + kv_lora + d_rope) per layer), which Megatron-Core duplicates on every TP rank, are counted as split over t in the memory and the data-parallel reductions", 'under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_e4d0c6f7d4fc},
 }
 
 OPTION_NAMES = frozenset(('attention', 'cp', 'dispatcher', 'embeddings', 'expert_tp', 'fp8_param_gather', 'fp8_tp_gather', 'framework', 'gqa', 'grad_dtype', 'grad_reduce', 'moe', 'pipeline_split', 'precision', 'recompute', 'reshard_after_forward', 'router_group_topk', 'router_groups', 'scatter_gather', 'schedule', 'sp', 'sp_regather', 'tied', 'zero', ))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from fractions import Fraction
 
 from ..base import notes
@@ -54,7 +55,10 @@ def eval_document(args) -> dict:
             return _answer(args, entry)
         except NotExact:
             pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
-    elif args.name == "hybrid":
+    elif args.name == "hybrid" and _SYMPY_PATH not in sys.modules:
+        # a process without the SymPy path (a cold command, an API process that never needed it) answers from the
+        # generated data; one that has it answers from its compiled plans (sheet.Plan, steptime._ReportPlan),
+        # faster warm: the same document either way
         from . import hybridfast     # on first use: a primitive's answer never reads the hybrid's data
 
         if hybridfast.usable(args):
@@ -77,6 +81,8 @@ def _eval_payload():
 
 
 _EVAL_PAYLOAD = None
+#: the module whose presence says the SymPy path is loaded
+_SYMPY_PATH = "symcomm.training.answers"
 
 
 def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:

@@ -2,8 +2,9 @@
 
 Its parser, its printer, and an entry of its own (:func:`main`): ``symcomm eval`` comes here straight from
 :mod:`symcomm.__main__`, without the rest of the CLI, so that a primitive's answer — which
-:func:`symcomm.training.fasteval.eval_document` gives from the generated exact code — starts without SymPy (a
-strategy, ``--backend`` or ``--model`` load it there, on first use).  The full CLI
+:func:`symcomm.training.fasteval.eval_document` gives from the generated exact code — starts without SymPy, as
+``eval hybrid`` of a shipped model and hardware at a generated option set does (:mod:`symcomm.training.hybridfast`);
+anything else loads it there, on first use.  The full CLI
 (:func:`symcomm.commands.main.build_parser`) registers the very same parser; both run through
 :func:`symcomm.commands.runner.run`: the same errors, exit statuses and notes.
 """

@@ -19,7 +19,8 @@ import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
 from .codeprint import NamedPrinting
-from .exactops import HELPERS as _HELPERS, NotExact  # the operations the printed code calls (SymPy-free)
+# the operations the printed code calls (SymPy-free)
+from .exactops import _CANNOT, HELPERS as _HELPERS, NotExact, _Unusable  # noqa: F401
 from .rational import _cli_name
 
 
@@ -159,31 +160,9 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
     return out
 
 
-class _Unusable:
-    """A common subexpression with no exact value at this point (kept, not raised: its branch may not be
-    taken); any use of it raises :class:`NotExact`, as computing it inside its branch would have."""
-
-    __slots__ = ("why",)
-
-    def __init__(self, why: BaseException):
-        self.why = why
-
-    def _refuse(self, *_):
-        raise NotExact(f"no exact value: {self.why}")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _refuse
-    __abs__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __bool__ = __index__ = __int__ = _refuse
-    __float__ = __hash__ = _refuse
-
-
-#: what computing a hoisted subexpression may raise where the expression alone would (at_many's refusals)
-_CANNOT = (ArithmeticError, TypeError, ValueError, NameError)
-
-
 def _function(result: str, params: list, body: str = ""):
     source = f"def _exact({', '.join(params)}):\n{body}    return {result}\n"
-    namespace = {**_HELPERS, "_Unusable": _Unusable, "_CANNOT": _CANNOT}
+    namespace = dict(_HELPERS)
     exec(compile(source, "<symcomm.numbers.exactcode>", "exec"), namespace)   # printed from SymPy above
     return namespace["_exact"]
 
@@ -212,6 +191,17 @@ def compiled_many(exprs: tuple):
     value here (a division by zero, log₂ of a value that is not a power of two) is kept as an
     :class:`_Unusable` that raises :class:`NotExact` on any use: a branch not taken never touches it, and a
     branch taken refuses as the expression alone would."""
+    made = many_text(exprs)
+    if made is None:
+        return None
+    result, params, body, symbols = made
+    return _function(result, params, body), symbols
+
+
+def many_text(exprs: tuple):
+    """(the returned tuple's text, the parameters, the body's lines, the argument symbols) of
+    :func:`compiled_many`'s function, or None when an expression has no exact code; the generated modules
+    print the same text (``tools.hybridgen``)."""
     symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
     params = [f"_a{i}" for i in range(len(symbols))]
     slot = dict(zip(symbols, params))
@@ -226,8 +216,7 @@ def compiled_many(exprs: tuple):
         texts = [printer.doprint(r) for r in reduced]
     except NotExact:
         return None
-    result = "(" + "".join(f"{text}, " for text in texts) + ")"
-    return _function(result, params, "".join(lines)), symbols
+    return "(" + "".join(f"{text}, " for text in texts) + ")", params, "".join(lines), symbols
 
 
 def at_many(exprs: tuple, numbers: dict) -> tuple:

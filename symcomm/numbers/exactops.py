@@ -74,9 +74,31 @@ def _ceiling(x):
     return -((-x) // 1)
 
 
-#: the names printed exact code calls (symcomm.numbers.exactcode prints them; the generated module imports them)
+class _Unusable:
+    """A common subexpression with no exact value at this point (kept, not raised: its branch may not be
+    taken); any use of it raises :class:`NotExact`, as computing it inside its branch would have."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: BaseException):
+        self.why = why
+
+    def _refuse(self, *_):
+        raise NotExact(f"no exact value: {self.why}")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _refuse
+    __abs__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __bool__ = __index__ = __int__ = _refuse
+    __float__ = __hash__ = _refuse
+
+
+#: what computing a hoisted subexpression may raise where the expression alone would (exactcode.at_many's refusals)
+_CANNOT = (ArithmeticError, TypeError, ValueError, NameError)
+
+#: the names printed exact code calls (symcomm.numbers.exactcode prints them; the generated modules import them)
 HELPERS = {"_div": _div, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
-           "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling}
+           "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling,
+           "_Unusable": _Unusable, "_CANNOT": _CANNOT}
 
 
 def checked(value):

@@ -17,12 +17,15 @@ array ones; negative powers become one division.
 
 Regenerate after any change to the step model, the strategies or the FLOP counts::
 
-    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/ and training/primitive_data.py
+    python -m symcomm.tools.codegen            # rewrite symcomm/planner/kerneldata/, training/primitive_data.py, hybrid_data.py
     python -m symcomm.tools.codegen --check    # exit 1 if the committed files are stale
 
 It writes the primitives' module too, ``symcomm/training/primitive_data.py`` (:mod:`symcomm.tools.primitivegen`:
 every algorithm's cost and requirements as exact Python, so ``eval`` of a primitive needs no SymPy); it does not
-depend on the step model.  ``--primitives`` writes (or checks) that module alone, in seconds.
+depend on the step model.  And the hybrid's option sets, ``symcomm/training/hybrid_data.py``
+(:mod:`symcomm.tools.hybridgen`: per option set its sheet as exact Python, its rules, its step model's float code and
+the rows' words, so ``eval hybrid`` of a shipped model and hardware needs no SymPy).  ``--primitives`` writes (or
+checks) those two modules alone, in ~20 s.
 
 Any other combination (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
 ``--model-config`` of another family shape) gets its graph built in the process by :func:`graph_data`
@@ -139,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m symcomm.tools.codegen", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if symcomm/planner/kerneldata/ is stale")
     parser.add_argument("--primitives", action="store_true",
-                        help="only symcomm/training/primitive_data.py (the primitives' exact code), not the kernels")
+                        help="only symcomm/training/primitive_data.py and hybrid_data.py (the primitives' and the "
+                             "hybrid option sets' code), not the kernels")
     args = parser.parse_args(argv)
     stale_primitives = _primitives(args.check)
     if stale_primitives:
@@ -167,19 +171,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _primitives(check: bool) -> str:
-    """Write (or with ``check`` only compare) symcomm/training/primitive_data.py: what to say ("" when it was fresh)."""
-    from .primitivegen import TARGET, generate
+    """Write (or with ``check`` only compare) the training wing's generated modules, symcomm/training/primitive_data.py
+    and symcomm/training/hybrid_data.py: what to say ("" when they were fresh)."""
+    from . import hybridgen, primitivegen
 
-    path = Path(__file__).resolve().parents[1].joinpath(*TARGET)
-    text = generate()
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return ""
-    if check:
-        return f"stale: symcomm/{'/'.join(TARGET)}"
-    from ..base.files import write_file
+    said = []
+    for target, generate in ((primitivegen.TARGET, primitivegen.generate), (hybridgen.TARGET, hybridgen.generate)):
+        path = Path(__file__).resolve().parents[1].joinpath(*target)
+        text = generate()
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            continue
+        if check:
+            said.append(f"stale: symcomm/{'/'.join(target)}")
+            continue
+        from ..base.files import write_file
 
-    write_file(path, text, what="symcomm/" + "/".join(TARGET))
-    return f"symcomm/{'/'.join(TARGET)}: written"
+        write_file(path, text, what="symcomm/" + "/".join(target))
+        said.append(f"symcomm/{'/'.join(target)}: written")
+    return "\n".join(said)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
 from .words import (_SPELLED, _TIME_UNITS, ALIASES, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
-                    given, split_assignments, value_text)
+                    given, preset_shape, split_assignments, value_text)
 
 
 _TIME_NAMES = TIME_NAMES     # words.TIME_NAMES: {cli name of each of symbols.TIME_SYMBOLS} (a test holds them equal)
@@ -191,74 +191,11 @@ _FLOATS: dict = {}
 
 
 def _preset_shape(args, name: str, option_texts: dict) -> dict:
-    """A model preset's (or config's) shape is used as plan uses it: with fewer K, V heads than
-    heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
-    embeddings ``tied`` defaults to 1, with MoE layers ``moe`` to 1 and with MLA ranks ``attention``
-    to mla (``Model.settings``), each said in a note; an option given explicitly (gqa=0) still wins."""
+    """A model preset's (or config's) shape as the subject ``name`` takes it (:func:`words.preset_shape`, the
+    rule and its notes; SymPy-free, so the hybrid fast path reads it too)."""
     if not (args.model or args.model_config):
         return option_texts
-    # a shipped model preset's defaults are the same for the same subject and options: found once, its notes
-    # said again on every call (a config or a model file is read again: it may have changed)
-    model = str(args.model)
-    key = (name, model, tuple(option_texts.items())) if not args.model_config and not (
-        "/" in model or "\\" in model or model.endswith(".json")) else None     # not a path: presets.systems._is_path
-    held = _SHAPE_DEFAULTS.get(key) if key is not None else None
-    if held is not None:
-        added, said = held
-        for text in said:
-            notes.add(text, restates_default=True)
-        return {**option_texts, **added} if added else option_texts
-    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention")
-              if key in option_names(name) and key not in option_texts]
-    if not wanted:
-        return option_texts
-    with notes.collected() as said:      # the notes said here, kept with the defaults for the next call
-        out = _shape_defaults(args, wanted, option_texts)
-    for note in said:
-        notes.add(note.text, restates_default=note.restates_default)
-    if key is not None and all(note.restates_default for note in said):
-        if len(_SHAPE_DEFAULTS) >= 256:
-            _SHAPE_DEFAULTS.clear()
-        _SHAPE_DEFAULTS[key] = ({k: v for k, v in out.items() if k not in option_texts}, [n.text for n in said])
-    return out
-
-
-#: (subject name, shipped model, option words as given) → (the options its shape sets, the notes that say so)
-_SHAPE_DEFAULTS: dict = {}
-
-
-def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
-    """:func:`_preset_shape` of the options ``wanted`` (those the subject takes and were not given)."""
-    presets = _presets()
-
-    if args.model and args.model_config:
-        raise UsageError("give --model or --model-config, not both")
-    try:
-        model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    out = dict(option_texts)
-    fixed = model.settings()
-    if "moe" in wanted and "moe" in fixed:
-        notes.add(f"moe=1: {model.name} has {model.moe_layers} MoE layers of {model.experts} experts "
-                  f"({model.shared_experts} shared); give moe=0 to count them as dense", restates_default=True)
-        out["moe"] = fixed["moe"]
-    if "attention" in wanted and "attention" in fixed:
-        notes.add(f"attention=mla: {model.name} has multi-head latent attention (q_lora, kv_lora, d_nope, d_rope, "
-                  "d_v from the preset); give attention=mha to count it as multi-head attention", restates_default=True)
-        out["attention"] = fixed["attention"]
-    if "gqa" in wanted and "gqa" in fixed:
-        notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
-              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
-        out["gqa"] = "1"
-    if "embeddings" in wanted:
-        notes.add(f"embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
-              "counts them; give embeddings=0 to leave them out", restates_default=True)
-        out["embeddings"] = "1"
-    if "tied" in wanted and model.tied:
-        notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
-        out["tied"] = "1"
-    return out
+    return preset_shape(args, name, option_texts, option_names(name))
 
 
 def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None) -> dict:

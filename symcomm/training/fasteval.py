@@ -14,23 +14,24 @@ without ``--backend``, ``--model`` or ``--model-config`` (a hardware preset or f
 ``presets.fill_from_presets`` reads it).  Everything else — a strategy, a backend profile, a model — and a point
 the exact code cannot answer (it raises :class:`~symcomm.numbers.exactops.NotExact`: then nothing was said)
 goes to :func:`symcomm.training.answers.eval_payload`, with SymPy; ``show``, ``prove`` and the formulas never
-come here.
+come here.  ``eval hybrid`` of a shipped model and hardware is first offered to :mod:`symcomm.training.hybridfast`
+(its generated option sets, :mod:`symcomm.training.hybrid_data`), which answers the same document or steps aside.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import sys
 from fractions import Fraction
 
 from ..base import notes
 from ..base.crossing import crossing_of
-from ..base.inputs import MAX_VALUE, parse_fraction
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
-from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _with_units, given, input_rows, units_of, \
-    value_text
+from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _value, _with_units, given, input_rows, \
+    units_of, value_text
 
 _ALLOWED_TIMES = tuple(sorted(TIME_NAMES))
 
@@ -54,6 +55,17 @@ def eval_document(args) -> dict:
             return _answer(args, entry)
         except NotExact:
             pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
+    elif args.name == "hybrid" and _SYMPY_PATH not in sys.modules:
+        # a process without the SymPy path (a cold command, an API process that never needed it) answers from the
+        # generated data; one that has it answers from its compiled plans (sheet.Plan, steptime._ReportPlan),
+        # faster warm: the same document either way
+        from . import hybridfast     # on first use: a primitive's answer never reads the hybrid's data
+
+        if hybridfast.usable(args):
+            try:
+                return hybridfast.answer(args)
+            except hybridfast.Fallback:
+                pass    # an option set the generated data does not hold, or a refusal (nothing said): SymPy's
     return _eval_payload()(args)
 
 
@@ -69,34 +81,8 @@ def _eval_payload():
 
 
 _EVAL_PAYLOAD = None
-
-
-def _value(key: str, given, whole: bool, least: int) -> tuple:
-    """:func:`_parsed` of a value as given: a word, or a Python value of the API.  A Python int within the bounds
-    is the number its digits parse to (the grammar reads str(n) as n exactly), so it is taken as it is; anything
-    else is read as its word (words.value_text), through the one grammar, with its refusals."""
-    if type(given) is int and (least if whole else 0) <= given <= MAX_VALUE:
-        return given, given
-    if type(given) is float:
-        return _parsed_float(key, given, whole, least)
-    return _parsed(key, given if type(given) is str else value_text(given), whole, least)
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed_float(key: str, given: float, whole: bool, least: int) -> tuple:
-    # a float read as its repr (words.value_text), once per value: keyed by floats only, so no equal int or
-    # Fraction (1.0 == 1, 2**-30 == Fraction(1, 2**30)) shares its entry
-    return _parsed(key, repr(given), whole, least)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
-    """(the exact value, as the answer shows it): binding.parse_value's rule — a time constant any number ≥ 0, a
-    symbol a whole number ≥ its least value; the same words give the same immutable numbers, parsed once."""
-    value = parse_fraction(key, text, integer=whole, least=least if whole else 0)
-    if value.denominator == 1:
-        return value.numerator, value.numerator
-    return value, plain_exact(value)
+#: the module whose presence says the SymPy path is loaded
+_SYMPY_PATH = "symcomm.training.answers"
 
 
 def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:

@@ -517,3 +517,23 @@ def format(setting: RunSetting, keys: Iterable[str] | None = None) -> tuple[str,
     command echoes them."""
     texts = setting.texts()
     return tuple(f"{key}={texts[key]}" for key in (texts if keys is None else keys))
+
+
+#: options of the step model beyond the hybrid strategy's own, by name
+STEP_OPTIONS_BY_NAME = {option.name: option for option in STEP_OPTIONS}
+#: the names the step model's options are given by: theirs and their older ones (KEY_ALIASES)
+STEP_KEYS = frozenset(STEP_OPTIONS_BY_NAME) | {old for old, name in KEY_ALIASES.items() if name in STEP_OPTIONS_BY_NAME}
+
+
+def step_options(texts: dict) -> tuple[dict, dict]:
+    """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's :data:`STEP_OPTIONS`),
+    the step model's read by their :class:`Option` into typed values (the
+    hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
+    hybrid, own = {}, {}
+    for given, text in texts.items():
+        key = canonical_key(given)                  # an older name (dp_overlap) read as the setting's
+        if key in STEP_OPTIONS_BY_NAME:
+            own[key] = STEP_OPTIONS_BY_NAME[key].resolve(text, given)    # typed once, as the setting holds it
+        else:
+            hybrid[key] = text
+    return hybrid, own

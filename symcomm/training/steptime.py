@@ -55,9 +55,9 @@ from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 
 #: options of the step model beyond the hybrid strategy's own (symcomm.training.settings.STEP_OPTIONS), by name
-STEP_OPTIONS = {option.name: option for option in settings.STEP_OPTIONS}
+STEP_OPTIONS = settings.STEP_OPTIONS_BY_NAME
 #: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
-STEP_KEYS = frozenset(STEP_OPTIONS) | {old for old, name in settings.KEY_ALIASES.items() if name in STEP_OPTIONS}
+STEP_KEYS = settings.STEP_KEYS
 ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
 #: passes over every byte of a Megatron-Core gradient buffer per step (NVIDIA/Megatron-LM f2e5db402c,
 #: megatron/core/distributed/): zeroed at the step's start (DistributedDataParallel.zero_grad_buffer → the buffer's
@@ -311,18 +311,8 @@ FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); 
            "two peaks in one step)")
 
 
-def step_options(texts: dict) -> tuple[dict, dict]:
-    """Split KEY=VALUE option texts into (the hybrid strategy's, the step model's :data:`STEP_OPTIONS`),
-    the step model's read by their :class:`symcomm.training.settings.Option` into typed values (the
-    hybrid's are read by the strategy, ``recompute`` among them); InputError naming the option."""
-    hybrid, own = {}, {}
-    for given, text in texts.items():
-        key = settings.canonical_key(given)                  # an older name (dp_overlap) read as the setting's
-        if key in STEP_OPTIONS:
-            own[key] = STEP_OPTIONS[key].resolve(text, given)    # typed once, as the setting holds it
-        else:
-            hybrid[key] = text
-    return hybrid, own
+#: the hybrid's and the step model's option words apart (settings.step_options: SymPy-free, the fast path reads it)
+step_options = settings.step_options
 
 
 def check_finite(numbers: dict) -> None:

@@ -11,8 +11,9 @@ import functools
 
 from ..base import notes
 from ..base.errors import InputError
-from ..base.inputs import SIZE_UNITS, parse_bandwidth, parse_size_bytes, split_unit
+from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
+from ..numbers.exactops import plain_exact
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -184,3 +185,103 @@ def units_of(result: tuple, extras: tuple, unit: str) -> tuple:
     out = {key: value for key, value in out.items() if key in result}
     out.update({"bubble_fraction": "ratio", "gpus": "GPUs"})
     return tuple((key, value) for key, value in out.items() if key in result or key in extras)
+
+
+def preset_shape(args, name: str, option_texts: dict, takes) -> dict:
+    """A model preset's (or config's) shape is used as plan uses it: with fewer K, V heads than
+    heads ``gqa`` defaults to 1, ``embeddings`` to 1 (its vocabulary is known), with tied
+    embeddings ``tied`` defaults to 1, with MoE layers ``moe`` to 1 and with MLA ranks ``attention``
+    to mla (``Model.settings``), each said in a note; an option given explicitly (gqa=0) still wins.  ``takes``:
+    the options the subject ``name`` takes (``subjects.option_names``, passed in: this module reads no subject)."""
+    if not (args.model or args.model_config):
+        return option_texts
+    # a shipped model preset's defaults are the same for the same subject and options: found once, its notes
+    # said again on every call (a config or a model file is read again: it may have changed)
+    model = str(args.model)
+    key = (name, model, tuple(option_texts.items())) if not args.model_config and not (
+        "/" in model or "\\" in model or model.endswith(".json")) else None     # not a path: presets.systems._is_path
+    held = _SHAPE_DEFAULTS.get(key) if key is not None else None
+    if held is not None:
+        added, said = held
+        for text in said:
+            notes.add(text, restates_default=True)
+        return {**option_texts, **added} if added else option_texts
+    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention")
+              if key in takes and key not in option_texts]
+    if not wanted:
+        return option_texts
+    with notes.collected() as said:      # the notes said here, kept with the defaults for the next call
+        out = _shape_defaults(args, wanted, option_texts)
+    for note in said:
+        notes.add(note.text, restates_default=note.restates_default)
+    if key is not None and all(note.restates_default for note in said):
+        if len(_SHAPE_DEFAULTS) >= 256:
+            _SHAPE_DEFAULTS.clear()
+        _SHAPE_DEFAULTS[key] = ({k: v for k, v in out.items() if k not in option_texts}, [n.text for n in said])
+    return out
+
+
+#: (subject name, shipped model, option words as given) → (the options its shape sets, the notes that say so)
+_SHAPE_DEFAULTS: dict = {}
+
+
+def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
+    """:func:`preset_shape` of the options ``wanted`` (those the subject takes and were not given)."""
+    from .. import presets
+
+    if args.model and args.model_config:
+        raise UsageError("give --model or --model-config, not both")
+    try:
+        model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    out = dict(option_texts)
+    fixed = model.settings()
+    if "moe" in wanted and "moe" in fixed:
+        notes.add(f"moe=1: {model.name} has {model.moe_layers} MoE layers of {model.experts} experts "
+                  f"({model.shared_experts} shared); give moe=0 to count them as dense", restates_default=True)
+        out["moe"] = fixed["moe"]
+    if "attention" in wanted and "attention" in fixed:
+        notes.add(f"attention=mla: {model.name} has multi-head latent attention (q_lora, kv_lora, d_nope, d_rope, "
+                  "d_v from the preset); give attention=mha to count it as multi-head attention", restates_default=True)
+        out["attention"] = fixed["attention"]
+    if "gqa" in wanted and "gqa" in fixed:
+        notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
+              "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
+        out["gqa"] = "1"
+    if "embeddings" in wanted:
+        notes.add(f"embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
+              "counts them; give embeddings=0 to leave them out", restates_default=True)
+        out["embeddings"] = "1"
+    if "tied" in wanted and model.tied:
+        notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
+        out["tied"] = "1"
+    return out
+
+
+def _value(key: str, given, whole: bool, least: int) -> tuple:
+    """:func:`_parsed` of a value as given: a word, or a Python value of the API.  A Python int within the bounds
+    is the number its digits parse to (the grammar reads str(n) as n exactly), so it is taken as it is; anything
+    else is read as its word (words.value_text), through the one grammar, with its refusals."""
+    if type(given) is int and (least if whole else 0) <= given <= MAX_VALUE:
+        return given, given
+    if type(given) is float:
+        return _parsed_float(key, given, whole, least)
+    return _parsed(key, given if type(given) is str else value_text(given), whole, least)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_float(key: str, given: float, whole: bool, least: int) -> tuple:
+    # a float read as its repr (words.value_text), once per value: keyed by floats only, so no equal int or
+    # Fraction (1.0 == 1, 2**-30 == Fraction(1, 2**30)) shares its entry
+    return _parsed(key, repr(given), whole, least)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
+    """(the exact value, as the answer shows it): binding.parse_value's rule — a time constant any number ≥ 0, a
+    symbol a whole number ≥ its least value; the same words give the same immutable numbers, parsed once."""
+    value = parse_fraction(key, text, integer=whole, least=least if whole else 0)
+    if value.denominator == 1:
+        return value.numerator, value.numerator
+    return value, plain_exact(value)

@@ -163,3 +163,27 @@ def test_the_ring_attention_buffers_join_the_backward_side():
     rest = sum(x for k, x in parts.items()
                if k not in ("logits", "head_inputs", "recompute", "head_gradient", "ring_attention"))
     assert float(q["memory_per_gpu"]) == pytest.approx(rest + backward, rel=1e-12)
+
+
+def test_ring_attention_buffers_on_a_pipeline_stage_go_with_its_backward_side():
+    # p = 2, c = 2, first_last split, full recompute, m = 4 micro-batches of one 32-token sequence (b = 4): c splits
+    # each into 16 tokens a GPU, so the ring buffers are (4·2 + 28)·16·64 = 36,864 bytes on every stage.  The first
+    # stage has no loss side: its total grows by all of them; the last stage's loss side (the eager loss's 12 + 2m
+    # bytes × 16 tokens × V = 320,000) outweighs its backward side, which they join: its total does not move
+    values = {**TINY, "p": 2, "m": 4, "b": 4, "L_first": 2, "L_last": 2}
+    options = {**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step", "pipeline_split": "first_last",
+               "recompute": "full"}
+    one, two = (steptime.quantities({**values, "c": c}, 2, **options) for c in (1, 2))
+    assert float(two["stage_bytes_ring_attention_first"]) == (4 * 2 + 28) * 16 * 64 == 36_864
+    assert float(two["stage_bytes_logits_last"]) == (12 + 2 * 4) * 16 * 1000
+    # c = 2 halves every token-proportional part: compare each stage with its own parts at c = 2
+    for kind, grows in (("first", True), ("last", False)):
+        parts = {k: float(x) for k, x in two.items() if k.startswith("stage_bytes_") and k.endswith("_" + kind)
+                 and k != f"stage_bytes_{kind}"}
+        without = sum(x for k, x in parts.items() if "ring_attention" not in k)
+        loss = sum(parts.get(f"stage_bytes_{p}_{kind}", 0.0) for p in ("logits", "head_inputs"))
+        back = sum(parts.get(f"stage_bytes_{p}_{kind}", 0.0) for p in ("recompute", "head_gradient"))
+        base = without - loss - back + max(loss, back)
+        expected = base + 36_864 if grows else base
+        assert float(two[f"stage_bytes_{kind}"]) == pytest.approx(expected, rel=1e-12)
+    assert float(one["stage_bytes_ring_attention_first"]) == 0

@@ -52,7 +52,7 @@ def _print_step(payload: dict) -> None:
                                                         else "") for k, x in payload["memory"].items())
     # memory.loss_or_recompute: the loss side and the backward side are never live at once
     loss_side = [k for k in ("logits", "head_inputs") if k in payload["memory"]]
-    backward_side = [k for k in ("recompute", "head_gradient") if k in payload["memory"]]
+    backward_side = [k for k in ("recompute", "head_gradient", "ring_attention") if payload["memory"].get(k)]
     if loss_side and backward_side:
         parts += f"; of {' + '.join(loss_side)} and {' + '.join(backward_side)} only the larger counts"
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")

@@ -10,8 +10,9 @@ buffers and the recompute working set counted as the larger of the two (never li
 FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Under fsdp2, PyTorch's own buffers too
 (:mod:`symcomm.training.torchmem`): FSDP2's unsharded root, the LM head's kept inputs (with the loss buffers) and
 gradient (with the recompute working set), torch.distributed.pipelining's receive buffers and kept outputs, the
-whole gathered inputs of PyTorch's tensor parallel at bf16.  Live bytes: what the CUDA caching allocator
-reserves beyond them (cached, fragmented blocks) is not counted.  Part of the step model
+whole gathered inputs of PyTorch's tensor parallel at bf16, PyTorch's ring attention's gathered K, V and
+fp32 gradient buffers under context parallelism (with the recompute working set).  Live bytes: what the CUDA
+caching allocator reserves beyond them (cached, fragmented blocks) is not counted.  Part of the step model
 (:mod:`symcomm.training.steptime`).
 """
 
@@ -29,10 +30,11 @@ from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
             "logits": "last", "recompute": "every", "gathered_layers": "every", "dp_buckets": "every",
             # PyTorch's own buffers under fsdp2 (symcomm.training.torchmem)
-            "root_params": "every", "head_inputs": "last", "head_gradient": "last", "pipeline_buffers": "first"}
+            "root_params": "every", "head_inputs": "last", "head_gradient": "last", "pipeline_buffers": "first",
+            "ring_attention": "every"}
 #: the parts live with the loss (from the LM head's forward to its backward) and those live in the layers'
 #: backward (:func:`loss_or_recompute`: never at once)
-LOSS_SIDE, BACKWARD_SIDE = ("logits", "head_inputs"), ("recompute", "head_gradient")
+LOSS_SIDE, BACKWARD_SIDE = ("logits", "head_inputs"), ("recompute", "head_gradient", "ring_attention")
 #: DeepSpeed ZeRO-1/2's gradient bucket: reduce_bucket_size elements (deepspeed/runtime/zero/config.py: 5·10⁸),
 #: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
 #: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
@@ -202,7 +204,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
             (0, sp.Eq(p, 1)), (torchmem.pipeline_buffers("first", _chunks(schedule), in_flight / _chunks(schedule),
                                                          sp_on), True))
     return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True,
-                                    loss=opts.get("loss"), torch_tp=torch_tp)}
+                                    loss=opts.get("loss"), torch_tp=torch_tp, cp=opts.get("cp", "ring"))}
 
 
 def _chunks(schedule: str) -> sp.Expr:
@@ -210,7 +212,7 @@ def _chunks(schedule: str) -> sp.Expr:
 
 
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
-                 loss: str | None = None, torch_tp: bool = False) -> dict:
+                 loss: str | None = None, torch_tp: bool = False, cp: str = "ring") -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
@@ -225,6 +227,8 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["head_gradient"] = torchmem.head_gradient()
     if recompute in ("full", "op") or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp)
+    if torch_runtime and cp != "ulysses":     # PyTorch's ring attention (torchmem.RING_ATTENTION); 0 at c = 1
+        parts["ring_attention"] = torchmem.ring_attention_buffers(micro)
     if data.zero == 3 and data.shard_unit == "layer":
         parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
     if data.framework == "megatron" and data.zero >= 1:
@@ -266,7 +270,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         buffers["pipeline_buffers"] = torchmem.pipeline_buffers(kind, chunks, held / chunks, sp_on)
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **buffers,
             **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last",
-                           loss=opts.get("loss"), torch_tp=torch_tp)}
+                           loss=opts.get("loss"), torch_tp=torch_tp, cp=opts.get("cp", "ring"))}
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
@@ -392,10 +396,11 @@ def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
 def loss_or_recompute(parts: dict) -> sp.Expr:
     """The larger of the loss side (:data:`LOSS_SIDE`: the loss buffers ``logits`` and, under fsdp2, the LM head's
     kept inputs) and the backward side (:data:`BACKWARD_SIDE`: the recompute working set ``recompute`` and, under
-    fsdp2, the LM head's gradient) of a stage: never live at once, as the cross-entropy's backward is done, its
-    buffers freed, before the first layer's backward (and its recompute) begins, and the loss's forward runs after
-    every layer's (torchtitan train.py@9dec370a: loss.backward() from the loss; Megatron-LM
-    megatron/core/pipeline_parallel/schedules.py: a micro-batch's backward from its loss)."""
+    fsdp2, the LM head's gradient and the ring attention's buffers ``ring_attention``) of a stage: never live at
+    once, as the cross-entropy's backward is done, its buffers freed, before the first layer's backward (and its
+    recompute) begins, and the loss's forward runs after every layer's (torchtitan train.py@9dec370a:
+    loss.backward() from the loss; Megatron-LM megatron/core/pipeline_parallel/schedules.py: a micro-batch's
+    backward from its loss)."""
     logits = sp.Add(*(parts.get(k, sp.Integer(0)) for k in LOSS_SIDE))
     work = sp.Add(*(parts.get(k, sp.Integer(0)) for k in BACKWARD_SIDE))
     if logits == 0 or work == 0:
@@ -412,10 +417,11 @@ def stage_total(parts: dict) -> sp.Expr:
 
 def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
     """Bytes on the busiest GPU: every stage's parts plus the larger of the first stage's (its activations, its
-    pipeline buffers under fsdp2 and the recompute working set) and the last stage's (its own activations and the larger of the logits and the
-    working set: :func:`loss_or_recompute`); with p = 1 one stage holds them all."""
-    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every" and k != "recompute"))
-    work = parts.get("recompute", sp.Integer(0))
+    pipeline buffers under fsdp2 and the backward side: the recompute working set, the ring attention's buffers)
+    and the last stage's (its own activations and the larger of the logits and the backward side:
+    :func:`loss_or_recompute`); with p = 1 one stage holds them all."""
+    every = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every" and k not in BACKWARD_SIDE))
+    work = sp.Add(*(x for k, x in parts.items() if STAGE_OF[k] == "every" and k in BACKWARD_SIDE))
     first = parts["activations"] + parts.get("pipeline_buffers", sp.Integer(0))
     logits = parts.get("logits", sp.Integer(0))
     if logits == 0:

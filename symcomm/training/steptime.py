@@ -284,8 +284,8 @@ ASSUMPTIONS = (
     "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per "
     "logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the "
     "loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "
-    "the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs: "
-    "symcomm.training.torchmem)",
+    "the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, "
+    "ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)",
     "pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones "
     "the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the "
     "slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the "

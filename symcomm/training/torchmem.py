@@ -148,3 +148,33 @@ def pipeline_buffers(kind: str, chunks, held, sp_on: bool) -> sp.Expr:
     sending = chunks - (1 if kind == "last" else 0)
     receiving = chunks - (1 if kind == "first" else 0)
     return one * (sending * (m + held) + receiving * sp.Max(m - held, 0))
+
+
+#: PyTorch's context-parallel attention as torchtitan runs it (the ``cp=ring`` setting under fsdp2): torchtitan
+#: hands SDPA key and value already repeated to the GPU's a/t query heads (torchtitan/models/llama/model.py@9dec370a,
+#: Attention.forward: repeat_kv before F.scaled_dot_product_attention), so each holds tokens·h/t elements, and rotates
+#: them by all-gather (torchtitan/config_manager.py@9dec370a: context_parallel_rotate_method defaults to
+#: "allgather").  The backward of one layer's ring attention (torch/distributed/tensor/experimental/_attention.py,
+#: read at the stored 0123248a; torch 1963fc83 itself is not stored here: _templated_ring_attention_backward,
+#: _AllGatherRotater, _AllToAllRotater) holds at once: the all-gathered key and value of all c ranks in bf16
+#: (_AllGatherRotater.exchange_buffers: one all_gather_tensor of the concatenated K and V), the query gradient
+#: accumulated in fp32 (_ContextParallelOptions.convert_to_f32 True: grad_query = zeros_like(query, float32)), the
+#: key and value gradients held in fp32 as the received rotation buffer, and the fp32 K and V gradients concatenated
+#: for the next rank (next_grad_kv = torch.cat(...)) with the all-to-all's fp32 output they are sent into
+#: (dkv_rotater is always _AllToAllRotater: ft_c.permute_tensor)
+RING_ATTENTION = ("torch/distributed/tensor/experimental/_attention.py@0123248a (_templated_ring_attention_backward, "
+                  "_AllGatherRotater, _AllToAllRotater, _ContextParallelOptions); torchtitan "
+                  "torchtitan/config_manager.py@9dec370a (context_parallel_rotate_method 'allgather'), "
+                  "torchtitan/models/llama/model.py@9dec370a (Attention.forward: repeat_kv)")
+
+
+def ring_attention_buffers(micro) -> sp.Expr:
+    """Bytes of PyTorch's ring attention's buffers while one layer's attention backward runs under context
+    parallelism (:data:`RING_ATTENTION`), per micro-batch: with K = tokens·h/t elements (one of key, value, query
+    gradient on the GPU's a/t heads of h/a each), tokens = micro·s/c, the all-gathered bf16 key and value of the c
+    ranks 2·2·c·K, the fp32 query gradient 4·K, the fp32 key and value gradients received 8·K, sent 8·K and being
+    received 8·K: (4c + 28)·K; 0 without context parallelism (c = 1: no ring).  Live with the recompute working set
+    (the layer's backward), never with the loss buffers; beyond the plain flash attention backward's bf16 gradients,
+    which the working set's count already holds."""
+    elements = micro * s / c * h / t
+    return sp.Piecewise((0, sp.Eq(c, 1)), ((4 * c + 28) * elements, True))

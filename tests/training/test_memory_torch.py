@@ -130,3 +130,60 @@ def test_fsdp2_accumulating_without_sync_holds_one_units_16_bit_gradient():
     # with a bf16 reduction autograd accumulates into the gradient in place: nothing more
     q = steptime.quantities(values, 2, **{**options, "grad_dtype": "same"})
     assert float(q["stage_bytes_gathered_layers_middle"]) == 0
+
+
+@pytest.mark.parametrize("cp", ["ring", "ring_flash_attn"])
+def test_pytorchs_ring_attention_buffers_by_hand(cp):
+    # c = 2: b·s/c = 2·32/2 = 32 tokens per GPU; torchtitan repeats K and V to the query heads before SDPA
+    # (model.py@9dec370a, repeat_kv), so key, value and each gradient hold 32·h/t = 32·64 = 2,048 elements.
+    # torch's ring attention backward (_attention.py, _templated_ring_attention_backward) holds the all-gathered bf16
+    # key and value of both ranks (2 ranks · 2 tensors · 2 bytes · 2,048), the fp32 query gradient (4 · 2,048), and
+    # the fp32 key and value gradients received, concatenated to send and received again (3 · 2 · 4 · 2,048)
+    expected = (2 * 2 * 2 + 4 + 3 * 2 * 4) * 2_048
+    assert expected == 73_728
+    parts = _memory({**TINY, "c": 2}, **{**FSDP2, "cp": cp, "recompute": "full"})
+    assert parts["ring_attention"] == expected
+    # live in the layer's backward with the recompute working set, never with the loss buffers
+    assert _memory({**TINY, "c": 1}, **{**FSDP2, "cp": cp})["ring_attention"] == 0
+
+
+def test_ring_attention_buffers_only_under_pytorchs_runtime():
+    assert "ring_attention" not in _memory({**TINY, "c": 2}, **{**MEGATRON, "cp": "ring"})
+    assert "ring_attention" not in _memory({**TINY, "c": 2}, **{**FSDP2, "cp": "ulysses"})
+
+
+def test_the_ring_attention_buffers_join_the_backward_side():
+    # p = 1, full recompute: the peak adds the larger of the loss side and the backward side; with the loss buffers
+    # shrunk (V = 10) the backward side (working set + head gradient + ring buffers) is the larger and counts whole
+    values = {**TINY, "c": 2, "V": 10, "Phi": 1_000_000 + 2 * 10 * 64}
+    q = steptime.quantities(values, 2, **{**FSDP2, "recompute": "full"})
+    parts = {k[len("memory_"):]: float(x) for k, x in q.items() if k.startswith("memory_") and k != "memory_per_gpu"}
+    backward = parts["recompute"] + parts["head_gradient"] + parts["ring_attention"]
+    assert backward > parts["logits"] + parts["head_inputs"]
+    rest = sum(x for k, x in parts.items()
+               if k not in ("logits", "head_inputs", "recompute", "head_gradient", "ring_attention"))
+    assert float(q["memory_per_gpu"]) == pytest.approx(rest + backward, rel=1e-12)
+
+
+def test_ring_attention_buffers_on_a_pipeline_stage_go_with_its_backward_side():
+    # p = 2, c = 2, first_last split, full recompute, m = 4 micro-batches of one 32-token sequence (b = 4): c splits
+    # each into 16 tokens a GPU, so the ring buffers are (4·2 + 28)·16·64 = 36,864 bytes on every stage.  The first
+    # stage has no loss side: its total grows by all of them; the last stage's loss side (the eager loss's 12 + 2m
+    # bytes × 16 tokens × V = 320,000) outweighs its backward side, which they join: its total does not move
+    values = {**TINY, "p": 2, "m": 4, "b": 4, "L_first": 2, "L_last": 2}
+    options = {**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step", "pipeline_split": "first_last",
+               "recompute": "full"}
+    one, two = (steptime.quantities({**values, "c": c}, 2, **options) for c in (1, 2))
+    assert float(two["stage_bytes_ring_attention_first"]) == (4 * 2 + 28) * 16 * 64 == 36_864
+    assert float(two["stage_bytes_logits_last"]) == (12 + 2 * 4) * 16 * 1000
+    # c = 2 halves every token-proportional part: compare each stage with its own parts at c = 2
+    for kind, grows in (("first", True), ("last", False)):
+        parts = {k: float(x) for k, x in two.items() if k.startswith("stage_bytes_") and k.endswith("_" + kind)
+                 and k != f"stage_bytes_{kind}"}
+        without = sum(x for k, x in parts.items() if "ring_attention" not in k)
+        loss = sum(parts.get(f"stage_bytes_{p}_{kind}", 0.0) for p in ("logits", "head_inputs"))
+        back = sum(parts.get(f"stage_bytes_{p}_{kind}", 0.0) for p in ("recompute", "head_gradient"))
+        base = without - loss - back + max(loss, back)
+        expected = base + 36_864 if grows else base
+        assert float(two[f"stage_bytes_{kind}"]) == pytest.approx(expected, rel=1e-12)
+    assert float(one["stage_bytes_ring_attention_first"]) == 0

@@ -1,0 +1,84 @@
+"""The plots' log axes are labelled in plain text (issue 25: math text was a tenth of the docs build), with the
+very ticks and numbers matplotlib's own log scale labels them with."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import absent
+from symcomm.views.plots import plain_log_label
+
+#: what matplotlib 3.11.2's LogFormatterSciNotation writes (matplotlib/ticker.py: LogFormatterMathtext.__call__ and
+#: LogFormatterSciNotation._non_decade_format) and the text a reader should see instead, written by hand
+FORMS = [
+    (r"$\mathdefault{10^{6}}$", "10⁶"),
+    (r"$\mathdefault{10^{0}}$", "10⁰"),
+    (r"$\mathdefault{10^{-12}}$", "10⁻¹²"),
+    (r"$\mathdefault{2^{10}}$", "2¹⁰"),
+    (r"$\mathdefault{3\times10^{-5}}$", "3×10⁻⁵"),
+    (r"$\mathdefault{2.5\times10^{1}}$", "2.5×10¹"),
+    (r"$\mathdefault{0}$", "0"),
+    ("", ""),
+]
+
+
+@pytest.mark.parametrize("math, plain", FORMS)
+def test_a_math_label_becomes_the_same_number_in_plain_text(math, plain):
+    assert plain_log_label(math) == plain
+
+
+def test_a_label_of_an_unknown_form_is_refused_not_shipped_as_math():
+    with pytest.raises(ValueError, match="form"):
+        plain_log_label(r"$\mathdefault{10^{2.50}}$")
+
+
+def _value(label: str) -> float:
+    """The number a plain label shows, read back independently of the module: '3×10⁻⁵' → 3e-5."""
+    digits = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+    coefficient, _, power = label.rpartition("×")
+    split = min(power.index(c) for c in "⁰¹²³⁴⁵⁶⁷⁸⁹⁻" if c in power)
+    base, exponent = power[:split], power[split:].translate(digits)
+    return (float(coefficient) if coefficient else 1.0) * float(base) ** int(exponent)
+
+
+def test_every_plot_labels_its_log_ticks_as_matplotlib_would_without_math_text():
+    try:
+        import matplotlib
+    except ImportError:
+        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.training.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+
+    for name, draw in PLOTS.items():
+        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
+                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
+        fig, _, _ = draw(*given)
+        fig.canvas.draw()
+        texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+        assert not [t for t in texts if "$" in t], name
+        labelled = 0
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                assert axis.get_scale() == "log", (name, axis)
+                base = axis.get_transform().base
+                for locator, ours, theirs in (
+                        (axis.get_major_locator(), axis.get_major_formatter(), LogFormatterSciNotation(base)),
+                        (axis.get_minor_locator(), axis.get_minor_formatter(),
+                         LogFormatterSciNotation(base, labelOnlyBase=False))):
+                    theirs.set_axis(axis)
+                    low, high = sorted(axis.get_view_interval())
+                    locs = [x for x in locator() if low <= x <= high]
+                    mine, default = ours.format_ticks(locs), theirs.format_ticks(locs)
+                    assert [bool(t) for t in mine] == [bool(t) for t in default], (name, mine, default)
+                    for x, text in zip(locs, mine):
+                        if text:
+                            labelled += 1
+                            assert _value(text) == pytest.approx(x, rel=1e-9), (name, x, text)
+        assert labelled >= 4, name
+        plt.close(fig)

@@ -192,18 +192,23 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 #: bf16 logits 2, cross_entropy_kernel reads them again 2 and writes the fp32 gradient 4 = 8; backward
 #: element_mul_kernel scales it in place 4 + 4 (skipped only for a scalar grad_output of 1) and autograd casts it
 #: to the logits' bf16 4 + 2 = 14.  eager, torchtitan's loss without torch.compile (F.cross_entropy of the logits'
-#: fp32 copy: symcomm.training.memory.TORCHTITAN_LOSS) at t = 1, PyTorch's CUDA kernels (aten/src/ATen/native/cuda/
-#: SoftMax.cu as stored in the public code index, not read at the benchmarks' torch commits; Loss.cu): forward .float()
-#: 2 + 4, host_softmax's cunn_SoftMaxForward (a row of 128k fp32 exceeds the shared-memory path) reads the row three
-#: times (its max, its sum of exponentials, the write pass) and writes the log-probabilities once, 12 + 4, nll_loss
-#: one element per token (left out) = 22; backward nll_loss_backward's zeroed gradient 4 (its per-token scatter left
-#: out), the log-softmax backward's sum over the incoming gradient 4 and its pass reading it and the saved output and
-#: writing the input gradient 4 + 4 + 4, autograd's cast to bf16 4 + 2 = 26.  An upper bound where L2 serves a re-read
-#: row.  eager at t > 1 (torch's loss_parallel, other ops) and compiled are not counted here yet (0).
+#: fp32 copy: symcomm.training.memory.TORCHTITAN_LOSS), each op one kernel reading its operands and writing its result
+#: once.  At t = 1, PyTorch's CUDA kernels (pytorch/pytorch aten/src/ATen/native/cuda/SoftMax.cu at e9865f53, Loss.cu;
+#: read as stored, not at the benchmarks' torch commits): forward .float() 2 + 4, host_softmax's cunn_SoftMaxForward
+#: (a row of 128k fp32 exceeds the shared-memory variant) reads the row three times (its max, its sum of exponentials,
+#: the write pass) and writes the log-probabilities once, 12 + 4, nll_loss one element per token (left out) = 22;
+#: backward nll_loss_backward's zeroed gradient 4 (its per-token scatter left out), cunn_SoftMaxBackward's sum over the
+#: incoming gradient 4 and its pass reading it and the saved output and writing the input gradient 4 + 4 + 4,
+#: autograd's cast to bf16 4 + 2 = 26 (an upper bound where L2 serves a re-read row).  At t > 1, torch's loss_parallel
+#: (torch/distributed/tensor/parallel/loss.py at 02eef6b8: _log_softmax, _nll_loss_and_log_softmax_backward,
+#: _log_softmax_backward_handler) on the local V/t shard: forward .float() 2 + 4, amax 4, x − max 4 + 4, exp 4 + 4,
+#: sum 4, shifted − log Σ 4 + 4 = 38; backward zeros_like 4, exp of the log-probabilities 4 + 4, their sum with the
+#: zeros 4 + 4 + 4, times the per-token gradient 4 + 4, the log-softmax backward a same-dtype no-op, autograd's cast to
+#: bf16 4 + 2 = 38.  compiled is not counted here yet (0).
+EAGER_LOSS_T1, EAGER_LOSS_PARALLEL = (sp.Integer(22), sp.Integer(26)), (sp.Integer(38), sp.Integer(38))
 LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14)),
-                   "eager": (sp.Integer(22), sp.Integer(26))}
-#: the losses LOSS_PASS_BYTES counts at t = 1 only (their t > 1 form runs other ops, not counted yet)
-LOSS_COUNTED_AT_T1_ONLY = ("eager",)
+                   "eager": tuple(sp.Piecewise((one, sp.Eq(t, 1)), (parallel, True))
+                                  for one, parallel in zip(EAGER_LOSS_T1, EAGER_LOSS_PARALLEL))}
 
 #: the frameworks whose weight-gradient GEMMs accumulate into the gradient buffer (main_grad) in place:
 #: Megatron-LM's --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion (arguments.py at
@@ -583,13 +588,9 @@ def wgrad_accumulation_bytes(run, gemms) -> sp.Expr:
 def loss_pass_bytes(run, tokens) -> tuple[sp.Expr, sp.Expr]:
     """(forward, backward) HBM bytes of the cross-entropy over one micro-batch's ``tokens`` × V/t logits on the
     GPU holding the LM head, by the run's loss (:func:`symcomm.training.memory.loss_kind`, the memory model's
-    own setting): :data:`LOSS_PASS_BYTES`; a loss it does not list is counted as 0, one of
-    :data:`LOSS_COUNTED_AT_T1_ONLY` only at t = 1."""
-    kind = loss_kind(run.framework, run.loss)
-    forward, backward = LOSS_PASS_BYTES.get(kind, (0, 0))
+    own setting): :data:`LOSS_PASS_BYTES`; a loss it does not list is counted as 0."""
+    forward, backward = LOSS_PASS_BYTES.get(loss_kind(run.framework, run.loss), (0, 0))
     logits = tokens * V / t
-    if kind in LOSS_COUNTED_AT_T1_ONLY:
-        logits = sp.Piecewise((logits, sp.Eq(t, 1)), (0, True))
     return forward * logits, backward * logits
 
 

@@ -91,6 +91,7 @@ import sympy as sp
 from . import flops
 from .axes import data_schedule
 from .memory import layer_activation_bytes, loss_kind, scores
+from .settings import fp8_tp_gather_of
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
                             w_half_expert)
@@ -612,6 +613,46 @@ def tp_fused_gemm_seconds(run):
         return sum(((x.flops + 2 * w_half * x.moved) / rate for x in parts), sp.Integer(0))
 
     return (seconds(qkv), seconds(fc1)), (seconds(out), seconds(fc2))
+
+
+#: which sequence collectives PyTorch's async TP fuses with a GEMM (the others run as plain collectives): Inductor's
+#: micro-pipeline pass (pytorch/pytorch torch/_inductor/fx_passes/micro_pipeline_tp.py) fuses an all-gather with the
+#: matmuls that take its output as their left operand (_find_consumer_matmuls: mm or _scaled_mm, through a reshape)
+#: and a reduce-scatter with the one matmul producing its input (_find_producer_matmul: mm, _scaled_mm, or
+#: reshape–mm–reshape).  So (i) a column-parallel block whose projections are separate linears on one gathered input
+#: (torchtitan's wq, wk, wv; a gated MLP's w1, w3) gets that input's gradient as the sum of their input-gradient
+#: matmuls (autograd accumulates a tensor's gradients with add): its backward reduce-scatter is fed by an add; (ii) under
+#: an FP8 recipe whose sequence all-gathers move bf16 (no float8 TP styles: fp8_tp_gather=0, torchtitan's rowwise runs)
+#: the gathered tensor is consumed by the FP8 cast, not by the matmul: forward and backward all-gathers unfused; (iii)
+#: torchao's rowwise input-gradient GEMM is rescaled after the matmul (ROWWISE_RESCALE: ``output *= ...``): its
+#: reduce-scatter is fed by a mul
+ASYNC_TP_FUSION = ("pytorch/pytorch torch/_inductor/fx_passes/micro_pipeline_tp.py (fuse_all_gather_matmul, "
+                   "_find_consumer_matmuls, fuse_matmul_reduce_scatter, _find_producer_matmul); pytorch/ao "
+                   "torchao/float8/float8_ops.py at 6243040 (addmm_float8_unwrapped)")
+
+
+def async_tp_fusion(run):
+    """The GEMMs each sequence collective of a dense block is fused with under async TP, by (pass, primitive) —
+    ("forward" | "backward", "all_gather" | "reduce_scatter") → (attention block's, MLP's) forward seconds
+    (:func:`tp_fused_gemm_seconds`), 0 where :data:`ASYNC_TP_FUSION` leaves the collective unfused: in the forward the
+    all-gathers feed the column-parallel GEMMs and the reduce-scatters follow the row-parallel ones; in the backward the
+    all-gathers feed the row-parallel GEMMs' input gradients and the reduce-scatters follow the column-parallel ones'.
+    None as :func:`tp_fused_gemm_seconds`."""
+    seconds = tp_fused_gemm_seconds(run)
+    if seconds is None:
+        return None
+    (qkv, fc1), (out, fc2) = seconds
+    none = sp.Integer(0)
+    # (ii): the gathered tensor feeds the matmul unless an FP8 cast stands between them
+    direct = run.precision == "bf16" or fp8_tp_gather_of(run)
+    # (i) and (iii): one matmul produces the input gradient, and nothing rescales it
+    single = run.precision != ROWWISE
+    attention_single = single and fused_projections(run)
+    mlp_single = single and (fused_projections(run) or not run.gated)
+    return {("forward", "all_gather"): (qkv, fc1) if direct else (none, none),
+            ("forward", "reduce_scatter"): (out, fc2),
+            ("backward", "all_gather"): (out, fc2) if direct else (none, none),
+            ("backward", "reduce_scatter"): (qkv if attention_single else none, fc1 if mlp_single else none)}
 
 
 def with_absent_constants(values: dict) -> dict:

@@ -575,6 +575,37 @@ def test_async_tp_fuses_the_separate_projections_together_by_hand():
     assert exact(fc2, at) == gemm_seconds(2, 8, 4, 1000, half)
 
 
+@pytest.mark.parametrize("precision, gated, fused, expected", [
+    # bf16, fsdp2's separate projections: the gathers feed the matmuls (fused); the backward reduce-scatter of the
+    # attention input's gradient follows the add of wq's, wk's and wv's input-gradient matmuls, a gated MLP's the add
+    # of the gate's and up's (unfused, 0); an ungated FC1 is one matmul (fused)
+    ("bf16", True, None, ("qkv fc1", "out fc2", "out fc2", "0 0")),
+    ("bf16", False, None, ("qkv fc1", "out fc2", "out fc2", "0 fc1")),
+    # one QKV matmul and one FC1 matmul: every collective fused
+    ("bf16", True, True, ("qkv fc1", "out fc2", "out fc2", "qkv fc1")),
+    # torchao tensorwise with its float8 TP styles (fp8_tp_gather, fsdp2's default with sp=1): the gathered FP8 tensor
+    # feeds _scaled_mm, fused as bf16's
+    ("fp8_tensor", True, None, ("qkv fc1", "out fc2", "out fc2", "0 0")),
+    # torchao rowwise: the gathered bf16 tensor feeds the FP8 cast (gathers unfused); the input-gradient GEMM's output
+    # is rescaled by a mul before its reduce-scatter (unfused); the forward's rowwise _scaled_mm feeds its
+    # reduce-scatter (fused)
+    ("fp8_rowwise", True, True, ("0 0", "out fc2", "0 0", "0 0")),
+])
+def test_async_tp_fuses_a_collective_only_with_an_adjacent_matmul(precision, gated, fused, expected):
+    # Inductor's micro-pipeline pass (torch/_inductor/fx_passes/micro_pipeline_tp.py): an all-gather with the matmuls
+    # taking its output as their left operand (_find_consumer_matmuls), a reduce-scatter with the one matmul producing
+    # its input (_find_producer_matmul); the rest run as plain collectives (0: nothing to hide behind)
+    run = settings.RunSetting(framework="fsdp2", zero=3, gated=gated, sp=True, tp_overlap=True, compile=True,
+                              fused_projections=fused, precision=precision)
+    (qkv, fc1), (out, fc2) = compute.tp_fused_gemm_seconds(run)
+    named = {"0": sp.Integer(0), "qkv": qkv, "fc1": fc1, "out": out, "fc2": fc2}
+    keys = (("forward", "all_gather"), ("forward", "reduce_scatter"), ("backward", "all_gather"),
+            ("backward", "reduce_scatter"))
+    fusion = compute.async_tp_fusion(run)
+    assert {key: fusion[key] for key in keys} == {key: tuple(named[x] for x in pair.split())
+                                                   for key, pair in zip(keys, expected)}
+
+
 @pytest.mark.parametrize("c", [2, 4, 8])
 def test_context_parallel_core_is_the_rings_sdpa_calls_by_hand(c):
     # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (_templated_ring_attention, round-robin load

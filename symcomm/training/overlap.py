@@ -35,8 +35,9 @@ exposed (the pipelined reduce-scatter's last chunk follows the last GEMM chunk; 
 all-gather's chunk has to arrive before the GEMM that uses it), the rest hides as far as the compute
 lasts.  Transformer Engine runs this only inside an NVLink domain (its README's requirement): the
 model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.  PyTorch's async TP
-(framework=fsdp2, :data:`ASYNC_TP`) fuses each sequence collective with one GEMM, so each hides behind that GEMM
-alone (:func:`tp_exposed`).
+(framework=fsdp2, :data:`ASYNC_TP`) fuses a sequence collective with the GEMM next to it where Inductor's pattern
+matches (compute.ASYNC_TP_FUSION), so each hides behind that GEMM alone, the unmatched ones not at all
+(:func:`tp_exposed`).
 """
 
 from __future__ import annotations

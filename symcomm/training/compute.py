@@ -91,6 +91,7 @@ import sympy as sp
 from . import flops
 from .axes import data_schedule
 from .memory import layer_activation_bytes, loss_kind, scores
+from .settings import fp8_tp_gather_of
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
                             w_half_expert)
@@ -191,8 +192,24 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 #: Megatron-Bridge's performance scripts run (cross_entropy_fusion_impl "te"): forward online_softmax_kernel reads the
 #: bf16 logits 2, cross_entropy_kernel reads them again 2 and writes the fp32 gradient 4 = 8; backward
 #: element_mul_kernel scales it in place 4 + 4 (skipped only for a scalar grad_output of 1) and autograd casts it
-#: to the logits' bf16 4 + 2 = 14.  torchtitan's eager and compiled losses are not counted here yet.
-LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14))}
+#: to the logits' bf16 4 + 2 = 14.  eager, torchtitan's loss without torch.compile (F.cross_entropy of the logits'
+#: fp32 copy: symcomm.training.memory.TORCHTITAN_LOSS), each op one kernel reading its operands and writing its result
+#: once.  At t = 1, PyTorch's CUDA kernels (pytorch/pytorch aten/src/ATen/native/cuda/SoftMax.cu at e9865f53, Loss.cu;
+#: read as stored, not at the benchmarks' torch commits): forward .float() 2 + 4, host_softmax's cunn_SoftMaxForward
+#: (a row of 128k fp32 exceeds the shared-memory variant) reads the row three times (its max, its sum of exponentials,
+#: the write pass) and writes the log-probabilities once, 12 + 4, nll_loss one element per token (left out) = 22;
+#: backward nll_loss_backward's zeroed gradient 4 (its per-token scatter left out), cunn_SoftMaxBackward's sum over the
+#: incoming gradient 4 and its pass reading it and the saved output and writing the input gradient 4 + 4 + 4,
+#: autograd's cast to bf16 4 + 2 = 26 (an upper bound where L2 serves a re-read row).  At t > 1, torch's loss_parallel
+#: (torch/distributed/tensor/parallel/loss.py at 02eef6b8: _log_softmax, _nll_loss_and_log_softmax_backward,
+#: _log_softmax_backward_handler) on the local V/t shard: forward .float() 2 + 4, amax 4, x − max 4 + 4, exp 4 + 4,
+#: sum 4, shifted − log Σ 4 + 4 = 38; backward zeros_like 4, exp of the log-probabilities 4 + 4, their sum with the
+#: zeros 4 + 4 + 4, times the per-token gradient 4 + 4, the log-softmax backward a same-dtype no-op, autograd's cast to
+#: bf16 4 + 2 = 38.  compiled is not counted here yet (0).
+EAGER_LOSS_T1, EAGER_LOSS_PARALLEL = (sp.Integer(22), sp.Integer(26)), (sp.Integer(38), sp.Integer(38))
+LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14)),
+                   "eager": tuple(sp.Piecewise((one, sp.Eq(t, 1)), (parallel, True))
+                                  for one, parallel in zip(EAGER_LOSS_T1, EAGER_LOSS_PARALLEL))}
 
 #: the frameworks whose weight-gradient GEMMs accumulate into the gradient buffer (main_grad) in place:
 #: Megatron-LM's --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion (arguments.py at
@@ -596,6 +613,46 @@ def tp_fused_gemm_seconds(run):
         return sum(((x.flops + 2 * w_half * x.moved) / rate for x in parts), sp.Integer(0))
 
     return (seconds(qkv), seconds(fc1)), (seconds(out), seconds(fc2))
+
+
+#: which sequence collectives PyTorch's async TP fuses with a GEMM (the others run as plain collectives): Inductor's
+#: micro-pipeline pass (pytorch/pytorch torch/_inductor/fx_passes/micro_pipeline_tp.py) fuses an all-gather with the
+#: matmuls that take its output as their left operand (_find_consumer_matmuls: mm or _scaled_mm, through a reshape)
+#: and a reduce-scatter with the one matmul producing its input (_find_producer_matmul: mm, _scaled_mm, or
+#: reshape–mm–reshape).  So (i) a column-parallel block whose projections are separate linears on one gathered input
+#: (torchtitan's wq, wk, wv; a gated MLP's w1, w3) gets that input's gradient as the sum of their input-gradient
+#: matmuls (autograd accumulates a tensor's gradients with add): its backward reduce-scatter is fed by an add; (ii) under
+#: an FP8 recipe whose sequence all-gathers move bf16 (no float8 TP styles: fp8_tp_gather=0, torchtitan's rowwise runs)
+#: the gathered tensor is consumed by the FP8 cast, not by the matmul: forward and backward all-gathers unfused; (iii)
+#: torchao's rowwise input-gradient GEMM is rescaled after the matmul (ROWWISE_RESCALE: ``output *= ...``): its
+#: reduce-scatter is fed by a mul
+ASYNC_TP_FUSION = ("pytorch/pytorch torch/_inductor/fx_passes/micro_pipeline_tp.py (fuse_all_gather_matmul, "
+                   "_find_consumer_matmuls, fuse_matmul_reduce_scatter, _find_producer_matmul); pytorch/ao "
+                   "torchao/float8/float8_ops.py at 6243040 (addmm_float8_unwrapped)")
+
+
+def async_tp_fusion(run):
+    """The GEMMs each sequence collective of a dense block is fused with under async TP, by (pass, primitive) —
+    ("forward" | "backward", "all_gather" | "reduce_scatter") → (attention block's, MLP's) forward seconds
+    (:func:`tp_fused_gemm_seconds`), 0 where :data:`ASYNC_TP_FUSION` leaves the collective unfused: in the forward the
+    all-gathers feed the column-parallel GEMMs and the reduce-scatters follow the row-parallel ones; in the backward the
+    all-gathers feed the row-parallel GEMMs' input gradients and the reduce-scatters follow the column-parallel ones'.
+    None as :func:`tp_fused_gemm_seconds`."""
+    seconds = tp_fused_gemm_seconds(run)
+    if seconds is None:
+        return None
+    (qkv, fc1), (out, fc2) = seconds
+    none = sp.Integer(0)
+    # (ii): the gathered tensor feeds the matmul unless an FP8 cast stands between them
+    direct = run.precision == "bf16" or fp8_tp_gather_of(run)
+    # (i) and (iii): one matmul produces the input gradient, and nothing rescales it
+    single = run.precision != ROWWISE
+    attention_single = single and fused_projections(run)
+    mlp_single = single and (fused_projections(run) or not run.gated)
+    return {("forward", "all_gather"): (qkv, fc1) if direct else (none, none),
+            ("forward", "reduce_scatter"): (out, fc2),
+            ("backward", "all_gather"): (out, fc2) if direct else (none, none),
+            ("backward", "reduce_scatter"): (qkv if attention_single else none, fc1 if mlp_single else none)}
 
 
 def with_absent_constants(values: dict) -> dict:

@@ -35,8 +35,9 @@ exposed (the pipelined reduce-scatter's last chunk follows the last GEMM chunk; 
 all-gather's chunk has to arrive before the GEMM that uses it), the rest hides as far as the compute
 lasts.  Transformer Engine runs this only inside an NVLink domain (its README's requirement): the
 model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.  PyTorch's async TP
-(framework=fsdp2, :data:`ASYNC_TP`) fuses each sequence collective with one GEMM, so each hides behind that GEMM
-alone (:func:`tp_exposed`).
+(framework=fsdp2, :data:`ASYNC_TP`) fuses a sequence collective with the GEMM next to it where Inductor's pattern
+matches (compute.ASYNC_TP_FUSION), so each hides behind that GEMM alone, the unmatched ones not at all
+(:func:`tp_exposed`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from dataclasses import replace
 import sympy as sp
 
 from . import frameworks as F
-from .compute import tp_fused_gemm_seconds
+from .compute import async_tp_fusion
 from ..core import symbols as S
 
 
@@ -292,27 +293,26 @@ def tp_exposed(tp_terms, time_of, m, window, fused=None):
     """(the tensor-parallel communication of one micro-batch left on the critical path under tp_overlap=1, the
     window of compute left for the next overlapped axis).  Without ``fused`` (Transformer Engine's userbuffers,
     :data:`TP_OVERLAP`): all of it behind the micro-batch's compute, one chunk of t exposed.  With ``fused`` =
-    ((QKV, FC1), (attention output, FC2)), the forward seconds of one layer's column- and row-parallel GEMMs on one
-    GPU (PyTorch's async TP, :data:`ASYNC_TP`): each sequence collective hides only behind the GEMM it is fused
-    with — in the forward an all-gather feeds the column-parallel GEMMs and a reduce-scatter follows the
+    {(pass, primitive): (attention block's, MLP's)}, the forward seconds of the GEMM each sequence collective of one
+    layer is fused with on one GPU (PyTorch's async TP, :data:`ASYNC_TP`, compute.async_tp_fusion): each sequence
+    collective hides only behind the GEMM it is fused with — in the forward an all-gather feeds the column-parallel GEMMs and a reduce-scatter follows the
     row-parallel ones; in the backward the roles swap (a column-parallel GEMM's input gradient is reduce-scattered,
     a row-parallel GEMM's output gradient all-gathered before its input-gradient GEMM, of the forward's FLOPs); the
     weight-gradient GEMMs are fused with none.  A collective of C seconds fused with a GEMM of G, both in t chunks,
     leaves max(C/t, C − G·(t − 1)/t) exposed: one chunk's transfer never hides (the reduce-scatter's last, after
     the last GEMM chunk; the all-gather's local copy and barrier before the first), the other t − 1 hide behind the
-    other GEMM chunks as far as they last.  The other tensor-parallel collectives (embedding, LM head, loss) as
-    without ``fused``."""
+    other GEMM chunks as far as they last; a collective Inductor leaves unfused (G = 0, compute.ASYNC_TP_FUSION) is
+    exposed whole.  The other tensor-parallel collectives (embedding, LM head, loss) as without ``fused``."""
     if fused is None:
         total = time_of(tp_terms) / m
         return hidden_behind(total, window, total / S.t)
-    column, row = fused
     paired = [x for x in tp_terms if x.what in SEQUENCE_COLLECTIVES]
     rest = [x for x in tp_terms if x.what not in SEQUENCE_COLLECTIVES]
     exposed, moved = sp.Integer(0), sp.Integer(0)
     for term in paired:
         total = time_of([term])
         one = total / term.count
-        gemms = column if (term.primitive == "all_gather") == (term.phase != "backward") else row
+        gemms = fused["backward" if term.phase == "backward" else "forward", term.primitive]
         # count/2 of each kind per block: one in the attention block, one in the MLP's
         exposed += term.count / 2 * sum((sp.Max(one / S.t, one - g * (S.t - 1) / S.t, evaluate=False)
                                          for g in gemms), sp.Integer(0))
@@ -328,6 +328,7 @@ def tp_exposed(tp_terms, time_of, m, window, fused=None):
 
 def async_tp_gemms(run):
     """The GEMMs each tensor-parallel collective hides behind under tp_overlap=1: for a framework whose TP overlap is
-    PyTorch's async TP (:data:`ASYNC_TP_FRAMEWORKS`), the dense block's (compute.tp_fused_gemm_seconds); None (the
-    whole micro-batch, Transformer Engine's userbuffers) otherwise."""
-    return tp_fused_gemm_seconds(run) if run.framework in ASYNC_TP_FRAMEWORKS else None
+    PyTorch's async TP (:data:`ASYNC_TP_FRAMEWORKS`), the dense block's, by pass and collective
+    (compute.async_tp_fusion: 0 where Inductor does not fuse it); None (the whole micro-batch, Transformer Engine's
+    userbuffers) otherwise."""
+    return async_tp_fusion(run) if run.framework in ASYNC_TP_FRAMEWORKS else None

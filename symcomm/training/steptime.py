@@ -267,7 +267,7 @@ ASSUMPTIONS = (
     "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
     "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the "
     "cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per "
-    "logit, te_fused 8 + 14); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the "
+    "logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the "
     "gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and "
     "w1, w3) each projection its own GEMM at its own width",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "

@@ -492,14 +492,21 @@ def test_with_fp8_all_gather_torchao_receives_fp8_weights():
 # logits 2, cross_entropy_kernel reads them 2 and writes the fp32 gradient 4 = 8; backward element_mul_kernel 4 + 4
 # and autograd's cast to bf16 4 + 2 = 14
 TE_FORWARD, TE_BACKWARD = sp.Rational(32 * 8, 100), sp.Rational(32 * 14, 100)
+# PyTorch's eager F.cross_entropy of the fp32 copy (torchtitan's loss without torch.compile) over the same 32 logits,
+# kernel by kernel (aten/src/ATen/native/cuda/SoftMax.cu, cunn_SoftMaxForward: a max pass, a sum-of-exp pass, a write
+# pass; Loss.cu, nll_loss): forward .float() 2 + 4, three fp32 reads 12 and the log-softmax written 4 = 22; backward
+# nll_loss_backward's zeroed gradient 4, the log-softmax backward's sum over it 4 and its pass reading it and the saved
+# log-softmax and writing the input gradient 4 + 4 + 4, the cast back to bf16 4 + 2 = 26; at hbm = 100 bytes/s
+EAGER_FORWARD, EAGER_BACKWARD = sp.Rational(32 * 22, 100), sp.Rational(32 * 26, 100)
 
 
 @pytest.mark.parametrize("framework, loss, counted", [("megatron", None, "vp"), ("megatron", "vocab_parallel", "vp"),
-                                                      ("megatron", "te_fused", "te"), ("fsdp2", None, None),
-                                                      ("megatron", "compiled", None)])
+                                                      ("megatron", "te_fused", "te"), ("fsdp2", None, "eager"),
+                                                      ("megatron", "eager", "eager"), ("megatron", "compiled", None)])
 def test_the_loss_passes_follow_the_memory_models_loss_setting(framework, loss, counted):
-    # Megatron-Core's unfused vocab-parallel loss is counted (LOSS_FORWARD, LOSS_BACKWARD above); torchtitan's
-    # eager loss (fsdp2's default) and the compiled one are not counted yet: only the head's GEMMs
+    # Megatron-Core's unfused vocab-parallel loss is counted (LOSS_FORWARD, LOSS_BACKWARD above), torchtitan's eager
+    # loss (fsdp2's default) at t = 1 (EAGER_FORWARD, EAGER_BACKWARD); the compiled one is not counted yet: only the
+    # head's GEMMs
     # compile=1: torchtitan's eager block ops (counted apart, EAGER_BYTES) left out of this count; fused projections:
     # the GEMMs of LINEAR for every framework (torchtitan's separate ones counted apart, test_separate_projections_...)
     run = settings.RunSetting(embeddings=True, framework=framework, loss=loss, compile=True, fused_projections=True)
@@ -507,8 +514,8 @@ def test_the_loss_passes_follow_the_memory_models_loss_setting(framework, loss, 
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES}.items()}
     linear = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
     head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
-    loss_forward, loss_backward = {"vp": (LOSS_FORWARD, LOSS_BACKWARD), "te": (TE_FORWARD, TE_BACKWARD)}.get(counted,
-                                                                                                        (0, 0))
+    loss_forward, loss_backward = {"vp": (LOSS_FORWARD, LOSS_BACKWARD), "te": (TE_FORWARD, TE_BACKWARD),
+                                   "eager": (EAGER_FORWARD, EAGER_BACKWARD)}.get(counted, (0, 0))
     # Megatron's weight gradients accumulated into its fp32 buffer: 6 bytes more per weight element, the layer's
     # 128 and the head's 4 × 16 (test_megatron_accumulates_the_weight_gradients_in_place_by_hand)
     accumulate = sp.Rational(6 * (128 + 64), 100) if framework == "megatron" else 0
@@ -568,6 +575,37 @@ def test_async_tp_fuses_the_separate_projections_together_by_hand():
     assert exact(fc2, at) == gemm_seconds(2, 8, 4, 1000, half)
 
 
+@pytest.mark.parametrize("precision, gated, fused, expected", [
+    # bf16, fsdp2's separate projections: the gathers feed the matmuls (fused); the backward reduce-scatter of the
+    # attention input's gradient follows the add of wq's, wk's and wv's input-gradient matmuls, a gated MLP's the add
+    # of the gate's and up's (unfused, 0); an ungated FC1 is one matmul (fused)
+    ("bf16", True, None, ("qkv fc1", "out fc2", "out fc2", "0 0")),
+    ("bf16", False, None, ("qkv fc1", "out fc2", "out fc2", "0 fc1")),
+    # one QKV matmul and one FC1 matmul: every collective fused
+    ("bf16", True, True, ("qkv fc1", "out fc2", "out fc2", "qkv fc1")),
+    # torchao tensorwise with its float8 TP styles (fp8_tp_gather, fsdp2's default with sp=1): the gathered FP8 tensor
+    # feeds _scaled_mm, fused as bf16's
+    ("fp8_tensor", True, None, ("qkv fc1", "out fc2", "out fc2", "0 0")),
+    # torchao rowwise: the gathered bf16 tensor feeds the FP8 cast (gathers unfused); the input-gradient GEMM's output
+    # is rescaled by a mul before its reduce-scatter (unfused); the forward's rowwise _scaled_mm feeds its
+    # reduce-scatter (fused)
+    ("fp8_rowwise", True, True, ("0 0", "out fc2", "0 0", "0 0")),
+])
+def test_async_tp_fuses_a_collective_only_with_an_adjacent_matmul(precision, gated, fused, expected):
+    # Inductor's micro-pipeline pass (torch/_inductor/fx_passes/micro_pipeline_tp.py): an all-gather with the matmuls
+    # taking its output as their left operand (_find_consumer_matmuls), a reduce-scatter with the one matmul producing
+    # its input (_find_producer_matmul); the rest run as plain collectives (0: nothing to hide behind)
+    run = settings.RunSetting(framework="fsdp2", zero=3, gated=gated, sp=True, tp_overlap=True, compile=True,
+                              fused_projections=fused, precision=precision)
+    (qkv, fc1), (out, fc2) = compute.tp_fused_gemm_seconds(run)
+    named = {"0": sp.Integer(0), "qkv": qkv, "fc1": fc1, "out": out, "fc2": fc2}
+    keys = (("forward", "all_gather"), ("forward", "reduce_scatter"), ("backward", "all_gather"),
+            ("backward", "reduce_scatter"))
+    fusion = compute.async_tp_fusion(run)
+    assert {key: fusion[key] for key in keys} == {key: tuple(named[x] for x in pair.split())
+                                                   for key, pair in zip(keys, expected)}
+
+
 @pytest.mark.parametrize("c", [2, 4, 8])
 def test_context_parallel_core_is_the_rings_sdpa_calls_by_hand(c):
     # pytorch/pytorch torch/distributed/tensor/experimental/_attention.py (_templated_ring_attention, round-robin load
@@ -584,3 +622,16 @@ def test_context_parallel_core_is_the_rings_sdpa_calls_by_hand(c):
     assert exact(out.core_forward, at) == sp.Rational(ring, 250)
     # the backward calls the flash backward on the same blocks (_templated_ring_attention_backward): 5/2 of each
     assert exact(out.core_backward, at) == sp.Rational(5, 2) * sp.Rational(ring, 250)
+
+
+def test_the_eager_loss_under_loss_parallel_by_hand():
+    # torch's loss_parallel at t = 2 (torch/distributed/tensor/parallel/loss.py at 02eef6b8), each op one pass over the
+    # GPU's T × V/t = 2 × 8 = 16 logits: forward .float() 2 + 4, amax 4, x − max 4 + 4, exp 4 + 4, sum 4, the
+    # log-probabilities 4 + 4 = 38; backward zeros 4, exp 4 + 4, their sum 4 + 4 + 4, times the gradient 4 + 4, the cast
+    # to bf16 4 + 2 = 38; at t = 1 the 22 and 26 bytes of EAGER_FORWARD, EAGER_BACKWARD over T × V = 32 logits
+    run = settings.RunSetting(embeddings=True, framework="fsdp2", compile=True, fused_projections=True)
+    forward, backward = compute.loss_pass_bytes(run, sp.Integer(2))
+    at1 = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": 1}.items()}
+    at2 = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": 2}.items()}
+    assert (exact(forward, at1), exact(backward, at1)) == (22 * 32, 26 * 32)
+    assert (exact(forward, at2), exact(backward, at2)) == (38 * 16, 38 * 16)

@@ -131,9 +131,17 @@ def test_async_tp_hides_each_collective_behind_its_own_gemm():
     # reduce-scatters follow QKV's and FC1's input gradients, the all-gathers feed the output's and FC2's
     qkv, out, fc = (max(C / 2, C - g / 2) for g in (0.393216, 0.131072, 0.524288))
     assert (qkv, out, fc) == pytest.approx((0.212992, 0.344064, 0.2048), rel=1e-12)
-    per_pass = qkv + out + 2 * fc
+    forward = qkv + out + 2 * fc
+    # fsdp2 runs wq, wk, wv as separate linears: the attention input's gradient is the sum of their three input-gradient
+    # matmuls, an add feeds its reduce-scatter and Inductor's micro-pipeline pass fuses a reduce-scatter only with one
+    # producing matmul (torch/_inductor/fx_passes/micro_pipeline_tp.py, _find_producer_matmul): exposed whole, C; the
+    # ungated MLP's FC1 is one linear, its input gradient one matmul: fused as before
+    backward = C + out + 2 * fc
     exposed = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})["exposed_comm_time_tp"]
-    assert float(exposed) == pytest.approx(2 * 4 * per_pass, rel=1e-12)            # forward and backward, 4 layers
+    assert float(exposed) == pytest.approx(4 * (forward + backward), rel=1e-12)      # 4 layers
+    # with the projections fused (one QKV matmul) the backward reduce-scatter hides behind QKV's as in the forward
+    joined = steptime.quantities(values, 2, **{**base, "tp_overlap": "1", "fused_projections": "1"})
+    assert float(joined["exposed_comm_time_tp"]) == pytest.approx(2 * 4 * forward, rel=1e-12)
     # not overlapped: all 4 collectives × 2 passes × 4 layers; Transformer Engine's userbuffers (megatron): 1/t of it
     assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(32 * C, rel=1e-12)
     megatron = {**base, "zero": "1", "framework": "megatron", "tp_overlap": "1", "sp_regather": "0"}

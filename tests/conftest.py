@@ -51,14 +51,17 @@ TESTS = Path(__file__).resolve().parent
 #: (pytest_collection_modifyitems below).
 LONGEST_FIRST = (
     "integration/test_codegen.py",        # 199 s: three kernel families regenerated with SymPy, the kernels
-                                          # against the model
+                                          # against the model (2026-12-02 later, five families, under a load of
+                                          # 6-10 on 2 cores, after the kernels' build skipped the step ratios:
+                                          # 352 s, the five freshness tests 192 s of it)
     "integration/test_readme.py",         # 114 s: every README command, the step model's refit (66 s) among them
+                                          # (the same later run: 191 s, the refit 111 s)
+    "planner/test_plan.py",               # 23 s (the same later run: 135 s, so before the wheel)
     "integration/test_wheel.py",          # 47 s: a wheel, a venv, every subcommand and the docs build against it
     "integration/test_site.py",           # 28 s and Chromium's own: the page in headless Chromium
     "integration/test_readme_measure.py", # 26 s: the README's validate: 17 torch ranks (N = 2, 3, 4, 8) forked from
                                           # one server that imported torch once
     "integration/test_measure.py",        # 25 s: the gloo harness, its Ctrl-C and killed-parent runs
-    "planner/test_plan.py",               # 23 s
     "views/test_export.py",               # 23 s
     "integration/test_docs.py",           # 19 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
     "views/test_export_js.py",            # 17 s

@@ -24,7 +24,7 @@ def quantities(options: tuple, run_bytes: int) -> dict:
     """name → SymPy expression of every quantity a kernel returns, in order."""
     from ..training.steptime import step_model
 
-    q = step_model(run_bytes, **dict(options)).quantities()
+    q = step_model(run_bytes, **dict(options)).quantities(ratios=False)     # no kernel reads the ratios
     names = list(QUANTITIES)
     names += [f"{kind}_{axis}" for axis in AXES for kind in ("comm_time", "exposed_comm_time")
               if f"comm_time_{axis}" in q]
@@ -40,12 +40,15 @@ class _Builder(GraphBuilder):
 
 def graph_data(family: dict, kernels: list[tuple]) -> dict:
     """A kernel file's data (:mod:`symcomm.numbers.kernels`' format) for these (options, run bytes) combinations."""
+    from ..core.rewrite import free_symbols
     from ..numbers.kernels import FORMAT
     from ..numbers.rational import _cli_name
 
     built = [(options, run_bytes, quantities(options, run_bytes)) for options, run_bytes in kernels]
     builder = _Builder()
-    builder.params = sorted({_cli_name(s) for _, _, q in built for e in q.values() for s in e.free_symbols})
+    # each shared subtree's symbols found once (SymPy's own free_symbols walks a Max's repeated arguments again
+    # every time they are reached: a fifth of a family's build)
+    builder.params = sorted({_cli_name(s) for _, _, q in built for e in q.values() for s in free_symbols(e)})
     entries = []
     for options, run_bytes, q in built:
         outputs = [builder.add(e) for e in q.values()]

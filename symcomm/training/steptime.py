@@ -112,16 +112,20 @@ class StepModel:
     def exposed_comm_time(self) -> sp.Expr:
         return sp.Add(*self.exposed.values())
 
-    def quantities(self) -> dict[str, sp.Expr]:
-        """Every reported quantity, by its output name."""
+    def quantities(self, ratios: bool = True) -> dict[str, sp.Expr]:
+        """Every reported quantity, by its output name; without ``ratios``, all but the three that divide by the
+        step (tokens_per_second, mfu, hfu): SymPy's assumptions take seconds over the reciprocal of an uneven
+        pipeline's step, and the planner's kernels (symcomm.planner.kernelbuild) read none of them."""
         gpus = t * c * d * p
         out = {"step_time": self.step, "compute_time": self.compute, "comm_time": self.comm_time,
                "exposed_comm_time": self.exposed_comm_time, "bubble_time": self.bubble,
-               "optimizer_time": self.optimizer, "tokens_per_second": b * s / self.step,
-               "mfu": self.model_flops / (self.step * gpus * peak),
-               "hfu": self.hardware_flops / (self.step * gpus * peak),
-               "model_flops": self.model_flops, "hardware_flops": self.hardware_flops,
-               "memory_per_gpu": self.memory_per_gpu}
+               "optimizer_time": self.optimizer}
+        if ratios:
+            out.update({"tokens_per_second": b * s / self.step,
+                        "mfu": self.model_flops / (self.step * gpus * peak),
+                        "hfu": self.hardware_flops / (self.step * gpus * peak)})
+        out.update({"model_flops": self.model_flops, "hardware_flops": self.hardware_flops,
+                    "memory_per_gpu": self.memory_per_gpu})
         out.update({f"comm_time_{axis}": x for axis, x in self.comm.items()})
         out.update({f"exposed_comm_time_{axis}": x for axis, x in self.exposed.items()})
         out.update({f"memory_{part}": x for part, x in self.memory.items()})

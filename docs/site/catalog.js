@@ -567,8 +567,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"kappa": 6.25,
-"w_half_expert": 2437.12
+"kappa": 5.75,
+"w_half_expert": 2396.16
 },
 "fp16": {
 "w_half": 281.25,
@@ -576,8 +576,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"kappa": 6.25,
-"w_half_expert": 2437.12
+"kappa": 5.75,
+"w_half_expert": 2396.16
 },
 "fp8": {
 "w_half": 281.25,
@@ -585,8 +585,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"kappa": 6.25,
-"w_half_expert": 2437.12
+"kappa": 5.75,
+"w_half_expert": 2396.16
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
@@ -599,9 +599,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -610,9 +610,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -621,9 +621,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -632,9 +632,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -657,8 +657,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"kappa": 6.25,
-"w_half_expert": 2437.12
+"kappa": 5.75,
+"w_half_expert": 2396.16
 },
 "fp16": {
 "w_half": 281.25,
@@ -666,8 +666,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"kappa": 6.25,
-"w_half_expert": 2437.12
+"kappa": 5.75,
+"w_half_expert": 2396.16
 },
 "fp8": {
 "w_half": 281.25,
@@ -675,8 +675,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"kappa": 6.25,
-"w_half_expert": 2437.12
+"kappa": 5.75,
+"w_half_expert": 2396.16
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
@@ -689,9 +689,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -700,9 +700,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -711,9 +711,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -722,9 +722,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7893,
-"eta_fp8": 0.531,
-"kappa": 6.25,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5275,
+"kappa": 5.75,
+"w_half_expert": 2396.16,
 "peak_fp8": 4500000000000000.0
 }
 }

@@ -115,8 +115,8 @@ def test_each_moe_run_is_typed_with_the_dispatcher_its_recipe_runs():
 #: (Qwen3-235B-A22B's 25.11 B200 regression, a2a overlap's CPU overhead), and the 26.06 GB200 MXFP8 MoE recipes'
 #: fused grouped MLP and full-iteration CUDA graphs (scripts/performance/configs at v0.5.0 against v0.4.2)
 KNOWN_CAUSES = {
-    "bridge-25.11-h100-qwen3-30b-a3b-fp8cs": ("regression", "issue 1998"),
-    "bridge-25.11-b200-qwen3-30b-a3b-fp8mx": ("regression", "issue 1998"),
+    "bridge-25.11-h100-qwen3-30b-a3b-fp8cs": ("regression", "report #1998"),
+    "bridge-25.11-b200-qwen3-30b-a3b-fp8mx": ("regression", "report #1998"),
     "bridge-25.11-b200-qwen3-235b-a22b-fp8mx": ("regression", "PR 1760"),
     **{f"bridge-{release}-gb200-{model}-fp8-mx": ("regression" if (release, model) == ("26.06.01", "gpt-oss-120b")
                                                   else "check", "cutedsl_fused_grouped_mlp")
@@ -137,7 +137,7 @@ def test_the_rows_with_a_known_cause_say_it_and_keep_their_role():
         assert runs[run_id]["role"] == found[run_id]["role"] == role, run_id
         assert source in found[run_id]["cause"], run_id
     # 26.06.01's GPT-OSS row also carries its table's footnote: NVIDIA/cudnn-frontend issue 256
-    assert "cudnn-frontend issue 256" in found["bridge-26.06.01-gb200-gpt-oss-120b-fp8-mx"]["cause"]
+    assert "cudnn-frontend GitHub report #256" in found["bridge-26.06.01-gb200-gpt-oss-120b-fp8-mx"]["cause"]
     assert "cudnn-frontend" not in found["bridge-26.06-gb200-gpt-oss-120b-fp8-mx"]["cause"]
 
 

@@ -115,7 +115,7 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
            {k: v for k, v in before.items() if k not in written}
     # the runs with a known cause of disagreement: data, written afresh (the 25.11 H100 Qwen3-30B-A3B row: issue 1998)
     assert after["known_causes"] == fit_step_time.known_causes()
-    assert "issue 1998" in after["known_causes"]["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]["cause"]
+    assert "report #1998" in after["known_causes"]["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]["cause"]
     # the rows published as regressions: predicted with their hardware's constants, never among the checks or fits
     regressions = {r["id"]: r for rows in after["regressions"].values() for r in rows}
     assert set(regressions) == {"bridge-25.11-h100-qwen3-30b-a3b-fp8cs", "bridge-25.11-b200-qwen3-30b-a3b-fp8mx",

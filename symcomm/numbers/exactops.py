@@ -122,3 +122,25 @@ def plain_exact(number):
         return float(number)
     except OverflowError:
         raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None
+
+
+def summed_time(positions, counts, weights: list, den: int):
+    """Σ count × constant as an answer shows it, by position: ``positions`` each count's constant's index in
+    ``weights`` (each constant × ``den``, the lcm of their denominators); ``counts`` ints or Fractions (the compiled
+    exact code's).  One numerator over one denominator in Python ints, reduced once at the end (no gcd per term);
+    an int when whole, else the correctly rounded float of the quotient (:func:`plain_exact`'s rule and refusal).
+    Read by the sheet (``training/sheet.py``) and the generated path (``training/hybridfast.py``) alike."""
+    num, bottom = 0, 1
+    for at, count in zip(positions, counts):
+        if type(count) is int:
+            num += count * weights[at] * bottom
+        else:
+            num = num * count.denominator + count.numerator * weights[at] * bottom
+            bottom *= count.denominator
+    bottom *= den
+    if num % bottom == 0:
+        return num // bottom
+    try:
+        return num / bottom
+    except OverflowError:
+        return plain_exact(Fraction(num, bottom))

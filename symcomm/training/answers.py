@@ -22,7 +22,7 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
 from ..numbers.exactops import NotExact
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .subjects import Subject, option_names, subject
-from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of
+from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -154,14 +154,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     numbers = dict(floats) if floats is not None else \
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
-        shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
-        numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
-        step_texts = {"gated": bool(model.gated), **step_texts}
-        if "q_width" in model.settings() and "q_width" not in step_texts:
-            notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "
-                      f"{model.heads * model.head} where h = {model.hidden}; give q_width=h to count them h wide",
-                      restates_default=True)
-            step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
+        numbers, step_texts = with_model_shape(model, numbers, step_texts)
     if "F" not in numbers:
         raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ..base import memo, notes
+from ..base import notes
 from ..base.units import bytes_per_element
-from ..numbers.exactops import NotExact, plain_exact
+from ..numbers.exactops import NotExact, plain_exact, summed_time
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, input_rows, preset_shape, units_of, \
-    value_text
+    value_text, with_model_shape
 
 
 class Fallback(Exception):
@@ -169,24 +169,6 @@ class _Target:
 
 # -- the sheet (sheet.planned) ---------------------------------------------------------------------------------
 
-def _summed_time(constants: tuple, counts, weights: list, den: int):
-    """Σ count × constant as the answer shows it (sheet._summed_time's sum by position)."""
-    num, bottom = 0, 1
-    for at, count in zip(constants, counts):
-        if type(count) is int:
-            num += count * weights[at] * bottom
-        else:
-            num = num * count.denominator + count.numerator * weights[at] * bottom
-            bottom *= count.denominator
-    bottom *= den
-    if num % bottom == 0:
-        return num // bottom
-    try:
-        return num / bottom
-    except OverflowError:
-        return plain_exact(Fraction(num, bottom))
-
-
 def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
     sheet = entry["sheets"].get((scale, bool(times)))
     if sheet is None:
@@ -205,7 +187,7 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
         den = math.lcm(*(1 if type(c) is int else c.denominator for c in constants))
         weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
-        result["time"] = _summed_time(tuple(position[name] for name in sheet["coefficients"]), got[c0:], weights, den)
+        result["time"] = summed_time(tuple(position[name] for name in sheet["coefficients"]), got[c0:], weights, den)
     extras = {key: plain_exact(number) for key, number in zip(sheet["extras"], got[e0:e1])}
     terms = []
     for i, (label, axis, primitive, algorithm, own, dtype) in enumerate(sheet["terms"]):
@@ -221,7 +203,7 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
     for name, coefficients, words in sheet["axes"]:
         row = {"send": plain_exact(got[at] * scale), "stage": words[pick]}
         if times:
-            time = _summed_time(tuple(position[n] for n in coefficients), got[at + 1: at + 1 + len(coefficients)],
+            time = summed_time(tuple(position[n] for n in coefficients), got[at + 1: at + 1 + len(coefficients)],
                                 weights, den)
             row["time"] = time if type(time) is float else plain_exact(time)
             at += len(coefficients)
@@ -293,14 +275,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
         raise Fallback("fp8 with bf16 precision")      # not generated: its note is the general path's
     model = presets.model(args.model)
     numbers = {name: float(value) for name, value in values.items()}
-    shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
-    numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
-    step_texts = {"gated": bool(model.gated), **step_texts}
-    if "q_width" in model.settings() and "q_width" not in step_texts:
-        notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "
-                  f"{model.heads * model.head} where h = {model.hidden}; give q_width=h to count them h wide",
-                  restates_default=True)
-        step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
+    numbers, step_texts = with_model_shape(model, numbers, step_texts)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
         raise Fallback("the step model's shape missing")
     for name, value in times.items():

@@ -17,7 +17,7 @@ from ..base.units import bytes_per_element
 from ..core import symbols as S
 from ..numbers.evaluation import Formulas, exact, exact_numbers, held_numbers, is_warm, plain
 from ..numbers.exactcode import compiled_many
-from ..numbers.exactops import NotExact
+from ..numbers.exactops import NotExact, summed_time
 from .binding import _PER_MESSAGE
 from .subjects import Subject
 
@@ -328,7 +328,7 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
     weights = den = None
     if times:
         weights, den = _weights_of(times, list(exact_times.values()), scale)
-        out["time"] = _summed_time(plan.time_counts, got[c0:], weights, den)
+        out["time"] = summed_time((at for at, _ in plan.time_counts), got[c0:], weights, den)
     extras = {key: plain(number) for key, number in zip(plan.extras, got[e0:e1])}
     rows = {}
     if target.terms:
@@ -340,7 +340,7 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
         for (name, counts, constants), stage_word in zip(plan.axes, where):
             row = {"send": plain(got[at] * scale), "stage": stage_word}
             if times:
-                time = _summed_time(constants, got[at + 1: at + 1 + counts], weights, den)
+                time = summed_time((i for i, _ in constants), got[at + 1: at + 1 + counts], weights, den)
                 row["time"] = time if type(time) is float else plain(time)
             at += 1 + counts
             axes[name] = row
@@ -348,25 +348,6 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
     values_shown = {name: value if type(value) is int else plain(value)
                     for name, value in zip(plan.value_names, point)}
     return {"values": values_shown, "result": out, "extras": extras, **rows}
-
-
-def _summed_time(constants: tuple, counts: tuple, weights: list, den: int):
-    """Σ count × constant as the answer shows it, :func:`_time`'s sum by position: ``constants`` each count's
-    (constant's position, counts messages), ``weights`` each constant × ``den`` (× bytes per element but α)."""
-    num, bottom = 0, 1
-    for (at, _), count in zip(constants, counts):
-        if type(count) is int:
-            num += count * weights[at] * bottom
-        else:                                   # a Fraction (the compiled code's exact quotient)
-            num = num * count.denominator + count.numerator * weights[at] * bottom
-            bottom *= count.denominator
-    bottom *= den
-    if num % bottom == 0:
-        return num // bottom
-    try:
-        return num / bottom                     # a quotient of Python ints: correctly rounded
-    except OverflowError:
-        return plain(Fraction(num, bottom))     # its one refusal, in its words
 
 
 def _weights_of(times: dict, exact: list, scale: int) -> tuple[list, int]:

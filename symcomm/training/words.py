@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from ..base import notes
+from ..base import memo, notes
 from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
@@ -285,3 +285,19 @@ def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
     if value.denominator == 1:
         return value.numerator, value.numerator
     return value, plain_exact(value)
+
+
+def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict]:
+    """The step model's float inputs and option words with a preset model's shape filled in where the words gave
+    none (its values as floats, kept beside the model), ``gated`` from the model, and Qwen3-style query heads wider
+    than h counted as the preset has them (q_width=heads, said as a default taken).  One rule for the general
+    path (``answers.py``) and the generated one (``hybridfast.py``)."""
+    shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
+    numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
+    step_texts = {"gated": bool(model.gated), **step_texts}
+    if "q_width" in model.settings() and "q_width" not in step_texts:
+        notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "
+                  f"{model.heads * model.head} where h = {model.hidden}; give q_width=h to count them h wide",
+                  restates_default=True)
+        step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
+    return numbers, step_texts

@@ -22,7 +22,7 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
 from ..numbers.exactops import NotExact
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .subjects import Subject, option_names, subject
-from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape
+from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -212,17 +212,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
     typed_peaks = sorted(_CLI_NAME[sym] for sym in _PEAKS_IN_ORDER if sym in values)
-    peak_source = (f"typed ({', '.join(typed_peaks)}); the hardware's: {system.peak_source}" if typed_peaks
-                   else system.peak_source)
-    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": peak_source,
-                        "dtype": dtype if str(options.get("precision", "bf16")) == "bf16" else "bf16"}  # peak's dtype
-    # the planner's rule (presets.Hardware.fits): a layout that cannot run says so beside its figures
-    out.update(system.memory_verdict(out["memory_per_gpu"]))
-    out["step_time_error"] = system.step_time_error()
-    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
-                         "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
-    out["assumptions"] += list(system.defaults_used())
-    return out
+    return add_hardware_report(out, system, compute, typed_peaks, options.get("precision", "bf16"), dtype)
 
 
 @functools.lru_cache(maxsize=512)

@@ -28,7 +28,7 @@ from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, input_rows, preset_shape, units_of, \
-    value_text, with_model_shape
+    value_text, with_model_shape, add_hardware_report
 
 
 class Fallback(Exception):
@@ -303,14 +303,4 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     out["busiest_stage"] = dict(step["busiest"][0 if int(numbers.get("p", 0)) == 1 else 1])
     out["options"] = dict(step["options"])
     out["assumptions"] = list(step["assumptions"])
-    typed_names = sorted(typed_peaks)
-    peak_source = (f"typed ({', '.join(typed_names)}); the hardware's: {system.peak_source}" if typed_names
-                   else system.peak_source)
-    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": peak_source,
-                        "dtype": dtype if str(options.get("precision", "bf16")) == "bf16" else "bf16"}
-    out.update(system.memory_verdict(out["memory_per_gpu"]))
-    out["step_time_error"] = system.step_time_error()
-    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
-                         "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
-    out["assumptions"] += list(system.defaults_used())
-    return out
+    return add_hardware_report(out, system, compute, sorted(typed_peaks), options.get("precision", "bf16"), dtype)

@@ -114,9 +114,18 @@ def paired_processes(a: list, b: list | None, rounds: int) -> dict:
     return out
 
 
-def _goal(name: str, target: str, figure: float, met: bool | None, what: str, measured: dict, **more) -> dict:
-    return {"goal": name, "target": target, "figure": figure, "met": met, "what": what, "measured": measured,
-            **more}
+#: the units a goal's figure is in: a ratio, seconds, or microseconds (the speed page prints each as such)
+FIGURE_UNITS = ("×", "s", "µs")
+
+
+def _goal(name: str, target: str, figure: float, met: bool | None, what: str, measured: dict, unit: str = "×",
+          **more) -> dict:
+    """One goal's result; ``unit``: what ``figure`` is in (:data:`FIGURE_UNITS`).  A goal with a per-call bound
+    beside its ratio passes ``per_call_s`` (the CPU median of one call, seconds): the page prints both."""
+    if unit not in FIGURE_UNITS:
+        raise ValueError(f"unit={unit!r}: one of {', '.join(FIGURE_UNITS)}")
+    return {"goal": name, "target": target, "figure": figure, "unit": unit, "met": met, "what": what,
+            "measured": measured, **more}
 
 
 # -- the goals ---------------------------------------------------------------------------------------
@@ -230,7 +239,7 @@ def bench_scalar() -> list[dict]:
     per_call = got["a"]["wall_min_s"]
     out.append(_goal("one scalar call, small expression (ring time)", "≤ 2 µs", per_call * 1e6, per_call <= 2e-6,
                      "evaluator(ring time).float(N=8, M=2**30, alpha=…, beta=…, gamma=…) with its argument "
-                     "checks, µs per call (b: an empty call, for scale)", got))
+                     "checks, µs per call (b: an empty call, for scale)", got, unit="µs"))
     return out
 
 
@@ -350,7 +359,7 @@ def bench_api() -> list[dict]:
                      "symcomm.evaluate('all_reduce', algorithm='ring', N=8, M=2**30, alpha, beta, gamma, dtype='bf16') "
                      "(binding, requirement checks, counts, units, inputs, notes) vs float(time.subs(point).evalf()) "
                      "of the same formula; figure = the median of the paired rounds' CPU ratios",
-                     vs_sympy, api_over_core=vs_core))
+                     vs_sympy, per_call_s=vs_sympy["a"]["cpu_median_s"], api_over_core=vs_core))
 
     # hybrid: one layout with its step time
     def ours_hybrid():
@@ -404,7 +413,7 @@ def bench_api() -> list[dict]:
                      "training() of megatron-lm-175b (tp 8, pp 8, 64 GPUs, global batch 64, seq 2048, selective "
                      "recomputation: the same configuration); figure = the median of the paired rounds' CPU ratios; "
                      "the per-call bound judged on the CPU median",
-                     got, **measured))
+                     got, per_call_s=got["a"]["cpu_median_s"], **measured))
     return out
 
 
@@ -420,7 +429,8 @@ def bench_cold() -> list[dict]:
     got = paired_processes([py, "-m", "symcomm", "prove", "--quiet"], None, rounds=3)
     cpu = got["a"]["cpu_median_s"]
     out.append(_goal("symcomm prove, imports included", "≤ 3 s CPU", cpu, cpu <= 3.0,
-                     "python -m symcomm prove --quiet, whole process; figure = the median CPU of 3 runs", got))
+                     "python -m symcomm prove --quiet, whole process; figure = the median CPU of 3 runs", got,
+                     unit="s"))
     root = Path(__file__).resolve().parents[2]
     if not (root / "build_docs.py").is_file():
         out.append(_goal("python build_docs.py", "≤ 6 s CPU", None, None,
@@ -432,7 +442,7 @@ def bench_cold() -> list[dict]:
     cpu = got["a"]["cpu_median_s"]
     out.append(_goal("python build_docs.py", "≤ 6 s CPU", cpu, cpu <= 6.0,
                      "python build_docs.py --out <a temporary directory>: every claim proved, every page, plot and "
-                     "the interactive page written; figure = the median CPU of 3 runs", got))
+                     "the interactive page written; figure = the median CPU of 3 runs", got, unit="s"))
     return out
 
 

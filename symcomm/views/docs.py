@@ -317,17 +317,21 @@ def _seconds(x: float) -> str:
 
 
 def _figure(goal: dict) -> str:
+    """A goal's figure in the unit the bench says it is in (a ratio, seconds or microseconds), with the CPU median
+    of one call beside a ratio whose goal bounds the call too."""
     value = goal["figure"]
     if value is None:
         return "—"
-    target = goal["target"]
-    if "µs" in target:
-        return f"{value:.2f} µs"
-    if target.endswith("s wall"):
-        return f"{value:.2f} s"
-    if value >= 100:
-        return f"{value:,.0f}×"
-    return f"{value:.2f}×"
+    unit = goal["unit"]
+    if unit == "µs":
+        shown = f"{value:.2f} µs"
+    elif unit == "s":
+        shown = f"{value:.2f} s"
+    else:
+        shown = f"{value:,.0f}×" if value >= 100 else f"{value:.2f}×"
+    if goal.get("per_call_s") is not None:
+        shown += f", {_seconds(goal['per_call_s'])} a call"
+    return shown
 
 
 def speed_page(report: dict, environment=None) -> str:

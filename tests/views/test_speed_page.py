@@ -26,3 +26,32 @@ def test_the_bench_and_the_docs_build_render_the_speed_page_alike():
     # the committed run's figures are on it (the first goal's name, as the bench wrote it)
     assert report["goals"][0]["goal"] in page
     assert "Calculon is not run" in page
+
+
+def _one_goal_page(**goal) -> str:
+    report = json.loads((ROOT / "derivations" / "data" / "bench.json").read_text(encoding="utf-8"))
+    base = {"goal": "a goal", "target": "a target", "met": False, "what": "what", "measured": {}}
+    return speed_page({**report, "goals": [{**base, **goal}]})
+
+
+def test_a_goal_in_seconds_is_printed_in_seconds_not_as_a_ratio():
+    # the page once printed prove's 5.8 s CPU as "5.80×": the figure's unit is the bench's word, not a guess
+    page = _one_goal_page(figure=5.8, unit="s")
+    assert "| 5.80 s |" in page and "5.80×" not in page
+    assert "| 4.53 µs |" in _one_goal_page(figure=4.527, unit="µs")
+    assert "| 6.85× |" in _one_goal_page(figure=6.846, unit="×")
+
+
+def test_a_ratio_goal_with_a_per_call_bound_shows_the_call_too():
+    # a goal "≥ 5× …, and ≤ ~15 µs a call" is met on both: the page shows both figures (45.8 µs: a CPU median)
+    page = _one_goal_page(figure=6.846, unit="×", per_call_s=45.8e-6)
+    assert "| 6.85×, 45.80 µs a call |" in page
+
+
+def test_the_bench_refuses_a_unit_it_does_not_know():
+    import pytest
+
+    from symcomm.tools.bench import _goal
+
+    with pytest.raises(ValueError, match="unit='ms'"):
+        _goal("g", "t", 1.0, True, "w", {}, unit="ms")

@@ -32,6 +32,7 @@ from symcomm.base.errors import InputError
 from symcomm.core import symbols
 from symcomm.measurement import step_fit
 from symcomm.training import compute
+from symcomm.training.settings import OPTIONS
 
 from . import modern, published
 
@@ -66,6 +67,7 @@ def check_rows(system: str, constants: dict, role: str = "check") -> tuple[list[
         q = run.inputs.quantities(**constants)
         predicted = float(q["step_time"])
         row = {"id": run.id, "source": run.source, "framework": run.framework,
+               "framework_option": run.inputs.options.get("framework", OPTIONS["framework"].default),
                "measured_s": _rounded(run.measured_s), "predicted_s": _rounded(predicted),
                "error": _rounded(predicted / run.measured_s - 1)}
         at_low = low.get(run.id.split("+")[0])
@@ -121,14 +123,50 @@ def checks(constants: dict) -> dict:
     return {"checks": out, "memory": memory, "known_causes": known_causes(), "regressions": regressions}
 
 
+def check_errors(checked: dict) -> dict:
+    """The check runs' errors (``checked``: :func:`checks`' "checks" part) per preset whose constants predicted
+    them (``constants_from``) and per framework option (eval's ``framework=``): mean, max, signed mean, runs, and
+    the hardware presets they ran on.  What a preset's ``step_time.checks`` holds, so that eval and plan say how far
+    these constants were off on runs never fitted on, beside the fit's own leave-one-out error."""
+    grouped: dict = {}
+    for system, found in checked.items():
+        for row in found["runs"]:
+            by_framework = grouped.setdefault(found["constants_from"], {})
+            by_framework.setdefault(row["framework_option"], []).append((system, row["error"]))
+    return {source: {framework: {**_errors(step_fit.Errors.of([e for _, e in pairs])),
+                                 "hardware": sorted({system for system, _ in pairs})}
+                     for framework, pairs in sorted(by_framework.items())}
+            for source, by_framework in sorted(grouped.items())}
+
+
+def store_check_errors(presets: dict, checked: dict) -> dict:
+    """``presets`` (hardware.json's document) with each fitted preset's ``step_time.checks`` set from ``checked``
+    (:func:`check_errors`), and dropped where no check run used its constants."""
+    errors = check_errors(checked)
+    for name, system in presets["systems"].items():
+        block = system.get("step_time", {})
+        if "borrowed_from" in block or "eta" not in block:
+            continue
+        block.pop("checks", None)
+        if name in errors:
+            block["checks"] = errors[name]
+    return presets
+
+
+def _write_presets(presets: dict) -> None:
+    HARDWARE_JSON.write_text(json.dumps(presets, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def write_checks_only() -> dict:
     """Recompute step_fit.json's check, memory, known-cause and regression parts with the stored constants, without refitting;
-    every other part of the file stays as it is.  Returns the parts written."""
+    every other part of the file stays as it is, and the presets' check errors (``step_time.checks`` of
+    symcomm/presets/hardware.json) with them.  Returns the parts written."""
     data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
     parts = checks({})
     data.update(parts)
     files.write_file(RESULTS_JSON, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                      what="step_fit.json")
+    _write_presets(store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"]))
     return parts
 
 
@@ -370,6 +408,7 @@ def main(argv=None) -> int:
               f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %, signed {100 * inside.signed_mean:+.1f} % "
               "(no leave-one-out)")
     if args.write:
+        written = results(fits, kept)
         data = json.loads(HARDWARE_JSON.read_text(encoding="utf-8"))
         for system, f in fits.items():
             found = f["fit"]
@@ -382,8 +421,8 @@ def main(argv=None) -> int:
                            f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "
                            f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %")}
-        HARDWARE_JSON.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        RESULTS_JSON.write_text(json.dumps(results(fits, kept), indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+        _write_presets(store_check_errors(data, written["checks"]))
+        RESULTS_JSON.write_text(json.dumps(written, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                                 encoding="utf-8")
     return 0
 

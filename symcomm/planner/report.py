@@ -79,7 +79,7 @@ def to_json(p: Plan, top: int) -> dict:
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
         **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
-        "step_time_error": req.hardware.step_time_error(),
+        "step_time_error": req.hardware.step_time_error(req.framework),
         "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
                                                               "micro_batches", "zero", "framework", "recompute", "sp"))
@@ -143,7 +143,7 @@ def to_text(p: Plan, top: int) -> str:
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "") + ": ranked by step time",
-        "step times off by " + step_error_words(req.hardware.step_time_error()),
+        "step times off by " + step_error_words(req.hardware.step_time_error(req.framework)),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
         f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "

@@ -70,6 +70,9 @@ class Hardware:
     #: (("mean", ..), ("max", ..), ("signed_mean", ..), ("runs", n)) and whose fit it was; () when not recorded
     step_errors: tuple = ()
     step_errors_of: str = ""
+    #: how far they were off on published runs never fitted on, per framework option (eval's framework=):
+    #: (framework, mean, max, signed_mean, runs, (the hardware presets the runs ran on)) tuples; () when not recorded
+    step_checks: tuple = ()
     #: a file whose ``inter`` is a flat fit: that link as written (``inter`` holds it per NIC, :func:`_per_nic`)
     #: and the run it was fitted on as (key, value) pairs, so that a file written over it (``--base``) carries
     #: the fit, not the conversion, and is converted once when read
@@ -154,18 +157,24 @@ class Hardware:
         shares = dict(self.attention_shares)
         return {"eta_attn": shares["fused"]} if "fused" in shares else {}
 
-    def step_time_error(self) -> dict | None:
-        """How far a step time of these constants may be off, as far as their fit measured it: the leave-one-out
-        errors over the runs it fitted on (each predicted by the constants fitted without it); None when the
-        hardware records none (a file without ``step_time.errors``).  One rule for eval and plan."""
+    def step_time_error(self, framework: str | None = None) -> dict | None:
+        """How far a step time of these constants may be off, as far as it was measured: the leave-one-out
+        errors over the runs their fit fitted on (each predicted by the constants fitted without it) and, under
+        ``checks``, the errors on published runs never fitted on, per framework option (``framework``: that one
+        alone, {} when none of its runs was checked; None: every framework checked).  None when the hardware
+        records no fit error (a file without ``step_time.errors``).  One rule for eval and plan."""
         errors = dict(self.step_errors)
         if not errors:
             return None
+        checks = {name: {"mean": mean, "max": worst, "signed_mean": signed, "runs": runs, "hardware": list(on)}
+                  for name, mean, worst, signed, runs, on in self.step_checks
+                  if framework is None or name == framework}
         return {"mean": errors["mean"], "max": errors["max"], "signed_mean": errors["signed_mean"],
                 "runs": int(errors["runs"]), "of": self.step_errors_of,
                 "what": "the leave-one-out error of the fit that gave these constants: each of its runs predicted by "
                         "the constants fitted without it; runs unlike them (another framework, release or GPU) can be "
-                        "off by more"}
+                        "off by more",
+                "checks": checks}
 
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
@@ -231,12 +240,20 @@ class Hardware:
 
 
 def step_error_words(error: dict | None) -> str:
-    """:meth:`Hardware.step_time_error` in words, as eval and plan print it."""
+    """:meth:`Hardware.step_time_error` in words, as eval and plan print it: the fit's leave-one-out error, then
+    what the checks measured per framework (the model is faster than measured where the signed mean is
+    negative)."""
     if error is None:
         return "unknown: these constants record no fit error (step_time.errors of the hardware file)"
-    return (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
-            f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its {error['runs']} runs; "
-            "unlike runs (another framework, release or GPU) can be off by more")
+    words = (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
+             f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
+             f"{error['runs']} runs; unlike runs (another framework, release or GPU) can be off by more")
+    for name, e in error.get("checks", {}).items():
+        runs = f"{e['runs']} published run{'s' if e['runs'] != 1 else ''}"
+        words += (f"; framework={name} on {runs} never fitted on ({', '.join(e['hardware'])}): "
+                  f"typically {100 * e['mean']:.0f} %, up to {100 * e['max']:.0f} % (signed mean "
+                  f"{round(100 * e['signed_mean']) + 0:+d} %)")
+    return words
 
 
 def hardware_names() -> tuple[str, ...]:
@@ -280,13 +297,20 @@ def _preset(name: str) -> Hardware:
                     fitted.get("note", "") or fitted.get("source", ""),
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=_step_errors(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
-                    if "step_time" in d else "")
+                    if "step_time" in d else "", step_checks=_step_checks(fitted))
 
 
 def _step_errors(fitted: dict) -> tuple:
     """The leave-one-out errors a ``step_time`` block records, as (name, value) pairs; () when it records none."""
     out = fitted.get("errors", {}).get("leave_one_out", {})
     return tuple((k, float(out[k])) for k in ("mean", "max", "signed_mean", "runs") if k in out)
+
+
+def _step_checks(fitted: dict) -> tuple:
+    """The check errors a ``step_time`` block records per framework option (``checks``, written by the fit script
+    from its check runs), as :attr:`Hardware.step_checks` tuples; () when it records none."""
+    return tuple((name, float(e["mean"]), float(e["max"]), float(e["signed_mean"]), int(e["runs"]),
+                  tuple(e.get("hardware", ()))) for name, e in sorted(fitted.get("checks", {}).items()))
 
 
 def _bounds(d: dict) -> tuple:
@@ -435,7 +459,7 @@ def hardware_file(path) -> Hardware:
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
-                    step_errors=_step_errors(fitted), step_errors_of=name,
+                    step_errors=_step_errors(fitted), step_errors_of=name, step_checks=_step_checks(fitted),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on)
 
 

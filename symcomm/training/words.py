@@ -303,10 +303,11 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     return numbers, step_texts
 
 
-def add_hardware_report(out: dict, system, compute: dict, typed_names, precision, dtype: str) -> dict:
+def add_hardware_report(out: dict, system, compute: dict, typed_names, precision, dtype: str, framework: str) -> dict:
     """The step report's words of its hardware, added to ``out``: the constants with their sources (``typed_names``
     the peaks typed over the hardware's, in the order to say them), the memory verdict beside the figures (the
-    planner's rule, ``presets.Hardware.fits``), the fit's error and the defaults taken.  One rule for the general
+    planner's rule, ``presets.Hardware.fits``), the fit's error with the checks of the run's ``framework`` and the
+    defaults taken.  One rule for the general
     path (``answers.py``) and the generated one (``hybridfast.py``)."""
     typed_names = list(typed_names)
     peak_source = (f"typed ({', '.join(typed_names)}); the hardware's: {system.peak_source}" if typed_names
@@ -314,7 +315,7 @@ def add_hardware_report(out: dict, system, compute: dict, typed_names, precision
     out["constants"] = {**compute, "source": system.step_time_source, "peak_source": peak_source,
                         "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
     out.update(system.memory_verdict(out["memory_per_gpu"]))
-    out["step_time_error"] = system.step_time_error()
+    out["step_time_error"] = system.step_time_error(framework)
     out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
                          "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
     out["assumptions"] += list(system.defaults_used())

@@ -124,3 +124,27 @@ def test_blackwell_holds_eta_attn_at_the_published_cudnn_share(monkeypatch):
         seen = _held_base(monkeypatch, system)
         assert seen["base"]["eta_attn"] == pytest.approx(by_hand, abs=5e-4), system
         assert "published fused-attention share" in seen["hold"]["eta_attn"], system
+
+
+def test_check_errors_are_grouped_by_the_constants_used_and_the_framework():
+    # three hand-made check rows: two fsdp2 runs on parts borrowing h100's constants (errors -0.2 and -0.4: mean
+    # |error| 0.3, max 0.4, signed -0.3), one megatron run on h100 itself (+0.1)
+    checked = {"h100": {"constants_from": "h100", "runs": [{"framework_option": "megatron", "error": 0.1}]},
+               "h100-gt": {"constants_from": "h100", "runs": [{"framework_option": "fsdp2", "error": -0.2}]},
+               "h200": {"constants_from": "h100", "runs": [{"framework_option": "fsdp2", "error": -0.4}]}}
+    got = fit_step_time.check_errors(checked)
+    assert got == {"h100": {
+        "fsdp2": {"mean": 0.3, "max": 0.4, "signed_mean": -0.3, "runs": 2, "hardware": ["h100-gt", "h200"]},
+        "megatron": {"mean": 0.1, "max": 0.1, "signed_mean": 0.1, "runs": 1, "hardware": ["h100"]}}}
+
+
+def test_the_presets_check_errors_are_those_of_the_stored_check_runs():
+    # hardware.json's step_time.checks (what eval and plan print) is recomputed from step_fit.json's check rows,
+    # written by the same run of the fit script: a refit or --checks-only that left one stale fails here
+    import json
+
+    stored = json.loads(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"))
+    checked = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))["checks"]
+    expected = fit_step_time.store_check_errors(json.loads(json.dumps(stored)), checked)
+    assert stored == expected
+    assert set(stored["systems"]["h100"]["step_time"]["checks"]) >= {"megatron", "fsdp2"}

@@ -436,6 +436,29 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
     assert "off by       unknown: these constants record no fit error" in mine.stdout
 
 
+def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on():
+    # hardware.json's step_time.checks: per framework option, the errors of the check runs predicted with these
+    # constants; eval says the run's own framework's (h100-gt borrows h100's constants and their checks), plan
+    # every framework's when it searches them all
+    stored = json.loads((Path(presets.__file__).parent / "hardware.json").read_text(encoding="utf-8"))["systems"]
+    fsdp2 = stored["h100"]["step_time"]["checks"]["fsdp2"]
+    got = presets.hardware("h100-gt").step_time_error("fsdp2")
+    assert list(got["checks"]) == ["fsdp2"] and got["checks"]["fsdp2"]["runs"] == fsdp2["runs"]
+    assert presets.hardware("h100").step_time_error("no-such-framework")["checks"] == {}
+    assert set(presets.hardware("h100").step_time_error()["checks"]) == set(stored["h100"]["step_time"]["checks"])
+    words = presets.step_error_words(got)
+    assert (f"framework=fsdp2 on {fsdp2['runs']} published runs never fitted on (h100-gt, h200): typically "
+            f"{100 * fsdp2['mean']:.0f} %, up to {100 * fsdp2['max']:.0f} %") in words
+    one = {**got, "checks": {"x": {"mean": 0.1, "max": 0.1, "signed_mean": -0.1, "runs": 1, "hardware": ["a"]}}}
+    assert "framework=x on 1 published run never fitted on (a): typically 10 %, up to 10 % (signed mean -10 %)" \
+        in presets.step_error_words(one)
+    text = subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B[:-1], "--hardware", "h100", "framework=fsdp2",
+                           "zero=3"], capture_output=True, text=True)
+    assert text.returncode == 0, text.stderr
+    assert f"framework=fsdp2 on {fsdp2['runs']} published runs never fitted on" in text.stdout
+    assert "framework=megatron on" not in text.stdout
+
+
 def test_the_presets_wing_names_the_same_rings_as_the_catalog():
     # presets may not import collectives (same floor): its copy of the ring set must not drift
     from symcomm.collectives.algorithms import SPREADS_OVER_NICS

@@ -486,6 +486,40 @@ def bench_cold_eval() -> list[dict]:
     return out
 
 
+def bench_page() -> list[dict]:
+    """The interactive page's first render from a cold cache in headless Chromium and the bytes loaded before it
+    (:mod:`symcomm.tools.pagespeed`, each load a new browser), for each view it measures by default; the goal
+    judged on the slowest view's median and the heaviest view's bytes.  Skipped without Chromium or selenium."""
+    import importlib.util
+    import shutil
+
+    from . import pagespeed
+    from ..views import site
+
+    name, target = "the page's first render, cold cache", "≤ 1 s and ≤ 1 MB loaded before it"
+    page = Path(__file__).resolve().parents[2] / "docs" / "site" / "index.html"
+    missing = [what for what, absent in (("chromium", shutil.which("chromium") is None),
+                                         ("chromedriver", shutil.which("chromedriver") is None),
+                                         ("selenium", importlib.util.find_spec("selenium") is None),
+                                         ("docs/site (python build_docs.py)", not page.is_file())) if absent]
+    if missing:
+        return [_goal(name, target, None, None, f"needs {', '.join(missing)}: skipped", {}, unit="s")]
+    views = {}
+    for ident in pagespeed.VIEWS:
+        _progress(f"page: {ident}'s first render, 5 cold loads")
+        runs = [pagespeed.measure_once(page, ident) for _ in range(5)]
+        views[ident] = {"first_render_ms": [ms for ms, _ in runs], "bytes_before": sum(runs[-1][1].values()),
+                        "files_before": sorted(runs[-1][1])}
+    slowest = max(statistics.median(v["first_render_ms"]) for v in views.values()) / 1e3
+    heaviest = max(v["bytes_before"] for v in views.values())
+    return [_goal(name, target, slowest, slowest <= 1.0 and heaviest <= site.FIRST_VIEW_BUDGET,
+                  f"python -m symcomm.tools.pagespeed's measure: each of the views {', '.join(pagespeed.VIEWS)} "
+                  "opened 5 times from the file system, each time in a new headless Chromium (a fresh profile: no "
+                  "HTTP or script cache), the page's own first-render mark; figure = the slowest view's median "
+                  f"(the heaviest view loaded {heaviest:,} bytes before it, budget {site.FIRST_VIEW_BUDGET:,})",
+                  views, unit="s", bytes_before=heaviest)]
+
+
 def bench_scaling() -> dict:
     from .. import presets
     from ..planner import Request, plan
@@ -522,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import sympy
 
-    only = {"api": bench_api, "eval": bench_cold_eval}       # one group alone (not a report for the docs)
+    only = {"api": bench_api, "eval": bench_cold_eval, "page": bench_page}     # one group alone (not for the docs)
     parser = argparse.ArgumentParser(
         prog="python -m symcomm.tools.bench",
         description="Measure every speed goal (minutes); a whole run writes derivations/data/bench.json and "
@@ -535,7 +569,8 @@ def main(argv: list[str] | None = None) -> int:
         goals = only[args.only]()
         print(json.dumps({"goals": goals, "seconds": time.perf_counter() - started}, indent=2, ensure_ascii=False))
         return 0
-    goals = bench_vector() + bench_scalar() + bench_api() + bench_configuration() + bench_cold() + bench_cold_eval()
+    goals = (bench_vector() + bench_scalar() + bench_api() + bench_configuration() + bench_cold() + bench_cold_eval()
+             + bench_page())
     report = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
                     "sympy": sympy.__version__, "load_average_at_start": list(os.getloadavg())},

@@ -8,6 +8,8 @@ convention and its source, so that no table shows a formula without them.
 from __future__ import annotations
 
 
+import statistics
+
 import sympy as sp
 
 from ..core import symbols as S
@@ -370,6 +372,12 @@ def speed_context(report: dict) -> dict:
             detail = ", ".join(f"{k.replace('_', ' ')} {_seconds(m['ours_per_configuration_s'][k])} "
                                f"({v:,.1f}×)" for k, v in m["speedup"].items()) + \
                      f"; llm-analysis {_seconds(m['llm_analysis_s'])}"
+        elif "bytes_before" in goal:
+            # the page's views: each one's first renders (ms) and what it loaded before the first
+            detail = "; ".join(f"{ident}: median {statistics.median(v['first_render_ms']):.0f} ms (least "
+                               f"{min(v['first_render_ms']):.0f}, most {max(v['first_render_ms']):.0f}), "
+                               f"{v['bytes_before']:,} bytes in {len(v['files_before'])} files before it"
+                               for ident, v in m.items())
         elif "ours_per_configuration_s" in m:
             detail = ", ".join(f"{k.replace('_', ' ')} {_seconds(v)}" for k, v in m["ours_per_configuration_s"].items())
         goals.append({"goal": goal["goal"], "target": goal["target"], "figure": _figure(goal),

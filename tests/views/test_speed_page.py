@@ -55,3 +55,13 @@ def test_the_bench_refuses_a_unit_it_does_not_know():
 
     with pytest.raises(ValueError, match="unit='ms'"):
         _goal("g", "t", 1.0, True, "w", {}, unit="ms")
+
+
+def test_the_page_goal_shows_each_views_first_renders_and_bytes():
+    # the bench's page goal (bench_page): its figure in seconds, each view's median, least and most in ms (of 3
+    # loads here: 700, 900, 800 ms → median 800) and what it loaded before the first render
+    views = {"hybrid": {"first_render_ms": [700.0, 900.0, 800.0], "bytes_before": 552_968,
+                        "files_before": ["app.js", "catalog.js"]}}
+    page = _one_goal_page(figure=0.8, unit="s", measured=views, bytes_before=552_968)
+    assert "| 0.80 s |" in page
+    assert "hybrid: median 800 ms (least 700, most 900), 552,968 bytes in 2 files before it" in page

@@ -509,18 +509,3 @@ def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path
     missed = [(sub.name, rule.text) for sub, rule, _, _, _ in points
               if (sub.name, rule) not in broken_by_rule and rule.text not in joint]
     assert not missed, sorted(set(missed))
-
-
-@pytest.mark.parametrize("code, used", [
-    ("const x = _exact(args, 'N');", True),
-    ("_exact(args)", True),                    # at the start
-    ("return _exact", True),                   # at the end
-    ("const x = _exactly(args);", False),      # inside a longer identifier
-    ("const x = $_exact(args);", False),       # $ is part of a JavaScript identifier
-    ("a_exact(1); _exact_b(2); _exact(3)", True),     # the first two places are inside words, the third stands
-    ("// nothing", False),
-])
-def test_a_helper_counts_as_used_only_as_a_whole_identifier(code, used):
-    from symcomm.views.export.javascript import _uses
-
-    assert _uses(code, "_exact") is used

@@ -39,6 +39,7 @@ import math
 from dataclasses import dataclass, field
 
 import sympy as sp
+from sympy.core.mul import _mulsort
 
 from . import flops
 from . import settings
@@ -121,9 +122,9 @@ class StepModel:
                "exposed_comm_time": self.exposed_comm_time, "bubble_time": self.bubble,
                "optimizer_time": self.optimizer}
         if ratios:
-            out.update({"tokens_per_second": b * s / self.step,
-                        "mfu": self.model_flops / (self.step * gpus * peak),
-                        "hfu": self.hardware_flops / (self.step * gpus * peak)})
+            out.update({"tokens_per_second": quotient(b * s, self.step),
+                        "mfu": quotient(self.model_flops, self.step * gpus * peak),
+                        "hfu": quotient(self.hardware_flops, self.step * gpus * peak)})
         out.update({"model_flops": self.model_flops, "hardware_flops": self.hardware_flops,
                     "memory_per_gpu": self.memory_per_gpu})
         out.update({f"comm_time_{axis}": x for axis, x in self.comm.items()})
@@ -131,6 +132,40 @@ class StepModel:
         out.update({f"memory_{part}": x for part, x in self.memory.items()})
         out.update(self.stages)
         return out
+
+
+def quotient(x: sp.Expr, y: sp.Expr) -> sp.Expr:
+    """``x / y``, the very expression SymPy builds, without the question SymPy asks on the way when ``y`` holds a
+    sum: ``Pow(sum, -1)`` asks whether each of a two-term sum's terms is infinite (sympy/core/add.py
+    ``Add._eval_power``, SymPy 1.14), and over a step model's Max, Min and Piecewise that was 0.4 s of CPU of the docs
+    build (the page's 86 step models divide by their step), to leave the sum as it stands all the same: that method
+    changes only a sum that is a number, or one of an infinite and an imaginary term.
+
+    So when nothing in the product could combine or change — both commutative, ``x`` a rational coefficient times
+    factors that are no number, ``y`` a product of symbols and sums that are no number and hold no imaginary term, no
+    base twice — the product is what ``Mul`` would build: those factors and the reciprocals, in Mul's canonical order
+    (``_mulsort``), the coefficient first.  Anything else SymPy divides.  tests/training/test_step_time.py compares
+    the two, srepr for srepr, on the page's step models (even and uneven split, gated or not) and on products that
+    take either path; every one of the page's 86 was compared once (the commit's message)."""
+    coeff, top = sp.Mul.make_args(x)[0], list(sp.Mul.make_args(x))
+    if coeff.is_Rational:
+        top = top[1:]
+    else:
+        coeff = sp.S.One
+    bottom = sp.Mul.make_args(y)
+
+    def plain_sum(f):
+        return f.is_Add and not f.is_number and not any(t is sp.I or t.is_Mul and sp.I in t.args for t in f.args)
+
+    bases = [f.as_base_exp()[0] for f in top] + list(bottom)
+    simple = (x.is_commutative and y.is_commutative and coeff != 0 and top and len(set(bases)) == len(bases)
+              and not any(f.is_Number or f is sp.I or f.as_base_exp()[0].is_Number for f in top)
+              and all(f.is_Symbol or plain_sum(f) for f in bottom))
+    if not simple:
+        return x / y
+    factors = top + [sp.Pow(f, -1, evaluate=False) for f in bottom]
+    _mulsort(factors)
+    return sp.Mul(*([] if coeff is sp.S.One else [coeff]) + factors, evaluate=False)
 
 
 @functools.lru_cache(maxsize=None)

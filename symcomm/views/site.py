@@ -204,7 +204,7 @@ def _step_quantities(options: tuple, gated: str):
 
     model = steptime.step_model(BYTES, **dict(options), gated=gated)      # recompute as the subject has it
     out = {key: sp.sympify(expr, strict=True) for key, expr in model.quantities().items()}
-    out["bubble_fraction_of_step"] = out["bubble_time"] / out["step_time"]
+    out["bubble_fraction_of_step"] = steptime.quotient(out["bubble_time"], out["step_time"])
     return MappingProxyType(out)
 
 

@@ -369,3 +369,38 @@ def test_op_recompute_says_what_it_counts():
     out = json.loads(_cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1",
                           "b=16", "m=1", "s=4096", "recompute=op", "--json").stdout)
     assert any(a.startswith("recompute=op") and "eager" in a for a in out["assumptions"])
+
+
+@pytest.mark.parametrize("options", [
+    {"gated": "0"},                                                   # the hybrid's defaults, an even split
+    {"gated": "1", "recompute": "full", "tp_overlap": "1"},
+    {"gated": "1", "schedule": "interleaved", "pipeline_split": "first_last"},     # the uneven step model
+])
+def test_the_step_ratios_are_the_expressions_sympy_divides_to(options):
+    # steptime.quotient builds x / y without SymPy's question about a sum's terms: the expression must be the one
+    # SymPy's own division builds (the reference), argument for argument, for the page's bytes-per-element models
+    from symcomm.core.symbols import b, c, d, p, peak, s, t
+    from symcomm.views.site import BYTES
+
+    model = steptime.step_model(BYTES, **options)
+    got = model.quantities()
+    by_sympy = {"tokens_per_second": b * s / model.step,
+                "mfu": model.model_flops / (model.step * t * c * d * p * peak),
+                "hfu": model.hardware_flops / (model.step * t * c * d * p * peak)}
+    for name, expected in by_sympy.items():
+        assert sp.srepr(got[name]) == sp.srepr(expected), name
+    assert sp.srepr(steptime.quotient(model.bubble, model.step)) == sp.srepr(model.bubble / model.step)
+
+
+@pytest.mark.parametrize("x, y", [
+    ("2*x*y", "x + z"),                 # a base on both sides: the general path, which cancels nothing here
+    ("x**2", "x"),                      # x**2 / x = x: SymPy's path
+    ("3", "x + 1"),                     # a number over a sum
+    ("x", "2*y"),                       # a number below: the coefficient 1/2
+    ("x*(y + 1)", "I + y"),             # an imaginary term below
+    ("-x*y", "y*z + x"),
+    ("3*x*(y + 2)", "z*w*(x*y + 1)"),    # symbols and sums below, every base once: quotient's own product
+])
+def test_quotient_is_sympys_division_on_any_product(x, y):
+    x, y = sp.sympify(x), sp.sympify(y)
+    assert sp.srepr(steptime.quotient(x, y)) == sp.srepr(x / y)

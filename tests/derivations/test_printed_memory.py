@@ -101,6 +101,10 @@ def stored_copy(tmp_path, monkeypatch):
     copy = tmp_path / "step_fit.json"
     copy.write_text(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(fit_step_time, "RESULTS_JSON", copy)
+    # --checks-only writes the presets' check errors too: into a copy, never the shipped presets
+    presets = tmp_path / "hardware.json"
+    presets.write_text(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(fit_step_time, "HARDWARE_JSON", presets)
     monkeypatch.setattr(fit_step_time, "check_systems", lambda: ["h200"])
     return copy
 
@@ -138,6 +142,11 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     for r in after["memory"]:
         assert r["error"] == pytest.approx(r["predicted_gib"] / r["published_gib"] - 1, abs=1e-5)
     assert "h200 (constants of h100): over 2 runs mean |error|" in capsys.readouterr().out
+    # the presets' copy: h100's check errors now those of the two h200 runs alone (the only system checked here)
+    presets = json.loads(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
+    fsdp2 = presets["h100"]["step_time"]["checks"]["fsdp2"]
+    assert fsdp2["runs"] == 2 and fsdp2["hardware"] == ["h200"]
+    assert fsdp2["mean"] == pytest.approx(sum(abs(r["error"]) for r in found["runs"]) / 2, abs=1e-5)
 
 
 def test_checks_only_and_write_are_refused_together(stored_copy):

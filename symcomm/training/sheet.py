@@ -338,10 +338,10 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
         where = _stages_at(target, scale, in_bytes, stage if type(stage) is int else None)
         axes, at = {}, a0
         for (name, counts, constants), stage_word in zip(plan.axes, where):
-            row = {"send": plain(got[at] * scale), "stage": stage_word}
-            if times:
-                time = summed_time(constants, got[at + 1: at + 1 + counts], weights, den)
-                row["time"] = time if type(time) is float else plain(time)
+            send = got[at] * scale
+            row = {"send": send if type(send) is int else plain(send), "stage": stage_word}
+            if times:       # summed_time gives the time as shown: an int or a float
+                row["time"] = summed_time(constants, got[at + 1: at + 1 + counts], weights, den)
             at += 1 + counts
             axes[name] = row
         rows["axes"] = axes

@@ -127,6 +127,10 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
         body = body[1:]
     if not body:
         raise _not_a_number(key, text)
+    if body.isdigit() and body.isascii():
+        # plain digits (the common case, and every Python int the API is given): the whole number they write,
+        # read without the grammar's pieces; the same bounds and refusals below
+        return _bounded(key, text, Fraction(sign * int(body)), integer, least, most)
     halves = body.split("/")
     if len(halves) > 2:
         raise _not_a_number(key, text)
@@ -152,7 +156,11 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
         value = values[0] / values[1]
     else:
         value = values[0]
-    value *= sign
+    return _bounded(key, text, value * sign, integer, least, most)
+
+
+def _bounded(key: str, text: str, value: Fraction, integer: bool, least, most) -> Fraction:
+    """``value`` (read from ``text``) within parse_fraction's bounds, or its refusal naming ``key``."""
     if integer and value.denominator != 1:
         raise InputError(f"{key}={_short(text)} is not allowed: {key} takes a whole number")
     too_small = value != 0 and abs(value) < MIN_VALUE

@@ -93,8 +93,32 @@ def held_numbers(values: dict) -> dict | None:
     return held[1]
 
 
+def bound_numbers(values: dict) -> dict | None:
+    """The Python numbers :func:`hold` or :func:`held_numbers` holds for this very dict, else None (nothing
+    converted here)."""
+    held = _CONVERTED.get(id(values))
+    return held[1] if held is not None and held[0] is values else None
+
+
 #: id → (a bound dict, its Python numbers): an answer's values and times, converted once each
 _CONVERTED: dict = {}
+
+
+def positional(exprs: tuple, names: tuple) -> tuple | None:
+    """(the compiled exact function of ``exprs``, the position in ``names`` of each of its arguments), or None
+    when they have no exact code or read a symbol ``names`` lacks: a caller that binds the same names on every
+    call then passes its numbers by position, hashing no symbol (:func:`exact_numbers`' code, its results
+    unchecked: an int, a Fraction, or a truth value or float where the code has no exact answer)."""
+    from .exactcode import compiled_many
+
+    made = compiled_many(exprs)
+    if made is None:
+        return None
+    function, symbols = made
+    at = {sym: i for i, sym in enumerate(names)}
+    if not all(sym in at for sym in symbols):
+        return None
+    return function, tuple(at[sym] for sym in symbols)
 
 
 #: SymPy's whole-number classes (Integer and its singletons)

@@ -130,6 +130,13 @@ def summed_time(positions, counts, weights: list, den: int):
     exact code's).  One numerator over one denominator in Python ints, reduced once at the end (no gcd per term);
     an int when whole, else the correctly rounded float of the quotient (:func:`plain_exact`'s rule and refusal).
     Read by the sheet (``training/sheet.py``) and the generated path (``training/hybridfast.py``) alike."""
+    num = 0
+    for at, count in zip(positions, counts):
+        if type(count) is not int:
+            break
+        num += count * weights[at]
+    else:       # whole counts (the common case): one numerator over den
+        return _shown(num, den)
     num, bottom = 0, 1
     for at, count in zip(positions, counts):
         if type(count) is int:
@@ -137,7 +144,11 @@ def summed_time(positions, counts, weights: list, den: int):
         else:
             num = num * count.denominator + count.numerator * weights[at] * bottom
             bottom *= count.denominator
-    bottom *= den
+    return _shown(num, bottom * den)
+
+
+def _shown(num: int, bottom: int):
+    """num / bottom as an answer shows it: an int when whole, else the correctly rounded float of the quotient."""
     if num % bottom == 0:
         return num // bottom
     try:

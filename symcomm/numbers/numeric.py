@@ -146,6 +146,21 @@ class Evaluator:
                 pass                                     # 1/0, overflow, log of 0: numpy's inf and nan
         return self._array_call(args)
 
+    def float_at(self, values: Mapping[str, object]) -> object:
+        """:meth:`float` at a mapping of Python scalars (ints, floats), for an engine caller that binds the same
+        known names on every call (the step report): its float arithmetic without the keyword expansion, the
+        names' check or the pass for arrays; the names it does not read are ignored, unchecked."""
+        try:
+            args = [float(values[name]) for name in self.names]
+        except KeyError:
+            self._arguments(values)      # names what is missing
+            raise
+        function = self._scalar or self._build_scalar()
+        try:
+            return function(*args)
+        except (ArithmeticError, ValueError):
+            return self._array_call(args)    # 1/0, overflow, log of 0: numpy's inf and nan, as float() gives them
+
     def _array_call(self, args):
         floats, key = [], []
         for value in args:

@@ -690,16 +690,6 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
     nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's; which link was
     taken is a note (:mod:`symcomm.base.notes`)."""
-    from ..base.inputs import parse_whole
-
-    generated = hasattr(target, "preset_names")   # a generated primitive (training.fasteval): its names as data, no SymPy
-    if generated:
-        needed = target.preset_names
-    else:
-        from ..core import symbols as S
-
-        needed = memo.once(target, "_preset_needed", lambda: frozenset(    # once per subject (subjects are immutable)
-            S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL))
     # what the shipped presets fill depends on the subject, the presets' names, the dtype, N and G alone (the
     # presets never change in a process): worded once per those, its note said again on every call; a file
     # (a config, a hardware or model file) is read again each time, since it may have changed
@@ -712,6 +702,16 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             if why:
                 notes.add(why, restates_default=True)
             return {**filled_texts, **texts}, dtype
+    from ..base.inputs import parse_whole
+
+    generated = hasattr(target, "preset_names")   # a generated primitive (training.fasteval): its names as data, no SymPy
+    if generated:
+        needed = target.preset_names
+    else:
+        from ..core import symbols as S
+
+        needed = memo.once(target, "_preset_needed", lambda: frozenset(    # once per subject (subjects are immutable)
+            S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL))
     filled: dict[str, object] = {}
     why = ""
     try:

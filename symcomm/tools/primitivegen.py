@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from fractions import Fraction as _F  # noqa: F401
 
-from ..numbers.exactops import (_ceil_log2, _ceiling, _div, _floor, _log2, _no_branch,  # noqa: F401
-                                _ones_below, _pow)
+from ..numbers.exactops import (_CANNOT, _ceil_log2, _ceiling, _div, _floor, _log2, _no_branch,  # noqa: F401
+                                _ones_below, _pow, _Unusable)
 '''
 
 
@@ -51,7 +51,7 @@ def _entry(prim: str, alg: str) -> tuple[str, str, tuple] | None:
     import sympy as sp
 
     from ..core import symbols as S
-    from ..numbers.exactcode import NotExact, _printed
+    from ..numbers.exactcode import NotExact, _printed, many_text
     from ..training.subjects import subject
 
     target = subject(prim, alg)
@@ -63,14 +63,20 @@ def _entry(prim: str, alg: str) -> tuple[str, str, tuple] | None:
     rules = [rule for rule in target.rules if rule.symbols <= set(needed)]
     fields = list(target.cost.fields().items())
     coefficients = list(target.cost.coefficients)
+    # the cost's fields and coefficients in one function with their common subexpressions computed once
+    # (exactcode.many_text, the sheet's printer: a ring's 2·M·(N − 1)/N is one quotient, not five)
+    made = many_text(tuple(sp.sympify(e, strict=True) for _, e in fields)
+                     + tuple(sp.sympify(c, strict=True) for _, c in coefficients))
     try:
-        cost = [_printed(sp.sympify(e, strict=True), slot) for _, e in fields]
-        cost += [_printed(sp.sympify(c, strict=True), slot) for _, c in coefficients]
         checks = [_printed(sp.sympify(e, strict=True), slot) for rule in rules for e in rule.exprs]
     except NotExact:
         return None
+    if made is None:
+        return None
+    result, arguments, body, symbols = made
+    bound = "".join(f"    {argument} = {slot[sym]}\n" for argument, sym in zip(arguments, symbols))
     ident = f"{prim}__{alg}"
-    functions = (f"\n\ndef _{ident}_cost({params}):\n    return ({''.join(t + ', ' for t in cost)})\n"
+    functions = (f"\n\ndef _{ident}_cost({params}):\n{bound}{body}    return {result}\n"
                  f"\n\ndef _{ident}_checks({params}):\n    return ({''.join(t + ', ' for t in checks)})\n")
     data = {"label": target.label, "algorithm": alg, "needed": tuple(slot[s] for s in needed), "least": least,
             "time": tuple(sorted(S.BY_SYMBOL[s].cli_name for s, c in coefficients if c != 0)),

@@ -54,9 +54,11 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
             if len(_ROWS_BY_ID) >= 512:
                 _ROWS_BY_ID.clear()
             _ROWS_BY_ID[key] = rows
-    # the rows are the values' then the time constants', in the bound dicts' order
-    point = [*(_numbers(values) or values).values(), *((_numbers(times) or times) if times else times).values()]
-    out = {name: {"value": value if type(value) is int else plain(value), "unit": unit, "source": source}
+    # the rows are the values' then the time constants', in the bound dicts' order; a time constant that is not
+    # whole is shown as its float, which the binding converted with its parse (floats_of: float() of the same
+    # exact number, as plain() rounds it)
+    point = [*(_numbers(values) or values).values(), *_times_shown(times)]
+    out = {name: {"value": value if type(value) in _SHOWN else plain(value), "unit": unit, "source": source}
            for (name, _, unit, source, _), value in zip(rows, point)}
     if dtype:
         out["dtype"] = dict(rows.dtype_row)
@@ -65,6 +67,20 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
 
 #: _input_rows by what determines them, the bound symbols by identity (the rows hold them: no id reused)
 _ROWS_BY_ID: dict = {}
+
+
+#: numbers an input shows as they are
+_SHOWN = frozenset((int, float))
+
+
+def _times_shown(times: dict):
+    """The bound time constants as the inputs show them: an int when whole, else the float of the exact number."""
+    if not times:
+        return ()
+    exact, floats = _numbers(times), floats_of(times)
+    if exact is None or floats is None:
+        return (_numbers(times) or times).values()
+    return [value if type(value) is int else shown for value, shown in zip(exact.values(), floats.values())]
 
 
 class _Rows(tuple):

@@ -124,10 +124,12 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
         plans[tuple(texts), also_used] = plan
     slots, unused, absent = plan
     for (key, sym, least, is_time), text in zip(slots, texts.values()):
+        if type(text) is not str:      # _parsed_value's rule, inlined: a word per value, parsed once per word
+            text = str(text) if type(text) is int else value_text(text)
         if is_time:
-            times[sym], time_numbers[sym], time_floats[key] = _parsed_value(key, text)
+            times[sym], time_numbers[sym], time_floats[key] = _parsed(key, text, None)
         else:
-            values[sym], numbers[sym], floats[key] = _parsed_value(key, text, least)
+            values[sym], numbers[sym], floats[key] = _parsed(key, text, least)
     # parse_number gives SymPy's Integer or Rational: every value has its Python number (never None)
     hold(values, numbers)
     hold(times, time_numbers)

@@ -88,6 +88,47 @@ _SYMPY_PATH = "symcomm.training.answers"
 def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
     """binding.bind for a primitive: (name → exact value, time constant name → value, → that value as the
     answer shows it, the values in the order of ``needed``), or the same refusal."""
+    slots = _slots(entry, tuple(texts))
+    if slots is None:
+        return _bind_checking_names(entry, texts)
+    values, times, shown = {}, {}, {}
+    for (key, is_time, how), text in zip(slots, texts.values()):
+        if is_time:
+            times[key], shown[key] = _value(key, text, False, 0)
+        else:
+            values[key] = _value(how[0], text, how[1], how[2])[0]
+    point = [values[name] for name in entry["needed"]]
+    if entry["rules"]:
+        _check(entry, entry["checks"](*point))
+    return values, times, shown, point
+
+
+def _slots(entry: dict, names: tuple):
+    """Per name given, in order: (name, is a time constant, (how an error names it, whole numbers only, its least
+    value)), once per entry and names given; None when these names are refused (unknown, a needed one missing,
+    a time constant missing once one is given): then the refusal comes in the words' order."""
+    key = (entry["label"], names)
+    held = _SLOTS.get(key, _NO_SLOTS)
+    if held is _NO_SLOTS:
+        spelled = _spelled(entry)
+        given = set(names)
+        timed = [name for name in names if name in TIME_NAMES]
+        known = all(name in TIME_NAMES or name in spelled for name in names)
+        held = tuple((name, name in TIME_NAMES, spelled.get(name)) for name in names) if (
+            known and given.issuperset(entry["needed"]) and (not timed or given.issuperset(entry["time"]))) else None
+        if len(_SLOTS) >= 512:
+            _SLOTS.clear()
+        _SLOTS[key] = held
+    return held
+
+
+#: (an entry's label, the names given in order) → their slots (None: refused): a function of the names alone
+_SLOTS: dict = {}
+_NO_SLOTS = object()
+
+
+def _bind_checking_names(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
+    # _bind with each name checked as it comes (the refusals in the words' order)
     needed, spelled = entry["needed"], _spelled(entry)
     values, times, shown = {}, {}, {}
     for key, text in texts.items():

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fractions import Fraction as _F  # noqa: F401
 
-from ..numbers.exactops import (_ceil_log2, _ceiling, _div, _floor, _log2, _no_branch,  # noqa: F401
-                                _ones_below, _pow)
+from ..numbers.exactops import (_CANNOT, _ceil_log2, _ceiling, _div, _floor, _log2, _no_branch,  # noqa: F401
+                                _ones_below, _pow, _Unusable)
 
 #: each primitive's algorithm when --algorithm is not given (algorithms.DEFAULT_ALGORITHM)
 DEFAULTS = {'broadcast': 'flat', 'scatter': 'flat', 'gather': 'flat', 'reduce': 'flat', 'all_gather': 'ring', 'reduce_scatter': 'ring', 'all_reduce': 'ring', 'all_to_all': 'pairwise', 'send_recv': 'direct'}
@@ -22,7 +22,17 @@ WHOLE = {'C': True, 'G': True, 'K': True, 'M': True, 'N': True}
 
 
 def _broadcast__flat_cost(M, N):
-    return ((M*(-1 + N)), M, (M*(-1 + N)), -1 + N, (M*(-1 + N)), 0, -1 + N, (M*(-1 + N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_t1, _a0, _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _broadcast__flat_checks(M, N):
@@ -30,7 +40,17 @@ def _broadcast__flat_checks(M, N):
 
 
 def _broadcast__binomial_tree_cost(M, N):
-    return (max((M*_ceil_log2(N)), (M*max(-2 + _ceil_log2(N), _ceil_log2(N + (-1*(_pow(2, -1 + _ceil_log2(N)))))))), M, (M*(-1 + N)), _ceil_log2(N), (M*_ceil_log2(N)), 0, _ceil_log2(N), (M*_ceil_log2(N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (max(_t1, (_a0*max(-2 + _t0, _ceil_log2(_a1 + (-1*(_pow(2, -1 + _t0))))))), _a0, (_a0*(-1 + _a1)), _t0, _t1, 0, _t0, _t1, )
 
 
 def _broadcast__binomial_tree_checks(M, N):
@@ -38,7 +58,33 @@ def _broadcast__binomial_tree_checks(M, N):
 
 
 def _broadcast__scatter_allgather_cost(M, N):
-    return (max(_div(2*M*(-1 + N), N), _div(M*(-2 + N + max(_div((_pow(2, _ceil_log2(N))), 4), N + _div(-1*(_pow(2, _ceil_log2(N))), 2))), N)), _div(M*(-1 + N + max(_div((_pow(2, _ceil_log2(N))), 4), N + _div(-1*(_pow(2, _ceil_log2(N))), 2))), N), _div(M*(N**2 + (-1*N) + _ones_below(N)), N), -1 + N + _ceil_log2(N), _div(2*M*(-1 + N), N), 0, -1 + N + _ceil_log2(N), _div(2*M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((2*_t0*_a0), _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _pow(2, _t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = max(_div(_t3, 4), _a1 + _div((-1*_t3), 2))
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = _t0 + _t2
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    return (max(_t1, _div((_a0*(-2 + _t4 + _a1)), _a1)), _div((_a0*(_t0 + _t4)), _a1), _div((_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1))), _a1), _t5, _t1, 0, _t5, _t1, )
 
 
 def _broadcast__scatter_allgather_checks(M, N):
@@ -46,7 +92,33 @@ def _broadcast__scatter_allgather_checks(M, N):
 
 
 def _broadcast__scatter_rd_allgather_cost(M, N):
-    return (max(_div(2*M*(-1 + N), N), _div(M*(-2 + N + max(_div((_pow(2, _ceil_log2(N))), 4), N + _div(-1*(_pow(2, _ceil_log2(N))), 2))), N)), _div(M*(-1 + N + max(_div((_pow(2, _ceil_log2(N))), 4), N + _div(-1*(_pow(2, _ceil_log2(N))), 2))), N), _div(M*(N**2 + (-1*N) + _ones_below(N)), N), _ceil_log2(N) + _log2(N), _div(2*M*(-1 + N), N), 0, _ceil_log2(N) + _log2(N), _div(2*M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((2*_t0*_a0), _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _pow(2, _t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = max(_div(_t3, 4), _a1 + _div((-1*_t3), 2))
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = _t2 + _log2(_a1)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    return (max(_t1, _div((_a0*(-2 + _t4 + _a1)), _a1)), _div((_a0*(_t0 + _t4)), _a1), _div((_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1))), _a1), _t5, _t1, 0, _t5, _t1, )
 
 
 def _broadcast__scatter_rd_allgather_checks(M, N):
@@ -54,7 +126,17 @@ def _broadcast__scatter_rd_allgather_checks(M, N):
 
 
 def _scatter__flat_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M, N), _div(M*(-1 + N), N), -1 + N, _div(M*(-1 + N), N), 0, -1 + N, _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((_t0*_a0), _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_t1, _div(_a0, _a1), _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _scatter__flat_checks(M, N):
@@ -62,7 +144,25 @@ def _scatter__flat_checks(M, N):
 
 
 def _scatter__binomial_tree_cost(M, N):
-    return (max(_div(M*(-1 + N), N), _div(M*(-1 + max(_div((_pow(2, -1 + _ceil_log2(N))), 2), N + (-1*(_pow(2, -1 + _ceil_log2(N)))))), N)), _div(M*max(_div((_pow(2, -1 + _ceil_log2(N))), 2), N + (-1*(_pow(2, -1 + _ceil_log2(N))))), N), _div(M*_ones_below(N), N), _ceil_log2(N), _div(M*(-1 + N), N), 0, _ceil_log2(N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _div((_a0*(-1 + _a1)), _a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _pow(2, -1 + _t1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = max(_div(_t2, 2), _a1 + (-1*_t2))
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    return (max(_t0, _div((_a0*(-1 + _t3)), _a1)), _div((_t3*_a0), _a1), _div((_a0*_ones_below(_a1)), _a1), _t1, _t0, 0, _t1, _t0, )
 
 
 def _scatter__binomial_tree_checks(M, N):
@@ -70,7 +170,17 @@ def _scatter__binomial_tree_checks(M, N):
 
 
 def _gather__flat_cost(M, N):
-    return (_div(M, N), _div(M*(-1 + N), N), _div(M*(-1 + N), N), -1 + N, _div(M*(-1 + N), N), 0, -1 + N, _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((_t0*_a0), _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_div(_a0, _a1), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _gather__flat_checks(M, N):
@@ -78,7 +188,25 @@ def _gather__flat_checks(M, N):
 
 
 def _gather__binomial_tree_cost(M, N):
-    return (_div(M*max(_div((_pow(2, -1 + _ceil_log2(N))), 2), N + (-1*(_pow(2, -1 + _ceil_log2(N))))), N), max(_div(M*(-1 + N), N), _div(M*(-1 + max(_div((_pow(2, -1 + _ceil_log2(N))), 2), N + (-1*(_pow(2, -1 + _ceil_log2(N)))))), N)), _div(M*_ones_below(N), N), _ceil_log2(N), _div(M*(-1 + N), N), 0, _ceil_log2(N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _pow(2, -1 + _t0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = max(_div(_t1, 2), _a1 + (-1*_t1))
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _div((_a0*(-1 + _a1)), _a1)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    return (_div((_t2*_a0), _a1), max(_t3, _div((_a0*(-1 + _t2)), _a1)), _div((_a0*_ones_below(_a1)), _a1), _t0, _t3, 0, _t0, _t3, )
 
 
 def _gather__binomial_tree_checks(M, N):
@@ -86,7 +214,17 @@ def _gather__binomial_tree_checks(M, N):
 
 
 def _reduce__flat_cost(M, N):
-    return (M, (M*(-1 + N)), (M*(-1 + N)), -1 + N, (M*(-1 + N)), (M*(-1 + N)), -1 + N, (M*(-1 + N)), (M*(-1 + N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_a0, _t1, _t1, _t0, _t1, _t1, _t0, _t1, _t1, )
 
 
 def _reduce__flat_checks(M, N):
@@ -94,7 +232,17 @@ def _reduce__flat_checks(M, N):
 
 
 def _reduce__binomial_tree_cost(M, N):
-    return (M, max((M*_ceil_log2(N)), (M*max(-2 + _ceil_log2(N), _ceil_log2(N + (-1*(_pow(2, -1 + _ceil_log2(N)))))))), (M*(-1 + N)), _ceil_log2(N), (M*_ceil_log2(N)), (M*_ceil_log2(N)), _ceil_log2(N), (M*_ceil_log2(N)), (M*_ceil_log2(N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_a0, max(_t1, (_a0*max(-2 + _t0, _ceil_log2(_a1 + (-1*(_pow(2, -1 + _t0))))))), (_a0*(-1 + _a1)), _t0, _t1, _t1, _t0, _t1, _t1, )
 
 
 def _reduce__binomial_tree_checks(M, N):
@@ -102,7 +250,41 @@ def _reduce__binomial_tree_checks(M, N):
 
 
 def _reduce__rabenseifner_cost(M, N):
-    return (_div(M*(-1 + N + max(_div((_pow(2, _ceil_log2(N))), 4), N + _div(-1*(_pow(2, _ceil_log2(N))), 2))), N), max(_div(2*M*(-1 + N), N), _div(M*(-2 + N + max(_div((_pow(2, _ceil_log2(N))), 4), N + _div(-1*(_pow(2, _ceil_log2(N))), 2))), N)), _div(M*(N**2 + (-1*N) + _ones_below(N)), N), _ceil_log2(N) + _log2(N), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), _ceil_log2(N) + _log2(N), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _pow(2, _t0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = max(_div(_t1, 4), _a1 + _div((-1*_t1), 2))
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = -1 + _a1
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t3*_a0)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = _div((2*_t4), _a1)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _t0 + _log2(_a1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = _div(_t4, _a1)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    return (_div((_a0*(_t2 + _t3)), _a1), max(_t5, _div((_a0*(-2 + _t2 + _a1)), _a1)), _div((_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1))), _a1), _t6, _t5, _t7, _t6, _t5, _t7, )
 
 
 def _reduce__rabenseifner_checks(M, N):
@@ -110,7 +292,61 @@ def _reduce__rabenseifner_checks(M, N):
 
 
 def _reduce__rabenseifner_fold_cost(M, N):
-    return (_div(M, 2) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))), max((M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*min(1, max(0, -1 + N + (-1*(_pow(2, -1 + _ceil_log2(1 + N))))))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _div((_pow(2, -1 + _ceil_log2(1 + N))), 2)))), (M*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))) + (M*(N + (-1*(_pow(2, -1 + _ceil_log2(1 + N)))))) + _div(M*(-1 + _ceil_log2(1 + N)), 2), -1 + _ceil_log2(N) + _ceil_log2(1 + N), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))), -1 + _ceil_log2(N) + _ceil_log2(1 + N), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(1 + _a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _pow(2, _t1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _div(1, _t2**1)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_a0*(-1 + _t2))
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_t3*_t4)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = (_a0*(1 + _t6 + (-1*_t0)))
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = (_t3*_a0)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = _t7 + (_t8*(-2 + (2*_t2)))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = _t2 + (-1*_a1)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = _t1 + _t6
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = _t5 + _t7
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    return (_t5 + _div(_a0, 2), max(_t9, _t5 + (_t8*(-1 + _div(_t2, 2))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + _div((_t1*_a0), 2), _t11, _t9, _t12, _t11, _t9, _t12, )
 
 
 def _reduce__rabenseifner_fold_checks(M, N):
@@ -118,7 +354,21 @@ def _reduce__rabenseifner_fold_checks(M, N):
 
 
 def _all_gather__ring_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), -1 + N, _div(M*(-1 + N), N), 0, -1 + N, _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
 
 
 def _all_gather__ring_checks(M, N):
@@ -126,7 +376,21 @@ def _all_gather__ring_checks(M, N):
 
 
 def _all_gather__recursive_doubling_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), _log2(N), _div(M*(-1 + N), N), 0, _log2(N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div(_t0, _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _log2(_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t1, _t1, _t0, _t2, _t1, 0, _t2, _t1, )
 
 
 def _all_gather__recursive_doubling_checks(M, N):
@@ -134,7 +398,21 @@ def _all_gather__recursive_doubling_checks(M, N):
 
 
 def _all_gather__bruck_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), _ceil_log2(N), _div(M*(-1 + N), N), 0, _ceil_log2(N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div(_t0, _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t1, _t1, _t0, _t2, _t1, 0, _t2, _t1, )
 
 
 def _all_gather__bruck_checks(M, N):
@@ -142,7 +420,21 @@ def _all_gather__bruck_checks(M, N):
 
 
 def _all_gather__gather_broadcast_cost(M, N):
-    return ((M*(-1 + N)), M, _div(M*(1 + N)*(-1 + N), N), (2*(-1 + N)), _div(M*(1 + N)*(-1 + N), N), 0, (2*(-1 + N)), _div(M*(1 + N)*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((_t0*(1 + _a1)), _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -2 + (2*_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t0, _a0, _t1, _t2, _t1, 0, _t2, _t1, )
 
 
 def _all_gather__gather_broadcast_checks(M, N):
@@ -150,7 +442,21 @@ def _all_gather__gather_broadcast_checks(M, N):
 
 
 def _reduce_scatter__ring_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), -1 + N, _div(M*(-1 + N), N), _div(M*(-1 + N), N), -1 + N, _div(M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
 
 
 def _reduce_scatter__ring_checks(M, N):
@@ -158,7 +464,21 @@ def _reduce_scatter__ring_checks(M, N):
 
 
 def _reduce_scatter__recursive_halving_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), _log2(N), _div(M*(-1 + N), N), _div(M*(-1 + N), N), _log2(N), _div(M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div(_t0, _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _log2(_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t1, _t1, _t0, _t2, _t1, _t1, _t2, _t1, _t1, )
 
 
 def _reduce_scatter__recursive_halving_checks(M, N):
@@ -166,7 +486,21 @@ def _reduce_scatter__recursive_halving_checks(M, N):
 
 
 def _reduce_scatter__pairwise_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), -1 + N, _div(M*(-1 + N), N), _div(M*(-1 + N), N), -1 + N, _div(M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
 
 
 def _reduce_scatter__pairwise_checks(M, N):
@@ -174,7 +508,29 @@ def _reduce_scatter__pairwise_checks(M, N):
 
 
 def _all_reduce__ring_cost(M, N):
-    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (2*_t0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = -2 + (2*_a1)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _div(_t0, _a1)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
 
 
 def _all_reduce__ring_checks(M, N):
@@ -182,7 +538,21 @@ def _all_reduce__ring_checks(M, N):
 
 
 def _all_reduce__flat_cost(M, N):
-    return ((M*(-1 + N)), (M*(-1 + N)), (2*M*(-1 + N)), (2*(-1 + N)), (2*M*(-1 + N)), (M*(-1 + N)), (2*(-1 + N)), (2*M*(-1 + N)), (M*(-1 + N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (2*_t0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -2 + (2*_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t0, _t0, _t1, _t2, _t1, _t0, _t2, _t1, _t0, )
 
 
 def _all_reduce__flat_checks(M, N):
@@ -190,7 +560,29 @@ def _all_reduce__flat_checks(M, N):
 
 
 def _all_reduce__binomial_tree_cost(M, N):
-    return (max((M*_ceil_log2(N)), (M*(1 + max(-2 + _ceil_log2(N), _ceil_log2(N + _div(-1*(_pow(2, _ceil_log2(N))), 2)))))), max((M*_ceil_log2(N)), (M*(1 + max(-2 + _ceil_log2(N), _ceil_log2(N + _div(-1*(_pow(2, _ceil_log2(N))), 2)))))), (2*M*(-1 + N)), (2*_ceil_log2(N)), (2*M*_ceil_log2(N)), (M*_ceil_log2(N)), (2*_ceil_log2(N)), (2*M*_ceil_log2(N)), (M*_ceil_log2(N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + _div((-1*(_pow(2, _t0))), 2))))))
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (2*_t0)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (2*_t1)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    return (_t2, _t2, (2*_a0*(-1 + _a1)), _t3, _t4, _t1, _t3, _t4, _t1, )
 
 
 def _all_reduce__binomial_tree_checks(M, N):
@@ -198,7 +590,17 @@ def _all_reduce__binomial_tree_checks(M, N):
 
 
 def _all_reduce__recursive_doubling_cost(M, N):
-    return ((M*_log2(N)), (M*_log2(N)), (M*N*_log2(N)), _log2(N), (M*_log2(N)), (M*_log2(N)), _log2(N), (M*_log2(N)), (M*_log2(N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_t1, _t1, (_t1*_a1), _t0, _t1, _t1, _t0, _t1, _t1, )
 
 
 def _all_reduce__recursive_doubling_checks(M, N):
@@ -206,7 +608,37 @@ def _all_reduce__recursive_doubling_checks(M, N):
 
 
 def _all_reduce__recursive_doubling_fold_cost(M, N):
-    return ((M*_ceil_log2(N)), (M*_ceil_log2(N)), (M*((-2*(_pow(2, -1 + _ceil_log2(1 + N)))) + (2*N) + ((_pow(2, -1 + _ceil_log2(1 + N)))*(-1 + _ceil_log2(1 + N))))), 1 + (-1*_ceil_log2(1 + N)) + (2*_ceil_log2(N)), (M*(1 + (-1*_ceil_log2(1 + N)) + (2*_ceil_log2(N)))), (M*_ceil_log2(N)), 1 + (-1*_ceil_log2(1 + N)) + (2*_ceil_log2(N)), (M*(1 + (-1*_ceil_log2(1 + N)) + (2*_ceil_log2(N)))), (M*_ceil_log2(N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _ceil_log2(1 + _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = -1 + _t2
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _pow(2, _t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = 1 + (-1*_t2) + (2*_t0)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = (_t5*_a0)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    return (_t1, _t1, (_a0*((-2*_t4) + (2*_a1) + (_t3*_t4))), _t5, _t6, _t1, _t5, _t6, _t1, )
 
 
 def _all_reduce__recursive_doubling_fold_checks(M, N):
@@ -214,7 +646,29 @@ def _all_reduce__recursive_doubling_fold_checks(M, N):
 
 
 def _all_reduce__rabenseifner_cost(M, N):
-    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), (2*_log2(N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), (2*_log2(N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (2*_t0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (2*_log2(_a1))
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _div(_t0, _a1)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
 
 
 def _all_reduce__rabenseifner_checks(M, N):
@@ -222,7 +676,49 @@ def _all_reduce__rabenseifner_checks(M, N):
 
 
 def _all_reduce__rabenseifner_fold_cost(M, N):
-    return ((M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*(-2 + (2*N))), (2*_ceil_log2(N)), (M*(2 + (-2*_ceil_log2(1 + N)) + (2*_ceil_log2(N)))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))), (2*_ceil_log2(N)), (M*(2 + (-2*_ceil_log2(1 + N)) + (2*_ceil_log2(N)))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-2 + (2*(_pow(2, -1 + _ceil_log2(1 + N)))))), (M*(1 + (-1*_ceil_log2(1 + N)) + _ceil_log2(N))) + (M*(_pow(2, 1 + (-1*_ceil_log2(1 + N))))*(-1 + _pow(2, -1 + _ceil_log2(1 + N)))), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(1 + _a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = (_a0*(1 + _t1 + (-1*_t0)))
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _pow(2, -1 + _t0)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _div(_a0, _t3)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_t4*(-2 + (2*_t3)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _t2 + _t5
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = (2*_t1)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = _t5 + (_a0*(2 + _t7 + (-2*_t0)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = _t2 + (_t4*(-1 + _t3))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    return (_t6, _t6, (_a0*(-2 + (2*_a1))), _t7, _t8, _t9, _t7, _t8, _t9, )
 
 
 def _all_reduce__rabenseifner_fold_checks(M, N):
@@ -230,7 +726,9 @@ def _all_reduce__rabenseifner_fold_checks(M, N):
 
 
 def _all_reduce__in_network_cost(M, N):
-    return (M, M, (M*N), 2, M, 0, 2, M, )
+    _a0 = M
+    _a1 = N
+    return (_a0, _a0, (_a0*_a1), 2, _a0, 0, 2, _a0, )
 
 
 def _all_reduce__in_network_checks(M, N):
@@ -238,7 +736,50 @@ def _all_reduce__in_network_checks(M, N):
 
 
 def _all_reduce__hierarchical_cost(G, M, N):
-    return (_div(2*M*(-1 + N), N), _div(2*M*(-1 + N), N), (2*M*(-1 + N)), (2*(-1 + G)), _div(2*M*(-1 + G), G), _div(M*(-1 + N), N), _div(-2*(G + (-1*N)), G), _div(-2*M*(G + (-1*N)), G*N), (2*(-1 + G)), _div(2*M*(-1 + G), G), _div(M*(-1 + N), N), _div(-2*(G + (-1*N)), G), _div(-2*M*(G + (-1*N)), G*N), )
+    _a0 = G
+    _a1 = M
+    _a2 = N
+    try:
+        _t0 = (_a1*(-1 + _a2))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (2*_t0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = (2*_a0)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = -2 + _t3
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (2*_a1)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _div((_t5*(-1 + _a0)), _a0)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = _div(_t0, _a2)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = _div((-1*_t3) + (2*_a2), _a0)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = _div((-1*_t5*(_a0 + (-1*_a2))), (_a0*_a2))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t4, _t6, _t7, _t8, _t9, _t4, _t6, _t7, _t8, _t9, )
 
 
 def _all_reduce__hierarchical_checks(G, M, N):
@@ -246,7 +787,38 @@ def _all_reduce__hierarchical_checks(G, M, N):
 
 
 def _all_gather__hierarchical_cost(G, M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), -1 + G, _div(M*(-1 + G), G), 0, _div(-1*(G + (-1*N)), G), _div(-1*M*(G + (-1*N)), G*N), -1 + G, _div(M*(-1 + G), G), _div(-1*(G + (-1*N)), G), _div(-1*M*(G + (-1*N)), G*N), )
+    _a0 = G
+    _a1 = M
+    _a2 = N
+    try:
+        _t0 = (_a1*(-1 + _a2))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div(_t0, _a2)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -1 + _a0
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _div((_t2*_a1), _a0)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _a0 + (-1*_a2)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = _div((-1*_t4), _a0)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _div((-1*_t4*_a1), (_a0*_a2))
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    return (_t1, _t1, _t0, _t2, _t3, 0, _t5, _t6, _t2, _t3, _t5, _t6, )
 
 
 def _all_gather__hierarchical_checks(G, M, N):
@@ -254,7 +826,38 @@ def _all_gather__hierarchical_checks(G, M, N):
 
 
 def _reduce_scatter__hierarchical_cost(G, M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), -1 + G, _div(M*(-1 + G), G), _div(M*(-1 + N), N), _div(-1*(G + (-1*N)), G), _div(-1*M*(G + (-1*N)), G*N), -1 + G, _div(M*(-1 + G), G), _div(M*(-1 + N), N), _div(-1*(G + (-1*N)), G), _div(-1*M*(G + (-1*N)), G*N), )
+    _a0 = G
+    _a1 = M
+    _a2 = N
+    try:
+        _t0 = (_a1*(-1 + _a2))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div(_t0, _a2)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -1 + _a0
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _div((_t2*_a1), _a0)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = _a0 + (-1*_a2)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = _div((-1*_t4), _a0)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = _div((-1*_t4*_a1), (_a0*_a2))
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    return (_t1, _t1, _t0, _t2, _t3, _t1, _t5, _t6, _t2, _t3, _t1, _t5, _t6, )
 
 
 def _reduce_scatter__hierarchical_checks(G, M, N):
@@ -262,7 +865,21 @@ def _reduce_scatter__hierarchical_checks(G, M, N):
 
 
 def _all_to_all__pairwise_cost(M, N):
-    return (_div(M*(-1 + N), N), _div(M*(-1 + N), N), (M*(-1 + N)), -1 + N, _div(M*(-1 + N), N), 0, -1 + N, _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = -1 + _a1
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, _a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
 
 
 def _all_to_all__pairwise_checks(M, N):
@@ -270,7 +887,21 @@ def _all_to_all__pairwise_checks(M, N):
 
 
 def _all_to_all__bruck_cost(M, N):
-    return (_div(M*_log2(N), 2), _div(M*_log2(N), 2), _div(M*N*_log2(N), 2), _log2(N), _div(M*_log2(N), 2), 0, _log2(N), _div(M*_log2(N), 2), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _div(_t1, 2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (_t2, _t2, _div((_t1*_a1), 2), _t0, _t2, 0, _t0, _t2, )
 
 
 def _all_to_all__bruck_checks(M, N):
@@ -278,7 +909,8 @@ def _all_to_all__bruck_checks(M, N):
 
 
 def _send_recv__direct_cost(M):
-    return (M, M, M, 1, M, 0, 1, M, )
+    _a0 = M
+    return (_a0, _a0, _a0, 1, _a0, 0, 1, _a0, )
 
 
 def _send_recv__direct_checks(M):
@@ -286,7 +918,18 @@ def _send_recv__direct_checks(M):
 
 
 def _broadcast__ring_cost(C, M, N):
-    return (M, M, (M*(-1 + N)), -2 + C + N, _div(M*(-2 + C + N), C), 0, -2 + C + N, _div(M*(-2 + C + N), C), )
+    _a0 = C
+    _a1 = M
+    _a2 = N
+    try:
+        _t0 = -2 + _a0 + _a2
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((_t0*_a1), _a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, 0, _t0, _t1, )
 
 
 def _broadcast__ring_checks(C, M, N):
@@ -294,7 +937,18 @@ def _broadcast__ring_checks(C, M, N):
 
 
 def _reduce__ring_cost(C, M, N):
-    return (M, M, (M*(-1 + N)), -2 + C + N, _div(M*(-2 + C + N), C), _div(M*(-2 + C + N), C), -2 + C + N, _div(M*(-2 + C + N), C), _div(M*(-2 + C + N), C), )
+    _a0 = C
+    _a1 = M
+    _a2 = N
+    try:
+        _t0 = -2 + _a0 + _a2
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((_t0*_a1), _a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, _t1, _t0, _t1, _t1, )
 
 
 def _reduce__ring_checks(C, M, N):
@@ -302,7 +956,21 @@ def _reduce__ring_checks(C, M, N):
 
 
 def _broadcast__binomial_any_cost(M, N):
-    return (max((M*_ceil_log2(N)), (M*(-1 + max(1, _ceil_log2(-1 + N))))), M, (M*(-1 + N)), _ceil_log2(N), (M*_ceil_log2(N)), 0, _ceil_log2(N), (M*_ceil_log2(N)), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = (_t0*_a0)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -1 + _a1
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    return (max(_t1, (_a0*(-1 + max(1, _ceil_log2(_t2))))), _a0, (_t2*_a0), _t0, _t1, 0, _t0, _t1, )
 
 
 def _broadcast__binomial_any_checks(M, N):
@@ -310,7 +978,82 @@ def _broadcast__binomial_any_checks(M, N):
 
 
 def _reduce__ring_segmented_cost(K, M, N):
-    return (max(M + min(((-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))), max(0, M + (-1*min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))), M + (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))))), max((-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min((min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))), max(0, M + (-1*min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))))) + (-1*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))) + (2*M), (M + (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))))) if (N == 2) else M + (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min((min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))), max(0, M + (-1*(-1 + N)*min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))))))), M + (-1*max(0, M + (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + (-1*min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))*_floor(_div(M, min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))))) + (-1*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))) + (M*N) + (-2*min(K, _ceiling(_div(M, 2*N)))*_floor(_div(M, min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))), -1 + (-1*min(2, max(0, 2 + (-1*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))) + _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))))) + (N*min(_ceiling(_div(M, min(K, _ceiling(_div(M, 2*N))))), _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))) + _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))), M + (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))))) + (-1*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))) + (N*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))), (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))))) + (N*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))), -1 + (-1*min(2, max(0, 2 + (-1*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))) + _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))))) + (N*min(_ceiling(_div(M, min(K, _ceiling(_div(M, 2*N))))), _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))) + _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))), M + (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))))) + (-1*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))) + (N*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))), (-1*max(0, (-1*(-2 + _ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))*min(K, _ceiling(_div(M, 2*N)))) + min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N)))))) + (N*min(M, (min(K, _ceiling(_div(M, 2*N)))*_ceiling(_div(max((2*N), _ceiling(_div(M, min(K, _ceiling(_div(M, 2*N)))))), N))))), )
+    _a0 = K
+    _a1 = M
+    _a2 = N
+    try:
+        _t0 = (2*_a2)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = min(_a0, _ceiling(_div(_a1, _t0)))
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = _ceiling(_div(_a1, _t1))
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _ceiling(_div(max(_t0, _t2), _a2))
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    try:
+        _t4 = (_t1*(-2 + _t3))
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+    try:
+        _t5 = (_t1*_t3)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+    try:
+        _t6 = max(0, _a1 + (-1*_t5))
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+    try:
+        _t7 = min(_a1, _t5)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+    try:
+        _t8 = (-1*_t7)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+    try:
+        _t9 = (-1*max(0, (-1*_t4) + (-1*_t8)))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+    try:
+        _t10 = _t9 + _a1
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+    try:
+        _t11 = (-1*_a1)
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+    try:
+        _t12 = _div(_a1, _t5)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+    try:
+        _t13 = _floor(_t12)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+    try:
+        _t14 = -1 + (-1*min(2, max(0, 2 + _t2 + (-1*_t3)))) + (_a2*min(_t2, _t3)) + _ceiling(_t12)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+    try:
+        _t15 = (_t7*_a2)
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+    try:
+        _t16 = _t10 + _t15 + _t8
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+    try:
+        _t17 = _t15 + _t9
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+    return (max(_t10, _a1 + min(_t4, _t6)), max((-1*_t7) + (-1*max(0, (-1*_t4) + min(_t5, _t6))) + (2*_a1), (_t10 if (_a2 == 2) else _a1 + (-1*max(0, (-1*_t4) + min(_t5, max(0, _a1 + (-1*_t5*(-1 + _a2)))))))), (-1*_t11) + (-1*_t7) + (-1*max(0, (-1*_t11) + (-1*_t4) + (-1*_t13*_t5))) + (_a1*_a2) + (-2*_t1*_t13), _t14, _t16, _t17, _t14, _t16, _t17, )
 
 
 def _reduce__ring_segmented_checks(K, M, N):
@@ -318,7 +1061,25 @@ def _reduce__ring_segmented_checks(K, M, N):
 
 
 def _reduce__ring_gather_cost(M, N):
-    return (M, _div(2*M*(-1 + N), N), _div(M*(1 + N)*(-1 + N), N), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), (2*(-1 + N)), _div(2*M*(-1 + N), N), _div(M*(-1 + N), N), )
+    _a0 = M
+    _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+    try:
+        _t1 = _div((2*_t0), _a1)
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+    try:
+        _t2 = -2 + (2*_a1)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+    try:
+        _t3 = _div(_t0, _a1)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+    return (_a0, _t1, _div((_t0*(1 + _a1)), _a1), _t2, _t1, _t3, _t2, _t1, _t3, )
 
 
 def _reduce__ring_gather_checks(M, N):

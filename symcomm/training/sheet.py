@@ -281,15 +281,15 @@ def plan_of(target: Subject, scale: int, in_bytes: bool, values: dict, times: di
         counted = [sym for sym, _ in coefficients] if times else []
         axes = []
         for axis, _, cost in (_axis_parts(target, scale, in_bytes) if target.terms else ()):
+            # each count's constant by its position among the times given (summed_time's weights)
             axes.append((axis or "all", len(cost.coefficients) if times else 0,
-                         tuple((timed.get(sym), sym in _PER_MESSAGE) for sym, _ in cost.coefficients)))
+                         tuple(timed.get(sym) for sym, _ in cost.coefficients)))
             counted += [sym for sym, _ in cost.coefficients] if times else []
         if all(sym in position for sym in symbols) and all(sym in timed for sym in counted):
             plan = Plan(held=(tuple(values), tuple(times)), function=function,
                         arguments=tuple(position[sym] for sym in symbols), bounds=bounds,
                         fields=tuple((k, k in ("alpha", "alpha_inter")) for k, _ in fields),
-                        time_counts=tuple((timed[sym], sym in _PER_MESSAGE) for sym, _ in coefficients)
-                        if times else (),
+                        time_counts=tuple(timed[sym] for sym, _ in coefficients) if times else (),
                         extras=tuple(k for k, _ in extras), axes=tuple(axes), stage_at=position.get(S.p),
                         value_names=tuple(_CLI_NAME[sym] for sym in values))
     if len(cache) >= 64:
@@ -322,13 +322,13 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
     if not _EXACT_TYPES.issuperset(map(type, got)):     # a truth value or a float: no exact answer here
         raise NotExact("not an exact number")
     # (a whole Fraction is left as it is: every reader below words it as the int it equals, as plain does)
-    (f0, f1), (c0, _), (e0, e1), *rest = plan.bounds
+    (f0, f1), (c0, c1), (e0, e1), *rest = plan.bounds
     # the cost's fields as the general path holds them (counts × bytes per element but α), then the time
     out = {key: number if per_message else number * scale for (key, per_message), number in zip(plan.fields, got[f0:f1])}
     weights = den = None
     if times:
         weights, den = _weights_of(times, list(exact_times.values()), scale)
-        out["time"] = summed_time((at for at, _ in plan.time_counts), got[c0:], weights, den)
+        out["time"] = summed_time(plan.time_counts, got[c0:c1], weights, den)
     extras = {key: plain(number) for key, number in zip(plan.extras, got[e0:e1])}
     rows = {}
     if target.terms:
@@ -338,10 +338,10 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
         where = _stages_at(target, scale, in_bytes, stage if type(stage) is int else None)
         axes, at = {}, a0
         for (name, counts, constants), stage_word in zip(plan.axes, where):
-            row = {"send": plain(got[at] * scale), "stage": stage_word}
-            if times:
-                time = summed_time((i for i, _ in constants), got[at + 1: at + 1 + counts], weights, den)
-                row["time"] = time if type(time) is float else plain(time)
+            send = got[at] * scale
+            row = {"send": send if type(send) is int else plain(send), "stage": stage_word}
+            if times:       # summed_time gives the time as shown: an int or a float
+                row["time"] = summed_time(constants, got[at + 1: at + 1 + counts], weights, den)
             at += 1 + counts
             axes[name] = row
         rows["axes"] = axes

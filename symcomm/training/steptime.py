@@ -452,7 +452,7 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""
     plan = _report_plan(run_bytes, hybrid_options, own_options)
-    got = plan.evaluator.float(**with_absent_constants(dict(zip(values, map(float, values.values())))))
+    got = plan.evaluator.float_at(with_absent_constants(values))      # every value a Python number: floats there
     # the bundle's {name: value} in one pass; float(): a constant quantity's int, a numpy fallback's float64
     number = dict(zip(plan.names, map(float, got)))
     check_finite(number)

@@ -29,7 +29,8 @@ from ..base import memo
 from ..base.errors import InputError
 from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
-from ..numbers.evaluation import Formulas, exact_numbers, held_numbers, python_numbers
+from ..numbers.evaluation import (Formulas, bound_numbers, exact_numbers, held_numbers, is_warm, positional,
+                                  python_numbers)
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -170,14 +171,17 @@ class Subject:
     def problems(self, values: Mapping[sp.Symbol, object]) -> list[str]:
         """One line per value this subject cannot take (a power-of-two group, divisibility...), in
         the order of :attr:`rules`; a rule whose symbols are not all given is not checked."""
-        if all(isinstance(val, sp.Basic) for val in values.values()):
-            numbers = held_numbers(values)    # bound values (SymPy's numbers): converted once, shared with the answer
-        else:
-            values = {sym: val if isinstance(val, sp.Basic) else sp.sympify(val, strict=True)
-                      for sym, val in values.items()}
-            numbers = python_numbers(values)
+        # the binding's own conversion of the values it bound (SymPy's numbers), shared with the answer
+        numbers = bound_numbers(values)
         if numbers is None:
-            return problems(self.rules, values)
+            if all(isinstance(val, sp.Basic) for val in values.values()):
+                numbers = held_numbers(values)
+            else:
+                values = {sym: val if isinstance(val, sp.Basic) else sp.sympify(val, strict=True)
+                          for sym, val in values.items()}
+                numbers = python_numbers(values)
+            if numbers is None:
+                return problems(self.rules, values)
         # found by the identities of the names given (the binding's symbols, held in the entry: no id reused), not
         # by hashing each symbol into a frozenset on every call
         by_ids = memo.table(self, "_rule_exprs_by_ids")
@@ -185,9 +189,22 @@ class Subject:
         if held is None:
             if len(by_ids) >= 256:
                 by_ids.clear()
-            held = by_ids[ids] = (tuple(numbers), *self._rule_exprs(frozenset(numbers)))
-        _, checked, exprs = held
-        got = iter(exact_numbers(exprs, numbers) if exprs else ())
+            held = by_ids[ids] = [tuple(numbers), *self._rule_exprs(frozenset(numbers)), None]
+        _, checked, exprs, call = held
+        if call is None and exprs and is_warm(exprs):
+            # from the rules' second use (the compiled code's own rule): their compiled exact code with its
+            # arguments as positions among the names given, so a call hashes no symbol
+            call = held[3] = positional(exprs, held[0]) or False
+        got = ()
+        if call:
+            point = list(numbers.values())
+            try:
+                got = call[0](*[point[i] for i in call[1]])
+            except (ArithmeticError, TypeError, ValueError, NameError):
+                got = None      # no exact value here: exact_numbers' own path (SymPy's where it must)
+        if got is None or (exprs and not call):
+            got = exact_numbers(exprs, numbers)
+        got = iter(got)
         out: list[str] = []
         for rule in checked:      # a rule whose symbols are not all given is not checked
             x = next(got)

@@ -155,7 +155,7 @@ def _input_helpers() -> str:
 
     from ...base import inputs as I
 
-    functions = (I._bound_text, I._show, I._factor, I._not_a_number, I.parse_fraction, I._short)
+    functions = (I._bound_text, I._show, I._factor, I._not_a_number, I.parse_fraction, I._bounded, I._short)
     # the module-level constants those functions read, found from their code (not listed by hand, so
     # a constant added to inputs.py comes along)
     used = sorted({name for fn in functions for name in _names_read(fn.__code__)

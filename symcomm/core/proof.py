@@ -148,9 +148,9 @@ def _checked(claim) -> Proof:
         if got is None:
             got = sp.limit(expr.rewrite(sp.log), claim.var, claim.point)
         want = sp.sympify(claim.value, strict=True)
-        # the limit (read off the leading terms, or as SymPy returns it), equal to the value outright or once cancelled (a rational function
-        # of the rest: cancel's 0 is a proof); simplify (and the sympy.physics.units it imports, a third of a
-        # second) only for what neither settles
+        # the limit (read off the leading terms, or as SymPy returns it), equal to the value outright or once
+        # cancelled (a rational function of the rest: cancel's 0 is a proof); simplify (and the sympy.physics.units
+        # it imports, a third of a second) only for what neither settles
         ok = got == want or (got.is_finite is not False and sp.cancel(got - want) == 0)
         if not ok:
             got = sp.simplify(got)

@@ -333,6 +333,12 @@ def _nonnegative_sum(expr: sp.Expr, naturals, depth: int) -> bool:
             num = -num
         else:
             return False
+    if num.is_Mul:
+        # a positive factor leaves the sign as it is: the rest is tried alone first (a claim's common b·h·s, each
+        # (i + 1) once rewritten, multiplies the terms to expand and to step through); the whole after, as before
+        rest = [factor for factor in num.args if not factor.is_positive]
+        if len(rest) < len(num.args) and _nonnegative_sum(sp.Mul(*rest), naturals, depth):
+            return True
     num = sp.expand(num, power_exp=True)
     # term by term first: the whole sum's sign is SymPy's costliest question, asked only where a term is not
     if all(term.is_nonnegative for term in sp.Add.make_args(num)) or num.is_nonnegative:

@@ -210,7 +210,7 @@ def _rational_limit(expr: sp.Expr, var: sp.Symbol, point) -> sp.Expr | None:
     ring), left to ``sympy.limit``, which takes five to ten times as long on these."""
     if point != sp.oo or not expr.is_rational_function(var):
         return None
-    # what is free of var (a log₂N as M → ∞) is a constant: a symbol of its own, so the coefficients stay polynomials
+    # what is free of var (a log₂N as M → ∞) is a constant: a symbol of its own, the coefficients stay polynomials
     constants = {part: sp.Dummy() for part in expr.atoms(sp.Function) if not part.has(var)}
     num, den = sp.together(expr.xreplace(constants)).as_numer_denom()
     try:

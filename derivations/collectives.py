@@ -49,8 +49,10 @@ def optimality_claims(alg) -> list:
             continue
         if POW2 in alg.requires:  # ⌈log₂N⌉ = log₂N when N is a power of two
             want = want.subs(S.log2_ceil(N), S.log2(N))
-        # the same expression attains the bound outright (factor(cancel(0)) is 0, without the rational algebra)
-        excess = sp.Integer(0) if got == want else sp.factor(sp.cancel(got - want))
+        # the same expression attains the bound outright (0, without the rational algebra); factor alone writes the
+        # excess as factoring after cancel did, for every algorithm here (tests/derivations/test_collectives.py), at a
+        # third of the cost
+        excess = sp.Integer(0) if got == want else sp.factor(got - want)
         label = f"{alg.primitive}/{alg.name}: {word} term"
         if alg.name == "in_network":
             # the point-to-point bounds do not bind a switch that adds; only β is compared

@@ -20,6 +20,7 @@ from symcomm.training import flops, stages
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
 from symcomm.core.proof import AtLeast, Claim, Limit
+from symcomm.core.rewrite import at, rebuilt
 from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.training import compute
@@ -30,6 +31,13 @@ from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c
                                   hbm, kappa, m, p, peak, peak_fp8, s, t, v, w_half)
 
 from . import published
+
+
+def _put(expr, values: dict) -> sp.Expr:
+    """``expr.subs(values)`` for symbols whose values hold none of them: one simultaneous pass, each distinct subtree
+    rebuilt once (``subs`` walks the step model's tree once per symbol, a tenth of a second for this chapter), the
+    same tree."""
+    return rebuilt(sp.sympify(expr, strict=True), values, {})
 
 B = sp.Symbol("B", integer=True, positive=True)          # sequences in the batch counted
 GPT = {F: 4 * h, h_kv: h}                                  # GPT: FFN 4h, multi-head attention
@@ -136,7 +144,7 @@ MLA_CORE = Derivation(
                   flops.attention_core(B, s), name="MLA's core with heads as wide as multi-head attention's "
                                                    "(a(d_nope + d_rope) = a·d_v = h) is the 4Bs²h of multi-head attention",
                   source=flops.DEEPSEEK_V2_MLA),
-            Claim(flops.attention_projections(1, 1, "mla").subs(MLA_V3), 2 * 187_105_280,
+            Claim(at(flops.attention_projections(1, 1, "mla"), MLA_V3), 2 * 187_105_280,
                   name="DeepSeek-V3's MLA projections: 2 × 187,105,280 FLOPs per token and layer (W^DQ 11,010,048, "
                        "W^UQ 37,748,736, W^DKV 4,128,768, W^UKV 16,777,216, W^O 117,440,512 multiply-adds); "
                        "Megatron-Bridge flop_utils.py (commit 4a3f2c2e) counts these plus the two latent norms",
@@ -182,6 +190,7 @@ _MAX = sp.Max(p * v - 2, 1)
 MID = stages.middle_chunk_layers("interleaved").xreplace({_MAX: p * v - 2})      # where middle chunks exist
 STAGE = {kind: stages.stage_layers("first_last", "interleaved", kind).xreplace({_MAX: p * v - 2})
          for kind in stages.KINDS}
+_EQUAL_ENDS = {L_first: L / (p * v), L_last: L / (p * v)}      # the even split's chunks at both ends
 MEGATRON_SPLIT = ("Megatron-LM megatron/core/transformer/transformer_block.py, get_num_layers_to_build, and "
                   "megatron/core/transformer/pipeline_parallel_layer_layout.py (NVIDIA/Megatron-LM at "
                   "d98e8a64ddf34856e74b24714e3bedb2f5a39553)")
@@ -199,10 +208,10 @@ UNEVEN = Derivation(
             Claim(STAGE["first"] + (p - 2) * STAGE["middle"] + STAGE["last"], L,
                   name="the stages of a first/last split hold the L layers: first + (p − 2)·middle + last = L",
                   source=MEGATRON_SPLIT),
-            Claim(STAGE["last"].subs({L_first: L / (p * v), L_last: L / (p * v)}), L / p,
+            Claim(_put(STAGE["last"], _EQUAL_ENDS), L / p,
                   name="with L_first = L_last = L/(p·v) an end stage holds L/p layers, as the even split",
                   source=MEGATRON_SPLIT),
-            Claim(STAGE["middle"].subs({L_first: L / (p * v), L_last: L / (p * v)}), L / p,
+            Claim(_put(STAGE["middle"], _EQUAL_ENDS), L / p,
                   name="and so does a middle stage: the even split is the first/last split of equal chunks",
                   source=MEGATRON_SPLIT)))
 
@@ -372,18 +381,18 @@ GEMM_CLASSES = Derivation(
                        "ones add up to its forward FLOPs"),
             Claim(_gemms_forward(False, False), flops.layer_forward(1, s, gated=False) / t,
                   name="so do a plain MLP layer's"),
-            Claim(_micro(_FULL).subs({w_half: 0, eta_attn: eta}), TODAY_FULL + FLASH_EXTRA + MEGATRON_LOSS
+            Claim(_put(_micro(_FULL), {w_half: 0, eta_attn: eta}), TODAY_FULL + FLASH_EXTRA + MEGATRON_LOSS
                   + MEGATRON_WGRAD,
                   name="with w_half = 0 and η_attn = η the micro-batch's compute is the shape-independent model's: "
                        "hardware FLOPs with the causal half of the attention core (flash attention) / (peak·η), the "
                        "core's backward 5/2 of its forward, plus κ passes over the activations, plus Megatron's "
                        "cross-entropy passes (52 bytes per logit) and its weight gradients accumulated in place "
                        "(6 bytes per weight element)"),
-            Claim(_micro(_FP8).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
+            Claim(_put(_micro(_FP8), {peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL), (2 * _X + _W8 + _DY) / hbm,
                   name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
                        "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "
                        "parts that add up"),
-            Claim(_micro(_ROWWISE).subs({peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL),
+            Claim(_put(_micro(_ROWWISE), {peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL),
                   ((2 * 5 + 3 + 4) * _X_EL + (3 + 7 + 4) * _W_EL + (5 + 3) * _DY_EL) / hbm,
                   name="torchao float8 rowwise at the bf16 rate differs from the bf16 run by what torchao's roofline "
                        "counts for its casts (X 5 bytes per element forward, twice under full recompute, and 3 "

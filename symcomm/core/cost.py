@@ -54,14 +54,17 @@ def _subs(expr, mapping, memo: dict | None = None) -> sp.Expr:
 
 
 def _tidy(expr) -> sp.Expr:
-    # cancel + factor: the one normal form the tables need, at a fraction of simplify's cost
+    # factored: the one normal form the tables need, at a fraction of simplify's cost
     return _tidied(sp.sympify(expr, strict=True))
 
 
 @functools.lru_cache(maxsize=4096)
 def _tidied(expr: sp.Expr) -> sp.Expr:
-    # once per expression: a composed cost's fields repeat one another (send, recv, β), 88 asked, 31 distinct
-    return sp.factor(sp.cancel(expr))
+    # once per expression: a composed cost's fields repeat one another (send, recv, β), 88 asked, 31 distinct.
+    # factor alone: it factors numerator and denominator over one denominator, and a factor they share cancels in
+    # the product, so cancelling first gave the same trees for every composition of the catalog (held by
+    # tests/collectives/test_algorithms.py) at three times the cost
+    return sp.factor(expr)
 
 
 def _frozen(mapping: Mapping[sp.Symbol, sp.Expr]) -> tuple[tuple[sp.Symbol, sp.Expr], ...]:

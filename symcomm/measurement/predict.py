@@ -48,7 +48,12 @@ def predict_op(prof: Profile, primitive: str, n: int, m: int, item: int = ITEM) 
     from ..collectives.profiles import algorithm_under
 
     values = {S.N: n, S.M: m}
-    impl, rule = algorithm_under(prof, primitive, values, item)
+    if prof.segment is not None:
+        # K as the profile decides it, a number beside N and M: a segmented ring's Min and ceilings evaluated once
+        # at the point, the same numbers as after algorithm_under's symbolic K (a tenth of a second of SymPy for
+        # the chapter "Model vs reality", for a form no one reads here)
+        values[S.K] = prof.segment(item)
+    impl, _ = algorithm_under(prof, primitive, values, item)
     cost = impl.cost
     rooted = primitive in ROOTED
     if rooted and cost.root is not None:

@@ -31,3 +31,16 @@ def test_every_min_and_max_of_the_catalog_is_its_own_evaluation():
     for node, key in seen.items():
         evaluated = node.func(*node.args)
         assert sp.srepr(evaluated) == sp.srepr(node), f"{key}: {node} evaluates to {evaluated}"
+
+
+def test_every_composed_field_is_factored_as_cancelled_first():
+    # a composition's fields are tidied by sympy.factor alone (core.cost._tidied); factoring after cancel, as before,
+    # must give the same tree for every composition of the catalog, so every formula, claim and page is unchanged
+    from symcomm.core.cost import Cost, _tidied
+
+    composed = [alg for alg in ALGORITHMS.values() if alg.closed_form is None]
+    assert len(composed) >= 10
+    for alg in composed:
+        for part in _parts(Cost.sum(phase.cost for phase in alg.phases)):
+            part = sp.sympify(part)
+            assert sp.srepr(_tidied(part)) == sp.srepr(sp.factor(sp.cancel(part))), f"{alg.key}: {part}"

@@ -112,3 +112,23 @@ def test_a_claim_stated_twice_is_proved_once_and_each_proof_names_its_own_claim(
     assert one.detail == two.detail
     assert after.hits - before.hits >= 1            # the second statement was not proved again
     assert after.misses - before.misses <= 2        # at most the first and the wrong one were proved
+
+
+def test_a_rational_identity_that_expanding_leaves_proves_and_a_false_one_fails():
+    # (N² − 1)/(N − 1) = N + 1 (difference of squares): expand leaves the fraction, cancelling settles it, in any
+    # domain (the power-of-two one included: a rational function zero on infinitely many N is zero)
+    assert prove(Claim((N ** 2 - 1) / (N - 1), N + 1))
+    assert prove(Claim((N ** 2 - 1) / (N - 1), N + 1, domain=POWER_OF_TWO))
+    proof = check(Claim((N ** 2 - 1) / (N - 1), N))
+    assert not proof and "simplifies to 1" in proof.detail
+
+
+def test_limits_of_rational_functions_from_their_leading_terms():
+    # (a·x² + x)/(b·x² + 1) → a/b, (x + 1)/x² → 0 as x → ∞ (the leading terms); x²/(x + 1) grows without bound
+    x = sp.Symbol("x", positive=True)
+    a, b = sp.Symbol("a", positive=True), sp.Symbol("b", positive=True)
+    assert prove(Limit((a * x ** 2 + x) / (b * x ** 2 + 1), a / b, var=x))
+    assert not check(Limit((a * x ** 2 + x) / (b * x ** 2 + 1), a, var=x))
+    assert prove(Limit((x + 1) / x ** 2, 0, var=x))
+    assert prove(Limit(x ** 2 / (x + 1), sp.oo, var=x))
+    assert not check(Limit(x ** 2 / (x + 1), 1, var=x))

@@ -25,9 +25,13 @@ file is the only place that reads SYMCOMM_CI: tests call :func:`absent` (or carr
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.util
+import io
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -121,3 +125,17 @@ def pytest_runtest_setup(item):
     if item.get_closest_marker("wheel") is not None and not (IN_CI or os.environ.get("SYMCOMM_WHEEL") == "1"):
         # opt-in, not a missing tool: a wheel and a venv from the registry take minutes
         pytest.skip("builds a wheel and a venv: set SYMCOMM_WHEEL=1 (CI sets SYMCOMM_CI=1)")
+
+
+def symcomm_command(*argv: str, entry: str = "symcomm", cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m <entry> ARGV`` answered by that module's ``main`` in this process: its exit status and what it
+    printed, as the CompletedProcess a subprocess gives (an exception that escapes ``main`` fails the test).  A
+    process per call paid ~1 s of CPU for importing the package and SymPy again, for nothing its test checks; the exit
+    of a real process (status 2, no traceback) is tested where it is the subject:
+    tests/commands/test_cli.py::test_console_script_has_no_traceback."""
+    main = importlib.import_module(entry if entry != "symcomm" else "symcomm.__main__").main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            (contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext()):
+        code = main(list(argv))
+    return subprocess.CompletedProcess(["python", "-m", entry, *argv], code, out.getvalue(), err.getvalue())

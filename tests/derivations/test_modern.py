@@ -3,12 +3,12 @@
 step time on the command line."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from symcomm.derivations import modern
+
+from conftest import symcomm_command
 
 
 def test_every_run_is_in_scope_and_binds_or_says_why():
@@ -56,8 +56,8 @@ def test_an_even_split_needs_no_split_words():
 def test_the_typed_command_gives_the_fits_number(run_id, tmp_path):
     run = next(r for r in modern.runs() if r["id"] == run_id)
     words = modern.command(run).split()[1:]            # symcomm eval hybrid --model ... --hardware ... KEY=VALUE
-    out = subprocess.run([sys.executable, "-m", "symcomm", *words, "--json"], capture_output=True, text=True,
-                         check=True, cwd=tmp_path)
+    out = symcomm_command(*words, "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
     typed = json.loads(out.stdout)["step_time"]
     bound = float(modern.inputs(run, fitting=False).quantities()["step_time"])
     assert typed == pytest.approx(bound, rel=1e-12)

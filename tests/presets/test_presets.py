@@ -1,8 +1,6 @@
 """Presets against their published figures, Φ against hand counts, config.json, eval --model/--hardware."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +8,8 @@ import pytest
 from symcomm import presets
 from symcomm.base.errors import InputError
 from symcomm.commands.main import main
+
+from conftest import symcomm_command
 
 
 def rel(x, y):
@@ -390,7 +390,7 @@ def test_h100_gt_bounds_its_peak_by_the_datasheets_nvl_and_sxm_columns():
 
 
 def _eval(*words):
-    return subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B, *words], capture_output=True, text=True)
+    return symcomm_command(*HYBRID_8B, *words)
 
 
 def test_eval_on_a_bounded_peak_needs_a_typed_one_and_a_typed_peak_wins_everywhere():
@@ -419,8 +419,7 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
         assert got["of"] == "h100" and got["runs"] == expected["runs"]
         assert (got["mean"], got["max"], got["signed_mean"]) == (expected["mean"], expected["max"],
                                                                   expected["signed_mean"])
-    text = subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B[:-1], "--hardware", "a100"],
-                          capture_output=True, text=True).stdout
+    text = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100").stdout
     a100 = stored["a100"]["step_time"]["errors"]["leave_one_out"]
     assert f"off by       typically {100 * a100['mean']:.0f} %, up to {100 * a100['max']:.0f} %" in text
     h100 = presets.hardware("h100")
@@ -430,8 +429,7 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
                 "step_time": {"eta": 0.8, "kappa": 5}}
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(document))
-    mine = subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B[:-1], "--hardware", str(path)],
-                          capture_output=True, text=True)
+    mine = symcomm_command(*HYBRID_8B[:-1], "--hardware", str(path))
     assert mine.returncode == 0, mine.stderr
     assert "off by       unknown: these constants record no fit error" in mine.stdout
 

@@ -1,8 +1,6 @@
 """One micro-batch's compute (symcomm.training.compute): the GEMM widths' efficiency, the FP8 recipes and their
 casts, counted by hand on a small shape; fp8_param_gather's 1-byte all-gathers."""
 
-import subprocess
-import sys
 
 import pytest
 import sympy as sp
@@ -13,6 +11,8 @@ from symcomm.numbers.evaluation import exact
 from symcomm.training import compute, settings, steptime
 from symcomm.training.subjects import subject
 from symcomm.training.terms import cost_in_bytes_of
+
+from conftest import symcomm_command
 
 # a small shape: one layer, MHA, plain MLP, one GPU, one sequence of 2 tokens in one micro-batch
 SHAPE = {"h": 4, "h_kv": 4, "a": 2, "F": 8, "V": 16, "s": 2, "L": 1, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1}
@@ -85,9 +85,8 @@ def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
         assert dict(presets.hardware(name).attention_shares)["fa2"] == pytest.approx(by_hand, abs=5e-4), name
     assert "eta_fa2" not in presets.hardware("h100").compute_values("bf16")
     # A100: no single published figure (FlashAttention-2's own paper gives 50-73 %): refused, in one line
-    run = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "llama3-8b", "--hardware",
-                          "a100", "t=1", "p=1", "d=8", "c=1", "b=16", "m=2", "s=4096", "attention_kernel=fa2"],
-                         capture_output=True, text=True, timeout=300)
+    run = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "a100", "t=1", "p=1", "d=8", "c=1",
+                          "b=16", "m=2", "s=4096", "attention_kernel=fa2")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "attention_shares fa2" in run.stderr and "attention_kernel=fused" in run.stderr
 
@@ -338,8 +337,7 @@ def test_hardware_gives_fp8_constants_or_refuses():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "symcomm.commands.main", *args], capture_output=True, text=True,
-                          timeout=120)
+    return symcomm_command(*args, entry="symcomm.commands.main")
 
 
 LAYOUT = ("t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192")

@@ -7,6 +7,8 @@ from symcomm.base.errors import InputError
 from symcomm.derivations import modern
 from symcomm.training import settings, steptime
 
+from conftest import symcomm_command
+
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
 # b = 2 sequences of s = 32 tokens on d = m = c = 1: 64 tokens in the micro-batch; V = 1000
 TINY = {**NO_COMM, "h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 10**6, "e": 1, "v": 1,
@@ -121,15 +123,13 @@ def test_torchtitan_runs_compile_their_loss_only_where_the_commit_does():
 
 
 def test_eval_says_only_the_larger_of_logits_and_recompute_counts():
-    import subprocess
-    import sys
-
     words = ["--hardware", "h100", "h=64", "L=4", "a=4", "h_kv=64", "F=256", "V=1000", "s=32", "t=1", "p=1", "d=1",
              "c=1", "b=2", "m=1", "Phi=1e6", "embeddings=1", "gated=0"]
 
     def memory_line(recompute):
-        out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *words, f"recompute={recompute}"],
-                             capture_output=True, text=True, check=True).stdout
+        run = symcomm_command("eval", "hybrid", *words, f"recompute={recompute}")
+        assert run.returncode == 0, run.stderr
+        out = run.stdout
         return next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
     # full recompute: logits (6 × 64 × 1000 = 375 KiB) and the working set (34·32·2·64 = 136 KiB) both shown
     assert memory_line("full").endswith("; of logits and recompute only the larger counts)")
@@ -137,15 +137,13 @@ def test_eval_says_only_the_larger_of_logits_and_recompute_counts():
 
 
 def test_eval_names_both_sides_under_fsdp2():
-    import subprocess
-    import sys
-
     # fsdp2 adds the LM head's kept inputs to the loss side and its gradient to the backward side
     # (memory.LOSS_SIDE, memory.BACKWARD_SIDE): the line names both sums
     words = ["--hardware", "h100", "h=64", "L=4", "a=4", "h_kv=64", "F=256", "V=1000", "s=32", "t=1", "p=1", "d=1",
              "c=1", "b=2", "m=1", "Phi=1e6", "embeddings=1", "gated=0", "framework=fsdp2", "zero=3",
              "recompute=full"]
-    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *words],
-                         capture_output=True, text=True, check=True).stdout
+    run = symcomm_command("eval", "hybrid", *words)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
     line = next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
     assert line.endswith("; of logits + head_inputs and recompute + head_gradient only the larger counts)")

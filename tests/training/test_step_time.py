@@ -3,8 +3,6 @@ data-parallel overlap, the published runs, the fit, and `symcomm eval hybrid --h
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +10,8 @@ import sympy as sp
 
 from symcomm.training import steptime
 from symcomm.presets import hardware
+
+from conftest import symcomm_command
 
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
 TINY = {"h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 1000, "e": 1, "v": 1}
@@ -216,7 +216,7 @@ def test_selective_recompute_adds_the_attention_core_and_full_a_forward():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "symcomm.commands.main", *args], capture_output=True, text=True, timeout=120)
+    return symcomm_command(*args, entry="symcomm.commands.main")
 
 
 def test_eval_hybrid_reports_the_step_in_seconds_and_bytes():

@@ -9,6 +9,7 @@ planner and its kernel interpreter load no SymPy; only the command layer prints 
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -55,8 +56,15 @@ def _unit(module: str) -> str:
     raise AssertionError(f"{module} is in no wing of ARCHITECTURE.md")
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    """One file's syntax tree, parsed once for all the checks below (five of them read every file; the generated
+    modules are megabytes of Python)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(path: Path, module: str) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out = set()
     for node in ast.walk(tree):
@@ -88,8 +96,10 @@ def _is_module(name: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
+@functools.lru_cache(maxsize=None)
 def _module_graph() -> dict[str, set[str]]:
-    """module → the symcomm modules it imports (a package's own face counts as a module)."""
+    """module → the symcomm modules it imports (a package's own face counts as a module); built once, read by four
+    checks (none changes it)."""
     files = list((ROOT / "symcomm").rglob("*.py")) + list((ROOT / "derivations").rglob("*.py"))
     files += [ROOT / "templates" / "__init__.py", ROOT / "build_docs.py"]
     graph: dict[str, set[str]] = {}
@@ -226,7 +236,7 @@ def _speaks(node) -> str | None:
     return None
 
 
-def _places_in(rel: str, source: str) -> list[tuple[str, str, int, str]]:
+def _places_in(rel: str, tree: ast.Module) -> list[tuple[str, str, int, str]]:
     """(file, enclosing function or <module>, line, what) for every print / stream / argv use of one file
     outside the command layer."""
     if any(rel == place or (place.endswith("/") and rel.startswith(place)) for place in COMMAND_MODULES):
@@ -242,7 +252,7 @@ def _places_in(rel: str, source: str) -> list[tuple[str, str, int, str]]:
                 found.append((rel, ".".join(inner) or "<module>", child.lineno, what))
             visit(child, inner)
 
-    visit(ast.parse(source), [])
+    visit(tree, [])
     return found
 
 
@@ -250,7 +260,7 @@ def test_only_the_command_layer_prints_or_parses_argv():
     files = sorted((ROOT / "symcomm").rglob("*.py")) + sorted((ROOT / "derivations").rglob("*.py"))
     files.append(ROOT / "build_docs.py")
     found = [place for path in files
-             for place in _places_in(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))]
+             for place in _places_in(path.relative_to(ROOT).as_posix(), _tree(path))]
     assert found == [], "the library returns values; a command prints them (ARCHITECTURE.md)"
 
 
@@ -260,12 +270,13 @@ def test_the_print_check_is_not_blind():
     source = ("import sys\ndef f():\n    print(1)\ndef g(stream=sys.stderr):\n    pass\n"
               "def h():\n    return sys.argv\ndef cmd_x():\n    def inner():\n        print(2)\n"
               "def main(argv):\n    return parser.parse_args(argv)\n")
-    assert _places_in("symcomm/x.py", source) == [("symcomm/x.py", "f", 3, "print()"),
+    tree = ast.parse(source)
+    assert _places_in("symcomm/x.py", tree) == [("symcomm/x.py", "f", 3, "print()"),
                                                   ("symcomm/x.py", "g", 4, "sys.stderr"),
                                                   ("symcomm/x.py", "h", 7, "sys.argv"),
                                                   ("symcomm/x.py", "cmd_x.inner", 10, "print()")]
-    assert _places_in("symcomm/commands/main.py", source) == []
-    assert _places_in("symcomm/commands/calibrate.py", source) == []
+    assert _places_in("symcomm/commands/main.py", tree) == []
+    assert _places_in("symcomm/commands/calibrate.py", tree) == []
     # every exception listed names a real place, so a stale entry is noticed
     for module in COMMAND_MODULES:
         assert (ROOT / module).is_dir() if module.endswith("/") else (ROOT / module).is_file(), module

@@ -387,10 +387,21 @@ def document():
 def test_json_validates_against_the_shipped_schema(document):
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.Draft202012Validator.check_schema(schema())
-    jsonschema.Draft202012Validator(schema()).validate(document)
+    validator = jsonschema.Draft202012Validator(schema())
+    # every formula record, every tree: a tree equal to an earlier formula's is the same JSON value at the same place
+    # of the schema (#/$defs/node), so it stands validated there and a one-symbol leaf takes its place here (1082
+    # formulas hold 338 distinct trees: 46,507 nodes to walk instead of 129,357; jsonschema walks ~10^4 a second)
+    seen = set()
+
+    def once(record: dict) -> dict:
+        key = json.dumps(record["tree"], sort_keys=True)
+        if key in seen:
+            return {**record, "tree": {"symbol": "N"}}
+        seen.add(key)
+        return record
+    validator.validate({**document, "formulas": [once(record) for record in document["formulas"]]})
     assert len(document["formulas"]) == len(FORMULAS)
     assert document["format_version"] == 2
-    validator = jsonschema.Draft202012Validator(schema())
     one = {**document, "formulas": document["formulas"][:1]}  # small documents: validation is slow
     for field in ("srepr", "tree"):
         broken = json.loads(json.dumps(one))

@@ -450,8 +450,7 @@ def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on
     one = {**got, "checks": {"x": {"mean": 0.1, "max": 0.1, "signed_mean": -0.1, "runs": 1, "hardware": ["a"]}}}
     assert "framework=x on 1 published run never fitted on (a): typically 10 %, up to 10 % (signed mean -10 %)" \
         in presets.step_error_words(one)
-    text = subprocess.run([sys.executable, "-m", "symcomm", *HYBRID_8B[:-1], "--hardware", "h100", "framework=fsdp2",
-                           "zero=3"], capture_output=True, text=True)
+    text = symcomm_command(*HYBRID_8B[:-1], "--hardware", "h100", "framework=fsdp2", "zero=3")
     assert text.returncode == 0, text.stderr
     assert f"framework=fsdp2 on {fsdp2['runs']} published runs never fitted on" in text.stdout
     assert "framework=megatron on" not in text.stdout

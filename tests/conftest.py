@@ -44,33 +44,32 @@ TESTS = Path(__file__).resolve().parent
 
 
 #: the files that hold a worker longest (tens of seconds to minutes each in CI, SYMCOMM_CI=1, on 2 cores), longest
-#: first: the CPU seconds of their tests (the process and the processes it started and reaped) in one CI-mode run
-#: (2026-12-02, after the gloo ranks were forked from one server: tests/tools/cpu_per_test.py; the machine shared,
-#: its wall not comparable).  A rank server outlives the test's own process (it is reaped by whoever adopts it), so
-#: the two measuring files are counted with every process below them (a child subreaper).  Not asserted
-#: anywhere: only the order in which pytest-xdist's --dist loadfile hands whole files to the workers, so that the
-#: long ones start first and the short ones fill in beside them; the rest follow in collection order.  That run's
-#: 2311 tests took 720 s of CPU in all (920 s before): the wall on 2 cores is at least 360 s whatever the order
-#: (the longest file, 199 s, is less than half of it).  A file named here that no longer exists stops the run
-#: (pytest_collection_modifyitems below).
+#: first: the wall seconds their tests held a worker in one quiet CI-mode run (2026-12-02, the merged tree of that day,
+#: load average under 1 before it: tests/tools/cpu_per_test.py's "wall", summed per file; the whole run 456 s on 2
+#: workers, 709 s of CPU).  Wall, not CPU: what the order balances is how long a worker is held, and a browser's or a
+#: rank server's processes (Chromium under chromedriver, the torch ranks forked from one server) hold it without
+#: counting in the worker's CPU (test_site: 48 s CPU, 120 s held).  Not asserted anywhere: only the order in which
+#: pytest-xdist's --dist loadfile hands whole files to the workers, so that the long ones start first and the short
+#: ones fill in beside them; the rest follow in collection order.  The longest file (169 s) is less than half of the
+#: run.  A file named here that no longer exists stops the run (pytest_collection_modifyitems below).
 LONGEST_FIRST = (
-    "integration/test_codegen.py",        # 199 s: three kernel families regenerated with SymPy, the kernels
-                                          # against the model (2026-12-02 later, five families, under a load of
-                                          # 6-10 on 2 cores, after the kernels' build skipped the step ratios:
-                                          # 352 s, the five freshness tests 192 s of it)
-    "integration/test_readme.py",         # 114 s: every README command, the step model's refit (66 s) among them
-                                          # (the same later run: 191 s, the refit 111 s)
-    "planner/test_plan.py",               # 23 s (the same later run: 135 s, so before the wheel)
-    "integration/test_wheel.py",          # 47 s: a wheel, a venv, every subcommand and the docs build against it
-    "integration/test_site.py",           # 28 s and Chromium's own: the page in headless Chromium
-    "integration/test_readme_measure.py", # 26 s: the README's validate: 17 torch ranks (N = 2, 3, 4, 8) forked from
-                                          # one server that imported torch once
-    "integration/test_measure.py",        # 25 s: the gloo harness, its Ctrl-C and killed-parent runs
-    "views/test_export.py",               # 23 s
-    "integration/test_docs.py",           # 19 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
-    "views/test_export_js.py",            # 17 s
-    "training/test_step_time.py",         # 14 s
-    "commands/test_fuzz_cli.py",          # 13 s: the CLI fuzz (1500 examples)
+    "integration/test_codegen.py",        # 169 s: five kernel families regenerated with SymPy, the kernels against
+                                          # the model
+    "integration/test_site.py",           # 120 s (48 s CPU, the rest Chromium's): the page in headless Chromium
+    "integration/test_wheel.py",          # 80 s: a wheel, a venv, every subcommand and the docs build against it
+    "planner/test_plan.py",               # 75 s: the rows' eval commands among them
+    "integration/test_readme.py",         # 70 s: every README command, the step model's refit among them
+    "views/test_export.py",               # 37 s
+    "integration/test_readme_measure.py", # 32 s (1 s CPU here): the README's validate, torch ranks forked from one
+                                          # server that imported torch once
+    "integration/test_measure.py",        # 27 s: the gloo harness, its Ctrl-C and killed-parent runs
+    "views/test_export_js.py",            # 27 s
+    "commands/test_fuzz_cli.py",          # 25 s: the CLI fuzz
+    "integration/test_docs.py",           # 21 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
+    "collectives/test_simulation.py",     # 21 s
+    "training/test_hybridfast.py",        # 20 s
+    "core/test_exprtree.py",              # 19 s
+    "training/test_step_time.py",         # 13 s
 )
 
 

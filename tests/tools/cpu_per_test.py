@@ -1,4 +1,4 @@
-"""CPU seconds per test, the figures behind tests/conftest.py's LONGEST_FIRST.  Not part of the suite: a pytest
+"""CPU and wall seconds per test (LONGEST_FIRST in tests/conftest.py orders by the wall each file holds a worker).
 plugin run by hand, in the project's own mode (xdist workers too: each appends its own lines)::
 
     PYTHONPATH=tests/tools SYMCOMM_CI=1 python -m pytest -p no:cacheprovider -p cpu_per_test

@@ -1,5 +1,5 @@
-"""CPU and wall seconds per test (LONGEST_FIRST in tests/conftest.py orders by the wall each file holds a worker).
-plugin run by hand, in the project's own mode (xdist workers too: each appends its own lines)::
+"""CPU and wall seconds per test, the figures behind tests/conftest.py's LONGEST_FIRST (its order: the wall each
+file holds a worker).  Not part of the suite: a pytest plugin run by hand, in the project's own mode (xdist workers too: each appends its own lines)::
 
     PYTHONPATH=tests/tools SYMCOMM_CI=1 python -m pytest -p no:cacheprovider -p cpu_per_test
     # appends one JSON line per test to cpu_per_test.jsonl (CPU_PER_TEST_OUT to change): its id, the worker,

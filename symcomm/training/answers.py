@@ -23,7 +23,6 @@ from ..numbers.exactops import NotExact
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .subjects import Subject, option_names, subject
 from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report
-from .settings import OPTIONS
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -229,8 +228,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
     typed_peaks = sorted(_CLI_NAME[sym] for sym in _PEAKS_IN_ORDER if sym in values)
-    return add_hardware_report(out, system, compute, typed_peaks, options.get("precision", "bf16"), dtype,
-                               options.get("framework", OPTIONS["framework"].default))
+    return add_hardware_report(out, system, compute, typed_peaks, options, dtype)
 
 
 @functools.lru_cache(maxsize=512)

@@ -26,7 +26,7 @@ from fractions import Fraction
 from ..base import notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
-from .settings import OPTIONS, step_options
+from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, input_rows, preset_shape, units_of, \
     value_text, with_model_shape, add_hardware_report
 
@@ -303,5 +303,4 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     out["busiest_stage"] = dict(step["busiest"][0 if int(numbers.get("p", 0)) == 1 else 1])
     out["options"] = dict(step["options"])
     out["assumptions"] = list(step["assumptions"])
-    return add_hardware_report(out, system, compute, sorted(typed_peaks), options.get("precision", "bf16"), dtype,
-                               options.get("framework", OPTIONS["framework"].default))
+    return add_hardware_report(out, system, compute, sorted(typed_peaks), options, dtype)

@@ -14,6 +14,7 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
+from .settings import OPTIONS
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -303,12 +304,14 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     return numbers, step_texts
 
 
-def add_hardware_report(out: dict, system, compute: dict, typed_names, precision, dtype: str, framework: str) -> dict:
+def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str) -> dict:
     """The step report's words of its hardware, added to ``out``: the constants with their sources (``typed_names``
     the peaks typed over the hardware's, in the order to say them), the memory verdict beside the figures (the
-    planner's rule, ``presets.Hardware.fits``), the fit's error with the checks of the run's ``framework`` and the
-    defaults taken.  One rule for the general
-    path (``answers.py``) and the generated one (``hybridfast.py``)."""
+    planner's rule, ``presets.Hardware.fits``), the fit's error with the checks of the run's framework (``options``:
+    the step options, each absent one at its default) and the defaults taken.  One rule for the general path
+    (``answers.py``) and the generated one (``hybridfast.py``)."""
+    precision = options.get("precision", OPTIONS["precision"].default)
+    framework = options.get("framework", OPTIONS["framework"].default)
     typed_names = list(typed_names)
     peak_source = (f"typed ({', '.join(typed_names)}); the hardware's: {system.peak_source}" if typed_names
                    else system.peak_source)

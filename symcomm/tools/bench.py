@@ -490,26 +490,19 @@ def bench_page() -> list[dict]:
     """The interactive page's first render from a cold cache in headless Chromium and the bytes loaded before it
     (:mod:`symcomm.tools.pagespeed`, each load a new browser), for each view it measures by default; the goal
     judged on the slowest view's median and the heaviest view's bytes.  Skipped without Chromium or selenium."""
-    import importlib.util
-    import shutil
-
     from . import pagespeed
     from ..views import site
 
     name, target = "the page's first render, cold cache", "≤ 1 s and ≤ 1 MB loaded before it"
     page = Path(__file__).resolve().parents[2] / "docs" / "site" / "index.html"
-    missing = [what for what, absent in (("chromium", shutil.which("chromium") is None),
-                                         ("chromedriver", shutil.which("chromedriver") is None),
-                                         ("selenium", importlib.util.find_spec("selenium") is None),
-                                         ("docs/site (python build_docs.py)", not page.is_file())) if absent]
-    if missing:
-        return [_goal(name, target, None, None, f"needs {', '.join(missing)}: skipped", {}, unit="s")]
+    lacking = pagespeed.missing() + ([] if page.is_file() else ["docs/site (python build_docs.py)"])
+    if lacking:
+        return [_goal(name, target, None, None, f"needs {'; '.join(lacking)}: skipped", {}, unit="s")]
     views = {}
     for ident in pagespeed.VIEWS:
         _progress(f"page: {ident}'s first render, 5 cold loads")
-        runs = [pagespeed.measure_once(page, ident) for _ in range(5)]
-        views[ident] = {"first_render_ms": [ms for ms, _ in runs], "bytes_before": sum(runs[-1][1].values()),
-                        "files_before": sorted(runs[-1][1])}
+        times, seen = pagespeed.cold_loads(page, ident, 5)
+        views[ident] = {"first_render_ms": times, "bytes_before": sum(seen.values()), "files_before": sorted(seen)}
     slowest = max(statistics.median(v["first_render_ms"]) for v in views.values()) / 1e3
     heaviest = max(v["bytes_before"] for v in views.values())
     return [_goal(name, target, slowest, slowest <= 1.0 and heaviest <= site.FIRST_VIEW_BUDGET,

@@ -72,6 +72,24 @@ def measure_once(page: Path, ident: str) -> tuple[float, dict[str, int]]:
     return first, files
 
 
+def missing() -> list[str]:
+    """What measuring the page needs and this machine lacks, each with how to get it ([] when nothing)."""
+    import importlib.util
+
+    return [what for what, absent in (
+        ("chromium and chromedriver on PATH (Debian: apt-get install chromium chromium-driver)",
+         shutil.which("chromium") is None or shutil.which("chromedriver") is None),
+        ("selenium (python -m pip install 'selenium>=4.20')", importlib.util.find_spec("selenium") is None))
+            if absent]
+
+
+def cold_loads(page: Path, ident: str, runs: int) -> tuple[list[float], dict[str, int]]:
+    """(the first render in ms of each of ``runs`` cold loads of ``ident``'s view, {file: bytes} the last one
+    requested before it)."""
+    loads = [measure_once(page, ident) for _ in range(runs)]
+    return [ms for ms, _ in loads], loads[-1][1]
+
+
 def totals(folder: Path) -> tuple[int, int, tuple[str, int]]:
     """(files, bytes, (the largest file, its bytes)) of the built page."""
     sizes = {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
@@ -95,22 +113,15 @@ def main(argv=None) -> int:
     if not page.is_file():
         print(f"{prog}: error: --page {page}: no such file (python build_docs.py writes docs/site/index.html)", file=sys.stderr)
         return 2
-    if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
-        print(f"{prog}: error: needs chromium and chromedriver on PATH (Debian: apt-get install chromium chromium-driver)",
-              file=sys.stderr)
-        return 2
-    try:
-        import selenium  # noqa: F401  (only to say it is missing in one line)
-    except ImportError:
-        print(f"{prog}: error: needs selenium (python -m pip install 'selenium>=4.20')", file=sys.stderr)
+    lacking = missing()
+    if lacking:
+        print(f"{prog}: error: needs {lacking[0]}", file=sys.stderr)
         return 2
     folder = page.resolve().parent
     try:
         for ident in args.view or VIEWS:
             static = site.first_view_files(folder, ident)
-            runs = [measure_once(page, ident) for _ in range(args.runs)]
-            times = [ms for ms, _ in runs]
-            seen = runs[-1][1]
+            times, seen = cold_loads(page, ident, args.runs)
             print(f"view {ident}: first render {statistics.median(times):.0f} ms median of {len(times)} cold loads "
                   f"(least {min(times):.0f}, most {max(times):.0f}); loaded before it {sum(seen.values()):,} bytes "
                   f"in {len(seen)} files (the browser's requests), {sum(static.values()):,} bytes counted from the "

@@ -58,10 +58,11 @@ LONGEST_FIRST = (
     "integration/test_codegen.py",        # 169 s: five kernel families regenerated with SymPy, the kernels against
                                           # the model
     "integration/test_site.py",           # 120 s (48 s CPU, the rest Chromium's): the page in headless Chromium
-    "integration/test_wheel.py",          # ≈ 70 s: a wheel, a venv, every subcommand and the docs build against it
-                                          # (80 s before its venv went without a pip of its own: held 108 → 95 s)
     "planner/test_plan.py",               # ≈ 59 s: the rows' eval commands among them (75 s before the flex
                                           # dispatcher's plans fixed ZeRO-3 and no recompute: CPU 56.2 → 43.9 s)
+    "integration/test_wheel.py",          # ≈ 55 s: a wheel, a venv, every subcommand and the docs build against it
+                                          # (80 s before the venv went without a pip of its own and the install
+                                          # without compiling every dependency: CPU 49.4 → 34.0 s)
     "views/test_export.py",               # 37 s
     "integration/test_readme_measure.py", # 32 s (1 s CPU here): the README's validate, torch ranks forked from one
                                           # server that imported torch once

@@ -52,16 +52,22 @@ TESTS = Path(__file__).resolve().parent
 #: pytest-xdist's --dist loadfile hands whole files to the workers, so that the long ones start first and the short
 #: ones fill in beside them; the rest follow in collection order.  The longest file (169 s) is less than half of the
 #: run.  A file named here that no longer exists stops the run (pytest_collection_modifyitems below).
+#: Three figures are later estimates (≈): that run's held wall scaled by the file's CPU after / before a change that
+#: cut it, both measured in one paired run of the two versions on a loaded machine (no quiet run was to be had).
 LONGEST_FIRST = (
     "integration/test_codegen.py",        # 169 s: five kernel families regenerated with SymPy, the kernels against
                                           # the model
     "integration/test_site.py",           # 120 s (48 s CPU, the rest Chromium's): the page in headless Chromium
-    "integration/test_wheel.py",          # 80 s: a wheel, a venv, every subcommand and the docs build against it
-    "planner/test_plan.py",               # 75 s: the rows' eval commands among them
-    "integration/test_readme.py",         # 70 s: every README command, the step model's refit among them
+    "planner/test_plan.py",               # ≈ 59 s: the rows' eval commands among them (75 s before the flex
+                                          # dispatcher's plans fixed ZeRO-3 and no recompute: CPU 56.2 → 43.9 s)
+    "integration/test_wheel.py",          # ≈ 55 s: a wheel, a venv, every subcommand and the docs build against it
+                                          # (80 s before the venv went without a pip of its own and the install
+                                          # without compiling every dependency: CPU 49.4 → 34.0 s)
     "views/test_export.py",               # 37 s
     "integration/test_readme_measure.py", # 32 s (1 s CPU here): the README's validate, torch ranks forked from one
                                           # server that imported torch once
+    "integration/test_readme.py",         # ≈ 30 s: every README command, the step model's refit on three presets
+                                          # (70 s before, a Python per line and the refit of all five: CPU 67 → 29 s)
     "integration/test_measure.py",        # 27 s: the gloo harness, its Ctrl-C and killed-parent runs
     "views/test_export_js.py",            # 27 s
     "commands/test_fuzz_cli.py",          # 25 s: the CLI fuzz

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, symcomm_command
 
 
 def _commands() -> list[str]:
@@ -42,6 +42,9 @@ LEFT_OUT = {
 }
 #: lines that measure with torch (the [measure] extra): run only where torch is installed (always in CI)
 NEEDS_TORCH = ("symcomm validate", "symcomm measure")
+#: the step model's refit: run as written by :func:`test_the_readme_refit_runs_as_written_on_fewer_presets`, on a part
+#: of the presets a user's run refits
+REFIT = "python -m symcomm.derivations.fit_step_time"
 
 
 def _use_block() -> list[str]:
@@ -62,10 +65,15 @@ def _argv(line: str) -> list[str]:
     return [sys.executable, *words[1:]]
 
 
-def _run_in(folder: Path, lines: list[str]) -> list[str]:
+def _run_in(folder: Path, lines: list[str], in_process: bool = False) -> list[str]:
     """Run lines in order in folder (later lines read what earlier ones write, as a reader's shell
     would); the repository's files they name by a relative path (the sample nccl-tests log) are copied
-    in first, so nothing is written into the checkout. Returns one complaint per failing line."""
+    in first, so nothing is written into the checkout. Returns one complaint per failing line.
+
+    ``in_process``: each ``symcomm`` line answered by the command's main in this process
+    (conftest.symcomm_command: an exception escaping it fails the test), not a Python each (~0.8 s of CPU a line
+    for starting Python and importing the package, nothing the line's answer depends on); the console script's own
+    process, its exit status and no traceback, is tested in tests/commands/test_cli.py."""
     for line in lines:
         for word in shlex.split(line):
             if "/" in word and not word.startswith(("/", "-")) and (ROOT / word).is_file():
@@ -73,8 +81,13 @@ def _run_in(folder: Path, lines: list[str]) -> list[str]:
                 shutil.copy(ROOT / word, folder / word)
     problems = []
     for line in lines:
-        # the timeout only stops a hung command; it asserts nothing about speed
-        done = subprocess.run(_argv(line), cwd=folder, capture_output=True, text=True, timeout=1800)
+        if in_process:
+            words = shlex.split(line)
+            assert words[0] == "symcomm", line
+            done = symcomm_command(*words[1:], cwd=folder)
+        else:
+            # the timeout only stops a hung command; it asserts nothing about speed
+            done = subprocess.run(_argv(line), cwd=folder, capture_output=True, text=True, timeout=1800)
         if done.returncode != 0 or "Traceback" in done.stderr:
             problems.append(f"{line}\n  exit {done.returncode}\n  {done.stderr.strip()[-600:]}")
     return problems
@@ -84,6 +97,7 @@ def test_every_use_line_is_run_or_left_out_with_a_reason():
     lines = _use_block()
     assert len(lines) >= 20, lines   # the block was found and read
     assert set(LEFT_OUT) <= set(lines), "LEFT_OUT names a line the README no longer has"
+    assert REFIT in lines, "the README no longer shows the refit: drop its test below"
     # only these two kinds of command: anything else would need its own way of running here
     assert all(line.startswith(("symcomm ", "python -m ")) for line in lines), lines
 
@@ -113,11 +127,18 @@ def _id(chain: list[str]) -> str:
     return " ".join(shlex.split(chain[0])[:3]) + (f" (+{len(chain) - 1})" if len(chain) > 1 else "")
 
 
-RUN_HERE = _chains([line for line in _use_block() if line not in LEFT_OUT and not line.startswith(NEEDS_TORCH)])
+def _run_here() -> list[str]:
+    """The Use lines this file runs each in a process of its own: all but those left out, the measuring ones
+    (tests/integration/test_readme_measure.py) and the refit (its own test below)."""
+    return [line for line in _use_block()
+            if line not in LEFT_OUT and line != REFIT and not line.startswith(NEEDS_TORCH)]
+
+
+RUN_HERE = _chains(_run_here())
 
 
 def test_the_runs_hold_every_line_in_order():
-    lines = [line for line in _use_block() if line not in LEFT_OUT and not line.startswith(NEEDS_TORCH)]
+    lines = _run_here()
     assert sorted(sum(RUN_HERE, [])) == sorted(lines)
     assert all([line for line in lines if line in chain] == chain for chain in RUN_HERE)
     # the calibration's file is read in the run that writes it
@@ -127,7 +148,7 @@ def test_the_runs_hold_every_line_in_order():
 @pytest.mark.slow
 @pytest.mark.parametrize("lines", RUN_HERE, ids=_id)
 def test_every_readme_command_runs_as_written(tmp_path, lines):
-    problems = _run_in(tmp_path, lines)
+    problems = _run_in(tmp_path, lines, in_process=True)
     assert not problems, "\n".join(problems)
     # what the commands say they write is there, in the folder they ran in
     for line in lines:
@@ -135,6 +156,41 @@ def test_every_readme_command_runs_as_written(tmp_path, lines):
         for flag in WRITES:
             if flag in words:
                 assert (tmp_path / words[words.index(flag) + 1]).is_file(), line
+
+
+#: the presets the refit's test fits: the papers' A100 runs, one preset of modern runs (H100: Megatron-Bridge's and
+#: torchtitan's) and one whose runs are too few to fit (its stored constants' errors are printed instead)
+REFIT_PRESETS = ("a100", "h100", "h100-roce")
+
+
+@pytest.mark.slow
+def test_the_readme_refit_runs_as_written_on_fewer_presets(monkeypatch, capsys):
+    """The README's refit line, its module's main on the line's own arguments, as ``python -m`` runs it, on three of
+    the presets a user's run refits: one of each kind the report prints.  All of them took ~35 s of CPU, three modern
+    presets at ~11 s each (their runs' step models compiled with SymPy) that run the same code on other data; the
+    modern fit's own branches are tested with stand-in runs in tests/derivations/test_fit_step_time.py, and the
+    stored predictions against today's model on a run of each modern preset in tests/training/test_step_time.py."""
+    import importlib
+
+    words = shlex.split(REFIT)
+    assert words[:2] == ["python", "-m"]
+    module = importlib.import_module(words[2])
+    everything = module.systems()
+    assert set(REFIT_PRESETS) < set(everything), everything
+    monkeypatch.setattr(module, "systems", lambda: list(REFIT_PRESETS))
+    assert module.main(words[3:]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    # each preset's report: the fitted ones their constants (those the presets hold: the committed fit is fresh) and
+    # leave-one-out errors, the other its stored constants' errors
+    from symcomm import presets
+
+    for preset in ("a100", "h100"):
+        line = next((line for line in printed if line.startswith(f"{preset}: eta = ")), None)
+        assert line, printed
+        shown = dict(pair.split(" = ") for pair in line.split(": ", 1)[1].split(" (fitted")[0].split(", "))
+        assert shown == {k: f"{v:g}" for k, v in dict(presets.hardware(preset).step_time).items()}, line
+    assert sum("all runs" in line and "leave-one-out" in line for line in printed) == 2, printed
+    assert any(line.startswith("h100-roce: not refitted") for line in printed), printed
 
 
 def test_the_readme_python_example_runs(tmp_path):

@@ -160,6 +160,7 @@ def pipelined_post_backward(data, grad_overlap: bool) -> bool:
             and data.framework in PIPELINED_POST_BACKWARD_FRAMEWORKS)
 
 
+@functools.lru_cache(maxsize=None)     # a subs over a whole time, the same ones for every option combination
 def latency(x: sp.Expr) -> sp.Expr:
     """The a·α part of a time: what a collective pays however small its message (β, γ set to 0).  Strict:
     a time is an expression or a number, never text."""

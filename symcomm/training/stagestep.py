@@ -35,7 +35,7 @@ from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_dat
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .stages import KINDS, chunks, stage_layers
-from .terms import cost_in_bytes_of
+from .terms import time_in_bytes_of
 from ..core.symbols import b, m, p, s
 
 
@@ -73,7 +73,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     n_chunks = chunks(run.schedule)
 
     def time_of(terms):
-        return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
+        return time_in_bytes_of(tuple(terms), run_bytes)
 
     slot, tail, memory, compute, optimizer, comm, exposed = {}, {}, {}, {}, {}, {}, {}
     for kind in KINDS:

@@ -101,14 +101,6 @@ def cost_in_bytes_of(terms, run_bytes) -> Cost:
     """The terms' summed cost counted in elements of ``run_bytes`` bytes: a term whose buffer has
     its own element type (``Term.dtype``) is widened by its size over ``run_bytes``, so that
     elements × ``run_bytes`` gives the bytes on the wire of every term."""
-    return _cost_in_bytes_of(tuple(terms), run_bytes)
-
-
-@functools.lru_cache(maxsize=None)
-def _cost_in_bytes_of(terms: tuple, run_bytes) -> Cost:
-    # once per distinct terms (immutable values, like _term_cost's): summing gathers the terms' coefficients
-    # (factor_terms), 5 ms a sum, and the option combinations of a kernel family sum the same axis's terms again
-    # and again (python -m symcomm.tools.codegen: 216 distinct of 3184 in the MoE family)
     from ..base.units import bytes_per_element
 
     def one(term):
@@ -117,6 +109,15 @@ def _cost_in_bytes_of(terms: tuple, run_bytes) -> Cost:
         # run_bytes may be a symbol (the interactive page's bytes per element), so no sp.Rational
         return term.cost.widened(sp.Integer(bytes_per_element(term.dtype)) / run_bytes)
     return Cost.sum(one(term) for term in terms)
+
+
+@functools.lru_cache(maxsize=None)
+def time_in_bytes_of(terms: tuple, run_bytes) -> sp.Expr:
+    """The terms' summed time (:func:`cost_in_bytes_of`; 0 for none), once per distinct terms (immutable values, like
+    :func:`_term_cost`'s): the step model prices each axis's terms of each stage, and the option combinations of a
+    kernel family price the same ones again and again (python -m symcomm.tools.codegen: 216 distinct of 3184 in the
+    MoE family; a sum gathers the terms' coefficients, 5 ms)."""
+    return cost_in_bytes_of(terms, run_bytes).time if terms else sp.Integer(0)
 
 
 def _on_level(cost: Cost, across, ranks_per_node=1, rule=RING, group=None) -> Cost:

@@ -482,8 +482,8 @@ def _width_term(pairs) -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def _width_sum(pairs: tuple) -> sp.Expr:
-    # once per distinct GEMMs (immutable values): a stage's sum is 5 ms of SymPy, and the option combinations of a
-    # kernel family ask for the same stage's again and again (python -m symcomm.tools.codegen)
+    # once per distinct GEMMs (immutable values): the option combinations of a kernel family ask for the same stage's
+    # sum again and again (python -m symcomm.tools.codegen)
     return sum((2 * n * g.half_width * g.moved for g, n in pairs), sp.Integer(0))
 
 

@@ -84,6 +84,7 @@ a PREFER_RECOMPUTE op the eager recompute runs again).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import sympy as sp
@@ -476,6 +477,13 @@ def _summed(pairs, what) -> sp.Expr:
 def _width_term(pairs) -> sp.Expr:
     """Σ 2 · half-width · elements moved over (GEMM, times) pairs: the FLOPs the width term adds (exactly 0
     when every half-width is 0)."""
+    return _width_sum(tuple(pairs))
+
+
+@functools.lru_cache(maxsize=None)
+def _width_sum(pairs: tuple) -> sp.Expr:
+    # once per distinct GEMMs (immutable values): the option combinations of a kernel family ask for the same stage's
+    # sum again and again (python -m symcomm.tools.codegen)
     return sum((2 * n * g.half_width * g.moved for g, n in pairs), sp.Integer(0))
 
 

@@ -18,6 +18,8 @@ caching allocator reserves beyond them (cached, fragmented blocks) is not counte
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from . import flops, torchmem
@@ -189,14 +191,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp)
     schedule = opts["schedule"]
-    if schedule == "gpipe":
-        in_flight = m
-    else:
-        in_flight = sp.Min(p, m)
-    if schedule == "interleaved":
-        # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2: the first stage holds
-        # (1 + (p − 1)/(p·v)) times the 1F1B activations, never more than all m (stages.in_flight: the warm-up cap)
-        in_flight = sp.Min(m, in_flight * (1 + (p - 1) / (p * v)))
+    in_flight = _first_stage_in_flight(schedule)
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
@@ -382,6 +377,21 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     return held + per_param * layer
 
 
+@functools.lru_cache(maxsize=None)
+def _first_stage_in_flight(schedule: str) -> sp.Expr:
+    """Micro-batches whose activations the first stage holds (in units of its L/p layers).  Once per schedule: SymPy
+    re-derives a Min's local zeros on every call, and every option combination of a kernel family asks."""
+    if schedule == "gpipe":
+        return m
+    in_flight = sp.Min(p, m)
+    if schedule == "interleaved":
+        # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2: the first stage holds
+        # (1 + (p − 1)/(p·v)) times the 1F1B activations, never more than all m (stages.in_flight: the warm-up cap)
+        in_flight = sp.Min(m, in_flight * (1 + (p - 1) / (p * v)))
+    return in_flight
+
+
+@functools.lru_cache(maxsize=None)     # its Min once per activations and schedule, not per option combination
 def last_stage_activations(per_layer, schedule: str) -> sp.Expr:
     """Activations the last stage keeps: 1F1B, one micro-batch (its backward follows its forward); GPipe,
     all m; interleaved, (v − 1)·p + 1 chunk-micro-batches of L/(p·v) layers (Megatron-LM

@@ -42,6 +42,7 @@ matches (compute.ASYNC_TP_FUSION), so each hides behind that GEMM alone, the unm
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import sympy as sp
@@ -74,8 +75,12 @@ ASYNC_TP = ("pytorch/torchtitan torchtitan/models/llama3/parallelize_llama.py at
             "computed)")
 
 
+@functools.lru_cache(maxsize=None)
 def max0(x):
-    return sp.Max(0, x, evaluate=False)     # same value; SymPy's search for a simpler Max is slow on long x
+    # evaluate=False: the same value, SymPy's search for a simpler Max is slow on long x; and once per distinct x:
+    # even unevaluated, SymPy orders the two by counting every node of x (the option combinations of a kernel
+    # family ask for the same x again and again: python -m symcomm.tools.codegen)
+    return sp.Max(0, x, evaluate=False)
 
 
 #: the buckets of the data-parallel reductions and gathers, in elements (parameters), by framework:
@@ -155,6 +160,7 @@ def pipelined_post_backward(data, grad_overlap: bool) -> bool:
             and data.framework in PIPELINED_POST_BACKWARD_FRAMEWORKS)
 
 
+@functools.lru_cache(maxsize=None)     # a subs over a whole time, the same ones for every option combination
 def latency(x: sp.Expr) -> sp.Expr:
     """The a·α part of a time: what a collective pays however small its message (β, γ set to 0).  Strict:
     a time is an expression or a number, never text."""

@@ -22,6 +22,8 @@ needs); each kind's slot and memory (and the memory's parts) are reported too (`
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from . import flops
@@ -33,14 +35,22 @@ from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_dat
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .stages import KINDS, chunks, stage_layers
-from .terms import cost_in_bytes_of
+from .terms import time_in_bytes_of
 from ..core.symbols import b, m, p, s
 
 
 def _largest(totals: dict) -> sp.Expr:
     """max over the kinds present (the middle kind only when p ≥ 3)."""
-    middle = sp.Piecewise((totals["middle"], sp.Ge(p, 3, evaluate=False)), (0, sp.true), evaluate=False)
-    return sp.Max(totals["first"], middle, totals["last"], evaluate=False)
+    return _largest_of(totals["first"], totals["middle"], totals["last"])
+
+
+@functools.lru_cache(maxsize=None)
+def _largest_of(first: sp.Expr, middle: sp.Expr, last: sp.Expr) -> sp.Expr:
+    # once per distinct three: SymPy orders a Max's arguments by counting every node of each (no memory of shared
+    # subtrees), and the option combinations of a kernel family share three in four (python -m symcomm.tools.codegen:
+    # 370 distinct of 1440 in the MoE family, 2.6 s of its 26 s build before)
+    middle = sp.Piecewise((middle, sp.Ge(p, 3, evaluate=False)), (0, sp.true), evaluate=False)
+    return sp.Max(first, middle, last, evaluate=False)
 
 
 def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, check_overlap):
@@ -63,7 +73,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     n_chunks = chunks(run.schedule)
 
     def time_of(terms):
-        return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
+        return time_in_bytes_of(tuple(terms), run_bytes)
 
     slot, tail, memory, compute, optimizer, comm, exposed = {}, {}, {}, {}, {}, {}, {}
     for kind in KINDS:

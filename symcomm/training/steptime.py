@@ -51,7 +51,7 @@ from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_g
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
-from .terms import cost_in_bytes_of
+from .terms import time_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 
@@ -193,7 +193,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
         by_axis.setdefault(term.axis, []).append(term)
 
     def time_of(terms):
-        return cost_in_bytes_of(tuple(terms), run_bytes).time if terms else sp.Integer(0)
+        return time_in_bytes_of(tuple(terms), run_bytes)
 
     comm = {axis: time_of(terms) for axis, terms in by_axis.items()}
 

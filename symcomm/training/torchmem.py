@@ -12,6 +12,8 @@ in the releases around it (2.5 to 2.7) as far as read.
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ..core.symbols import V, b, c, d, h, m, s, t
@@ -131,6 +133,7 @@ def tp_gathered_inputs(micro) -> sp.Expr:
     return 4 * (micro * s / c) * h * (1 - 1 / t)
 
 
+@functools.lru_cache(maxsize=None)     # its Max once per stage, not per option combination of a kernel family
 def pipeline_buffers(kind: str, chunks, held, sp_on: bool) -> sp.Expr:
     """Bytes of torch.distributed.pipelining's buffers on one GPU of a stage of this kind (:data:`PIPELINE_STAGE`),
     each one micro-batch's stage output, 2·tokens·h bytes (/t with sequence parallel: torchtitan's blocks end in a

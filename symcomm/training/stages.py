@@ -29,6 +29,8 @@ the one stage (its one chunk, first and last at once) is the whole model, which 
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ..core import rules
@@ -47,6 +49,9 @@ def chunks(schedule: str) -> sp.Expr:
     return v if schedule == "interleaved" else sp.Integer(1)
 
 
+# functions of the schedule and the stage kind alone, built once per process: the page's step models (86 variants,
+# each pricing three stage kinds) asked for the same few, and SymPy compared each Min and Max's arguments every time
+@functools.cache
 def middle_chunk_layers(schedule: str) -> sp.Expr:
     """Layers of each of the p·v − 2 middle chunks under ``first_last``: (L − L_first − L_last)/(p·v − 2).
     Written over max(p·v − 2, 1) so that it stays finite where no middle chunk exists (p·v ≤ 2, where
@@ -54,6 +59,7 @@ def middle_chunk_layers(schedule: str) -> sp.Expr:
     return (L - L_first - L_last) / sp.Max(p * chunks(schedule) - 2, 1)
 
 
+@functools.cache
 def stage_layers(split: str, schedule: str, kind: str) -> sp.Expr:
     """Transformer layers on one GPU of a stage of this kind: L/p for ``even`` (today's rule); for
     ``first_last`` the first stage L_first + (v − 1)·mid, the last L_last + (v − 1)·mid, a middle one
@@ -67,6 +73,7 @@ def stage_layers(split: str, schedule: str, kind: str) -> sp.Expr:
     return n * mid if end is None else end + (n - 1) * mid
 
 
+@functools.cache
 def in_flight(schedule: str, kind: str) -> sp.Expr:
     """Micro-batches whose activations a stage of this kind holds at once (in units of the stage's whole
     v chunks), at pipeline rank r = :data:`RANK`: GPipe m; 1F1B min(p − r, m) (the p − r − 1 warm-up

@@ -24,6 +24,7 @@ import sympy as sp
 
 from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard
+from .stages import in_flight as stage_in_flight
 from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
                              q_lora,
                              s, t, v)
@@ -191,7 +192,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp)
     schedule = opts["schedule"]
-    in_flight = _first_stage_in_flight(schedule)
+    # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
+    # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
+    in_flight = stage_in_flight(schedule, "first")
     activations = per_layer * (L / p) * in_flight
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
@@ -375,20 +378,6 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
         # gradients above, counted at every moment (an upper bound at the loss, before any layer's backward)
         per_param = torchmem.accumulating_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 0
     return held + per_param * layer
-
-
-@functools.lru_cache(maxsize=None)
-def _first_stage_in_flight(schedule: str) -> sp.Expr:
-    """Micro-batches whose activations the first stage holds (in units of its L/p layers).  Once per schedule: SymPy
-    re-derives a Min's local zeros on every call, and every option combination of a kernel family asks."""
-    if schedule == "gpipe":
-        return m
-    in_flight = sp.Min(p, m)
-    if schedule == "interleaved":
-        # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2: the first stage holds
-        # (1 + (p − 1)/(p·v)) times the 1F1B activations, never more than all m (stages.in_flight: the warm-up cap)
-        in_flight = sp.Min(m, in_flight * (1 + (p - 1) / (p * v)))
-    return in_flight
 
 
 @functools.lru_cache(maxsize=None)     # its Min once per activations and schedule, not per option combination

@@ -5,6 +5,8 @@ checks and sources are their entries in the registry, ``_ENTRIES`` of :mod:`symc
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ..core import symbols as S
@@ -75,10 +77,19 @@ def pp_extras(schedule: str) -> dict:
     # the first stage's, as the hybrid's stages.in_flight counts it at rank 0 (its docstring cites the schedules):
     # GPipe all m; 1F1B its p − 1 warm-up forwards and one, never more than m; interleaved Korthikanti et al. 2022
     # §4.2.3's factor 1 + (p − 1)/(p·v), capped at the m there are
-    in_flight = {"gpipe": m, "1f1b": sp.Min(N, m),
-                 "interleaved": sp.Min(m, sp.Min(N, m) * (1 + (N - 1) / (N * v)))}[schedule]
-    return {"bubble_fraction": bubble_fraction(N, schedule),
-            "micro_batches_in_flight": in_flight}
+    return {"bubble_fraction": bubble_fraction(N, schedule), "micro_batches_in_flight": _pp_in_flight(schedule)}
+
+
+@functools.cache
+def _pp_in_flight(schedule: str) -> sp.Expr:
+    # the schedule's alone, built once per process (SymPy compares a Min's arguments each time one is built)
+    if schedule == "gpipe":
+        return m
+    if schedule == "1f1b":
+        return sp.Min(N, m)
+    if schedule == "interleaved":
+        return sp.Min(m, sp.Min(N, m) * (1 + (N - 1) / (N * v)))
+    raise KeyError(schedule)
 
 
 # -- expert parallel ------------------------------------------------------------------------------------

@@ -338,23 +338,45 @@ JS_BAD = [
 ]
 
 
+#: (the runner's encoding of α, how it is typed on the command line) for a time's α
+JS_BAD_TIME = [(["num", "-1"], "-1"), (["num", "1e-31"], "1e-31"), (["str", "x"], "x"), (["num", "NaN"], "NaN")]
+
+
+def _ring_call(encoded) -> tuple[str, dict]:
+    return "all_reduce__ring__send", {"N": encoded, "M": ["big", "8"]}
+
+
+def _time_call(encoded) -> tuple[str, dict]:
+    return "all_reduce__ring__time", {"N": ["big", "8"], "M": ["big", "8"], "alpha": encoded,
+                                      "beta": ["num", "0"], "gamma": ["num", "0"]}
+
+
+@pytest.fixture(scope="module")
+def bad_answers(folder, script_folder) -> dict:
+    """What each module answers to each call of the bad-argument tests below, keyed by (module, call as JSON):
+    one node process per module for all of them (a process per case cost ~0.13 s of CPU, 36 times); the
+    runner calls each function on its own and catches its error, so the calls cannot affect one another."""
+    ring = [_ring_call(p.values[0]) for p in JS_BAD]
+    cases = {"formulas.mjs": (folder, ring + [_time_call(encoded) for encoded, _ in JS_BAD_TIME]),
+             "script": (script_folder, ring)}
+    answers = {}
+    for module, (where, calls) in cases.items():
+        out = run(where, calls, module="formulas.mjs" if module == "formulas.mjs" else "script.mjs")
+        answers.update({(module, json.dumps(call)): got for call, got in zip(calls, out)})
+    return answers
+
+
 @pytest.mark.parametrize("module", ["formulas.mjs", "script"])
 @pytest.mark.parametrize("encoded, typed, error", JS_BAD)
-def test_bad_arguments_throw_the_command_lines_message(capsys, folder, script_folder, module, encoded, typed, error):
+def test_bad_arguments_throw_the_command_lines_message(capsys, bad_answers, module, encoded, typed, error):
     want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", f"N={typed}", "M=8")
-    where = folder if module == "formulas.mjs" else script_folder
-    out = run(where, [("all_reduce__ring__send", {"N": encoded, "M": ["big", "8"]})],
-              module="formulas.mjs" if module == "formulas.mjs" else "script.mjs")
-    assert out == [{"error": [error, want]}]
+    assert bad_answers[module, json.dumps(_ring_call(encoded))] == {"error": [error, want]}
 
 
-@pytest.mark.parametrize("encoded, typed", [(["num", "-1"], "-1"), (["num", "1e-31"], "1e-31"),
-                                            (["str", "x"], "x"), (["num", "NaN"], "NaN")])
-def test_bad_time_symbol_throws_the_command_lines_message(capsys, folder, encoded, typed):
+@pytest.mark.parametrize("encoded, typed", JS_BAD_TIME)
+def test_bad_time_symbol_throws_the_command_lines_message(capsys, bad_answers, encoded, typed):
     want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", "N=8", "M=8", f"alpha={typed}", "beta=0", "gamma=0")
-    out = run(folder, [("all_reduce__ring__time", {"N": ["big", "8"], "M": ["big", "8"], "alpha": encoded,
-                                                    "beta": ["num", "0"], "gamma": ["num", "0"]})])
-    assert out == [{"error": ["RangeError", want]}]
+    assert bad_answers["formulas.mjs", json.dumps(_time_call(encoded))] == {"error": ["RangeError", want]}
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,9 @@ def I_(text):
 
 def test_every_exported_formula_round_trips_exactly():
     assert len(FORMULAS) > 100
-    for f in FORMULAS:
+    # each distinct expression once (the formulas repeat expressions: 338 distinct of 1082), with the first
+    # formula's name; the round trip is a function of the expression alone
+    for f in {f.expr: f for f in reversed(FORMULAS)}.values():
         tree = to_tree(f.expr)
         text = json.dumps(tree, sort_keys=True)
         loaded = from_tree(json.loads(text))

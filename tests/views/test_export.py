@@ -388,18 +388,26 @@ def test_json_validates_against_the_shipped_schema(document):
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.Draft202012Validator.check_schema(schema())
     validator = jsonschema.Draft202012Validator(schema())
-    # every formula record, every tree: a tree equal to an earlier formula's is the same JSON value at the same place
-    # of the schema (#/$defs/node), so it stands validated there and a one-symbol leaf takes its place here (1082
-    # formulas hold 338 distinct trees: 46,507 nodes to walk instead of 129,357; jsonschema walks ~10^4 a second)
-    seen = set()
+    # every formula record, every tree node: a node's validity at #/$defs/node is a function of its value alone (the
+    # schema gives a node no context), so a subtree equal to one met earlier stands validated there and a one-symbol
+    # leaf takes its place here (the 1082 trees hold 129,357 nodes, 1,334 distinct subtrees; jsonschema walks ~10^4
+    # nodes a second).  The first of each is kept whole, its own repeated subtrees replaced the same way.
+    ids: dict = {}
 
-    def once(record: dict) -> dict:
-        key = json.dumps(record["tree"], sort_keys=True)
-        if key in seen:
-            return {**record, "tree": {"symbol": "N"}}
-        seen.add(key)
-        return record
-    validator.validate({**document, "formulas": [once(record) for record in document["formulas"]]})
+    def once(node):
+        """(node with every subtree met before replaced by a leaf, the node's identity)"""
+        if not (isinstance(node, dict) and set(node) == {"op", "args"} and isinstance(node["args"], list)):
+            key = json.dumps(node, sort_keys=True)     # a leaf, or anything odd: whole, for the schema to judge
+            return node, ids.setdefault(("leaf", key), len(ids))
+        args = [once(arg) for arg in node["args"]]
+        key = (json.dumps(node["op"]), *(ident for _, ident in args))
+        if key in ids:
+            return {"symbol": "N"}, ids[key]
+        ids[key] = len(ids)
+        return {"op": node["op"], "args": [arg for arg, _ in args]}, ids[key]
+
+    validator.validate({**document, "formulas": [{**record, "tree": once(record["tree"])[0]}
+                                                 for record in document["formulas"]]})
     assert len(document["formulas"]) == len(FORMULAS)
     assert document["format_version"] == 2
     one = {**document, "formulas": document["formulas"][:1]}  # small documents: validation is slow
@@ -439,8 +447,11 @@ def _srepr_namespace(document) -> dict:
 def test_json_srepr_round_trips_to_an_equal_expression(document):
     # trusted input: the file was written by this very test session
     namespace = _srepr_namespace(document)
+    loaded: dict[str, sp.Expr] = {}     # the same text evaluates to the same expression: each distinct srepr once
     for record in document["formulas"]:
-        expr = eval(record["srepr"], dict(namespace))
+        if record["srepr"] not in loaded:
+            loaded[record["srepr"]] = eval(record["srepr"], dict(namespace))
+        expr = loaded[record["srepr"]]
         original = BY_NAME[record["name"]].expr
         # identical, or equal once SymPy's automatic evaluation (2*(N - 1) → 2*N - 2) is undone
         assert expr == original or sp.expand(expr - original) == 0, record["name"]

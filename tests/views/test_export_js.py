@@ -338,23 +338,45 @@ JS_BAD = [
 ]
 
 
+#: (the runner's encoding of α, how it is typed on the command line) for a time's α
+JS_BAD_TIME = [(["num", "-1"], "-1"), (["num", "1e-31"], "1e-31"), (["str", "x"], "x"), (["num", "NaN"], "NaN")]
+
+
+def _ring_call(encoded) -> tuple[str, dict]:
+    return "all_reduce__ring__send", {"N": encoded, "M": ["big", "8"]}
+
+
+def _time_call(encoded) -> tuple[str, dict]:
+    return "all_reduce__ring__time", {"N": ["big", "8"], "M": ["big", "8"], "alpha": encoded,
+                                      "beta": ["num", "0"], "gamma": ["num", "0"]}
+
+
+@pytest.fixture(scope="module")
+def bad_answers(folder, script_folder) -> dict:
+    """What each module answers to each call of the bad-argument tests below, keyed by (module, call as JSON):
+    one node process per module for all of them (a process per case cost ~0.13 s of CPU, 36 times); the
+    runner calls each function on its own and catches its error, so the calls cannot affect one another."""
+    ring = [_ring_call(p.values[0]) for p in JS_BAD]
+    cases = {"formulas.mjs": (folder, ring + [_time_call(encoded) for encoded, _ in JS_BAD_TIME]),
+             "script": (script_folder, ring)}
+    answers = {}
+    for module, (where, calls) in cases.items():
+        out = run(where, calls, module="formulas.mjs" if module == "formulas.mjs" else "script.mjs")
+        answers.update({(module, json.dumps(call)): got for call, got in zip(calls, out)})
+    return answers
+
+
 @pytest.mark.parametrize("module", ["formulas.mjs", "script"])
 @pytest.mark.parametrize("encoded, typed, error", JS_BAD)
-def test_bad_arguments_throw_the_command_lines_message(capsys, folder, script_folder, module, encoded, typed, error):
+def test_bad_arguments_throw_the_command_lines_message(capsys, bad_answers, module, encoded, typed, error):
     want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", f"N={typed}", "M=8")
-    where = folder if module == "formulas.mjs" else script_folder
-    out = run(where, [("all_reduce__ring__send", {"N": encoded, "M": ["big", "8"]})],
-              module="formulas.mjs" if module == "formulas.mjs" else "script.mjs")
-    assert out == [{"error": [error, want]}]
+    assert bad_answers[module, json.dumps(_ring_call(encoded))] == {"error": [error, want]}
 
 
-@pytest.mark.parametrize("encoded, typed", [(["num", "-1"], "-1"), (["num", "1e-31"], "1e-31"),
-                                            (["str", "x"], "x"), (["num", "NaN"], "NaN")])
-def test_bad_time_symbol_throws_the_command_lines_message(capsys, folder, encoded, typed):
+@pytest.mark.parametrize("encoded, typed", JS_BAD_TIME)
+def test_bad_time_symbol_throws_the_command_lines_message(capsys, bad_answers, encoded, typed):
     want = _cli_error(capsys, "all_reduce", "--algorithm", "ring", "N=8", "M=8", f"alpha={typed}", "beta=0", "gamma=0")
-    out = run(folder, [("all_reduce__ring__time", {"N": ["big", "8"], "M": ["big", "8"], "alpha": encoded,
-                                                    "beta": ["num", "0"], "gamma": ["num", "0"]})])
-    assert out == [{"error": ["RangeError", want]}]
+    assert bad_answers["formulas.mjs", json.dumps(_time_call(encoded))] == {"error": ["RangeError", want]}
 
 
 @pytest.fixture(scope="module")
@@ -418,13 +440,21 @@ def _base(sub, symbols) -> dict:
     raise AssertionError(f"no values keep every rule of {sub.label}: {sub.problems(values)}")
 
 
-def _eval_says(capsys, sub, values) -> str | None:
-    """What `symcomm eval` answers: its one-line refusal, or None when it computes."""
-    from symcomm.commands.main import main
-
+def _eval_says(capsys, sub, values, said: dict) -> str | None:
+    """What `symcomm eval` answers: its one-line refusal, or None when it computes.  ``said`` holds the
+    answers to the command lines run already (the grids of two rules of a subject meet at their base
+    values and where they move a shared symbol: a quarter of the points): the same words, the same answer."""
     argv = ["eval", sub.name] + (["--algorithm", sub.algorithm] if sub.kind == "primitive" else
                                  [f"{k}={v}" for k, v in sub.changed.items()])
     argv += [f"{S.BY_SYMBOL[sym].cli_name}={v}" for sym, v in values.items()]
+    if tuple(argv) not in said:
+        said[tuple(argv)] = _run_eval(capsys, argv)
+    return said[tuple(argv)]
+
+
+def _run_eval(capsys, argv: list[str]) -> str | None:
+    from symcomm.commands.main import main
+
     capsys.readouterr()
     try:
         code = main(argv)
@@ -459,6 +489,9 @@ def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path
     for f in every_formula():
         first.setdefault(f.subject, f)
     probes, points = [], []
+    # a subject's base values, the same for each of its rules that reads the same symbols (RULE_CASES holds
+    # each subject object, once per rule)
+    bases = {}
     for n, (sub, rule) in enumerate(case for case in RULE_CASES if case[1].kind == kind):
         # eval takes the symbols of the formulas (and any symcomm symbol for a strategy); a rule on
         # a symbol it does not take (send_recv's N = 2) is compared between the two exports only
@@ -466,7 +499,9 @@ def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path
         symbols = sorted(takes | rule.symbols, key=lambda x: list(S.BY_SYMBOL).index(x))
         probe = dataclasses.replace(first[sub.ident], name=f"probe_{n}", expr=sp.Add(*symbols))
         probes.append(probe)
-        base = _base(sub, symbols)
+        if (id(sub), tuple(symbols)) not in bases:
+            bases[id(sub), tuple(symbols)] = _base(sub, symbols)
+        base = bases[id(sub), tuple(symbols)]
         least = {sym: sub.least.get(sym, 1) for sym in symbols}
         grid = [base] + [{**base, sym: sp.Integer(v)} for sym in sorted(rule.symbols, key=str)
                          for v in (1, 2, 3, 4, 5, 6, 8, 12) if v >= least[sym]]
@@ -480,13 +515,13 @@ def test_every_rule_refuses_alike_in_python_javascript_and_eval(capsys, tmp_path
     (tmp_path / "runner.mjs").write_text(RUNNER, encoding="utf-8")
     node = run(tmp_path, [(probe.name, {S.BY_SYMBOL[k].cli_name: ["str", str(v)] for k, v in values.items()})
                           for _, _, probe, values, _ in points], module="probes.mjs")
-    broken_by_rule = set()
+    broken_by_rule, eval_said = set(), {}
     for (sub, rule, probe, values, takes), js in zip(points, node):
         where = (sub.label, rule.text, {str(k): str(v) for k, v in values.items()})
         said = None
-        if sub.problems(values):
-            said = (_eval_says(capsys, sub, {k: v for k, v in values.items() if k in takes}) if rule.symbols <= takes
-                    else sub.problems(values)[0])
+        if broken := sub.problems(values):
+            said = (_eval_says(capsys, sub, {k: v for k, v in values.items() if k in takes}, eval_said)
+                    if rule.symbols <= takes else broken[0])
         try:
             getattr(module, probe.name)(**{S.BY_SYMBOL[k].cli_name: int(v) if v.is_Integer else str(v)
                                            for k, v in values.items()})

@@ -14,6 +14,7 @@ a file you did not produce yourself; load ``tree`` instead.
 from __future__ import annotations
 
 import json
+import re
 
 import sympy as sp
 
@@ -48,8 +49,21 @@ def to_data(chosen: list[Formula]) -> dict:
     ``tree`` is the expression to load (:func:`symcomm.core.exprtree.from_tree`, no code is
     evaluated); ``srepr`` is SymPy source text for trusted input only (see the module
     docstring)."""
+    return _document(chosen, to_tree)
+
+
+def _document(chosen: list[Formula], tree_of) -> dict:
+    """The document, each record's ``tree`` given by ``tree_of(expr)``.
+
+    Each distinct expression is printed once: the formulas repeat expressions (the 1082 of the
+    full export hold 338 distinct ones; a strategy's variants share most quantities), and SymPy's
+    ``srepr`` and ``sstr`` of the same expression are the same text."""
+    printed: dict[sp.Expr, tuple[str, str]] = {}
     records = []
     for f in chosen:
+        if f.expr not in printed:
+            printed[f.expr] = sp.srepr(f.expr), sp.sstr(f.expr)
+        srepr, text = printed[f.expr]
         records.append({
             "name": f.name,
             "kind": f.kind,
@@ -65,10 +79,10 @@ def to_data(chosen: list[Formula]) -> dict:
                             "unit": info.unit, "assumptions": _assumptions(info.symbol)}
                            for info in f.parameters],
             "requires": list(f.requires),
-            "tree": to_tree(f.expr),
-            "srepr": sp.srepr(f.expr),
+            "tree": tree_of(f.expr),
+            "srepr": srepr,
             "latex": f.latex,
-            "text": sp.sstr(f.expr),
+            "text": text,
             "convention": f.convention,
             "source": f.source,
         })
@@ -80,8 +94,32 @@ def to_data(chosen: list[Formula]) -> dict:
     }
 
 
+#: where a record's tree sits in the indented document: document → "formulas" → record → "tree"
+_TREE_INDENT = "\n" + " " * 6
+_SLOT = re.compile(r'"\\u0000tree (\d+)"')
+
+
 def to_json(chosen: list[Formula]) -> str:
-    return json.dumps(to_data(chosen), indent=2, ensure_ascii=False) + "\n"
+    """``json.dumps(to_data(chosen), indent=2, ensure_ascii=False)``, byte for byte, faster.
+
+    The indenting encoder is json's pure-Python one (its C encoder indents nothing), and most of
+    the document is trees, a repeated expression's tree the same text each time: each record holds
+    a slot string (``"\\u0000tree <n>"``, NUL never appears in a formula's text) and each distinct
+    tree is encoded once, indented to its depth, and put in its slots."""
+    slots: dict[sp.Expr, str] = {}
+    trees: list[str] = []
+
+    def slot(expr) -> str:
+        if expr not in slots:
+            slots[expr] = f"\0tree {len(trees)}"
+            trees.append(json.dumps(to_tree(expr), indent=2, ensure_ascii=False).replace("\n", _TREE_INDENT))
+        return slots[expr]
+
+    skeleton = json.dumps(_document(chosen, slot), indent=2, ensure_ascii=False)
+    text, filled = _SLOT.subn(lambda match: trees[int(match.group(1))], skeleton)
+    if filled != len(chosen):   # a text field that looked like a slot: never silently wrong bytes
+        raise RuntimeError(f"the JSON export filled {filled} tree slots for {len(chosen)} formulas")
+    return text + "\n"
 
 
 FORMAT = Format(name="json", order=50, render=to_json,

@@ -226,12 +226,28 @@
 
   // ---- drawing
 
+  // ---- drawing in place: a render for a new point of the same view changes texts and values, not elements (new
+  // rows, options and MathML for every point cost the hybrid view most of its ~140 ms per point in Chromium)
+
+  /** Sets a node's text only when it differs: an unchanged text leaves the layout clean. */
+  function setText(node, text) {
+    if (node.textContent !== text) node.textContent = text;
+  }
+
+  const builtFor = new WeakMap();      // element → the key of what its children were built for
+
+  /** Rebuilds ``parent``'s children with ``build()`` only when ``key`` differs from what they were built for. */
+  function buildOnce(parent, key, build) {
+    if (builtFor.get(parent) === key) return;
+    parent.replaceChildren(...build());
+    builtFor.set(parent, key);
+  }
+
   function fillSelect(select, options, chosen) {
-    select.replaceChildren(...options.map(([value, label]) => {
+    buildOnce(select, JSON.stringify(options), () => options.map(([value, label]) => {
       const option = document.createElement("option");
       option.value = value;
       option.textContent = label;
-      option.selected = value === chosen;
       return option;
     }));
     select.value = chosen;
@@ -259,17 +275,15 @@
     $("model-row").hidden = sub.kind === "primitive";
   }
 
-  function inputRow(name, text, source, meaning, slider) {
+  function inputRow(name, meaning, slider) {
     const row = document.createElement("tr");
     row.innerHTML = `<td class="symbol"></td><td><input type="text" spellcheck="false"></td><td class="slider"></td>` +
       `<td class="meaning"></td><td class="source"></td>`;
     row.querySelector(".symbol").textContent = GREEK[name] || name;
     const input = row.querySelector("input");
     input.id = `in-${name}`;
-    input.value = text;
     input.setAttribute("aria-label", name);
     row.querySelector(".meaning").textContent = meaning;
-    row.querySelector(".source").textContent = source;
     if (slider) {
       const range = document.createElement("input");
       range.type = "range";
@@ -279,8 +293,7 @@
       range.step = "1";
       range.title = `${name} = 2^k`;
       range.setAttribute("aria-label", `${name} as a power of two`);
-      const k = Math.log2(Number(text));
-      range.value = Number.isFinite(k) ? String(Math.round(k)) : "0";
+      range.value = "0";
       row.querySelector(".slider").appendChild(range);
     }
     return row;
@@ -289,60 +302,62 @@
   /** The symbols whose inputs the page shows: the subject's, then the step model's (F, h_kv, ...). */
   const shownParams = (sub) => sub.params.concat(sub.step ? sub.step.params : []);
 
-  function drawInputs(sub) {
-    const rows = shownParams(sub).map((name) => {
-      const [text, source] = valueText(name);
-      const info = CAT.symbols[name];
-      return inputRow(name, text, source, `${info.meaning} [${info.unit}]`, info.integer);
-    });
-    $("params").tBodies[0].replaceChildren(...rows);
-    let values = {};
-    try { values = argumentsOf(sub).values; } catch (err) { values = {}; }
-    const [times, note] = timeTexts(sub, values);
-    const meanings = { alpha: "s per message", beta: "s per byte moved", gamma: "s per byte reduced",
-                       alpha_inter: "s per inter-node message", beta_inter: "s per byte moved across nodes" };
-    $("times").tBodies[0].replaceChildren(...sub.times.map((name) => {
-      const [text, source] = times[name] || ["", "type a value or choose a hardware preset"];
-      return inputRow(name, text, source, meanings[name], false);
-    }));
-    $("time-note").textContent = note;
-  }
+  const TIME_MEANINGS = { alpha: "s per message", beta: "s per byte moved", gamma: "s per byte reduced",
+                          alpha_inter: "s per inter-node message", beta_inter: "s per byte moved across nodes" };
 
-  /** The values that were not typed follow what they come from (a changed N may switch α, β). */
-  function refreshInputs(sub) {
+  /** The input rows of the view (built once per view) showing where each value comes from.  ``redraw``: every box
+   *  shows its value (a new view, a reset, a new preset or link); else the box being typed in keeps its text and the
+   *  others follow what they come from (a changed N may switch α, β). */
+  function drawInputs(sub, redraw) {
+    const names = shownParams(sub);
+    buildOnce($("params").tBodies[0], names.join(" "), () => names.map((name) => {
+      const info = CAT.symbols[name];
+      return inputRow(name, `${info.meaning} [${info.unit}]`, info.integer);
+    }));
+    buildOnce($("times").tBodies[0], sub.times.join(" "), () => sub.times.map((name) => inputRow(name, TIME_MEANINGS[name], false)));
     const update = (name, text, source) => {
       const input = $(`in-${name}`);
-      if (!input) return;
-      if (input.value !== text && document.activeElement !== input) input.value = text;
-      input.closest("tr").querySelector(".source").textContent = source;
+      if (input.value !== text && (redraw || document.activeElement !== input)) {
+        input.value = text;
+        const range = $(`range-${name}`), k = Math.log2(Number(text));
+        if (range) range.value = Number.isFinite(k) ? String(Math.round(k)) : "0";
+      }
+      setText(input.closest("tr").querySelector(".source"), source);
     };
-    for (const name of shownParams(sub)) update(name, ...valueText(name));
+    for (const name of names) update(name, ...valueText(name));
     let values = {};
     try { values = argumentsOf(sub).values; } catch (err) { values = {}; }
     const [times, note] = timeTexts(sub, values);
     for (const name of sub.times) update(name, ...(times[name] || ["", "type a value or choose a hardware preset"]));
-    $("time-note").textContent = note;
+    setText($("time-note"), note);
+  }
+
+  /** A table of quantities: rows built once per list of quantities, each row's cells filled for this point. */
+  function drawQuantities(table, prefix, quantities, fill) {
+    const body = table.tBodies[0];
+    buildOnce(body, quantities.join(" "), () => quantities.map((q) => {
+      const row = document.createElement("tr");
+      row.innerHTML = `<td class="quantity"></td><td class="value"></td><td class="exact"></td><td class="meaning"></td>`;
+      row.querySelector(".quantity").textContent = q;
+      row.querySelector(".value").id = `${prefix}-${q}`;
+      return row;
+    }));
+    for (const row of body.rows) fill(row.cells[0].textContent, row.cells[1], row.cells[2], row.cells[3]);
   }
 
   function drawResults(sub, results) {
-    const rows = sub.quantities.map((q) => {
-      const row = document.createElement("tr");
-      row.id = `row-${q}`;
-      row.innerHTML = `<td class="quantity"></td><td class="value"></td><td class="exact"></td><td class="meaning"></td>`;
-      row.querySelector(".quantity").textContent = q;
-      const cell = row.querySelector(".value");
-      cell.id = `out-${q}`;
+    drawQuantities($("results"), "out", sub.quantities, (q, cell, exact, meaning) => {
       if (q in results) {
         cell.dataset.value = exactText(results[q]);
-        cell.textContent = shown(q, results[q]);
-        row.querySelector(".exact").textContent = exactText(results[q]);
+        setText(cell, shown(q, results[q]));
+        setText(exact, exactText(results[q]));
       } else {
-        cell.textContent = q === "time" ? "give α, β, γ (or a hardware preset)" : "—";
+        delete cell.dataset.value;
+        setText(cell, q === "time" ? "give α, β, γ (or a hardware preset)" : "—");
+        setText(exact, "");
       }
-      row.querySelector(".meaning").textContent = CAT.meanings[q] || "";
-      return row;
+      setText(meaning, CAT.meanings[q] || "");
     });
-    $("results").tBodies[0].replaceChildren(...rows);
   }
 
   function drawAbout(sub) {
@@ -374,10 +389,15 @@
     return words.join(" ") + " --json";
   }
 
+  // a view's formulas do not change with its values: parsed and laid out again for every point, the hybrid's
+  // ~40 kB of MathML were the largest part of a render
+  let formulasOf = null;
   function drawFormulas(sub) {
+    if (formulasOf === sub.ident) return;
     const shownMath = (globalThis.SYMCOMM_MATHML || {})[sub.ident] || {};
     $("formula-time").innerHTML = shownMath.time || "";
     $("formula-send").innerHTML = shownMath.send || "";
+    formulasOf = sub.ident;
   }
 
   // ---- the step time (hybrid layouts, with a hardware preset: what eval hybrid --hardware adds)
@@ -435,18 +455,12 @@
     }
     $("step-error").hidden = !message;
     $("step-error").textContent = message;
-    $("step").tBodies[0].replaceChildren(...sub.step.quantities.filter((q) => q in step).map((q) => {
-      const row = document.createElement("tr");
-      row.innerHTML = `<td class="quantity"></td><td class="value"></td><td class="exact"></td><td class="meaning"></td>`;
-      row.querySelector(".quantity").textContent = q;
-      const cell = row.querySelector(".value");
-      cell.id = `step-${q}`;
+    drawQuantities($("step"), "step", sub.step.quantities.filter((q) => q in step), (q, cell, exact, unit) => {
       cell.dataset.value = String(step[q]);
-      cell.textContent = stepShown(q, step[q]);
-      row.querySelector(".exact").textContent = String(step[q]);
-      row.querySelector(".meaning").textContent = stepUnit(q);
-      return row;
-    }));
+      setText(cell, stepShown(q, step[q]));
+      setText(exact, String(step[q]));
+      setText(unit, stepUnit(q));
+    });
   }
 
   // ---- the chart: time against message size for every algorithm of the primitive, log-log
@@ -547,8 +561,7 @@
     }
     if (mine !== latest) return;
     drawChoices(sub);
-    if (redrawInputs || shownSubject !== sub.ident) drawInputs(sub);
-    else refreshInputs(sub);
+    drawInputs(sub, redrawInputs || shownSubject !== sub.ident);
     shownSubject = sub.ident;
     let results = {}, ok = false;
     try {

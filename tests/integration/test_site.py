@@ -262,14 +262,15 @@ def test_the_page_loads_only_its_own_files(browser):
 _DRIVE = """
 const fragments = arguments[0], done = arguments[arguments.length - 1];
 const body = document.body.dataset;
+// woken by the page's own change of data-state/data-renders (a poll on a timer adds a task to every few ms of a render)
 const settle = (before) => new Promise((resolve, reject) => {
-  const until = Date.now() + 30000;
-  const look = () => {
-    if ((body.state === "ready" && Number(body.renders || 0) > before) || body.state === "error") resolve();
-    else if (Date.now() > until) reject(new Error("no render within 30 s of " + location.hash));
-    else setTimeout(look, 2);
-  };
-  look();
+  const drawn = () => (body.state === "ready" && Number(body.renders || 0) > before) || body.state === "error";
+  if (drawn()) return resolve();
+  const watch = new MutationObserver(() => {
+    if (drawn()) { watch.disconnect(); clearTimeout(timer); resolve(); }
+  });
+  const timer = setTimeout(() => { watch.disconnect(); reject(new Error("no render within 30 s of " + location.hash)); }, 30000);
+  watch.observe(document.body, {attributes: true, attributeFilter: ["data-state", "data-renders"]});
 });
 function read() {
   const values = {}, step = {};

@@ -88,7 +88,8 @@ def test_the_planner_searches_what_the_step_model_offers():
     assert STRATEGIES["hybrid"].options["recompute"].allowed == RECOMPUTE + ("op",)
 
 
-# slow: a fifth of a family's step models built with SymPy and compiled together, 5-10 s of CPU each
+# slow: a fifth of a family's step models built with SymPy and compiled together, 3.5-6 s of CPU each beside the
+# freshness tests' step models (paired runs, 2026-12-02: 6.2-13.7 s with one compiled function per combination)
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt3-175b", "llama3-70b", "mixtral-8x7b", "deepseek-v3"])
 def test_kernels_equal_the_step_model(name):

@@ -342,9 +342,12 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     if target == "math":
         return _named_source(name, exprs, params, _NamedMathPrinter(names))
     if arrange:
-        exprs = [_arrange(e) for e in exprs]
+        arranged: dict = {}         # a bundle's expressions repeat (the same quantity of several combinations)
+        exprs = [arranged[e] if e in arranged else arranged.setdefault(e, _arrange(e)) for e in exprs]
     if arrays:
-        exprs = [_over_denominators(e, set(arrays)) for e in exprs]
+        # one memo for all the expressions: they share most of their subtrees, each rewritten once
+        arrays, seen, reads = set(arrays), {}, {}
+        exprs = [_over_denominators(e, arrays, seen, reads) for e in exprs]
     return _named_source(name, exprs, params, _NamedArrayPrinter(None if arrays is None else set(arrays), names))
 
 

@@ -127,6 +127,7 @@ def _printed(expr: sp.Expr, slot: dict) -> str:
 
 
 _QUOTIENT = sp.Function("_q")
+_UNCHANGED = object()
 
 
 def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
@@ -137,7 +138,7 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
         return expr
     held = seen.get(expr)
     if held is not None:
-        return held
+        return expr if held is _UNCHANGED else held      # unchanged: the caller's own object (see below)
     out = None
     if expr.is_Mul or (expr.is_Pow and expr.exp.is_Integer and expr.exp < 0):
         coef, factors = expr.as_coeff_mul()
@@ -156,7 +157,9 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
         args = [_quotients(arg, seen) for arg in expr.args]
         # rebuilt only where an argument changed: building a Min, Max or relation again re-evaluates it
         out = expr if all(new is old for new, old in zip(args, expr.args)) else expr.func(*args)
-    seen[expr] = out
+    # an equal subtree met again (in this expression or another one sharing ``seen``) gets back itself, not the
+    # first one's object, so that ``new is old`` above holds for it as it would when walked anew
+    seen[expr] = _UNCHANGED if out is expr else out
     return out
 
 
@@ -206,7 +209,8 @@ def many_text(exprs: tuple):
     params = [f"_a{i}" for i in range(len(symbols))]
     slot = dict(zip(symbols, params))
     try:
-        bodies = [_quotients(e, {}) for e in exprs]
+        seen: dict = {}     # one memo for all: the expressions share most of their subtrees
+        bodies = [_quotients(e, seen) for e in exprs]
         taken = set(params)
         temps = (sp.Symbol(f"_t{i}") for i in itertools.count() if f"_t{i}" not in taken)
         replacements, reduced = sp.cse(bodies, symbols=temps, optimizations=None, order="none")

@@ -88,8 +88,8 @@ def test_the_planner_searches_what_the_step_model_offers():
     assert STRATEGIES["hybrid"].options["recompute"].allowed == RECOMPUTE + ("op",)
 
 
-# slow: a fifth of a family's step models built with SymPy and compiled, 15-22 s of CPU each (one CI run,
-# 2026-12-02: 15.8 s beside the freshness test's cache, 22 s alone under -m "not slow")
+# slow: a fifth of a family's step models built with SymPy and compiled together, 3.5-6 s of CPU each beside the
+# freshness tests' step models (paired runs, 2026-12-02: 6.2-13.7 s with one compiled function per combination)
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt3-175b", "llama3-70b", "mixtral-8x7b", "deepseek-v3"])
 def test_kernels_equal_the_step_model(name):
@@ -102,16 +102,19 @@ def test_kernels_equal_the_step_model(name):
     values.update(L_first=values["L"] / chunks, L_last=values["L"] / chunks)
     # (gated, tied, moe, attention, q_width)
     kind = (req.model.family != "gpt", bool(req.model.tied), bool(req.model.moe), *model_attention(req.model))
+    sample = codegen.combinations(kind)[::5]
+    kernel = {options: kernels.shipped(options, 2).as_tuple() for options in sample}
+    # the same quantities of the SymPy step models, every combination's compiled in one numpy function (the
+    # combinations share most of their parts, compiled once: one function per combination cost 2-3 times the CPU)
+    models = [steptime.step_model(2, **dict(o)).quantities(ratios=False) for o in sample]   # no kernel reads ratios
+    wanted = bundle({(i, quantity): q[quantity] for i, (options, q) in enumerate(zip(sample, models))
+                     for quantity in kernel[options][1]})(**values)
     checked = 0
-    for options in codegen.combinations(kind)[::5]:
-        params, names, function = kernels.shipped(options, 2).as_tuple()
+    for i, options in enumerate(sample):
+        params, names, function = kernel[options]
         got = function(*[values[p] for p in params])
-        # the same quantities of the SymPy step model, compiled together (one numpy function per combination,
-        # common parts once: compiling each quantity on its own cost this test a minute a family)
-        q = steptime.step_model(2, **dict(options)).quantities(ratios=False)     # the ratios: no kernel reads them
-        wanted = bundle({quantity: q[quantity] for quantity in names})(**values)
         for quantity, value in zip(names, got):
-            want = np.broadcast_to(wanted[quantity], layouts["t"].shape)
+            want = np.broadcast_to(wanted[i, quantity], layouts["t"].shape)
             # a quantity that is the remainder of larger terms (an exposed share: a max(0, x − y)) carries their
             # rounding, so equal within 1e-12 of the array's largest value as well as relatively
             scale = float(np.max(np.abs(want))) if want.size else 0.0

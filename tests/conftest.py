@@ -43,34 +43,34 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 
 
-#: the files that hold a worker longest (tens of seconds to a minute or two each in CI, SYMCOMM_CI=1, on 2 cores),
-#: longest first: the wall seconds their tests held a worker in one quiet CI-mode run (2026-12-02 17:30 UTC, the merged
-#: tree of that hour, load average under 1 before it: tests/tools/cpu_per_test.py's "wall", summed per file; the whole
-#: run 328 s on 2 workers, 515 s of CPU, the workers held 307 and 301 s).  Wall, not CPU: what the order balances is
-#: how long a worker is held, and a browser's or a rank server's processes (Chromium under chromedriver, the torch
-#: ranks forked from one server) hold it without counting in the worker's CPU (test_site: 37 s CPU, 84 s held).  Not
-#: asserted anywhere: only the order in which pytest-xdist's --dist loadfile hands whole files to the workers, so that
-#: the long ones start first and the short ones fill in beside them; the rest follow in collection order.  The longest
-#: file (109 s) is a third of the run.  A file named here that no longer exists stops the run
-#: (pytest_collection_modifyitems below).
+#: the files that hold a worker longest (tens of seconds to a minute and a half each in CI, SYMCOMM_CI=1, on 2
+#: cores), longest first: the wall seconds their tests held a worker in one quiet CI-mode run (2026-12-02 18:24 UTC,
+#: the merged tree of that hour, load average under 1 before it: tests/tools/cpu_per_test.py's "wall", summed per
+#: file; the whole run 282 s on 2 workers, 450 s of CPU, the workers held 266 and 260 s).  Wall, not CPU: what the
+#: order balances is how long a worker is held, and a browser's or a rank server's processes (Chromium under
+#: chromedriver, the torch ranks forked from one server) hold it without counting in the worker's CPU (test_site:
+#: 35 s CPU, 69 s held).  Not asserted anywhere: only the order in which pytest-xdist's --dist loadfile hands whole
+#: files to the workers, so that the long ones start first and the short ones fill in beside them; the rest follow in
+#: collection order.  The longest file (95 s) is a third of the run.  A file named here that no longer exists stops
+#: the run (pytest_collection_modifyitems below).
 LONGEST_FIRST = (
-    "integration/test_codegen.py",        # 109 s: five kernel families regenerated with SymPy, the kernels against
+    "integration/test_codegen.py",        # 95 s: five kernel families regenerated with SymPy, the kernels against
                                           # the model
-    "integration/test_site.py",           # 84 s (37 s CPU, the rest Chromium's): the page in headless Chromium
-    "planner/test_plan.py",               # 40 s: the rows' eval commands among them
-    "integration/test_wheel.py",          # 32 s: a wheel, a venv, every subcommand and the docs build against it
-    "views/test_export.py",               # 31 s
-    "integration/test_measure.py",        # 30 s: the gloo harness, its Ctrl-C and killed-parent runs
-    "integration/test_readme.py",         # 27 s: every README command, the step model's refit on three presets
-    "commands/test_fuzz_cli.py",          # 27 s: the CLI fuzz
-    "integration/test_readme_measure.py", # 27 s (1 s CPU here): the README's validate, torch ranks forked from one
+    "integration/test_site.py",           # 69 s (35 s CPU, the rest Chromium's): the page in headless Chromium
+    "planner/test_plan.py",               # 43 s: the rows' eval commands among them
+    "commands/test_fuzz_cli.py",          # 37 s: the CLI fuzz
+    "integration/test_wheel.py",          # 34 s: a wheel, a venv, every subcommand and the docs build against it
+    "integration/test_readme_measure.py", # 24 s (1 s CPU here): the README's validate, torch ranks forked from one
                                           # server that imported torch once
-    "views/test_export_js.py",            # 26 s
-    "training/test_hybridfast.py",        # 20 s
-    "collectives/test_simulation.py",     # 18 s
-    "integration/test_docs.py",           # 18 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
-    "core/test_exprtree.py",              # 15 s
-    "training/test_step.py",              # 11 s
+    "views/test_export.py",               # 23 s
+    "integration/test_measure.py",        # 22 s: the gloo harness, its Ctrl-C and killed-parent runs
+    "views/test_export_js.py",            # 20 s
+    "integration/test_readme.py",         # 17 s: every README command, the step model's refit on three presets
+    "collectives/test_simulation.py",     # 16 s
+    "integration/test_docs.py",           # 16 s: a fresh docs build, its plots drawn again, pdflatex, KaTeX
+    "training/test_hybridfast.py",        # 15 s
+    "training/test_step_time.py",         # 9 s
+    "training/test_step.py",              # 9 s
 )
 
 

@@ -13,6 +13,7 @@ from ..core import symbols as S
 from .axes import (DataSchedule, ep_terms, kv_width, pp_terms, ring_terms, tp_terms,
                    ulysses_terms, zero3_on, bubble_fraction)
 from .settings import regathers_forward, reruns_forward
+from .stages import in_flight as stage_in_flight
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -74,22 +75,16 @@ def build_pp(schedule: str) -> tuple[Term, ...]:
 
 
 def pp_extras(schedule: str) -> dict:
-    # the first stage's, as the hybrid's stages.in_flight counts it at rank 0 (its docstring cites the schedules):
-    # GPipe all m; 1F1B its p − 1 warm-up forwards and one, never more than m; interleaved Korthikanti et al. 2022
-    # §4.2.3's factor 1 + (p − 1)/(p·v), capped at the m there are
     return {"bubble_fraction": bubble_fraction(N, schedule), "micro_batches_in_flight": _pp_in_flight(schedule)}
 
 
 @functools.cache
 def _pp_in_flight(schedule: str) -> sp.Expr:
-    # the schedule's alone, built once per process (SymPy compares a Min's arguments each time one is built)
-    if schedule == "gpipe":
-        return m
-    if schedule == "1f1b":
-        return sp.Min(N, m)
-    if schedule == "interleaved":
-        return sp.Min(m, sp.Min(N, m) * (1 + (N - 1) / (N * v)))
-    raise KeyError(schedule)
+    # the first stage's, as the hybrid counts it (stages.in_flight at rank 0: its docstring cites the schedules),
+    # over this strategy's N stages; once per schedule (SymPy compares a Min's arguments each time one is built)
+    if schedule not in ("gpipe", "1f1b", "interleaved"):
+        raise KeyError(schedule)
+    return stage_in_flight(schedule, "first").xreplace({p: N})
 
 
 # -- expert parallel ------------------------------------------------------------------------------------

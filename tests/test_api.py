@@ -289,3 +289,34 @@ def test_a_zero_given_as_an_int_is_refused_as_its_word_is():
         with pytest.raises(InputError, match=r"^G \(gpus_per_node\)=0 is not allowed: G \(gpus_per_node\) takes a "
                                              r"whole number from 1"):
             call()
+
+
+def test_a_shape_typed_without_h_kv_under_gqa_0_is_full_width_attention(capsys):
+    # gqa=0 means K and V are h wide (the hybrid strategy's option text), so leaving h_kv out must answer as
+    # typing h_kv = h does; it used to raise the compiled evaluator's ValueError listing internal constants
+    shape = dict(L=24, h=2048, s=2048, b=64, m=8, t=2, p=2, d=2, c=1, a=16, V=50000, F=8192, G=8, Phi=1.3e9,
+                 hardware="a100")
+    implied = symcomm.evaluate("hybrid", **shape)
+    typed = symcomm.evaluate("hybrid", **shape, h_kv=2048)
+    assert implied["step_time"] == typed["step_time"]
+    assert any("h_kv = h" in note for note in implied.notes)
+    grouped = symcomm.evaluate("hybrid", **shape, gqa=1, h_kv=512)     # 4 K, V heads of 16: less attention work
+    assert grouped["step_time"] < typed["step_time"]
+    from symcomm.__main__ import main
+    words = [f"{key}={value}" for key, value in shape.items() if key != "hardware"]
+    assert main(["eval", "hybrid", *words, "--hardware", "a100"]) in (0, None)
+    said = capsys.readouterr()
+    assert "h_kv = h" in said.out + said.err
+
+
+def test_an_moe_shape_typed_without_its_expert_widths_is_refused_naming_them():
+    # moe=1's step time reads each expert's FFN width and the shared-expert count; leaving them out used to
+    # raise the compiled evaluator's ValueError listing internal constants (eta, kappa, w_half, ...)
+    shape = dict(L=24, h=2048, s=2048, b=64, m=8, t=2, p=2, d=2, c=1, a=16, V=50000, F=8192, G=8, Phi=1.3e9,
+                 sp=1, moe=1, E=8, k=2, e=2, Phi_E=1e9, L_moe=24, hardware="h100")
+    with pytest.raises(InputError, match=r"^missing F_e, E_s: .*E_s=\.\.\.\)$"):
+        symcomm.evaluate("hybrid", **shape)
+    with pytest.raises(InputError, match=r"^missing E_s: "):
+        symcomm.evaluate("hybrid", **shape, F_e=1024)
+    # E_s = 0 (no shared expert, Qwen3-MoE style) is a shape, not a missing value
+    assert symcomm.evaluate("hybrid", **shape, F_e=1024, E_s=0)["step_time"] > 0

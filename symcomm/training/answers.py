@@ -171,8 +171,18 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
+    if "h_kv" not in numbers and not _grouped(target):
+        # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
+        numbers["h_kv"] = numbers["h"]
+        notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
+                  "grouped-query attention)")
     if "F" not in numbers:
         raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
+    expert_shape = [name for name in ("F_e", "E_s") if name not in numbers] if _has_experts(target) else ()
+    if expert_shape:
+        raise UsageError(f"missing {', '.join(expert_shape)}: the step time of moe=1 needs each expert's FFN width "
+                         "F_e and the count of shared experts E_s (0 for none) (give --model, --model-config or "
+                         + ", ".join(f"{name}=..." for name in expert_shape) + ")")
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
@@ -188,6 +198,14 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     options = memo.once(target, "_answers_step_options",
                         lambda: {key: value for key, value in target.options.items() if key != "backend"})
     return numbers, {**options, **step_texts}, system, compute
+
+
+def _grouped(target: Subject) -> bool:
+    return str(target.options.get("gqa", "0")) not in ("0", "False")
+
+
+def _has_experts(target: Subject) -> bool:
+    return str(target.options.get("moe", "0")) not in ("0", "False")
 
 
 def _compute_values(system, hardware: str, dtype: str, precision: str, fitting: bool, kernel: str,

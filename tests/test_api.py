@@ -320,3 +320,11 @@ def test_an_moe_shape_typed_without_its_expert_widths_is_refused_naming_them():
         symcomm.evaluate("hybrid", **shape, F_e=1024)
     # E_s = 0 (no shared expert, Qwen3-MoE style) is a shape, not a missing value
     assert symcomm.evaluate("hybrid", **shape, F_e=1024, E_s=0)["step_time"] > 0
+
+
+def test_a_shape_typed_without_the_vocabulary_is_refused_naming_it():
+    # the LM head's GEMM reads V; without it the evaluator's ValueError used to escape (found by a random search
+    # over the words left out)
+    shape = dict(L=24, h=2048, s=2048, b=64, m=8, t=2, p=2, d=2, c=1, a=16, F=8192, G=8, Phi=1.3e9, hardware="b200")
+    with pytest.raises(InputError, match=r"^missing V: the step time needs V, the vocabulary size"):
+        symcomm.evaluate("hybrid", **shape)

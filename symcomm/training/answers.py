@@ -176,13 +176,11 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         numbers["h_kv"] = numbers["h"]
         notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
                   "grouped-query attention)")
-    if "F" not in numbers:
-        raise UsageError("missing F: the step time needs the FFN width F (give --model, --model-config or F=...)")
-    expert_shape = [name for name in ("F_e", "E_s") if name not in numbers] if _has_experts(target) else ()
-    if expert_shape:
-        raise UsageError(f"missing {', '.join(expert_shape)}: the step time of moe=1 needs each expert's FFN width "
-                         "F_e and the count of shared experts E_s (0 for none) (give --model, --model-config or "
-                         + ", ".join(f"{name}=..." for name in expert_shape) + ")")
+    missing = [name for name in (*_STEP_SHAPE, *(_EXPERT_SHAPE if _has_experts(target) else ())) if name not in numbers]
+    if missing:
+        wanted = "; ".join(f"{name}, {_SHAPE_WORDS[name]}" for name in missing)
+        raise UsageError(f"missing {', '.join(missing)}: the step time needs {wanted} (give --model, --model-config "
+                         "or " + ", ".join(f"{name}=..." for name in missing) + ")")
     if step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers:
         raise UsageError("missing h_q: q_width=heads needs the query width h_q = a·head_dim (give --model, "
                          "--model-config or h_q=...)")
@@ -206,6 +204,13 @@ def _grouped(target: Subject) -> bool:
 
 def _has_experts(target: Subject) -> bool:
     return str(target.options.get("moe", "0")) not in ("0", "False")
+
+
+#: the shape the step model reads beyond what the communication binds, and the words that ask for it
+_STEP_SHAPE = ("F", "V")
+_EXPERT_SHAPE = ("F_e", "E_s")
+_SHAPE_WORDS = {"F": "the FFN width", "V": "the vocabulary size (the LM head)",
+                "F_e": "each expert's FFN width (moe=1)", "E_s": "the count of shared experts (moe=1; 0 for none)"}
 
 
 def _compute_values(system, hardware: str, dtype: str, precision: str, fitting: bool, kernel: str,

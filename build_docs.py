@@ -143,12 +143,11 @@ def render_plots(out: Path, strategies, written: list) -> list[dict]:
             TAKES.get(name, ""), lambda: (strategies,))()
         fn = (lambda d=draw, args=given: d(*args))
         fig, title, caption = fn()
-        # the tight box worked out once for both files (savefig's "tight" draws the figure once more per file)
-        tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
-        # SVG for the Markdown pages, PDF (vector) for the LaTeX document
+        # SVG for the Markdown pages, PDF (vector) for the LaTeX document; the whole figure, whose margins
+        # (views.plots.MARGINS) hold its texts, not a tight box (found by laying out every text once more)
         for fmt, metadata in (("svg", SVG_METADATA), ("pdf", PDF_METADATA)):
             buffer = io.BytesIO()
-            fig.savefig(buffer, format=fmt, metadata=metadata, bbox_inches=tight)
+            fig.savefig(buffer, format=fmt, metadata=metadata)
             write(out / "plots" / f"{name}.{fmt}", buffer.getvalue(), written)
         plt.close(fig)
         plots.append({"title": title, "caption": caption, "path": f"plots/{name}.svg", "pdf": f"plots/{name}.pdf"})

@@ -83,13 +83,33 @@ def log_scales(ax, x_base=10, y_base=10) -> None:
         axis.set_minor_formatter(formatter(base, labelOnlyBase=False))
 
 
+#: the figure's margins around its axes, in inches: room for the tick labels and the axis labels, fixed rather
+#: than measured (a tight box lays out and draws every text of the figure once more only to find them; the test
+#: tests/views/test_plots.py holds every text of every plot inside its figure)
+MARGINS = {"left": 0.72, "right": 0.25, "bottom": 0.5, "top": 0.15}
+#: inches between two axes side by side: the right one's tick labels and axis label stand in it
+GAP = 0.85
+
+
+def framed(fig):
+    """``fig`` with its axes (one row) placed within :data:`MARGINS` and :data:`GAP`; returns ``fig``."""
+    width, height = fig.get_size_inches()
+    count = len(fig.axes)
+    axis_width = (width - MARGINS["left"] - MARGINS["right"] - (count - 1) * GAP) / count
+    fig.subplots_adjust(left=MARGINS["left"] / width, right=1 - MARGINS["right"] / width,
+                        bottom=MARGINS["bottom"] / height, top=1 - MARGINS["top"] / height,
+                        wspace=GAP / axis_width)
+    return fig
+
+
 def _figure():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.3, 3.9), dpi=100)
+    framed(fig)
     ax.grid(True, which="both", alpha=0.3)
     return fig, ax
 
@@ -193,7 +213,7 @@ def calibration_vs_measured(fits):
     of ``symcomm calibrate --json``, one per collective)."""
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.7, 3.9), dpi=100)
     for ax in (left, right):
         ax.grid(True, which="both", alpha=0.3)
         log_scales(ax, x_base=2)
@@ -219,7 +239,7 @@ def calibration_vs_measured(fits):
     right.set_ylabel("busbw (GB/s)")
     left.legend(fontsize=7)
     right.legend(fontsize=7)
-    fig.tight_layout()
+    framed(fig)
     caption = ("Measured nccl-tests rows (markers) against the catalog's α-β formula at the fitted α, β (lines); "
                "the dotted line is 1/β, the busbw the α-β line tends to. The gap between marker and line is the "
                "efficiency curve the calibrated prediction divides by (α-β time / measured time).")

@@ -82,3 +82,44 @@ def test_every_plot_labels_its_log_ticks_as_matplotlib_would_without_math_text()
                             assert _value(text) == pytest.approx(x, rel=1e-9), (name, x, text)
         assert labelled >= 4, name
         plt.close(fig)
+
+
+def test_every_text_of_every_plot_stands_inside_its_figure():
+    """The plots are saved whole, inside fixed margins (views.plots.MARGINS), not cropped to a measured box: every
+    text the renderer draws (tick labels, axis labels, legends) must then fit in the figure, with room to spare
+    from its edge.  The texts are the ones handed to the renderer's draw_text, so hidden ticks do not count."""
+    try:
+        import matplotlib
+    except ImportError:
+        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.training.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+
+    for name, draw in PLOTS.items():
+        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
+                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
+        fig, _, _ = draw(*given)
+        renderer = fig.canvas.get_renderer()
+        drawn = []
+        draw_text = renderer.draw_text
+
+        def recording(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            drawn.append(mtext)
+            return draw_text(gc, x, y, s, prop, angle, ismath, mtext)
+
+        renderer.draw_text = recording
+        fig.draw(renderer)
+        # the axis labels, the tick labels of both axes and a legend's entries, at least
+        assert len(drawn) >= 8 and all(t is not None for t in drawn), name
+        box = fig.bbox
+        edge = 2.0           # pixels (at 100 dpi): no text touches the figure's border
+        for text in drawn:
+            extent = text.get_window_extent(renderer)
+            assert (extent.x0 >= box.x0 + edge and extent.y0 >= box.y0 + edge
+                    and extent.x1 <= box.x1 - edge and extent.y1 <= box.y1 - edge), (name, text.get_text(), extent, box)
+        plt.close(fig)

@@ -54,7 +54,7 @@ function gather__binomial_tree__send(args = {}) {
 function gather__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
-  return _out(_max(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
 }
 
 function gather__binomial_tree__total(args = {}) {

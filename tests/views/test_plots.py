@@ -123,3 +123,54 @@ def test_every_text_of_every_plot_stands_inside_its_figure():
             assert (extent.x0 >= box.x0 + edge and extent.y0 >= box.y0 + edge
                     and extent.x1 <= box.x1 - edge and extent.y1 <= box.y1 - edge), (name, text.get_text(), extent, box)
         plt.close(fig)
+
+
+def test_every_minor_tick_matplotlib_would_draw_is_drawn_once():
+    """Minor ticks are drawn as two lines per axis (views.plots.minor_ticks_as_lines), their marks and their grid
+    lines, the labelled ones left as ticks: together at exactly the places matplotlib's own log scale puts its
+    minor ticks (a fresh LogLocator(base, subs="auto") over the final limits, the majors left out), each once."""
+    try:
+        import matplotlib
+    except ImportError:
+        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import TICKDOWN, TICKLEFT, Line2D
+    from matplotlib.ticker import LogLocator
+
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.training.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+
+    for name, draw in PLOTS.items():
+        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
+                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
+        fig, _, _ = draw(*given)
+        fig.canvas.draw()
+        drawn_minor = 0
+        for ax in fig.axes:
+            lines = [a for a in ax.get_children() if isinstance(a, Line2D)]
+            for axis, marker, coordinate in ((ax.xaxis, TICKDOWN, Line2D.get_xdata),
+                                             (ax.yaxis, TICKLEFT, Line2D.get_ydata)):
+                low, high = sorted(axis.get_view_interval())
+                theirs = LogLocator(base=axis.get_transform().base, subs="auto")
+                theirs.set_axis(axis)
+                majors = [x for x in LogLocator(base=axis.get_transform().base).tick_values(low, high)]
+                want = sorted(x for x in theirs() if low <= x <= high
+                              and not any(abs(x - m) <= 1e-9 * m for m in majors))
+                marks = [x for line in lines if line.get_marker() == marker and line.get_linestyle() == "None"
+                         for x in coordinate(line)]
+                ticks = list(axis.get_minor_locator()())
+                # the ticks left are the labelled ones: the rest are two lines, not a tick object each
+                assert all(axis.get_minor_formatter().format_ticks(ticks)), (name, axis.axis_name)
+                got = sorted(marks + ticks)
+                assert len(got) == len(want) and all(abs(g - w) <= 1e-9 * w for g, w in zip(got, want)), \
+                    (name, axis.axis_name, got, want)
+                # one grid line per mark: its segments (x, x, NaN) or (y, y, NaN)
+                grids = [line for line in lines if line.get_linestyle() == "-" and len(coordinate(line)) == 3 * len(marks)
+                         and line.get_alpha() == 0.3]
+                assert len(grids) == (1 if marks else 0), (name, axis.axis_name)
+                drawn_minor += len(marks)
+        assert drawn_minor >= 20, name
+        plt.close(fig)

@@ -105,10 +105,9 @@ class _Remembered(JavascriptCodePrinter):
         return self._remembered(expr, {"doprint": True}, lambda e, doprint: super(_Remembered, self).doprint(e),
                                 self)
 
-    def _handle_UnevaluatedExpr(self, expr):
-        # CodePrinter.doprint's pass unwrapping re(UnevaluatedExpr) rebuilds the whole tree (replace) for every
-        # formula; the exported formulas hold neither (tests/views/test_js_memo.py), as numbers.codeprint says
-        return expr
+    # CodePrinter.doprint's pass unwrapping re(UnevaluatedExpr) rebuilds the whole tree (replace) for every formula;
+    # the exported formulas hold neither (tests/views/test_js_memo.py), as numbers.codeprint says
+    _handle_UnevaluatedExpr = staticmethod(lambda expr: expr)
 
     def _remembered(self, expr, kwargs, printing, *printers):
         try:
@@ -583,8 +582,7 @@ def _bounds(f: Formula, info) -> str:
     return f"{'true' if integer else 'false'}, {least}n, {_js(_inputs._bound_text(integer, least, _inputs.MAX_VALUE))}"
 
 
-def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascriptPrinter, exported: bool = True,
-              documented: bool = True) -> str:
+def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascriptPrinter, exported: bool = True) -> str:
     time = is_time(f)
     checks = _check_lines(f, exact)
     reads = ", ".join(f"{info.cli_name} = {'_number' if info.symbol in FLOAT_SYMBOLS else '_exact'}(args, "
@@ -592,9 +590,9 @@ def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascript
     body = [f"  const {reads};"] if reads else []
     body += [f"  {line}" for line in checks]
     body.append(f"  return {floats.doprint(f.expr)};" if time else f"  return _out({exact.doprint(f.expr)});")
-    keyword = "export function" if exported else "function"
-    doc = f"{_jsdoc(f, time)}\n" if documented else ""
-    return f"{doc}{keyword} {f.name}(args = {{}}) {{\n" + "\n".join(body) + "\n}\n"
+    # the module's functions carry their JSDoc; the page's script (:func:`to_script`, not exported) none
+    head = f"{_jsdoc(f, time)}\nexport function" if exported else "function"
+    return f"{head} {f.name}(args = {{}}) {{\n" + "\n".join(body) + "\n}\n"
 
 
 def to_javascript(chosen: list[Formula]) -> str:
@@ -650,7 +648,7 @@ def to_script(chosen: list[Formula], namespace: str = "SYMCOMM_FORMULAS", helper
     the page's scripts (docs/site/formulas 9.0 MB with them, 3.5 MB without)."""
     exact = ExactJavascriptPrinter()
     floats = FloatJavascriptPrinter(exact)
-    functions = [_function(f, exact, floats, exported=False, documented=False) for f in chosen]
+    functions = [_function(f, exact, floats, exported=False) for f in chosen]
     names = ", ".join(f.name for f in chosen)
     code = "\n".join(functions)
     # a helper is used when it stands as a whole identifier; the identifiers that start with "_" (as every helper's

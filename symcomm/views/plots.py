@@ -104,9 +104,9 @@ def framed(fig):
 
 def minor_ticks_as_lines(fig):
     """The unlabelled minor ticks of every axis of ``fig`` drawn as two artists per axis, their grid lines and their
-    marks, each one line through all of them (styled as the axis's own minor tick), instead of a tick object of
-    five artists each (a log axis has dozens, laid out and drawn once per saved file); the labelled ones, if
-    any, stay ticks.  Call it last: it fixes the axes' limits where autoscaling put them, which the ticks are
+    marks, each one line through all of them (styled as the axis's own minor tick; labelled "_...", so no legend or
+    series reads them), instead of a tick object of five artists each (a log axis has dozens, laid out and drawn
+    once per saved file); the labelled ones, if any, stay ticks.  Call it last: it fixes the axes' limits where autoscaling put them, which the ticks are
     placed for.  Returns ``fig``."""
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator
@@ -130,12 +130,13 @@ def minor_ticks_as_lines(fig):
             ax.add_artist(Line2D(*((across, span) if axis is ax.xaxis else (span, across)),
                                  transform=transforms(which="grid"), color=grid.get_color(),
                                  linewidth=grid.get_linewidth(), linestyle=grid.get_linestyle(),
-                                 alpha=grid.get_alpha(), zorder=axis.get_zorder(), visible=grid.get_visible()))
+                                 alpha=grid.get_alpha(), zorder=axis.get_zorder(), visible=grid.get_visible(),
+                                 label="_minor grid"))
             ax.add_artist(Line2D(*((plain, [0.0] * len(plain)) if axis is ax.xaxis else ([0.0] * len(plain), plain)),
                                  transform=transforms(which="tick1"), linestyle="none", marker=mark.get_marker(),
                                  markersize=mark.get_markersize(), markeredgewidth=mark.get_markeredgewidth(),
                                  color=mark.get_color(), zorder=axis.get_zorder(), clip_on=False,
-                                 visible=mark.get_visible()))
+                                 visible=mark.get_visible(), label="_minor ticks"))
     return fig
 
 

@@ -13,14 +13,19 @@ cell.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
 
 import sympy as sp
 from sympy.core import exprtools
+from sympy.core.expr import Expr
+from sympy.core.kind import NumberKind
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.mathml import MathMLPresentationPrinter
+
+from . import symbols as S
 
 FORMATS = ("text", "latex", "markdown", "python", "mathml")
 
@@ -137,6 +142,51 @@ def pulled(expr):
             exprtools.gcd_terms = _GCD_TERMS
 
 
+#: SymPy's Expr.is_constant, which its LaTeX printer asks (sympy.simplify.fraction(term, exact=True), in _print_Mul)
+#: of every negative exponent but −1: it simplifies the exponent, then evaluates and differentiates it, 0.01-0.1 s a
+#: call (its first call in a build 0.17 s) for exponents as plain as −ℓ or −⌈log₂(N + 1)⌉
+_IS_CONSTANT = Expr.is_constant
+_CONSTANCY = threading.RLock()
+
+
+def _plainly_varying(expr) -> bool:
+    """True when ``expr`` is a number-valued symbol, or ⌈log₂⌉ of a positive one plus a whole number ≥ 0 (unbounded,
+    so it grows), times a nonzero number, plus a number: not constant, which SymPy's is_constant also answers (False) the long way
+    (tests/core/test_printing.py compares the two).  False means only "not known so cheaply"."""
+    _, rest = expr.as_coeff_Add()
+    coefficient, term = rest.as_coeff_Mul()
+    if coefficient == 0:
+        return False
+    if term.is_Symbol:
+        return term.kind is NumberKind
+    if isinstance(term, S.CeilLog2):
+        offset, inner = term.args[0].as_coeff_Add()
+        return (offset.is_Integer and offset >= 0 and inner.is_Symbol and inner.is_positive is True
+                and inner.kind is NumberKind)
+    return False
+
+
+def _is_constant_shortcut(self, *wrt, **flags):
+    if not wrt and _plainly_varying(self):
+        return False
+    return _IS_CONSTANT(self, *wrt, **flags)
+
+
+@contextlib.contextmanager
+def _constancy_shortcut():
+    """Expr.is_constant answered at once for :func:`_plainly_varying` expressions, only while this printer prints
+    (as :func:`pulled` swaps gcd_terms); the swap is undone by whoever made it, so a nested print keeps it."""
+    with _CONSTANCY:
+        swapped = Expr.is_constant is _IS_CONSTANT
+        if swapped:
+            Expr.is_constant = _is_constant_shortcut
+        try:
+            yield
+        finally:
+            if swapped:
+                Expr.is_constant = _IS_CONSTANT
+
+
 def latex(expr, pull_factors: bool = True) -> str:
     """LaTeX in the papers' shape: numeric factors pulled out, 2M(N−1)/N not M(2N−2)/N
     (``pull_factors=False`` prints a sum as it stands, leading term first: 2N/G − 2)."""
@@ -149,8 +199,10 @@ def latex(expr, pull_factors: bool = True) -> str:
 def _latex(expr, pull_factors: bool) -> str:
     if pull_factors and not expr.has(sp.Piecewise):
         expr = pulled(expr)
-        return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
-    return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
+        with _constancy_shortcut():
+            return SymcommLatexPrinter({"mul_symbol": None}).doprint(expr)
+    with _constancy_shortcut():
+        return SymcommLatexPrinter({"mul_symbol": None, "order": "rev-lex"}).doprint(expr)
 
 
 def visible_length(tex: str) -> int:
@@ -178,7 +230,8 @@ def latex_lines(expr, width: int = 80) -> list[str]:
         return [whole]
     lines: list[str] = []
     for i, term in enumerate(printer._as_ordered_terms(expr, order=printer._settings["order"])):
-        text = printer.doprint(term)
+        with _constancy_shortcut():
+            text = printer.doprint(term)
         if i:
             text = f"- {text[1:].lstrip()}" if text.startswith("-") else f"+ {text}"
         if lines and visible_length(lines[-1] + text) <= width:

@@ -83,13 +83,71 @@ def log_scales(ax, x_base=10, y_base=10) -> None:
         axis.set_minor_formatter(formatter(base, labelOnlyBase=False))
 
 
+#: the figure's margins around its axes, in inches: room for the tick labels and the axis labels, fixed rather
+#: than measured (a tight box lays out and draws every text of the figure once more only to find them; the test
+#: tests/views/test_plots.py holds every text of every plot inside its figure)
+MARGINS = {"left": 0.72, "right": 0.25, "bottom": 0.5, "top": 0.15}
+#: inches between two axes side by side: the right one's tick labels and axis label stand in it
+GAP = 0.85
+
+
+def framed(fig):
+    """``fig`` with its axes (one row) placed within :data:`MARGINS` and :data:`GAP`; returns ``fig``."""
+    width, height = fig.get_size_inches()
+    count = len(fig.axes)
+    axis_width = (width - MARGINS["left"] - MARGINS["right"] - (count - 1) * GAP) / count
+    fig.subplots_adjust(left=MARGINS["left"] / width, right=1 - MARGINS["right"] / width,
+                        bottom=MARGINS["bottom"] / height, top=1 - MARGINS["top"] / height,
+                        wspace=GAP / axis_width)
+    return fig
+
+
+def minor_ticks_as_lines(fig):
+    """The unlabelled minor ticks of every axis of ``fig`` drawn as two artists per axis, their grid lines and their
+    marks, each one line through all of them (styled as the axis's own minor tick; labelled "_...", so no legend or
+    series reads them), instead of a tick object of five artists each (a log axis has dozens, laid out and drawn
+    once per saved file); the labelled ones, if any, stay ticks.  Call it last: it fixes the axes' limits where autoscaling put them, which the ticks are
+    placed for.  Returns ``fig``."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator
+
+    for ax in fig.axes:
+        ax.set_xlim(ax.get_xlim())
+        ax.set_ylim(ax.get_ylim())
+        for axis, transforms in ((ax.xaxis, ax.get_xaxis_transform), (ax.yaxis, ax.get_yaxis_transform)):
+            low, high = sorted(axis.get_view_interval())
+            locs = [x for x in axis.get_minorticklocs() if low <= x <= high]   # without the majors, in view
+            texts = axis.get_minor_formatter().format_ticks(locs)
+            plain = [x for x, text in zip(locs, texts) if not text]
+            tick = axis.get_minor_ticks(1)[0]          # the style the axis would give a minor tick
+            axis.set_minor_locator(FixedLocator([x for x, text in zip(locs, texts) if text]))
+            if not plain:
+                continue
+            across = [v for x in plain for v in (x, x, np.nan)]
+            span = [v for _ in plain for v in (0.0, 1.0, np.nan)]
+            grid, mark = tick.gridline, tick.tick1line
+            # a vertical line per x tick (data x, axes y from 0 to 1), a horizontal one per y tick
+            ax.add_artist(Line2D(*((across, span) if axis is ax.xaxis else (span, across)),
+                                 transform=transforms(which="grid"), color=grid.get_color(),
+                                 linewidth=grid.get_linewidth(), linestyle=grid.get_linestyle(),
+                                 alpha=grid.get_alpha(), zorder=axis.get_zorder(), visible=grid.get_visible(),
+                                 label="_minor grid"))
+            ax.add_artist(Line2D(*((plain, [0.0] * len(plain)) if axis is ax.xaxis else ([0.0] * len(plain), plain)),
+                                 transform=transforms(which="tick1"), linestyle="none", marker=mark.get_marker(),
+                                 markersize=mark.get_markersize(), markeredgewidth=mark.get_markeredgewidth(),
+                                 color=mark.get_color(), zorder=axis.get_zorder(), clip_on=False,
+                                 visible=mark.get_visible(), label="_minor ticks"))
+    return fig
+
+
 def _figure():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.3, 3.9), dpi=100)
+    framed(fig)
     ax.grid(True, which="both", alpha=0.3)
     return fig, ax
 
@@ -110,6 +168,7 @@ def dp_volume_vs_n(strategies):
     ax.legend()
     caption = ("Elements sent by the busiest GPU per training step, divided by Φ (exact (N−1)/N forms). "
                "The naive root grows as N−1; the ring tends to 2, ZeRO-3 to 3.")
+    minor_ticks_as_lines(fig)
     return fig, "Data parallel: per-GPU volume vs N", caption
 
 
@@ -131,6 +190,7 @@ def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
     ax.legend()
     caption = (f"One layer, forward + backward, N = {n} GPUs, h = {h}, b = {b}, K/V of full width; "
                "elements. TP and SP coincide (proved in chapter 4); Ulysses is 1/N of them.")
+    minor_ticks_as_lines(fig)
     return fig, "Tensor, sequence and context parallel vs sequence length", caption
 
 
@@ -162,6 +222,7 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
                f"β_inter = 1/({1 / beta_inter_bytes / 1e9:g} GB/s) across nodes; the single-level algorithms span "
                "nodes, so they run at the inter-node α, β; the hierarchical one pays each level its own; "
                "γ = 0, no overlap.")
+    minor_ticks_as_lines(fig)
     return fig, "All-reduce algorithms: time vs message size", caption
 
 
@@ -185,6 +246,7 @@ def step_time_vs_published(rows):
     ax.legend(fontsize=8)
     caption = ("Every published run of chapter 11, predicted by the step model with its hardware preset's fitted "
                "constants; seconds per iteration, log scales.")
+    minor_ticks_as_lines(fig)
     return fig, "Step time: predicted against published runs", caption
 
 
@@ -193,7 +255,7 @@ def calibration_vs_measured(fits):
     of ``symcomm calibrate --json``, one per collective)."""
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.7, 3.9), dpi=100)
     for ax in (left, right):
         ax.grid(True, which="both", alpha=0.3)
         log_scales(ax, x_base=2)
@@ -219,10 +281,11 @@ def calibration_vs_measured(fits):
     right.set_ylabel("busbw (GB/s)")
     left.legend(fontsize=7)
     right.legend(fontsize=7)
-    fig.tight_layout()
+    framed(fig)
     caption = ("Measured nccl-tests rows (markers) against the catalog's α-β formula at the fitted α, β (lines); "
                "the dotted line is 1/β, the busbw the α-β line tends to. The gap between marker and line is the "
                "efficiency curve the calibrated prediction divides by (α-β time / measured time).")
+    minor_ticks_as_lines(fig)
     return fig, "Calibration: measured against fitted time and busbw", caption
 
 

@@ -34,6 +34,7 @@ import sympy as sp
 
 from ..base.crossing import PEERS
 from ..core import symbols as S
+from ..core.cost import Cost
 from ..templates import FOLDER as TEMPLATE_FOLDER
 
 SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
@@ -126,8 +127,18 @@ def bytes_quantities(sub) -> dict[str, sp.Expr]:
     in bytes of ``B_e`` bytes per element (a term with its own element type counted at its own size),
     the α coefficients in messages, the time with α per message and β, γ per byte; the extras as they are."""
     # elements of B_e bytes → bytes: Cost.widened scales traffic, β and γ, never the α messages
-    in_bytes = sub.cost_in(BYTES).widened(BYTES)
-    out = {key: sp.sympify(expr, strict=True) for key, expr in in_bytes.fields().items()}
+    in_elements = sub.cost_in(BYTES)
+    in_bytes = in_elements.widened(BYTES)
+    if in_elements.root is None:
+        fields = in_bytes.fields()
+    else:
+        # a rooted cost's send and recv are the busier of the root and the others (Cost.larger): B_e·max(x, y) =
+        # max(B_e·x, B_e·y) as B_e > 0, so the elements' max (decided once, the docs print it too) times B_e,
+        # not a second proof on both sides scaled; the rest read off the same cost without its root
+        rest = Cost(in_bytes.others, in_bytes.total, in_bytes.coefficients).fields()
+        fields = {"send": BYTES * in_elements.send, "recv": BYTES * in_elements.recv,
+                  **{key: expr for key, expr in rest.items() if key not in ("send", "recv")}}
+    out = {key: sp.sympify(expr, strict=True) for key, expr in fields.items()}
     out["time"] = sp.sympify(in_bytes.time, strict=True)
     out.update({key: sp.sympify(expr, strict=True) for key, expr in sub.extras.items()})
     return out

@@ -118,3 +118,49 @@ def test_a_script_on_shared_helpers_takes_exactly_the_helpers_its_code_names():
     wanted = [name for name in HELPER_NAMES if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", body)]
     assert taken.group(1).split(", ") == wanted
     assert "_need" in wanted and len(wanted) < len(HELPER_NAMES)
+
+
+# -- SymPy's is_constant, answered at once for plainly varying exponents while the LaTeX printer prints ----------
+
+def test_plainly_varying_exponents_are_the_ones_sympy_finds_not_constant():
+    from symcomm.core import printing
+
+    x = sp.Symbol("x")                       # no assumptions: is_constant still False (x = 0 and x = 1 differ)
+    varying = [-S.N, S.N, 3 * S.M + 2, sp.Rational(-1, 2) * x, -S.CeilLog2(S.N + 1), -S.CeilLog2(S.N),
+               -2 * S.CeilLog2(S.N + 3) + 1]
+    for expr in varying:
+        assert printing._plainly_varying(expr), expr
+        assert printing._IS_CONSTANT(expr) is False, expr       # SymPy's own answer, the long way
+    # not known so cheaply (constant ones among them): left to SymPy
+    unknown = [sp.Integer(3), S.N * S.M, S.CeilLog2(x), sp.cos(x) ** 2 + sp.sin(x) ** 2, S.log2(S.N), 0 * S.N]
+    assert not [expr for expr in unknown if printing._plainly_varying(expr)]
+
+
+def test_latex_with_the_constancy_shortcut_is_sympys():
+    from sympy.core.expr import Expr
+
+    from symcomm.core import printing
+
+    asked = []
+    shortcut = printing._is_constant_shortcut
+
+    def counting(self, *wrt, **flags):
+        asked.append(self)
+        return shortcut(self, *wrt, **flags)
+
+    # negative exponents other than −1: SymPy's _print_Mul asks is_constant of each (fraction(term, exact=True))
+    ell = sp.Symbol("ell", integer=True, positive=True)
+    exprs = [S.M * 2 ** (-S.CeilLog2(S.N + 1)), S.M * S.N ** (-ell) + S.alpha, S.M / S.N ** 2 * 2 ** (-S.N)]
+    for settings in ({"mul_symbol": None}, {"mul_symbol": None, "order": "rev-lex"}):
+        for expr in exprs:
+            plain = _Unremembered(dict(settings)).doprint(expr)
+            try:
+                printing._is_constant_shortcut = counting
+                with printing._constancy_shortcut():
+                    assert Expr.is_constant is counting
+                    short = _Unremembered(dict(settings)).doprint(expr)
+            finally:
+                printing._is_constant_shortcut = shortcut
+            assert short == plain, expr
+            assert Expr.is_constant is printing._IS_CONSTANT      # undone after the print
+    assert asked and all(printing._plainly_varying(e) for e in asked)

@@ -82,3 +82,95 @@ def test_every_plot_labels_its_log_ticks_as_matplotlib_would_without_math_text()
                             assert _value(text) == pytest.approx(x, rel=1e-9), (name, x, text)
         assert labelled >= 4, name
         plt.close(fig)
+
+
+def test_every_text_of_every_plot_stands_inside_its_figure():
+    """The plots are saved whole, inside fixed margins (views.plots.MARGINS), not cropped to a measured box: every
+    text the renderer draws (tick labels, axis labels, legends) must then fit in the figure, with room to spare
+    from its edge.  The texts are the ones handed to the renderer's draw_text, so hidden ticks do not count."""
+    try:
+        import matplotlib
+    except ImportError:
+        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.training.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+
+    for name, draw in PLOTS.items():
+        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
+                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
+        fig, _, _ = draw(*given)
+        renderer = fig.canvas.get_renderer()
+        drawn = []
+        draw_text = renderer.draw_text
+
+        def recording(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            drawn.append(mtext)
+            return draw_text(gc, x, y, s, prop, angle, ismath, mtext)
+
+        renderer.draw_text = recording
+        fig.draw(renderer)
+        # the axis labels, the tick labels of both axes and a legend's entries, at least
+        assert len(drawn) >= 8 and all(t is not None for t in drawn), name
+        box = fig.bbox
+        edge = 2.0           # pixels (at 100 dpi): no text touches the figure's border
+        for text in drawn:
+            extent = text.get_window_extent(renderer)
+            assert (extent.x0 >= box.x0 + edge and extent.y0 >= box.y0 + edge
+                    and extent.x1 <= box.x1 - edge and extent.y1 <= box.y1 - edge), (name, text.get_text(), extent, box)
+        plt.close(fig)
+
+
+def test_every_minor_tick_matplotlib_would_draw_is_drawn_once():
+    """Minor ticks are drawn as two lines per axis (views.plots.minor_ticks_as_lines), their marks and their grid
+    lines, the labelled ones left as ticks: together at exactly the places matplotlib's own log scale puts its
+    minor ticks (a fresh LogLocator(base, subs="auto") over the final limits, the majors left out), each once."""
+    try:
+        import matplotlib
+    except ImportError:
+        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import TICKDOWN, TICKLEFT, Line2D
+    from matplotlib.ticker import LogLocator
+
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.training.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+
+    for name, draw in PLOTS.items():
+        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
+                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
+        fig, _, _ = draw(*given)
+        fig.canvas.draw()
+        drawn_minor = 0
+        for ax in fig.axes:
+            lines = [a for a in ax.get_children() if isinstance(a, Line2D)]
+            for axis, marker, coordinate in ((ax.xaxis, TICKDOWN, Line2D.get_xdata),
+                                             (ax.yaxis, TICKLEFT, Line2D.get_ydata)):
+                low, high = sorted(axis.get_view_interval())
+                theirs = LogLocator(base=axis.get_transform().base, subs="auto")
+                theirs.set_axis(axis)
+                majors = [x for x in LogLocator(base=axis.get_transform().base).tick_values(low, high)]
+                want = sorted(x for x in theirs() if low <= x <= high
+                              and not any(abs(x - m) <= 1e-9 * m for m in majors))
+                marks = [x for line in lines if line.get_marker() == marker and line.get_linestyle() == "None"
+                         for x in coordinate(line)]
+                ticks = list(axis.get_minor_locator()())
+                # the ticks left are the labelled ones: the rest are two lines, not a tick object each
+                assert all(axis.get_minor_formatter().format_ticks(ticks)), (name, axis.axis_name)
+                got = sorted(marks + ticks)
+                assert len(got) == len(want) and all(abs(g - w) <= 1e-9 * w for g, w in zip(got, want)), \
+                    (name, axis.axis_name, got, want)
+                # one grid line per mark: its segments (x, x, NaN) or (y, y, NaN)
+                grids = [line for line in lines if line.get_linestyle() == "-" and len(coordinate(line)) == 3 * len(marks)
+                         and line.get_alpha() == 0.3]
+                assert len(grids) == (1 if marks else 0), (name, axis.axis_name)
+                drawn_minor += len(marks)
+        assert drawn_minor >= 20, name
+        plt.close(fig)

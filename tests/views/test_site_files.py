@@ -218,3 +218,29 @@ def test_the_step_script_names_a_missing_argument_and_refuses_an_unknown_operati
                             json.dumps(graph["nodes"][:-1] + [["exec"] + graph["nodes"][-1][1:]], separators=(",", ":")))
     assert forged != script
     assert _run_steps(forged, [["toy__step_gated_0", {}]]) == ["Error: unknown operation exec"]
+
+
+def test_a_rooted_subjects_send_and_recv_in_bytes_are_the_busier_rank_in_bytes():
+    """A rooted collective reports the busier of its root and its other ranks (ARCHITECTURE.md); the page counts
+    bytes of B_e bytes per element.  Its send and recv are B_e times the element cost's busier rank — the larger
+    of the root's and the others' traffic each scaled to bytes, whichever form the page prints — at every point
+    tried, for every rooted subject the page offers."""
+    import itertools
+
+    import sympy as sp
+
+    from symcomm.core import symbols as S
+    from symcomm.numbers.evaluation import exact
+
+    rooted = [sub for sub in site.subjects() if sub.cost_in(site.BYTES).root is not None]
+    assert len(rooted) >= 10       # the rooted algorithms of reduce, broadcast, gather, scatter, ... and dp/tp over them
+    for sub in rooted:
+        page = site.bytes_quantities(sub)
+        root, others = sub.cost_in(site.BYTES).root, sub.cost_in(site.BYTES).others
+        for quantity, of_root, of_others in (("send", root.send, others.send), ("recv", root.recv, others.recv)):
+            free = sorted(page[quantity].free_symbols | of_root.free_symbols | of_others.free_symbols, key=str)
+            for n, b_e, m in itertools.product((2, 3, 5, 8, 12), (1, 2, 4), (96, 4096)):
+                # N ranks, B_e bytes, every other symbol (M, K, Φ, b, s, h, L) m
+                values = {x: {S.N: n, site.BYTES: b_e}.get(x, m) for x in free}
+                busier = max(exact(b_e * of_root, values), exact(b_e * of_others, values))
+                assert exact(page[quantity], values) == busier, (sub.ident, quantity, values)

@@ -6,162 +6,45 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _ceil_log2, _log2, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * All-Gather, ring: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__ring__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, ring: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__ring__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, ring: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__ring__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Gather, ring: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__ring__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * All-Gather, ring: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, ring: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__ring__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-Gather, ring: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{B_{e} M \beta}{N} + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_gather__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * All-Gather, recursive doubling: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__recursive_doubling__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -169,21 +52,6 @@ function all_gather__recursive_doubling__send(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, recursive doubling: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__recursive_doubling__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -191,21 +59,6 @@ function all_gather__recursive_doubling__recv(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, recursive doubling: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__recursive_doubling__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -213,40 +66,12 @@ function all_gather__recursive_doubling__total(args = {}) {
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Gather, recursive doubling: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__recursive_doubling__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_log2(N));
 }
 
-/**
- * All-Gather, recursive doubling: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__recursive_doubling__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -254,39 +79,10 @@ function all_gather__recursive_doubling__beta(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, recursive doubling: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__recursive_doubling__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-Gather, recursive doubling: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \beta \left(N - 1\right)}{N} + \alpha \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = lg p·α + ((p − 1)/p)nβ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_gather__recursive_doubling__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -294,439 +90,121 @@ function all_gather__recursive_doubling__time(args = {}) {
   return ((_float(_log2(N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * All-Gather, bruck: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__bruck__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, bruck: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__bruck__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, bruck: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__bruck__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Gather, bruck: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__bruck__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_ceil_log2(N));
 }
 
-/**
- * All-Gather, bruck: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__bruck__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, bruck: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__bruck__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-Gather, bruck: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \beta \left(N - 1\right)}{N} + \alpha \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allgather): T = ⌈lg p⌉α + ((p − 1)/p)nβ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_gather__bruck__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_ceil_log2(N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * All-Gather, gather broadcast: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__gather_broadcast__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Gather, gather broadcast: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__gather_broadcast__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * All-Gather, gather broadcast: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right) \left(N + 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__gather_broadcast__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(1n, N), _add(-1n, N)));
 }
 
-/**
- * All-Gather, gather broadcast: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__gather_broadcast__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _add(-1n, N)));
 }
 
-/**
- * All-Gather, gather broadcast: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right) \left(N + 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__gather_broadcast__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(1n, N), _add(-1n, N)));
 }
 
-/**
- * All-Gather, gather broadcast: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__gather_broadcast__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-Gather, gather broadcast: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{B_{e} M \beta \left(N + 1\right)}{N} + 2 \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: the source article's identity All-Gather = Gather + Broadcast, composed here.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_gather__gather_broadcast__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_mul(2n, _add(-1n, N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(1n, N), _add(-1n, N)))*beta));
 }
 
-/**
- * All-Gather, hierarchical: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, hierarchical: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Gather, hierarchical: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Gather, hierarchical: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): G - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, G));
 }
 
-/**
- * All-Gather, hierarchical: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(G - 1\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__beta(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _pow(G, -1n), _add(-1n, G)));
 }
 
-/**
- * All-Gather, hierarchical: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-Gather, hierarchical: alpha_inter (coefficient of α_inter: inter-node messages on the critical path).
- *
- * Formula (LaTeX): - \frac{G - N}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   return _out(_mul(-1n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * All-Gather, hierarchical: beta_inter (coefficient of β_inter: inter-node elements moved on the critical path).
- *
- * Formula (LaTeX): - \frac{B_{e} M \left(G - N\right)}{G N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_gather__hierarchical__beta_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
@@ -734,26 +212,6 @@ function all_gather__hierarchical__beta_inter(args = {}) {
   return _out(_mul(-1n, B_e, M, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * All-Gather, hierarchical: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \beta \left(G - 1\right)}{G} - \frac{B_{e} M \beta_{inter} \left(G - N\right)}{G N} + \alpha \left(G - 1\right) - \frac{\alpha_{inter} \left(G - N\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.alpha_inter - latency per message across nodes [s]
- * @param {number|bigint|string} args.beta_inter - transfer time per element across nodes; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_gather__hierarchical__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);

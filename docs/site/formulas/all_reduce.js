@@ -6,732 +6,201 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _ceil_log2, _log2, _out, _exact, _number, _need, _float, _max} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * All-Reduce, ring: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__ring__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, ring: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__ring__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, ring: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__ring__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, ring: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__ring__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, ring: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, ring: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__ring__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, ring: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{2 B_{e} M \beta}{N} + \frac{B_{e} M \gamma}{N} + 2 \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3; Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_mul(2n, _add(-1n, N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * All-Reduce, flat: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__flat__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, flat: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__flat__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, flat: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__flat__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, flat: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__flat__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, flat: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__flat__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, flat: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__flat__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, flat: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(2 B_{e} M \beta + B_{e} M \gamma + 2 \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: the source article's naive All-Reduce = Reduce + Broadcast, composed here.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__flat__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_mul(2n, _add(-1n, N)))*alpha) + (_float(_mul(B_e, M, _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _add(-1n, N)))*beta));
 }
 
-/**
- * All-Reduce, binomial tree: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(B_{e} M \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} M \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__binomial_tree__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
-  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
 }
 
-/**
- * All-Reduce, binomial tree: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \max\left(B_{e} M \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} M \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
-  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
 }
 
-/**
- * All-Reduce, binomial tree: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__binomial_tree__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, binomial tree: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, binomial tree: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): 2 B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__binomial_tree__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, M, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, binomial tree: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__binomial_tree__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, binomial tree: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(2 B_{e} M \beta + B_{e} M \gamma + 2 \alpha\right) \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce), MPICH's former default.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__binomial_tree__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return ((_float(_mul(2n, _ceil_log2(N)))*alpha) + (_float(_mul(B_e, M, _ceil_log2(N)))*gamma) + (_float(_mul(2n, B_e, M, _ceil_log2(N)))*beta));
 }
 
-/**
- * All-Reduce, recursive doubling: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M N \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, N, _log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_log2(N));
 }
 
-/**
- * All-Reduce, recursive doubling: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(B_e, M, _log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(B_{e} M \beta + B_{e} M \gamma + \alpha\right) \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = lg p·α + n lg p·β + n lg p·γ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__recursive_doubling__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return ((_float(_log2(N))*alpha) + (_float(_mul(B_e, M, _log2(N)))*beta) + (_float(_mul(B_e, M, _log2(N)))*gamma));
 }
 
-/**
- * All-Reduce, recursive doubling fold: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling_fold__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling fold: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling_fold__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling fold: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(\frac{2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(\left\lceil{\log_2\left(N + 1\right)}\right\rceil - 1\right)}{2} - 2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} + 2 N\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling_fold__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(_mul(-2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))), _mul(2n, N), _mul(_pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), _add(-1n, _ceil_log2(_add(1n, N)))))));
 }
 
-/**
- * All-Reduce, recursive doubling fold: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling_fold__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N))));
 }
 
-/**
- * All-Reduce, recursive doubling fold: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling_fold__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))));
 }
 
-/**
- * All-Reduce, recursive doubling fold: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__recursive_doubling_fold__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, recursive doubling fold: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): B_{e} M \beta \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right) + B_{e} M \gamma \left\lceil{\log_2 N}\right\rceil + \alpha \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: recursive doubling for short messages; non-power-of-two p handled as for Rabenseifner's, by the nearest lower power of two); MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__recursive_doubling_fold__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N))))*alpha) + (_float(_mul(B_e, M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))))*beta) + (_float(_mul(B_e, M, _ceil_log2(N)))*gamma));
 }
 
-/**
- * All-Reduce, rabenseifner: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -739,21 +208,6 @@ function all_reduce__rabenseifner__send(args = {}) {
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, rabenseifner: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -761,21 +215,6 @@ function all_reduce__rabenseifner__recv(args = {}) {
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, rabenseifner: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -783,40 +222,12 @@ function all_reduce__rabenseifner__total(args = {}) {
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, rabenseifner: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_mul(2n, _log2(N)));
 }
 
-/**
- * All-Reduce, rabenseifner: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -824,21 +235,6 @@ function all_reduce__rabenseifner__beta(args = {}) {
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, rabenseifner: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -846,24 +242,6 @@ function all_reduce__rabenseifner__gamma(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, rabenseifner: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \beta \left(N - 1\right)}{N} + \frac{B_{e} M \gamma \left(N - 1\right)}{N} + 2 \alpha \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce): T = 2 lg p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__rabenseifner__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -871,434 +249,120 @@ function all_reduce__rabenseifner__time(args = {}) {
   return ((_float(_mul(2n, _log2(N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * All-Reduce, rabenseifner fold: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner_fold__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
-/**
- * All-Reduce, rabenseifner fold: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner_fold__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
-/**
- * All-Reduce, rabenseifner fold: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner_fold__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, M, _add(-2n, _mul(2n, N))));
 }
 
-/**
- * All-Reduce, rabenseifner fold: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner_fold__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _ceil_log2(N)));
 }
 
-/**
- * All-Reduce, rabenseifner fold: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): 2 B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner_fold__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(2n, _mul(-2n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
-/**
- * All-Reduce, rabenseifner fold: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__rabenseifner_fold__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))));
 }
 
-/**
- * All-Reduce, rabenseifner fold: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 2 B_{e} M \beta \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right) + B_{e} M \gamma \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right) + 2 \alpha \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Allreduce: non-power-of-two, (2⌊lg p⌋ + 2)α); MPICH src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c (pof2 = MPL_pof2(size), rem = size − pof2).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__rabenseifner_fold__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return ((_float(_mul(2n, _ceil_log2(N)))*alpha) + (_float(_mul(B_e, _add(_mul(M, _add(2n, _mul(-2n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))))*beta) + (_float(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))*gamma));
 }
 
-/**
- * All-Reduce, in network: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__in_network__send(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * All-Reduce, in network: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__in_network__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * All-Reduce, in network: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__in_network__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, N));
 }
 
-/**
- * All-Reduce, in network: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__in_network__alpha(args = {}) {
   return _out(2n);
 }
 
-/**
- * All-Reduce, in network: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__in_network__beta(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * All-Reduce, in network: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__in_network__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-Reduce, in network: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): B_{e} M \beta + 2 \alpha
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP), COMHPC §3; NCCL NVLS.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__in_network__time(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((2*alpha) + (_float(_mul(B_e, M))*beta));
 }
 
-/**
- * All-Reduce, hierarchical: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, hierarchical: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, hierarchical: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-Reduce, hierarchical: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(G - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _add(-1n, G)));
 }
 
-/**
- * All-Reduce, hierarchical: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(G - 1\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__beta(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, M, _pow(G, -1n), _add(-1n, G)));
 }
 
-/**
- * All-Reduce, hierarchical: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-Reduce, hierarchical: alpha_inter (coefficient of α_inter: inter-node messages on the critical path).
- *
- * Formula (LaTeX): - \frac{2 \left(G - N\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   return _out(_mul(-2n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * All-Reduce, hierarchical: beta_inter (coefficient of β_inter: inter-node elements moved on the critical path).
- *
- * Formula (LaTeX): - \frac{2 B_{e} M \left(G - N\right)}{G N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_reduce__hierarchical__beta_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
@@ -1306,27 +370,6 @@ function all_reduce__hierarchical__beta_inter(args = {}) {
   return _out(_mul(-2n, B_e, M, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * All-Reduce, hierarchical: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \gamma \left(N - 1\right)}{N} + \frac{2 B_{e} M \beta \left(G - 1\right)}{G} - \frac{2 B_{e} M \beta_{inter} \left(G - N\right)}{G N} + 2 \alpha \left(G - 1\right) - \frac{2 \alpha_{inter} \left(G - N\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.alpha_inter - latency per message across nodes [s]
- * @param {number|bigint|string} args.beta_inter - transfer time per element across nodes; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_reduce__hierarchical__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
@@ -1347,7 +390,7 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "all_reduce__binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 },
 "all_reduce__recursive_doubling": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow></mrow></math>",

@@ -6,162 +6,45 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _log2, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * All-to-All, pairwise: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__pairwise__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-to-All, pairwise: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__pairwise__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-to-All, pairwise: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__pairwise__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * All-to-All, pairwise: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__pairwise__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * All-to-All, pairwise: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__pairwise__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * All-to-All, pairwise: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__pairwise__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-to-All, pairwise: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{B_{e} M \beta}{N} + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_to_all__pairwise__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * All-to-All, bruck: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \log_2 N}{2}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__bruck__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -169,21 +52,6 @@ function all_to_all__bruck__send(args = {}) {
   return _out(_mul(_q(1n, 2n), B_e, M, _log2(N)));
 }
 
-/**
- * All-to-All, bruck: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \log_2 N}{2}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__bruck__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -191,21 +59,6 @@ function all_to_all__bruck__recv(args = {}) {
   return _out(_mul(_q(1n, 2n), B_e, M, _log2(N)));
 }
 
-/**
- * All-to-All, bruck: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M N \log_2 N}{2}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__bruck__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -213,40 +66,12 @@ function all_to_all__bruck__total(args = {}) {
   return _out(_mul(_q(1n, 2n), B_e, M, N, _log2(N)));
 }
 
-/**
- * All-to-All, bruck: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__bruck__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_log2(N));
 }
 
-/**
- * All-to-All, bruck: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \log_2 N}{2}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__bruck__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -254,39 +79,10 @@ function all_to_all__bruck__beta(args = {}) {
   return _out(_mul(_q(1n, 2n), B_e, M, _log2(N)));
 }
 
-/**
- * All-to-All, bruck: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function all_to_all__bruck__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * All-to-All, bruck: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(\frac{B_{e} M \beta}{2} + \alpha\right) \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11); Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Alltoall): T = lg p·α + (n/2) lg p·β, where n is the data a process sends to all other processes (MPICH src/mpi/coll/alltoall/alltoall_intra_brucks.c), n = (N − 1)M/N, i.e. N − 1 per-destination blocks of M/N; each of the lg p rounds moves the N/2 blocks whose index has bit k set, M/2, so the exact β = (M/2) log₂N = (N/(N − 1))·(n/2) lg p: the published (n/2) lg p is the exact form times (N − 1)/N.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function all_to_all__bruck__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);

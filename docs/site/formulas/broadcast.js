@@ -6,440 +6,120 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _ceil_log2, _log2, _ones_below, _out, _exact, _number, _need, _float, _max} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Broadcast, flat: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__flat__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Broadcast, flat: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__flat__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Broadcast, flat: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__flat__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Broadcast, flat: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__flat__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * Broadcast, flat: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__flat__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Broadcast, flat: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__flat__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Broadcast, flat: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(B_{e} M \beta + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast), the linear baseline.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function broadcast__flat__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _add(-1n, N)))*beta));
 }
 
-/**
- * Broadcast, binomial tree: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(B_{e} M \left\lceil{\log_2 N}\right\rceil, B_{e} M \max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_tree__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
 }
 
-/**
- * Broadcast, binomial tree: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_tree__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Broadcast, binomial tree: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_tree__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Broadcast, binomial tree: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_ceil_log2(N));
 }
 
-/**
- * Broadcast, binomial tree: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_tree__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * Broadcast, binomial tree: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_tree__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Broadcast, binomial tree: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(B_{e} M \beta + \alpha\right) \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = ⌈log₂p⌉(α + nβ); MPICH src/mpi/coll/bcast/bcast_intra_binomial.c (relative ranks, mask halving from the top).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function broadcast__binomial_tree__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_ceil_log2(N))*alpha) + (_float(_mul(B_e, M, _ceil_log2(N)))*beta));
 }
 
-/**
- * Broadcast, scatter allgather: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(\frac{2 B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_allgather__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
-  return _out(_max(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))));
+  return _out(_mul(B_e, _max(_mul(2n, M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
-/**
- * Broadcast, scatter allgather: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_allgather__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))));
 }
 
-/**
- * Broadcast, scatter allgather: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N^{2} - N + \operatorname{ones}\left(N\right)\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_allgather__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(_pow(N, 2n), _mul(-1n, N), _ones_below(N))));
 }
 
-/**
- * Broadcast, scatter allgather: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N + \left\lceil{\log_2 N}\right\rceil - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_allgather__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N, _ceil_log2(N)));
 }
 
-/**
- * Broadcast, scatter allgather: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_allgather__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Broadcast, scatter allgather: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_allgather__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Broadcast, scatter allgather: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \beta \left(N - 1\right)}{N} + \alpha \left(N + \left\lceil{\log_2 N}\right\rceil - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast): T = (log p + p − 1)α + 2((p − 1)/p)nβ; MPICH src/mpi/coll/bcast/bcast_intra_scatter_ring_allgather.c (any p).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function broadcast__scatter_allgather__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(-1n, N, _ceil_log2(N)))*alpha) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * Broadcast, scatter rd allgather: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(\frac{2 B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_rd_allgather__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
-  return _out(_max(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))));
+  return _out(_mul(B_e, _max(_mul(2n, M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
-/**
- * Broadcast, scatter rd allgather: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_rd_allgather__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -447,21 +127,6 @@ function broadcast__scatter_rd_allgather__recv(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))));
 }
 
-/**
- * Broadcast, scatter rd allgather: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N^{2} - N + \operatorname{ones}\left(N\right)\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_rd_allgather__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -469,40 +134,12 @@ function broadcast__scatter_rd_allgather__total(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(_pow(N, 2n), _mul(-1n, N), _ones_below(N))));
 }
 
-/**
- * Broadcast, scatter rd allgather: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil + \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_rd_allgather__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_add(_ceil_log2(N), _log2(N)));
 }
 
-/**
- * Broadcast, scatter rd allgather: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_rd_allgather__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -510,39 +147,10 @@ function broadcast__scatter_rd_allgather__beta(args = {}) {
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Broadcast, scatter rd allgather: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__scatter_rd_allgather__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Broadcast, scatter rd allgather: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \beta \left(N - 1\right)}{N} + \alpha \left(\left\lceil{\log_2 N}\right\rceil + \log_2 N\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Broadcast: scatter, then recursive-doubling allgather for medium messages); MPICH src/mpi/coll/bcast/bcast_intra_scatter_recursive_doubling_allgather.c.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function broadcast__scatter_rd_allgather__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -550,268 +158,71 @@ function broadcast__scatter_rd_allgather__time(args = {}) {
   return ((_float(_add(_ceil_log2(N), _log2(N)))*alpha) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * Broadcast, ring: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__ring__send(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Broadcast, ring: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__ring__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Broadcast, ring: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__ring__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Broadcast, ring: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): C + N - 2
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__ring__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-2n, C, N));
 }
 
-/**
- * Broadcast, ring: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(C + N - 2\right)}{C}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)));
 }
 
-/**
- * Broadcast, ring: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__ring__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Broadcast, ring: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(\frac{B_{e} M \beta}{C} + \alpha\right) \left(C + N - 2\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/broadcast.h (NCCL_ALGO_RING: the root sends, each next rank receives, copies and sends on, the rank before the root only receives), chunk by chunk; the segmented-pipeline time (N + C − 2)(α + Mβ/C) of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function broadcast__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return ((_float(_add(-2n, C, N))*alpha) + (_float(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)))*beta));
 }
 
-/**
- * Broadcast, binomial any: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(B_{e} M \left(\max\left(1, \left\lceil{\log_2\left(N - 1\right)}\right\rceil\right) - 1\right), B_{e} M \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_any__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _add(-1n, _max(1n, _ceil_log2(_add(-1n, N)))))));
+  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _add(-1n, _max(1n, _ceil_log2(_add(-1n, N))))))));
 }
 
-/**
- * Broadcast, binomial any: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_any__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Broadcast, binomial any: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_any__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Broadcast, binomial any: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_any__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_ceil_log2(N));
 }
 
-/**
- * Broadcast, binomial any: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_any__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * Broadcast, binomial any: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function broadcast__binomial_any__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Broadcast, binomial any: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(B_{e} M \beta + \alpha\right) \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/broadcast.cc (virtual ranks, log2ceil(N) rounds, peer = vrank ^ 2^i).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function broadcast__binomial_any__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_ceil_log2(N))*alpha) + (_float(_mul(B_e, M, _ceil_log2(N)))*beta));
@@ -826,15 +237,15 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "broadcast__binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 },
 "broadcast__scatter_allgather": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 },
 "broadcast__scatter_rd_allgather": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>+</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>+</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 },
 "broadcast__ring": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mi>C</mi></mfrac></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>C</mi><mo>+</mo><mi>N</mi><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow></math>",
@@ -842,6 +253,6 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "broadcast__binomial_any": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mi>&#945;</mi></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mn>1</mn><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mn>1</mn><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 }
 });

@@ -6,166 +6,41 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Context parallel, ring attention: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 6 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(6n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 6 L \left(N - 1\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(6n, L, _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(2n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 2 L \left(N - 1\right) \left(\frac{3 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 3 \alpha\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=minimal.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.L - transformer layers [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function cp_ring__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);

@@ -6,165 +6,41 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _cmp, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} \left(\frac{8 L b h s \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right)}{B_{e} N} + \frac{8 L b h s \left(-1 + N\right)}{B_{e} N} + \frac{4 L b h s \left(-1 + N\right)}{N}\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__backward_ring_flash_attn__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(N, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(N, -1n), (((_cmp(N, 1n) === 0)) ? (0n) : (1n))))));
 }
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} \left(\frac{8 L b h s \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right)}{B_{e} N} + \frac{8 L b h s \left(-1 + N\right)}{B_{e} N} + \frac{4 L b h s \left(-1 + N\right)}{N}\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__backward_ring_flash_attn__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(N, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(N, -1n), (((_cmp(N, 1n) === 0)) ? (0n) : (1n))))));
 }
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} \left(\frac{8 L b h s \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right)}{B_{e}} + \frac{8 L b h s \left(-1 + N\right)}{B_{e}} + 4 L b h s \left(-1 + N\right)\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__backward_ring_flash_attn__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), (((_cmp(N, 1n) === 0)) ? (0n) : (1n))))));
 }
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 L \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right) + 6 L \left(-1 + N\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__backward_ring_flash_attn__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(_mul(2n, L, (((_cmp(N, 1n) === 0)) ? (0n) : (1n))), _mul(6n, L, _add(-1n, N))));
 }
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} \left(\frac{8 L b h s \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right)}{B_{e} N} + \frac{8 L b h s \left(-1 + N\right)}{B_{e} N} + \frac{4 L b h s \left(-1 + N\right)}{N}\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__backward_ring_flash_attn__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(B_e, _add(_mul(4n, L, b, h, s, _pow(N, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(N, -1n), _add(-1n, N)), _mul(8n, L, b, h, s, _pow(B_e, -1n), _pow(N, -1n), (((_cmp(N, 1n) === 0)) ? (0n) : (1n))))));
 }
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{8 L b h s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ring__backward_ring_flash_attn__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, ring attention (backward=ring_flash_attn): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \alpha \left(2 L \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right) + 6 L \left(-1 + N\right)\right) + \frac{8 L b \gamma h s \left(-1 + N\right)}{N} + B_{e} \beta \left(\frac{8 L b h s \left(\begin{cases} 0 & \text{for}\: N = 1 \\1 & \text{otherwise} \end{cases}\right)}{B_{e} N} + \frac{8 L b h s \left(-1 + N\right)}{B_{e} N} + \frac{4 L b h s \left(-1 + N\right)}{N}\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype); in bytes of B_e bytes per element.
- * Options: gqa=0, backward=ring_flash_attn.
- * Source: Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.L - transformer layers [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function cp_ring__backward_ring_flash_attn__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);

@@ -6,157 +6,39 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Context parallel, DeepSpeed-Ulysses: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N^{2}}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ulysses__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, DeepSpeed-Ulysses: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N^{2}}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ulysses__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, DeepSpeed-Ulysses: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ulysses__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, DeepSpeed-Ulysses: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 8 L \left(N - 1\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ulysses__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(8n, L, _add(-1n, N)));
 }
 
-/**
- * Context parallel, DeepSpeed-Ulysses: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N^{2}}
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ulysses__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -2n), _add(-1n, N)));
 }
 
-/**
- * Context parallel, DeepSpeed-Ulysses: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function cp_ulysses__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Context parallel, DeepSpeed-Ulysses: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 8 L \left(N - 1\right) \left(\frac{B_{e} b \beta h s}{N^{2}} + \alpha\right)
- * Convention: elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; in bytes of B_e bytes per element.
- * Options: gqa=0.
- * Source: Jacobs et al. 2023, DeepSpeed Ulysses: System Optimizations for Enabling Training of Extreme Long Sequence Transformer Models, arXiv:2309.14509, §3.1.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.L - transformer layers [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function cp_ulysses__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);

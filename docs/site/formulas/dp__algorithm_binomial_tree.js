@@ -6,148 +6,42 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _ceil_log2, _out, _exact, _number, _need, _float, _max} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Data parallel (algorithm=binomial_tree): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(B_{e} \Phi \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} \Phi \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_binomial_tree__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
-  return _out(_max(_mul(B_e, Phi, _ceil_log2(N)), _mul(B_e, Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(Phi, _ceil_log2(N)), _mul(Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
 }
 
-/**
- * Data parallel (algorithm=binomial_tree): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \max\left(B_{e} \Phi \left(\max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right) + 1\right), B_{e} \Phi \left\lceil{\log_2 N}\right\rceil\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_binomial_tree__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
-  return _out(_max(_mul(B_e, Phi, _ceil_log2(N)), _mul(B_e, Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(Phi, _ceil_log2(N)), _mul(Phi, _add(1n, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))))));
 }
 
-/**
- * Data parallel (algorithm=binomial_tree): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} \Phi \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_binomial_tree__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _add(-1n, N)));
 }
 
-/**
- * Data parallel (algorithm=binomial_tree): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, _ceil_log2(N)));
 }
 
-/**
- * Data parallel (algorithm=binomial_tree): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): 2 B_{e} \Phi \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_binomial_tree__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(2n, B_e, Phi, _ceil_log2(N)));
 }
 
-/**
- * Data parallel (algorithm=binomial_tree): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} \Phi \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_binomial_tree__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
   return _out(_mul(B_e, Phi, _ceil_log2(N)));
 }
 
-/**
- * Data parallel (algorithm=binomial_tree): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(2 B_{e} \Phi \beta + B_{e} \Phi \gamma + 2 \alpha\right) \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=binomial_tree.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function dp__algorithm_binomial_tree__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: binomial_tree all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -159,6 +53,6 @@ Object.assign(globalThis["SYMCOMM_FORMULAS"] = globalThis["SYMCOMM_FORMULAS"] ||
 Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 "dp__algorithm_binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>,</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mrow><mo>(</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>&rceil;</mo></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><mi>&#934;</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 }
 });

@@ -6,185 +6,46 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Data parallel (algorithm=hierarchical): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} \Phi \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _add(-1n, N)));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(G - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _add(-1n, G)));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(G - 1\right)}{G}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(G, -1n), _add(-1n, G)));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): alpha_inter (coefficient of α_inter: inter-node messages on the critical path).
- *
- * Formula (LaTeX): - \frac{2 \left(G - N\right)}{G}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(-2n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): beta_inter (coefficient of β_inter: inter-node elements moved on the critical path).
- *
- * Formula (LaTeX): - \frac{2 B_{e} \Phi \left(G - N\right)}{G N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_hierarchical__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(-2n, B_e, Phi, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * Data parallel (algorithm=hierarchical): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} \Phi \gamma \left(N - 1\right)}{N} + \frac{2 B_{e} \Phi \beta \left(G - 1\right)}{G} - \frac{2 B_{e} \Phi \beta_{inter} \left(G - N\right)}{G N} + 2 \alpha \left(G - 1\right) - \frac{2 \alpha_{inter} \left(G - N\right)}{G}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=hierarchical.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.alpha_inter - latency per message across nodes [s]
- * @param {number|bigint|string} args.beta_inter - transfer time per element across nodes; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function dp__algorithm_hierarchical__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_mul(2n, _add(-1n, G)))*alpha) + (_float(_mul(-2n, _pow(G, -1n), _add(G, _mul(-1n, N))))*alpha_inter) + (_float(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, Phi, _pow(G, -1n), _add(-1n, G)))*beta) + (_float(_mul(-2n, B_e, Phi, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))))*beta_inter));

@@ -6,142 +6,36 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _ceil_log2, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} \Phi \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_recursive_doubling_fold__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _ceil_log2(N)));
 }
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} \Phi \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_recursive_doubling_fold__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _ceil_log2(N)));
 }
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} \Phi \left(\frac{2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(\left\lceil{\log_2\left(N + 1\right)}\right\rceil - 1\right)}{2} - 2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} + 2 N\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_recursive_doubling_fold__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _add(_mul(-2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))), _mul(2n, N), _mul(_pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), _add(-1n, _ceil_log2(_add(1n, N)))))));
 }
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_recursive_doubling_fold__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N))));
 }
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} \Phi \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_recursive_doubling_fold__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))));
 }
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} \Phi \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function dp__algorithm_recursive_doubling_fold__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _ceil_log2(N)));
 }
 
-/**
- * Data parallel (algorithm=recursive_doubling_fold): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): B_{e} \Phi \beta \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right) + B_{e} \Phi \gamma \left\lceil{\log_2 N}\right\rceil + \alpha \left(2 \left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element.
- * Options: algorithm=recursive_doubling_fold.
- * Source: the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function dp__algorithm_recursive_doubling_fold__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N))))*alpha) + (_float(_mul(B_e, Phi, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _mul(2n, _ceil_log2(N)))))*beta) + (_float(_mul(B_e, Phi, _ceil_log2(N)))*gamma));

@@ -6,158 +6,35 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Expert parallel (MoE): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{4 B_{e} L_{moe} b h k s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.k - experts per token (top-k) [experts, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L_moe - MoE layers (MLP replaced by a mixture of experts) [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function ep__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L_moe, b, h, k, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Expert parallel (MoE): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{4 B_{e} L_{moe} b h k s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.k - experts per token (top-k) [experts, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L_moe - MoE layers (MLP replaced by a mixture of experts) [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function ep__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L_moe, b, h, k, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Expert parallel (MoE): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 4 B_{e} L_{moe} b h k s \left(N - 1\right)
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.k - experts per token (top-k) [experts, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L_moe - MoE layers (MLP replaced by a mixture of experts) [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function ep__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L_moe, b, h, k, s, _add(-1n, N)));
 }
 
-/**
- * Expert parallel (MoE): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 4 L_{moe} \left(N - 1\right)
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L_moe - MoE layers (MLP replaced by a mixture of experts) [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function ep__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, L_moe, _add(-1n, N)));
 }
 
-/**
- * Expert parallel (MoE): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{4 B_{e} L_{moe} b h k s \left(N - 1\right)}{N}
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.k - experts per token (top-k) [experts, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L_moe - MoE layers (MLP replaced by a mixture of experts) [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function ep__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L_moe, b, h, k, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Expert parallel (MoE): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function ep__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Expert parallel (MoE): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 4 L_{moe} \left(N - 1\right) \left(\frac{B_{e} b \beta h k s}{N} + \alpha\right)
- * Convention: elements; per step, forward + backward; uniform routing (each rank keeps 1/N of its tokens); b·s = the tokens each rank routes; dropless sends k·b·s·h, padded sends f·k·b·s·h; in bytes of B_e bytes per element.
- * Options: algorithm=pairwise, capacity=dropless.
- * Source: Lepikhin et al. 2020, GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding, arXiv:2006.16668, §2.2; Fedus, Zoph & Shazeer 2021, Switch Transformers, JMLR 23(120), §2.1.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.k - experts per token (top-k) [experts, integer]
- * @param {number|bigint|string} args.L_moe - MoE layers (MLP replaced by a mixture of experts) [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function ep__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_mul(4n, L_moe, _add(-1n, N)))*alpha) + (_float(_mul(4n, B_e, L_moe, b, h, k, s, _pow(N, -1n), _add(-1n, N)))*beta));

@@ -6,186 +6,52 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Hybrid sharded data parallel: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} \Phi \left(\frac{2 \left(-1 + \frac{N}{G}\right)}{N} + \frac{3 \left(G - 1\right)}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))), _mul(3n, Phi, _pow(G, -1n), _add(-1n, G)))));
 }
 
-/**
- * Hybrid sharded data parallel: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} \Phi \left(\frac{2 \left(-1 + \frac{N}{G}\right)}{N} + \frac{3 \left(G - 1\right)}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))), _mul(3n, Phi, _pow(G, -1n), _add(-1n, G)))));
 }
 
-/**
- * Hybrid sharded data parallel: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} \Phi \left(-2 + \frac{3 N \left(G - 1\right)}{G} + \frac{2 N}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(2n, Phi, _add(-1n, _mul(N, _pow(G, -1n)))), _mul(3n, N, Phi, _pow(G, -1n), _add(-1n, G)))));
 }
 
-/**
- * Hybrid sharded data parallel: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 3 \left(G - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-3n, _mul(3n, G)));
 }
 
-/**
- * Hybrid sharded data parallel: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{3 B_{e} \Phi \left(G - 1\right)}{G}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(3n, B_e, Phi, _pow(G, -1n), _add(-1n, G)));
 }
 
-/**
- * Hybrid sharded data parallel: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} \Phi \left(\frac{-1 + \frac{N}{G}}{N} + \frac{G - 1}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(B_e, _add(_mul(Phi, _pow(G, -1n), _add(-1n, G)), _mul(Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))))));
 }
 
-/**
- * Hybrid sharded data parallel: alpha_inter (coefficient of α_inter: inter-node messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(-1 + \frac{N}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_add(-2n, _mul(2n, N, _pow(G, -1n))));
 }
 
-/**
- * Hybrid sharded data parallel: beta_inter (coefficient of β_inter: inter-node elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(-1 + \frac{N}{G}\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function hsdp__beta_inter(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, _mul(N, _pow(G, -1n)))));
 }
 
-/**
- * Hybrid sharded data parallel: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): B_{e} \Phi \gamma \left(\frac{-1 + \frac{N}{G}}{N} + \frac{G - 1}{G}\right) + \frac{2 B_{e} \Phi \beta_{inter} \left(-1 + \frac{N}{G}\right)}{N} + \frac{3 B_{e} \Phi \beta \left(G - 1\right)}{G} + 3 \alpha \left(G - 1\right) + 2 \alpha_{inter} \left(-1 + \frac{N}{G}\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; shard group = the G GPUs of a node (α, β), replica group across nodes (α_inter, β_inter); in bytes of B_e bytes per element.
- * Source: Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3.2.2 (hybrid sharding).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.alpha_inter - latency per message across nodes [s]
- * @param {number|bigint|string} args.beta_inter - transfer time per element across nodes; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function hsdp__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} must be divisible by G={x}", G, N);

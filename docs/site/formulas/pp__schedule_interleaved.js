@@ -6,156 +6,36 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _cmp, _out, _exact, _number, _need, _float, _min} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Pipeline parallel (schedule=interleaved): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): 2 B_{e} b h s v \left(\begin{cases} 0 & \text{for}\: N = 1 \\\frac{-1 + 2 v}{2 v} & \text{for}\: N = 2 \\1 & \text{otherwise} \end{cases}\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): 2 B_{e} b h s v \left(\begin{cases} 0 & \text{for}\: N = 1 \\\frac{-1 + 2 v}{2 v} & \text{for}\: N = 2 \\1 & \text{otherwise} \end{cases}\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} b h s \left(N v - 1\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, b, h, s, _add(-1n, _mul(N, v))));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 m v \left(\begin{cases} 0 & \text{for}\: N = 1 \\\frac{-1 + 2 v}{2 v} & \text{for}\: N = 2 \\1 & \text{otherwise} \end{cases}\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.m - micro-batches per step [micro-batches, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);
   return _out(_mul(2n, m, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): 2 B_{e} b h s v \left(\begin{cases} 0 & \text{for}\: N = 1 \\\frac{-1 + 2 v}{2 v} & \text{for}\: N = 2 \\1 & \text{otherwise} \end{cases}\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 2 \alpha m v \left(\begin{cases} 0 & \text{for}\: N = 1 \\\frac{-1 + 2 v}{2 v} & \text{for}\: N = 2 \\1 & \text{otherwise} \end{cases}\right) + 2 B_{e} b \beta h s v \left(\begin{cases} 0 & \text{for}\: N = 1 \\\frac{-1 + 2 v}{2 v} & \text{for}\: N = 2 \\1 & \text{otherwise} \end{cases}\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.m - micro-batches per step [micro-batches, integer]
- * @param {number|bigint|string} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function pp__schedule_interleaved__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);
@@ -163,42 +43,12 @@ function pp__schedule_interleaved__time(args = {}) {
   return ((_float(_mul(2n, m, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))*alpha) + (_float(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))))*beta));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): bubble_fraction (pipeline bubble time / ideal compute time).
- *
- * Formula (LaTeX): \frac{N - 1}{m v}
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.m - micro-batches per step [micro-batches, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__bubble_fraction(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);
   return _out(_mul(_pow(m, -1n), _pow(v, -1n), _add(-1n, N)));
 }
 
-/**
- * Pipeline parallel (schedule=interleaved): micro_batches_in_flight (micro-batches whose activations a stage holds at once).
- *
- * Formula (LaTeX): \min\left(m, \left(1 + \frac{N - 1}{N v}\right) \min\left(N, m\right)\right)
- * Convention: elements; per training step, forward + backward; send = an interior stage (N ≥ 3; with N = 2 each stage sends one direction only); interleaved: v chunks per stage, N·v − 1 chunk boundaries; in bytes of B_e bytes per element.
- * Options: schedule=interleaved.
- * Source: Huang et al. 2019, GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism, NeurIPS; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §2.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.m - micro-batches per step [micro-batches, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.v - model chunks per pipeline stage (interleaved) [chunks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function pp__schedule_interleaved__micro_batches_in_flight(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);

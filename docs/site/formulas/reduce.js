@@ -6,287 +6,76 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _cmp, _floor, _ceil_log2, _log2, _ones_below, _out, _exact, _number, _need, _float, _min, _max, _ceil} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Reduce, flat: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__flat__send(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Reduce, flat: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__flat__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce, flat: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__flat__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce, flat: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__flat__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * Reduce, flat: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__flat__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce, flat: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__flat__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce, flat: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(B_{e} M \beta + B_{e} M \gamma + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce), the linear baseline.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__flat__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _add(-1n, N)))*beta) + (_float(_mul(B_e, M, _add(-1n, N)))*gamma));
 }
 
-/**
- * Reduce, binomial tree: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__binomial_tree__send(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Reduce, binomial tree: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \max\left(B_{e} M \left\lceil{\log_2 N}\right\rceil, B_{e} M \max\left(\left\lceil{\log_2 N}\right\rceil - 2, \left\lceil{\log_2\left(- \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}\right\rceil\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_max(_mul(B_e, M, _ceil_log2(N)), _mul(B_e, M, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(M, _ceil_log2(N)), _mul(M, _max(_add(-2n, _ceil_log2(N)), _ceil_log2(_add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
 }
 
-/**
- * Reduce, binomial tree: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__binomial_tree__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce, binomial tree: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_ceil_log2(N));
 }
 
-/**
- * Reduce, binomial tree: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__binomial_tree__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * Reduce, binomial tree: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__binomial_tree__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _ceil_log2(N)));
 }
 
-/**
- * Reduce, binomial tree: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(B_{e} M \beta + B_{e} M \gamma + \alpha\right) \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = ⌈log₂p⌉(α + nβ + nγ); MPICH src/mpi/coll/reduce/reduce_intra_binomial.c (mask doubling from 1).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__binomial_tree__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_ceil_log2(N))*alpha) + (_float(_mul(B_e, M, _ceil_log2(N)))*beta) + (_float(_mul(B_e, M, _ceil_log2(N)))*gamma));
 }
 
-/**
- * Reduce, rabenseifner: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -294,43 +83,13 @@ function reduce__rabenseifner__send(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))));
 }
 
-/**
- * Reduce, rabenseifner: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \max\left(\frac{2 B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(N + \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 2\right)}{N}\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
-  return _out(_max(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N)))))))));
+  return _out(_mul(B_e, _max(_mul(2n, M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-2n, N, _max(_mul(_q(1n, 4n), _pow(2n, _ceil_log2(N))), _add(N, _mul(_q(-1n, 2n), _pow(2n, _ceil_log2(N))))))))));
 }
 
-/**
- * Reduce, rabenseifner: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N^{2} - N + \operatorname{ones}\left(N\right)\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -338,40 +97,12 @@ function reduce__rabenseifner__total(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(_pow(N, 2n), _mul(-1n, N), _ones_below(N))));
 }
 
-/**
- * Reduce, rabenseifner: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil + \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_add(_ceil_log2(N), _log2(N)));
 }
 
-/**
- * Reduce, rabenseifner: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -379,21 +110,6 @@ function reduce__rabenseifner__beta(args = {}) {
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce, rabenseifner: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -401,24 +117,6 @@ function reduce__rabenseifner__gamma(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce, rabenseifner: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \beta \left(N - 1\right)}{N} + \frac{B_{e} M \gamma \left(N - 1\right)}{N} + \alpha \left(\left\lceil{\log_2 N}\right\rceil + \log_2 N\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce): T = 2 log p·α + 2((p − 1)/p)nβ + ((p − 1)/p)nγ.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__rabenseifner__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -426,580 +124,154 @@ function reduce__rabenseifner__time(args = {}) {
   return ((_float(_add(_ceil_log2(N), _log2(N)))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * Reduce, rabenseifner fold: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M \left(\frac{1}{2} + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner_fold__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(_q(1n, 2n), M), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))));
 }
 
-/**
- * Reduce, rabenseifner fold: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \max\left(B_{e} M \left(\min\left(1, \max\left(0, - \frac{2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil}}{2} + N - 1\right)\right) + \frac{2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 4\right)}{2} + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right), B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner_fold__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
-  return _out(_max(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))), _mul(B_e, _add(_mul(M, _min(1n, _max(0n, _add(-1n, N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))));
+  return _out(_mul(B_e, _max(_add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))), _add(_mul(M, _min(1n, _max(0n, _add(-1n, N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))));
 }
 
-/**
- * Reduce, rabenseifner fold: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N + \frac{\left\lceil{\log_2\left(N + 1\right)}\right\rceil}{2} - \frac{3}{2}\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner_fold__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))), _mul(M, _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))), _mul(_q(1n, 2n), M, _add(-1n, _ceil_log2(_add(1n, N)))))));
 }
 
-/**
- * Reduce, rabenseifner fold: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil + \left\lceil{\log_2\left(N + 1\right)}\right\rceil - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner_fold__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, _ceil_log2(N), _ceil_log2(_add(1n, N))));
 }
 
-/**
- * Reduce, rabenseifner fold: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner_fold__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))));
 }
 
-/**
- * Reduce, rabenseifner fold: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} M \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__rabenseifner_fold__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))));
 }
 
-/**
- * Reduce, rabenseifner fold: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): B_{e} M \beta \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2 \cdot 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right) + B_{e} M \gamma \left(\left\lceil{\log_2 N}\right\rceil - \left\lceil{\log_2\left(N + 1\right)}\right\rceil + 1 + 2^{- \left\lceil{\log_2\left(N + 1\right)}\right\rceil} \left(2^{\left\lceil{\log_2\left(N + 1\right)}\right\rceil} - 2\right)\right) + \alpha \left(\left\lceil{\log_2 N}\right\rceil + \left\lceil{\log_2\left(N + 1\right)}\right\rceil - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of 2^⌊log₂N⌋ (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce: Rabenseifner; non-power-of-two p by dropping to the nearest lower power of two); MPICH src/mpi/coll/reduce/reduce_intra_reduce_scatter_gather.c (pof2 = MPL_pof2(size), rem = size − pof2; root 0 in the core; its cost comment: (2⌊lg p⌋ + 1)α, (2(p − 1)/p + 1)nβ, (1 + (p − 1)/p)nγ with p there the core's size).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__rabenseifner_fold__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return ((_float(_add(-1n, _ceil_log2(N), _ceil_log2(_add(1n, N))))*alpha) + (_float(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-2n, _mul(2n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N))))))))))*beta) + (_float(_mul(B_e, _add(_mul(M, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))), _ceil_log2(N))), _mul(M, _pow(2n, _add(1n, _mul(-1n, _ceil_log2(_add(1n, N))))), _add(-1n, _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))))))))*gamma));
 }
 
-/**
- * Reduce, ring: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring__send(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Reduce, ring: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring__recv(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Reduce, ring: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce, ring: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): C + N - 2
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-2n, C, N));
 }
 
-/**
- * Reduce, ring: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(C + N - 2\right)}{C}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)));
 }
 
-/**
- * Reduce, ring: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(C + N - 2\right)}{C}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)));
 }
 
-/**
- * Reduce, ring: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(C + N - 2\right) \left(\frac{B_{e} M \beta}{C} + \frac{B_{e} M \gamma}{C} + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of C (checked: a RangeError with the command line's message).
- * Source: NCCL src/device/reduce.h (NCCL_ALGO_RING: partial sums travel the ring towards the root, each rank adding its own chunk), chunk by chunk; the segmented-pipeline time of Pjesivac-Grbović et al. 2007, Cluster Computing 10(2).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.C - chunks a pipelined chain (ring broadcast/reduce) splits the buffer into [chunks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return ((_float(_add(-2n, C, N))*alpha) + (_float(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)))*beta) + (_float(_mul(B_e, M, _pow(C, -1n), _add(-2n, C, N)))*gamma));
 }
 
-/**
- * Reduce, ring segmented: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(B_{e} \left(M - \max\left(0, - \left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right)\right), B_{e} \left(M + \min\left(\left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right), \max\left(0, M - \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right)\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_segmented__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_max(_mul(B_e, _add(M, _min(_mul(_add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _max(0n, _add(M, _mul(-1n, _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))))))), _mul(B_e, _add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))))))))));
+  return _out(_mul(B_e, _max(_add(M, _min(_mul(_add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _max(0n, _add(M, _mul(-1n, _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))), _add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))))))))));
 }
 
-/**
- * Reduce, ring segmented: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \max\left(B_{e} \left(- \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \max\left(0, \min\left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right), \max\left(0, - \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + M\right)\right) - \left(-2 + \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) + 2 M\right), B_{e} \left(\begin{cases} - \max\left(0, \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \left(-2 + \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) + M & \text{for}\: N = 2 \\- \max\left(0, \min\left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right), \max\left(0, - \left(-1 + N\right) \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + M\right)\right) - \left(-2 + \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) + M & \text{otherwise} \end{cases}\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_segmented__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
-  return _out(_max(_mul(B_e, _add(_mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(_mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _max(0n, _add(M, _mul(-1n, _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))))), _mul(-1n, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))), _mul(2n, M))), _mul(B_e, (((_cmp(N, 2n) === 0)) ? (_add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))))) : (_add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(_mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _max(0n, _add(M, _mul(-1n, _add(-1n, N), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))))))))))))));
+  return _out(_mul(B_e, _max(_add(_mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(_mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _max(0n, _add(M, _mul(-1n, _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))))), _mul(-1n, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))), _mul(2n, M)), (((_cmp(N, 2n) === 0)) ? (_add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))))) : (_add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(_mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _max(0n, _add(M, _mul(-1n, _add(-1n, N), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))))))))))))));
 }
 
-/**
- * Reduce, ring segmented: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} \left(M N + M - 2 \left\lfloor{\frac{M}{\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rfloor \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) - \max\left(0, M - \left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) - \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \left\lfloor{\frac{M}{\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rfloor \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_segmented__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, _add(M, _mul(-1n, _max(0n, _add(M, _mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _mul(-1n, _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))), _floor(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n), _pow(_ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))), -1n))))))), _mul(-1n, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))), _mul(M, N), _mul(-2n, _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _floor(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n), _pow(_ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))), -1n)))))));
 }
 
-/**
- * Reduce, ring segmented: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N \min\left(\left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil\right) + \left\lceil{\frac{M}{\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil - \min\left(2, \max\left(0, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil - \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil + 2\right)\right) - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_segmented__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, _mul(-1n, _min(2n, _max(0n, _add(2n, _mul(-1n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _mul(N, _min(_ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n), _pow(_ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))), -1n)))));
 }
 
-/**
- * Reduce, ring segmented: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): B_{e} \left(M + N \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \max\left(0, - \left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right) - \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_segmented__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, _add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))), _mul(-1n, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))), _mul(N, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))));
 }
 
-/**
- * Reduce, ring segmented: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): B_{e} \left(N \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \max\left(0, - \left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right)\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_segmented__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, _add(_mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))), _mul(N, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))));
 }
 
-/**
- * Reduce, ring segmented: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): B_{e} \beta \left(M + N \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \max\left(0, - \left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right) - \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right) + B_{e} \gamma \left(N \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right) - \max\left(0, - \left(\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil - 2\right) \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right) + \min\left(M, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)\right)\right)\right) + \alpha \left(N \min\left(\left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil, \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil\right) + \left\lceil{\frac{M}{\left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil \min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil - \min\left(2, \max\left(0, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil - \left\lceil{\frac{\max\left(2 N, \left\lceil{\frac{M}{\min\left(K, \left\lceil{\frac{M}{2 N}}\right\rceil\right)}}\right\rceil\right)}{N}}\right\rceil + 2\right)\right) - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (segmentBytes = roundUp(min(⌈bytes/2N⌉, maxSegmentSize), elementSize), numSegments = roundUp(max(⌈bytes/segmentBytes⌉, 2N), N); sends in all but the last two of numSegments iterations, skipping lengths ≤ 0; then a direct gather of min(chunkBytes, what remains) to the root).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.K - most elements in one segment of a segmented ring (gloo's reduce: 1 MiB / bytes per element) [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__ring_segmented__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), K = _exact(args, "K", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(-1n, _mul(-1n, _min(2n, _max(0n, _add(2n, _mul(-1n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _mul(N, _min(_ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))))), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n), _pow(_ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n)))))), -1n)))))*alpha) + (_float(_mul(B_e, _add(M, _mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))), _mul(-1n, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))), _mul(N, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))))*beta) + (_float(_mul(B_e, _add(_mul(-1n, _max(0n, _add(_mul(-1n, _add(-2n, _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))), _min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n))))), _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))), _mul(N, _min(M, _mul(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), _ceil(_mul(_pow(N, -1n), _max(_mul(2n, N), _ceil(_mul(M, _pow(_min(K, _ceil(_mul(_q(1n, 2n), M, _pow(N, -1n)))), -1n))))))))))))*gamma));
 }
 
-/**
- * Reduce, ring gather: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): B_{e} M
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_gather__send(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M));
 }
 
-/**
- * Reduce, ring gather: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_gather__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce, ring gather: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right) \left(N + 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_gather__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(1n, N), _add(-1n, N)));
 }
 
-/**
- * Reduce, ring gather: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_gather__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, _add(-1n, N)));
 }
 
-/**
- * Reduce, ring gather: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_gather__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce, ring gather: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce__ring_gather__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce, ring gather: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{2 B_{e} M \beta}{N} + \frac{B_{e} M \gamma}{N} + 2 \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: gloo (github.com/pytorch/gloo), the collective library behind torch.distributed's gloo backend, gloo/reduce.cc (ring reduce-scatter, then gather to root).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce__ring_gather__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
@@ -1031,7 +303,7 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "reduce__ring_segmented": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>+</mo><mrow><mi>N</mi><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>-</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mrow><mo>-</mo><mrow><mo>(</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>+</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>&#947;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mi>N</mi><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>-</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mrow><mo>-</mo><mrow><mo>(</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>+</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mi>N</mi><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>+</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mrow><mo>min</mo><mrow><mo>(</mo><mn>2</mn><mo>,</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>+</mo><mn>2</mn></mrow><mo>)</mo></mrow></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>-</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mrow><mo>-</mo><mrow><mo>(</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>+</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>,</mo><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>+</mo><mrow><mo>min</mo><mrow><mo>(</mo><mrow><mrow><mo>(</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>,</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mi>M</mi><mo>-</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mi>M</mi><mo>-</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mrow><mo>-</mo><mrow><mo>(</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>+</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>M</mi><mo>,</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>,</mo><mrow><mi>M</mi><mo>+</mo><mrow><mo>min</mo><mrow><mo>(</mo><mrow><mrow><mo>(</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>-</mo><mn>2</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow><mo>,</mo><mrow><mo>max</mo><mrow><mo>(</mo><mn>0</mn><mo>,</mo><mrow><mi>M</mi><mo>-</mo><mrow><mrow><mo>&#8968;</mo><mrow><mfrac><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>&#8969;</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>min</mo><mrow><mo>(</mo><mi>K</mi><mo>,</mo><mrow><mo>&#8968;</mo><mrow><mfrac><mi>M</mi><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>N</mi></mrow></mfrac></mrow><mo>&#8969;</mo></mrow><mo>)</mo></mrow></mrow></mrow></mrow><mo>)</mo></mrow></mrow><mo>)</mo></mrow></mrow></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 },
 "reduce__ring_gather": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mfrac><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#947;</mi></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>&#945;</mi></mrow></mrow><mo>)</mo></mrow></mrow></math>",

@@ -6,168 +6,47 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _log2, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Reduce-Scatter, ring: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__ring__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, ring: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__ring__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, ring: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__ring__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, ring: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__ring__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * Reduce-Scatter, ring: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__ring__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, ring: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__ring__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, ring: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{B_{e} M \beta}{N} + \frac{B_{e} M \gamma}{N} + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), §3 (the reduce-scatter half of the ring all-reduce).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce_scatter__ring__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma));
 }
 
-/**
- * Reduce-Scatter, recursive halving: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__recursive_halving__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -175,21 +54,6 @@ function reduce_scatter__recursive_halving__send(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, recursive halving: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__recursive_halving__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -197,21 +61,6 @@ function reduce_scatter__recursive_halving__recv(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, recursive halving: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__recursive_halving__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -219,40 +68,12 @@ function reduce_scatter__recursive_halving__total(args = {}) {
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, recursive halving: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__recursive_halving__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
   return _out(_log2(N));
 }
 
-/**
- * Reduce-Scatter, recursive halving: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__recursive_halving__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -260,21 +81,6 @@ function reduce_scatter__recursive_halving__beta(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, recursive halving: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__recursive_halving__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -282,24 +88,6 @@ function reduce_scatter__recursive_halving__gamma(args = {}) {
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, recursive halving: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \beta \left(N - 1\right)}{N} + \frac{B_{e} M \gamma \left(N - 1\right)}{N} + \alpha \log_2 N
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a power of two; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = lg p·α + ((p − 1)/p)(nβ + nγ).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce_scatter__recursive_halving__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
@@ -307,311 +95,87 @@ function reduce_scatter__recursive_halving__time(args = {}) {
   return ((_float(_log2(N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma));
 }
 
-/**
- * Reduce-Scatter, pairwise: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__pairwise__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, pairwise: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__pairwise__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, pairwise: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__pairwise__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, pairwise: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__pairwise__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * Reduce-Scatter, pairwise: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__pairwise__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, pairwise: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__pairwise__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, pairwise: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{B_{e} M \beta}{N} + \frac{B_{e} M \gamma}{N} + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1), §4 (Reduce-Scatter): T = (p − 1)α + ((p − 1)/p)(nβ + nγ).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce_scatter__pairwise__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*gamma));
 }
 
-/**
- * Reduce-Scatter, hierarchical: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, hierarchical: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, hierarchical: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): B_{e} M \left(N - 1\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, hierarchical: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): G - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__alpha(args = {}) {
   const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, G));
 }
 
-/**
- * Reduce-Scatter, hierarchical: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(G - 1\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__beta(args = {}) {
   const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, M, _pow(G, -1n), _add(-1n, G)));
 }
 
-/**
- * Reduce-Scatter, hierarchical: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__gamma(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Reduce-Scatter, hierarchical: alpha_inter (coefficient of α_inter: inter-node messages on the critical path).
- *
- * Formula (LaTeX): - \frac{G - N}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__alpha_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   return _out(_mul(-1n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * Reduce-Scatter, hierarchical: beta_inter (coefficient of β_inter: inter-node elements moved on the critical path).
- *
- * Formula (LaTeX): - \frac{B_{e} M \left(G - N\right)}{G N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function reduce_scatter__hierarchical__beta_inter(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
@@ -619,27 +183,6 @@ function reduce_scatter__hierarchical__beta_inter(args = {}) {
   return _out(_mul(-1n, B_e, M, _pow(G, -1n), _pow(N, -1n), _add(G, _mul(-1n, N))));
 }
 
-/**
- * Reduce-Scatter, hierarchical: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \gamma \left(N - 1\right)}{N} + \frac{B_{e} M \beta \left(G - 1\right)}{G} - \frac{B_{e} M \beta_{inter} \left(G - N\right)}{G N} + \alpha \left(G - 1\right) - \frac{\alpha_{inter} \left(G - N\right)}{G}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: N a multiple of G; M a multiple of N (checked: a RangeError with the command line's message).
- * Source: two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.G - ranks per node (inner group of a two-level algorithm) [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.alpha_inter - latency per message across nodes [s]
- * @param {number|bigint|string} args.beta_inter - transfer time per element across nodes; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function reduce_scatter__hierarchical__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), alpha_inter = _number(args, "alpha_inter", false, 0n, "a number from 0 to 2**100"), beta_inter = _number(args, "beta_inter", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);

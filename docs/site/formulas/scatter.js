@@ -6,282 +6,78 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_q, _add, _mul, _pow, _ceil_log2, _ones_below, _out, _exact, _number, _need, _float, _max} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Scatter, flat: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__flat__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Scatter, flat: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__flat__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n)));
 }
 
-/**
- * Scatter, flat: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__flat__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Scatter, flat: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): N - 1
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__flat__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-1n, N));
 }
 
-/**
- * Scatter, flat: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__flat__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Scatter, flat: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__flat__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Scatter, flat: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{B_{e} M \beta}{N} + \alpha\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: linear algorithm).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function scatter__flat__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return ((_float(_add(-1n, N))*alpha) + (_float(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)))*beta));
 }
 
-/**
- * Scatter, binomial tree: send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \max\left(\frac{B_{e} M \left(N - 1\right)}{N}, \frac{B_{e} M \left(\max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right) - 1\right)}{N}\right)
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__binomial_tree__send(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
-  return _out(_max(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)), _mul(B_e, M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))))));
+  return _out(_mul(B_e, _max(_mul(M, _pow(N, -1n), _add(-1n, N)), _mul(M, _pow(N, -1n), _add(-1n, _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N)))))))))));
 }
 
-/**
- * Scatter, binomial tree: recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{B_{e} M \max\left(\frac{2^{\left\lceil{\log_2 N}\right\rceil}}{4}, - \frac{2^{\left\lceil{\log_2 N}\right\rceil}}{2} + N\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__binomial_tree__recv(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _max(_mul(_q(1n, 2n), _pow(2n, _add(-1n, _ceil_log2(N)))), _add(N, _mul(-1n, _pow(2n, _add(-1n, _ceil_log2(N))))))));
 }
 
-/**
- * Scatter, binomial tree: total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): \frac{B_{e} M \operatorname{ones}\left(N\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__binomial_tree__total(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _ones_below(N)));
 }
 
-/**
- * Scatter, binomial tree: alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__binomial_tree__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_ceil_log2(N));
 }
 
-/**
- * Scatter, binomial tree: beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} M \left(N - 1\right)}{N}
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__binomial_tree__beta(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Scatter, binomial tree: gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): 0
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function scatter__binomial_tree__gamma(args = {}) {
   return _out(0n);
 }
 
-/**
- * Scatter, binomial tree: time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \frac{B_{e} M \beta \left(N - 1\right)}{N} + \alpha \left\lceil{\log_2 N}\right\rceil
- * Convention: elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; send/recv = busiest rank, total = all ranks; T = α·messages + β·elements moved + γ·elements reduced on the critical path; in bytes of B_e bytes per element.
- * Requires: M a multiple of N (checked: a RangeError with the command line's message).
- * Source: Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13) (scatter: minimum-spanning-tree algorithm); MPICH src/mpi/coll/scatter/scatter_intra_binomial.c.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.M - message size: the full unsharded buffer [elements, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function scatter__binomial_tree__time(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
@@ -297,6 +93,6 @@ Object.assign(globalThis.SYMCOMM_MATHML = globalThis.SYMCOMM_MATHML || {}, {
 },
 "scatter__binomial_tree": {
 "time": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mi>&#946;</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>+</mo><mrow><mi>&#945;</mi><mo>&InvisibleTimes;</mo><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></mrow></mrow></math>",
-"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></math>"
+"send": "<math xmlns=\"http://www.w3.org/1998/Math/MathML\" display=\"block\"><mrow><msub><mi>B</mi><mi>e</mi></msub><mo>&InvisibleTimes;</mo><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mi>N</mi><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>,</mo><mrow><mfrac><mrow><mi>M</mi><mo>&InvisibleTimes;</mo><mrow><mo>(</mo><mrow><mrow><mo>max</mo><mrow><mo>(</mo><mrow><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>4</mn></mfrac></mrow><mo>,</mo><mrow><mrow><mo>-</mo><mfrac><msup><mn>2</mn><mrow><mo>&lceil;</mo><mrow><msub><mi>log</mi><mn>2</mn></msub><mo>&ApplyFunction;</mo><mi>N</mi></mrow><mo>&rceil;</mo></mrow></msup><mn>2</mn></mfrac></mrow><mo>+</mo><mi>N</mi></mrow><mo>)</mo></mrow></mrow><mo>-</mo><mn>1</mn></mrow><mo>)</mo></mrow></mrow><mi>N</mi></mfrac></mrow><mo>)</mo></mrow></mrow></mrow></math>"
 }
 });

@@ -6,166 +6,41 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function sp__recompute_selective__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function sp__recompute_selective__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function sp__recompute_selective__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 8 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function sp__recompute_selective__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(8n, L, _add(-1n, N)));
 }
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function sp__recompute_selective__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function sp__recompute_selective__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor + sequence parallel (Megatron) (recompute=selective): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 4 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers; recompute=full adds the forward collectives again, recompute=op the forward all-gathers; in bytes of B_e bytes per element.
- * Options: recompute=selective, sp_regather=0.
- * Source: Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198, §4.2.2; Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.L - transformer layers [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function sp__recompute_selective__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "s={y} must be divisible by N={x}", N, s);

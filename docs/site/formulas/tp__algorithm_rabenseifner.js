@@ -6,24 +6,6 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _log2, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__algorithm_rabenseifner__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -31,24 +13,6 @@ function tp__algorithm_rabenseifner__send(args = {}) {
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__algorithm_rabenseifner__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -56,24 +20,6 @@ function tp__algorithm_rabenseifner__recv(args = {}) {
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 8 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__algorithm_rabenseifner__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -81,20 +27,6 @@ function tp__algorithm_rabenseifner__total(args = {}) {
   return _out(_mul(8n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 8 L \log_2 N
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__algorithm_rabenseifner__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -102,24 +34,6 @@ function tp__algorithm_rabenseifner__alpha(args = {}) {
   return _out(_mul(8n, L, _log2(N)));
 }
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{8 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__algorithm_rabenseifner__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -127,24 +41,6 @@ function tp__algorithm_rabenseifner__beta(args = {}) {
   return _out(_mul(8n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{4 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__algorithm_rabenseifner__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);
@@ -152,27 +48,6 @@ function tp__algorithm_rabenseifner__gamma(args = {}) {
   return _out(_mul(4n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (algorithm=rabenseifner): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 4 L \left(\frac{2 B_{e} b \beta h s \left(N - 1\right)}{N} + \frac{B_{e} b \gamma h s \left(N - 1\right)}{N} + 2 \alpha \log_2 N\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=rabenseifner, recompute=none.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.L - transformer layers [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function tp__algorithm_rabenseifner__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: rabenseifner all_reduce needs a power-of-two group (2, 4, 8, ...)", N);

@@ -6,161 +6,36 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * Tensor parallel (Megatron) (recompute=full): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__recompute_full__send(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (recompute=full): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__recompute_full__recv(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (recompute=full): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 12 B_{e} L b h s \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__recompute_full__total(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(12n, B_e, L, b, h, s, _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (recompute=full): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 12 L \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__recompute_full__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(6n, L, _add(-2n, _mul(2n, N))));
 }
 
-/**
- * Tensor parallel (Megatron) (recompute=full): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{12 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__recompute_full__beta(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (recompute=full): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{6 B_{e} L b h s \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.b - batch size (sequences per step) [sequences, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.s - sequence length [tokens, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.h - hidden dimension [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.L - transformer layers [layers, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function tp__recompute_full__gamma(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * Tensor parallel (Megatron) (recompute=full): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): 6 L \left(N - 1\right) \left(\frac{2 B_{e} b \beta h s}{N} + \frac{B_{e} b \gamma h s}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; per step over L layers (L = 1: per layer); recompute=full adds the forward all-reduces again; in bytes of B_e bytes per element.
- * Options: algorithm=ring, recompute=full.
- * Source: Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism, arXiv:1909.08053, §3; Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3.2.
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.b - batch size (sequences per step) [sequences, integer]
- * @param {number|bigint|string} args.s - sequence length [tokens, integer]
- * @param {number|bigint|string} args.h - hidden dimension [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.L - transformer layers [layers, integer]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function tp__recompute_full__time(args = {}) {
   const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_mul(6n, L, _add(-2n, _mul(2n, N))))*alpha) + (_float(_mul(6n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(12n, B_e, L, b, h, s, _pow(N, -1n), _add(-1n, N)))*beta));

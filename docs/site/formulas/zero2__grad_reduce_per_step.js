@@ -6,142 +6,36 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero2__grad_reduce_per_step__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero2__grad_reduce_per_step__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 2 B_{e} \Phi \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero2__grad_reduce_per_step__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 2 \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero2__grad_reduce_per_step__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-2n, _mul(2n, N)));
 }
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{2 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero2__grad_reduce_per_step__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero2__grad_reduce_per_step__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 2 (optimizer states and gradients sharded) (grad_reduce=per_step): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{2 B_{e} \Phi \beta}{N} + \frac{B_{e} \Phi \gamma}{N} + 2 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function zero2__grad_reduce_per_step__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(-2n, _mul(2n, N)))*alpha) + (_float(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(2n, B_e, Phi, _pow(N, -1n), _add(-1n, N)))*beta));

@@ -6,142 +6,36 @@
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
 const {_add, _mul, _pow, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): send (largest number of elements any one rank sends).
- *
- * Formula (LaTeX): \frac{3 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero3__grad_reduce_per_step__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(3n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): recv (largest number of elements any one rank receives).
- *
- * Formula (LaTeX): \frac{3 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero3__grad_reduce_per_step__recv(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(3n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): total (elements sent, summed over all ranks).
- *
- * Formula (LaTeX): 3 B_{e} \Phi \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero3__grad_reduce_per_step__total(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(3n, B_e, Phi, _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): alpha (coefficient of α: messages on the critical path).
- *
- * Formula (LaTeX): 3 \left(N - 1\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero3__grad_reduce_per_step__alpha(args = {}) {
   const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(_add(-3n, _mul(3n, N)));
 }
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): beta (coefficient of β: elements moved on the critical path).
- *
- * Formula (LaTeX): \frac{3 B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero3__grad_reduce_per_step__beta(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(3n, B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): gamma (coefficient of γ: elements reduced on the critical path).
- *
- * Formula (LaTeX): \frac{B_{e} \Phi \left(N - 1\right)}{N}
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed exactly: a BigInt when whole, else a frozen {num, den} of BigInts.
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {bigint|number|string|{num: bigint, den: bigint}} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {bigint|{num: bigint, den: bigint}}
- */
 function zero3__grad_reduce_per_step__gamma(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)));
 }
 
-/**
- * ZeRO stage 3 / FSDP (parameters sharded too) (grad_reduce=per_step): time (time T = Σ coefficient · (α, β, γ, α_inter, β_inter), in seconds).
- *
- * Formula (LaTeX): \left(N - 1\right) \left(\frac{3 B_{e} \Phi \beta}{N} + \frac{B_{e} \Phi \gamma}{N} + 3 \alpha\right)
- * Convention: elements; per training step, forward + backward; exact (N−1)/N form; one collective per phase over the whole buffer (bucketing per layer changes α, not volume); the paper prints the limit 3Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element.
- * Options: micro_batches=1, grad_reduce=per_step, reshard_after_forward=1.
- * Source: Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync).
- * Computed in floating point (a time).
- *
- * @param {Object} args - named values; names not listed here are ignored
- * @param {number|bigint|string} args.Phi - model parameters (2Φ bytes in fp16/bf16, as the source article counts them) [elements, integer]
- * @param {number|bigint|string} args.N - number of GPUs (ranks) in the group [ranks, integer]
- * @param {number|bigint|string} args.alpha - latency per message (intra-node or single level) [s]
- * @param {number|bigint|string} args.beta - transfer time per element (intra-node or single level); the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.gamma - reduction time per element; the CLI takes s/byte [s/element]
- * @param {number|bigint|string} args.B_e - bytes per element of the run's dtype (--dtype) [bytes, integer]
- * @returns {number} seconds
- */
 function zero3__grad_reduce_per_step__time(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), gamma = _number(args, "gamma", false, 0n, "a number from 0 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_add(-3n, _mul(3n, N)))*alpha) + (_float(_mul(B_e, Phi, _pow(N, -1n), _add(-1n, N)))*gamma) + (_float(_mul(3n, B_e, Phi, _pow(N, -1n), _add(-1n, N)))*beta));

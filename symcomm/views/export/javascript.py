@@ -105,6 +105,10 @@ class _Remembered(JavascriptCodePrinter):
         return self._remembered(expr, {"doprint": True}, lambda e, doprint: super(_Remembered, self).doprint(e),
                                 self)
 
+    # CodePrinter.doprint's pass unwrapping re(UnevaluatedExpr) rebuilds the whole tree (replace) for every formula;
+    # the exported formulas hold neither (tests/views/test_js_memo.py), as numbers.codeprint says
+    _handle_UnevaluatedExpr = staticmethod(lambda expr: expr)
+
     def _remembered(self, expr, kwargs, printing, *printers):
         try:
             key = (expr, tuple(sorted(kwargs.items())))
@@ -586,8 +590,9 @@ def _function(f: Formula, exact: ExactJavascriptPrinter, floats: FloatJavascript
     body = [f"  const {reads};"] if reads else []
     body += [f"  {line}" for line in checks]
     body.append(f"  return {floats.doprint(f.expr)};" if time else f"  return _out({exact.doprint(f.expr)});")
-    keyword = "export function" if exported else "function"
-    return f"{_jsdoc(f, time)}\n{keyword} {f.name}(args = {{}}) {{\n" + "\n".join(body) + "\n}\n"
+    # the module's functions carry their JSDoc; the page's script (:func:`to_script`, not exported) none
+    head = f"{_jsdoc(f, time)}\nexport function" if exported else "function"
+    return f"{head} {f.name}(args = {{}}) {{\n" + "\n".join(body) + "\n}\n"
 
 
 def to_javascript(chosen: list[Formula]) -> str:
@@ -636,7 +641,11 @@ def to_script(chosen: list[Formula], namespace: str = "SYMCOMM_FORMULAS", helper
     browser runs a module only when it is served over HTTP, a classic script also from the file
     system (the docs' interactive page).  The functions are added to ``globalThis[namespace]`` by
     name; the helpers stay private to the script, or, with ``helpers`` (a namespace), are taken from
-    the script :func:`helpers_script` wrote there (loaded first: else a one-line Error says so)."""
+    the script :func:`helpers_script` wrote there (loaded first: else a one-line Error says so).
+
+    Without the JSDoc comments of :func:`to_javascript`: a browser reads none of them (the page shows each
+    formula from its catalog entry), and each would print the formula's LaTeX once more; they were most of
+    the page's scripts (docs/site/formulas 9.0 MB with them, 3.5 MB without)."""
     exact = ExactJavascriptPrinter()
     floats = FloatJavascriptPrinter(exact)
     functions = [_function(f, exact, floats, exported=False) for f in chosen]
